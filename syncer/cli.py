@@ -1,0 +1,67 @@
+"""`sync` / `cookbook-sync` entry point.
+
+Subcommands live in ``syncer.commands.<name>`` and are imported only when invoked, so a
+``sync decode`` pays for esprima and not for PyGithub (start-up time is part of the decode
+benchmark).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from syncer.errors import SyncError
+
+# name -> (module, one-line help shown by `sync --help`)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "decode": ("syncer.commands.decode", "Decode a cookbook data module into commands."),
+    "render": ("syncer.commands.render", "Render a config's launch commands from its recipe."),
+    "verify": ("syncer.commands.verify", "Three-way check: cookbook vs recipe vs run logs."),
+    "generate": ("syncer.commands.generate", "Generate cookbook data modules and page sections."),
+    "reencode": ("syncer.commands.generate", "Re-encode a module in the newest format."),
+    "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
+    "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        entry = COMMANDS.get(name)
+        if entry is None:
+            return None
+        module = importlib.import_module(entry[0])
+        return getattr(module, f"{name}_command")
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="infx-cookbook-sync")
+def cli() -> None:
+    """Keep the SGLang cookbook's AgentX launch explorer true to InferenceX."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; bad input is one line on stderr and exit code 2, never a traceback."""
+    try:
+        code = cli.main(args=argv, standalone_mode=False)
+    except SyncError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,1 @@
+"""One module per CLI command; each exposes ``<name>_command`` (see ``syncer.cli``)."""

@@ -1,0 +1,1 @@
+"""Comparisons: normalised block diffs, verify reports, reviewer diffs of modules."""

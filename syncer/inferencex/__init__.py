@@ -1,0 +1,1 @@
+"""InferenceX side: master configs, srt-slurm recipes, rendering, the exclusion policy."""

@@ -1,0 +1,95 @@
+"""The shared vocabulary: blocks, cases and the cookbook's worker-argument order.
+
+A *block* is one process of a deployment, exactly as the cookbook's decoder yields it: a plain
+``dict`` with ``kind``, ``cmd``, ``env`` (str -> str, sorted keys), ``args`` (list of
+``[flag, value...]`` lists) and, depending on the kind, ``role``, ``workers``,
+``nodes_per_worker``, ``gpu_pinning``, ``count``, ``count_nodes``, ``ports``, ``preamble``.
+Blocks stay plain dicts on purpose: they are compared with the oracle as data, serialised to
+JSON and fed back to the encoder without a converter between stages.
+
+Two forms exist (see DESIGN.md): *raw* (what srt-slurm launched) and *cookbook form* (raw minus
+InferenceX-only settings, cluster values as ``$PLACEHOLDERS``). Both use this same shape.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Block = dict[str, Any]
+Args = list[list[str]]
+Env = dict[str, str]
+
+BLOCK_KINDS = (
+    "worker",
+    "etcd",
+    "nats",
+    "dynamo-frontend",
+    "sglang-router",
+    "nginx",
+    "mooncake-master",
+    "mooncake-store",
+)
+WORKER_ROLES = ("agg", "prefill", "decode")
+ROUTERS = ("sglang", "dynamo")
+KV_TIERS = ("none", "hicache", "mooncake")
+STATUSES = ("verified", "verified-pr", "in-progress", "derived")
+
+# Flags the cookbook always prints first in a worker command, in this order; every other flag
+# follows sorted by name (code-unit order), repeated flags keeping their relative order.
+LEAD_FLAGS = (
+    "--model-path",
+    "--served-model-name",
+    "--host",
+    "--port",
+    "--disaggregation-mode",
+    "--disaggregation-bootstrap-port",
+    "--dist-init-addr",
+    "--nnodes",
+    "--node-rank",
+    "--request-plane",
+    "--kv-events-config",
+)
+_LEAD_RANK = {flag: i for i, flag in enumerate(LEAD_FLAGS)}
+
+
+def worker_arg_key(arg: list[str]) -> tuple[int, str]:
+    """Sort key of one worker arg under the cookbook's lead-flag rule."""
+    flag = arg[0]
+    rank = _LEAD_RANK.get(flag)
+    return (rank, "") if rank is not None else (len(LEAD_FLAGS), flag)
+
+
+def sort_worker_args(args: Args) -> Args:
+    """Worker args in cookbook order (stable, so repeated flags keep their order)."""
+    return sorted(args, key=worker_arg_key)
+
+
+def sorted_env(env: Env | None) -> Env:
+    return {key: env[key] for key in sorted(env or {})}
+
+
+@dataclass
+class Case:
+    """One decoded (cell, point, router, KV tier) selection of a data module."""
+
+    cell: int
+    cell_id: str
+    point: int
+    router: str
+    kv: str
+    status: str
+    blocks: list[Block]
+    text: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell,
+            "cellId": self.cell_id,
+            "point": self.point,
+            "router": self.router,
+            "kv": self.kv,
+            "status": self.status,
+            "blocks": self.blocks,
+            "text": self.text,
+        }

@@ -1,0 +1,1 @@
+"""Publishing: the cookbook checkout, GitHub API, and the bot that strings it together."""

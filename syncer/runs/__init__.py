@@ -1,0 +1,1 @@
+"""What ran: run artifacts, srt-slurm sweep logs, `/use` pins."""
