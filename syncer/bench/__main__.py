@@ -1,0 +1,26 @@
+"""Dispatch `python -m syncer.bench NAME ...` to ``syncer.bench.<NAME>.main(argv)``."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import syncer.bench
+
+
+def available() -> list[str]:
+    return sorted(m.name for m in pkgutil.iter_modules(syncer.bench.__path__) if m.name != "__main__")
+
+
+def main(argv: list[str]) -> int:
+    names = available()
+    if not argv or argv[0] not in names:
+        print(f"usage: python -m syncer.bench {{{','.join(names)}}} [args]", file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"syncer.bench.{argv[0]}")
+    return int(module.main(argv[1:]) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
