@@ -10,7 +10,8 @@ import syncer.bench
 
 
 def available() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules(syncer.bench.__path__) if m.name != "__main__")
+    modules = pkgutil.iter_modules(syncer.bench.__path__)
+    return sorted(m.name for m in modules if m.name != "__main__")
 
 
 def main(argv: list[str]) -> int:

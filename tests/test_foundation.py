@@ -1,0 +1,55 @@
+"""The shared pieces: the lead-flag order, the error line, the lazy CLI group."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from syncer.errors import SyncError
+from syncer.model import sort_worker_args
+
+
+def test_lead_flags_first_then_code_unit_order_and_repeats_stable() -> None:
+    args = [
+        ["--trust-remote-code"],
+        ["--decode", "http://b"],
+        ["--port", "30000"],
+        ["--expert-parallel-size", "2"],
+        ["--decode", "http://a"],
+        ["--ep-size", "2"],
+        ["--model-path", "m"],
+        ["--kv-events-config", "{}"],
+        ["--host", "0.0.0.0"],
+    ]
+    assert [a[0] for a in sort_worker_args(args)] == [
+        "--model-path",
+        "--host",
+        "--port",
+        "--kv-events-config",
+        "--decode",
+        "--decode",
+        "--ep-size",
+        "--expert-parallel-size",
+        "--trust-remote-code",
+    ]
+    decodes = [a[1] for a in sort_worker_args(args) if a[0] == "--decode"]
+    assert decodes == ["http://b", "http://a"]
+
+
+def test_error_names_file_line_and_column() -> None:
+    assert str(SyncError("expected a mapping", path="r.yaml", line=3, column=7)) == (
+        "r.yaml:3:7: expected a mapping"
+    )
+    assert str(SyncError("no position", path="r.yaml")) == "r.yaml: no position"
+    assert str(SyncError("bare")) == "bare"
+
+
+def test_cli_lists_every_command_and_unknown_command_exits_2() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "syncer", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for name in ("bot", "decode", "diff", "generate", "reencode", "render", "verify"):
+        assert f"  {name} " in out
+    bad = subprocess.run([sys.executable, "-m", "syncer", "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "No such command" in bad.stderr
