@@ -1,0 +1,449 @@
+"""The sync configuration (``sync.yaml``): which cookbook models show which InferenceX configs, and
+the pin of every config (the measured run a `/use` comment chose, or "in progress").
+
+The file is read node by node (PyYAML's composer, safe constructors only) so that every error
+names the line of the offending value, and unknown keys are refused instead of ignored: a typo in
+a pin must not silently publish the wrong run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from syncer.errors import SyncError
+
+STATUSES = ("verified", "verified-pr", "in-progress")
+ROUTERS = ("sglang", "dynamo")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_RUN = re.compile(r"^\d+(/attempts/\d+)?$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DIGITS = re.compile(r"^\d+$")
+_MODEL_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+DEFAULT_REPO = "https://github.com/SemiAnalysisAI/InferenceX"
+
+
+@dataclass(frozen=True)
+class Pin:
+    """Where one config's cookbook commands come from.
+
+    ``pr``/``sha``: the InferenceX PR and its head commit (``pr`` None and ``sha`` the main
+    commit for a config on main); ``run``: the pinned Actions run (``<id>`` or
+    ``<id>/attempts/<n>``), None while in progress; ``comment``: the issue-comment id of the
+    authorising ``/use``; ``date``: the dashboard date of the run.
+    """
+
+    config: str
+    pr: str | None
+    sha: str
+    run: str | None
+    comment: str | None
+    status: str
+    date: str | None
+
+    def prov(self) -> dict[str, str]:
+        """The cell ``prov`` keys this pin decides, in module key order (recipe is per point)."""
+        out: dict[str, str] = {"sha": self.sha}
+        if self.run:
+            out["run"] = self.run
+        if self.pr:
+            out["pr"] = self.pr
+        if self.comment:
+            out["comment"] = self.comment
+        out["status"] = self.status
+        if self.date:
+            out["date"] = self.date
+        return out
+
+
+@dataclass
+class ConfigSpec:
+    """One InferenceX config shown by a cookbook model."""
+
+    key: str
+    source: str  # "main" or "pr"
+    pin: Pin
+    hw: str | None = None
+    detail: str | None = None
+    image_status: str = "ok"
+    image_commit: str | None = None
+    setup: list[dict[str, str]] = field(default_factory=list)
+    install: dict[str, list[str]] = field(default_factory=dict)
+    disclosures: list[str] = field(default_factory=list)
+    mooncake_unavailable: str | None = None
+    line: int | None = None
+
+
+@dataclass
+class ModelSpec:
+    """One cookbook model page and its data module ``<org>/<model>.jsx``."""
+
+    path: str  # org/model, the module path without .jsx
+    model: str  # display name
+    page: str  # page path inside a cookbook checkout
+    section: str  # heading text of the AgentX section
+    hardware: list[dict[str, str]]
+    configs: list[ConfigSpec]
+    hicache_donor: str | None = None
+    mooncake_donor: str | None = None
+    line: int | None = None
+
+    @property
+    def module_relpath(self) -> str:
+        return f"{self.path}.jsx"
+
+    def config(self, key: str) -> ConfigSpec:
+        for spec in self.configs:
+            if spec.key == key:
+                return spec
+        raise SyncError(f"config {key!r} is not listed under model {self.path!r}")
+
+
+@dataclass
+class SyncConfig:
+    path: str
+    repo: str
+    main: str
+    models: list[ModelSpec]
+
+    def model(self, name: str) -> ModelSpec:
+        """The model by org/model path or display name (case-insensitive)."""
+        for spec in self.models:
+            if name in (spec.path, spec.model) or name.lower() in (
+                spec.path.lower(),
+                spec.model.lower(),
+            ):
+                return spec
+        known = ", ".join(m.path for m in self.models) or "none"
+        raise SyncError(f"unknown model {name!r}; sync.yaml lists: {known}", path=self.path)
+
+    def pins(self) -> dict[str, Pin]:
+        return {c.key: c.pin for m in self.models for c in m.configs}
+
+    def model_of(self, config_key: str) -> ModelSpec | None:
+        for spec in self.models:
+            if any(c.key == config_key for c in spec.configs):
+                return spec
+        return None
+
+    def pr_sources(self) -> dict[str, Pin]:
+        """PR number -> pin of every PR-sourced config of the whole sync, first listing wins."""
+        out: dict[str, Pin] = {}
+        for spec in self.models:
+            for cfg in spec.configs:
+                if cfg.source == "pr" and cfg.pin.pr and cfg.pin.pr not in out:
+                    out[cfg.pin.pr] = cfg.pin
+        return out
+
+
+class _Reader:
+    """Typed access to composed YAML nodes, every error with file and line."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.loader = yaml.SafeLoader(text)
+
+    def root(self) -> yaml.Node:
+        try:
+            node = self.loader.get_single_node()
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise SyncError(
+                f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                path=self.path,
+                line=mark.line + 1 if mark else None,
+                column=mark.column + 1 if mark else None,
+            ) from None
+        if node is None:
+            raise SyncError("empty file; expected a mapping with 'models'", path=self.path)
+        return node
+
+    def fail(self, node: yaml.Node, message: str) -> SyncError:
+        return SyncError(
+            message,
+            path=self.path,
+            line=node.start_mark.line + 1,
+            column=node.start_mark.column + 1,
+        )
+
+    def mapping(self, node: yaml.Node, what: str, allowed: tuple[str, ...]) -> dict[str, yaml.Node]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, f"{what}: expected a mapping")
+        out: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            key = self.loader.construct_object(key_node, deep=True)
+            if not isinstance(key, str):
+                raise self.fail(key_node, f"{what}: keys must be strings, got {key!r}")
+            if key in out:
+                raise self.fail(key_node, f"{what}: duplicate key {key!r}")
+            if key not in allowed:
+                raise self.fail(
+                    key_node, f"{what}: unknown key {key!r}; expected one of {', '.join(allowed)}"
+                )
+            out[key] = value_node
+        return out
+
+    def sequence(self, node: yaml.Node, what: str) -> list[yaml.Node]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, f"{what}: expected a list")
+        return list(node.value)
+
+    def value(self, node: yaml.Node) -> Any:
+        return self.loader.construct_object(node, deep=True)
+
+    def text(
+        self, node: yaml.Node, what: str, pattern: re.Pattern[str] | None = None, hint: str = ""
+    ) -> str:
+        value = self.value(node)
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            raise self.fail(node, f"{what}: expected a string, got {value!r}")
+        text = str(value)
+        if text == "" or (pattern is not None and not pattern.match(text)):
+            raise self.fail(node, f"{what}: expected {hint or 'a non-empty string'}, got {text!r}")
+        return text
+
+    def optional_text(
+        self, nodes: dict[str, yaml.Node], key: str, what: str, **kw: Any
+    ) -> str | None:
+        node = nodes.get(key)
+        if node is None or self.value(node) is None:
+            return None
+        return self.text(node, f"{what}.{key}", **kw)
+
+
+def _hardware(r: _Reader, node: yaml.Node, what: str) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for item in r.sequence(node, what):
+        keys = r.mapping(item, what, ("id", "label"))
+        if "id" not in keys or "label" not in keys:
+            raise r.fail(item, f"{what}: each entry needs 'id' and 'label'")
+        hw = {
+            "id": r.text(keys["id"], f"{what}.id"),
+            "label": r.text(keys["label"], f"{what}.label"),
+        }
+        if any(h["id"] == hw["id"] for h in out):
+            raise r.fail(item, f"{what}: hardware {hw['id']!r} listed twice")
+        out.append(hw)
+    if not out:
+        raise r.fail(node, f"{what}: expected at least one hardware entry")
+    return out
+
+
+def _pin(
+    r: _Reader, key: str, source_node: yaml.Node, pin_node: yaml.Node | None, main: str, what: str
+) -> tuple[str, Pin]:
+    source_value = r.value(source_node)
+    pr: str | None = None
+    sha = main
+    if source_value == "main":
+        source = "main"
+    else:
+        src = r.mapping(source_node, f"{what}.source", ("pr", "sha"))
+        if "pr" not in src or "sha" not in src:
+            raise r.fail(
+                source_node, f"{what}.source: expected 'main' or a mapping with 'pr' and 'sha'"
+            )
+        source = "pr"
+        pr = r.text(src["pr"], f"{what}.source.pr", _DIGITS, "a PR number")
+        sha = r.text(
+            src["sha"], f"{what}.source.sha", _SHA, "the PR head commit (40 lowercase hex)"
+        )
+    if pin_node is None:
+        raise r.fail(
+            source_node, f"{what}: missing 'pin' (status verified, verified-pr or in-progress)"
+        )
+    pin = r.mapping(pin_node, f"{what}.pin", ("status", "run", "comment", "date", "pr", "sha"))
+    if "status" not in pin:
+        raise r.fail(pin_node, f"{what}.pin: missing 'status'")
+    status = r.text(pin["status"], f"{what}.pin.status")
+    if status not in STATUSES:
+        raise r.fail(
+            pin["status"],
+            f"{what}.pin.status: expected one of {', '.join(STATUSES)}, got {status!r}",
+        )
+    run = r.optional_text(
+        pin, "run", f"{what}.pin", pattern=_RUN, hint="a run id or '<run id>/attempts/<n>'"
+    )
+    comment = r.optional_text(
+        pin, "comment", f"{what}.pin", pattern=_DIGITS, hint="an issue-comment id"
+    )
+    date = r.optional_text(pin, "date", f"{what}.pin", pattern=_DATE, hint="a date YYYY-MM-DD")
+    # A config on main may still name the PR that introduced it and the commit it was measured at.
+    if "pr" in pin:
+        if source == "pr":
+            raise r.fail(pin["pr"], f"{what}.pin.pr: the PR is given by 'source' for a PR config")
+        pr = r.optional_text(pin, "pr", f"{what}.pin", pattern=_DIGITS, hint="a PR number")
+    if "sha" in pin:
+        if source == "pr":
+            raise r.fail(
+                pin["sha"], f"{what}.pin.sha: the commit is given by 'source' for a PR config"
+            )
+        sha = r.text(pin["sha"], f"{what}.pin.sha", _SHA, "a commit (40 lowercase hex)")
+    node = pin["status"]
+    if status == "in-progress" and (run or comment):
+        raise r.fail(node, f"{what}.pin: an in-progress config has no pinned run or /use comment")
+    if status == "verified-pr" and (source != "pr" or not run):
+        raise r.fail(node, f"{what}.pin: 'verified-pr' needs a PR source and a pinned run")
+    if status == "verified" and not run:
+        raise r.fail(node, f"{what}.pin: 'verified' needs the measured run")
+    if status == "verified" and source == "pr":
+        raise r.fail(node, f"{what}.pin: a PR that is not merged is 'verified-pr', not 'verified'")
+    return source, Pin(
+        config=key, pr=pr, sha=sha, run=run, comment=comment, status=status, date=date
+    )
+
+
+_CONFIG_KEYS = (
+    "key",
+    "source",
+    "pin",
+    "hw",
+    "detail",
+    "image_status",
+    "image_commit",
+    "setup",
+    "install",
+    "disclosures",
+    "mooncake_unavailable",
+)
+
+
+def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
+    keys = r.mapping(node, what, _CONFIG_KEYS)
+    if "key" not in keys or "source" not in keys:
+        raise r.fail(node, f"{what}: each config needs 'key' and 'source'")
+    key = r.text(keys["key"], f"{what}.key")
+    what = f"config {key}"
+    source, pin = _pin(r, key, keys["source"], keys.get("pin"), main, what)
+    spec = ConfigSpec(key=key, source=source, pin=pin, line=node.start_mark.line + 1)
+    spec.hw = r.optional_text(keys, "hw", what)
+    spec.detail = r.optional_text(keys, "detail", what)
+    spec.image_commit = r.optional_text(keys, "image_commit", what)
+    spec.mooncake_unavailable = r.optional_text(keys, "mooncake_unavailable", what)
+    if "image_status" in keys:
+        spec.image_status = r.text(keys["image_status"], f"{what}.image_status")
+        if spec.image_status not in ("ok", "pruned", "digest-only"):
+            raise r.fail(
+                keys["image_status"], f"{what}.image_status: expected ok, pruned or digest-only"
+            )
+    if "setup" in keys:
+        for item in r.sequence(keys["setup"], f"{what}.setup"):
+            entry = r.mapping(item, f"{what}.setup", ("command", "script", "reason"))
+            if "reason" not in entry or ("command" in entry) == ("script" in entry):
+                raise r.fail(
+                    item,
+                    f"{what}.setup: each entry needs 'reason' and one of 'command' or 'script'",
+                )
+            if "command" in entry:
+                spec.setup.append(
+                    {
+                        "kind": "setup",
+                        "command": r.text(entry["command"], f"{what}.setup.command"),
+                        "reason": r.text(entry["reason"], f"{what}.setup.reason"),
+                    }
+                )
+            else:
+                spec.setup.append(
+                    {
+                        "script": r.text(entry["script"], f"{what}.setup.script"),
+                        "reason": r.text(entry["reason"], f"{what}.setup.reason"),
+                    }
+                )
+    if "install" in keys:
+        for router, lines_node in r.mapping(keys["install"], f"{what}.install", ROUTERS).items():
+            spec.install[router] = [
+                r.text(n, f"{what}.install.{router}")
+                for n in r.sequence(lines_node, f"{what}.install.{router}")
+            ]
+    if "disclosures" in keys:
+        for item in r.sequence(keys["disclosures"], f"{what}.disclosures"):
+            value = r.text(item, f"{what}.disclosures")
+            if value not in ("synthetic-acceptance", "chat-template"):
+                raise r.fail(
+                    item, f"{what}.disclosures: expected synthetic-acceptance or chat-template"
+                )
+            spec.disclosures.append(value)
+    return spec
+
+
+_MODEL_KEYS = ("path", "model", "page", "section", "hardware", "kv_donors", "configs")
+
+
+def _model(r: _Reader, node: yaml.Node, main: str) -> ModelSpec:
+    keys = r.mapping(node, "model", _MODEL_KEYS)
+    for required in ("path", "model", "page", "section", "hardware", "configs"):
+        if required not in keys:
+            raise r.fail(node, f"model: missing {required!r}")
+    path = r.text(
+        keys["path"], "model.path", _MODEL_PATH, "'<org>/<model>' (the snippet path without .jsx)"
+    )
+    what = f"model {path}"
+    spec = ModelSpec(
+        path=path,
+        model=r.text(keys["model"], f"{what}.model"),
+        page=r.text(keys["page"], f"{what}.page"),
+        section=r.text(keys["section"], f"{what}.section"),
+        hardware=_hardware(r, keys["hardware"], f"{what}.hardware"),
+        configs=[],
+        line=node.start_mark.line + 1,
+    )
+    if not spec.page.endswith(".mdx") or spec.page.startswith("/") or ".." in spec.page.split("/"):
+        raise r.fail(keys["page"], f"{what}.page: expected a relative path to an .mdx page")
+    if "kv_donors" in keys:
+        donors = r.mapping(keys["kv_donors"], f"{what}.kv_donors", ("hicache", "mooncake"))
+        spec.hicache_donor = r.optional_text(donors, "hicache", f"{what}.kv_donors")
+        spec.mooncake_donor = r.optional_text(donors, "mooncake", f"{what}.kv_donors")
+    for item in r.sequence(keys["configs"], f"{what}.configs"):
+        cfg = _config(r, item, main, f"{what}.configs")
+        if any(c.key == cfg.key for c in spec.configs):
+            raise r.fail(item, f"{what}: config {cfg.key!r} listed twice")
+        spec.configs.append(cfg)
+    if not spec.configs:
+        raise r.fail(keys["configs"], f"{what}.configs: expected at least one config")
+    return spec
+
+
+def parse_sync_config(text: str, path: str = "sync.yaml") -> SyncConfig:
+    r = _Reader(path, text)
+    root = r.root()
+    top = r.mapping(root, "sync.yaml", ("inferencex", "models"))
+    if "inferencex" not in top or "models" not in top:
+        raise r.fail(root, "sync.yaml: expected 'inferencex' and 'models'")
+    ix = r.mapping(top["inferencex"], "inferencex", ("repo", "main"))
+    if "main" not in ix:
+        raise r.fail(top["inferencex"], "inferencex: missing 'main' (the InferenceX main commit)")
+    repo = r.text(ix["repo"], "inferencex.repo") if "repo" in ix else DEFAULT_REPO
+    main = r.text(ix["main"], "inferencex.main", _SHA, "a commit (40 lowercase hex)")
+    models: list[ModelSpec] = []
+    for item in r.sequence(top["models"], "models"):
+        model = _model(r, item, main)
+        if any(m.path == model.path for m in models):
+            raise r.fail(item, f"model {model.path!r} listed twice")
+        models.append(model)
+    seen: dict[str, str] = {}
+    for model in models:
+        for cfg in model.configs:
+            if cfg.key in seen:
+                raise SyncError(
+                    f"config {cfg.key!r} is listed by both {seen[cfg.key]!r} and {model.path!r}",
+                    path=path,
+                    line=cfg.line,
+                )
+            seen[cfg.key] = model.path
+    return SyncConfig(path=path, repo=repo.rstrip("/"), main=main, models=models)
+
+
+def load_sync_config(path: Path | str) -> SyncConfig:
+    """Read and validate ``sync.yaml``."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SyncError("sync configuration not found", path=str(p)) from None
+    except UnicodeDecodeError as exc:
+        raise SyncError(f"not UTF-8: {exc}", path=str(p)) from None
+    return parse_sync_config(text, str(p))
