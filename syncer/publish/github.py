@@ -1,0 +1,493 @@
+"""The GitHub API as the bot uses it: PyGithub underneath, plain records on top.
+
+Everything returns small dataclasses (``Pull``, ``Comment``, ``Run``, ``Artifact``) so the bot's
+logic never touches lazy PyGithub objects (which hide extra requests) and ``--dry-run`` can
+answer writes without a server. Writes go through :class:`GitHubClient` methods that consult
+``plan``: in dry-run they are described there and not sent.
+
+Retries: 5xx, 429 and 403 rate limits are retried by PyGithub's ``GithubRetry`` (which sleeps
+``Retry-After`` when GitHub sends it and otherwise backs off until the rate-limit reset);
+artifact downloads, which bypass PyGithub to stream, use the same rules in
+:func:`_retry_after`. The token is registered with :mod:`syncer.secrets` and never appears in
+messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import requests
+from github import Auth, Github, GithubException, GithubRetry
+from urllib3.util.retry import Retry
+
+from syncer import secrets
+from syncer.errors import SyncError
+
+API_URL = "https://api.github.com"
+MAX_BODY_CHARS = 65536
+# Artifacts hold logs, not models: anything bigger is not what the bot expects.
+MAX_ARTIFACT_BYTES = 2 * 1024**3
+_CHUNK = 1 << 16
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Pull:
+    repo: str
+    number: int
+    title: str
+    body: str
+    state: str
+    merged: bool
+    user: str
+    head_ref: str
+    head_sha: str
+    head_repo: str
+    base_ref: str
+    labels: tuple[str, ...]
+    html_url: str
+    maintainer_can_modify: bool = False
+
+
+@dataclass(frozen=True)
+class Comment:
+    id: int
+    body: str
+    user: str
+    association: str
+    created_at: str
+    updated_at: str
+    html_url: str = ""
+
+
+@dataclass(frozen=True)
+class Reaction:
+    id: int
+    content: str
+    user: str
+
+
+@dataclass(frozen=True)
+class Run:
+    id: int
+    event: str
+    path: str
+    status: str
+    conclusion: str | None
+    head_sha: str
+    head_branch: str
+    html_url: str
+
+
+@dataclass(frozen=True)
+class Artifact:
+    id: int
+    name: str
+    expired: bool
+    size: int
+    download_url: str
+
+
+@dataclass
+class Plan:
+    """Writes, in order: made (``dry_run=False``) or only described (``dry_run=True``)."""
+
+    dry_run: bool = False
+    writes: list[str] = field(default_factory=list)
+
+    def note(self, text: str) -> None:
+        self.writes.append(secrets.mask(text))
+
+
+def _retry(retries: int, max_wait: float, backoff: float) -> Retry:
+    return GithubRetry(
+        total=retries,
+        backoff_factor=backoff,
+        status_forcelist=[*range(500, 600), 429],
+        # PATCH is idempotent for every call made here (comment and PR edits).
+        allowed_methods=frozenset({"GET", "POST", "PATCH", "PUT", "DELETE"}),
+        max_rate_limit_wait=max_wait,
+        secondary_rate_wait=min(60.0, max_wait),
+    )
+
+
+def _retry_after(
+    response: requests.Response, attempt: int, backoff: float, max_wait: float
+) -> float | None:
+    """Seconds to wait before retrying ``response``, or None when it is not retryable."""
+    status = response.status_code
+    header = response.headers.get("Retry-After")
+    limited = status == 429 or (
+        status == 403
+        and (header is not None or response.headers.get("X-RateLimit-Remaining") == "0")
+    )
+    if not (limited or 500 <= status < 600):
+        return None
+    wait = backoff * (2**attempt)
+    if header is not None:
+        try:
+            wait = float(header)
+        except ValueError:
+            try:
+                wait = parsedate_to_datetime(header).timestamp() - time.time()
+            except (TypeError, ValueError):
+                wait = backoff * (2**attempt)
+    elif response.headers.get("X-RateLimit-Reset"):
+        with contextlib.suppress(ValueError):
+            wait = float(response.headers["X-RateLimit-Reset"]) - time.time() + 1
+    wait = max(0.0, wait)
+    if wait > max_wait:
+        raise SyncError(
+            f"GitHub rate limit: retry needed in {wait:.0f}s, over the {max_wait:.0f}s cap"
+        )
+    return wait
+
+
+class GitHubClient:
+    """One authenticated connection; ``plan`` decides whether writes happen."""
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str = API_URL,
+        plan: Plan | None = None,
+        retries: int = 6,
+        max_wait: float = 300.0,
+        backoff: float = 1.0,
+        pause: float | None = None,
+        login: str | None = None,
+    ) -> None:
+        secrets.register(token)
+        self._token = token
+        self.base_url = base_url.rstrip("/")
+        self.plan = plan or Plan()
+        self.retries = retries
+        self.max_wait = max_wait
+        self.backoff = backoff
+        self._login = login
+        # GitHub's guidance against secondary limits: space requests, and writes more.
+        between = 0.25 if pause is None else pause
+        self._gh = Github(
+            auth=Auth.Token(token),
+            base_url=self.base_url,
+            retry=_retry(retries, max_wait, backoff),
+            seconds_between_requests=between,
+            seconds_between_writes=1.0 if pause is None else pause,
+            timeout=60,
+        )
+        self._session = requests.Session()
+        self._dry_ids = iter(range(-1, -(10**9), -1))
+
+    @classmethod
+    def from_env(
+        cls,
+        names: tuple[str, ...] = ("GITHUB_TOKEN", "GH_TOKEN"),
+        *,
+        plan: Plan | None = None,
+        **kwargs: Any,
+    ) -> GitHubClient:
+        """A client for the token in the first set variable of ``names`` (never an argument)."""
+        token = secrets.token_from_env(names)
+        assert token is not None
+        base = os.environ.get("GITHUB_API_URL", API_URL)
+        return cls(token, base_url=kwargs.pop("base_url", base), plan=plan, **kwargs)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _call(self, what: str, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except GithubException as exc:
+            detail = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
+            errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
+            if errors:
+                detail = f"{detail}: {errors}"
+            raise SyncError(secrets.mask(f"GitHub API {exc.status} on {what}: {detail}")) from None
+        except requests.RequestException as exc:
+            raise SyncError(secrets.mask(f"GitHub API unreachable on {what}: {exc}")) from None
+
+    def _json(
+        self,
+        verb: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> Any:
+        url = f"{self.base_url}{path}"
+
+        def go() -> Any:
+            _headers, data = self._gh.requester.requestJsonAndCheck(
+                verb, url, parameters=params, input=body
+            )
+            return data
+
+        return self._call(f"{verb} {path}", go)
+
+    def _pages(self, path: str, key: str | None = None) -> list[dict[str, Any]]:
+        """Every item of a paginated list (``per_page=100``, following ``page`` until short)."""
+        items: list[dict[str, Any]] = []
+        page = 1
+        while True:
+            data = self._json("GET", path, params={"per_page": 100, "page": page})
+            chunk = data.get(key, []) if key else data
+            items.extend(chunk)
+            if len(chunk) < 100:
+                return items
+            page += 1
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def login(self) -> str:
+        """The token's user (the author of the bot's own comments and PRs)."""
+        if self._login is None:
+            self._login = os.environ.get("SYNC_BOT_LOGIN") or self._json("GET", "/user")["login"]
+        return self._login
+
+    def pull(self, repo: str, number: int) -> Pull:
+        return _pull(repo, self._json("GET", f"/repos/{repo}/pulls/{number}"))
+
+    def pull_commits(self, repo: str, number: int) -> list[str]:
+        return [c["sha"] for c in self._pages(f"/repos/{repo}/pulls/{number}/commits")]
+
+    def comments(self, repo: str, number: int) -> list[Comment]:
+        return [_comment(c) for c in self._pages(f"/repos/{repo}/issues/{number}/comments")]
+
+    def comment(self, repo: str, comment_id: int) -> Comment:
+        return _comment(self._json("GET", f"/repos/{repo}/issues/comments/{comment_id}"))
+
+    def reactions(self, repo: str, comment_id: int) -> list[Reaction]:
+        return [
+            Reaction(r["id"], r["content"], (r.get("user") or {}).get("login", ""))
+            for r in self._pages(f"/repos/{repo}/issues/comments/{comment_id}/reactions")
+        ]
+
+    def find_pulls(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
+        """Pull requests whose head is ``owner:branch``, newest first."""
+        data = self._json(
+            "GET", f"/repos/{repo}/pulls", params={"head": head, "state": state, "per_page": 100}
+        )
+        return sorted((_pull(repo, p) for p in data), key=lambda p: -p.number)
+
+    def default_branch(self, repo: str) -> str:
+        return self._json("GET", f"/repos/{repo}")["default_branch"]
+
+    def run(self, repo: str, run_id: int) -> Run:
+        data = self._json("GET", f"/repos/{repo}/actions/runs/{run_id}")
+        return Run(
+            id=int(data["id"]),
+            event=data.get("event") or "",
+            path=data.get("path") or "",
+            status=data.get("status") or "",
+            conclusion=data.get("conclusion"),
+            head_sha=data.get("head_sha") or "",
+            head_branch=data.get("head_branch") or "",
+            html_url=data.get("html_url") or "",
+        )
+
+    def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
+        return [
+            Artifact(
+                id=int(a["id"]),
+                name=a["name"],
+                expired=bool(a.get("expired")),
+                size=int(a.get("size_in_bytes") or 0),
+                download_url=a["archive_download_url"],
+            )
+            for a in self._pages(f"/repos/{repo}/actions/runs/{run_id}/artifacts", "artifacts")
+        ]
+
+    def download_artifact(
+        self, artifact: Artifact, dest: Path, *, max_bytes: int = MAX_ARTIFACT_BYTES
+    ) -> Path:
+        """Stream ``artifact``'s zip to ``dest`` (atomically); the token never leaves the API host.
+
+        GitHub answers with a redirect to signed storage, which is fetched without the token.
+        """
+        if artifact.size > max_bytes:
+            raise SyncError(f"artifact {artifact.name} is {artifact.size} bytes, over {max_bytes}")
+        url = artifact.download_url
+        auth = {"Authorization": f"Bearer {self._token}", "Accept": "application/vnd.github+json"}
+        for attempt in range(self.retries + 1):
+            try:
+                response = self._session.get(
+                    url, headers=auth, allow_redirects=False, stream=True, timeout=60
+                )
+                if response.is_redirect:
+                    location = response.headers["Location"]
+                    response.close()
+                    response = self._session.get(location, stream=True, timeout=60)
+                wait = _retry_after(response, attempt, self.backoff, self.max_wait)
+                if wait is not None and attempt < self.retries:
+                    response.close()
+                    time.sleep(wait)
+                    continue
+                if response.status_code != 200:
+                    raise SyncError(
+                        secrets.mask(
+                            f"artifact {artifact.name}: download answered {response.status_code}"
+                        )
+                    )
+                return _stream_to(response, dest, max_bytes, artifact.name)
+            except requests.RequestException as exc:
+                if attempt >= self.retries:
+                    raise SyncError(secrets.mask(f"artifact {artifact.name}: {exc}")) from None
+                time.sleep(self.backoff * (2**attempt))
+        raise SyncError(f"artifact {artifact.name}: download failed after {self.retries} retries")
+
+    # -- writes (planned in dry-run) ---------------------------------------------------------
+
+    def create_comment(self, repo: str, number: int, body: str) -> Comment:
+        self.plan.note(f"POST /repos/{repo}/issues/{number}/comments ({len(body)} chars)\n{body}")
+        if self.plan.dry_run:
+            return Comment(next(self._dry_ids), body, self.login(), "NONE", "", "")
+        return _comment(
+            self._json("POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body})
+        )
+
+    def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
+        self.plan.note(
+            f"PATCH /repos/{repo}/issues/comments/{comment_id} ({len(body)} chars)\n{body}"
+        )
+        if not self.plan.dry_run:
+            self._json("PATCH", f"/repos/{repo}/issues/comments/{comment_id}", body={"body": body})
+
+    def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
+        self.plan.note(f"POST /repos/{repo}/issues/comments/{comment_id}/reactions {content}")
+        if not self.plan.dry_run:
+            self._json(
+                "POST",
+                f"/repos/{repo}/issues/comments/{comment_id}/reactions",
+                body={"content": content},
+            )
+
+    def remove_reaction(self, repo: str, comment_id: int, reaction_id: int) -> None:
+        self.plan.note(f"DELETE /repos/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}")
+        if not self.plan.dry_run:
+            self._json(
+                "DELETE", f"/repos/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}"
+            )
+
+    def create_pull(
+        self,
+        repo: str,
+        *,
+        title: str,
+        body: str,
+        head: str,
+        base: str,
+        maintainer_can_modify: bool = True,
+    ) -> Pull:
+        self.plan.note(
+            f"POST /repos/{repo}/pulls head={head} base={base} title={title!r} "
+            f"({len(body)} chars)\n{body}"
+        )
+        if self.plan.dry_run:
+            return Pull(
+                repo,
+                0,
+                title,
+                body,
+                "open",
+                False,
+                self.login(),
+                head.split(":")[-1],
+                "",
+                head.split(":")[0],
+                base,
+                (),
+                "",
+            )
+        data = self._json(
+            "POST",
+            f"/repos/{repo}/pulls",
+            body={
+                "title": title,
+                "body": body,
+                "head": head,
+                "base": base,
+                "maintainer_can_modify": maintainer_can_modify,
+            },
+        )
+        return _pull(repo, data)
+
+    def update_pull(
+        self,
+        repo: str,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> None:
+        fields = {
+            k: v for k, v in (("title", title), ("body", body), ("state", state)) if v is not None
+        }
+        shown = ", ".join(
+            f"{k}" + (f"={v!r}" if k != "body" else f" ({len(v)} chars)") for k, v in fields.items()
+        )
+        self.plan.note(
+            f"PATCH /repos/{repo}/pulls/{number} {shown}"
+            + (f"\n{body}" if body is not None else "")
+        )
+        if not self.plan.dry_run:
+            self._json("PATCH", f"/repos/{repo}/pulls/{number}", body=fields)
+
+
+def _stream_to(response: requests.Response, dest: Path, max_bytes: int, name: str) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".part")
+    total = 0
+    try:
+        with response, open(tmp, "wb") as out:
+            for chunk in response.iter_content(_CHUNK):
+                total += len(chunk)
+                if total > max_bytes:
+                    raise SyncError(f"artifact {name}: more than {max_bytes} bytes, refused")
+                out.write(chunk)
+        os.replace(tmp, dest)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return dest
+
+
+def _pull(repo: str, data: dict[str, Any]) -> Pull:
+    head = data.get("head") or {}
+    head_repo = (head.get("repo") or {}).get("full_name") or repo
+    return Pull(
+        repo=repo,
+        number=int(data["number"]),
+        title=data.get("title") or "",
+        body=data.get("body") or "",
+        state=data.get("state") or "",
+        merged=bool(data.get("merged")),
+        user=(data.get("user") or {}).get("login", ""),
+        head_ref=head.get("ref") or "",
+        head_sha=head.get("sha") or "",
+        head_repo=head_repo,
+        base_ref=(data.get("base") or {}).get("ref") or "",
+        labels=tuple(label["name"] for label in data.get("labels") or []),
+        html_url=data.get("html_url") or "",
+        maintainer_can_modify=bool(data.get("maintainer_can_modify")),
+    )
+
+
+def _comment(data: dict[str, Any]) -> Comment:
+    return Comment(
+        id=int(data["id"]),
+        body=data.get("body") or "",
+        user=(data.get("user") or {}).get("login", ""),
+        association=data.get("author_association") or "NONE",
+        created_at=data.get("created_at") or "",
+        updated_at=data.get("updated_at") or "",
+        html_url=data.get("html_url") or "",
+    )

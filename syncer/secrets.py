@@ -1,0 +1,120 @@
+"""Tokens: read from the environment only, and masked in everything the tool writes out.
+
+The bot holds a token that can push to the cookbook; a PR author controls much of what the bot
+prints (recipe values, comment bodies, error messages quoting them). So every output path —
+``click.echo`` of results, ``--dry-run`` plans, error lines, log records and tracebacks — goes
+through :func:`mask`, which replaces the tokens this process read plus anything shaped like a
+GitHub token.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import sys
+import threading
+from collections.abc import Iterable
+from typing import TextIO
+
+from syncer.errors import SyncError
+
+MASK = "***"
+# Classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained (github_pat_) GitHub token shapes.
+_TOKEN_SHAPES = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255})")
+TOKEN_ENV_NAMES = ("COOKBOOK_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+
+_known: set[str] = set()
+_lock = threading.Lock()
+
+
+def register(value: str | None) -> None:
+    """Remember ``value`` as a secret so :func:`mask` hides it wherever it appears."""
+    # Very short values would mask ordinary words; real tokens are long.
+    if value and len(value) >= 8:
+        with _lock:
+            _known.add(value)
+
+
+def registered() -> frozenset[str]:
+    return frozenset(_known)
+
+
+def mask(text: object) -> str:
+    """``text`` with every known secret and every token-shaped string replaced by ``***``."""
+    out = "" if text is None else str(text)
+    # Longest first, so a secret containing another is masked whole.
+    for secret in sorted(_known, key=len, reverse=True):
+        if secret in out:
+            out = out.replace(secret, MASK)
+    return _TOKEN_SHAPES.sub(MASK, out)
+
+
+def token_from_env(names: Iterable[str] = TOKEN_ENV_NAMES, *, required: bool = True) -> str | None:
+    """The first non-empty token among the environment variables ``names``, registered as secret.
+
+    Tokens never come from arguments or files: command lines end up in process lists and shell
+    history, files in artifacts.
+    """
+    names = tuple(names)
+    for name in TOKEN_ENV_NAMES + names:
+        register(os.environ.get(name))
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    if required:
+        raise SyncError(f"no GitHub token: set one of {', '.join(names)} in the environment")
+    return None
+
+
+class MaskingStream(io.TextIOBase):
+    """A text stream that masks secrets on the way to the wrapped stream."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        self.inner.write(mask(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def isatty(self) -> bool:
+        return self.inner.isatty()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self.inner, "encoding", "utf-8")
+
+
+class MaskingFilter(logging.Filter):
+    """Masks the formatted message (and any exception text) of every log record."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg = mask(record.getMessage())
+        record.args = None
+        if record.exc_info:
+            record.exc_text = mask(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        return True
+
+
+def install() -> None:
+    """Mask stdout, stderr and logging for the rest of the process (idempotent).
+
+    A token-shaped string split across two ``write`` calls is not caught here; callers write
+    whole lines, which is what click and logging do.
+    """
+    if not isinstance(sys.stdout, MaskingStream):
+        sys.stdout = MaskingStream(sys.stdout)
+    if not isinstance(sys.stderr, MaskingStream):
+        sys.stderr = MaskingStream(sys.stderr)
+    root = logging.getLogger()
+    if not any(isinstance(f, MaskingFilter) for f in root.filters):
+        root.addFilter(MaskingFilter())
+    for handler in root.handlers:
+        if not any(isinstance(f, MaskingFilter) for f in handler.filters):
+            handler.addFilter(MaskingFilter())

@@ -1,0 +1,188 @@
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from ghserver import GitHubServer
+
+from syncer.errors import SyncError
+from syncer.publish.github import GitHubClient, Plan
+
+TOKEN = "ghs_" + "T" * 36
+INFX = "SemiAnalysisAI/InferenceX"
+
+
+@pytest.fixture
+def server():
+    srv = GitHubServer()
+    with srv as model:
+        model.add_token(TOKEN, "cookbook-sync-bot")
+        model.repo(INFX)
+        yield srv
+
+
+def client(server: GitHubServer, **kw) -> GitHubClient:
+    kw.setdefault("pause", 0)
+    kw.setdefault("backoff", 0.01)
+    return GitHubClient(TOKEN, base_url=server.base_url, **kw)
+
+
+def _zip(files: dict[str, str]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return buf.getvalue()
+
+
+def test_reads_pull_commits_comments_and_login(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="feature", commits=["a" * 40, "b" * 40], labels=["x"])
+    model.add_comment(INFX, pr["number"], "/use 1", association="OWNER")
+    gh = client(server)
+    pull = gh.pull(INFX, pr["number"])
+    assert (pull.head_sha, pull.head_ref, pull.labels, pull.merged) == (
+        "b" * 40,
+        "feature",
+        ("x",),
+        False,
+    )
+    assert gh.pull_commits(INFX, pr["number"]) == ["a" * 40, "b" * 40]
+    [comment] = gh.comments(INFX, pr["number"])
+    assert (comment.body, comment.association, comment.user) == ("/use 1", "OWNER", "maintainer")
+    assert gh.comment(INFX, comment.id) == comment
+    assert gh.login() == "cookbook-sync-bot"
+
+
+def test_pagination_reads_every_page(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f", commits=[f"{i:040x}" for i in range(250)])
+    assert len(client(server).pull_commits(INFX, pr["number"])) == 250
+
+
+def test_writes_and_reactions(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    gh = client(server)
+    made = gh.create_comment(INFX, pr["number"], "hello")
+    gh.edit_comment(INFX, made.id, "edited")
+    gh.add_reaction(INFX, made.id, "+1")
+    [reaction] = gh.reactions(INFX, made.id)
+    assert (reaction.content, reaction.user) == ("+1", "cookbook-sync-bot")
+    gh.remove_reaction(INFX, made.id, reaction.id)
+    assert gh.reactions(INFX, made.id) == []
+    assert [c["body"] for c in model.comments_on(INFX, pr["number"])] == ["edited"]
+
+
+def test_pull_create_find_update(server):
+    model = server.model
+    model.repo("sgl-project/sglang")
+    gh = client(server)
+    made = gh.create_pull(
+        "sgl-project/sglang", title="t", body="b", head="sgl-project:infx-sync/a/b", base="main"
+    )
+    found = gh.find_pulls("sgl-project/sglang", "sgl-project:infx-sync/a/b")
+    assert [p.number for p in found] == [made.number]
+    gh.update_pull("sgl-project/sglang", made.number, body="new", title="t2")
+    again = gh.pull("sgl-project/sglang", made.number)
+    assert (again.title, again.body) == ("t2", "new")
+    with pytest.raises(SyncError, match="already exists"):
+        gh.create_pull(
+            "sgl-project/sglang", title="t", body="b", head="sgl-project:infx-sync/a/b", base="main"
+        )
+
+
+def test_rate_limit_403_retry_after_is_honoured(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    model.fail_next(
+        "GET",
+        r"/pulls/\d+$",
+        403,
+        headers={"Retry-After": "1"},
+        message="You have exceeded a secondary rate limit",
+    )
+    pull = client(server).pull(INFX, pr["number"])
+    assert pull.number == pr["number"]
+    hits = [r for r in model.log if r.path.endswith(f"/pulls/{pr['number']}")]
+    assert len(hits) == 2
+    assert hits[1].at - hits[0].at >= 0.9  # waited as Retry-After asked
+
+
+def test_429_and_5xx_are_retried_and_patch_too(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    comment = model.add_comment(INFX, pr["number"], "x")
+    model.fail_next("GET", r"/comments$", 429, headers={"Retry-After": "0"})
+    model.fail_next("PATCH", r"/issues/comments/\d+$", 502, times=2)
+    gh = client(server)
+    assert len(gh.comments(INFX, pr["number"])) == 1
+    gh.edit_comment(INFX, comment["id"], "y")
+    assert comment["body"] == "y"
+
+
+def test_errors_are_sync_errors_without_the_token(server):
+    model = server.model
+    model.fail_next("GET", r"/pulls/7$", 500, times=50, message=f"boom {TOKEN}")
+    gh = client(server, retries=1)
+    with pytest.raises(SyncError) as info:
+        gh.pull(INFX, 7)
+    assert TOKEN not in str(info.value)
+    with pytest.raises(SyncError, match="404"):
+        client(server).pull(INFX, 999)
+
+
+def test_bad_token_is_a_clear_error(server):
+    gh = GitHubClient("ghp_" + "x" * 36, base_url=server.base_url, pause=0)
+    with pytest.raises(SyncError, match="401") as info:
+        gh.pull(INFX, 1)
+    assert "ghp_" not in str(info.value)
+
+
+def test_artifacts_listing_and_streamed_download(server, tmp_path):
+    model = server.model
+    data = _zip({"server.log": "Command: python3 -m sglang.launch_server\n"})
+    model.add_run(
+        INFX,
+        41000000001,
+        head_sha="a" * 40,
+        artifacts={"server_logs_x": data, "results_bmk": b"zz"},
+        expired=("results_bmk",),
+    )
+    gh = client(server)
+    arts = gh.artifacts(INFX, 41000000001)
+    assert [(a.name, a.expired) for a in arts] == [("server_logs_x", False), ("results_bmk", True)]
+    model.fail_next("GET", r"/_blob/", 503, headers={"Retry-After": "0"})
+    path = gh.download_artifact(arts[0], tmp_path / "a.zip")
+    assert path.read_bytes() == data
+    blob_requests = [r for r in model.log if r.path.startswith("/_blob/")]
+    assert blob_requests and all(r.auth is None for r in blob_requests)  # token stays with the API
+    with pytest.raises(SyncError, match="410"):
+        gh.download_artifact(arts[1], tmp_path / "b.zip")
+    assert not (tmp_path / "b.zip").exists()
+
+
+def test_download_size_cap(server, tmp_path):
+    model = server.model
+    model.add_run(INFX, 5, head_sha="a" * 40, artifacts={"big": b"0" * 5000})
+    gh = client(server)
+    [art] = gh.artifacts(INFX, 5)
+    with pytest.raises(SyncError, match="over 100"):
+        gh.download_artifact(art, tmp_path / "big.zip", max_bytes=100)
+    object.__setattr__(art, "size", 10)  # a lying size is caught while streaming
+    with pytest.raises(SyncError, match="more than 100 bytes"):
+        gh.download_artifact(art, tmp_path / "big.zip", max_bytes=100)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_dry_run_plans_writes_and_sends_none(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    plan = Plan(dry_run=True)
+    gh = client(server, plan=plan)
+    gh.create_comment(INFX, pr["number"], "hi")
+    gh.update_pull(INFX, pr["number"], body="b")
+    assert model.writes() == []
+    assert plan.writes[0].startswith(f"POST /repos/{INFX}/issues/{pr['number']}/comments")
+    assert plan.writes[1].startswith(f"PATCH /repos/{INFX}/pulls/{pr['number']} body (1 chars)")
