@@ -25,6 +25,7 @@ def environment() -> jinja2.Environment:
     env.filters["text"] = untrusted.md_text
     env.filters["link"] = lambda url, label: untrusted.md_link(url, label)
     env.filters["term"] = untrusted.term_text
+    env.filters["block"] = untrusted.md_block
     return env
 
 

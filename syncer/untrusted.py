@@ -84,6 +84,24 @@ def md_link(url: object, label: object) -> str:
     return f"[{text}]({href})" if is_allowed_link(href) else text
 
 
+_MULTILINE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def md_block(value: object, lang: str = "") -> str:
+    """A multi-line value as a fenced code block that nothing inside can close.
+
+    The fence is at least three backticks and one longer than the longest backtick run inside;
+    escape sequences and control characters (except newline and tab) are removed.
+    """
+    text = "" if value is None else str(value)
+    text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = _MULTILINE_CONTROL.sub("\ufffd", text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    info = re.sub(r"[^a-z0-9_-]", "", lang.lower())
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
 def term_text(value: object, *, limit: int | None = None) -> str:
     """A value for a terminal: escape sequences and control characters removed."""
     text = clip(value, limit) if limit else ("" if value is None else str(value))
