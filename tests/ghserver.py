@@ -150,6 +150,7 @@ class GitHubModel:
         path: str = ".github/workflows/run-sweep.yml",
         status: str = "completed",
         conclusion: str = "success",
+        created_at: str = TS,
         artifacts: dict[str, bytes] | None = None,
         expired: tuple[str, ...] = (),
     ) -> dict[str, Any]:
@@ -162,6 +163,7 @@ class GitHubModel:
             "conclusion": conclusion,
             "head_sha": head_sha,
             "head_branch": head_branch,
+            "created_at": created_at,
             "artifacts": [],
         }
         for name, data in (artifacts or {}).items():
@@ -268,7 +270,7 @@ class GitHubModel:
             "head_sha": run["head_sha"],
             "head_branch": run["head_branch"],
             "run_attempt": 1,
-            "created_at": TS,
+            "created_at": run.get("created_at", TS),
             "updated_at": TS,
             "url": f"{self.base}/repos/{fake.full_name}/actions/runs/{run['id']}",
             "html_url": f"https://github.com/{fake.full_name}/actions/runs/{run['id']}",
@@ -443,6 +445,11 @@ class _Handler(BaseHTTPRequestHandler):
                 r"/actions/runs/(\d+)/artifacts",
                 lambda i: (200, self._artifacts(fake, int(i))),
             ),
+            (
+                "GET",
+                r"/actions/workflows/([^/]+)/runs",
+                lambda w: (200, self._runs(fake, w, query)),
+            ),
             ("GET", r"/actions/artifacts/(\d+)/zip", lambda i: self._download(fake, int(i))),
         ]
         for verb, pattern, handler in routes:
@@ -578,6 +585,17 @@ class _Handler(BaseHTTPRequestHandler):
         ]
         return {"total_count": len(arts), "artifacts": arts}
 
+    def _runs(self, fake: FakeRepo, workflow: str, query: dict[str, str]) -> dict[str, Any]:
+        runs = [
+            self.model.run_json(fake, run)
+            for run in sorted(fake.runs.values(), key=lambda r: -r["id"])
+            if run["path"].rsplit("/", 1)[-1] == workflow
+            and run["head_branch"] == query.get("branch", run["head_branch"])
+            and run["event"] == query.get("event", run["event"])
+            and query.get("status") in (None, run["status"], run["conclusion"])
+        ]
+        return {"total_count": len(runs), "workflow_runs": runs}
+
     def _download(self, fake: FakeRepo, art_id: int) -> tuple[int, Any, dict[str, str]]:
         art = fake.artifacts[art_id]
         if art["expired"]:
@@ -591,8 +609,9 @@ def _page(payload: Any, page: int, per_page: int) -> Any:
     start = (page - 1) * per_page
     if isinstance(payload, list):
         return payload[start : start + per_page]
-    if isinstance(payload, dict) and "artifacts" in payload:
-        return {**payload, "artifacts": payload["artifacts"][start : start + per_page]}
+    for key in ("artifacts", "workflow_runs"):
+        if isinstance(payload, dict) and key in payload:
+            return {**payload, key: payload[key][start : start + per_page]}
     return payload
 
 

@@ -85,6 +85,7 @@ class Run:
     head_sha: str
     head_branch: str
     html_url: str
+    created_at: str = ""
 
 
 @dataclass(frozen=True)
@@ -282,17 +283,19 @@ class GitHubClient:
         return self._json("GET", f"/repos/{repo}")["default_branch"]
 
     def run(self, repo: str, run_id: int) -> Run:
-        data = self._json("GET", f"/repos/{repo}/actions/runs/{run_id}")
-        return Run(
-            id=int(data["id"]),
-            event=data.get("event") or "",
-            path=data.get("path") or "",
-            status=data.get("status") or "",
-            conclusion=data.get("conclusion"),
-            head_sha=data.get("head_sha") or "",
-            head_branch=data.get("head_branch") or "",
-            html_url=data.get("html_url") or "",
+        return _run(self._json("GET", f"/repos/{repo}/actions/runs/{run_id}"))
+
+    def workflow_runs(
+        self, repo: str, workflow: str, *, branch: str, event: str, status: str
+    ) -> list[Run]:
+        """Runs of ``workflow`` (a file name or path) on ``branch``, newest first (first page)."""
+        name = workflow.rsplit("/", 1)[-1]
+        data = self._json(
+            "GET",
+            f"/repos/{repo}/actions/workflows/{name}/runs",
+            params={"branch": branch, "event": event, "status": status, "per_page": 100},
         )
+        return [_run(r) for r in data.get("workflow_runs", [])]
 
     def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
         return [
@@ -478,6 +481,20 @@ def _pull(repo: str, data: dict[str, Any]) -> Pull:
         labels=tuple(label["name"] for label in data.get("labels") or []),
         html_url=data.get("html_url") or "",
         maintainer_can_modify=bool(data.get("maintainer_can_modify")),
+    )
+
+
+def _run(data: dict[str, Any]) -> Run:
+    return Run(
+        id=int(data["id"]),
+        event=data.get("event") or "",
+        path=data.get("path") or "",
+        status=data.get("status") or "",
+        conclusion=data.get("conclusion"),
+        head_sha=data.get("head_sha") or "",
+        head_branch=data.get("head_branch") or "",
+        html_url=data.get("html_url") or "",
+        created_at=data.get("created_at") or "",
     )
 
 

@@ -1,0 +1,192 @@
+"""Which run an InferenceX PR pins, by InferenceX's own rules for ``/use`` and ``/reuse-sweep-run``.
+
+Rules (InferenceX ``reuse.py`` as described in docs/inferencex-side.md §5):
+
+* a command occupies a whole line (surrounding spaces and tabs allowed); ``/use`` needs a run id
+  on the same line, ``/reuse-sweep-run`` may be bare (= newest successful PR run); when a comment
+  has several command lines the last one counts;
+* only comments whose ``author_association`` is OWNER, MEMBER or COLLABORATOR count, and the
+  newest such comment (by ``created_at``) wins, also when its run is not valid — an older pin is
+  not silently revived;
+* the run must be a ``pull_request`` run of ``.github/workflows/run-sweep.yml``, completed, its
+  head commit still among the PR's commits, with an unexpired result artifact and no
+  qualification artifact; the labels ``evals-only`` and ``agentx-fast`` make reuse invalid.
+
+Comment bodies and event payloads are data: nothing here trusts the event file, the bot re-reads
+every comment through the API (see :func:`authorised`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from syncer.publish.github import Artifact, Comment, GitHubClient, Pull, Run
+
+AUTHORISED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
+SWEEP_WORKFLOW = ".github/workflows/run-sweep.yml"
+DISQUALIFYING_LABELS = frozenset({"evals-only", "agentx-fast"})
+PINNED_CONCLUSIONS = frozenset({"success", "failure", "cancelled"})
+# Artifacts whose presence proves a run measured something that can be reused.
+RESULT_ARTIFACTS = ("results_bmk", "eval_results_all")
+RESULT_PREFIXES = ("bmk_agentic_",)
+QUALIFICATION_PREFIX = "qualification"
+
+# ASCII digits only: \d would accept other scripts' digits, which int() then quietly converts.
+_USE = re.compile(r"^[ \t]*/use[ \t]+([0-9]+)[ \t]*$")
+_REUSE = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+([0-9]+))?[ \t]*$")
+# Lines that try to be a command and are not one (bare /use, /use abc, /reuse-sweep-run x).
+_ATTEMPT = re.compile(r"^[ \t]*/(use|reuse-sweep-run)(?:[ \t]|$)")
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command line of a comment: ``name`` is ``use`` or ``reuse-sweep-run``."""
+
+    name: str
+    run_id: int | None
+    line: int  # 1-based line in the comment body
+
+
+def _lines(body: str) -> list[str]:
+    # Lines as a regex in multiline mode sees them (only \n ends a line), not str.splitlines,
+    # which would also split on form feeds and Unicode separators.
+    return body.replace("\r\n", "\n").split("\n")
+
+
+def parse_command(body: str) -> Command | None:
+    """The comment's effective command (the last matching whole line), or None."""
+    found: Command | None = None
+    for number, line in enumerate(_lines(body), 1):
+        if m := _USE.match(line):
+            found = Command("use", int(m.group(1)), number)
+        elif m := _REUSE.match(line):
+            found = Command("reuse-sweep-run", int(m.group(1)) if m.group(1) else None, number)
+    return found
+
+
+def malformed_lines(body: str) -> list[int]:
+    """Lines that start like a command but do not parse as one (they earn a -1)."""
+    return [
+        number
+        for number, line in enumerate(_lines(body), 1)
+        if _ATTEMPT.match(line) and not (_USE.match(line) or _REUSE.match(line))
+    ]
+
+
+def authorised(association: str | None) -> bool:
+    return (association or "").upper() in AUTHORISED
+
+
+@dataclass(frozen=True)
+class Selection:
+    comment: Comment
+    command: Command
+
+
+def select(comments: list[Comment]) -> Selection | None:
+    """The newest authorised comment carrying a command (ties broken by comment id)."""
+    best: Selection | None = None
+    for comment in sorted(comments, key=lambda c: (c.created_at, c.id)):
+        command = parse_command(comment.body)
+        if command is not None and authorised(comment.association):
+            best = Selection(comment, command)
+    return best
+
+
+@dataclass
+class Verdict:
+    """Whether a run may be pinned by a PR, and why not."""
+
+    ok: bool
+    reason: str
+    run: Run | None = None
+    artifacts: list[Artifact] = field(default_factory=list)
+
+
+def _is_result(name: str) -> bool:
+    return name in RESULT_ARTIFACTS or name.startswith(RESULT_PREFIXES)
+
+
+def check_run(
+    gh: GitHubClient,
+    repo: str,
+    pull: Pull,
+    run_id: int,
+    commits: list[str],
+    *,
+    pinned: bool = True,
+) -> Verdict:
+    """Validate ``run_id`` for ``pull`` the way InferenceX does at acknowledgement and merge."""
+    bad_labels = sorted(DISQUALIFYING_LABELS & set(pull.labels))
+    if bad_labels:
+        return Verdict(
+            False,
+            f"the PR carries the label {', '.join(bad_labels)}, which makes run reuse invalid",
+        )
+    run = gh.run(repo, run_id)
+    workflow = run.path.split("@", 1)[0]
+    if run.event != "pull_request" or workflow != SWEEP_WORKFLOW:
+        return Verdict(
+            False,
+            f"run {run_id} is a {run.event or 'unknown'} run of "
+            f"{workflow or 'an unknown workflow'}, not a pull_request run of "
+            f"{SWEEP_WORKFLOW}",
+            run,
+        )
+    if run.status != "completed":
+        return Verdict(False, f"run {run_id} has not completed (status {run.status})", run)
+    allowed = PINNED_CONCLUSIONS if pinned else frozenset({"success"})
+    if run.conclusion not in allowed:
+        return Verdict(False, f"run {run_id} concluded {run.conclusion}", run)
+    if run.head_sha not in commits:
+        return Verdict(
+            False,
+            f"run {run_id} ran commit {run.head_sha[:9]}, which is not among this PR's commits",
+            run,
+        )
+    artifacts = gh.artifacts(repo, run_id)
+    if any(a.name.startswith(QUALIFICATION_PREFIX) for a in artifacts):
+        return Verdict(False, f"run {run_id} is a qualification run", run, artifacts)
+    if not any(_is_result(a.name) and not a.expired for a in artifacts):
+        return Verdict(
+            False,
+            f"run {run_id} has no unexpired result artifact "
+            "(results_bmk, eval_results_all or bmk_agentic_*)",
+            run,
+            artifacts,
+        )
+    return Verdict(True, f"run {run_id} ({run.conclusion})", run, artifacts)
+
+
+def latest_successful_run(gh: GitHubClient, repo: str, pull: Pull, commits: list[str]) -> Verdict:
+    """What a bare ``/reuse-sweep-run`` means: the newest successful PR sweep run that qualifies."""
+    for run in gh.workflow_runs(
+        repo, SWEEP_WORKFLOW, branch=pull.head_ref, event="pull_request", status="success"
+    ):
+        if run.head_sha not in commits:
+            continue
+        verdict = check_run(gh, repo, pull, run.id, commits, pinned=False)
+        if verdict.ok:
+            return verdict
+    return Verdict(
+        False,
+        f"no successful run-sweep.yml run of {pull.head_ref} with result "
+        "artifacts for a commit of this PR",
+    )
+
+
+def sync_reactions(gh: GitHubClient, repo: str, comment: Comment, accepted: bool) -> bool:
+    """Leave exactly the bot's +1 (accepted) or -1 (refused) on ``comment``; True when it wrote."""
+    want = "+1" if accepted else "-1"
+    me = gh.login()
+    mine = [r for r in gh.reactions(repo, comment.id) if r.user == me and r.content in ("+1", "-1")]
+    wrote = False
+    for reaction in mine:
+        if reaction.content != want:
+            gh.remove_reaction(repo, comment.id, reaction.id)
+            wrote = True
+    if not any(r.content == want for r in mine):
+        gh.add_reaction(repo, comment.id, want)
+        wrote = True
+    return wrote
