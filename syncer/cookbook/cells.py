@@ -1,0 +1,209 @@
+"""The encoder's input: a model's cells with every point's full blocks, no compaction yet.
+
+Two paths build it and meet here without a converter: ``syncer.cookbook.generate`` (from
+rendered InferenceX configs and their pins) and ``cells_from_module`` (from an existing data
+module, decoded completely: ``sync reencode`` and the bot, which keeps the other configs' cells
+of a published module and replaces one config's cells).
+
+A point holds, per router, the blocks at its *measured* KV tier; derived tiers are not stored,
+the decoder computes them from the cell's ``kv`` and the module's ``kvMooncake``.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncer.errors import SyncError
+from syncer.model import Block
+
+# Provenance keys in module key order (cell ``prov`` and per-point overrides).
+PROV_KEYS = ("sha", "recipe", "run", "job", "pr", "comment", "status", "date")
+# Cell keys before ``prov``/``points``/``routers``, in module key order.
+CELL_META_KEYS = (
+    "id",
+    "hw",
+    "ckpt",
+    "label",
+    "detail",
+    "gpus",
+    "configKey",
+    "image",
+    "imageStatus",
+    "imageCommit",
+    "submitted",
+    "setup",
+    "disclosures",
+    "kv",
+)
+
+
+@dataclass
+class PointSpec:
+    concs: list[int]
+    item: int
+    kv: str
+    blocks: dict[str, list[Block]]  # router -> blocks at the measured tier
+    override: str | None = None
+    golden_al: str | None = None
+    prov: dict[str, str] = field(default_factory=dict)  # sha, recipe, run, job, pr, comment, ...
+
+
+@dataclass
+class RouterSpec:
+    install: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CellSpec:
+    meta: dict[str, Any]  # CELL_META_KEYS
+    routers: dict[str, RouterSpec]  # submitted router first
+    points: list[PointSpec]
+
+    @property
+    def id(self) -> str:
+        return str(self.meta["id"])
+
+    @property
+    def submitted(self) -> str:
+        return str(self.meta["submitted"])
+
+    @property
+    def config_key(self) -> str:
+        return str(self.meta["configKey"])
+
+
+@dataclass
+class ModuleSpec:
+    model: str
+    generated_on: str
+    source: dict[str, Any]  # repo, main, prs
+    hardware: list[dict[str, str]]
+    checkpoints: list[dict[str, str]]
+    kv_mooncake: dict[str, Any] | None
+    files: dict[str, dict[str, str]]
+    cells: list[CellSpec]
+
+
+_URL_KEYS = {
+    "recipeUrl": "recipe",
+    "runUrl": "run",
+    "jobUrl": "job",
+    "prUrl": "pr",
+    "useComment": "comment",
+}
+
+
+def _strip(url: str, prefix: str, where: str) -> str:
+    if not url.startswith(prefix) or len(url) == len(prefix):
+        raise SyncError(f"{where}: {url!r} is not under {prefix!r}; cannot express it as an id")
+    return url[len(prefix) :]
+
+
+def point_prov_from_urls(point: dict[str, Any], repo: str, where: str) -> dict[str, str]:
+    """Provenance ids of an old-format point (full URLs) in the newest format's terms."""
+    out: dict[str, str] = {}
+    for key in ("sha", "pr", "status", "date"):
+        if point.get(key) is not None:
+            out[key] = str(point[key])
+    if point.get("recipeUrl"):
+        rest = _strip(point["recipeUrl"], f"{repo}/blob/", where)
+        sha, _, recipe = rest.partition("/")
+        if not recipe:
+            raise SyncError(f"{where}: recipeUrl {point['recipeUrl']!r} has no path")
+        if "sha" in out and out["sha"] != sha:
+            raise SyncError(
+                f"{where}: recipeUrl commit {sha} differs from the point's sha {out['sha']}; "
+                "the newest format links the recipe at the point's sha"
+            )
+        out["sha"] = sha
+        out["recipe"] = recipe
+    if point.get("runUrl"):
+        out["run"] = _strip(point["runUrl"], f"{repo}/actions/runs/", where)
+    if point.get("jobUrl"):
+        out["job"] = _strip(point["jobUrl"], f"{repo}/actions/runs/", where)
+    if point.get("prUrl"):
+        pr = _strip(point["prUrl"], f"{repo}/pull/", where)
+        if "pr" in out and out["pr"] != pr:
+            raise SyncError(f"{where}: prUrl names PR {pr}, the point says {out['pr']}")
+        out["pr"] = pr
+    if point.get("useComment"):
+        rest = _strip(point["useComment"], f"{repo}/pull/", where)
+        pr, sep, comment = rest.partition("#issuecomment-")
+        if not sep or not comment or pr != out.get("pr"):
+            raise SyncError(
+                f"{where}: useComment {point['useComment']!r} is not a comment of the PR"
+            )
+        out["comment"] = comment
+    return {k: out[k] for k in PROV_KEYS if k in out}
+
+
+_POINT_KEYS = ("concs", "item", "override", "goldenAL", "kv", "patch")
+
+
+def cells_from_module(data: dict[str, Any], decoder: Any, path: str = "<module>") -> ModuleSpec:
+    """Decode a data module of any version completely into the encoder's input.
+
+    ``decoder`` is a ``syncer.cookbook.decode.Decoder`` over ``data``; its ``blocks_for`` gives
+    every point's blocks at the measured tier, so the result no longer depends on how the old
+    module was compacted.
+    """
+    repo = str(data.get("source", {}).get("repo", "")).rstrip("/")
+    cells: list[CellSpec] = []
+    for ci, cell in enumerate(data.get("cells", [])):
+        where = f"{path}: cell {ci} ({cell.get('id')})"
+        meta = {k: copy.deepcopy(cell[k]) for k in CELL_META_KEYS if k in cell}
+        unknown = set(cell) - set(CELL_META_KEYS) - {"prov", "points", "routers"}
+        if unknown:
+            raise SyncError(f"{where}: unknown cell keys {sorted(unknown)}; cannot re-encode")
+        routers = {
+            name: RouterSpec(install=list(r.get("install", [])), files=list(r.get("files", [])))
+            for name, r in cell["routers"].items()
+        }
+        base_prov = {k: str(v) for k, v in (cell.get("prov") or {}).items()}
+        points: list[PointSpec] = []
+        for pi, point in enumerate(cell["points"]):
+            pwhere = f"{where} point {pi}"
+            if "prov" in cell:
+                extra = {k: v for k, v in point.items() if k not in _POINT_KEYS}
+                bad = set(extra) - set(PROV_KEYS)
+                if bad:
+                    raise SyncError(f"{pwhere}: unknown point keys {sorted(bad)}; cannot re-encode")
+                prov = {**base_prov, **{k: str(v) for k, v in extra.items()}}
+            else:
+                bad = (
+                    set(point) - set(_POINT_KEYS) - set(_URL_KEYS) - {"sha", "pr", "status", "date"}
+                )
+                if bad:
+                    raise SyncError(f"{pwhere}: unknown point keys {sorted(bad)}; cannot re-encode")
+                prov = point_prov_from_urls(point, repo, pwhere)
+            blocks = {r: decoder.blocks_for(ci, pi, r, None) for r in cell["routers"]}
+            points.append(
+                PointSpec(
+                    concs=list(point["concs"]),
+                    item=point["item"],
+                    kv=point["kv"],
+                    blocks=blocks,
+                    override=point.get("override"),
+                    golden_al=point.get("goldenAL"),
+                    prov={k: prov[k] for k in PROV_KEYS if k in prov},
+                )
+            )
+        cells.append(CellSpec(meta=meta, routers=routers, points=points))
+    checkpoints = [{"id": c["id"]} for c in data.get("checkpoints", [])]
+    known = {"model", "generatedOn", "source", "hardware", "checkpoints", "envs", "kvMooncake"}
+    unknown = set(data) - known - {"files", "cells"}
+    if unknown:
+        raise SyncError(f"{path}: unknown top-level keys {sorted(unknown)}; cannot re-encode")
+    return ModuleSpec(
+        model=data["model"],
+        generated_on=data["generatedOn"],
+        source=copy.deepcopy(data["source"]),
+        hardware=copy.deepcopy(data["hardware"]),
+        checkpoints=checkpoints,
+        kv_mooncake=copy.deepcopy(data.get("kvMooncake")),
+        files=copy.deepcopy(data.get("files", {})),
+        cells=cells,
+    )

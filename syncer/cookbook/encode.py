@@ -1,0 +1,478 @@
+"""Blocks -> the compact data module, proven by decoding it back before anything is written.
+
+Input is a ``ModuleSpec`` (``syncer.cookbook.cells``): every point's full blocks per router at
+its measured KV tier. Output is the newest module format (cell ``prov``), compacted the way the
+upstream generator compacts:
+
+- a block equal or close to a block of an earlier cell is ``{overlay..., diff?, ref: [c, r, b]}``;
+- a block of the non-submitted router is ``{from: i, cmd?, diff?}`` on the submitted router's block;
+- points after the first carry a per-router ``patch`` relative to point 0 (one element per block,
+  ``null`` where unchanged), nothing when their commands equal point 0's;
+- environment dicts repeated across full blocks are pooled in ``envs`` and used by ``envRef``.
+
+Each choice is the smallest emitted text among the candidates that decode exactly to the target
+(``syncer.cookbook.compact``), and ``verify_roundtrip`` decodes the whole result with the
+project's decoder before ``write_module`` may write it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from syncer.cookbook import compact
+from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, PointSpec
+from syncer.errors import SyncError
+from syncer.model import Block
+
+MODULE_NAME = "agentx"
+# Depth (nesting level) of a block entry inside ``cells[].routers.<r>.blocks[]`` and of a patch
+# list inside ``cells[].points[].patch.<r>``: the emitted indentation the size model charges.
+_BLOCK_DEPTH = 6
+_PATCH_DEPTH = 5
+# Candidates fully built per block after the cheap pre-screen; more finds nothing better on the
+# reference modules and only costs time.
+_SHORTLIST = 8
+
+
+def _signature(block: Block) -> tuple[frozenset[Any], frozenset[Any], frozenset[Any]]:
+    args = frozenset((a[0], tuple(a[1:])) for a in block.get("args") or [])
+    env = frozenset((block.get("env") or {}).items())
+    other = frozenset(
+        (k, json.dumps(v, sort_keys=True)) for k, v in block.items() if k not in ("args", "env")
+    )
+    return args, env, other
+
+
+def _estimate(source_sig: Any, target_sig: Any) -> int:
+    """Rough size of the diff turning a source into the target (pre-screen only)."""
+    cost = 0
+    for s, t in zip(source_sig, target_sig, strict=True):
+        cost += sum(len(str(x)) + 8 for x in t - s) + sum(len(str(x[0])) + 8 for x in s - t)
+    return cost
+
+
+class _Pool:
+    """Earlier cells' materialised blocks, deduplicated, that a ``ref`` may point to."""
+
+    def __init__(self) -> None:
+        self.by_kind: dict[str, list[tuple[list[Any], Block, Any]]] = {}
+        self._seen: set[str] = set()
+
+    def add(self, ci: int, router: str, blocks: list[Block]) -> None:
+        for bi, block in enumerate(blocks):
+            key = json.dumps(compact.canon(block), sort_keys=True)
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            self.by_kind.setdefault(str(block.get("kind")), []).append(
+                ([ci, router, bi], block, _signature(block))
+            )
+
+    def shortlist(self, target: Block) -> list[tuple[list[Any], Block]]:
+        sig = _signature(target)
+        pool = self.by_kind.get(str(target.get("kind")), [])
+        ranked = sorted(pool, key=lambda item: _estimate(item[2], sig))
+        return [(ref, block) for ref, block, _ in ranked[:_SHORTLIST]]
+
+
+def _best_entry(
+    target: Block,
+    ci: int,
+    router: str,
+    cell: CellSpec,
+    pool: _Pool,
+) -> dict[str, Any]:
+    best: dict[str, Any] = copy.deepcopy(target)
+    best_size = compact.layout_size(best, _BLOCK_DEPTH)
+    candidates: list[tuple[dict[str, Any], dict[str, Any], Block]] = []
+    if router != cell.submitted and cell.submitted in cell.points[0].blocks:
+        for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
+            candidates.append(({"from": bi}, {}, source))
+    for ref, source in pool.shortlist(target):
+        candidates.append(({}, {"ref": ref}, source))
+    for prefix, suffix, source in candidates:
+        entry = compact.block_entry(source, target, prefix=prefix, suffix=suffix)
+        if entry is None:
+            continue
+        size = compact.layout_size(entry, _BLOCK_DEPTH)
+        if size < best_size:
+            best, best_size = entry, size
+    return best
+
+
+def _point_value(
+    point: PointSpec, patch: dict[str, Any], cell_prov: dict[str, str]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"concs": list(point.concs), "item": point.item}
+    if point.override is not None:
+        out["override"] = point.override
+    if point.golden_al is not None:
+        out["goldenAL"] = point.golden_al
+    out["kv"] = point.kv
+    if patch:
+        out["patch"] = patch
+    for key in PROV_KEYS:
+        if key in point.prov and cell_prov.get(key) != point.prov[key]:
+            out[key] = point.prov[key]
+    return out
+
+
+def _cell_prov(points: list[PointSpec]) -> dict[str, str]:
+    """Provenance every point shares; ``job`` stays per point (one job per measured point)."""
+    prov: dict[str, str] = {}
+    for key in PROV_KEYS:
+        if key == "job":
+            continue
+        values = [p.prov.get(key) for p in points]
+        if values and all(v is not None and v == values[0] for v in values):
+            prov[key] = str(values[0])
+    for point in points:
+        for key in PROV_KEYS:
+            if key in prov and key not in point.prov:
+                raise SyncError(f"point provenance lacks {key!r} that the cell has")
+    return prov
+
+
+def _check_spec(spec: ModuleSpec) -> None:
+    ids: set[str] = set()
+    hardware = {h["id"] for h in spec.hardware}
+    for cell in spec.cells:
+        where = f"cell {cell.id}"
+        if cell.id in ids:
+            raise SyncError(f"{where}: duplicate cell id")
+        ids.add(cell.id)
+        if cell.meta.get("hw") not in hardware:
+            raise SyncError(
+                f"{where}: hardware {cell.meta.get('hw')!r} is not in the hardware list"
+            )
+        if not cell.points:
+            raise SyncError(f"{where}: a cell needs at least one point")
+        if cell.submitted not in cell.routers:
+            raise SyncError(f"{where}: submitted router {cell.submitted!r} has no blocks")
+        for pi, point in enumerate(cell.points):
+            if set(point.blocks) != set(cell.routers):
+                raise SyncError(
+                    f"{where} point {pi}: routers {sorted(point.blocks)} differ from the cell's "
+                    f"{sorted(cell.routers)}"
+                )
+    for hw in spec.hardware:
+        if not any(c.meta.get("hw") == hw["id"] for c in spec.cells):
+            raise SyncError(f"hardware {hw['id']!r} has no cell; the page needs one per chip")
+
+
+def _pool_envs(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Move env dicts repeated across full router blocks into the shared ``envs`` list when that
+    makes the file smaller (pool order = first use)."""
+    uses: dict[str, list[dict[str, Any]]] = {}
+    order: list[str] = []
+    for cell in cells:
+        for router in cell["routers"].values():
+            for entry in router["blocks"]:
+                env = entry.get("env")
+                if "kind" not in entry or not isinstance(env, dict) or not env:
+                    continue
+                if list(env) != sorted(env):
+                    continue  # envRef resolves sorted; an unsorted env must stay inline
+                key = json.dumps(env)
+                if key not in uses:
+                    order.append(key)
+                uses.setdefault(key, []).append(entry)
+    pooled: list[dict[str, str]] = []
+    for key in order:
+        entries = uses[key]
+        env = entries[0]["env"]
+        index = len(pooled)
+        inline = len(entries) * compact.member_size("env", env, _BLOCK_DEPTH + 1)
+        shared = compact.layout_size(env, 2) + 2 + 2
+        shared += len(entries) * compact.member_size("envRef", index, _BLOCK_DEPTH + 1)
+        if shared >= inline:
+            continue
+        pooled.append(env)
+        for entry in entries:
+            del entry["env"]
+            entry["envRef"] = index
+    return pooled
+
+
+def compact_module(spec: ModuleSpec) -> dict[str, Any]:
+    """The module value (newest format) for ``spec``; not yet verified."""
+    _check_spec(spec)
+    pool = _Pool()
+    cells_out: list[dict[str, Any]] = []
+    for ci, cell in enumerate(spec.cells):
+        point0 = cell.points[0]
+        routers_out: dict[str, Any] = {}
+        for router, meta in cell.routers.items():
+            routers_out[router] = {
+                "install": list(meta.install),
+                "files": list(meta.files),
+                "blocks": [
+                    _best_entry(block, ci, router, cell, pool) for block in point0.blocks[router]
+                ],
+            }
+        prov = _cell_prov(cell.points)
+        points_out = []
+        for pi, point in enumerate(cell.points):
+            patch: dict[str, Any] = {}
+            if pi > 0:
+                for router in cell.routers:
+                    p = compact.router_patch(
+                        point0.blocks[router], point.blocks[router], _PATCH_DEPTH
+                    )
+                    if p is not None:
+                        patch[router] = p
+            points_out.append(_point_value(point, patch, prov))
+        value = {k: copy.deepcopy(cell.meta[k]) for k in cell.meta}
+        value["prov"] = prov
+        value["points"] = points_out
+        value["routers"] = routers_out
+        cells_out.append(value)
+        for router in cell.routers:
+            pool.add(ci, router, point0.blocks[router])
+    envs = _pool_envs(cells_out)
+    out: dict[str, Any] = {
+        "model": spec.model,
+        "generatedOn": spec.generated_on,
+        "source": copy.deepcopy(spec.source),
+        "hardware": copy.deepcopy(spec.hardware),
+        "checkpoints": copy.deepcopy(spec.checkpoints),
+        "envs": envs,
+    }
+    if spec.kv_mooncake is not None:
+        out["kvMooncake"] = copy.deepcopy(spec.kv_mooncake)
+    out["files"] = copy.deepcopy(spec.files)
+    out["cells"] = cells_out
+    return out
+
+
+# --- roundtrip proof -------------------------------------------------------------------------
+
+
+def _describe(expected: list[Block], got: list[Block]) -> str:
+    if len(expected) != len(got):
+        kinds_e = [b.get("kind") for b in expected]
+        kinds_g = [b.get("kind") for b in got]
+        return f"{len(expected)} blocks {kinds_e} expected, {len(got)} decoded {kinds_g}"
+    for i, (e, g) in enumerate(zip(expected, got, strict=True)):
+        if compact.same(e, g):
+            continue
+        where = f"block {i} ({e.get('kind')})"
+        for key in sorted(set(e) | set(g)):
+            if key == "args" and e.get(key) != g.get(key):
+                ea = {a[0]: a[1:] for a in e.get("args") or []}
+                ga = {a[0]: a[1:] for a in g.get("args") or []}
+                for flag in list(ea) + [f for f in ga if f not in ea]:
+                    if ea.get(flag) != ga.get(flag):
+                        return f"{where}: {flag} expected {ea.get(flag)}, decoded {ga.get(flag)}"
+                return f"{where}: argument order differs"
+            if key == "env" and list((e.get(key) or {}).items()) != list(
+                (g.get(key) or {}).items()
+            ):
+                ee, ge = e.get(key) or {}, g.get(key) or {}
+                for name in list(ee) + [n for n in ge if n not in ee]:
+                    if ee.get(name) != ge.get(name):
+                        return (
+                            f"{where}: env {name} expected {ee.get(name)!r}, "
+                            f"decoded {ge.get(name)!r}"
+                        )
+                return f"{where}: env order differs"
+            ev, gv = e.get(key, "<absent>"), g.get(key, "<absent>")
+            if ev != gv:
+                return f"{where}: {key} expected {ev!r}, decoded {gv!r}"
+    return "blocks differ"
+
+
+def verify_roundtrip(
+    value: dict[str, Any],
+    spec: ModuleSpec,
+    *,
+    path: str = "<module>",
+    reference: Any = None,
+) -> int:
+    """Decode ``value`` with the project's decoder and compare with what it was built from.
+
+    Every (cell, point, router) at the measured tier must give exactly the spec's blocks; with
+    ``reference`` (the decoder of the module being re-encoded) every case of it, derived KV
+    tiers, status and provenance included, must decode identically. Every decoded block must be
+    safe to paste. Returns the number of cases compared; raises ``SyncError`` naming the first
+    difference.
+    """
+    from syncer.cookbook.decode import Decoder
+    from syncer.cookbook.shell import check_publishable
+
+    decoder = Decoder(value, path)
+    compared = 0
+    for ci, cell in enumerate(spec.cells):
+        for pi, point in enumerate(cell.points):
+            for router in cell.routers:
+                got = decoder.blocks_for(ci, pi, router, None)
+                if not compact.same_list(point.blocks[router], got):
+                    raise SyncError(
+                        f"roundtrip: cell {cell.id} point {pi} router {router} tier {point.kv}: "
+                        + _describe(point.blocks[router], got),
+                        path=path,
+                    )
+                compared += 1
+    if reference is not None:
+        compared += _compare_reference(decoder, reference, path)
+    for case in decoder.cases():
+        check_publishable(
+            case.blocks, f"{path}: {case.cell_id} point {case.point} {case.router} {case.kv}"
+        )
+    return compared
+
+
+def _compare_reference(decoder: Any, reference: Any, path: str) -> int:
+    compared = 0
+    seen_points: set[tuple[int, int]] = set()
+    new_cases = {(c.cell, c.point, c.router, c.kv): c for c in decoder.cases()}
+    for case in reference.cases():
+        where = (
+            f"roundtrip: cell {case.cell_id} point {case.point} router {case.router} tier {case.kv}"
+        )
+        mine = new_cases.pop((case.cell, case.point, case.router, case.kv), None)
+        if mine is None:
+            raise SyncError(f"{where}: missing from the new module", path=path)
+        if mine.cell_id != case.cell_id:
+            raise SyncError(f"{where}: cell id decoded as {mine.cell_id}", path=path)
+        if not compact.same_list(case.blocks, mine.blocks):
+            raise SyncError(f"{where}: {_describe(case.blocks, mine.blocks)}", path=path)
+        if mine.status != case.status:
+            raise SyncError(
+                f"{where}: status {case.status!r} decoded as {mine.status!r}", path=path
+            )
+        if (case.cell, case.point) not in seen_points:
+            seen_points.add((case.cell, case.point))
+            old_info = _comparable_info(reference.point_info(case.cell, case.point))
+            new_info = _comparable_info(decoder.point_info(case.cell, case.point))
+            if old_info != new_info:
+                keys = sorted(
+                    k for k in set(old_info) | set(new_info) if old_info.get(k) != new_info.get(k)
+                )
+                detail = ", ".join(f"{k}: {old_info.get(k)!r} -> {new_info.get(k)!r}" for k in keys)
+                raise SyncError(
+                    f"roundtrip: cell {case.cell_id} point {case.point}: "
+                    f"provenance differs ({detail})",
+                    path=path,
+                )
+        compared += 1
+    if new_cases:
+        extra = sorted(new_cases)[0]
+        raise SyncError(
+            f"roundtrip: the new module has a case the old one lacks: {extra}", path=path
+        )
+    return compared
+
+
+# Point info keys that describe *what was measured* (provenance and links); layout keys such as
+# ``patch`` and the version-specific raw ids are not part of the comparison.
+_INFO_KEYS = (
+    "concs",
+    "item",
+    "override",
+    "goldenAL",
+    "kv",
+    "status",
+    "pr",
+    "date",
+    "sha",
+    "recipeUrl",
+    "runUrl",
+    "jobUrl",
+    "prUrl",
+    "useComment",
+)
+
+
+def _comparable_info(info: dict[str, Any]) -> dict[str, Any]:
+    return {k: info[k] for k in _INFO_KEYS if info.get(k) is not None}
+
+
+# --- text and writing ------------------------------------------------------------------------
+
+
+def header_lines(source: dict[str, Any], pr_numbers: Iterable[str] | None = None) -> list[str]:
+    """The module's comment header, from ``syncer/templates/module_header.j2``."""
+    from syncer.templating import render
+
+    numbers = pr_numbers if pr_numbers is not None else source.get("prs", {})
+    prs = sorted({str(p) for p in numbers}, key=lambda p: (len(p), p))
+    main = str(source.get("main", ""))[:12]
+    if not re.fullmatch(r"[0-9a-f]{12}", main):
+        raise SyncError(f"source.main {source.get('main')!r} is not a commit id")
+    bad = [p for p in prs if not p.isdigit()]
+    if bad:
+        raise SyncError(f"source.prs has keys that are not PR numbers: {bad}")
+    text = render("module_header.j2", main=main, prs=prs)
+    return text.rstrip("\n").split("\n")
+
+
+def module_text(value: dict[str, Any], header: list[str]) -> str:
+    from syncer.cookbook.emit import emit_module
+
+    return emit_module(header, MODULE_NAME, value)
+
+
+def encode_module(
+    spec: ModuleSpec,
+    *,
+    path: str = "<module>",
+    reference: Any = None,
+    header: list[str] | None = None,
+) -> tuple[dict[str, Any], str, int]:
+    """Compact, prove and emit ``spec``: returns ``(value, text, cases compared)``; raises
+    ``SyncError`` naming the first difference."""
+    value = compact_module(spec)
+    compared = verify_roundtrip(value, spec, path=path, reference=reference)
+    text = module_text(value, header if header is not None else header_lines(spec.source))
+    # The text is what gets written: parse it back too, so the emitter is covered by the proof.
+    from syncer.cookbook.jsmodule import parse_module
+
+    parsed = parse_module(text, path)
+    if parsed.name != MODULE_NAME or parsed.value != value:
+        raise SyncError(
+            "roundtrip: the emitted text does not parse back to the encoded value", path=path
+        )
+    return value, text, compared
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temp file in the same directory and a rename, so a
+    reader (or a crash) never sees a partial module or page."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def reencode_file(source: Path, out: Path | None = None) -> tuple[str, int]:
+    """Decode ``source`` (any module version) completely and encode it again in the newest
+    format; the result is written to ``out`` only when it decodes to exactly the same cases.
+    Returns the new text and the number of cases compared."""
+    from syncer.cookbook.cells import cells_from_module
+    from syncer.cookbook.decode import Decoder
+    from syncer.cookbook.jsmodule import load_module
+
+    module = load_module(source)
+    reference = Decoder(module.value, str(source))
+    spec = cells_from_module(module.value, reference, str(source))
+    # The header names the whole sync run's PRs, which is not always this module's source.prs:
+    # keep it as it was.
+    _, text, compared = encode_module(
+        spec, path=str(source), reference=reference, header=list(module.header)
+    )
+    if out is not None:
+        write_atomic(out, text)
+    return text, compared
