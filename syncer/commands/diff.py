@@ -1,0 +1,129 @@
+"""`sync diff OLD NEW`: the reviewer diff of the commands in two versions of a data module.
+
+Each side is a module file or ``REV:PATH`` read with ``git show`` from the current repository
+(or ``-C DIR``). Exit code 0 when no command changed, 1 when commands changed, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from syncer.compare.review import review_texts
+from syncer.errors import SyncError
+
+
+def read_side(spec: str, repo: str | None) -> str:
+    """The module text a side names: a file, else ``REV:PATH`` in a git repository."""
+    base = Path(repo) if repo else Path.cwd()
+    candidate = Path(spec) if Path(spec).is_absolute() else base / spec
+    if candidate.is_file():
+        return _decode(candidate.read_bytes(), spec)
+    rev, sep, path = spec.partition(":")
+    if not sep or not rev or not path:
+        raise SyncError("no such file, and not REV:PATH", path=spec)
+    if rev.startswith("-"):
+        raise SyncError("a revision cannot start with '-'", path=spec)
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(base), "show", f"{rev}:{path}"],
+            capture_output=True,
+            check=False,
+        )
+    except OSError as exc:
+        raise SyncError(f"cannot run git: {exc.strerror or exc}", path=spec) from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = message[-1] if message else f"git show exited with {done.returncode}"
+        raise SyncError(f"cannot read {path} at {rev} in {base}: {reason}", path=spec)
+    return _decode(done.stdout, spec)
+
+
+def _decode(raw: bytes, label: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"data module is not UTF-8 (byte {exc.start})", path=label, line=line
+        ) from None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write next to the target and rename, so a reader never sees half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@click.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option(
+    "-C",
+    "repo",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Git repository (and base directory) for both sides; default: the current directory.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["terminal", "markdown", "json"]),
+    default="terminal",
+    show_default=True,
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Markdown size budget in characters (a GitHub PR body holds 65536).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the report to this file instead of standard output.",
+)
+def diff_command(
+    old: str, new: str, repo: str | None, fmt: str, budget: int | None, output: Path | None
+) -> int:
+    """Reviewer diff of the commands in two versions of a cookbook data module.
+
+    OLD and NEW are module files or REV:PATH (e.g.
+    origin/main:docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx).
+    Exit code: 0 no command changes, 1 changes, 2 error.
+    """
+    old_text = read_side(old, repo)
+    new_text = read_side(new, repo)
+    review = review_texts(old_text, new_text, old_label=old, new_label=new)
+    if fmt == "markdown":
+        text = review.markdown(budget)
+    elif fmt == "json":
+        text = json.dumps(review.json(), indent=1, ensure_ascii=False) + "\n"
+    else:
+        if output is None:
+            review.text(Console(highlight=False))
+            return review.exit_code
+        with open(os.devnull, "w", encoding="utf-8") as sink:
+            console = Console(record=True, width=120, highlight=False, file=sink)
+            review.text(console)
+            text = console.export_text()
+    if output is None:
+        click.echo(text, nl=not text.endswith("\n"))
+    else:
+        write_atomic(output, text)
+    return review.exit_code

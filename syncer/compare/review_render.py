@@ -1,0 +1,373 @@
+"""Rendering a ``Review``: GitHub markdown within a size budget, and a coloured terminal view.
+
+Markdown is built from ``review.md.j2`` (summary, counts, one table per cell) and
+``review_fold.md.j2`` (one ``<details>`` fold of full commands per cell). Folds are rendered on
+their own so the budget can drop them one by one: past the budget the summary and tables stay,
+folds go first (and the text says which), then per-cell tables from the end, and only as a last
+resort is the text cut.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from syncer.templating import render
+from syncer.untrusted import term_text
+
+if TYPE_CHECKING:
+    from syncer.compare.review import CellReview, MetaChange, Review, Row
+
+# GitHub rejects PR bodies and comments longer than this.
+GITHUB_BODY_LIMIT = 65_536
+_NOTE_SLACK = 400  # room for the "left out" note, whose length depends on what is left out
+_CUT_NOTE = "\n\n… (cut to stay within the size budget; run `sync diff` for the full diff)\n"
+
+
+def _points_text(row: Row) -> str:
+    return "all points" if row.all_points else ", ".join(row.where)
+
+
+def _row(row: Row) -> dict[str, Any]:
+    change = row.change
+    return {
+        "where": _points_text(row),
+        "process": change.process,
+        "kind": change.kind,
+        "action": change.action,
+        "name": change.name,
+        "old": change.old,
+        "new": change.new,
+        "note": change.note,
+    }
+
+
+def _meta(meta: MetaChange) -> dict[str, Any]:
+    return {
+        "field": meta.field,
+        "old": meta.old,
+        "new": meta.new,
+        "where": "all points" if meta.points is None else ", ".join(meta.points),
+        "command": meta.command,
+    }
+
+
+def _cell_head(cell: CellReview) -> dict[str, Any]:
+    ref = cell.cell
+    return {
+        "id": ref.id,
+        "old_id": None if cell.old is None else cell.old.id,
+        "moved": cell.moved,
+        "hw": ref.hw,
+        "ckpt": ref.ckpt,
+        "label": ref.label,
+        "detail": ref.detail,
+        "config_key": ref.config_key,
+        "points": ", ".join(p.name for p in ref.points),
+        "submitted": ref.submitted,
+    }
+
+
+def _cell_context(cell: CellReview) -> dict[str, Any]:
+    return {
+        **_cell_head(cell),
+        "state": cell.state,
+        "meta": [_meta(m) for m in cell.meta],
+        "points_added": cell.points_added,
+        "points_removed": cell.points_removed,
+        "points_regrouped": cell.points_regrouped,
+        "routers_added": cell.routers_added,
+        "routers_removed": cell.routers_removed,
+        "tiers_added": cell.tiers_added,
+        "tiers_removed": cell.tiers_removed,
+        "measured": [_row(r) for r in cell.measured],
+        "derived": [_row(r) for r in cell.derived],
+        "notes": [_row(r) for r in cell.notes()],
+        "measured_where": cell.measured_where,
+        "table": True,
+    }
+
+
+def _fold(cell: CellReview, old_label: str, new_label: str) -> str | None:
+    if cell.diffs:
+        sections = [
+            {"where": ", ".join(d.where), "body": d.diff, "lang": "diff"} for d in cell.diffs
+        ]
+        title = "changed measured commands"
+    elif cell.texts:
+        sections = [
+            {"where": ", ".join(t.where), "body": t.text, "lang": "bash"} for t in cell.texts
+        ]
+        title = "commands"
+    else:
+        return None
+    return render(
+        "review_fold.md.j2",
+        cell=_cell_head(cell),
+        title=title,
+        sections=sections,
+        old_label=old_label,
+        new_label=new_label,
+    )
+
+
+def _context(review: Review) -> dict[str, Any]:
+    changed = [c for c in review.cells if c.state == "changed"]
+    added = review.by_state("added")
+    folds: list[tuple[str, str]] = []
+    cells: list[dict[str, Any]] = []
+    for cell in changed + added:
+        fold = _fold(cell, review.old_label, review.new_label)
+        if fold is not None:
+            folds.append((cell.cell.id, fold))
+    for cell in changed:
+        cells.append(_cell_context(cell))
+    return {
+        "old_label": review.old_label,
+        "new_label": review.new_label,
+        "has_changes": review.has_changes,
+        "counts": review.counts(),
+        "count_rows": _count_rows(review.counts()),
+        "module": [_meta(m) for m in review.module],
+        "hardware_added": review.hardware_added,
+        "hardware_removed": review.hardware_removed,
+        "checkpoints_added": review.checkpoints_added,
+        "checkpoints_removed": review.checkpoints_removed,
+        "added": [{**_cell_head(c), "status": _status(c)} for c in added],
+        "removed": [{**_cell_head(c), "status": _status(c)} for c in review.by_state("removed")],
+        "metadata": [
+            {**_cell_head(c), "meta": [_meta(m) for m in c.meta]}
+            for c in review.by_state("metadata")
+        ],
+        "cells": cells,
+        "folds": folds,
+    }
+
+
+_KIND_LABELS = (
+    ("flag", "flags"),
+    ("env", "env"),
+    ("cmd", "command prefixes"),
+    ("block", "processes"),
+    ("field", "placement"),
+    ("file", "config files"),
+)
+
+
+def _count_rows(counts: dict[str, Any]) -> list[tuple[str, str, str, str]]:
+    """The counts table: structure first, then changes by kind (measured, then derived only)."""
+    rows: list[tuple[str, str, str, str]] = []
+
+    def put(label: str, tally: dict[str, int], always: bool = False, changed: bool = True) -> None:
+        if always or any(tally.values()):
+            rows.append(
+                (
+                    label,
+                    str(tally.get("added", 0)),
+                    str(tally.get("removed", 0)),
+                    str(tally.get("changed", 0)) if changed else "",
+                )
+            )
+
+    put("hardware", counts["hardware"], changed=False)
+    put("checkpoints", counts["checkpoints"], changed=False)
+    cells = counts["cells"]
+    put("cells", {k: cells[k] for k in ("added", "removed", "changed")}, always=True)
+    put("points", counts["points"], changed=False)
+    put("routers", counts["routers"], changed=False)
+    put("KV tiers", counts["tiers"], changed=False)
+    for kind, label in _KIND_LABELS:
+        put(f"{label} (measured)", counts["measured"][kind], always=kind in ("flag", "env"))
+    for kind, label in _KIND_LABELS:
+        put(f"{label} (derived only)", counts["derivedOnly"][kind])
+    return rows
+
+
+def _status(cell: CellReview) -> str:
+    return cell.status or ""
+
+
+def _render(ctx: dict[str, Any], included: set[int], budget: int | None) -> str:
+    folds = ctx["folds"]
+    left_out = [cell_id for i, (cell_id, _) in enumerate(folds) if i not in included]
+    by_cell: dict[str, list[str]] = {}
+    for i, (cell_id, fold) in enumerate(folds):
+        if i in included:
+            by_cell.setdefault(cell_id, []).append(fold)
+    tables_left_out = [c["id"] for c in ctx["cells"] if not c["table"]]
+    return render(
+        "review.md.j2",
+        **ctx,
+        folds_by_cell=by_cell,
+        folds_left_out=left_out,
+        tables_left_out=tables_left_out,
+        budget=budget,
+    )
+
+
+def render_markdown(review: Review, budget: int | None = None) -> str:
+    """The review as GitHub markdown, at most ``budget`` characters when a budget is given."""
+    ctx = _context(review)
+    everything = set(range(len(ctx["folds"])))
+    text = _render(ctx, everything, budget)
+    if budget is None or len(text) <= budget:
+        return text
+    # 1. Folded commands go first, in document order, each kept only while it still fits.
+    base = len(_render(ctx, set(), budget)) + _NOTE_SLACK
+    included: set[int] = set()
+    total = base
+    for i, (_, fold) in enumerate(ctx["folds"]):
+        if total + len(fold) + 2 <= budget:
+            included.add(i)
+            total += len(fold) + 2
+    text = _render(ctx, included, budget)
+    while len(text) > budget and included:
+        included.discard(max(included))
+        text = _render(ctx, included, budget)
+    if len(text) <= budget:
+        return text
+    # 2. Then per-cell tables, from the last cell up; every cell keeps its heading line.
+    for cell in reversed(ctx["cells"]):
+        cell["table"] = False
+        text = _render(ctx, set(), budget)
+        if len(text) <= budget:
+            return text
+    # 3. The summary alone is over budget: cut it, and say so.
+    keep = max(0, budget - len(_CUT_NOTE))
+    return (text[:keep] + _CUT_NOTE)[:budget]
+
+
+# ---- terminal ------------------------------------------------------------------------------
+
+_ACTION_STYLE = {"added": "green", "removed": "red", "changed": "yellow"}
+
+
+def _t(value: object, style: str = "") -> Text:
+    """Untrusted value as terminal text: no escapes, and never parsed as rich markup."""
+    if value is None:
+        return Text("—", style="dim")
+    return Text(term_text(value, limit=300), style=style)
+
+
+def _rows_table(title: str, rows: list[Row], with_where: bool = True) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=False)
+    if with_where:
+        table.add_column("where")
+    for name in ("process", "setting", "before", "after"):
+        table.add_column(name)
+    for row in rows:
+        style = _ACTION_STYLE[row.change.action]
+        name = row.change.name + (" (page note)" if row.change.note else "")
+        cells = [_t(row.change.process), _t(name, style), _t(row.change.old), _t(row.change.new)]
+        if with_where:
+            cells.insert(0, _t(_points_text(row)))
+        table.add_row(*cells)
+    return table
+
+
+def _diff_text(diff: str) -> Text:
+    out = Text()
+    for line in diff.splitlines():
+        style = ""
+        if line.startswith(("+++", "---")):
+            style = "bold"
+        elif line.startswith("+"):
+            style = "green"
+        elif line.startswith("-"):
+            style = "red"
+        elif line.startswith("@@"):
+            style = "cyan"
+        out.append(term_text(line) + "\n", style=style)
+    return out
+
+
+def render_terminal(review: Review, console: Console) -> None:
+    counts = review.counts()
+    cells = counts["cells"]
+    console.print(
+        Text.assemble(("Reviewer diff ", "bold"), _t(review.old_label), " → ", _t(review.new_label))
+    )
+    if review.has_changes:
+        console.print(
+            Text(
+                f"Commands changed: {cells['changed']} of {cells['matched']} cells in both, "
+                f"{cells['added']} added, {cells['removed']} removed; "
+                f"{counts['measuredRows']} measured changes, "
+                f"{counts['derivedOnlyRows']} only in derived selections",
+                style="bold yellow",
+            )
+        )
+    else:
+        console.print(Text("No command changes", style="bold green"))
+    summary = Table(title="counts", title_justify="left")
+    for name in ("", "added", "removed", "changed"):
+        summary.add_column(name, justify="right" if name else "left")
+    for key in ("hardware", "checkpoints", "points", "routers", "tiers"):
+        summary.add_row(key, str(counts[key]["added"]), str(counts[key]["removed"]), "")
+    summary.add_row("cells", str(cells["added"]), str(cells["removed"]), str(cells["changed"]))
+    for scope, label in (("measured", "measured"), ("derivedOnly", "derived only")):
+        for kind, tally in counts[scope].items():
+            if any(tally.values()):
+                summary.add_row(
+                    f"{kind} ({label})",
+                    str(tally["added"]),
+                    str(tally["removed"]),
+                    str(tally["changed"]),
+                )
+    console.print(summary)
+    for meta in review.module:
+        console.print(
+            Text.assemble(
+                _t(meta.field, "bold"), ": ", _t(meta.old, "red"), " → ", _t(meta.new, "green")
+            )
+        )
+    for state, style in (("added", "green"), ("removed", "red")):
+        for cell in review.by_state(state):
+            ref = cell.cell
+            console.print(
+                Text.assemble(
+                    (f"cell {state}: ", style),
+                    _t(ref.id, "bold"),
+                    " ",
+                    _t(f"{ref.hw} · {ref.label} · {', '.join(p.name for p in ref.points)}"),
+                )
+            )
+    for cell in review.cells:
+        if cell.state not in ("changed", "metadata"):
+            continue
+        ref = cell.cell
+        console.rule(Text.assemble(_t(ref.hw), " · ", _t(ref.label), " · ", _t(ref.id)))
+        if cell.moved and cell.old is not None:
+            console.print(Text.assemble("renumbered from ", _t(cell.old.id)))
+        if cell.meta:
+            meta_table = Table(title="cell", title_justify="left")
+            for name in ("field", "before", "after", "where"):
+                meta_table.add_column(name)
+            for meta in cell.meta:
+                meta_table.add_row(
+                    _t(meta.field),
+                    _t(meta.old, "red"),
+                    _t(meta.new, "green"),
+                    _t("all points" if meta.points is None else ", ".join(meta.points)),
+                )
+            console.print(meta_table)
+        for label, items in (
+            ("points added", cell.points_added),
+            ("points removed", cell.points_removed),
+            ("routers added", cell.routers_added),
+            ("routers removed", cell.routers_removed),
+            ("KV tiers added", cell.tiers_added),
+            ("KV tiers removed", cell.tiers_removed),
+        ):
+            if items:
+                console.print(Text.assemble(f"{label}: ", _t(", ".join(items))))
+        if cell.measured:
+            console.print(_rows_table(f"measured ({cell.measured_where})", cell.measured))
+        if cell.derived:
+            console.print(_rows_table("only in derived selections", cell.derived))
+        for diff in cell.diffs:
+            console.print(Text.assemble(("commands: ", "bold"), _t(", ".join(diff.where))))
+            console.print(_diff_text(diff.diff))
