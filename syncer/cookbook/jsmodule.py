@@ -1,0 +1,201 @@
+"""Read a cookbook data module (`export const agentx = {...};`) as plain data, never executing it.
+
+A module is a few header comment lines and one ``export const <name> = <literal>``. Only literal
+syntax is accepted: objects, arrays, strings, numbers, ``true``/``false``/``null``, template
+literals without substitutions and unary minus on numbers. Anything else (an identifier, a call,
+a spread, a function, JSX) is refused with the node type, file, line and column.
+
+Two readers give the same result:
+
+* the generator writes the literal as strict JSON, so a module in exactly that layout (``//``
+  header lines, ``export const NAME = ``, JSON, ``;`` and a newline) is read with ``json.loads``,
+  which is what keeps ``sync decode`` within the cookbook decoder's start-up budget (esprima
+  needs about 0.7 s for a 150 kB module);
+* every other text (hand-edited modules, unquoted keys, single-quoted strings, comments inside,
+  and every malformed file) goes through esprima, which also gives the error positions.
+
+The tests check that both readers agree on every reference module.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from syncer.errors import SyncError
+
+# JS line terminators other than "\n" would end a `//` comment early, so the fast path refuses
+# them in header lines and leaves such files to esprima.
+_FAST_HEAD = re.compile(
+    r"((?://[^\n\r\u2028\u2029]*\n)*)export const ([A-Za-z_$][A-Za-z0-9_$]*) = "
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
+_DECIMAL_INT = re.compile(r"(?:0|[1-9][0-9]*)\Z")
+
+
+@dataclass
+class JsModule:
+    """A parsed data module: ``header`` holds the comment lines before the export, verbatim
+    (each still starting with ``//``), ``name`` the exported constant, ``value`` the literal."""
+
+    header: list[str]
+    name: str
+    value: Any
+
+
+def load_module(path: str | Path) -> JsModule:
+    """Read and parse the data module at ``path``."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise SyncError(f"cannot read data module: {exc.strerror or exc}", path=str(path)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"data module is not UTF-8 (byte {exc.start})", path=str(path), line=line
+        ) from None
+    return parse_module(text, str(path))
+
+
+def parse_module(text: str, path: str = "<module>") -> JsModule:
+    """Parse module source ``text``; ``path`` only names the file in errors."""
+    fast = _parse_fast(text)
+    if fast is not None:
+        return fast
+    return _parse_esprima(text, path)
+
+
+def _reject_constant(name: str) -> Any:
+    # json.loads accepts NaN/Infinity, which are identifiers in JS: leave them to esprima's error.
+    raise ValueError(name)
+
+
+def _parse_fast(text: str) -> JsModule | None:
+    head = _FAST_HEAD.match(text)
+    if head is None or not text.endswith(";\n"):
+        return None
+    body = text[head.end() : -2]
+    try:
+        value = json.loads(body, parse_constant=_reject_constant)
+    except ValueError:
+        return None
+    header = head.group(1).split("\n")[:-1]
+    return JsModule(header=header, name=head.group(2), value=value)
+
+
+def _parse_esprima(text: str, path: str) -> JsModule:
+    import esprima  # only for files off the generator's layout, and for error positions
+
+    try:
+        program = esprima.parseModule(text, {"comment": True, "loc": True, "range": True})
+    except esprima.Error as exc:
+        raise SyncError(
+            f"malformed JavaScript: {exc.description}",
+            path=path,
+            line=exc.lineNumber,
+            column=exc.column,
+        ) from None
+    body = program.body
+    if not body:
+        raise SyncError("expected `export const <name> = <literal>`, found no statement", path=path)
+    export = body[0]
+    decl = getattr(export, "declaration", None)
+    if (
+        export.type != "ExportNamedDeclaration"
+        or decl is None
+        or decl.type != "VariableDeclaration"
+        or decl.kind != "const"
+        or len(decl.declarations) != 1
+        or decl.declarations[0].id.type != "Identifier"
+        or decl.declarations[0].init is None
+    ):
+        _fail(path, export, f"expected `export const <name> = <literal>`, found {export.type}")
+    for extra in body[1:]:
+        _fail(path, extra, f"expected nothing after the export, found {extra.type}")
+    declarator = decl.declarations[0]
+    start = export.range[0]
+    header: list[str] = []
+    for comment in program.comments or []:
+        if comment.range[0] < start:
+            header.extend(text[comment.range[0] : comment.range[1]].splitlines())
+    value = _literal(declarator.init, path)
+    return JsModule(header=header, name=declarator.id.name, value=value)
+
+
+def _fail(path: str, node: Any, message: str) -> None:
+    loc = node.loc.start
+    raise SyncError(message, path=path, line=loc.line, column=loc.column + 1)
+
+
+def _literal(node: Any, path: str) -> Any:
+    kind = node.type
+    if kind == "ObjectExpression":
+        out: dict[str, Any] = {}
+        for prop in node.properties:
+            if prop.type != "Property":
+                _fail(path, prop, f"non-literal node {prop.type} in object (only literals allowed)")
+            if prop.computed or prop.method or prop.shorthand or prop.kind != "init":
+                _fail(path, prop, "non-literal property (computed key, method, getter/setter)")
+            out[_key(prop.key, path)] = _literal(prop.value, path)
+        return out
+    if kind == "ArrayExpression":
+        items = []
+        for element in node.elements:
+            if element is None:
+                _fail(path, node, "array with a hole (empty element) is not a literal")
+            items.append(_literal(element, path))
+        return items
+    if kind == "Literal":
+        if getattr(node, "regex", None) is not None:
+            _fail(path, node, "non-literal node RegExp literal (only JSON-like literals allowed)")
+        value = node.value
+        if isinstance(value, bool) or value is None or isinstance(value, str):
+            return value
+        return _number(node.raw, value)
+    if kind == "TemplateLiteral":
+        if node.expressions:
+            _fail(path, node, "template literal with substitutions (only plain text allowed)")
+        return node.quasis[0].value.cooked
+    if kind == "UnaryExpression" and node.operator == "-":
+        arg = node.argument
+        if (
+            arg.type == "Literal"
+            and isinstance(arg.value, int | float)
+            and not isinstance(arg.value, bool)
+        ):
+            return -_number(arg.raw, arg.value)
+        _fail(path, node, f"unary minus on {arg.type} (only numbers may be negated)")
+    _fail(path, node, f"non-literal node {kind} (only literals allowed; nothing is executed)")
+    raise AssertionError("unreachable")
+
+
+def _number(raw: str, value: Any) -> int | float:
+    # Keep the JSON notion of int vs float so the emitter writes numbers back as they were read.
+    lowered = raw.lower().replace("_", "")
+    if _DECIMAL_INT.match(lowered):
+        return int(lowered)
+    if lowered[:2] in ("0x", "0o", "0b"):
+        return int(value)
+    return float(value)
+
+
+def _key(node: Any, path: str) -> str:
+    if node.type == "Identifier":
+        return node.name
+    if node.type == "Literal" and isinstance(node.value, str):
+        return node.value
+    if node.type == "Literal" and isinstance(node.value, int | float):
+        number = float(node.value)
+        return str(int(number)) if number.is_integer() else repr(number)
+    _fail(path, node, f"non-literal object key {node.type}")
+    raise AssertionError("unreachable")
+
+
+def is_identifier(name: str) -> bool:
+    """Whether ``name`` can be the exported constant's name."""
+    return bool(_IDENTIFIER.match(name))
