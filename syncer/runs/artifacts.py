@@ -1,0 +1,407 @@
+"""Open a run as it was downloaded: a directory, a ``.tar.gz``/``.tgz``/``.tar``/``.zip`` archive
+(GitHub Actions artifacts are zips that may hold ``srt-single-node-logs.tar.gz``), nested
+archives, or a single log file.
+
+Everything here is untrusted (artifacts are produced by whoever opened the InferenceX PR), so
+members are streamed one at a time and never extracted: nothing is written except a nested zip
+spooled to a private temporary file (zip needs random access), and nothing is followed. Members
+with absolute paths, ``..`` parts, links or device/FIFO entries are skipped and recorded. Limits
+on the total decompressed size, the member count, the nesting depth and the compression ratio
+stop archive bombs with a clear error while keeping memory flat.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import stat
+import tarfile
+import tempfile
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+from syncer.errors import SyncError
+
+GiB = 1 << 30
+MiB = 1 << 20
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds for one run; every archive layer counts against the same budget."""
+
+    max_total_bytes: int = 4 * GiB
+    max_members: int = 100_000
+    max_depth: int = 3
+    # A ratio this high only comes from padding or a deliberate bomb; real logs compress ~5-30x.
+    max_ratio: float = 250.0
+    ratio_floor_bytes: int = 32 * MiB
+
+
+@dataclass(frozen=True)
+class Skipped:
+    name: str
+    reason: str
+
+
+@dataclass
+class Member:
+    """One regular file of the run. ``open()`` is valid only until the iteration moves on."""
+
+    name: str
+    size: int | None
+    open: Callable[[], BinaryIO]
+
+
+@dataclass
+class _Budget:
+    limits: Limits
+    where: str
+    total: int = 0
+    members: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def count_member(self, name: str) -> None:
+        self.members += 1
+        if self.members > self.limits.max_members:
+            raise SyncError(
+                f"the run holds more than {self.limits.max_members} members "
+                f"(refused at {name!r}; an archive bomb or the wrong file)",
+                path=self.where,
+            )
+
+    def add(self, n: int, name: str) -> None:
+        self.total += n
+        if self.total > self.limits.max_total_bytes:
+            raise SyncError(
+                f"the run decompresses to more than {_size(self.limits.max_total_bytes)} "
+                f"(refused while reading {name!r}; an archive bomb or the wrong file)",
+                path=self.where,
+            )
+
+    def check_ratio(self, name: str, out_bytes: int, in_bytes: int) -> None:
+        if out_bytes < self.limits.ratio_floor_bytes:
+            return
+        if out_bytes > self.limits.max_ratio * max(in_bytes, 1):
+            raise SyncError(
+                f"{name!r} expands more than {self.limits.max_ratio:g}x "
+                f"({_size(in_bytes)} compressed to over {_size(out_bytes)}): refused as an "
+                "archive bomb",
+                path=self.where,
+            )
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", GiB), ("MiB", MiB), ("KiB", 1024)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
+class _CountingReader:
+    """A read-only stream that counts bytes and, when ``budget`` is given, charges them."""
+
+    def __init__(
+        self,
+        raw: BinaryIO,
+        budget: _Budget | None = None,
+        name: str = "",
+        compressed: _CountingReader | None = None,
+    ) -> None:
+        self.raw = raw
+        self.budget = budget
+        self.name = name
+        self.compressed = compressed
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            n = CHUNK
+        try:
+            data = self.raw.read(n)
+        except (OSError, EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError) as exc:
+            raise SyncError(
+                f"{self.name!r} is corrupt or truncated: {exc}", path=self._where()
+            ) from None
+        self.count += len(data)
+        if self.budget is not None and data:
+            self.budget.add(len(data), self.name)
+            if self.compressed is not None:
+                self.budget.check_ratio(self.name, self.count, self.compressed.count)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def _where(self) -> str | None:
+        return self.budget.where if self.budget else None
+
+
+def _unsafe_name(name: str) -> str | None:
+    """Why a member name may not be used, or None when it is a plain relative path."""
+    if not name or "\x00" in name:
+        return "empty or NUL in the name"
+    norm = name.replace("\\", "/")
+    if norm.startswith("/") or (len(norm) > 1 and norm[1] == ":"):
+        return "absolute path"
+    if ".." in PurePosixPath(norm).parts:
+        return "'..' in the path"
+    return None
+
+
+def _archive_kind(name: str) -> str | None:
+    lower = name.lower()
+    if lower.endswith((".tar.gz", ".tgz")):
+        return "tgz"
+    if lower.endswith(".tar"):
+        return "tar"
+    if lower.endswith(".zip"):
+        return "zip"
+    if lower.endswith(".gz"):
+        return "gz"
+    return None
+
+
+class Run:
+    """A run opened for streaming. Iterate ``members()`` once per pass."""
+
+    def __init__(self, path: Path, limits: Limits | None = None) -> None:
+        self.path = path
+        self.limits = limits or Limits()
+        self.skipped: list[Skipped] = []
+        if not path.exists() and not path.is_symlink():
+            raise SyncError("no such run directory, archive or log file", path=str(path))
+        if path.is_symlink() and not path.exists():
+            raise SyncError("the run path is a dangling link", path=str(path))
+
+    @property
+    def is_single_file(self) -> bool:
+        return self.path.is_file() and _archive_kind(self.path.name) not in ("tgz", "tar", "zip")
+
+    def members(self) -> Iterator[Member]:
+        budget = _Budget(self.limits, str(self.path))
+        self.skipped = budget.skipped
+        path = self.path
+        if path.is_dir():
+            yield from self._walk_dir(path, budget)
+            return
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
+            raise SyncError("the run is not a directory or a regular file", path=str(path))
+        kind = _archive_kind(path.name)
+        budget.count_member(path.name)
+        with path.open("rb") as fh:
+            if kind is None:
+                yield Member(path.name, st.st_size, _opener(fh, budget, path.name))
+            else:
+                yield from self._archive(fh, kind, path.name, "", budget, depth=1, seekable=True)
+
+    # -- sources -------------------------------------------------------------------------
+
+    def _walk_dir(self, root: Path, budget: _Budget) -> Iterator[Member]:
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            dirnames.sort()
+            base = Path(dirpath)
+            for d in list(dirnames):
+                if (base / d).is_symlink():
+                    rel = (base / d).relative_to(root).as_posix()
+                    budget.skipped.append(Skipped(rel, "symbolic link (never followed)"))
+                    dirnames.remove(d)
+            for fname in sorted(filenames):
+                full = base / fname
+                rel = full.relative_to(root).as_posix()
+                st = full.lstat()
+                if stat.S_ISLNK(st.st_mode):
+                    budget.skipped.append(Skipped(rel, "symbolic link (never followed)"))
+                    continue
+                if not stat.S_ISREG(st.st_mode):
+                    budget.skipped.append(Skipped(rel, "device, FIFO or socket (never read)"))
+                    continue
+                budget.count_member(rel)
+                kind = _archive_kind(fname)
+                with full.open("rb") as fh:
+                    if kind is None:
+                        yield Member(rel, st.st_size, _opener(fh, budget, rel))
+                    else:
+                        yield from self._archive(fh, kind, rel, "", budget, 1, seekable=True)
+
+    def _archive(
+        self,
+        fh: BinaryIO,
+        kind: str,
+        name: str,
+        prefix: str,
+        budget: _Budget,
+        depth: int,
+        seekable: bool,
+    ) -> Iterator[Member]:
+        if depth > self.limits.max_depth:
+            raise SyncError(
+                f"{prefix + name!r} nests archives deeper than {self.limits.max_depth} levels "
+                "(refused as an archive bomb)",
+                path=budget.where,
+            )
+        label = prefix + name
+        if kind == "zip":
+            if seekable:
+                yield from self._zip(fh, label, budget, depth)
+            else:
+                with tempfile.TemporaryFile(prefix="sync-run-") as spool:
+                    src = _CountingReader(fh, budget, label)
+                    while chunk := src.read(CHUNK):
+                        spool.write(chunk)
+                    spool.seek(0)
+                    yield from self._zip(spool, label, budget, depth)
+            return
+        if kind == "gz":
+            yield Member(label[: -len(".gz")], None, _gz_opener(fh, budget, label))
+            return
+        yield from self._tar(fh, kind, label, budget, depth)
+
+    def _tar(
+        self, fh: BinaryIO, kind: str, label: str, budget: _Budget, depth: int
+    ) -> Iterator[Member]:
+        compressed = _CountingReader(fh, None, label)
+        if kind == "tgz":
+            plain: BinaryIO = _CountingReader(
+                gzip.GzipFile(fileobj=compressed, mode="rb"),  # type: ignore[arg-type]
+                budget,
+                label,
+                compressed=compressed,
+            )  # type: ignore[assignment]
+        else:
+            plain = _CountingReader(fh, budget, label)  # type: ignore[assignment]
+        try:
+            tar = tarfile.open(fileobj=plain, mode="r|", bufsize=CHUNK)  # noqa: SIM115
+        except tarfile.TarError as exc:
+            raise SyncError(
+                f"{label!r} is not a readable tar archive: {exc}", path=budget.where
+            ) from None
+        with tar:
+            while True:
+                try:
+                    info = tar.next()
+                except tarfile.TarError as exc:
+                    raise SyncError(
+                        f"{label!r} is corrupt or truncated: {exc}", path=budget.where
+                    ) from None
+                # Stream mode keeps every header it has seen; drop them so memory stays flat.
+                tar.members.clear()
+                if info is None:
+                    break
+                name = f"{label}/{info.name}"
+                if info.isdir():
+                    continue
+                reason = _unsafe_name(info.name)
+                if reason is None and (info.issym() or info.islnk()):
+                    reason = "link (never followed)"
+                elif reason is None and not info.isreg():
+                    reason = "device, FIFO or special entry (never read)"
+                if reason:
+                    budget.skipped.append(Skipped(name, reason))
+                    continue
+                budget.count_member(name)
+                sub = _archive_kind(info.name)
+                member_fh = tar.extractfile(info)
+                if member_fh is None:
+                    continue
+                if sub is None:
+                    yield Member(name, info.size, _opener(member_fh, None, name))
+                else:
+                    yield from self._archive(
+                        member_fh, sub, info.name, label + "/", budget, depth + 1, seekable=False
+                    )
+
+    def _zip(self, fh: BinaryIO, label: str, budget: _Budget, depth: int) -> Iterator[Member]:
+        try:
+            zf = zipfile.ZipFile(fh)
+        except (zipfile.BadZipFile, OSError, ValueError) as exc:
+            raise SyncError(
+                f"{label!r} is not a readable zip archive: {exc}", path=budget.where
+            ) from None
+        with zf:
+            infos = zf.infolist()
+            if len(infos) + budget.members > self.limits.max_members:
+                raise SyncError(
+                    f"{label!r} lists {len(infos)} members, more than the limit of "
+                    f"{self.limits.max_members} (refused as an archive bomb)",
+                    path=budget.where,
+                )
+            declared = sum(i.file_size for i in infos)
+            if budget.total + declared > self.limits.max_total_bytes:
+                raise SyncError(
+                    f"{label!r} declares {_size(declared)} of content, more than the limit of "
+                    f"{_size(self.limits.max_total_bytes)} (refused as an archive bomb)",
+                    path=budget.where,
+                )
+            for info in infos:
+                name = f"{label}/{info.filename}"
+                if info.is_dir():
+                    continue
+                mode = info.external_attr >> 16
+                reason = _unsafe_name(info.filename)
+                if reason is None and stat.S_ISLNK(mode):
+                    reason = "link (never followed)"
+                elif reason is None and mode and stat.S_IFMT(mode) and not stat.S_ISREG(mode):
+                    reason = "device, FIFO or special entry (never read)"
+                if reason:
+                    budget.skipped.append(Skipped(name, reason))
+                    continue
+                if (
+                    info.file_size >= self.limits.ratio_floor_bytes
+                    and info.file_size > self.limits.max_ratio * max(info.compress_size, 1)
+                ):
+                    raise SyncError(
+                        f"{name!r} expands more than {self.limits.max_ratio:g}x "
+                        f"({_size(info.compress_size)} compressed to {_size(info.file_size)}): "
+                        "refused as an archive bomb",
+                        path=budget.where,
+                    )
+                budget.count_member(name)
+                sub = _archive_kind(info.filename)
+                try:
+                    raw = zf.open(info)
+                except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as exc:
+                    raise SyncError(f"{name!r} cannot be read: {exc}", path=budget.where) from None
+                # zipfile never returns more than the declared size (and checks the CRC), so
+                # the header checks above bound what reading can cost.
+                with raw:
+                    if sub is None:
+                        yield Member(name, info.file_size, _opener(raw, budget, name))
+                    else:
+                        counted = _CountingReader(raw, budget, name)
+                        yield from self._archive(
+                            counted,  # type: ignore[arg-type]
+                            sub,
+                            info.filename,
+                            label + "/",
+                            budget,
+                            depth + 1,
+                            seekable=False,
+                        )
+
+
+def _opener(fh: BinaryIO, budget: _Budget | None, name: str) -> Callable[[], BinaryIO]:
+    def open_member() -> BinaryIO:
+        return _CountingReader(fh, budget, name)  # type: ignore[return-value]
+
+    return open_member
+
+
+def _gz_opener(fh: BinaryIO, budget: _Budget, name: str) -> Callable[[], BinaryIO]:
+    def open_member() -> BinaryIO:
+        compressed = _CountingReader(fh, None, name)
+        inner = gzip.GzipFile(fileobj=compressed, mode="rb")  # type: ignore[arg-type]
+        return _CountingReader(inner, budget, name, compressed=compressed)  # type: ignore[return-value]
+
+    return open_member
+
+
+def open_run(path: str | os.PathLike[str], limits: Limits | None = None) -> Run:
+    """Open ``path`` (directory, archive or single log) for streaming."""
+    return Run(Path(path), limits)

@@ -1,0 +1,209 @@
+"""Turn a parsed sweep log into raw blocks (the shared vocabulary), one per role / router.
+
+Several workers of a role are one block (``workers``); a multi-node worker is one block too
+(``nodes_per_worker``), taken from its ``--node-rank 0`` node. Every other process of the role
+must agree with that block except in placement (ports, GPUs, node rank, the leader address,
+per-node paths); each disagreement is a *problem* the report shows. What srt-slurm never logs
+(a router's environment, the Dynamo frontend's argv) is marked in ``block["unlogged"]`` so the
+comparison says so instead of calling it missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from syncer.model import Block, sorted_env
+from syncer.runs.envline import split_env
+from syncer.runs.logs import LoggedProcess, SweepLog
+
+# Values that legitimately differ between processes of one role.
+PER_PROCESS_FLAGS = frozenset(
+    {
+        "--port",
+        "--nccl-port",
+        "--node-rank",
+        "--dist-init-addr",
+        "--dump-config-to",
+        "--disaggregation-bootstrap-port",
+        "--kv-events-config",
+    }
+)
+PER_PROCESS_ENV = frozenset(
+    {
+        "CUDA_VISIBLE_DEVICES",
+        "ROCR_VISIBLE_DEVICES",
+        "DYN_SYSTEM_PORT",
+        "MOONCAKE_LOCAL_HOSTNAME",
+        "MC_TCP_BIND_ADDRESS",
+    }
+)
+_ROLE_ORDER = {"prefill": 0, "decode": 1, "agg": 2}
+
+ExpectedEnv = Callable[[str, str | None], Mapping[str, str] | None]
+
+
+@dataclass
+class LoggedLaunch:
+    """The raw blocks of one sweep log, plus what could not be read cleanly."""
+
+    sweep: SweepLog
+    blocks: list[Block]
+    problems: list[str] = field(default_factory=list)
+    ambiguities: list[str] = field(default_factory=list)
+
+    @property
+    def source(self) -> str:
+        return self.sweep.source
+
+
+def _env(proc: LoggedProcess, expected: Mapping[str, str] | None, out: LoggedLaunch) -> dict:
+    if proc.env_text is None:
+        return {}
+    try:
+        split = split_env(proc.env_text, expected)
+    except ValueError as exc:
+        out.problems.append(f"{_who(proc)}: Env: line {proc.env_line} cannot be split: {exc}")
+        return {}
+    if split.ambiguous:
+        out.ambiguities.append(
+            f"{_who(proc)}: the Env: line (line {proc.env_line}) splits two ways: "
+            f"{split.describe_ambiguity()}"
+        )
+    return sorted_env(split.env)
+
+
+def _who(proc: LoggedProcess) -> str:
+    if proc.kind == "worker":
+        return f"{proc.role} worker {proc.index} on {proc.node}"
+    return f"{proc.kind} {proc.index} on {proc.node}"
+
+
+def _node_rank(proc: LoggedProcess) -> int:
+    for arg in proc.split[2]:
+        if arg[0] == "--node-rank" and len(arg) > 1 and arg[1].isdigit():
+            return int(arg[1])
+    return 0
+
+
+def _args_map(args: list[list[str]]) -> dict[str, list[tuple[str, ...]]]:
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for arg in args:
+        values = tuple(arg[1:])
+        bucket = out.setdefault(arg[0], [])
+        if values not in bucket:
+            bucket.append(values)
+    return out
+
+
+def _templated(value: str, node: str) -> str:
+    # srt-slurm expands {node} in env values; compare processes on different nodes modulo that.
+    return value.replace(node, "{node}") if node else value
+
+
+def _consistency(
+    lead: LoggedProcess, lead_env: dict, other: LoggedProcess, other_env: dict, out: LoggedLaunch
+) -> None:
+    w1, cmd1, args1 = lead.split
+    w2, cmd2, args2 = other.split
+    diffs: list[str] = []
+    if cmd1 != cmd2:
+        diffs.append(f"command {cmd2!r} vs {cmd1!r}")
+    if w1 != w2:
+        diffs.append(f"wrapper {' '.join(w2)!r} vs {' '.join(w1)!r}")
+    a1, a2 = _args_map(args1), _args_map(args2)
+    for flag in sorted(set(a1) | set(a2)):
+        if flag in PER_PROCESS_FLAGS:
+            continue
+        if a1.get(flag) != a2.get(flag):
+            diffs.append(f"{flag} {_show(a2.get(flag))} vs {_show(a1.get(flag))}")
+    for key in sorted(set(lead_env) | set(other_env)):
+        if key in PER_PROCESS_ENV:
+            continue
+        v1 = _templated(lead_env[key], lead.node) if key in lead_env else None
+        v2 = _templated(other_env[key], other.node) if key in other_env else None
+        if v1 != v2:
+            diffs.append(f"env {key} {v2!r} vs {v1!r}")
+    if diffs:
+        out.problems.append(
+            f"{_who(other)} (line {other.line}) does not match {_who(lead)} (line {lead.line}): "
+            + "; ".join(diffs)
+        )
+
+
+def _show(values: list[tuple[str, ...]] | None) -> str:
+    if values is None:
+        return "(absent)"
+    return " | ".join(" ".join(v) if v else "(bare)" for v in values)
+
+
+def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> LoggedLaunch:
+    """Raw blocks of ``sweep``. ``expected_env(kind, role)`` gives the env the recipe expects
+    for a block (used only to split ``Env:`` lines; see :mod:`syncer.runs.envline`)."""
+    out = LoggedLaunch(sweep, [])
+
+    def expected(kind: str, role: str | None) -> Mapping[str, str] | None:
+        return expected_env(kind, role) if expected_env else None
+
+    roles: dict[str, dict[int, list[LoggedProcess]]] = {}
+    for proc in sweep.workers:
+        if proc.engine:
+            continue  # shadow engines share their worker's launch
+        roles.setdefault(proc.role or "agg", {}).setdefault(proc.index, []).append(proc)
+    for role in sorted(roles, key=lambda r: _ROLE_ORDER.get(r, 9)):
+        by_index = roles[role]
+        exp = expected("worker", role)
+        envs = {id(p): _env(p, exp, out) for procs in by_index.values() for p in procs}
+        first = by_index[min(by_index)]
+        lead = min(first, key=_node_rank)
+        lead_env = envs[id(lead)]
+        for procs in by_index.values():
+            for proc in procs:
+                if proc is not lead:
+                    _consistency(lead, lead_env, proc, envs[id(proc)], out)
+        nodes = {len(procs) for procs in by_index.values()}
+        if len(nodes) > 1:
+            out.problems.append(f"{role} workers span different node counts: {sorted(nodes)}")
+        wrapper, cmd, args = lead.split
+        block: Block = {
+            "kind": "worker",
+            "role": role,
+            "workers": len(by_index),
+            "nodes_per_worker": len(first),
+            "cmd": cmd,
+            "env": lead_env,
+            "args": args,
+        }
+        cvd = "CUDA_VISIBLE_DEVICES"
+        pinning = [
+            [envs[id(p)][cvd] for p in procs if cvd in envs[id(p)]]
+            for _, procs in sorted(by_index.items())
+        ]
+        if any(pinning):
+            block["gpu_pinning"] = pinning
+        if wrapper:
+            block["wrapper"] = wrapper
+        block["source"] = {"line": lead.line, "log": lead.log}
+        out.blocks.append(block)
+
+    fronts: dict[str, list[LoggedProcess]] = {}
+    for proc in sweep.frontends:
+        fronts.setdefault(proc.kind, []).append(proc)
+    for kind, procs in fronts.items():
+        lead = procs[0]
+        block = {"kind": kind, "count": len(procs)}
+        if lead.argv is None:
+            block.update({"cmd": None, "env": {}, "args": [], "unlogged": ["cmd", "args", "env"]})
+        else:
+            wrapper, cmd, args = lead.split
+            block.update({"cmd": cmd, "env": {}, "args": args, "unlogged": ["env"]})
+            if wrapper:
+                block["wrapper"] = wrapper
+            for proc in procs[1:]:
+                _consistency(lead, {}, proc, {}, out)
+        block["source"] = {"line": lead.line, "log": None}
+        out.blocks.append(block)
+    return out
+
+
+

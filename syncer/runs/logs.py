@@ -1,0 +1,389 @@
+"""Parse srt-slurm sweep logs (``sweep_<job>.log``) into the processes they launched.
+
+What is read (srt-slurm 1.x and 2.x; see ``docs/srt-slurm.md`` §8-§10):
+
+* worker blocks ``Starting <mode> worker <i> on <node>`` / ``Env: …`` / ``Command: …`` /
+  ``Log: …`` (one block per node of a multi-node worker);
+* routers and frontends: 2.x ``Starting sglang-router <i> on <node>: <argv>``, 1.x
+  ``Starting sglang-router <i> on <node>`` + ``Router command: <argv>``, Dynamo's
+  ``Starting dynamo frontend <i> on <node>`` (its argv is never logged), and the 2.x
+  ``frontend.type=sglang: no separate frontend process`` line;
+* the benchmark ``Command:`` (after ``Script:``), kept apart from the workers;
+* the job id and the variant name (``Job ID:``, ``Loaded config:``).
+
+Lines may carry a GitHub Actions timestamp, the orchestrator's ``<date> <time> [LEVEL]`` prefix,
+or none (batch-script banners, ``uv`` output, continuation lines of a value holding a newline).
+Commands are ``shlex.join`` output, so ``shlex.split`` inverts them; wrappers such as ``nsys`` or
+``numactl`` before ``python3 -m`` are recognised and kept apart. ``Env:`` payloads are split
+later (:mod:`syncer.runs.envline`), when the keys the recipe expects are known.
+
+Logs are read in 1 MiB chunks; chunks holding none of the markers above are only counted, so a
+large log costs little more than its decompression, and memory stays flat.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from syncer.errors import SyncError
+
+CHUNK = 1 << 20
+MAX_LINE = 4 << 20  # one logged command or Env line; anything longer is not srt-slurm output
+
+_MARKERS = (
+    b"Starting ",
+    b"Env:",
+    b"ommand: ",
+    b"Log: ",
+    b"Script: ",
+    b"frontend.type=",
+    b"Job ID: ",
+    b"Loaded config: ",
+)
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_ACTIONS = re.compile(r"^\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?")
+_RECORD = re.compile(
+    r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? \[(?P<level>[A-Z]+)\] ?"
+    r"|\d\d:\d\d:\d\d(?:\.\d+)? \| (?P<mlevel>[A-Z]+) *\| )"
+)
+_KEYWORDS = re.compile(r"^(?:Starting |Env:|Command: |Log: |Router command: |Script: )")
+
+_WORKER = re.compile(
+    r"^Starting (?P<mode>prefill|decode|agg|aggregated) worker (?P<index>\d+)"
+    r"(?: shadow engine (?P<engine>\d+))?"
+    r" on (?:(?P<count>\d+) nodes \((?P<nodes>[^)]*)\)|(?P<node>\S+))"
+)
+_FRONTEND = re.compile(
+    r"^Starting (?P<type>dynamo frontend|[A-Za-z][\w.-]*) (?P<index>\d+) on "
+    r"(?P<node>[^\s:]+)(?::? ?$|: (?P<argv>.*)$)"
+)
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+_MODES = {"aggregated": "agg"}
+
+
+@dataclass
+class LoggedProcess:
+    """One launch in a sweep log: a worker (one node of it), a router or a frontend."""
+
+    kind: str  # worker | sglang-router | dynamo-frontend | <frontend type>
+    index: int
+    node: str
+    line: int
+    role: str | None = None
+    engine: int | None = None
+    env_text: str | None = None
+    env_line: int | None = None
+    argv: list[str] | None = None
+    log: str | None = None
+    frontend_type: str | None = None
+
+    @property
+    def split(self) -> tuple[list[str], str, list[list[str]]]:
+        """``(wrapper tokens, cmd, args)`` of the logged argv."""
+        return split_command(self.argv or [])
+
+
+@dataclass
+class BenchmarkCommand:
+    line: int
+    argv: list[str]
+    script: str | None
+
+
+@dataclass
+class SweepLog:
+    """Everything one sweep log says about its launch."""
+
+    source: str
+    job_id: str | None = None
+    config_name: str | None = None
+    run_name: str | None = None
+    processes: list[LoggedProcess] = field(default_factory=list)
+    benchmarks: list[BenchmarkCommand] = field(default_factory=list)
+    direct_frontend: bool = False
+    router_style: str | None = None  # "2.x" (argv on the Starting line) or "1.x" (Router command:)
+    lines: int = 0
+
+    @property
+    def workers(self) -> list[LoggedProcess]:
+        return [p for p in self.processes if p.kind == "worker"]
+
+    @property
+    def frontends(self) -> list[LoggedProcess]:
+        return [p for p in self.processes if p.kind != "worker"]
+
+
+def split_command(argv: list[str]) -> tuple[list[str], str, list[list[str]]]:
+    """Split a logged argv into wrapper tokens (``nsys …``, ``numactl …``), the command
+    (``python3 -m sglang.launch_server``) and ``[flag, value...]`` args (``--a=b`` split)."""
+    start = None
+    for i, tok in enumerate(argv):
+        base = tok.rsplit("/", 1)[-1]
+        if _PYTHON.match(base) and i + 2 < len(argv) and argv[i + 1] == "-m":
+            start = i
+            break
+    if start is None:
+        # Not a python module launch (e.g. a bare binary): the first token is the command.
+        if not argv:
+            return [], "", []
+        return [], argv[0], parse_args(argv[1:])
+    cmd = f"{argv[start]} -m {argv[start + 2]}"
+    return argv[:start], cmd, parse_args(argv[start + 3 :])
+
+
+def parse_args(tokens: list[str]) -> list[list[str]]:
+    args: list[list[str]] = []
+    for tok in tokens:
+        if tok.startswith("--") and len(tok) > 2:
+            flag, eq, value = tok.partition("=")
+            args.append([flag, value] if eq else [flag])
+        elif args:
+            args[-1].append(tok)
+        else:
+            args.append([tok])
+    return args
+
+
+def _strip(line: str) -> tuple[bool, str]:
+    """``(is_record, message)``: the message without Actions and orchestrator prefixes."""
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    line = _ACTIONS.sub("", line, count=1)
+    m = _RECORD.match(line)
+    if m:
+        return True, line[m.end() :]
+    if _KEYWORDS.match(line):
+        return True, line
+    return False, line
+
+
+class _Parser:
+    def __init__(self, source: str) -> None:
+        self.log = SweepLog(source)
+        self.current: LoggedProcess | None = None  # open worker block
+        self.pending_router: LoggedProcess | None = None
+        self.env_open: LoggedProcess | None = None  # Env: record that may continue
+        self.command_open: tuple[LoggedProcess | None, int, str] | None = None
+        self.script: str | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self.env_open is not None or self.command_open is not None
+
+    def error(self, message: str, line: int) -> SyncError:
+        return SyncError(message, path=self.log.source, line=line)
+
+    def feed(self, lineno: int, raw: str) -> None:
+        is_record, msg = _strip(raw)
+        if self.command_open is not None:
+            if is_record:
+                proc, start, text = self.command_open
+                raise self.error(
+                    "Command: line has an unterminated quote (truncated or not shlex output)",
+                    start,
+                )
+            proc, start, text = self.command_open
+            self.command_open = None
+            self._command(proc, start, text + "\n" + msg)
+            return
+        if not is_record:
+            if self.env_open is not None:
+                # A value holding a newline continues on the next physical line.
+                self.env_open.env_text = (self.env_open.env_text or "") + "\n" + msg
+            return
+        self.env_open = None
+        self._message(lineno, msg)
+
+    def _message(self, lineno: int, msg: str) -> None:
+        if msg.startswith("Env:"):
+            if self.current is not None and self.current.env_text is None:
+                self.current.env_text = msg[4:].removeprefix(" ")
+                self.current.env_line = lineno
+                self.env_open = self.current
+            return
+        if msg.startswith("Command: "):
+            proc = self.current if self.current is not None and self.current.argv is None else None
+            self._command(proc, lineno, msg[len("Command: ") :])
+            return
+        if msg.startswith("Router command: "):
+            proc = self.pending_router
+            if proc is None:
+                proc = LoggedProcess("sglang-router", len(self.log.frontends), "", lineno)
+                self.log.processes.append(proc)
+            self.pending_router = None
+            self.log.router_style = "1.x"
+            self._command(proc, lineno, msg[len("Router command: ") :])
+            return
+        if msg.startswith("Log: "):
+            if self.current is not None:
+                self._close_worker(lineno)
+                self.current.log = msg[5:].strip()
+                self.current = None
+            return
+        if msg.startswith("Script: "):
+            self.script = msg[len("Script: ") :].strip()
+            return
+        if msg.startswith("Starting "):
+            self._starting(lineno, msg)
+            return
+        if msg.startswith("frontend.type=sglang"):
+            self.log.direct_frontend = True
+        elif msg.startswith("Job ID: ") and self.log.job_id is None:
+            self.log.job_id = msg[len("Job ID: ") :].strip()
+        elif msg.startswith("Loaded config: ") and self.log.config_name is None:
+            self.log.config_name = msg[len("Loaded config: ") :].strip()
+        elif msg.startswith("Run name: ") and self.log.run_name is None:
+            self.log.run_name = msg[len("Run name: ") :].strip()
+
+    def _starting(self, lineno: int, msg: str) -> None:
+        m = _WORKER.match(msg)
+        if m:
+            self._close_worker(lineno)
+            node = m.group("node") or (m.group("nodes") or "").split(",")[0].strip()
+            mode = m.group("mode")
+            proc = LoggedProcess(
+                "worker",
+                int(m.group("index")),
+                node,
+                lineno,
+                role=_MODES.get(mode, mode),
+                engine=int(m.group("engine")) if m.group("engine") else None,
+            )
+            self.log.processes.append(proc)
+            self.current = proc
+            return
+        f = _FRONTEND.match(msg)
+        if not f or f.group("type") in ("backend", "frontend", "infrastructure"):
+            return
+        ftype = f.group("type")
+        kind = {"dynamo frontend": "dynamo-frontend", "sglang": "sglang-router"}.get(ftype, ftype)
+        proc = LoggedProcess(
+            kind, int(f.group("index")), f.group("node"), lineno, frontend_type=ftype
+        )
+        self._close_worker(lineno)
+        self.current = None
+        self.log.processes.append(proc)
+        if f.group("argv") is not None:
+            self.log.router_style = "2.x"
+            self._command(proc, lineno, f.group("argv"))
+        elif kind == "sglang-router":
+            self.pending_router = proc
+
+    def _close_worker(self, lineno: int) -> None:
+        proc = self.current
+        if proc is not None and proc.argv is None and self.command_open is None:
+            raise self.error(
+                f"{proc.role} worker {proc.index} on {proc.node} has no Command: line "
+                f"before line {lineno} (truncated or not an srt-slurm sweep log)",
+                proc.line,
+            )
+
+    def _command(self, proc: LoggedProcess | None, lineno: int, text: str) -> None:
+        try:
+            argv = shlex.split(text)
+        except ValueError as exc:
+            if "closing quotation" in str(exc):
+                # shlex.join keeps a newline inside quotes: the argument continues below.
+                self.command_open = (proc, lineno, text)
+                return
+            raise self.error(f"cannot split the logged command: {exc}", lineno) from None
+        if proc is None:
+            self.log.benchmarks.append(BenchmarkCommand(lineno, argv, self.script))
+            self.script = None
+            return
+        proc.argv = argv
+
+    def finish(self) -> SweepLog:
+        if self.command_open is not None:
+            raise self.error(
+                "the log ends inside a Command: line (unterminated quote; truncated log)",
+                self.command_open[1],
+            )
+        if self.current is not None and self.current.argv is None:
+            raise self.error(
+                f"the log ends inside the block of {self.current.role} worker "
+                f"{self.current.index} (no Command: line; truncated log)",
+                self.current.line,
+            )
+        for proc in self.log.processes:
+            if proc.kind == "sglang-router" and proc.argv is None:
+                raise self.error(
+                    f"sglang-router {proc.index} on {proc.node} was started but its command is "
+                    "not in the log (truncated log?)",
+                    proc.line,
+                )
+        return self.log
+
+
+def _lines(stream: BinaryIO, parser: _Parser) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line number, line)`` for the lines the parser needs; skip marker-free chunks."""
+    lineno = 0
+    tail = b""
+    skipping_long = False
+    while True:
+        chunk = stream.read(CHUNK)
+        if not chunk:
+            break
+        if b"\x00" in chunk:
+            raise SyncError(
+                "binary data (NUL bytes) in what should be a text sweep log",
+                path=parser.log.source,
+                line=lineno + 1 + (tail + chunk).count(b"\n", 0, (tail + chunk).find(b"\x00")),
+            )
+        data = tail + chunk if tail else chunk
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            if len(data) > MAX_LINE:
+                _check_long(data, parser, lineno + 1)
+                skipping_long, tail = True, b""
+            else:
+                tail = data
+            continue
+        body, tail = data[: cut + 1], data[cut + 1 :]
+        if skipping_long:
+            first = body.find(b"\n")
+            body = body[first + 1 :]
+            lineno += 1
+            skipping_long = False
+        if not parser.busy and not any(m in body for m in _MARKERS):
+            lineno += body.count(b"\n")
+            continue
+        for line in body.split(b"\n")[:-1]:
+            lineno += 1
+            if len(line) > MAX_LINE:
+                _check_long(line, parser, lineno)
+                continue
+            yield lineno, line
+    if tail and not skipping_long:
+        lineno += 1
+        yield lineno, tail
+    parser.log.lines = lineno
+
+
+def _check_long(line: bytes, parser: _Parser, lineno: int) -> None:
+    if any(m in line[:4096] for m in _MARKERS):
+        raise SyncError(
+            f"a logged line is longer than {MAX_LINE >> 20} MiB (not srt-slurm output)",
+            path=parser.log.source,
+            line=lineno,
+        )
+
+
+def parse_sweep_log(stream: BinaryIO, source: str) -> SweepLog:
+    """Parse one sweep log read from ``stream`` (bytes); ``source`` names it in errors."""
+    parser = _Parser(source)
+    for lineno, line in _lines(stream, parser):
+        parser.feed(lineno, line.decode("utf-8", errors="replace").rstrip("\r"))
+    return parser.finish()
+
+
+def parse_sweep_text(text: str, source: str = "<log>") -> SweepLog:
+    """Parse a sweep log held in memory (tests, small inputs)."""
+    import io
+
+    return parse_sweep_log(io.BytesIO(text.encode("utf-8")), source)
