@@ -1,0 +1,289 @@
+"""The cookbook checkout: the bot branch, commits of generated files, and a push that never
+overwrites anyone.
+
+Commits are built with git plumbing (``hash-object``, a private index, ``commit-tree``) on top
+of the remote branch tip, so the working tree of the checkout is never touched, a failure leaves
+nothing half-written, and "nothing changed" is a tree comparison. Pushes are plain fast-forward
+pushes of a commit whose parent is the tip we inspected: if anyone pushed in between, git refuses
+and nothing is lost. The branch is never force-pushed, and when it carries a commit the bot did
+not make, the bot stops (:class:`BranchState.foreign`).
+
+Tokens reach git through ``GIT_ASKPASS`` and the environment, never through a URL or argument
+(both end up in logs and process lists); every git message is masked before it is shown.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from syncer import secrets
+from syncer.errors import SyncError
+from syncer.publish.github import Plan
+
+BRANCH_PREFIX = "infx-sync/"
+_SAFE_PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(?:/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str = "infx-cookbook-sync"
+    email: str = "infx-cookbook-sync@users.noreply.github.com"
+
+    @classmethod
+    def from_env(cls) -> Identity:
+        return cls(
+            os.environ.get("SYNC_GIT_NAME") or cls.name,
+            os.environ.get("SYNC_GIT_EMAIL") or cls.email,
+        )
+
+
+def branch_name(model_path: str) -> str:
+    """``infx-sync/<org>/<model>``: one branch per cookbook model."""
+    if not _SAFE_PATH.match(model_path) or ".." in model_path:
+        raise SyncError(f"model path {model_path!r} is not a safe <org>/<model> branch component")
+    return BRANCH_PREFIX + model_path
+
+
+@dataclass
+class BranchState:
+    """The remote bot branch as fetched: its tip and the commits someone else made on it."""
+
+    name: str
+    base: str
+    base_tip: str
+    tip: str | None = None
+    foreign: list[tuple[str, str]] = field(default_factory=list)  # (sha, "Author <email>")
+
+    @property
+    def exists(self) -> bool:
+        return self.tip is not None
+
+
+class Cookbook:
+    """A local clone of the cookbook repository, used only through git plumbing."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        plan: Plan | None = None,
+        identity: Identity | None = None,
+        token: str | None = None,
+        remote: str = "origin",
+    ) -> None:
+        self.path = Path(path)
+        self.plan = plan or Plan()
+        self.identity = identity or Identity()
+        self.remote = remote
+        self._token = token
+        secrets.register(token)
+
+    @classmethod
+    def open(
+        cls,
+        source: str | Path,
+        *,
+        cache_dir: Path,
+        plan: Plan | None = None,
+        identity: Identity | None = None,
+        token: str | None = None,
+    ) -> Cookbook:
+        """A checkout at ``source`` (a path) or a clone of ``source`` (a URL) in ``cache_dir``."""
+        local = Path(source)
+        if local.is_dir() and (local / ".git").exists():
+            book = cls(local, plan=plan, identity=identity, token=token)
+        else:
+            digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
+            target = Path(cache_dir) / f"cookbook-{digest}"
+            book = cls(target, plan=plan, identity=identity, token=token)
+            if not (target / ".git").exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                book._git("clone", "--quiet", "--no-checkout", str(source), str(target), cwd=None)
+        book.fetch()
+        return book
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_TERMINAL_PROMPT="0",
+            GIT_AUTHOR_NAME=self.identity.name,
+            GIT_AUTHOR_EMAIL=self.identity.email,
+            GIT_COMMITTER_NAME=self.identity.name,
+            GIT_COMMITTER_EMAIL=self.identity.email,
+            # Deterministic, config-independent behaviour (no hooks, no user config).
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+        )
+        if self._token:
+            env["GIT_ASKPASS"] = str(_askpass())
+            env["SYNC_GIT_PASSWORD"] = self._token
+        return env
+
+    def _git(
+        self,
+        *args: str,
+        cwd: Path | str | None = "",
+        input: str | None = None,
+        extra_env: dict[str, str] | None = None,
+        check: bool = True,
+    ) -> str:
+        where = self.path if cwd == "" else cwd
+        env = self._env()
+        env.update(extra_env or {})
+        proc = subprocess.run(
+            ["git", "-c", "core.hooksPath=/dev/null", *args],
+            cwd=where,
+            env=env,
+            input=input,
+            capture_output=True,
+            text=True,
+        )
+        if check and proc.returncode != 0:
+            message = (proc.stderr or proc.stdout).strip().splitlines()
+            detail = message[-1] if message else f"exit {proc.returncode}"
+            raise SyncError(secrets.mask(f"git {args[0]} failed: {detail}"), path=str(self.path))
+        return proc.stdout
+
+    def fetch(self) -> None:
+        self._git(
+            "fetch",
+            "--quiet",
+            "--prune",
+            self.remote,
+            f"+refs/heads/*:refs/remotes/{self.remote}/*",
+        )
+
+    def rev(self, ref: str) -> str | None:
+        out = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+        return out.strip() or None
+
+    def default_branch(self) -> str:
+        out = self._git("ls-remote", "--symref", self.remote, "HEAD")
+        m = re.search(r"^ref: refs/heads/(\S+)\s+HEAD$", out, re.M)
+        if not m:
+            raise SyncError(
+                f"cannot tell the default branch of remote {self.remote}", path=str(self.path)
+            )
+        return m.group(1)
+
+    def read(self, ref: str, relpath: str) -> str | None:
+        """``relpath`` at ``ref`` (None when absent)."""
+        out = subprocess.run(
+            ["git", "cat-file", "blob", f"{ref}:{relpath}"],
+            cwd=self.path,
+            env=self._env(),
+            capture_output=True,
+        )
+        return out.stdout.decode("utf-8") if out.returncode == 0 else None
+
+    def export(self, ref: str, dest: Path, paths: list[str]) -> None:
+        """Copy ``paths`` (files) as they are at ``ref`` into ``dest`` (for generators to read)."""
+        for rel in paths:
+            text = self.read(ref, rel)
+            if text is not None:
+                target = dest / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(text, encoding="utf-8")
+
+    # -- the bot branch ---------------------------------------------------------------------
+
+    def branch_state(self, branch: str, base: str) -> BranchState:
+        """Fetch first (a cached answer is how bots overwrite humans), then inspect ``branch``."""
+        self.fetch()
+        base_tip = self.rev(f"{self.remote}/{base}")
+        if base_tip is None:
+            raise SyncError(f"the cookbook has no branch {base!r}", path=str(self.path))
+        state = BranchState(branch, base, base_tip)
+        state.tip = self.rev(f"{self.remote}/{branch}")
+        if state.tip is None:
+            return state
+        log = self._git("log", "--format=%H%x00%an <%ae>%x00%cn <%ce>", f"{base_tip}..{state.tip}")
+        me = f"{self.identity.name} <{self.identity.email}>"
+        for line in log.splitlines():
+            sha, author, committer = line.split("\x00")
+            if author != me or committer != me:
+                state.foreign.append((sha, author if author != me else committer))
+        return state
+
+    def commit_files(self, state: BranchState, files: dict[str, str], message: str) -> str | None:
+        """A commit of ``files`` on the branch tip (or the base); None when nothing changes.
+
+        In dry-run the change is computed the same way and described, and no object is written.
+        """
+        if state.foreign:
+            raise SyncError(f"branch {state.name} has commits not made by the bot; not committing")
+        parent = state.tip or state.base_tip
+        changed = []
+        for rel, text in sorted(files.items()):
+            if not _SAFE_PATH.match(rel) or ".." in rel.split("/"):
+                raise SyncError(f"refusing to write outside the checkout: {rel!r}")
+            current = self._git(
+                "rev-parse", "--verify", "--quiet", f"{parent}:{rel}", check=False
+            ).strip()
+            blob = self._git("hash-object", "--stdin", "--path", rel, input=text).strip()
+            if current != blob:
+                changed.append(rel)
+        if not changed:
+            return None
+        for rel in changed:
+            self.plan.note(f"git: write {rel} ({len(files[rel].encode())} bytes) on {state.name}")
+        self.plan.note(f"git: commit on {state.name} (parent {parent[:12]})\n{message}")
+        if self.plan.dry_run:
+            return "0" * 40
+        with tempfile.TemporaryDirectory(prefix="infx-index-") as tmp:
+            index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            self._git("read-tree", parent, extra_env=index)
+            for rel in changed:
+                blob = self._git(
+                    "hash-object", "-w", "--stdin", "--path", rel, input=files[rel]
+                ).strip()
+                self._git(
+                    "update-index", "--add", "--cacheinfo", f"100644,{blob},{rel}", extra_env=index
+                )
+            tree = self._git("write-tree", extra_env=index).strip()
+        return self._git("commit-tree", tree, "-p", parent, "-F", "-", input=message).strip()
+
+    def push(self, state: BranchState, commit: str, remote: str | None = None) -> None:
+        """Fast-forward ``state.name`` to ``commit``; refused by git if anyone pushed meanwhile."""
+        target = remote or self.remote
+        self.plan.note(f"git: push {commit[:12]} to {target} refs/heads/{state.name}")
+        if self.plan.dry_run:
+            return
+        # The lease names the tip we inspected: a human push in between makes this fail.
+        expect = state.tip or ""
+        self._git(
+            "push",
+            "--quiet",
+            "--porcelain",
+            f"--force-with-lease=refs/heads/{state.name}:{expect}",
+            target,
+            f"{commit}:refs/heads/{state.name}",
+        )
+        self.fetch()
+
+
+_ASKPASS: Path | None = None
+
+
+def _askpass() -> Path:
+    """A helper script that hands git the token from the environment (never from argv)."""
+    global _ASKPASS
+    if _ASKPASS is None or not _ASKPASS.exists():
+        fd, name = tempfile.mkstemp(prefix="infx-askpass-", suffix=".sh")
+        with os.fdopen(fd, "w") as out:
+            out.write(
+                '#!/bin/sh\ncase "$1" in\n  Username*) echo x-access-token ;;\n'
+                '  *) echo "$SYNC_GIT_PASSWORD" ;;\nesac\n'
+            )
+        os.chmod(name, stat.S_IRWXU)
+        _ASKPASS = Path(name)
+    return _ASKPASS
