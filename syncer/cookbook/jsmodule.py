@@ -94,8 +94,11 @@ def _parse_esprima(text: str, path: str) -> JsModule:
     try:
         program = esprima.parseModule(text, {"comment": True, "loc": True, "range": True})
     except esprima.Error as exc:
+        reason = re.sub(r"^Line \d+: ", "", str(getattr(exc, "message", exc)))
+        if exc.lineNumber >= len(text.rstrip().splitlines()):
+            reason += " (the file ends here: truncated?)"
         raise SyncError(
-            f"malformed JavaScript: {exc.description}",
+            f"malformed JavaScript: {reason}",
             path=path,
             line=exc.lineNumber,
             column=exc.column,

@@ -1,0 +1,172 @@
+"""`sync decode MODULE`: a data module's commands exactly as the cookbook page prints them.
+
+Default selection is the page's: first hardware, its first checkpoint, that pair's first cell,
+point 0, the submitted router and the measured KV tier; the output is the "Copy all" text.
+``--all --format json`` prints every (cell, point, router, tier in ``kv.available``) in the
+oracle's shape plus ``status``. Start-up is part of the decode benchmark, so this path imports
+nothing it does not need (no rich, PyGithub or jinja2 unless ``--all`` is printed as text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+import click
+
+from syncer.errors import SyncError
+
+# C1 controls and JS line separators are valid inside JSON strings but not harmless on a
+# terminal, so JSON output escapes them too.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_json(text: str) -> str:
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _dump(value: Any) -> str:
+    return _escape_json(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+@click.command("decode")
+@click.argument("module", type=click.Path(dir_okay=False, path_type=str))
+@click.option("--cell", "cell", metavar="ID|INDEX", help="Cell id (configKey#n) or index.")
+@click.option("--point", "point", type=int, metavar="N", help="Point index (default 0).")
+@click.option("--conc", "conc", type=int, metavar="C", help="The point measured at concurrency C.")
+@click.option("--router", "router", metavar="R", help="sglang or dynamo (default: submitted).")
+@click.option("--kv", "kv", metavar="T", help="none, hicache or mooncake (default: measured).")
+@click.option("--all", "all_cases", is_flag=True, help="Every case (the selectors filter them).")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def decode_command(
+    module: str,
+    cell: str | None,
+    point: int | None,
+    conc: int | None,
+    router: str | None,
+    kv: str | None,
+    all_cases: bool,
+    fmt: str,
+) -> None:
+    """Decode a cookbook AgentX data module into launch commands."""
+    from syncer.cookbook.decode import load_decoder
+
+    if point is not None and conc is not None:
+        raise SyncError("give --point or --conc, not both")
+    decoder = load_decoder(module)
+    if all_cases:
+        _print_all(decoder, module, cell, point, conc, router, kv, fmt)
+        return
+    ci = decoder.cell_index(cell) if cell is not None else decoder.default_cell()
+    pi = _point(decoder, ci, point, conc)
+    chosen_router = router or decoder.cells[ci]["submitted"]
+    tier = _tier(decoder, ci, pi, kv)
+    case = _case(decoder, ci, pi, chosen_router, tier)
+    if fmt == "json":
+        sys.stdout.write(_dump(case.as_json()) + "\n")
+        return
+    from syncer.cookbook.shell import copy_all
+    from syncer.untrusted import term_text
+
+    text = copy_all(case.blocks, decoder.router_files(ci, chosen_router))
+    sys.stdout.write(term_text(text) + "\n")
+
+
+def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
+    points = decoder.cells[ci]["points"]
+    if conc is not None:
+        for pi, entry in enumerate(points):
+            if conc in (entry.get("concs") or []):
+                return pi
+        measured = sorted({c for p in points for c in p.get("concs") or []})
+        raise SyncError(
+            f"cell {decoder.cells[ci].get('id')!r} has no point at concurrency {conc} "
+            f"(measured: {', '.join(map(str, measured))})",
+            path=decoder.path,
+        )
+    pi = 0 if point is None else point
+    if not 0 <= pi < len(points):
+        raise SyncError(
+            f"cell {decoder.cells[ci].get('id')!r} has points 0..{len(points) - 1}, not {pi}",
+            path=decoder.path,
+        )
+    return pi
+
+
+def _tier(decoder: Any, ci: int, pi: int, kv: str | None) -> str | None:
+    if kv is None:
+        return decoder.measured_tier(ci, pi)
+    available = decoder.available_tiers(ci)
+    if kv not in available:
+        reasons = (decoder.cells[ci].get("kv") or {}).get("unavailable") or {}
+        why = f": {reasons[kv]}" if isinstance(reasons, dict) and kv in reasons else ""
+        raise SyncError(
+            f"KV tier {kv!r} is not offered for cell {decoder.cells[ci].get('id')!r}{why} "
+            f"(available: {', '.join(available) or 'none listed'})",
+            path=decoder.path,
+        )
+    return kv
+
+
+def _case(decoder: Any, ci: int, pi: int, router: str, kv: str | None) -> Any:
+    from syncer.cookbook.shell import format_block
+    from syncer.model import Case
+
+    blocks = decoder.blocks_for(ci, pi, router, kv)
+    return Case(
+        cell=ci,
+        cell_id=str(decoder.cells[ci].get("id", ci)),
+        point=pi,
+        router=router,
+        kv=kv or "none",
+        status=decoder.status_for(ci, pi, router, kv),
+        blocks=blocks,
+        text=[format_block(b) for b in blocks],
+    )
+
+
+def _print_all(
+    decoder: Any,
+    module: str,
+    cell: str | None,
+    point: int | None,
+    conc: int | None,
+    router: str | None,
+    kv: str | None,
+    fmt: str,
+) -> None:
+    only_cell = decoder.cell_index(cell) if cell is not None else None
+    cases = []
+    for case in decoder.cases():
+        if only_cell is not None and case.cell != only_cell:
+            continue
+        if point is not None and case.point != point:
+            continue
+        if conc is not None and conc not in (
+            decoder.cells[case.cell]["points"][case.point].get("concs") or []
+        ):
+            continue
+        if (router is not None and case.router != router) or (kv is not None and case.kv != kv):
+            continue
+        cases.append(case)
+    if fmt == "json":
+        lines = ",\n".join(f"    {_dump(c.as_json())}" for c in cases)
+        body = f"\n{lines}\n  " if cases else ""
+        sys.stdout.write(f'{{\n  "module": {_dump(module)},\n  "cases": [{body}]\n}}\n')
+        return
+    from syncer.cookbook.shell import copy_all
+    from syncer.templating import render
+
+    items = [
+        {
+            "case": c,
+            "concs": decoder.cells[c.cell]["points"][c.point].get("concs") or [],
+            "text": copy_all(c.blocks, decoder.router_files(c.cell, c.router)),
+        }
+        for c in cases
+    ]
+    sys.stdout.write(render("decode_all.txt.j2", module=module, items=items))
