@@ -1,0 +1,466 @@
+"""InferenceX master configs: config keys, their search-space rows and the jobs they make.
+
+Both repository layouts are read: the newest keeps everything under ``inferencex-e2e/``
+(``inferencex-e2e/configs/*-master.yaml``), the old one at the root (``configs/``). Rows name
+their recipe as ``srt-recipe: <file>[:<selector>]`` relative to ``srt-recipe-dir`` (newest),
+as a repo-relative path (older), or through ``additional-settings:
+["CONFIG_FILE=recipes/<path>:<selector>"]`` (oldest multi-node form).
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from syncer.errors import SyncError
+from syncer.inferencex import yamlsafe
+
+ENTRY_KEYS = {
+    "image",
+    "model",
+    "model-prefix",
+    "runner",
+    "precision",
+    "framework",
+    "multinode",
+    "disagg",
+    "router",
+    "srt-recipe-dir",
+    "scenarios",
+    "kv-p2p-transfer",
+}
+BLOCK_KEYS = {"dram-utilization", "isl", "osl", "search-space", "trace-source", "require-power"}
+ROW_KEYS = {
+    "tp",
+    "ep",
+    "dp-attn",
+    "pp",
+    "dcp-size",
+    "pcp-size",
+    "conc-list",
+    "conc-start",
+    "conc-end",
+    "kv-offloading",
+    "kv-offload-backend",
+    "kv-p2p-transfer",
+    "spec-decoding",
+    "srt-recipe",
+    "eval-srt-recipe",
+    "router",
+    "num-nodes",
+    "power",
+    "worker",
+    "prefill",
+    "decode",
+    "additional-settings",
+    "exp-name",
+}
+ROLE_KEYS = {
+    "num-worker",
+    "tp",
+    "ep",
+    "dp-attn",
+    "pp",
+    "dcp-size",
+    "pcp-size",
+    "hardware",
+    "additional-settings",
+}
+AGENTIC = "agentic-coding"
+
+
+def _closest(word: str, choices: set[str] | list[str], n: int = 3) -> str:
+    close = difflib.get_close_matches(word, sorted(choices), n=n, cutoff=0.5)
+    return ", ".join(close) if close else "-"
+
+
+@dataclass
+class RoleSpec:
+    """The parallel shape a multi-node row declares for one role."""
+
+    num_worker: int
+    tp: int
+    ep: int
+    dp_attn: bool
+    pp: int = 1
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any], where: str, path: str) -> RoleSpec:
+        unknown = set(raw) - ROLE_KEYS
+        if unknown:
+            key = sorted(unknown)[0]
+            raise SyncError(
+                f"{where}: unknown key {key!r}; closest keys: {_closest(key, ROLE_KEYS)}", path=path
+            )
+        return cls(
+            num_worker=int(raw.get("num-worker", 1)),
+            tp=int(raw.get("tp", 1)),
+            ep=int(raw.get("ep", 1)),
+            dp_attn=bool(raw.get("dp-attn", False)),
+            pp=int(raw.get("pp", 1)),
+        )
+
+
+@dataclass
+class Row:
+    """One search-space row of an agentic scenario."""
+
+    index: int
+    raw: dict[str, Any]
+    concs: list[int]
+    recipe: str  # as written (file or path), without the selector
+    selector: str | None
+    eval_recipe: str | None
+    eval_selector: str | None
+    tp: int | None = None
+    ep: int | None = None
+    dp_attn: bool = False
+    pp: int = 1
+    pcp: int = 1
+    spec_decoding: str = "none"
+    kv_offloading: str | None = None
+    kv_offload_backend: str | None = None
+    router: dict[str, Any] | None = None
+    roles: dict[str, RoleSpec] = field(default_factory=dict)
+    config_file_style: bool = False  # recipe came from CONFIG_FILE=recipes/...
+
+    @property
+    def gpus(self) -> int:
+        return (self.tp or 1) * self.pp * self.pcp
+
+
+@dataclass
+class Job:
+    """One job InferenceX runs for a config: single node = (row, conc); multi node = row."""
+
+    index: int
+    row: Row
+    concs: list[int]
+
+
+@dataclass
+class ConfigEntry:
+    key: str
+    raw: dict[str, Any]
+    path: str  # master file the key lives in
+    layout_root: Path  # <checkout>/inferencex-e2e or <checkout>
+    image: str
+    model: str
+    model_prefix: str
+    runner: str
+    precision: str
+    framework: str
+    multinode: bool
+    disagg: bool
+    router: dict[str, Any] | None
+    kv_p2p_transfer: str | None
+    srt_recipe_dir: str | None
+    rows: list[Row]
+    dram_utilization: float | None = None
+
+    def jobs(self) -> list[Job]:
+        out: list[Job] = []
+        for row in self.rows:
+            if self.multinode:
+                out.append(Job(len(out), row, list(row.concs)))
+            else:
+                for conc in row.concs:
+                    out.append(Job(len(out), row, [conc]))
+        return out
+
+    def recipe_path(self, row: Row, *, eval_job: bool = False) -> Path:
+        """Absolute path of the row's recipe in the checkout."""
+        name = row.eval_recipe if eval_job else row.recipe
+        if name is None:
+            raise SyncError(
+                f"{self.key}: row {row.index} has no "
+                f"{'eval-srt-recipe' if eval_job else 'srt-recipe'}",
+                path=self.path,
+            )
+        lane = "multi_node" if self.multinode else "single_node"
+        recipes_root = self.layout_root / "benchmarks" / lane / "srt-slurm-recipes"
+        candidates: list[Path] = []
+        if row.config_file_style:
+            candidates.append(
+                self.layout_root / "benchmarks" / "multi_node" / "srt-slurm-recipes" / name
+            )
+        if self.srt_recipe_dir:
+            candidates.append(recipes_root / self.srt_recipe_dir / name)
+        candidates += [self.layout_root / name, self.layout_root.parent / name, recipes_root / name]
+        for candidate in candidates:
+            if candidate.is_file():
+                return candidate
+        raise SyncError(
+            f"{self.key}: recipe {name!r} of row {row.index} not found (looked in "
+            f"{', '.join(str(c) for c in candidates[:2])})",
+            path=self.path,
+        )
+
+    def shared_block_path(self) -> Path | None:
+        lane = "agentic-multi.yaml" if self.multinode else "agentic-single.yaml"
+        candidate = self.layout_root / "configs" / "srt-recipes" / lane
+        return candidate if candidate.is_file() else None
+
+
+@dataclass
+class Master:
+    root: Path
+    layout_root: Path
+    files: list[Path]
+    data: dict[str, tuple[dict[str, Any], str]]  # key -> (raw entry, file)
+
+    def keys(self) -> list[str]:
+        return list(self.data)
+
+    def entry(self, key: str) -> ConfigEntry:
+        if key not in self.data:
+            close = difflib.get_close_matches(key, list(self.data), n=5, cutoff=0.6)
+            if not close:
+                close = [k for k in self.data if k.split("-")[0] == key.split("-")[0]][:5]
+            hint = f"; closest keys: {', '.join(close)}" if close else ""
+            raise SyncError(
+                f"unknown config key {key!r}{hint}", path=", ".join(str(f) for f in self.files)
+            )
+        raw, path = self.data[key]
+        return parse_entry(key, raw, path, self.layout_root)
+
+
+def find_layout(inferencex_dir: Path) -> Path:
+    """The directory holding ``configs/`` and ``benchmarks/`` (newest layout first)."""
+    for candidate in (inferencex_dir / "inferencex-e2e", inferencex_dir):
+        if any((candidate / "configs").glob("*-master.yaml")):
+            return candidate
+    if any((inferencex_dir / ".github" / "configs").glob("*-master.yaml")):
+        return inferencex_dir
+    raise SyncError(
+        "no master config found (expected inferencex-e2e/configs/*-master.yaml "
+        "or configs/*-master.yaml)",
+        path=str(inferencex_dir),
+    )
+
+
+def load_master(inferencex_dir: Path | str) -> Master:
+    root = Path(inferencex_dir)
+    if not root.is_dir():
+        raise SyncError("InferenceX checkout not found", path=str(root))
+    layout = find_layout(root)
+    files = sorted((layout / "configs").glob("*-master.yaml")) or sorted(
+        (layout / ".github" / "configs").glob("*-master.yaml")
+    )
+    data: dict[str, tuple[dict[str, Any], str]] = {}
+    for f in files:
+        doc = yamlsafe.load(f)
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise SyncError("a master config must be a mapping of config keys", path=str(f))
+        for key, value in doc.items():
+            if key in data:
+                raise SyncError(
+                    f"config key {key!r} defined in two master configs (also in {data[key][1]})",
+                    path=str(f),
+                    line=yamlsafe.key_line(f, [str(key)]),
+                )
+            if isinstance(value, dict):
+                data[str(key)] = (value, str(f))
+    return Master(root=root, layout_root=layout, files=files, data=data)
+
+
+def _split_selector(spec: str) -> tuple[str, str | None]:
+    if ":" in spec:
+        file, sel = spec.rsplit(":", 1)
+        return file, sel or None
+    return spec, None
+
+
+def _concs(row: dict[str, Any], where: str, path: str) -> list[int]:
+    if "conc-list" in row:
+        concs = row["conc-list"]
+        if (
+            not isinstance(concs, list)
+            or not concs
+            or not all(isinstance(c, int) and not isinstance(c, bool) for c in concs)
+        ):
+            raise SyncError(f"{where}: conc-list must be a non-empty list of integers", path=path)
+        return list(concs)
+    if "conc-start" in row and "conc-end" in row:
+        start, end = int(row["conc-start"]), int(row["conc-end"])
+        out = []
+        c = start
+        while c <= end:
+            out.append(c)
+            c *= 2
+        return out
+    raise SyncError(f"{where}: expected conc-list or conc-start/conc-end", path=path)
+
+
+def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> ConfigEntry:
+    unknown = set(raw) - ENTRY_KEYS
+    if unknown:
+        bad = sorted(unknown)[0]
+        raise SyncError(
+            f"{key}: unknown key {bad!r}; closest keys: {_closest(bad, ENTRY_KEYS)}",
+            path=path,
+            line=yamlsafe.key_line(path, [key, bad]),
+        )
+    for required in ("image", "model", "framework"):
+        if not isinstance(raw.get(required), str):
+            raise SyncError(
+                f"{key}: {required} must be set", path=path, line=yamlsafe.key_line(path, [key])
+            )
+    scenarios = raw.get("scenarios") or {}
+    blocks = scenarios.get(AGENTIC)
+    if not blocks:
+        raise SyncError(
+            f"{key}: no {AGENTIC} scenario (scenarios: {', '.join(scenarios) or 'none'})",
+            path=path,
+            line=yamlsafe.key_line(path, [key]),
+        )
+    multinode = bool(raw.get("multinode", False))
+    rows: list[Row] = []
+    dram = None
+    for block in blocks:
+        unknown = set(block) - BLOCK_KEYS
+        if unknown:
+            bad = sorted(unknown)[0]
+            raise SyncError(
+                f"{key}: {AGENTIC} block: unknown key {bad!r}; "
+                f"closest keys: {_closest(bad, BLOCK_KEYS)}",
+                path=path,
+            )
+        dram = block.get("dram-utilization", dram)
+        for row_raw in block.get("search-space") or []:
+            rows.append(_parse_row(key, len(rows), row_raw, path, multinode))
+    router = raw.get("router")
+    return ConfigEntry(
+        key=key,
+        raw=raw,
+        path=path,
+        layout_root=layout_root,
+        image=raw["image"],
+        model=raw["model"],
+        model_prefix=str(raw.get("model-prefix", "")),
+        runner=str(raw.get("runner", "")),
+        precision=str(raw.get("precision", "")),
+        framework=raw["framework"],
+        multinode=multinode,
+        disagg=bool(raw.get("disagg", False)),
+        router=router if isinstance(router, dict) else None,
+        kv_p2p_transfer=raw.get("kv-p2p-transfer"),
+        srt_recipe_dir=raw.get("srt-recipe-dir"),
+        rows=rows,
+        dram_utilization=dram,
+    )
+
+
+def _parse_row(key: str, index: int, raw: dict[str, Any], path: str, multinode: bool) -> Row:
+    where = f"{key}: search-space row {index}"
+    if not isinstance(raw, dict):
+        raise SyncError(f"{where} must be a mapping", path=path)
+    unknown = set(raw) - ROW_KEYS
+    if unknown:
+        bad = sorted(unknown)[0]
+        raise SyncError(
+            f"{where}: unknown key {bad!r}; closest keys: {_closest(bad, ROW_KEYS)}", path=path
+        )
+    roles = {
+        name: RoleSpec.parse(raw[name], f"{where}.{name}", path)
+        for name in ("worker", "prefill", "decode")
+        if isinstance(raw.get(name), dict)
+    }
+    recipe, selector, config_file_style = None, None, False
+    if "srt-recipe" in raw:
+        recipe, selector = _split_selector(str(raw["srt-recipe"]))
+    else:
+        for role in ("worker", "prefill", "decode"):
+            for setting in (raw.get(role) or {}).get("additional-settings") or []:
+                if isinstance(setting, str) and setting.startswith("CONFIG_FILE="):
+                    spec = setting[len("CONFIG_FILE=") :]
+                    spec = spec[len("recipes/") :] if spec.startswith("recipes/") else spec
+                    recipe, selector = _split_selector(spec)
+                    config_file_style = True
+    if recipe is None:
+        raise SyncError(f"{where}: no srt-recipe (or CONFIG_FILE=) names the recipe", path=path)
+    eval_recipe, eval_selector = (None, None)
+    if "eval-srt-recipe" in raw:
+        eval_recipe, eval_selector = _split_selector(str(raw["eval-srt-recipe"]))
+    backend = raw.get("kv-offload-backend")
+    row = Row(
+        index=index,
+        raw=raw,
+        concs=_concs(raw, where, path),
+        recipe=recipe,
+        selector=selector,
+        eval_recipe=eval_recipe,
+        eval_selector=eval_selector,
+        tp=raw.get("tp"),
+        ep=raw.get("ep"),
+        dp_attn=bool(raw.get("dp-attn", False)),
+        pp=int(raw.get("pp", 1)),
+        pcp=int(raw.get("pcp-size", 1)),
+        spec_decoding=str(raw.get("spec-decoding", "none")),
+        kv_offloading=raw.get("kv-offloading"),
+        kv_offload_backend=backend.get("name") if isinstance(backend, dict) else None,
+        router=raw.get("router") if isinstance(raw.get("router"), dict) else None,
+        roles=roles,
+        config_file_style=config_file_style,
+    )
+    if multinode and selector is None:
+        raise SyncError(
+            f"{where}: a multi-node row must name its variant (srt-recipe: <file>:<override>)",
+            path=path,
+        )
+    return row
+
+
+# ---- golden acceptance length ------------------------------------------------------------
+
+GOLDEN_DIRS = ("infx/golden_al_distribution", "golden_al_distribution")
+
+
+def golden_al_file(entry: ConfigEntry, method: str) -> Path | None:
+    name = f"{entry.model_prefix}_{method}.yaml"
+    for base in (entry.layout_root, entry.layout_root.parent):
+        for sub in GOLDEN_DIRS:
+            candidate = base / sub / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool) -> str | None:
+    """The committed golden acceptance length for model / method / thinking mode / draft
+    length, as the string InferenceX injects (``3.51``); None when no curve file exists."""
+    path = golden_al_file(entry, method)
+    if path is None:
+        return None
+    doc = yamlsafe.load(path)
+    if not isinstance(doc, dict) or not doc:
+        raise SyncError(
+            "golden AL file must map a model name to thinking_on/thinking_off curves",
+            path=str(path),
+        )
+    model_name = entry.model.rsplit("/", 1)[-1].lower()
+    curves = doc.get(model_name)
+    if curves is None:
+        if len(doc) != 1:
+            raise SyncError(
+                f"golden AL file has no curve for {model_name!r} "
+                f"(models: {', '.join(map(str, doc))})",
+                path=str(path),
+            )
+        curves = next(iter(doc.values()))
+    mode = "thinking_on" if thinking else "thinking_off"
+    curve = (curves or {}).get(mode)
+    if not isinstance(curve, dict):
+        raise SyncError(f"golden AL file has no {mode} curve for {model_name!r}", path=str(path))
+    value = curve.get(draft_length, curve.get(str(draft_length)))
+    if value is None:
+        raise SyncError(
+            f"golden AL file has no {mode} value for draft length {draft_length} "
+            f"(lengths: {', '.join(str(k) for k in curve)})",
+            path=str(path),
+        )
+    return str(value)

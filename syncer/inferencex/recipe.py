@@ -1,0 +1,454 @@
+"""srt-slurm recipes read the way srt-slurm reads them.
+
+Pipeline (srt-slurm 2.x, see docs/srt-slurm.md §2-3): PyYAML ``safe_load`` (anchors, ``<<``
+merges, YAML 1.1 scalars) -> shared block merged *under* the fragment (InferenceX fragment
+era) -> variant expansion (``base`` + ``override_*`` / ``zip_override_*``, deep merge where
+mappings recurse, lists and scalars replace and ``null`` deletes) -> launcher bindings ->
+normalisation of schema 2 ``engine``/``roles`` and schema 1 ``backend``/``resources`` into one
+:class:`Recipe`.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from syncer.errors import SyncError
+from syncer.inferencex import yamlsafe
+
+ROLE_MODES = {"agg": "aggregated", "prefill": "prefill", "decode": "decode"}
+ROLE_KEYS = {
+    "nodes",
+    "workers",
+    "gpus",
+    "env",
+    "args",
+    "extra_args",
+    "engine",
+    "kv_events",
+    "sidecar",
+    "critical",
+    "container",
+}
+
+
+def load_yaml(path: Path | str) -> Any:
+    """PyYAML safe_load of a file; duplicate keys, syntax errors and alias bombs are refused
+    with file and line."""
+    return yamlsafe.load(path)
+
+
+def deep_merge(base: Any, override: Any) -> Any:
+    """srt-slurm's override merge: mappings recurse, ``None`` deletes the key, lists and
+    scalars replace. Base keys keep their order, new keys are appended. Never mutates either
+    side (aliased YAML blocks are shared objects)."""
+    if not isinstance(base, dict) or not isinstance(override, dict):
+        return copy.deepcopy(override)
+    out: dict[Any, Any] = {}
+    for key, value in base.items():
+        if key in override:
+            new = override[key]
+            if new is None:
+                continue
+            out[key] = (
+                deep_merge(value, new)
+                if isinstance(value, dict) and isinstance(new, dict)
+                else copy.deepcopy(new)
+            )
+        else:
+            out[key] = copy.deepcopy(value)
+    for key, new in override.items():
+        if key not in base and new is not None:
+            out[key] = copy.deepcopy(new)
+    return out
+
+
+def _drop_nulls(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_drop_nulls(v) for v in value]
+    return value
+
+
+def is_bundle(doc: Any) -> bool:
+    return isinstance(doc, dict) and "base" in doc
+
+
+def variant_names(doc: dict[str, Any]) -> list[str]:
+    """Selectable names of an override bundle: override keys, then zip members."""
+    names = sorted(k for k in doc if isinstance(k, str) and k.startswith("override_"))
+    for group in sorted(k for k in doc if isinstance(k, str) and k.startswith("zip_override_")):
+        n = _zip_length(doc[group], group)
+        names.extend(f"{group}[{i}]" for i in range(n))
+    return names
+
+
+def _zip_leaves(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+    if isinstance(value, dict):
+        out = []
+        for k, v in value.items():
+            out.extend(_zip_leaves(v, (*prefix, k)))
+        return out
+    return [(prefix, value)]
+
+
+def _zip_length(section: Any, group: str) -> int:
+    if not isinstance(section, dict):
+        raise SyncError(f"{group} must be a mapping")
+    lengths = {len(v) for _, v in _zip_leaves(section) if isinstance(v, list) and len(v) != 1}
+    if len(lengths) > 1:
+        raise SyncError(f"{group}: list-valued leaves have different lengths {sorted(lengths)}")
+    return lengths.pop() if lengths else 1
+
+
+def _zip_member(section: dict[str, Any], index: int) -> dict[str, Any]:
+    def pick(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: pick(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return value[0] if len(value) == 1 else value[index]
+        return value
+
+    return pick(section)
+
+
+def expand_variants(
+    doc: Any, selector: str | None = None, *, path: str = "<recipe>"
+) -> dict[str, dict[str, Any]]:
+    """Variants of a recipe document as ``{selector name: merged recipe}``.
+
+    A plain recipe (no ``base``) is its own single variant ``""``. A bundle expands per
+    srt-slurm: no selector = every ``override_*`` then every zip member (base excluded);
+    ``base``; ``override_x``; ``zip_override_g`` (the group); ``zip_override_g[i]``; or an
+    fnmatch pattern. An unknown selector lists the variants.
+    """
+    if not isinstance(doc, dict):
+        raise SyncError("a recipe must be a mapping", path=path)
+    if not is_bundle(doc):
+        if selector not in (None, "", "base"):
+            raise SyncError(
+                f"selector {selector!r} given but the recipe has no base/override_* variants",
+                path=path,
+            )
+        return {"": doc}
+    base = doc["base"]
+    if not isinstance(base, dict):
+        raise SyncError("base must be a mapping", path=path, line=yamlsafe.key_line(path, ["base"]))
+    top_schema = doc.get("schema")
+
+    def finish(merged: dict[str, Any], suffix: str, section: dict[str, Any]) -> dict[str, Any]:
+        if top_schema is not None and "schema" not in merged:
+            merged = {"schema": top_schema, **merged}
+        if "name" not in section and isinstance(base.get("name"), str):
+            merged["name"] = f"{base['name']}_{suffix}"
+        return merged
+
+    def one(name: str) -> dict[str, Any]:
+        if name == "base":
+            return finish(copy.deepcopy(base), "base", {"name": base.get("name")})
+        m = re.fullmatch(r"(zip_override_[^\[]+)\[(\d+)\]", name)
+        if m:
+            group, index = m.group(1), int(m.group(2))
+            section = doc.get(group)
+            if section is None or index >= _zip_length(section, group):
+                raise _unknown(name)
+            member = _drop_nulls(_zip_member(section, index))
+            merged = _drop_nulls(deep_merge(base, member))
+            return finish(merged, f"{group[len('zip_override_') :]}_{index}", member)
+        section = doc.get(name)
+        if not name.startswith("override_") or not isinstance(section, dict):
+            raise _unknown(name)
+        return finish(deep_merge(base, section), name[len("override_") :], section)
+
+    def _unknown(name: str) -> SyncError:
+        names = variant_names(doc)
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        hint = f"; closest: {', '.join(close)}" if close else ""
+        return SyncError(
+            f"unknown recipe selector {name!r}{hint}; variants: {', '.join(names) or '(none)'}",
+            path=path,
+        )
+
+    if selector in (None, ""):
+        return {n: one(n) for n in variant_names(doc)}
+    if selector == "base":
+        return {"base": one("base")}
+    if selector.startswith("zip_override_") and "[" not in selector:
+        if selector not in doc:
+            raise _unknown(selector)
+        return {
+            f"{selector}[{i}]": one(f"{selector}[{i}]")
+            for i in range(_zip_length(doc[selector], selector))
+        }
+    if any(ch in selector for ch in "*?"):
+        matched = [
+            n
+            for n in variant_names(doc)
+            if fnmatch.fnmatchcase(n.split("[")[0], selector) or fnmatch.fnmatchcase(n, selector)
+        ]
+        if not matched:
+            raise _unknown(selector)
+        return {n: one(n) for n in matched}
+    return {selector: one(selector)}
+
+
+def compose_shared(shared: dict[str, Any] | None, doc: Any) -> Any:
+    """Merge the lane's shared block *under* a fragment (under ``base`` for bundles)."""
+    if not shared or not isinstance(doc, dict):
+        return doc
+    if is_bundle(doc):
+        out = dict(doc)
+        out["base"] = deep_merge(shared, doc["base"])
+        return out
+    return deep_merge(shared, doc)
+
+
+# ---- normalised view -------------------------------------------------------------------
+
+
+@dataclass
+class Role:
+    name: str  # agg | prefill | decode
+    nodes: int
+    workers: int
+    gpus: int  # per worker
+    args: dict[str, Any]
+    env: dict[str, str]
+    kv_events: Any = None
+    extra_args: list[str] = field(default_factory=list)
+
+    @property
+    def nodes_per_worker(self) -> int:
+        return max(1, self.nodes // self.workers) if self.nodes else 1
+
+
+@dataclass
+class Frontend:
+    type: str
+    args: dict[str, Any]
+    env: dict[str, str]
+    multiple: bool = False
+    count: int = 1
+
+
+@dataclass
+class Recipe:
+    """One variant, normalised: what rendering needs, whatever the schema."""
+
+    schema: int
+    name: str
+    engine: str
+    roles: dict[str, Role]
+    frontend: Frontend
+    services: list[dict[str, Any]]
+    environment: dict[str, str]
+    model_path: str
+    container: str
+    gpus_per_node: int
+    request_plane: str
+    mooncake_master: bool
+    benchmark_env: dict[str, Any]
+    raw: dict[str, Any]
+
+    @property
+    def disagg(self) -> bool:
+        return "prefill" in self.roles
+
+    @property
+    def total_nodes(self) -> int:
+        return sum(role.nodes for role in self.roles.values())
+
+
+def _int(value: Any, what: str, path: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise SyncError(f"{what} must be an integer, got {value!r}", path=path)
+    return value
+
+
+def _env(value: Any, where: str, path: str, dotted: list[str]) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SyncError(f"{where} must be a mapping of strings", path=path)
+    out: dict[str, str] = {}
+    for key, val in value.items():
+        if not isinstance(val, str):
+            # srt-slurm's schema validation (marshmallow fields.Str) rejects a bare YAML
+            # int/bool here: "Not a valid string."
+            raise SyncError(
+                f"{where}.{key}: Not a valid string (got {type(val).__name__} {val!r}); quote it",
+                path=path,
+                line=yamlsafe.key_line(path, [*dotted, str(key)]) if path != "<recipe>" else None,
+            )
+        out[str(key)] = val
+    return out
+
+
+def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str = "") -> Recipe:
+    """Fold schema 2 ``engine``/``roles`` or schema 1 ``backend``/``resources`` into a Recipe."""
+    schema = variant.get("schema", 1)
+    if schema not in (1, 2):
+        raise SyncError(f"unsupported recipe schema {schema!r} (expected 1 or 2)", path=path)
+    base_path = (
+        ["base"]
+        if selector.startswith(("override_", "zip_override_")) or selector == "base"
+        else []
+    )
+    resources = variant.get("resources") or {}
+    gpus_per_node = resources.get("gpus_per_node")
+    if not isinstance(gpus_per_node, int):
+        raise SyncError("resources.gpus_per_node must be set (an integer)", path=path)
+    model = variant.get("model") or {}
+    frontend_raw = variant.get("frontend") or {}
+    roles: dict[str, Role] = {}
+    if schema == 2 or "roles" in variant:
+        engine_raw = variant.get("engine", "sglang")
+        engine = engine_raw.get("type") if isinstance(engine_raw, dict) else engine_raw
+        role_map = variant.get("roles")
+        if not isinstance(role_map, dict) or not role_map:
+            raise SyncError("schema 2 recipe needs a roles mapping", path=path)
+        if "backend" in variant:
+            raise SyncError("roles: cannot be mixed with the schema 1 backend: section", path=path)
+        for rname, spec in role_map.items():
+            if rname not in ROLE_MODES:
+                raise SyncError(
+                    f"unknown role {rname!r}; expected agg, prefill or decode", path=path
+                )
+            spec = spec or {}
+            unknown = set(spec) - ROLE_KEYS
+            if unknown:
+                close = difflib.get_close_matches(sorted(unknown)[0], sorted(ROLE_KEYS), n=3)
+                raise SyncError(
+                    f"roles.{rname}: unknown key {sorted(unknown)[0]!r}; "
+                    f"closest: {', '.join(close) or '-'}",
+                    path=path,
+                )
+            nodes = spec.get("nodes", 1)
+            if nodes == "colocate":
+                nodes = 0
+            nodes = _int(nodes, f"roles.{rname}.nodes", path)
+            workers = _int(spec.get("workers", 1), f"roles.{rname}.workers", path)
+            gpus = spec.get("gpus")
+            if gpus is None:
+                gpus = (nodes * gpus_per_node) // max(workers, 1)
+            roles[rname] = Role(
+                name=rname,
+                nodes=nodes,
+                workers=workers,
+                gpus=_int(gpus, f"roles.{rname}.gpus", path),
+                args=dict(spec.get("args") or {}),
+                env=_env(
+                    spec.get("env"), f"roles.{rname}.env", path, [*base_path, "roles", rname, "env"]
+                ),
+                kv_events=spec.get("kv_events"),
+                extra_args=list(spec.get("extra_args") or []),
+            )
+    else:
+        backend = variant.get("backend") or {}
+        engine = backend.get("type", "sglang")
+        config = backend.get(f"{engine}_config") or {}
+        for rname, mode in ROLE_MODES.items():
+            if (
+                mode not in config
+                and not resources.get(f"{rname}_workers")
+                and not resources.get(f"{mode}_workers")
+            ):
+                continue
+            prefix = "agg" if rname == "agg" else rname
+            nodes = resources.get(f"{prefix}_nodes", 1)
+            workers = resources.get(f"{prefix}_workers", 1)
+            gpus = resources.get(f"gpus_per_{prefix}")
+            if gpus is None:
+                gpus = (nodes * gpus_per_node) // max(workers, 1)
+            kv_cfg = (backend.get("kv_events_config") or {}).get(mode)
+            roles[rname] = Role(
+                name=rname,
+                nodes=nodes,
+                workers=workers,
+                gpus=gpus,
+                args=dict(config.get(mode) or {}),
+                env=_env(
+                    backend.get(f"{mode}_environment"),
+                    f"backend.{mode}_environment",
+                    path,
+                    [*base_path, "backend", f"{mode}_environment"],
+                ),
+                kv_events=kv_cfg,
+            )
+        if not roles:
+            raise SyncError("recipe has no workers (no roles: and no backend config)", path=path)
+    if engine != "sglang":
+        raise SyncError(f"engine {engine!r} is not rendered (only sglang workers are)", path=path)
+    if "agg" in roles and len(roles) > 1:
+        raise SyncError("a recipe has either an agg role or prefill + decode roles", path=path)
+    if ("prefill" in roles) != ("decode" in roles):
+        raise SyncError("disaggregated recipes need both prefill and decode roles", path=path)
+    ftype = frontend_raw.get("type", "dynamo" if schema == 1 else "sglang")
+    if schema == 1 and ftype == "sglang":
+        ftype = "sglang-router"  # 2.x renames the schema-1 router type at load
+    if frontend_raw.get("use_sglang_router") and ftype == "dynamo":
+        ftype = "sglang-router"
+    frontend = Frontend(
+        type=ftype,
+        args=dict(frontend_raw.get("args") or {}),
+        env=_env(frontend_raw.get("env"), "frontend.env", path, [*base_path, "frontend", "env"]),
+        multiple=bool(frontend_raw.get("enable_multiple_frontends")),
+        count=int(frontend_raw.get("num_additional_frontends", 9)) + 1
+        if frontend_raw.get("enable_multiple_frontends")
+        else 1,
+    )
+    services = _services(variant)
+    model_path = model.get("path")
+    if not isinstance(model_path, str):
+        raise SyncError("model.path is not set (the master config binds it)", path=path)
+    dynamo = variant.get("dynamo") or {}
+    return Recipe(
+        schema=schema,
+        name=str(variant.get("name", "")),
+        engine=engine,
+        roles=roles,
+        frontend=frontend,
+        services=services,
+        environment=_env(
+            variant.get("environment"), "environment", path, [*base_path, "environment"]
+        ),
+        model_path=model_path,
+        container=str(model.get("container", "")),
+        gpus_per_node=gpus_per_node,
+        request_plane=str(dynamo.get("request_plane", "tcp")),
+        mooncake_master=any(s.get("type") in ("mooncake", "mooncake-master") for s in services),
+        benchmark_env=dict((variant.get("benchmark") or {}).get("env") or {}),
+        raw=variant,
+    )
+
+
+def _services(variant: dict[str, Any]) -> list[dict[str, Any]]:
+    services = variant.get("services")
+    out: list[dict[str, Any]] = []
+    if isinstance(services, list):
+        for s in services:
+            if isinstance(s, dict):
+                out.append(
+                    {
+                        "name": s.get("name", s.get("type")),
+                        "type": s.get("type", s.get("name")),
+                        **{k: v for k, v in s.items() if k not in ("name", "type")},
+                    }
+                )
+    elif isinstance(services, dict):
+        for name, s in services.items():
+            s = s or {}
+            out.append(
+                {
+                    "name": name,
+                    "type": s.get("type", name),
+                    **{k: v for k, v in s.items() if k != "type"},
+                }
+            )
+    return out

@@ -1,0 +1,424 @@
+"""Config key -> per-job raw and cookbook-form blocks (issue 3's main entry point).
+
+For each job InferenceX runs for a config (single node: one per row and concurrency; multi
+node: one per row), find the one recipe variant it runs, bind the master config's values into
+it the way the InferenceX launcher does, render the processes srt-slurm launches
+(:mod:`syncer.inferencex.processes`) and map them to cookbook form through the exclusion
+policy. The cell's other router (SGLang router <-> Dynamo) is rendered from the same variant
+with the frontend swapped, which is how published cells show it.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from syncer.errors import SyncError
+from syncer.inferencex import master as master_mod
+from syncer.inferencex.master import ConfigEntry, Job, Row
+from syncer.inferencex.policy import Policy, load_policy
+from syncer.inferencex.processes import SRT_VERSION, render_raw
+from syncer.inferencex.recipe import Recipe, compose_shared, expand_variants, load_yaml, normalise
+from syncer.model import Block
+
+BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
+ROUTERS = ("sglang", "dynamo")
+SIMULATE = {
+    "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
+    "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
+}
+# Frontends the non-submitted router is rendered with (what published cells show).
+DERIVED_FRONTEND = {
+    "dynamo": {"type": "dynamo", "enable_multiple_frontends": False, "args": {"router-mode": "kv"}},
+    "sglang": {
+        "type": "sglang-router",
+        "enable_multiple_frontends": False,
+        "args": {"policy": "cache_aware"},
+    },
+}
+_TP = ("tensor-parallel-size", "tensor_parallel_size", "tp-size", "tp_size", "tp")
+_EP = ("expert-parallel-size", "expert_parallel_size", "ep-size", "ep_size", "ep")
+_DP = ("data-parallel-size", "data_parallel_size", "dp-size", "dp_size", "dp")
+_DPA = ("enable-dp-attention", "enable_dp_attention")
+
+
+@dataclass
+class RenderedPoint:
+    index: int
+    item: int
+    override: str | None
+    variant: str
+    concs: list[int]
+    raw: dict[str, list[Block]]
+    cookbook: dict[str, list[Block]]
+    submitted: str
+    image: str
+    recipe: str
+    gpus: int
+    golden_al: str | None
+    kv: str
+    shape: tuple[Any, ...]
+    label: str
+    recipe_obj: Recipe = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+
+    def as_json(self, *, raw: bool = False, router: str | None = None) -> dict[str, Any]:
+        routers = self.raw if raw else self.cookbook
+        if router is not None:
+            routers = {router: routers[router]} if router in routers else {}
+        return {
+            "item": self.item,
+            "override": self.override,
+            "concs": list(self.concs),
+            "routers": routers,
+        }
+
+
+@dataclass
+class RenderedConfig:
+    key: str
+    entry: ConfigEntry
+    points: list[RenderedPoint]
+    srt_version: str = SRT_VERSION
+
+    def as_json(
+        self, *, raw: bool = False, router: str | None = None, point: int | None = None
+    ) -> dict[str, Any]:
+        points = self.points if point is None else [self.points[point]]
+        return {"config": self.key, "points": [p.as_json(raw=raw, router=router) for p in points]}
+
+
+def _arg(args: dict[str, Any], names: tuple[str, ...], default: Any = None) -> Any:
+    for name in names:
+        if name in args and args[name] is not None:
+            return args[name]
+    return default
+
+
+def _framework_engine(framework: str) -> str:
+    for engine in ("sglang", "vllm", "trt", "atom"):
+        if engine in framework:
+            return "sglang" if engine == "sglang" else engine
+    return framework
+
+
+def bind(variant: dict[str, Any], entry: ConfigEntry, row: Row, concs: list[int]) -> dict[str, Any]:
+    """The InferenceX launcher's bindings: model path, container, benchmark env."""
+    out = copy.deepcopy(variant)
+    model = dict(out.get("model") or {})
+    model["path"] = f"hf:{entry.model}"
+    model["container"] = entry.image
+    if entry.precision:
+        model["precision"] = entry.precision
+    out["model"] = model
+    bench = dict(out.get("benchmark") or {})
+    env = dict(bench.get("env") or {})
+    env["MODEL"] = entry.model
+    if entry.multinode:
+        env["CONC_LIST"] = " ".join(str(c) for c in concs)
+    else:
+        env["CONC"] = str(concs[0])
+    if row.kv_offloading is not None:
+        env["KV_OFFLOADING"] = str(row.kv_offloading)
+    bench["env"] = env
+    out["benchmark"] = bench
+    return out
+
+
+def _mismatches(
+    variant: dict[str, Any], recipe: Recipe, entry: ConfigEntry, row: Row, conc: int
+) -> list[str]:
+    """Why a variant does not run a single-node point (empty list = it does)."""
+    why: list[str] = []
+    if recipe.engine != _framework_engine(entry.framework):
+        why.append(f"engine {recipe.engine} != framework {entry.framework}")
+    if set(recipe.roles) != {"agg"}:
+        return [*why, f"roles {sorted(recipe.roles)} (single node needs agg only)"]
+    agg = recipe.roles["agg"]
+    args = agg.args
+    tp = int(_arg(args, _TP, 1))
+    ep = int(_arg(args, _EP, 1))
+    dp = int(_arg(args, _DP, 1))
+    dpa = bool(_arg(args, _DPA, False))
+    if tp != (row.tp or 1):
+        why.append(f"tensor-parallel-size {tp} != tp {row.tp}")
+    if ep != (row.ep or 1):
+        why.append(f"expert-parallel-size {ep} != ep {row.ep or 1}")
+    if dpa != row.dp_attn:
+        why.append(f"enable-dp-attention {dpa} != dp-attn {row.dp_attn}")
+    if dp != ((row.tp or 1) if row.dp_attn else 1):
+        why.append(f"data-parallel-size {dp} != {(row.tp or 1) if row.dp_attn else 1}")
+    if agg.gpus != row.gpus:
+        why.append(f"gpus {agg.gpus} != {row.gpus}")
+    if agg.nodes != 1 or agg.workers != 1:
+        why.append("nodes/workers != 1")
+    has_spec = _arg(args, ("speculative-algorithm", "speculative_algorithm")) is not None
+    if has_spec != (row.spec_decoding != "none"):
+        why.append(
+            f"speculative decoding {'on' if has_spec else 'off'} "
+            f"but spec-decoding {row.spec_decoding}"
+        )
+    bench_env = (variant.get("benchmark") or {}).get("env") or {}
+    if "CONC" in bench_env and str(bench_env["CONC"]) != str(conc):
+        why.append(f"benchmark.env.CONC {bench_env['CONC']} != {conc}")
+    if (
+        "KV_OFFLOADING" in bench_env
+        and row.kv_offloading is not None
+        and str(bench_env["KV_OFFLOADING"]) != str(row.kv_offloading)
+    ):
+        why.append(
+            f"benchmark.env.KV_OFFLOADING {bench_env['KV_OFFLOADING']} != {row.kv_offloading}"
+        )
+    return why
+
+
+def _check_multinode(recipe: Recipe, row: Row, where: str, path: str) -> None:
+    pairs = [("prefill", "prefill"), ("decode", "decode")] if recipe.disagg else [("worker", "agg")]
+    for spec_name, role_name in pairs:
+        spec = row.roles.get(spec_name)
+        role = recipe.roles.get(role_name)
+        if spec is None or role is None:
+            continue
+        if spec.num_worker != role.workers:
+            raise SyncError(
+                f"{where}: row says {spec_name}.num-worker {spec.num_worker} but the recipe runs "
+                f"{role.workers} {role_name} workers",
+                path=path,
+            )
+        tp = int(_arg(role.args, _TP, 1))
+        if spec.tp != tp:
+            raise SyncError(
+                f"{where}: row says {spec_name}.tp {spec.tp} "
+                f"but the recipe has tensor-parallel-size {tp}",
+                path=path,
+            )
+
+
+def _simulate_env(
+    entry: ConfigEntry, recipe: Recipe, row: Row
+) -> tuple[dict[str, str] | None, str | None]:
+    if row.spec_decoding == "none":
+        return None, None
+    lead = (
+        recipe.roles.get("prefill") or recipe.roles.get("agg") or next(iter(recipe.roles.values()))
+    )
+    algo = _arg(lead.args, ("speculative-algorithm", "speculative_algorithm"))
+    if algo is None:
+        return None, None
+    method = str(algo).lower()
+    if method in ("eagle", "eagle3", "nextn", "mtp"):
+        method = "mtp"
+        length = _arg(lead.args, ("speculative-num-steps", "speculative_num_steps"))
+    else:
+        length = _arg(
+            lead.args,
+            (
+                f"speculative-{method}-block-size",
+                f"speculative_{method}_block_size",
+                "speculative-num-steps",
+                "speculative_num_steps",
+            ),
+        )
+    if length is None:
+        return None, None
+    env = {**recipe.environment, **lead.env}
+    thinking = str(env.get("SGLANG_DEFAULT_THINKING", "0")).lower() in ("1", "true", "yes", "on")
+    al = master_mod.golden_al(entry, method, int(length), thinking)
+    if al is None:
+        return None, None
+    return {"SGLANG_SIMULATE_ACC_LEN": al, **SIMULATE}, al
+
+
+def measured_tier(recipe: Recipe) -> str:
+    for role in recipe.roles.values():
+        backend = _arg(role.args, ("hicache-storage-backend", "hicache_storage_backend"))
+        if backend == "mooncake" or recipe.mooncake_master:
+            return "mooncake"
+    for role in recipe.roles.values():
+        if _arg(role.args, ("enable-hierarchical-cache", "enable_hierarchical_cache")):
+            return "hicache"
+    return "none"
+
+
+def _parallel(args: dict[str, Any], npw: int) -> str:
+    tp = int(_arg(args, _TP, 1))
+    ep = int(_arg(args, _EP, 1))
+    if _arg(args, _DPA, False):
+        text = f"DEP{int(_arg(args, _DP, tp))}"
+    else:
+        text = f"TP{tp}" + (f"·EP{ep}" if ep > 1 else "")
+    return text + (f" ({npw} nodes)" if npw > 1 else "")
+
+
+def shape_and_label(recipe: Recipe) -> tuple[tuple[Any, ...], str]:
+    shape = []
+    for name in ("agg", "prefill", "decode"):
+        role = recipe.roles.get(name)
+        if role is None:
+            continue
+        args = role.args
+        shape.append(
+            (
+                name,
+                role.workers,
+                role.nodes_per_worker,
+                role.gpus,
+                int(_arg(args, _TP, 1)),
+                int(_arg(args, _EP, 1)),
+                int(_arg(args, _DP, 1)),
+                bool(_arg(args, _DPA, False)),
+            )
+        )
+    if recipe.disagg:
+        p, d = recipe.roles["prefill"], recipe.roles["decode"]
+        label = (
+            f"Disagg {p.workers}P{d.workers}D · prefill {_parallel(p.args, p.nodes_per_worker)}"
+            f" · decode {_parallel(d.args, d.nodes_per_worker)}"
+        )
+    else:
+        a = recipe.roles["agg"]
+        label = f"Agg {_parallel(a.args, a.nodes_per_worker)}" + (
+            f" ×{a.workers}" if a.workers > 1 else ""
+        )
+    return tuple(shape), label
+
+
+def derived_variant(variant: dict[str, Any], router: str) -> dict[str, Any]:
+    """The variant rendered for the non-submitted router: frontend swapped, Dynamo control
+    plane (etcd) added or removed, KV events off (published cells show none)."""
+    out = copy.deepcopy(variant)
+    out["frontend"] = copy.deepcopy(DERIVED_FRONTEND[router])
+    services = (
+        [
+            s
+            for s in (out.get("services") or [])
+            if isinstance(s, dict) and s.get("type", s.get("name")) not in ("etcd", "nats")
+        ]
+        if isinstance(out.get("services"), list)
+        else []
+    )
+    if router == "dynamo":
+        services.insert(0, {"name": "etcd", "type": "etcd"})
+    out["services"] = services
+    for role in (out.get("roles") or {}).values():
+        if isinstance(role, dict):
+            role.pop("kv_events", None)
+    backend = out.get("backend")
+    if isinstance(backend, dict):
+        backend.pop("kv_events_config", None)
+    return out
+
+
+def _router_of(recipe: Recipe) -> str:
+    return "dynamo" if recipe.frontend.type == "dynamo" else "sglang"
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def render_config(
+    inferencex_dir: Path | str | None,
+    key: str,
+    *,
+    policy: Policy | None = None,
+    version: str = SRT_VERSION,
+) -> RenderedConfig:
+    """Render every job of a config key; raises SyncError on any bad input."""
+    root = Path(inferencex_dir) if inferencex_dir is not None else BUNDLED_EXAMPLE
+    master = master_mod.load_master(root)
+    entry = master.entry(key)
+    policy = policy or load_policy()
+    shared_path = entry.shared_block_path()
+    shared = load_yaml(shared_path) if shared_path else None
+    docs: dict[Path, Any] = {}
+    points: list[RenderedPoint] = []
+    for job in entry.jobs():
+        path = entry.recipe_path(job.row)
+        if path not in docs:
+            docs[path] = compose_shared(shared, load_yaml(path))
+        points.append(_render_job(entry, job, path, docs[path], policy, root, version))
+    return RenderedConfig(key=key, entry=entry, points=points, srt_version=version)
+
+
+def _render_job(
+    entry: ConfigEntry, job: Job, path: Path, doc: Any, policy: Policy, root: Path, version: str
+) -> RenderedPoint:
+    row = job.row
+    where = (
+        f"{entry.key}: point {job.index} (row {row.index}, conc {','.join(map(str, job.concs))})"
+    )
+    spath = str(path)
+    if row.selector is not None or entry.multinode:
+        variants = expand_variants(doc, row.selector, path=spath)
+        if len(variants) != 1:
+            raise SyncError(
+                f"{where}: selector {row.selector!r} yields {len(variants)} variants "
+                f"({', '.join(variants)}); expected exactly one",
+                path=spath,
+            )
+        name, variant = next(iter(variants.items()))
+        bound = bind(variant, entry, row, job.concs)
+        recipe = normalise(bound, path=spath, selector=name)
+        if entry.multinode:
+            _check_multinode(recipe, row, where, spath)
+        else:
+            why = _mismatches(variant, recipe, entry, row, job.concs[0])
+            if why:
+                raise SyncError(
+                    f"{where}: variant {name} does not match the point: {'; '.join(why)}",
+                    path=spath,
+                )
+    else:
+        matches: list[tuple[str, dict[str, Any], Recipe]] = []
+        rejected: list[str] = []
+        for name, variant in expand_variants(doc, None, path=spath).items():
+            bound = bind(variant, entry, row, job.concs)
+            recipe = normalise(bound, path=spath, selector=name)
+            why = _mismatches(variant, recipe, entry, row, job.concs[0])
+            if why:
+                rejected.append(f"{name or '(recipe)'}: {why[0]}")
+            else:
+                matches.append((name, bound, recipe))
+        if len(matches) != 1:
+            found = ", ".join(m[0] or "(recipe)" for m in matches) or "none"
+            detail = "" if matches else f"; closest rejections: {'; '.join(rejected[:4])}"
+            raise SyncError(
+                f"{where}: expected exactly one recipe variant for tp {row.tp}, ep {row.ep or 1}, "
+                f"dp-attn {row.dp_attn}, {row.gpus} GPUs, conc {job.concs[0]}; "
+                f"matched {found}{detail}",
+                path=spath,
+            )
+        name, bound, recipe = matches[0]
+    simulate, al = _simulate_env(entry, recipe, row)
+    submitted = _router_of(recipe)
+    raw = render_raw(recipe, simulate_env=simulate, version=version)
+    cookbook = {submitted: policy.to_cookbook(raw)}
+    other = "dynamo" if submitted == "sglang" else "sglang"
+    derived = normalise(derived_variant(bound, other), path=spath, selector=name)
+    cookbook[other] = policy.to_cookbook(
+        render_raw(derived, simulate_env=simulate, version=version)
+    )
+    shape, label = shape_and_label(recipe)
+    return RenderedPoint(
+        index=job.index,
+        item=row.index,
+        override=name or None,
+        variant=recipe.name,
+        concs=list(job.concs),
+        raw={submitted: raw},
+        cookbook=cookbook,
+        submitted=submitted,
+        image=entry.image,
+        recipe=_relative(path, root),
+        gpus=recipe.total_nodes * recipe.gpus_per_node,
+        golden_al=al,
+        kv=measured_tier(recipe),
+        shape=shape,
+        label=label,
+        recipe_obj=recipe,
+    )

@@ -1,0 +1,177 @@
+"""YAML loading the way srt-slurm does it (PyYAML ``safe_load``, YAML 1.1), made strict.
+
+srt-slurm silently keeps the last of two duplicate keys; a recipe with a duplicate key is
+almost always a mistake that changes the launch, so it is refused here with its line. Aliases
+are resolved by PyYAML to shared objects, so an "alias bomb" costs nothing at load time but
+explodes in every later merge and render: the expanded size is measured once and refused
+above a sane limit.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from syncer.errors import SyncError
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+# A real master config (~150 keys) expands to well under a million nodes; a billion-laughs
+# document needs far more.
+MAX_EXPANDED_NODES = 2_000_000
+
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
+    """Safe loader that refuses duplicate mapping keys (merge keys excepted)."""
+
+    source_path = "<yaml>"
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                continue
+            if key in seen:
+                raise SyncError(
+                    f"duplicate key {key!r} (first defined on line {seen[key]})",
+                    path=self.source_path,
+                    line=key_node.start_mark.line + 1,
+                    column=key_node.start_mark.column + 1,
+                )
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def _loader_for(path: str) -> type:
+    return type("_PathLoader", (_StrictLoader,), {"source_path": path})
+
+
+def loads(text: str, path: str = "<yaml>") -> Any:
+    """Parse YAML text strictly; errors name ``path`` and the line."""
+    try:
+        data = yaml.load(text, Loader=_loader_for(path))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise SyncError(
+            f"YAML syntax error: {problem}",
+            path=path,
+            line=mark.line + 1 if mark else None,
+            column=mark.column + 1 if mark else None,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise SyncError(f"YAML error: {exc}", path=path) from None
+    check_size(data, path)
+    return data
+
+
+def load(path: Path | str) -> Any:
+    """Read and parse a YAML file strictly (size-limited)."""
+    p = Path(path)
+    try:
+        size = p.stat().st_size
+    except OSError as exc:
+        raise SyncError(f"cannot read YAML file: {exc.strerror}", path=str(p)) from None
+    if size > MAX_FILE_BYTES:
+        raise SyncError(
+            f"YAML file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit", path=str(p)
+        )
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise SyncError(f"YAML file is not UTF-8: {exc.reason}", path=str(p)) from None
+    return loads(text, str(p))
+
+
+def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
+    """Number of nodes ``data`` has once every shared (aliased) object is copied out.
+
+    Shared objects are sized once (memo by id), so this is linear in the *document*, not in
+    the expansion; it stops counting past ``limit``.
+    """
+    memo: dict[int, int] = {}
+
+    def size(obj: Any, depth: int) -> int:
+        if depth > 200:
+            raise SyncError("YAML nesting deeper than 200 levels")
+        if isinstance(obj, dict):
+            key = id(obj)
+            if key in memo:
+                return memo[key]
+            total = 1
+            for value in obj.values():
+                total += 1 + size(value, depth + 1)
+                if total > limit:
+                    break
+            memo[key] = total
+            return total
+        if isinstance(obj, list):
+            key = id(obj)
+            if key in memo:
+                return memo[key]
+            total = 1
+            for value in obj:
+                total += size(value, depth + 1)
+                if total > limit:
+                    break
+            memo[key] = total
+            return total
+        return 1
+
+    return size(data, 0)
+
+
+def check_size(data: Any, path: str) -> None:
+    n = expanded_size(data)
+    if n > MAX_EXPANDED_NODES:
+        raise SyncError(
+            f"YAML expands to more than {MAX_EXPANDED_NODES} nodes through aliases; refusing it",
+            path=path,
+        )
+
+
+def key_line(path: Path | str, dotted: list[str]) -> int | None:
+    """Line (1-based) of the mapping key at ``dotted`` in a YAML file, for error messages.
+
+    Follows merge keys and aliases, so a key written under an anchor is found where it is
+    written. Returns None when the file or the key cannot be found.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    line: int | None = None
+    for part in dotted:
+        found = _find_key(node, part, 0)
+        if found is None:
+            return line
+        key_node, node = found
+        line = key_node.start_mark.line + 1
+    return line
+
+
+def _find_key(node: Any, name: str, depth: int) -> tuple[Any, Any] | None:
+    if depth > 50 or not isinstance(node, yaml.MappingNode):
+        return None
+    merges = []
+    for key_node, value_node in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            merges.append(value_node)
+        elif isinstance(key_node, yaml.ScalarNode) and key_node.value == name:
+            return key_node, value_node
+    for merge in merges:
+        targets = merge.value if isinstance(merge, yaml.SequenceNode) else [merge]
+        for target in targets:
+            found = _find_key(target, name, depth + 1)
+            if found is not None:
+                return found
+    return None
