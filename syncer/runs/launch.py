@@ -204,6 +204,3 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
         block["source"] = {"line": lead.line, "log": None}
         out.blocks.append(block)
     return out
-
-
-

@@ -1,0 +1,389 @@
+"""Normalised structural comparison of two lists of blocks.
+
+Every key of every block is classified: ``match``, ``differs``, ``only-<side>`` (``only-cookbook``,
+``only-recipe``, ``only-log``), ``excluded`` (an InferenceX-only setting: the policy entry's name
+and reason are carried along, never a second list), ``not-logged`` (srt-slurm never logs it,
+e.g. a router's environment) or ``ambiguous`` (a logged ``Env:`` line that splits two ways).
+
+Normalisation: ``--a=b`` equals ``--a b``; SGLang flag aliases (``--tp-size`` and
+``--tensor-parallel-size``, ...) and ``_``/``-`` spellings are one flag; a flag given several
+times is a list of its distinct values; JSON-valued flags (and Python ``repr`` mappings, which
+srt-slurm logs for mapping args) compare as data, with ``deepdiff`` naming the nested change;
+numbers compare by value (``0.80`` = ``0.8``); env is a map. With ``placement=True`` (raw recipe
+vs raw log) cluster addresses and ``$PLACEHOLDERS`` compare equal.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepdiff import DeepDiff
+
+from syncer.model import Block
+
+FLAG_ALIASES = {
+    "--tp": "--tensor-parallel-size",
+    "--tp-size": "--tensor-parallel-size",
+    "--dp": "--data-parallel-size",
+    "--dp-size": "--data-parallel-size",
+    "--ep": "--expert-parallel-size",
+    "--ep-size": "--expert-parallel-size",
+    "--pp": "--pipeline-parallel-size",
+    "--pp-size": "--pipeline-parallel-size",
+    "--model": "--model-path",
+    "--tokenizer": "--tokenizer-path",
+}
+STRUCTURE_FIELDS = ("workers", "nodes_per_worker", "count", "count_nodes", "gpu_pinning", "ports")
+FAILING = ("differs", "only-cookbook", "only-recipe", "only-log", "ambiguous")
+# Kinds whose processes srt-slurm starts without logging a command line.
+UNLOGGED_KINDS = ("etcd", "nats", "nginx", "mooncake-master", "mooncake-store")
+
+_NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
+_IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
+_PLACEHOLDER = re.compile(r"\$\{?[A-Z][A-Z0-9_]*\}?")
+_PYTHON = re.compile(r"^python\d*(?:\.\d+)? ")
+
+
+@dataclass(frozen=True)
+class ExclusionRef:
+    name: str
+    reason: str
+
+
+# (block kind, "flag" | "env", name) -> the policy entry that excludes it, or None.
+ExclusionLookup = Callable[[str, str, str], ExclusionRef | None]
+
+
+@dataclass
+class Entry:
+    block: str
+    field: str  # cmd | flag | env | structure | block | wrapper | process
+    key: str
+    status: str
+    left: str | None = None
+    right: str | None = None
+    exclusion: ExclusionRef | None = None
+    note: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "block": self.block,
+            "field": self.field,
+            "key": self.key,
+            "status": self.status,
+            "left": self.left,
+            "right": self.right,
+        }
+        if self.exclusion:
+            out["exclusion"] = {"name": self.exclusion.name, "reason": self.exclusion.reason}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class Comparison:
+    left: str
+    right: str
+    router: str | None = None
+    entries: list[Entry] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for e in self.entries:
+            out[e.status] = out.get(e.status, 0) + 1
+        return out
+
+    @property
+    def agrees(self) -> bool:
+        return not any(e.status in FAILING for e in self.entries)
+
+    @property
+    def problems(self) -> list[Entry]:
+        return [e for e in self.entries if e.status in FAILING]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "left": self.left,
+            "right": self.right,
+            "router": self.router,
+            "agrees": self.agrees,
+            "counts": self.counts(),
+            "entries": [e.as_json() for e in self.entries],
+        }
+
+
+def canonical_flag(flag: str) -> str:
+    name = "--" + flag.lstrip("-").replace("_", "-") if flag.startswith("--") else flag
+    return FLAG_ALIASES.get(name, name)
+
+
+def block_label(block: Block) -> str:
+    kind = block.get("kind", "?")
+    return f"{block['role']} {kind}" if kind == "worker" and block.get("role") else str(kind)
+
+
+def _parse_structured(value: str) -> Any:
+    text = value.strip()
+    if not text or text[0] not in "{[":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        # srt-slurm logs mapping args as Python repr; literal_eval evaluates literals only.
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _norm_value(value: str, placement: bool) -> Any:
+    data = _parse_structured(value)
+    if data is not None:
+        return ("data", json.dumps(data, sort_keys=True))
+    if _NUMBER.match(value):
+        try:
+            return ("num", float(value))
+        except ValueError:
+            pass
+    if placement:
+        value = _PLACEHOLDER.sub("<addr>", _IPV4.sub("<addr>", value))
+    return ("str", value)
+
+
+def _args_map(args: list[list[str]]) -> dict[str, tuple[str, list[list[str]]]]:
+    """canonical flag -> (spelling seen first, distinct value lists in order)."""
+    out: dict[str, tuple[str, list[list[str]]]] = {}
+    for arg in args or []:
+        canon = canonical_flag(arg[0])
+        values = out.setdefault(canon, (arg[0], []))[1]
+        if list(arg[1:]) not in values:
+            values.append(list(arg[1:]))
+    return out
+
+
+def _show_values(values: list[list[str]] | None) -> str | None:
+    if values is None:
+        return None
+    return " | ".join(" ".join(v) if v else "(bare flag)" for v in values)
+
+
+def _detail(a: str, b: str) -> str | None:
+    da, db = _parse_structured(a), _parse_structured(b)
+    if da is None or db is None:
+        return None
+    diff = DeepDiff(da, db, verbose_level=2)
+    text = diff.pretty()
+    return "; ".join(line.strip() for line in text.splitlines() if line.strip()) or None
+
+
+def _cmd(cmd: Any) -> str | None:
+    if cmd is None:
+        return None
+    return _PYTHON.sub("python3 ", str(cmd).strip())
+
+
+class _Comparer:
+    def __init__(
+        self,
+        left: str,
+        right: str,
+        exclusion: ExclusionLookup | None,
+        placement: bool,
+    ) -> None:
+        self.left, self.right = left, right
+        self.exclusion = exclusion
+        self.placement = placement
+
+    def lookup(self, kind: str, fld: str, name: str, alt: str | None = None) -> ExclusionRef | None:
+        if self.exclusion is None:
+            return None
+        found = self.exclusion(kind, fld, name)
+        if found is None and alt and alt != name:
+            found = self.exclusion(kind, fld, alt)
+        return found
+
+    def pair(self, a: Block, b: Block, out: list[Entry]) -> None:
+        label = block_label(a)
+        kind = str(a.get("kind"))
+        unlogged = set(b.get("unlogged") or []) | set(a.get("unlogged") or [])
+        if "cmd" in unlogged:
+            out.append(
+                Entry(
+                    label,
+                    "cmd",
+                    "command",
+                    "not-logged",
+                    _cmd(a.get("cmd")),
+                    None,
+                    note="srt-slurm does not log this process's command line",
+                )
+            )
+        else:
+            ca, cb = _cmd(a.get("cmd")), _cmd(b.get("cmd"))
+            out.append(Entry(label, "cmd", "command", "match" if ca == cb else "differs", ca, cb))
+        fields = (
+            STRUCTURE_FIELDS if not self.placement else ("workers", "nodes_per_worker", "count")
+        )
+        for name in fields:
+            if name in a or name in b:
+                va, vb = a.get(name), b.get(name)
+                if (va is None or vb is None) and self.placement:
+                    continue  # one side does not state it (e.g. the log's count of routers)
+                status = "match" if va == vb else "differs"
+                out.append(Entry(label, "structure", name, status, _j(va), _j(vb)))
+        wa, wb = a.get("wrapper") or [], b.get("wrapper") or []
+        if wa or wb:
+            status = (
+                "match"
+                if wa == wb
+                else (
+                    f"only-{self.left}" if not wb else f"only-{self.right}" if not wa else "differs"
+                )
+            )
+            out.append(
+                Entry(
+                    label,
+                    "wrapper",
+                    "command prefix",
+                    status,
+                    " ".join(wa) or None,
+                    " ".join(wb) or None,
+                )
+            )
+        if "args" not in unlogged:
+            self.flags(label, kind, a.get("args") or [], b.get("args") or [], out)
+        if "env" in unlogged:
+            if a.get("env") or b.get("env"):
+                out.append(
+                    Entry(
+                        label,
+                        "env",
+                        "(environment)",
+                        "not-logged",
+                        _j(a.get("env")) if "env" not in (a.get("unlogged") or []) else None,
+                        None,
+                        note="srt-slurm does not log this process's environment",
+                    )
+                )
+        else:
+            self.env(label, kind, a.get("env") or {}, b.get("env") or {}, out)
+
+    def flags(self, label: str, kind: str, a: list, b: list, out: list[Entry]) -> None:
+        ma, mb = _args_map(a), _args_map(b)
+        for canon in sorted(set(ma) | set(mb)):
+            sa = ma.get(canon)
+            sb = mb.get(canon)
+            spelling = sa[0] if sa else sb[0]  # type: ignore[index]
+            va = sa[1] if sa else None
+            vb = sb[1] if sb else None
+            shown_a, shown_b = _show_values(va), _show_values(vb)
+            excl = self.lookup(kind, "flag", canon, spelling)
+            if excl is not None:
+                agree = va is not None and vb is not None and self._same(va, vb)
+                note = "values agree" if agree else None
+                out.append(Entry(label, "flag", canon, "excluded", shown_a, shown_b, excl, note))
+                continue
+            if va is None:
+                out.append(Entry(label, "flag", canon, f"only-{self.right}", None, shown_b))
+            elif vb is None:
+                out.append(Entry(label, "flag", canon, f"only-{self.left}", shown_a, None))
+            elif self._same(va, vb):
+                note = None
+                if sa and sb and sa[0] != sb[0]:
+                    note = f"spelled {sa[0]} / {sb[0]}"
+                out.append(Entry(label, "flag", canon, "match", shown_a, shown_b, note=note))
+            else:
+                note = None
+                if len(va) == 1 and len(vb) == 1 and len(va[0]) == 1 and len(vb[0]) == 1:
+                    note = _detail(va[0][0], vb[0][0])
+                out.append(Entry(label, "flag", canon, "differs", shown_a, shown_b, note=note))
+
+    def _same(self, va: list[list[str]], vb: list[list[str]]) -> bool:
+        def norm(vals: list[list[str]]) -> list[list[Any]]:
+            return [[_norm_value(v, self.placement) for v in vs] for vs in vals]
+
+        return norm(va) == norm(vb)
+
+    def env(self, label: str, kind: str, a: dict, b: dict, out: list[Entry]) -> None:
+        for key in sorted(set(a) | set(b)):
+            va, vb = a.get(key), b.get(key)
+            excl = self.lookup(kind, "env", key)
+            if excl is not None:
+                note = "values agree" if va is not None and va == vb else None
+                out.append(Entry(label, "env", key, "excluded", va, vb, excl, note))
+            elif va is None:
+                out.append(Entry(label, "env", key, f"only-{self.right}", None, vb))
+            elif vb is None:
+                out.append(Entry(label, "env", key, f"only-{self.left}", va, None))
+            elif self._same([[va]], [[vb]]):
+                out.append(Entry(label, "env", key, "match", va, vb))
+            else:
+                out.append(Entry(label, "env", key, "differs", va, vb, note=_detail(va, vb)))
+
+
+def _j(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True)
+
+
+def _key(block: Block) -> tuple[str, str]:
+    return (str(block.get("kind")), str(block.get("role") or ""))
+
+
+def compare_blocks(
+    left_blocks: list[Block],
+    right_blocks: list[Block],
+    *,
+    left: str,
+    right: str,
+    router: str | None = None,
+    exclusion: ExclusionLookup | None = None,
+    placement: bool = False,
+    right_logged: bool = False,
+) -> Comparison:
+    """Compare two block lists key by key. Blocks pair by (kind, role), in order.
+
+    ``right_logged=True`` says the right side is a sweep log, so kinds srt-slurm never logs
+    (etcd, NATS, nginx, Mooncake) are ``not-logged`` rather than missing.
+    """
+    comp = Comparison(left, right, router)
+    comparer = _Comparer(left, right, exclusion, placement)
+    remaining = list(right_blocks)
+    for a in left_blocks:
+        match = next((b for b in remaining if _key(b) == _key(a)), None)
+        if match is None:
+            label = block_label(a)
+            if right_logged and a.get("kind") in UNLOGGED_KINDS:
+                comp.entries.append(
+                    Entry(
+                        label,
+                        "block",
+                        "process",
+                        "not-logged",
+                        _cmd(a.get("cmd")),
+                        None,
+                        note="srt-slurm starts this service without logging its command",
+                    )
+                )
+            else:
+                comp.entries.append(
+                    Entry(label, "block", "process", f"only-{left}", _cmd(a.get("cmd")), None)
+                )
+            continue
+        remaining.remove(match)
+        comparer.pair(a, match, comp.entries)
+    for b in remaining:
+        comp.entries.append(
+            Entry(block_label(b), "block", "process", f"only-{right}", None, _cmd(b.get("cmd")))
+        )
+    return comp

@@ -1,0 +1,115 @@
+"""One streamed pass over a run: its sweep logs, srt-slurm commit and worker fingerprints.
+
+Which members are read: ``sweep_<job>.log`` (also ``.gz``) anywhere in the run, or the file
+itself when the run is a single log; ``srt-slurm-sha.txt``; ``fingerprint_*.json``;
+``srt-*submission.json`` (job id). Everything else is streamed past unread.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from syncer.errors import SyncError
+from syncer.runs.artifacts import Limits, Skipped, open_run
+from syncer.runs.logs import SweepLog, parse_sweep_log
+
+_SWEEP = re.compile(r"^sweep_[\w.-]*\.log$")
+_SHA = re.compile(r"^[0-9a-f]{7,40}$")
+SMALL = 1 << 20  # metadata files are tiny; refuse to buffer more than this
+
+
+@dataclass
+class Fingerprint:
+    source: str
+    versions: dict[str, str]
+
+
+@dataclass
+class RunData:
+    path: str
+    sweeps: list[SweepLog] = field(default_factory=list)
+    srt_slurm_shas: dict[str, str] = field(default_factory=dict)  # member -> sha
+    fingerprints: list[Fingerprint] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+
+    def versions(self) -> dict[str, list[str]]:
+        """package -> distinct versions reported by the worker fingerprints."""
+        out: dict[str, list[str]] = {}
+        for fp in self.fingerprints:
+            for pkg, ver in fp.versions.items():
+                seen = out.setdefault(pkg, [])
+                if ver not in seen:
+                    seen.append(ver)
+        return out
+
+
+def _read_small(stream, name: str, where: str) -> bytes:  # type: ignore[no-untyped-def]
+    data = stream.read(SMALL + 1)
+    if len(data) > SMALL:
+        raise SyncError(
+            f"{name!r} is larger than {SMALL} bytes; expected a small metadata file", path=where
+        )
+    return data
+
+
+_PACKAGES = ("sglang", "sglang-router", "sglang_router", "ai-dynamo", "dynamo", "torch")
+
+
+def _fingerprint(data: bytes, name: str) -> Fingerprint | None:
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict):
+        return None
+    pool = doc.get("packages") if isinstance(doc.get("packages"), dict) else doc
+    versions = {}
+    for pkg in _PACKAGES:
+        value = pool.get(pkg)
+        if isinstance(value, str | int | float):
+            versions[pkg.replace("_", "-")] = str(value)
+    return Fingerprint(name, versions)
+
+
+def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
+    """Read every sweep log and the run's metadata in one streamed pass."""
+    run = open_run(path, limits)
+    data = RunData(str(path))
+    single = run.is_single_file
+    seen_jobs: dict[str, str] = {}
+    for member in run.members():
+        base = PurePosixPath(member.name).name
+        if single or _SWEEP.match(base):
+            sweep = parse_sweep_log(member.open(), member.name)
+            key = sweep.job_id or ""
+            if key and key in seen_jobs:
+                data.duplicates.append(f"{member.name} repeats job {key} of {seen_jobs[key]}")
+                continue
+            if key:
+                seen_jobs[key] = member.name
+            data.sweeps.append(sweep)
+        elif base == "srt-slurm-sha.txt":
+            text = _read_small(member.open(), member.name, str(path)).decode("utf-8", "replace")
+            sha = text.strip()
+            if not _SHA.match(sha):
+                raise SyncError(
+                    f"{member.name!r} should hold an srt-slurm commit (hex), found {sha[:60]!r}",
+                    path=str(path),
+                )
+            data.srt_slurm_shas[member.name] = sha
+        elif base.startswith("fingerprint_") and base.endswith(".json"):
+            fp = _fingerprint(_read_small(member.open(), member.name, str(path)), member.name)
+            if fp is not None:
+                data.fingerprints.append(fp)
+    data.skipped = list(run.skipped)
+    if not data.sweeps:
+        raise SyncError(
+            "no srt-slurm sweep log found (expected logs/sweep_<job>.log in the run, or a log "
+            "file given directly)",
+            path=str(path),
+        )
+    return data
