@@ -1,0 +1,133 @@
+"""`sync generate MODEL|--all` and `sync reencode MODULE`.
+
+``generate`` renders the configs a model shows (``sync.yaml``), encodes the data module, proves
+it by decoding it back, and writes the module and the page section only when they change;
+``--check`` writes nothing and exits 1 when anything would change (a CI drift gate).
+``reencode`` decodes an existing module of any version completely and writes it again in the
+newest format, refusing when a single decoded case would differ.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from syncer.errors import SyncError
+from syncer.untrusted import term_text
+
+
+@click.command("generate")
+@click.argument("model", required=False)
+@click.option("--all", "all_models", is_flag=True, help="Every model in the sync configuration.")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("sync.yaml"),
+    show_default=True,
+    help="Sync configuration (models, configs, pins).",
+)
+@click.option(
+    "--inferencex",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("examples/inferencex"),
+    show_default=True,
+    help="InferenceX checkout.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("cookbook_snippets"),
+    show_default=True,
+    help="Directory of the data modules (<org>/<model>.jsx).",
+)
+@click.option(
+    "--pages",
+    "pages_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("examples/cookbook"),
+    show_default=True,
+    help="Cookbook checkout holding the model pages (sync.yaml 'page' paths).",
+)
+@click.option("--no-page", is_flag=True, help="Leave the model pages alone.")
+@click.option("--force-page", is_flag=True, help="Overwrite a hand-edited AgentX section.")
+@click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today, UTC).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any output would change.")
+def generate_command(
+    model: str | None,
+    all_models: bool,
+    config_path: Path,
+    inferencex: Path,
+    out_dir: Path,
+    pages_dir: Path,
+    no_page: bool,
+    force_page: bool,
+    today: str | None,
+    check: bool,
+) -> int:
+    """Generate cookbook AgentX data modules and page sections from InferenceX."""
+    from syncer.cookbook.generate import generate_model
+    from syncer.syncconfig import load_sync_config
+
+    if bool(model) == all_models:
+        raise SyncError("give a MODEL (org/model path or display name) or --all")
+    config = load_sync_config(config_path)
+    names = [m.path for m in config.models] if all_models else [config.model(model or "").path]
+    drift = False
+    for name in names:
+        result = generate_model(
+            name,
+            config=config,
+            inferencex=inferencex,
+            out_dir=out_dir,
+            check=check,
+            pages_dir=None if no_page else pages_dir,
+            today=today,
+            force_page=force_page,
+        )
+        verb = ("would change" if check else "written") if result.changed else "unchanged"
+        click.echo(
+            f"{term_text(result.path)}: {verb} "
+            f"({result.cells} cells, {result.cases} cases decoded back identical)"
+        )
+        if result.page_path is not None:
+            if result.page_conflict:
+                click.echo(f"{term_text(result.page_conflict)}", err=True)
+                drift = True
+            else:
+                pverb = (
+                    ("would change" if check else "updated") if result.page_changed else "unchanged"
+                )
+                click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
+        drift = drift or (check and (result.changed or result.page_changed))
+    return 1 if drift else 0
+
+
+@click.command("reencode")
+@click.argument("module", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write here (default: the module text on stdout).",
+)
+def reencode_command(module: Path, out: Path | None) -> int:
+    """Re-encode a data module (any version) in the newest format, proven case by case."""
+    from syncer.cookbook.encode import reencode_file
+
+    text, cases = reencode_file(module, out)
+    size = len(text.encode("utf-8"))
+    original = module.stat().st_size
+    summary = (
+        f"{term_text(module)}: {cases} cases decoded back identical; "
+        f"{original} -> {size} bytes ({size / original:.3f})"
+    )
+    if out is None:
+        sys.stdout.write(text)
+        click.echo(summary, err=True)
+    else:
+        click.echo(f"{summary}; written to {term_text(out)}")
+    return 0

@@ -1,0 +1,454 @@
+"""`sync generate`: a cookbook model's data module and page section from InferenceX configs and
+their pins (``sync.yaml``). Used by the CLI and by the bot.
+
+Per config: render every point (``syncer.inferencex.render``), group points into cells by
+deployment shape, attach provenance from the pin, derive the KV tiers from the donors; then
+encode, prove by decoding back, and write atomically only what changed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from syncer.cookbook import encode
+from syncer.cookbook.cells import CellSpec, ModuleSpec, PointSpec, RouterSpec
+from syncer.errors import SyncError
+from syncer.model import Block
+from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
+
+KV_LINKER_FLAGS = (
+    "--enable-unified-cache-external-linker",
+    "--hicache-storage-backend-extra-config",
+    "--unified-cache-external-linker-backend",
+)
+CACHE_OWNING_ROLES = ("agg", "prefill")
+_NIGHTLY_COMMIT = re.compile(r":nightly[^@]*-\d{8}-([0-9a-f]{7,12})(?:@|$)")
+
+
+@dataclass
+class GenerateResult:
+    model: str
+    path: Path  # the data module
+    changed: bool
+    text: str
+    page_path: Path | None = None
+    page_changed: bool = False
+    page_conflict: str | None = None  # a hand-edited page section left alone
+    cells: int = 0
+    cases: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+# --- cell fields -----------------------------------------------------------------------------
+
+
+def image_commit(image: str) -> str | None:
+    """The SGLang commit a nightly image tag names (``…-20261012-e6072935``), else None."""
+    m = _NIGHTLY_COMMIT.search(image)
+    return m.group(1) if m else None
+
+
+def _worker_args(blocks: list[Block]) -> dict[str, list[str]]:
+    for block in blocks:
+        if block.get("kind") == "worker":
+            return {a[0]: a[1:] for a in block.get("args") or []}
+    return {}
+
+
+def spec_detail(blocks: list[Block]) -> str:
+    """The speculative-decoding summary the page shows next to the label."""
+    args = _worker_args(blocks)
+    algo = (args.get("--speculative-algorithm") or [""])[0].upper()
+    if not algo:
+        return "no spec"
+    if algo == "DSPARK":
+        size = (args.get("--speculative-dspark-block-size") or [""])[0]
+        return f"DSpark {size}".strip()
+    steps = (args.get("--speculative-num-steps") or ["?"])[0]
+    topk = (args.get("--speculative-eagle-topk") or ["?"])[0]
+    tokens = (args.get("--speculative-num-draft-tokens") or ["?"])[0]
+    name = "MTP" if algo in ("EAGLE", "EAGLE3", "NEXTN", "MTP") else algo
+    return f"{name} {steps}-{topk}-{tokens}"
+
+
+def _hardware_of(cfg: ConfigSpec, model: ModelSpec) -> str:
+    if cfg.hw:
+        return cfg.hw
+    tokens = cfg.key.split("-")
+    for hw in model.hardware:
+        if hw["id"] in tokens:
+            return hw["id"]
+    raise SyncError(
+        f"config {cfg.key}: no hardware id of model {model.path} appears in the key; set 'hw'",
+        line=cfg.line,
+    )
+
+
+def _run_url(repo: str, run: str | None) -> str | None:
+    return f"{repo}/actions/runs/{run.split('/')[0]}" if run else None
+
+
+def source_block(config: SyncConfig) -> dict[str, Any]:
+    """``source``: the InferenceX main commit and every PR of the whole sync run."""
+    prs = {
+        pr: {"run": _run_url(config.repo, pin.run), "sha": pin.sha, "status": pin.status}
+        for pr, pin in config.pr_sources().items()
+    }
+    return {"repo": config.repo, "main": config.main, "prs": prs}
+
+
+# --- KV tiers --------------------------------------------------------------------------------
+
+
+@dataclass
+class _Donors:
+    hicache: dict[str, Any] | None = None  # {args, donor, donorHardware}
+    mooncake: dict[str, Any] | None = None  # the module's kvMooncake
+
+
+def _hicache_from(rendered: Any, key: str, hw: str) -> dict[str, Any] | None:
+    for point in rendered.points:
+        if point.kv != "hicache":
+            continue
+        blocks = point.cookbook[point.submitted]
+        for block in blocks:
+            if block.get("kind") == "worker" and block.get("role") in CACHE_OWNING_ROLES:
+                args = [
+                    list(a)
+                    for a in block.get("args") or []
+                    if (a[0] == "--enable-hierarchical-cache" or a[0].startswith("--hicache-"))
+                    and a[0] not in KV_LINKER_FLAGS
+                ]
+                if args:
+                    return {"args": args, "donor": key, "donorHardware": hw}
+    return None
+
+
+def _mooncake_env(block: Block) -> dict[str, str]:
+    env = block.get("env") or {}
+    return {k: env[k] for k in sorted(env) if k.startswith(("MC_", "MOONCAKE_"))}
+
+
+def _mooncake_from(rendered: Any, key: str, hw: str) -> dict[str, Any] | None:
+    for point in rendered.points:
+        if point.kv != "mooncake":
+            continue
+        masters: dict[str, Block] = {}
+        for router, blocks in point.cookbook.items():
+            for block in blocks:
+                if block.get("kind") == "mooncake-master":
+                    masters[router] = block
+        blocks = point.cookbook[point.submitted]
+        owner = next(
+            (
+                b
+                for b in blocks
+                if b.get("kind") == "worker" and b.get("role") in CACHE_OWNING_ROLES
+            ),
+            None,
+        )
+        decode = next(
+            (b for b in blocks if b.get("kind") == "worker" and b.get("role") == "decode"), None
+        )
+        if owner is None or set(masters) != {"sglang", "dynamo"}:
+            continue
+        return {
+            "donor": key,
+            "donorHardware": hw,
+            "master": {"dynamo": masters["dynamo"], "sglang": masters["sglang"]},
+            "args": [list(a) for a in owner.get("args") or [] if a[0] in KV_LINKER_FLAGS],
+            "env": _mooncake_env(owner),
+            "decode_env": _mooncake_env(decode) if decode else {},
+        }
+    return None
+
+
+def _cell_kv(cfg: ConfigSpec, donors: _Donors, measured: list[str], own_hicache: Any) -> dict:
+    available = ["none"]
+    unavailable: dict[str, str] = {}
+    hicache = donors.hicache or own_hicache
+    if hicache is not None or "hicache" in measured:
+        available.append("hicache")
+    else:
+        unavailable["hicache"] = "no measured HiCache configuration to borrow settings from"
+    if (donors.mooncake is not None and not cfg.mooncake_unavailable) or "mooncake" in measured:
+        available.append("mooncake")
+    else:
+        unavailable["mooncake"] = cfg.mooncake_unavailable or "no Mooncake store donor configured"
+    out: dict[str, Any] = {"available": available, "unavailable": unavailable}
+    if "hicache" in available and hicache is not None:
+        out["hicache"] = hicache
+    return out
+
+
+# --- cells -----------------------------------------------------------------------------------
+
+
+def _cells_for_config(
+    cfg: ConfigSpec,
+    model: ModelSpec,
+    rendered: Any,
+    pin: Pin,
+    donors: _Donors,
+) -> list[CellSpec]:
+    hw = _hardware_of(cfg, model)
+    groups: dict[Any, list[Any]] = {}
+    for point in rendered.points:
+        groups.setdefault(point.shape, []).append(point)
+    own_hicache = _hicache_from(rendered, cfg.key, hw)
+    cells: list[CellSpec] = []
+    ids: set[str] = set()
+    for points in groups.values():
+        first = points[0]
+        cell_id = f"{cfg.key}#{first.item}"
+        if cell_id in ids:
+            cell_id = f"{cell_id}@c{first.concs[0]}"
+        ids.add(cell_id)
+        submitted = first.submitted
+        routers = {
+            r: RouterSpec(install=list(cfg.install.get(r, [])), files=[]) for r in first.cookbook
+        }
+        if next(iter(routers)) != submitted:
+            raise SyncError(f"config {cfg.key}: rendered routers must list {submitted!r} first")
+        for point in points:
+            if point.image != first.image or point.gpus != first.gpus:
+                raise SyncError(
+                    f"config {cfg.key}: points {first.item} and {point.item} share a deployment "
+                    "shape but differ in image or GPU count"
+                )
+        disclosures = list(cfg.disclosures)
+        if any(p.golden_al for p in points) and "synthetic-acceptance" not in disclosures:
+            disclosures.insert(0, "synthetic-acceptance")
+        meta = {
+            "id": cell_id,
+            "hw": hw,
+            "ckpt": rendered.entry.model,
+            "label": first.label,
+            "detail": cfg.detail or spec_detail(first.cookbook[submitted]),
+            "gpus": first.gpus,
+            "configKey": cfg.key,
+            "image": first.image,
+            "imageStatus": cfg.image_status,
+            "imageCommit": cfg.image_commit or image_commit(first.image),
+            "submitted": submitted,
+            "setup": list(cfg.setup),
+            "disclosures": disclosures,
+            "kv": _cell_kv(cfg, donors, [p.kv for p in points], own_hicache),
+        }
+        cell_points = []
+        for point in points:
+            prov = pin.prov()
+            prov["recipe"] = point.recipe
+            cell_points.append(
+                PointSpec(
+                    concs=list(point.concs),
+                    item=point.item,
+                    kv=point.kv,
+                    blocks={r: point.cookbook[r] for r in routers},
+                    override=point.override,
+                    golden_al=point.golden_al,
+                    prov=prov,
+                )
+            )
+        cells.append(CellSpec(meta=meta, routers=routers, points=cell_points))
+    return cells
+
+
+def _disambiguate(cells: list[CellSpec]) -> None:
+    """Two cells of one (hardware, checkpoint) group with the same label are told apart by the
+    config key, as the page's links and cell chips need distinct texts."""
+    seen: dict[tuple[str, str, str], int] = {}
+    for cell in cells:
+        key = (cell.meta["hw"], cell.meta["ckpt"], cell.meta["label"])
+        seen[key] = seen.get(key, 0) + 1
+    for cell in cells:
+        key = (cell.meta["hw"], cell.meta["ckpt"], cell.meta["label"])
+        suffix = f" · {cell.config_key}"
+        if seen[key] > 1 and not str(cell.meta["detail"]).endswith(suffix):
+            cell.meta["detail"] = f"{cell.meta['detail']}{suffix}"
+
+
+def _order(cells: list[CellSpec], model: ModelSpec, config_order: list[str]) -> list[CellSpec]:
+    """Display order: hardware as listed, then checkpoint, then low latency to high throughput
+    (first concurrency), then config order and search-space row."""
+    hw_rank = {h["id"]: i for i, h in enumerate(model.hardware)}
+    ckpts: dict[str, int] = {}
+    for cell in cells:
+        ckpts.setdefault(cell.meta["ckpt"], len(ckpts))
+    return sorted(
+        cells,
+        key=lambda c: (
+            hw_rank[c.meta["hw"]],
+            ckpts[c.meta["ckpt"]],
+            c.points[0].concs[0],
+            config_order.index(c.config_key),
+            c.points[0].item,
+        ),
+    )
+
+
+Renderer = Callable[[Path, str], Any]
+
+
+def _default_renderer(inferencex: Path, key: str) -> Any:
+    from syncer.inferencex.render import render_config
+
+    return render_config(inferencex, key)
+
+
+def build_module_spec(
+    model: ModelSpec,
+    *,
+    config: SyncConfig,
+    inferencex: Path,
+    pins: dict[str, Pin] | None = None,
+    today: str | None = None,
+    renderer: Renderer | None = None,
+) -> ModuleSpec:
+    """Render every config of ``model`` and assemble the encoder's input."""
+    render = renderer or _default_renderer
+    all_pins = {**config.pins(), **(pins or {})}
+    rendered: dict[str, Any] = {}
+
+    def get(key: str) -> Any:
+        if key not in rendered:
+            rendered[key] = render(inferencex, key)
+        return rendered[key]
+
+    donors = _Donors()
+    for kind, donor in (("hicache", model.hicache_donor), ("mooncake", model.mooncake_donor)):
+        if not donor:
+            continue
+        owner = config.model_of(donor) or model
+        cfg = (
+            owner.config(donor)
+            if config.model_of(donor)
+            else ConfigSpec(
+                key=donor,
+                source="main",
+                pin=Pin(donor, None, config.main, None, None, "verified", None),
+            )
+        )
+        hw = _hardware_of(cfg, owner)
+        found = (_hicache_from if kind == "hicache" else _mooncake_from)(get(donor), donor, hw)
+        if found is None:
+            raise SyncError(
+                f"model {model.path}: KV donor {donor} has no point measured with {kind}",
+                path=config.path,
+                line=model.line,
+            )
+        setattr(donors, kind, found)
+    cells: list[CellSpec] = []
+    for cfg in model.configs:
+        cells.extend(_cells_for_config(cfg, model, get(cfg.key), all_pins[cfg.key], donors))
+    _disambiguate(cells)
+    cells = _order(cells, model, [c.key for c in model.configs])
+    used_hw = {c.meta["hw"] for c in cells}
+    checkpoints: list[dict[str, str]] = []
+    for cell in cells:
+        if not any(c["id"] == cell.meta["ckpt"] for c in checkpoints):
+            checkpoints.append({"id": cell.meta["ckpt"]})
+    return ModuleSpec(
+        model=model.model,
+        generated_on=today or _dt.datetime.now(_dt.UTC).date().isoformat(),
+        source=source_block(config),
+        hardware=[dict(h) for h in model.hardware if h["id"] in used_hw],
+        checkpoints=checkpoints,
+        kv_mooncake=donors.mooncake,
+        files={},
+        cells=cells,
+    )
+
+
+def _existing_date(path: Path) -> str | None:
+    """``generatedOn`` of the module at ``path``, if it parses."""
+    if not path.is_file():
+        return None
+    from syncer.cookbook.jsmodule import load_module
+
+    try:
+        value = load_module(path).value
+    except SyncError:
+        return None
+    return value.get("generatedOn") if isinstance(value, dict) else None
+
+
+def generate_model(
+    model: str,
+    *,
+    config: SyncConfig,
+    inferencex: Path,
+    out_dir: Path,
+    pins: dict[str, Pin] | None = None,
+    check: bool = False,
+    pages_dir: Path | None = None,
+    today: str | None = None,
+    force_page: bool = False,
+    renderer: Renderer | None = None,
+) -> GenerateResult:
+    """Generate ``<out_dir>/<org>/<model>.jsx`` (and the page section under ``pages_dir``).
+
+    The module is decoded back and compared with every rendered point before anything is
+    written; ``check`` writes nothing and only reports whether anything would change. The
+    module keeps its ``generatedOn`` when nothing else changed, so a rerun is a no-op.
+    """
+    spec_model = config.model(model)
+    path = out_dir / spec_model.module_relpath
+    spec = build_module_spec(
+        spec_model,
+        config=config,
+        inferencex=inferencex,
+        pins=pins,
+        today=today,
+        renderer=renderer,
+    )
+    header = encode.header_lines(spec.source)
+    old_text = path.read_text(encoding="utf-8") if path.is_file() else None
+    old_date = _existing_date(path)
+    if old_date and old_date != spec.generated_on:
+        # Same content under yesterday's date is no change: try the old date first.
+        dated = spec.generated_on
+        spec.generated_on = old_date
+        _, text, cases = encode.encode_module(spec, path=str(path), header=header)
+        if text != old_text:
+            spec.generated_on = dated
+            _, text, cases = encode.encode_module(spec, path=str(path), header=header)
+    else:
+        _, text, cases = encode.encode_module(spec, path=str(path), header=header)
+    result = GenerateResult(
+        model=spec_model.path,
+        path=path,
+        changed=text != old_text,
+        text=text,
+        cells=len(spec.cells),
+        cases=cases,
+    )
+    page_text: str | None = None
+    if pages_dir is not None:
+        from syncer.cookbook.page import update_page
+
+        page_path = pages_dir / spec_model.page
+        result.page_path = page_path
+        if not page_path.is_file():
+            raise SyncError("cookbook page not found", path=str(page_path))
+        update = update_page(
+            page_path.read_text(encoding="utf-8"),
+            section=spec_model.section,
+            module=spec_model.path,
+            path=str(page_path),
+            force=force_page,
+        )
+        result.page_changed = update.changed
+        result.page_conflict = update.conflict
+        page_text = update.text if update.changed else None
+    if not check:
+        if result.changed:
+            encode.write_atomic(path, text)
+        if page_text is not None and result.page_path is not None:
+            encode.write_atomic(result.page_path, page_text)
+    return result
