@@ -9,8 +9,8 @@ additions, router args verbatim).
 
 Cluster facts a recipe does not fix are written as ``$TOKENS`` so raw blocks stay
 comparable with any run: ``$HEAD_NODE_IP`` (first node), ``$INFRA_IP`` (etcd/NATS/Mooncake
-node), ``$<ROLE>_<i>_HEAD_IP`` (leader node of worker ``i`` of a role), ``$NODE`` (host name).
-Ports follow srt-slurm's allocators.
+node), ``$<ROLE>_<i>_HEAD_IP`` (leader node of worker ``i`` of a role), ``<node>`` (host
+name, in paths). Ports follow srt-slurm's allocators.
 """
 
 from __future__ import annotations
@@ -215,9 +215,8 @@ def _worker_block(
     if npw > 1:
         args += [["--dist-init-addr", f"{ip}:8300"], ["--nnodes", str(npw)], ["--node-rank", "0"]]
     if dynamo:
-        args.append(
-            ["--dump-config-to", "/logs/$NODE_config.json" if v2 else "$LOG_DIR/$NODE_config.json"]
-        )
+        log_dir = "/logs" if v2 else "<log-dir>"
+        args.append(["--dump-config-to", f"{log_dir}/<node>_config.json"])
     if role.kv_events:
         overrides = role.kv_events if isinstance(role.kv_events, dict) else {}
         cfg = {

@@ -1,0 +1,92 @@
+"""`sync render CONFIG`: the launch commands a config's recipe produces, per job.
+
+Text prints each job's "Copy all" text (the cookbook's own formatting, through
+``syncer.cookbook.shell``); ``--format json`` prints ``{"config", "points": [{"item",
+"override", "concs", "routers": {router: [blocks]}}]}``. ``--point N`` indexes the job list
+(single node: one job per row and concurrency; multi node: one per row) in master-config
+order; ``--conc C`` picks the job measured at C. ``--raw`` shows what srt-slurm launches
+(only the router the recipe runs) instead of the cookbook form.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from syncer.errors import SyncError
+
+
+@click.command("render")
+@click.argument("config")
+@click.option(
+    "--inferencex",
+    "inferencex",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="InferenceX checkout (default: the bundled example).",
+)
+@click.option("--point", "point", type=int, metavar="N", help="Job index (master-config order).")
+@click.option("--conc", "conc", type=int, metavar="C", help="The job measured at concurrency C.")
+@click.option("--router", "router", metavar="R", help="sglang or dynamo (default: both).")
+@click.option("--raw", "raw", is_flag=True, help="What srt-slurm launches, not the cookbook form.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def render_command(
+    config: str,
+    inferencex: Path | None,
+    point: int | None,
+    conc: int | None,
+    router: str | None,
+    raw: bool,
+    fmt: str,
+) -> None:
+    """Render a config's launch commands from its srt-slurm recipe."""
+    from syncer.inferencex.render import ROUTERS, render_config
+
+    if point is not None and conc is not None:
+        raise SyncError("give --point or --conc, not both")
+    if router is not None and router not in ROUTERS:
+        raise SyncError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
+    rendered = render_config(inferencex, config)
+    points = rendered.points
+    if point is not None:
+        if not 0 <= point < len(points):
+            raise SyncError(f"{config}: --point {point} out of range (0..{len(points) - 1})")
+        points = [points[point]]
+    elif conc is not None:
+        points = [p for p in points if conc in p.concs]
+        if not points:
+            concs = sorted({c for p in rendered.points for c in p.concs})
+            raise SyncError(f"{config}: no job at concurrency {conc} (concurrencies: {concs})")
+    if raw and router is not None and any(router not in p.raw for p in points):
+        raise SyncError(
+            f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"
+        )
+    if fmt == "json":
+        doc = {"config": config, "points": [p.as_json(raw=raw, router=router) for p in points]}
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+        return
+    from syncer.cookbook.shell import copy_all
+    from syncer.templating import render
+
+    items = []
+    for p in points:
+        routers = p.raw if raw else p.cookbook
+        for name, blocks in routers.items():
+            if router is not None and name != router:
+                continue
+            items.append(
+                {
+                    "point": p.index,
+                    "concs": p.concs,
+                    "label": p.label,
+                    "override": p.override or "-",
+                    "router": name,
+                    "submitted": name == p.submitted,
+                    "text": copy_all(blocks),
+                }
+            )
+    sys.stdout.write(render("render_points.txt.j2", key=config, items=items, raw=raw))
