@@ -10,18 +10,25 @@ know) or ``term_text`` (terminal output). Templates get them as the ``code``, ``
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote, urlsplit
+
+from syncer.secrets import mask
 
 MAX_VALUE_CHARS = 300
-ALLOWED_LINK_PREFIXES = (
-    "https://github.com/SemiAnalysisAI/InferenceX/",
-    "https://github.com/SemiAnalysisAI/InferenceX",
-    "https://github.com/sgl-project/sglang/",
-    "https://github.com/NVIDIA/srt-slurm/",
-    "https://docs.sglang.io/",
-    "https://inferencex.semianalysis.com/",
+# Links are allowed only to these hosts, and on github.com only into these repositories.
+ALLOWED_GITHUB_REPOS = (
+    "SemiAnalysisAI/InferenceX",
+    "sgl-project/sglang",
+    "NVIDIA/srt-slurm",
+)
+ALLOWED_HOSTS = ("docs.sglang.io", "inferencex.semianalysis.com")
+# Kept for callers that show the policy; the check itself is ``is_allowed_link``.
+ALLOWED_LINK_PREFIXES = tuple(f"https://github.com/{r}/" for r in ALLOWED_GITHUB_REPOS) + tuple(
+    f"https://{h}/" for h in ALLOWED_HOSTS
 )
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# C0/C1 controls (not tab/newline), line/paragraph separators, bidi overrides and isolates.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _ZWSP = "\u200b"
 
@@ -35,7 +42,7 @@ def clip(value: object, limit: int = MAX_VALUE_CHARS) -> str:
 
 
 def _one_line(text: str) -> str:
-    text = _ANSI.sub("", text)
+    text = mask(_ANSI.sub("", text))
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "⏎")
     return _CONTROL.sub("\ufffd", text)
 
@@ -44,47 +51,71 @@ def md_code(value: object, *, table: bool = False, limit: int = MAX_VALUE_CHARS)
     """A value as an inline code span: nothing inside is markup, a mention, a ref or a link.
 
     The fence is one backtick longer than the longest backtick run inside; ``table=True`` also
-    escapes ``|`` so the value cannot end a GitHub table cell.
+    escapes ``|`` so the value cannot end a GitHub table cell. Code spans are literal only in
+    markdown context: templates keep a blank line after every ``<summary>`` line so a span is
+    never inside an HTML block (the template tests check this).
     """
     text = _one_line(clip(value, limit))
     if text == "":
         return "` `" if not table else "`''`"
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") or text.startswith(" ") else ""
+    pad = " " if text.startswith(("`", " ")) or text.endswith(("`", " ")) else ""
     if table:
         text = text.replace("|", "\\|")
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>=:])")
 
 
 def md_text(value: object, *, limit: int = MAX_VALUE_CHARS) -> str:
-    """A value in prose: markdown and HTML inert, ``@mentions`` and ``#refs`` neutralised."""
+    """A value in prose: markdown and HTML inert, mentions, refs and autolinks neutralised.
+
+    A zero-width space goes after ``@`` (mentions, team mentions, e-mail autolinks), inside
+    ``#123``, ``GH-123`` and ``owner/repo#123`` refs, after ``www`` and after URL schemes, so
+    GitHub neither pings, nor cross-references, nor links.
+    """
     text = _one_line(clip(value, limit))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    # A zero-width space after @ and before a ref number keeps GitHub from pinging or linking.
     text = text.replace("@", "@" + _ZWSP)
-    text = re.sub(r"(#)(?=\d)", "#" + _ZWSP, text)
-    return re.sub(r"(?i)\b(https?|ftp)(:)", r"\1" + _ZWSP + r"\2", text)
+    text = re.sub(r"#(?=[0-9])", "#" + _ZWSP, text)
+    text = re.sub(r"(?i)\b(GH)-(?=[0-9])", r"\1" + _ZWSP + "-", text)
+    text = re.sub(r"(?i)\b(www)\.", r"\1" + _ZWSP + ".", text)
+    text = re.sub(r"(?i)\b([a-z][a-z0-9+.-]*):(?=/)", r"\1" + _ZWSP + ":", text)
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+_LINK_BAD_CHARS = re.compile(r"[\s<>\"'`()\[\]\\{}|^\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e]")
 
 
 def is_allowed_link(url: str) -> bool:
-    return any(url == p or url.startswith(p) for p in ALLOWED_LINK_PREFIXES) and not re.search(
-        r"[\s<>\"'`()\[\]]", url
-    )
+    """Only ``https`` links to the known hosts (on github.com: into the known repositories)."""
+    if not url or _LINK_BAD_CHARS.search(url) or len(url) > 2000:
+        return False
+    parts = urlsplit(url)
+    if parts.scheme != "https" or parts.username or parts.password or parts.port:
+        return False
+    segments = unquote(parts.path).split("/")
+    # Browsers resolve dot segments, so /sgl-project/sglang/../../evil would leave the repo.
+    if any(seg in (".", "..") for seg in segments) or "%" in unquote(parts.path):
+        return False
+    if parts.hostname == "github.com":
+        repo = "/".join(segments[1:3])
+        return parts.netloc == "github.com" and repo in ALLOWED_GITHUB_REPOS
+    return parts.netloc in ALLOWED_HOSTS
 
 
 def md_link(url: object, label: object) -> str:
-    """A markdown link when ``url`` points at a known host; otherwise the label as text."""
+    """A markdown link when ``url`` points at a known place; otherwise the label as text."""
     text = md_text(label)
     href = "" if url is None else str(url)
     return f"[{text}]({href})" if is_allowed_link(href) else text
 
 
-_MULTILINE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_MULTILINE_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def md_block(value: object, lang: str = "") -> str:
@@ -94,7 +125,7 @@ def md_block(value: object, lang: str = "") -> str:
     escape sequences and control characters (except newline and tab) are removed.
     """
     text = "" if value is None else str(value)
-    text = _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+    text = mask(_ANSI.sub("", text)).replace("\r\n", "\n").replace("\r", "\n")
     text = _MULTILINE_CONTROL.sub("\ufffd", text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -105,5 +136,5 @@ def md_block(value: object, lang: str = "") -> str:
 def term_text(value: object, *, limit: int | None = None) -> str:
     """A value for a terminal: escape sequences and control characters removed."""
     text = clip(value, limit) if limit else ("" if value is None else str(value))
-    text = _ANSI.sub("", text)
+    text = mask(_ANSI.sub("", text))
     return _CONTROL.sub("\ufffd", text.replace("\r", ""))

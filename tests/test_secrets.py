@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import io
+import logging
+import sys
+
+import pytest
+
+from syncer import secrets
+from syncer.errors import SyncError
+
+
+def test_mask_known_and_token_shaped_strings():
+    secrets.register("s3cr3t-value-123")
+    text = (
+        "a s3cr3t-value-123 b ghp_"
+        + "a" * 36
+        + " ghs_"
+        + "B1" * 20
+        + " github_pat_"
+        + "x_9" * 25
+        + " gho_short"
+    )
+    out = secrets.mask(text)
+    assert out == "a *** b *** *** *** gho_short"
+    assert secrets.mask(None) == ""
+
+
+def test_short_values_are_not_registered():
+    secrets.register("abc")
+    assert secrets.mask("abc") == "abc"
+
+
+def test_token_from_env_only(monkeypatch):
+    monkeypatch.delenv("COOKBOOK_TOKEN", raising=False)
+    with pytest.raises(SyncError, match="COOKBOOK_TOKEN") as info:
+        secrets.token_from_env(("COOKBOOK_TOKEN",))
+    assert "set one of" in str(info.value)
+    monkeypatch.setenv("COOKBOOK_TOKEN", "plain-token-without-shape-42")
+    assert secrets.token_from_env(("COOKBOOK_TOKEN",)) == "plain-token-without-shape-42"
+    assert secrets.mask("x plain-token-without-shape-42 y") == "x *** y"
+
+
+def test_streams_and_logging_are_masked(monkeypatch):
+    token = "ghs_" + "Z" * 36
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+    root = logging.getLogger()
+    saved_filters, saved_handlers = list(root.filters), list(root.handlers)
+    handler = logging.StreamHandler(err)
+    root.addHandler(handler)
+    try:
+        secrets.install()
+        secrets.install()  # idempotent
+        print(f"token {token}")
+        logging.getLogger("github.Requester").warning("header %s", token)
+        try:
+            raise RuntimeError(f"boom {token}")
+        except RuntimeError:
+            logging.getLogger("x").exception("failed")
+        sys.stderr.write(f"{token}\n")
+    finally:
+        root.filters[:] = saved_filters
+        root.handlers[:] = saved_handlers
+    assert token not in out.getvalue() + err.getvalue()
+    assert "token ***" in out.getvalue()
+    assert "header ***" in err.getvalue() and "boom ***" in err.getvalue()
