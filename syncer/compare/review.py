@@ -407,8 +407,6 @@ def _cell_meta(pair: CellPair) -> list[MetaChange]:
         if before != after:
             out.append(MetaChange(name, before, after))
 
-    if pair.moved:
-        put("id", pair.old.id, pair.new.id)
     put("label", _str(old.get("label")), _str(new.get("label")))
     put("detail", _str(old.get("detail")), _str(new.get("detail")))
     put("gpus", _str(old.get("gpus")), _str(new.get("gpus")))
@@ -485,7 +483,7 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
     review.measured_where = f"router {pair.new.submitted}"
 
     measured: dict[Change, list[str]] = {}
-    derived: dict[Change, list[str]] = {}
+    derived: dict[Change, list[tuple[str, str, str]]] = {}
     diffs: dict[str, list[str]] = {}
     for pp in points.pairs:
         for router in routers:
@@ -510,12 +508,15 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
                         diffs.setdefault(diff, []).append(_selection_name(pp.new, router, kv))
                 else:
                     for change in changes:
-                        derived.setdefault(change, []).append(_selection_name(pp.new, router, kv))
+                        derived.setdefault(change, []).append((pp.new.name, router, kv))
     n_points = len(points.pairs)
     review.measured = [
         Row(c, _unique(w), all_points=len(_unique(w)) == n_points) for c, w in measured.items()
     ]
-    review.derived = [Row(c, _unique(w)) for c, w in derived.items() if c not in measured]
+    names = [pp.new.name for pp in points.pairs]
+    review.derived = [
+        Row(c, _describe_selections(w, names)) for c, w in derived.items() if c not in measured
+    ]
     review.diffs = [TextDiff(w, d) for d, w in diffs.items()]
     return review
 
@@ -536,6 +537,19 @@ def _removed_cell(old: ModuleSide, cell: CellRef) -> CellReview:
     review = CellReview(old=cell, new=None)
     review.status = _str(old.point_info(cell.index, 0).get("status")) or ""
     return review
+
+
+def _describe_selections(selections: list[tuple[str, str, str]], points: list[str]) -> list[str]:
+    """``router · KV tier: points`` per derived selection group, "all points" when complete."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for point, router, kv in selections:
+        groups.setdefault((router, kv), []).append(point)
+    out = []
+    for (router, kv), where in groups.items():
+        unique = _unique(where)
+        text = "all points" if len(unique) == len(points) else ", ".join(unique)
+        out.append(f"{router} · KV {kv}: {text}")
+    return out
 
 
 def _unique(items: list[str]) -> list[str]:

@@ -28,7 +28,7 @@ _CUT_NOTE = "\n\n… (cut to stay within the size budget; run `sync diff` for th
 
 
 def _points_text(row: Row) -> str:
-    return "all points" if row.all_points else ", ".join(row.where)
+    return "all points" if row.all_points else "; ".join(row.where)
 
 
 def _row(row: Row) -> dict[str, Any]:
@@ -83,6 +83,7 @@ def _cell_context(cell: CellReview) -> dict[str, Any]:
         "routers_removed": cell.routers_removed,
         "tiers_added": cell.tiers_added,
         "tiers_removed": cell.tiers_removed,
+        "structural": cell.structural,
         "measured": [_row(r) for r in cell.measured],
         "derived": [_row(r) for r in cell.derived],
         "notes": [_row(r) for r in cell.notes()],
@@ -92,7 +93,7 @@ def _cell_context(cell: CellReview) -> dict[str, Any]:
 
 
 def _fold(cell: CellReview, old_label: str, new_label: str) -> str | None:
-    if cell.diffs:
+    if cell.diffs:  # a changed cell: its changed measured selections
         sections = [
             {"where": ", ".join(d.where), "body": d.diff, "lang": "diff"} for d in cell.diffs
         ]
@@ -252,6 +253,10 @@ def _t(value: object, style: str = "") -> Text:
     return Text(term_text(value, limit=300), style=style)
 
 
+def _value(value: str | None) -> Text:
+    return Text("(bare flag)", style="italic") if value == "" else _t(value)
+
+
 def _rows_table(title: str, rows: list[Row], with_where: bool = True) -> Table:
     table = Table(title=title, title_justify="left", show_lines=False)
     if with_where:
@@ -261,7 +266,12 @@ def _rows_table(title: str, rows: list[Row], with_where: bool = True) -> Table:
     for row in rows:
         style = _ACTION_STYLE[row.change.action]
         name = row.change.name + (" (page note)" if row.change.note else "")
-        cells = [_t(row.change.process), _t(name, style), _t(row.change.old), _t(row.change.new)]
+        cells = [
+            _t(row.change.process),
+            _t(name, style),
+            _value(row.change.old),
+            _value(row.change.new),
+        ]
         if with_where:
             cells.insert(0, _t(_points_text(row)))
         table.add_row(*cells)
@@ -309,10 +319,11 @@ def render_terminal(review: Review, console: Console) -> None:
         summary.add_row(key, str(counts[key]["added"]), str(counts[key]["removed"]), "")
     summary.add_row("cells", str(cells["added"]), str(cells["removed"]), str(cells["changed"]))
     for scope, label in (("measured", "measured"), ("derivedOnly", "derived only")):
-        for kind, tally in counts[scope].items():
+        for kind, kind_label in _KIND_LABELS:
+            tally = counts[scope][kind]
             if any(tally.values()):
                 summary.add_row(
-                    f"{kind} ({label})",
+                    f"{kind_label} ({label})",
                     str(tally["added"]),
                     str(tally["removed"]),
                     str(tally["changed"]),
