@@ -1,0 +1,91 @@
+"""Every complete recipe <-> published-cell pair: the cookbook form this tool renders from the
+recipe at the cell's commit must equal the published cell's decoded blocks (submitted router,
+measured KV tier), and so must the derived other router. Reads ../shared/reference; skips when
+it is absent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from syncer.inferencex.render import render_config
+
+ROOT = Path(__file__).resolve().parent.parent
+_REF = ROOT.parent / "shared" / "reference"
+
+
+def _pairs() -> list[dict[str, Any]]:
+    path = _REF / "pairs" / "PAIRS.json"
+    if not path.is_file():
+        return []
+    return [e for e in json.loads(path.read_text()) if e["status"] == "complete"]
+
+
+def _describe(expected: list[dict], got: list[dict]) -> str:
+    """Per block, which flags or env differ (what the failure message shows)."""
+    lines = []
+    if [b["kind"] for b in expected] != [b["kind"] for b in got]:
+        lines.append(
+            f"kinds: published {[b['kind'] for b in expected]} rendered {[b['kind'] for b in got]}"
+        )
+    for i, (a, b) in enumerate(zip(expected, got, strict=False)):
+        ea = {x[0]: x[1:] for x in a.get("args", [])}
+        ga = {x[0]: x[1:] for x in b.get("args", [])}
+        for flag in sorted(set(ea) | set(ga)):
+            if ea.get(flag) != ga.get(flag):
+                lines.append(
+                    f"block {i} {a['kind']} flag {flag}: "
+                    f"published {ea.get(flag)} rendered {ga.get(flag)}"
+                )
+        if ea == ga and a.get("args") != b.get("args"):
+            lines.append(f"block {i} {a['kind']} flag order differs")
+        for key in sorted(set(a.get("env", {})) | set(b.get("env", {}))):
+            if a.get("env", {}).get(key) != b.get("env", {}).get(key):
+                lines.append(
+                    f"block {i} {a['kind']} env {key}: published {a['env'].get(key)!r} "
+                    f"rendered {b.get('env', {}).get(key)!r}"
+                )
+        for key in sorted((set(a) | set(b)) - {"args", "env"}):
+            if a.get(key) != b.get(key):
+                lines.append(
+                    f"block {i} {a['kind']} {key}: published {a.get(key)!r} rendered {b.get(key)!r}"
+                )
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    "pair", _pairs(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
+)
+def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) -> None:
+    snip = pair["snippet"].split("/")[-1]
+    oracle = json.loads(
+        (reference / "oracle" / "deepseek-ai" / "deepseek-v4_1" / f"{snip}.json").read_text()
+    )
+    checkout = reference / "pairs" / "inferencex" / pair["sha"][:8]
+    rendered = render_config(checkout, pair["configKey"])
+    failures = []
+    for pi, concs, override in zip(pair["points"], pair["concs"], pair["overrides"], strict=True):
+        points = [p for p in rendered.points if p.override == override and p.concs == concs]
+        assert len(points) == 1, f"point {pi}: no rendered job for {override} at {concs}"
+        point = points[0]
+        cases = {
+            c["router"]: c
+            for c in oracle["cases"]
+            if c["cell"] == pair["cellIndex"] and c["point"] == pi and c["kv"] == point.kv
+        }
+        submitted = cases[point.submitted]
+        assert submitted["cellId"] == pair["cellId"]
+        for router, case in cases.items():
+            if case["blocks"] != point.cookbook[router]:
+                failures.append(
+                    f"point {pi} ({override}) router {router}:\n"
+                    + _describe(case["blocks"], point.cookbook[router])
+                )
+    assert not failures, "\n".join(failures)
+
+
+def test_pairs_present_when_reference_is(reference: Path) -> None:
+    assert len(_pairs()) >= 8
