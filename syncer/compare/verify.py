@@ -1,0 +1,386 @@
+"""`sync verify`: for every point of a config, the cookbook command, the command rendered from
+the recipe and the command srt-slurm logged, compared.
+
+Two comparisons per point, as the seed thread's sign-off did by hand:
+
+* **recipe vs log** (raw): what the recipe renders to (``RenderedPoint.raw``) against the raw
+  blocks read from the point's sweep log, placement values normalised; every key the exclusion
+  policy names is ``excluded`` with the policy entry's name and reason;
+* **cookbook vs recipe** (cookbook form): the decoded cookbook point (by ``configKey``, ``item``
+  and ``concs``, measured KV tier) against ``RenderedPoint.cookbook``, for both routers.
+
+The policy (:mod:`syncer.inferencex.policy`) is the only exclusion list.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from syncer.compare.diff import Comparison, ExclusionRef, compare_blocks
+from syncer.errors import SyncError
+from syncer.runs.collect import RunData, read_run
+from syncer.runs.launch import LoggedLaunch, build_launch
+from syncer.runs.mapping import Assignment, assign
+
+VERDICT_ORDER = ("agree", "differ", "ambiguous", "no-log", "no-cookbook")
+
+
+@dataclass
+class LogCheck:
+    source: str
+    job_id: str | None
+    matched_by: str
+    comparison: Comparison
+    problems: list[str] = field(default_factory=list)
+    ambiguities: list[str] = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool:
+        return self.comparison.agrees and not self.problems and not self.ambiguities
+
+
+@dataclass
+class CookbookCheck:
+    module: str
+    cell_id: str | None
+    cell: int | None
+    point: int | None
+    comparisons: list[Comparison] = field(default_factory=list)
+    missing: str | None = None
+
+    @property
+    def agrees(self) -> bool:
+        return self.missing is None and all(c.agrees for c in self.comparisons)
+
+
+@dataclass
+class PointResult:
+    index: int
+    label: str
+    concs: list[int]
+    variant: str
+    override: str | None
+    item: int
+    submitted: str
+    logs: list[LogCheck] = field(default_factory=list)
+    cookbook: CookbookCheck | None = None
+
+    @property
+    def verdict(self) -> str:
+        if not self.logs:
+            return "no-log"
+        if any(not (lc.comparison.agrees and not lc.problems) for lc in self.logs):
+            return "differ"
+        if self.cookbook is not None and self.cookbook.missing:
+            return "no-cookbook"
+        if self.cookbook is not None and not self.cookbook.agrees:
+            return "differ"
+        if any(lc.ambiguities for lc in self.logs):
+            return "ambiguous"
+        return "agree"
+
+    def comparisons(self) -> list[Comparison]:
+        out = [lc.comparison for lc in self.logs]
+        if self.cookbook:
+            out.extend(self.cookbook.comparisons)
+        return out
+
+
+@dataclass
+class ExclusionUse:
+    name: str
+    reason: str
+    keys: list[str] = field(default_factory=list)
+
+
+@dataclass
+class VerifyResult:
+    key: str
+    inferencex: str
+    run: str
+    cookbook: str | None
+    points: list[PointResult]
+    run_data: RunData
+    assignment: Assignment
+    srt_version: str
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if all(p.verdict == "agree" for p in self.points) else 1
+
+    @property
+    def verdict(self) -> str:
+        return "agree" if self.exit_code == 0 else "differ"
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.points:
+            for comp in p.comparisons():
+                for status, n in comp.counts().items():
+                    out[status] = out.get(status, 0) + n
+        return dict(sorted(out.items()))
+
+    def verdicts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.points:
+            out[p.verdict] = out.get(p.verdict, 0) + 1
+        return {v: out[v] for v in VERDICT_ORDER if v in out}
+
+    def exclusions(self) -> list[ExclusionUse]:
+        uses: dict[str, ExclusionUse] = {}
+        for p in self.points:
+            for comp in p.comparisons():
+                for e in comp.entries:
+                    if e.exclusion is None:
+                        continue
+                    use = uses.setdefault(
+                        e.exclusion.name, ExclusionUse(e.exclusion.name, e.exclusion.reason)
+                    )
+                    label = f"{e.block}: {e.key}"
+                    if label not in use.keys:
+                        use.keys.append(label)
+        return list(uses.values())
+
+    def markdown(self, budget: int | None = None) -> str:
+        from syncer.compare.report import markdown
+
+        return markdown(self, budget=budget)
+
+    def json(self) -> dict[str, Any]:
+        from syncer.compare.report import as_json
+
+        return as_json(self)
+
+    def text(self, console: Any) -> None:
+        from syncer.compare.report import text
+
+        text(self, console)
+
+
+# ---- locating the inputs -------------------------------------------------------------------
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The directory holding ``sync.yaml``: the working directory or an ancestor, else the
+    checkout this package runs from."""
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        if (d / "sync.yaml").is_file():
+            return d
+    pkg_root = Path(__file__).resolve().parents[2]
+    if (pkg_root / "sync.yaml").is_file():
+        return pkg_root
+    return here
+
+
+def pinned_run(key: str, root: Path) -> Path:
+    from syncer.syncconfig import load_sync_config
+
+    cfg_path = root / "sync.yaml"
+    if not cfg_path.is_file():
+        raise SyncError("no sync.yaml to find the pinned run in; pass --run PATH", path=str(root))
+    pin = load_sync_config(cfg_path).pins().get(key)
+    if pin is None:
+        raise SyncError(f"{key} is not a config of sync.yaml; pass --run PATH", path=str(cfg_path))
+    if not pin.run:
+        raise SyncError(
+            f"{key} has no pinned run in sync.yaml (status {pin.status}); pass --run PATH",
+            path=str(cfg_path),
+        )
+    run_id = str(pin.run)
+    for candidate in (
+        root / "examples" / "runs" / run_id,
+        root / "examples" / "runs" / run_id.split("/")[0],
+    ):
+        if candidate.exists():
+            return candidate
+    raise SyncError(
+        f"run {run_id} is pinned for {key} but not downloaded under examples/runs/; "
+        "pass --run PATH (a run directory, artifact archive or sweep log)",
+        path=str(cfg_path),
+    )
+
+
+def find_modules(key: str, cookbook: Path) -> list[Path]:
+    """Data modules under ``cookbook`` (a file or a directory) with a cell of ``key``."""
+    if cookbook.is_file():
+        return [cookbook]
+    if not cookbook.is_dir():
+        raise SyncError("no such cookbook module or directory", path=str(cookbook))
+    found = []
+    needle = key.encode("utf-8")
+    for dirpath, dirnames, filenames in os.walk(cookbook):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith((".jsx", ".js", ".mjs")):
+                path = Path(dirpath) / name
+                with path.open("rb") as fh:
+                    if needle in fh.read():
+                        found.append(path)
+    return found
+
+
+# ---- the comparison ------------------------------------------------------------------------
+
+
+def _policy_lookup(policy: Any):  # type: ignore[no-untyped-def]
+    def lookup(kind: str, fld: str, name: str) -> ExclusionRef | None:
+        found = policy.exclusion(kind, fld, name)
+        return ExclusionRef(found.name, found.reason) if found is not None else None
+
+    return lookup
+
+
+def _expected_env(raw_blocks: list[dict]):  # type: ignore[no-untyped-def]
+    def expected(kind: str, role: str | None) -> dict[str, str] | None:
+        for b in raw_blocks:
+            if b.get("kind") == kind and (b.get("role") or None) == role:
+                return dict(b.get("env") or {})
+        return None
+
+    return expected
+
+
+def _cookbook_point(decoder: Any, key: str, point: Any) -> tuple[int, int] | None:
+    for ci, cell in enumerate(decoder.cells):
+        if cell.get("configKey") != key:
+            continue
+        for pi, cpoint in enumerate(cell.get("points") or []):
+            if cpoint.get("item") != point.item:
+                continue
+            concs = set(cpoint.get("concs") or [])
+            if set(point.concs) & concs:
+                return ci, pi
+    return None
+
+
+def verify_config(
+    key: str,
+    *,
+    inferencex: Path,
+    run: Path | None,
+    cookbook: Path | None,
+    point: int | None = None,
+) -> VerifyResult:
+    """Verify every point of ``key`` (or only ``point``, an index as in ``sync render``)."""
+    from syncer.cookbook.decode import load_decoder
+    from syncer.inferencex.policy import load_policy
+    from syncer.inferencex.render import render_config
+
+    root = project_root()
+    rendered = render_config(inferencex, key)
+    points = rendered.points
+    if point is not None:
+        if not 0 <= point < len(points):
+            raise SyncError(f"{key}: --point {point} out of range (0..{len(points) - 1})")
+        points = [points[point]]
+    run_path = run if run is not None else pinned_run(key, root)
+    data = read_run(run_path)
+
+    # Logs from srt-slurm 1.x (router on `Router command:` lines) are compared with the 1.x
+    # rendering: the two lines differ in env defaults and router flags (docs/srt-slurm.md §12).
+    srt_version = rendered.srt_version
+    raw_points = {p.index: p for p in rendered.points}
+    if data.sweeps and all(s.router_style == "1.x" for s in data.sweeps):
+        srt_version = "1"
+        raw_points = {p.index: p for p in render_config(inferencex, key, version="1").points}
+
+    assignment = assign(data.sweeps, points, only=point)
+    policy = load_policy()
+    lookup = _policy_lookup(policy)
+
+    modules = find_modules(key, cookbook if cookbook is not None else root / "cookbook_snippets")
+    decoder = None
+    module_path: str | None = None
+    if len(modules) > 1 and cookbook is None:
+        names = ", ".join(str(m) for m in modules)
+        raise SyncError(f"several cookbook modules mention {key} ({names}); pass --cookbook")
+    for m in modules:
+        candidate = load_decoder(m)
+        if any(c.get("configKey") == key for c in candidate.cells):
+            decoder, module_path = candidate, str(m)
+            break
+
+    results: list[PointResult] = []
+    for p in points:
+        res = PointResult(
+            p.index, p.label, list(p.concs), p.variant, p.override, p.item, p.submitted
+        )
+        raw = raw_points[p.index].raw.get(p.submitted) or next(iter(p.raw.values()), [])
+        for sweep in assignment.by_point.get(p.index, []):
+            launch: LoggedLaunch = build_launch(sweep, _expected_env(raw))
+            comp = compare_blocks(
+                raw,
+                launch.blocks,
+                left="recipe",
+                right="log",
+                router=p.submitted,
+                exclusion=lookup,
+                placement=True,
+                right_logged=True,
+            )
+            res.logs.append(
+                LogCheck(
+                    sweep.source,
+                    sweep.job_id,
+                    assignment.how.get(sweep.source, ""),
+                    comp,
+                    launch.problems,
+                    launch.ambiguities,
+                )
+            )
+        res.cookbook = _cookbook_check(decoder, module_path, key, p, cookbook)
+        results.append(res)
+
+    return VerifyResult(
+        key=key,
+        inferencex=str(inferencex),
+        run=str(run_path),
+        cookbook=module_path,
+        points=results,
+        run_data=data,
+        assignment=assignment,
+        srt_version=srt_version,
+    )
+
+
+def _cookbook_check(
+    decoder: Any, module_path: str | None, key: str, p: Any, cookbook: Path | None
+) -> CookbookCheck:
+    if decoder is None:
+        where = str(cookbook) if cookbook is not None else "cookbook_snippets/"
+        return CookbookCheck(
+            module_path or where,
+            None,
+            None,
+            None,
+            missing=f"no cookbook module in {where} has a cell for {key}",
+        )
+    found = _cookbook_point(decoder, key, p)
+    if found is None:
+        return CookbookCheck(
+            module_path or "",
+            None,
+            None,
+            None,
+            missing=f"the cookbook has no point of {key} for item {p.item} at "
+            f"concurrency {', '.join(str(c) for c in p.concs)}",
+        )
+    ci, pi = found
+    check = CookbookCheck(module_path or "", decoder.cells[ci].get("id"), ci, pi)
+    routers = list(p.cookbook)
+    for router in decoder.routers(ci):
+        if router not in routers:
+            routers.append(router)
+    for router in routers:
+        have_cb = router in decoder.cells[ci].get("routers", {})
+        cb_blocks = decoder.blocks_for(ci, pi, router) if have_cb else []
+        recipe_blocks = p.cookbook.get(router, [])
+        comp = compare_blocks(
+            cb_blocks, recipe_blocks, left="cookbook", right="recipe", router=router
+        )
+        check.comparisons.append(comp)
+    return check

@@ -1,0 +1,145 @@
+"""Which sweep log belongs to which point of a config.
+
+A sweep log names its variant (``Loaded config: <base>_<suffix>``, the recipe variant the job
+ran); the artifact it came in is named after ``RESULT_FILENAME``, which carries ``tp``, ``ep``,
+``dpa`` and ``conc``. A log is assigned to the one point those facts select; a log that selects
+no point or several points is reported, never guessed. Eval jobs (``eval_…`` artifacts) are
+not the launch the cookbook mirrors and are set aside.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from syncer.runs.logs import SweepLog
+
+_RESULT = re.compile(
+    r"_tp(?P<tp>\d+)-pp\d+(?:-dcp\d+)?(?:-pcp\d+)?-ep(?P<ep>\d+)-dpa(?P<dpa>true|false)_"
+)
+_CONC = re.compile(r"_conc(?P<conc>\d+)(?:_|$)")
+
+
+class PointLike(Protocol):
+    index: int
+    variant: str
+    concs: list[int]
+    raw: dict[str, list[dict[str, Any]]]
+
+
+@dataclass
+class Hints:
+    variant: str | None = None
+    tp: int | None = None
+    ep: int | None = None
+    dpa: bool | None = None
+    conc: int | None = None
+    eval_job: bool = False
+
+    def describe(self) -> str:
+        parts = []
+        if self.variant:
+            parts.append(f"variant {self.variant}")
+        if self.tp is not None:
+            parts.append(f"tp{self.tp} ep{self.ep} dpa {str(self.dpa).lower()}")
+        if self.conc is not None:
+            parts.append(f"conc {self.conc}")
+        return ", ".join(parts) or "no variant name or result file name"
+
+
+@dataclass
+class Unmatched:
+    sweep: SweepLog
+    reason: str
+
+
+@dataclass
+class Assignment:
+    by_point: dict[int, list[SweepLog]] = field(default_factory=dict)
+    how: dict[str, str] = field(default_factory=dict)  # sweep source -> how it was matched
+    unmatched: list[Unmatched] = field(default_factory=list)
+    evals: list[SweepLog] = field(default_factory=list)
+
+
+def hints(sweep: SweepLog) -> Hints:
+    h = Hints(variant=sweep.config_name)
+    if h.variant is None and sweep.run_name and sweep.job_id:
+        h.variant = sweep.run_name.removesuffix(f"_{sweep.job_id}")
+    parts = sweep.source.replace("\\", "/").split("/")
+    h.eval_job = any(p.startswith(("eval_", "eval-")) for p in parts)
+    for part in reversed(parts):
+        m = _RESULT.search(part)
+        if m:
+            h.tp, h.ep, h.dpa = int(m["tp"]), int(m["ep"]), m["dpa"] == "true"
+            c = _CONC.search(part[m.end() - 1 :])
+            if c:
+                h.conc = int(c["conc"])
+            break
+    return h
+
+
+def point_shape(point: PointLike) -> tuple[int | None, int | None, bool]:
+    """(tp, ep, dp attention) of a point, read from its rendered worker."""
+    for blocks in point.raw.values():
+        for block in blocks:
+            if block.get("kind") != "worker":
+                continue
+            flags = {a[0]: a[1:] for a in block.get("args", [])}
+            tp = flags.get("--tensor-parallel-size") or flags.get("--tp-size")
+            ep = flags.get("--expert-parallel-size") or flags.get("--ep-size")
+            return (
+                int(tp[0]) if tp and tp[0].isdigit() else 1,
+                int(ep[0]) if ep and ep[0].isdigit() else 1,
+                "--enable-dp-attention" in flags,
+            )
+    return (None, None, False)
+
+
+def assign(
+    sweeps: Sequence[SweepLog], points: Sequence[PointLike], *, only: int | None = None
+) -> Assignment:
+    """Assign sweep logs to points. ``only`` = the index of the one point being verified: a
+    lone log without a variant name or result file name is then taken for it."""
+    out = Assignment()
+    for sweep in sweeps:
+        h = hints(sweep)
+        if h.eval_job:
+            out.evals.append(sweep)
+            continue
+        cands = list(points)
+        how: list[str] = []
+        if h.variant:
+            named = [p for p in cands if p.variant == h.variant]
+            if named:
+                cands, how = named, ["variant name"]
+            elif any(p.variant for p in points):
+                out.unmatched.append(
+                    Unmatched(
+                        sweep, f"ran variant {h.variant!r}, which no point of the config uses"
+                    )
+                )
+                continue
+        if h.conc is not None:
+            cands = [p for p in cands if h.conc in p.concs]
+            how.append("concurrency")
+        if h.tp is not None:
+            cands = [p for p in cands if point_shape(p) == (h.tp, h.ep, h.dpa)]
+            how.append("tp/ep/dpa")
+        if len(cands) > 1 and only is not None and not how and len(sweeps) == 1:
+            cands = [p for p in cands if p.index == only]
+            how = ["--point"]
+        if len(cands) > 1 and len(points) > 1:
+            names = ", ".join(str(p.index) for p in cands)
+            out.unmatched.append(
+                Unmatched(sweep, f"fits points {names} ({h.describe()}); pass --point to choose")
+            )
+            continue
+        if not cands:
+            out.unmatched.append(Unmatched(sweep, f"fits no point of the config ({h.describe()})"))
+            continue
+        point = cands[0]
+        out.by_point.setdefault(point.index, []).append(sweep)
+        out.how[sweep.source] = " + ".join(how) or "only point"
+    return out
