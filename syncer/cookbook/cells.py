@@ -12,6 +12,7 @@ the decoder computes them from the cell's ``kv`` and the module's ``kvMooncake``
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -207,3 +208,39 @@ def cells_from_module(data: dict[str, Any], decoder: Any, path: str = "<module>"
         files=copy.deepcopy(data.get("files", {})),
         cells=cells,
     )
+
+
+def spec_to_dict(spec: ModuleSpec) -> dict[str, Any]:
+    """Plain JSON-able data of ``spec`` (fixtures, caches)."""
+    return dataclasses.asdict(spec)
+
+
+def spec_from_dict(data: dict[str, Any]) -> ModuleSpec:
+    """Inverse of ``spec_to_dict``."""
+    cells = [
+        CellSpec(
+            meta=dict(c["meta"]),
+            routers={r: RouterSpec(**v) for r, v in c["routers"].items()},
+            points=[PointSpec(**p) for p in c["points"]],
+        )
+        for c in data["cells"]
+    ]
+    return ModuleSpec(**{**data, "cells": cells})
+
+
+def replace_config_cells(spec: ModuleSpec, config_key: str, cells: list[CellSpec]) -> ModuleSpec:
+    """``spec`` with the cells of ``config_key`` replaced by ``cells`` (the bot's refresh of one
+    config inside a published module): the new cells take the place of the first old one, or go
+    last when the config had none; every other cell is kept as decoded."""
+    out: list[CellSpec] = []
+    placed = False
+    for cell in spec.cells:
+        if cell.config_key == config_key:
+            if not placed:
+                out.extend(cells)
+                placed = True
+            continue
+        out.append(cell)
+    if not placed:
+        out.extend(cells)
+    return dataclasses.replace(spec, cells=out)
