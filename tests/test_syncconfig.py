@@ -1,0 +1,121 @@
+"""sync.yaml: the repository's own file, and errors that name the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from syncer.errors import SyncError
+from syncer.syncconfig import Pin, load_sync_config, parse_sync_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+GOOD = """\
+inferencex:
+  main: 0123456789abcdef0123456789abcdef01234567
+models:
+  - path: acme/m1
+    model: M1
+    page: docs/m1.mdx
+    section: AgentX
+    hardware: [{id: gb300, label: GB300}, {id: h100, label: H100}]
+    kv_donors: {hicache: m1-fp4-gb300-dynamo-disagg}
+    configs:
+      - key: m1-fp4-gb300-dynamo-disagg
+        source: main
+        pin: {status: verified, run: "100/attempts/2", pr: 12, date: "2026-10-01",
+              sha: 89abcdef0123456789abcdef0123456789abcdef}
+      - key: m1-fp4-h100-sglang
+        source: {pr: 3859, sha: 6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b}
+        pin: {status: verified-pr, run: "41000000001", comment: "77"}
+      - key: m1-fp4-gb300-sglang-new
+        source: {pr: 3901, sha: 1111111111111111111111111111111111111111}
+        pin: {status: in-progress}
+"""
+
+
+def test_repository_sync_yaml() -> None:
+    config = load_sync_config(ROOT / "sync.yaml")
+    model = config.model("deepseek-ai/deepseek-v4_1")
+    assert config.model("DeepSeek-V4.1") is model
+    assert model.module_relpath == "deepseek-ai/deepseek-v4_1.jsx"
+    pins = config.pins()
+    dspark = pins["dsv41flash-fp4-gb300-sglang-agentic-dspark"]
+    assert (dspark.run, dspark.status, dspark.pr) == ("41000000001", "verified-pr", "3859")
+    assert dspark.comment
+    disagg = pins["dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"]
+    assert (disagg.run, disagg.status) == (None, "in-progress")
+    assert model.hicache_donor == "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+
+
+def test_parse_pins_and_provenance() -> None:
+    config = parse_sync_config(GOOD)
+    pins = config.pins()
+    main = pins["m1-fp4-gb300-dynamo-disagg"]
+    assert main == Pin(
+        config="m1-fp4-gb300-dynamo-disagg",
+        pr="12",
+        sha="89abcdef0123456789abcdef0123456789abcdef",
+        run="100/attempts/2",
+        comment=None,
+        status="verified",
+        date="2026-10-01",
+    )
+    assert list(main.prov()) == ["sha", "run", "pr", "status", "date"]
+    assert pins["m1-fp4-gb300-sglang-new"].prov() == {
+        "sha": "1" * 40,
+        "pr": "3901",
+        "status": "in-progress",
+    }
+    # Only PR-sourced configs are "open PRs" of the sync run, in listing order.
+    assert list(config.pr_sources()) == ["3859", "3901"]
+    assert config.model_of("m1-fp4-h100-sglang").path == "acme/m1"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line", "message"),
+    [
+        ("status: in-progress}", "status: in-progres}", 20, "expected one of"),
+        ("status: in-progress}", "status: in-progress, run: '5'}", 20, "in-progress config has no"),
+        (
+            'run: "41000000001", comment: "77"',
+            'comment: "77"',
+            16,
+            "needs a PR source and a pinned",
+        ),
+        ("section: AgentX", "section: AgentX\n    colour: red", 8, "unknown key 'colour'"),
+        ("sha: 6b07b8e", "sha: 6B07B8E", 16, "40 lowercase hex"),
+        ('run: "100/attempts/2"', 'run: "100/attempt/2"', 13, "run id"),
+        ("page: docs/m1.mdx", "page: ../m1.mdx", 6, "relative path"),
+    ],
+)
+def test_errors_name_the_line(old: str, new: str, line: int, message: str) -> None:
+    text = GOOD.replace(old, new, 1)
+    assert text != GOOD
+    with pytest.raises(SyncError) as err:
+        parse_sync_config(text, "sync.yaml")
+    assert err.value.path == "sync.yaml"
+    assert err.value.line == line, err.value
+    assert message in err.value.message
+
+
+def test_duplicate_config_across_models() -> None:
+    text = GOOD + GOOD.split("models:\n", 1)[1].replace("acme/m1", "acme/m2")
+    with pytest.raises(SyncError, match="listed by both"):
+        parse_sync_config(text)
+
+
+def test_unknown_model_lists_known() -> None:
+    with pytest.raises(SyncError, match="acme/m1"):
+        parse_sync_config(GOOD).model("nope")
+
+
+def test_missing_and_broken_files(tmp_path: Path) -> None:
+    with pytest.raises(SyncError, match="not found"):
+        load_sync_config(tmp_path / "sync.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models: [\n", encoding="utf-8")
+    with pytest.raises(SyncError) as err:
+        load_sync_config(bad)
+    assert err.value.line is not None
