@@ -81,7 +81,7 @@ def test_parse_pins_and_provenance() -> None:
         (
             'run: "41000000001", comment: "77"',
             'comment: "77"',
-            16,
+            17,
             "needs a PR source and a pinned",
         ),
         ("section: AgentX", "section: AgentX\n    colour: red", 8, "unknown key 'colour'"),
