@@ -1,0 +1,181 @@
+"""Recipe loading and variant expansion, the way srt-slurm does it (own fixtures)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from syncer.errors import SyncError
+from syncer.inferencex.recipe import (
+    compose_shared,
+    deep_merge,
+    expand_variants,
+    load_yaml,
+    normalise,
+    variant_names,
+)
+
+FIX = Path(__file__).parent / "fixtures" / "inferencex"
+
+
+def _args(variant: dict) -> dict:
+    return variant["roles"]["agg"]["args"]
+
+
+def test_yaml_11_scalars_are_read_as_srt_slurm_reads_them() -> None:
+    args = load_yaml(FIX / "anchors.yaml")["base"]["roles"]["agg"]["args"]
+    assert args["trust-remote-code"] is True  # yes
+    assert args["octal-like"] == 8  # 010 is octal in YAML 1.1
+    assert args["small"] == "1e-3"  # no dot: a string in YAML 1.1
+    assert args["small-dotted"] == 0.001
+    assert args["mem-fraction-static"] == 0.9
+
+
+def test_loading_equals_pyyaml_safe_load() -> None:
+    # merge-key precedence with sequences of aliases is whatever PyYAML does: srt-slurm uses it
+    path = FIX / "anchors.yaml"
+    assert load_yaml(path) == yaml.safe_load(path.read_text())
+    assert yaml.safe_load("a: &a {x: 1}\nb: {<<: [*a, {x: 2, z: 2}]}")["b"] == {"x": 1, "z": 2}
+    assert load_yaml(path)["override_b"]["roles"]["agg"]["args"]["page-size"] == 64
+
+
+def test_deep_merge_rules() -> None:
+    base = {"a": {"x": 1, "y": [1, 2], "z": "keep"}, "b": 1, "order": 0}
+    override = {"a": {"y": [3], "x": None, "new": True}, "c": 2, "b": None}
+    merged = deep_merge(base, override)
+    assert merged == {"a": {"y": [3], "z": "keep", "new": True}, "order": 0, "c": 2}
+    assert list(merged) == ["a", "order", "c"]  # base order, new keys appended
+    assert list(merged["a"]) == ["y", "z", "new"]
+    assert base["a"]["x"] == 1, "inputs are never mutated"
+    assert deep_merge({"a": {"x": 1}}, {"a": 5}) == {"a": 5}  # type mismatch replaces
+
+
+def test_merge_keys_anchors_and_null_delete() -> None:
+    variants = expand_variants(load_yaml(FIX / "anchors.yaml"), path="anchors.yaml")
+    a = variants["override_a"]
+    args = _args(a)
+    assert "moe-runner-backend" not in args  # null from the anchored block deletes the base key
+    assert args["enable-dp-attention"] is True
+    assert args["mem-fraction-static"] == 0.85  # explicit key beats the merged one
+    assert args["cuda-graph-bs"] == [8]  # lists replace
+    assert args["tensor-parallel-size"] == 4  # base keys stay
+    assert a["roles"]["agg"]["env"] == {"KEEP": "1", "REPLACE": "new", "ADDED": "on"}  # env merges
+    assert a["name"] == "fixture_a" and a["schema"] == 2
+    b = variants["override_b"]
+    assert b["name"] == "explicit-name"
+    assert "moe-runner-backend" not in _args(b) and _args(b)["enable-dp-attention"] is True
+    assert _args(b)["page-size"] == 64
+
+
+def test_zip_overrides_and_selectors() -> None:
+    doc = load_yaml(FIX / "anchors.yaml")
+    assert variant_names(doc) == [
+        "override_a",
+        "override_b",
+        "zip_override_sweep[0]",
+        "zip_override_sweep[1]",
+        "zip_override_sweep[2]",
+    ]
+    group = expand_variants(doc, "zip_override_sweep")
+    assert [_args(v)["max-running-requests"] for v in group.values()] == [8, 16, 32]
+    assert all(
+        _args(v)["chunked-prefill-size"] == 4096 for v in group.values()
+    )  # length-1 broadcasts
+    first, third = group["zip_override_sweep[0]"], group["zip_override_sweep[2]"]
+    assert first["name"] == "fixture_sweep_0"
+    assert (
+        _args(first)["moe-runner-backend"] == "flashinfer_mxfp4"
+    )  # zip drops nulls: base value stays
+    assert _args(third)["moe-runner-backend"] == "triton"
+    assert list(expand_variants(doc, "zip_override_sweep[1]")) == ["zip_override_sweep[1]"]
+    assert list(expand_variants(doc, "override_*")) == ["override_a", "override_b"]
+    assert list(expand_variants(doc, "base")) == ["base"]
+
+
+def test_unknown_selector_lists_the_variants() -> None:
+    with pytest.raises(SyncError) as err:
+        expand_variants(load_yaml(FIX / "anchors.yaml"), "override_c", path="anchors.yaml")
+    assert "override_a, override_b, zip_override_sweep[0]" in err.value.message
+    assert err.value.path == "anchors.yaml"
+
+
+def test_duplicate_key_names_file_and_line() -> None:
+    with pytest.raises(SyncError) as err:
+        load_yaml(FIX / "duplicate.yaml")
+    assert err.value.line == 7 and "duplicate key 'tp'" in err.value.message
+    assert err.value.path.endswith("duplicate.yaml")
+
+
+def test_syntax_error_names_file_and_line() -> None:
+    with pytest.raises(SyncError) as err:
+        load_yaml(FIX / "syntax.yaml")
+    assert err.value.line == 4 and "YAML syntax error" in err.value.message
+
+
+def test_alias_bomb_is_refused() -> None:
+    with pytest.raises(SyncError, match="expands to more than"):
+        load_yaml(FIX / "alias_bomb.yaml")
+
+
+def test_non_string_env_value_is_rejected_like_srt_slurm() -> None:
+    path = FIX / "bad_env.yaml"
+    variant = expand_variants(load_yaml(path), "override_x", path=str(path))["override_x"]
+    with pytest.raises(SyncError) as err:
+        normalise(variant, path=str(path), selector="override_x")
+    assert "SGLANG_TIMEOUT_KEEP_ALIVE: Not a valid string" in err.value.message
+    assert err.value.line == 13
+
+
+def test_shared_block_goes_under_the_fragment() -> None:
+    shared = {
+        "benchmark": {"type": "custom", "command": "run.sh"},
+        "health_check": {"max_attempts": 5},
+    }
+    doc = {"base": {"benchmark": {"command": "mine.sh", "env": {"A": "1"}}}, "override_x": {}}
+    out = compose_shared(shared, doc)
+    assert out["base"]["benchmark"] == {"type": "custom", "command": "mine.sh", "env": {"A": "1"}}
+    assert out["base"]["health_check"] == {"max_attempts": 5}
+    assert compose_shared(shared, {"name": "plain"})["benchmark"]["command"] == "run.sh"
+
+
+def test_schema_2_roles_fold_into_one_shape() -> None:
+    variant = expand_variants(load_yaml(FIX / "anchors.yaml"), "override_a")["override_a"]
+    variant["model"] = {"path": "hf:org/M"}
+    recipe = normalise(variant)
+    assert recipe.schema == 2 and recipe.frontend.type == "sglang" and not recipe.disagg
+    agg = recipe.roles["agg"]
+    assert (agg.nodes, agg.workers, agg.gpus) == (1, 1, 4)
+
+
+def test_schema_1_backend_and_resources_fold_into_roles() -> None:
+    recipe = normalise(load_yaml(FIX / "schema1.yaml"))
+    assert recipe.schema == 1 and recipe.disagg
+    assert recipe.frontend.type == "sglang-router"  # schema 1 `sglang` is the router
+    assert recipe.roles["prefill"].env == {"A": "1"} and recipe.roles["decode"].env == {"B": "2"}
+    assert recipe.roles["decode"].gpus == 8 and recipe.roles["decode"].nodes_per_worker == 2
+    assert recipe.total_nodes == 3
+
+
+def test_mixing_roles_with_schema_1_fields_is_refused() -> None:
+    doc = {
+        "schema": 2,
+        "model": {"path": "hf:o/m"},
+        "resources": {"gpus_per_node": 4},
+        "roles": {"agg": {}},
+        "backend": {"type": "sglang"},
+    }
+    with pytest.raises(SyncError, match="cannot be mixed"):
+        normalise(doc)
+
+
+def test_unknown_role_key_names_the_closest() -> None:
+    doc = {
+        "schema": 2,
+        "model": {"path": "hf:o/m"},
+        "resources": {"gpus_per_node": 4},
+        "roles": {"agg": {"worker": 1}},
+    }
+    with pytest.raises(SyncError, match="unknown key 'worker'; closest: workers"):
+        normalise(doc)
