@@ -1,0 +1,166 @@
+"""`sync decode`: page defaults, selectors, text and JSON output, one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from syncer.cli import main
+
+FIXTURES = Path(__file__).parent / "fixtures" / "cookbook"
+DEMO = str(FIXTURES / "agg_sglang.jsx")
+LEGACY = str(FIXTURES / "legacy_perpoint.jsx")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(["decode", *args])
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+@pytest.mark.parametrize(
+    ("args", "golden_name"),
+    [
+        (["--cell", "2"], "agg_sglang.cell2.measured-mooncake.txt"),
+        (
+            ["--cell", "demo-fp8-b300-dynamo-disagg#0", "--kv", "none"],
+            "agg_sglang.cell2.kv-none.txt",
+        ),
+        (["--cell", "1", "--kv", "mooncake"], "agg_sglang.cell1.kv-mooncake.txt"),
+        (["--cell", "demo-fp8-b300-sglang-agg#0@c4"], "agg_sglang.c4.txt"),
+    ],
+)
+def test_copy_all_text(
+    capsys: pytest.CaptureFixture[str], golden: Path, args: list[str], golden_name: str
+) -> None:
+    code, out, err = run(capsys, DEMO, *args)
+    assert (code, err) == (0, "")
+    assert out == (golden / "decode" / golden_name).read_text(encoding="utf-8")
+
+
+def test_legacy_placement_text(capsys: pytest.CaptureFixture[str], golden: Path) -> None:
+    code, out, _ = run(capsys, LEGACY, "--router", "sglang", "--kv", "mooncake")
+    assert code == 0
+    assert out == (golden / "decode" / "legacy.sglang.kv-mooncake.txt").read_text("utf-8")
+
+
+def test_defaults_are_the_pages(capsys: pytest.CaptureFixture[str]) -> None:
+    _, default, _ = run(capsys, DEMO)
+    _, explicit, _ = run(capsys, DEMO, "--cell", "0", "--point", "0", "--router", "dynamo")
+    assert default == explicit
+    assert default.startswith("# Set per node before running the commands below\n")
+    assert "\n# Worker\n" in default and "python3 -m dynamo.sglang" in default
+
+
+def test_conc_selects_the_point(capsys: pytest.CaptureFixture[str]) -> None:
+    _, by_conc, _ = run(capsys, DEMO, "--conc", "8", "--format", "json")
+    case = json.loads(by_conc)
+    assert (case["point"], case["status"]) == (1, "verified")
+    assert ["--max-running-requests", "8"] in case["blocks"][2]["args"]
+
+
+def test_single_case_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, DEMO, "--cell", "1", "--router", "sglang", "--format", "json")
+    case = json.loads(out)
+    assert code == 0
+    assert list(case) == ["cell", "cellId", "point", "router", "kv", "status", "blocks", "text"]
+    assert (case["cell"], case["kv"], case["status"]) == (1, "hicache", "in-progress")
+    assert case["text"][0].startswith(
+        "SGLANG_A=1 \\\nSGLANG_B=2 \\\npython3 -m sglang.launch_server"
+    )
+
+
+def test_all_json_is_oracle_shaped(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, DEMO, "--all", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0
+    assert doc["module"] == DEMO
+    assert len(doc["cases"]) == 38
+    # One case per line, like the oracle files.
+    assert out.count("\n") == 38 + 5
+    from syncer.cookbook.decode import load_decoder
+
+    expected = [c.as_json() for c in load_decoder(DEMO).cases()]
+    assert doc["cases"] == expected
+
+
+def test_all_filters_and_text(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, DEMO, "--all", "--cell", "0", "--router", "sglang", "--kv", "none")
+    assert code == 0
+    headings = [line for line in out.splitlines() if line.startswith("#### ")]
+    assert headings == [
+        "#### demo-fp4-gb300-dynamo-agg#0 · point 0 (c1) · router sglang · kv none · derived",
+        "#### demo-fp4-gb300-dynamo-agg#0 · point 1 (c4,8) · router sglang · kv none · derived",
+        "#### demo-fp4-gb300-dynamo-agg#0 · point 2 (c16) · router sglang · kv none · derived",
+    ]
+    _, conc_only, _ = run(capsys, DEMO, "--all", "--conc", "16", "--format", "json")
+    cases = json.loads(conc_only)["cases"]
+    assert {(c["cell"], c["point"]) for c in cases} == {(0, 2)}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--point", "1", "--conc", "4"], "give --point or --conc, not both"),
+        (["--point", "3"], "has points 0..2, not 3"),
+        (["--conc", "5"], "no point at concurrency 5 (measured: 1, 4, 8, 16)"),
+        (["--kv", "mooncake", "--cell", "3"], "'mooncake' is not offered for cell"),
+        (["--cell", "nope#1"], "no cell with id 'nope#1'"),
+        (["--router", "vllm"], "unknown router 'vllm'"),
+    ],
+)
+def test_bad_selection(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    code, out, err = run(capsys, DEMO, *args)
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_unavailable_tier_names_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    _, _, err = run(capsys, DEMO, "--cell", "3", "--kv", "hicache")
+    assert "not offered for cell 'demo-fp8-b300-sglang-agg#0@c1': no donor (available: none)" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        (
+            "export const agentx = {\n  cells: f()\n};\n",
+            ":2:10:",
+            "non-literal node CallExpression",
+        ),
+        ("export const agentx = [1];\n", ": module:", "expected an object, found list"),
+        ('export const agentx = {"cells": 1};\n', ": module:", "unknown module shape"),
+        ('// x\nexport const agentx = {\n "cells": [\n', ":4:1:", "Unexpected end of input"),
+    ],
+)
+def test_bad_module(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, where: str, message: str
+) -> None:
+    path = tmp_path / "bad.jsx"
+    path.write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, str(path))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {path}{where}")
+    assert message in err and err.count("\n") == 1
+
+
+def test_missing_module(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(capsys, str(tmp_path / "absent.jsx"))
+    assert code == 2 and "cannot read data module" in err
+
+
+def test_reference_module_all_json_matches_oracle(
+    capsys: pytest.CaptureFixture[str], reference: Path
+) -> None:
+    module = reference / "cookbook" / "agentx" / "deepseek-ai" / "deepseek-v4_1" / "2b484a51.jsx"
+    oracle = reference / "oracle" / "deepseek-ai" / "deepseek-v4_1" / "2b484a51.json"
+    code, out, _ = run(capsys, str(module), "--all", "--format", "json")
+    assert code == 0
+    got = json.loads(out)["cases"]
+    expected = json.loads(oracle.read_text("utf-8"))["cases"]
+    assert [{k: v for k, v in c.items() if k != "status"} for c in got] == expected
+    assert {c["status"] for c in got} == {"derived", "in-progress", "verified"}
