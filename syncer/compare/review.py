@@ -29,7 +29,13 @@ from syncer.compare.modules import (
     match_names,
     match_points,
 )
-from syncer.compare.review_changes import Change, compare_blocks, compare_files, named_files
+from syncer.compare.review_changes import (
+    KINDS,
+    Change,
+    compare_blocks,
+    compare_files,
+    named_files,
+)
 
 SCHEMA = 1
 
@@ -235,10 +241,7 @@ class Review:
 
     def counts(self) -> dict[str, Any]:
         def tally(rows: Iterable[Row]) -> dict[str, dict[str, int]]:
-            out = {
-                k: {"added": 0, "removed": 0, "changed": 0}
-                for k in ("flag", "env", "cmd", "field", "block", "file")
-            }
+            out = {k: {"added": 0, "removed": 0, "changed": 0} for k in KINDS}
             for row in rows:
                 out[row.change.kind][row.change.action] += 1
             return out

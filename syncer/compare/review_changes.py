@@ -18,7 +18,7 @@ from syncer.compare.modules import match_blocks
 from syncer.cookbook import shell
 from syncer.model import Block
 
-KINDS = ("flag", "env", "cmd", "field", "block", "file")
+KINDS = ("flag", "env", "cmd", "field", "block", "order", "file")
 
 # Settings the page turns into notes under the commands (cookbook decoder, "Labels and notes"):
 # a change to one of them changes the page's prose too, so reviewers see them marked.
@@ -132,9 +132,21 @@ def compare_block(process: str, old: Block, new: Block) -> list[Change]:
 
 
 def compare_blocks(old: Sequence[Block], new: Sequence[Block]) -> list[Change]:
-    """Rows for one selection: processes added or removed, then per-process rows."""
+    """Rows for one selection: processes added, removed or reordered, then per-process rows."""
     changes: list[Change] = []
-    for pair in match_blocks(old, new):
+    pairs = match_blocks(old, new)
+    old_index = {id(b): i for i, b in enumerate(old)}
+    both = [p for p in pairs if p.old is not None and p.new is not None]
+    old_order = [p.title for p in sorted(both, key=lambda p: old_index[id(p.old)])]
+    new_order = [p.title for p in both]
+    if old_order != new_order:
+        # The page lists processes in launch order; a reorder changes what "Copy all" pastes.
+        changes.append(
+            Change(
+                "order", "processes", "launch order", " → ".join(old_order), " → ".join(new_order)
+            )
+        )
+    for pair in pairs:
         if pair.old is None:
             changes.append(
                 Change("block", pair.title, "process", None, str(pair.new.get("cmd", "")))

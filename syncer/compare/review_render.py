@@ -105,7 +105,7 @@ def _fold(cell: CellReview, old_label: str, new_label: str) -> str | None:
         title = "commands"
     else:
         return None
-    return render(
+    fold = render(
         "review_fold.md.j2",
         cell=_cell_head(cell),
         title=title,
@@ -113,6 +113,7 @@ def _fold(cell: CellReview, old_label: str, new_label: str) -> str | None:
         old_label=old_label,
         new_label=new_label,
     )
+    return fold.rstrip("\n")
 
 
 def _context(review: Review) -> dict[str, Any]:
@@ -154,6 +155,7 @@ _KIND_LABELS = (
     ("cmd", "command prefixes"),
     ("block", "processes"),
     ("field", "placement"),
+    ("order", "launch order"),
     ("file", "config files"),
 )
 
