@@ -257,6 +257,23 @@ def _cookbook_point(decoder: Any, key: str, point: Any) -> tuple[int, int] | Non
     return None
 
 
+def point_for_conc(inferencex: Path, key: str, conc: int) -> int:
+    """The index of the one job of ``key`` measured at ``conc``; several or none is an error."""
+    from syncer.inferencex.render import render_config
+
+    points = render_config(inferencex, key).points
+    hits = [p for p in points if conc in p.concs]
+    if not hits:
+        concs = sorted({c for p in points for c in p.concs})
+        raise SyncError(f"{key}: no job at concurrency {conc} (concurrencies: {concs})")
+    if len(hits) > 1:
+        listed = "; ".join(
+            f"--point {p.index} ({p.label}, {p.override or p.variant})" for p in hits
+        )
+        raise SyncError(f"{key}: concurrency {conc} matches {len(hits)} jobs: {listed}")
+    return hits[0].index
+
+
 def verify_config(
     key: str,
     *,
@@ -337,14 +354,20 @@ def verify_config(
 
     return VerifyResult(
         key=key,
-        inferencex=str(inferencex),
-        run=str(run_path),
-        cookbook=module_path,
+        inferencex=_shown(inferencex),
+        run=_shown(run_path),
+        cookbook=_shown(module_path) if module_path else None,
         points=results,
         run_data=data,
         assignment=assignment,
         srt_version=srt_version,
     )
+
+
+def _shown(path: str | Path) -> str:
+    """A path as reports show it: relative to the working directory when inside it."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return str(path) if rel.startswith("..") else Path(rel).as_posix()
 
 
 def _cookbook_check(

@@ -1,0 +1,83 @@
+"""`sync verify CONFIG`: three-way check of the cookbook, the recipe and what srt-slurm ran.
+
+With only CONFIG it runs on the bundled example: the InferenceX checkout in
+``examples/inferencex/``, the run ``sync.yaml`` pins for CONFIG (``examples/runs/<run_id>/``)
+and the data module under ``cookbook_snippets/`` that has CONFIG's cells. Exit codes: 0 every
+point agrees, 1 something differs (or a point has no log), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from syncer.errors import SyncError
+
+
+@click.command("verify")
+@click.argument("config")
+@click.option(
+    "--run",
+    "run",
+    type=click.Path(path_type=Path),
+    help="Run directory, artifact archive (.zip/.tar.gz) or sweep log "
+    "(default: the run sync.yaml pins, under examples/runs/).",
+)
+@click.option(
+    "--inferencex",
+    "inferencex",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="InferenceX checkout (default: the bundled example).",
+)
+@click.option(
+    "--cookbook",
+    "cookbook",
+    type=click.Path(path_type=Path),
+    help="Data module, or a directory searched for the module with CONFIG's cells "
+    "(default: cookbook_snippets/).",
+)
+@click.option("--point", "point", type=int, metavar="N", help="Job index, as in `sync render`.")
+@click.option("--conc", "conc", type=int, metavar="C", help="The job measured at concurrency C.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+)
+def verify_command(
+    config: str,
+    run: Path | None,
+    inferencex: Path | None,
+    cookbook: Path | None,
+    point: int | None,
+    conc: int | None,
+    fmt: str,
+) -> int:
+    """Three-way check: cookbook vs recipe vs run logs, per point."""
+    from syncer.compare.verify import point_for_conc, project_root, verify_config
+    from syncer.secrets import mask
+
+    if point is not None and conc is not None:
+        raise SyncError("give --point or --conc, not both")
+    if inferencex is None:
+        inferencex = project_root() / "examples" / "inferencex"
+        if not inferencex.is_dir():
+            from syncer.inferencex.render import BUNDLED_EXAMPLE
+
+            inferencex = BUNDLED_EXAMPLE
+    if conc is not None:
+        point = point_for_conc(inferencex, config, conc)
+    result = verify_config(config, inferencex=inferencex, run=run, cookbook=cookbook, point=point)
+    if fmt == "json":
+        sys.stdout.write(mask(json.dumps(result.json(), indent=2, ensure_ascii=False)) + "\n")
+    elif fmt == "markdown":
+        sys.stdout.write(mask(result.markdown()))
+    else:
+        from rich.console import Console
+
+        result.text(Console(soft_wrap=True, highlight=False))
+    return result.exit_code

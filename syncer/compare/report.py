@@ -1,0 +1,333 @@
+"""Verify reports: JSON (``"schema": 1``), markdown for a PR comment, and the terminal.
+
+The markdown puts the verdict and the counts first and the details in ``<details>`` folds; it
+stays under ``budget`` characters (GitHub's comment limit by default) by dropping, in order, the
+matching rows' context, then the difference rows beyond the first ones, always saying so. Every
+value from a recipe, log or module goes through the ``code``/``text``/``term`` filters.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from syncer.compare.diff import Comparison, Entry
+from syncer.templating import render
+from syncer.untrusted import term_text
+
+if TYPE_CHECKING:
+    from syncer.compare.verify import PointResult, VerifyResult
+
+SCHEMA = 1
+GITHUB_LIMIT = 65_536
+STATUS_TEXT = {
+    "match": "match",
+    "differs": "differs",
+    "only-cookbook": "only in cookbook",
+    "only-recipe": "only in recipe",
+    "only-log": "only in log",
+    "excluded": "excluded",
+    "not-logged": "not logged",
+    "ambiguous": "ambiguous",
+}
+VERDICT_TEXT = {
+    "agree": "agree",
+    "differ": "differ",
+    "ambiguous": "ambiguous Env: split",
+    "no-log": "no log",
+    "no-cookbook": "not in cookbook",
+}
+
+
+def _comp_name(comp: Comparison) -> str:
+    name = f"{comp.left} vs {comp.right}"
+    return f"{name} ({comp.router})" if comp.router else name
+
+
+def _short(source: str) -> str:
+    return PurePosixPath(source.replace("\\", "/")).name
+
+
+def _rows(result: VerifyResult) -> list[dict[str, Any]]:
+    """Every failing entry, launch problem and ambiguity as a table row."""
+    rows: list[dict[str, Any]] = []
+    for p in result.points:
+        if not p.logs:
+            rows.append(
+                _row(
+                    p,
+                    "recipe vs log",
+                    "(point)",
+                    "log",
+                    "no log",
+                    None,
+                    None,
+                    "no sweep log of the run belongs to this point",
+                )
+            )
+        for lc in p.logs:
+            for e in lc.comparison.problems:
+                rows.append(_entry_row(p, _comp_name(lc.comparison), e))
+            for problem in lc.problems:
+                rows.append(
+                    _row(p, "log", "(workers)", "consistency", "differs", None, None, problem)
+                )
+            for amb in lc.ambiguities:
+                rows.append(_row(p, "log", "(env)", "Env:", "ambiguous", None, None, amb))
+        if p.cookbook is not None:
+            if p.cookbook.missing:
+                rows.append(
+                    _row(
+                        p,
+                        "cookbook vs recipe",
+                        "(point)",
+                        "cookbook",
+                        "not in cookbook",
+                        None,
+                        None,
+                        p.cookbook.missing,
+                    )
+                )
+            for comp in p.cookbook.comparisons:
+                for e in comp.problems:
+                    rows.append(_entry_row(p, _comp_name(comp), e))
+    return rows
+
+
+def _row(
+    p: PointResult,
+    comparison: str,
+    block: str,
+    key: str,
+    status: str,
+    left: str | None,
+    right: str | None,
+    note: str | None,
+    left_side: str = "",
+    right_side: str = "",
+) -> dict[str, Any]:
+    return {
+        "point": p.index,
+        "comparison": comparison,
+        "block": block,
+        "key": key,
+        "status": status,
+        "left": left,
+        "right": right,
+        "left_side": left_side,
+        "right_side": right_side,
+        "note": note,
+    }
+
+
+def _entry_row(p: PointResult, comparison: str, e: Entry) -> dict[str, Any]:
+    sides = comparison.split(" (")[0].split(" vs ")
+    return _row(
+        p,
+        comparison,
+        e.block,
+        e.key,
+        STATUS_TEXT.get(e.status, e.status),
+        e.left,
+        e.right,
+        e.note,
+        sides[0],
+        sides[-1],
+    )
+
+
+def _point_rows(result: VerifyResult, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for p in result.points:
+        logs = [{"name": _short(lc.source), "job": lc.job_id, "by": lc.matched_by} for lc in p.logs]
+        cb = None
+        if p.cookbook is not None and not p.cookbook.missing:
+            cb = {"cell": p.cookbook.cell_id, "point": p.cookbook.point}
+        out.append(
+            {
+                "index": p.index,
+                "label": p.label,
+                "concs": ", ".join(str(c) for c in p.concs),
+                "override": p.override or p.variant,
+                "logs": logs,
+                "cookbook": cb,
+                "verdict": p.verdict,
+                "verdict_text": VERDICT_TEXT[p.verdict],
+                "problems": sum(1 for r in rows if r["point"] == p.index),
+            }
+        )
+    return out
+
+
+def _sources(result: VerifyResult) -> dict[str, Any]:
+    data = result.run_data
+    shas = sorted(set(data.srt_slurm_shas.values()))
+    return {
+        "inferencex": result.inferencex,
+        "run": result.run,
+        "cookbook": result.cookbook,
+        "srt_slurm": shas,
+        "srt_version": result.srt_version,
+        "versions": data.versions(),
+    }
+
+
+def _notes(result: VerifyResult) -> list[str]:
+    notes: list[str] = []
+    a = result.assignment
+    for u in a.unmatched:
+        notes.append(f"log {u.sweep.source} (job {u.sweep.job_id or '?'}) not used: {u.reason}")
+    for s in a.evals:
+        notes.append(f"eval job log {s.source} set aside (evals are not the launch to mirror)")
+    for s in result.run_data.skipped:
+        notes.append(f"archive member {s.name} skipped: {s.reason}")
+    notes.extend(result.run_data.duplicates)
+    versions = result.run_data.versions()
+    for pkg, vers in versions.items():
+        if len(vers) > 1:
+            notes.append(f"worker fingerprints disagree on {pkg}: {', '.join(vers)}")
+    if len(set(result.run_data.srt_slurm_shas.values())) > 1:
+        notes.append("the run's jobs used different srt-slurm commits")
+    return notes
+
+
+def as_json(result: VerifyResult) -> dict[str, Any]:
+    points = []
+    for p in result.points:
+        points.append(
+            {
+                "index": p.index,
+                "item": p.item,
+                "label": p.label,
+                "concs": p.concs,
+                "variant": p.variant,
+                "override": p.override,
+                "submitted": p.submitted,
+                "verdict": p.verdict,
+                "logs": [
+                    {
+                        "source": lc.source,
+                        "job": lc.job_id,
+                        "matched_by": lc.matched_by,
+                        "comparison": lc.comparison.as_json(),
+                        "problems": lc.problems,
+                        "ambiguities": lc.ambiguities,
+                    }
+                    for lc in p.logs
+                ],
+                "cookbook": None
+                if p.cookbook is None
+                else {
+                    "module": p.cookbook.module,
+                    "cell": p.cookbook.cell_id,
+                    "point": p.cookbook.point,
+                    "missing": p.cookbook.missing,
+                    "comparisons": [c.as_json() for c in p.cookbook.comparisons],
+                },
+            }
+        )
+    return {
+        "schema": SCHEMA,
+        "config": result.key,
+        "verdict": result.verdict,
+        "exit_code": result.exit_code,
+        "verdicts": result.verdicts(),
+        "counts": result.counts(),
+        "sources": _sources(result),
+        "points": points,
+        "exclusions": [
+            {"name": u.name, "reason": u.reason, "keys": u.keys} for u in result.exclusions()
+        ],
+        "unmatched_logs": [
+            {"source": u.sweep.source, "job": u.sweep.job_id, "reason": u.reason}
+            for u in result.assignment.unmatched
+        ],
+        "eval_logs": [s.source for s in result.assignment.evals],
+        "skipped_members": [{"name": s.name, "reason": s.reason} for s in result.run_data.skipped],
+    }
+
+
+def _context(
+    result: VerifyResult, rows: list[dict[str, Any]], left_out: int, all_rows: list[dict[str, Any]]
+) -> dict[str, Any]:
+    counts = result.counts()
+    return {
+        "key": result.key,
+        "verdict": result.verdict,
+        "verdicts": result.verdicts(),
+        "verdict_text": VERDICT_TEXT,
+        "total": len(result.points),
+        "agreeing": result.verdicts().get("agree", 0),
+        "counts": [(STATUS_TEXT.get(k, k), n) for k, n in counts.items()],
+        "points": _point_rows(result, all_rows),
+        "rows": rows,
+        "left_out": left_out,
+        "exclusions": result.exclusions(),
+        "sources": _sources(result),
+        "notes": _notes(result),
+    }
+
+
+def markdown(result: VerifyResult, budget: int | None = None) -> str:
+    limit = budget or GITHUB_LIMIT
+    rows = _rows(result)
+    keep = len(rows)
+    while True:
+        ctx = _context(result, rows[:keep], len(rows) - keep, rows)
+        text = render("verify_report.md.j2", **ctx)
+        if len(text) <= limit or keep == 0:
+            break
+        keep = keep // 2
+    if len(text) > limit:
+        text = text[: limit - 80].rsplit("\n", 1)[0] + "\n\n_(report cut to fit the size limit)_\n"
+    return text
+
+
+def text(result: VerifyResult, console: Any) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    rows = _rows(result)
+    ctx = _context(result, rows, 0, rows)
+    lines = render("verify_report.txt.j2", **ctx).splitlines()
+    for line in lines:
+        style = None
+        if line.startswith("  ✓"):
+            style = "green"
+        elif line.startswith("  ✗"):
+            style = "red"
+        console.print(Text(line, style=style or ""), highlight=False)
+    if ctx["rows"]:
+        table = Table(title="Differences", show_lines=False)
+        for col in ("point", "comparison", "block", "key", "status", "left", "right", "note"):
+            table.add_column(col)
+        for r in ctx["rows"]:
+            left = (
+                f"{r['left_side']}: {r['left']}"
+                if r["left"] is not None and r["left_side"]
+                else r["left"]
+            )
+            right = (
+                f"{r['right_side']}: {r['right']}"
+                if r["right"] is not None and r["right_side"]
+                else r["right"]
+            )
+            table.add_row(
+                *(
+                    Text(term_text(v, limit=200) if v is not None else "—")
+                    for v in (
+                        str(r["point"]),
+                        r["comparison"],
+                        r["block"],
+                        r["key"],
+                        r["status"],
+                        left,
+                        right,
+                        r["note"],
+                    )
+                )
+            )
+        console.print(table)
+    tail = render("verify_report_tail.txt.j2", **ctx)
+    for line in tail.splitlines():
+        console.print(Text(line), highlight=False)
