@@ -454,3 +454,29 @@ def test_reference_reordered_versions_have_no_command_changes(reference: Path) -
     order = next(row for c in data["cells"] for row in c["measured"] if row["kind"] == "order")
     assert order["new"].index("Dynamo frontend") < order["new"].lower().index("worker")
     assert order["old"].index("Dynamo frontend") > order["old"].lower().index("worker")
+
+
+def test_config_files_compare_by_name_whatever_their_hash() -> None:
+    from syncer.compare.review_changes import compare_files
+
+    old = {"nginx.conf#1a2b3c4d": "upstream a {}\n", "nats.conf#00000000": "port: 4222\n"}
+    new = {
+        "nginx.conf#5e6f7a8b": "upstream a {}\nupstream b {}\n",
+        "nats.conf#00000000": "port: 4222\n",
+    }
+    [change] = compare_files(old, new)
+    assert (change.kind, change.process, change.action) == ("file", "nginx.conf", "changed")
+    assert change.old.startswith("1 lines") and change.new.startswith("2 lines")
+    assert compare_files(old, {}) and all(c.action == "removed" for c in compare_files(old, {}))
+
+
+def test_terminal_prints_untrusted_values_literally() -> None:
+    from rich.console import Console
+
+    new = read("commands.jsx").replace('"0.85"', json.dumps("[bold red]x[/]\x1b[31m"), 1)
+    r = review_texts(read("base.jsx"), new, old_label="base.jsx", new_label="new.jsx")
+    console = Console(record=True, width=200, color_system=None)
+    r.text(console)
+    out = console.export_text()
+    assert "[bold red]x[/]" in out and "\x1b" not in out
+    assert "nats-server -js -sd /tmp/nats" in out and "only in derived selections" in out
