@@ -93,12 +93,13 @@ def _run_url(repo: str, run: str | None) -> str | None:
     return f"{repo}/actions/runs/{run.split('/')[0]}" if run else None
 
 
-def source_block(config: SyncConfig) -> dict[str, Any]:
-    """``source``: the InferenceX main commit and every PR of the whole sync run."""
-    prs = {
-        pr: {"run": _run_url(config.repo, pin.run), "sha": pin.sha, "status": pin.status}
-        for pr, pin in config.pr_sources().items()
-    }
+def source_block(config: SyncConfig, pins: dict[str, Pin] | None = None) -> dict[str, Any]:
+    """``source``: the InferenceX main commit and every PR of the whole sync run (``pins``
+    override the configured pins, e.g. a run the bot is pinning right now)."""
+    prs: dict[str, Any] = {}
+    for pr, pin in config.pr_sources().items():
+        pin = (pins or {}).get(pin.config, pin)
+        prs[pr] = {"run": _run_url(config.repo, pin.run), "sha": pin.sha, "status": pin.status}
     return {"repo": config.repo, "main": config.main, "prs": prs}
 
 
@@ -356,7 +357,7 @@ def build_module_spec(
     return ModuleSpec(
         model=model.model,
         generated_on=today or _dt.datetime.now(_dt.UTC).date().isoformat(),
-        source=source_block(config),
+        source=source_block(config, pins),
         hardware=[dict(h) for h in model.hardware if h["id"] in used_hw],
         checkpoints=checkpoints,
         kv_mooncake=donors.mooncake,

@@ -1,0 +1,275 @@
+"""`sync generate` / `sync reencode`: the bundled example end to end, pins, KV donors, CLI."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import shutil
+from pathlib import Path
+
+import pytest
+
+from syncer.cli import main as cli_main
+from syncer.cookbook.decode import Decoder, load_decoder
+from syncer.cookbook.generate import build_module_spec, generate_model, image_commit, spec_detail
+from syncer.cookbook.jsmodule import load_module
+from syncer.errors import SyncError
+from syncer.inferencex.render import render_config
+from syncer.model import sort_worker_args
+from syncer.syncconfig import Pin, load_sync_config
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "deepseek-ai/deepseek-v4_1"
+DSPARK = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+PAGE = "docs/cookbook/autoregressive/DeepSeek/DeepSeek-V4_1.mdx"
+
+
+@pytest.fixture
+def config():
+    return load_sync_config(ROOT / "sync.yaml")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> dict[str, Path]:
+    pages = tmp_path / "cookbook"
+    (pages / PAGE).parent.mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "cookbook" / PAGE, pages / PAGE)
+    out = tmp_path / "snippets"
+    (out / "deepseek-ai").mkdir(parents=True)
+    shutil.copy(ROOT / "cookbook_snippets" / f"{MODEL}.jsx", out / f"{MODEL}.jsx")
+    return {"pages": pages, "out": out}
+
+
+def run_cli(*argv: str) -> int:
+    with pytest.raises(SystemExit) as done:
+        cli_main(list(argv))
+    return int(done.value.code or 0)
+
+
+def test_committed_module_and_page_are_current(config) -> None:
+    """The drift gate: regenerating the bundled example changes nothing that is committed."""
+    result = generate_model(
+        MODEL,
+        config=config,
+        inferencex=ROOT / "examples" / "inferencex",
+        out_dir=ROOT / "cookbook_snippets",
+        pages_dir=ROOT / "examples" / "cookbook",
+        check=True,
+    )
+    assert not result.changed, "cookbook_snippets is stale: run `sync generate --all`"
+    assert not result.page_changed and result.page_conflict is None
+    assert result.cells == 5
+
+
+def test_example_module_content() -> None:
+    decoder = load_decoder(ROOT / "cookbook_snippets" / f"{MODEL}.jsx")
+    data = decoder.data
+    assert [h["id"] for h in data["hardware"]] == ["gb300"]
+    assert list(data["source"]["prs"]) == ["3859", "3871"]
+    cells = {c["id"]: (i, c) for i, c in enumerate(data["cells"])}
+    assert set(cells) == {f"{DSPARK}#0", f"{DSPARK}#1", f"{DSPARK}#2", f"{DISAGG}#0", f"{DISAGG}#1"}
+    ci, dep2 = cells[f"{DSPARK}#2"]
+    assert dep2["label"] == "Agg DEP2" and dep2["submitted"] == "sglang"
+    assert dep2["prov"]["run"] == "41000000001" and dep2["prov"]["status"] == "verified-pr"
+    assert dep2["imageCommit"] == "e6072935"
+    assert [p["concs"] for p in dep2["points"]] == [[64], [128]]
+    assert decoder.status_for(ci, 0, "sglang") == "verified-pr"
+    assert decoder.status_for(ci, 0, "dynamo") == "derived"
+    info = decoder.point_info(ci, 1)
+    assert info["runUrl"] == "https://github.com/SemiAnalysisAI/InferenceX/actions/runs/41000000001"
+    assert info["useComment"].endswith("/pull/3859#issuecomment-4100000000117")
+    di, disagg = cells[f"{DISAGG}#1"]
+    assert disagg["submitted"] == "dynamo" and disagg["label"].startswith("Disagg 1P1D")
+    assert "run" not in disagg["prov"] and disagg["prov"]["status"] == "in-progress"
+    assert decoder.status_for(di, 0, "dynamo") == "in-progress"
+    assert disagg["points"][0]["kv"] == "hicache"
+    assert disagg["kv"]["available"] == ["none", "hicache"]
+    assert disagg["kv"]["hicache"]["donor"] == DISAGG
+    assert "mooncake" in disagg["kv"]["unavailable"]
+    # The measured point's commands are exactly the render's cookbook form.
+    rendered = render_config(ROOT / "examples" / "inferencex", DSPARK)
+    by_item = {}
+    for point in rendered.points:
+        by_item.setdefault(point.item, []).append(point)
+    for item, points in by_item.items():
+        ci, _ = cells[f"{DSPARK}#{item}"]
+        for pi, point in enumerate(points):
+            for router in ("sglang", "dynamo"):
+                assert decoder.blocks_for(ci, pi, router) == point.cookbook[router]
+
+
+def test_generate_writes_then_is_idempotent(config, workspace) -> None:
+    out, pages = workspace["out"], workspace["pages"]
+    (out / f"{MODEL}.jsx").unlink()
+    page_before = (pages / PAGE).read_text(encoding="utf-8")
+    kw = {"config": config, "inferencex": ROOT / "examples" / "inferencex", "out_dir": out}
+    first = generate_model(MODEL, pages_dir=pages, today="2026-10-14", **kw)
+    assert first.changed and not first.page_changed
+    assert first.text == (ROOT / "cookbook_snippets" / f"{MODEL}.jsx").read_text(encoding="utf-8")
+    # A later day with the same data: nothing changes, not even generatedOn.
+    again = generate_model(MODEL, pages_dir=pages, today="2026-12-01", **kw)
+    assert not again.changed and again.text == first.text
+    assert (pages / PAGE).read_text(encoding="utf-8") == page_before
+
+
+def test_new_pin_changes_provenance_and_date(config, workspace) -> None:
+    out = workspace["out"]
+    pin = config.pins()[DISAGG]
+    pinned = dataclasses.replace(pin, run="41000000999", comment="555", status="verified-pr")
+    result = generate_model(
+        MODEL,
+        config=config,
+        inferencex=ROOT / "examples" / "inferencex",
+        out_dir=out,
+        pins={DISAGG: pinned},
+        today="2026-12-01",
+    )
+    assert result.changed
+    data = load_module(out / f"{MODEL}.jsx").value
+    assert data["generatedOn"] == "2026-12-01"
+    assert data["source"]["prs"]["3871"]["status"] == "verified-pr"
+    assert data["source"]["prs"]["3871"]["run"].endswith("/actions/runs/41000000999")
+    disagg = [c for c in data["cells"] if c["configKey"] == DISAGG]
+    assert all(c["prov"]["run"] == "41000000999" and c["prov"]["comment"] == "555" for c in disagg)
+
+
+def test_check_reports_drift_without_writing(config, workspace) -> None:
+    target = workspace["out"] / f"{MODEL}.jsx"
+    stale = target.read_text(encoding="utf-8").replace(
+        '"goldenAL": "3.51"', '"goldenAL": "3.50"', 1
+    )
+    target.write_text(stale, encoding="utf-8")
+    code = run_cli(
+        "generate", "--all", "--check", "--config", str(ROOT / "sync.yaml"),
+        "--inferencex", str(ROOT / "examples" / "inferencex"),
+        "--out", str(workspace["out"]), "--pages", str(workspace["pages"]),
+    )  # fmt: skip
+    assert code == 1
+    assert target.read_text(encoding="utf-8") == stale
+    code = run_cli(
+        "generate", MODEL, "--config", str(ROOT / "sync.yaml"),
+        "--inferencex", str(ROOT / "examples" / "inferencex"),
+        "--out", str(workspace["out"]), "--pages", str(workspace["pages"]),
+    )  # fmt: skip
+    assert code == 0 and target.read_text(encoding="utf-8") != stale
+    code = run_cli(
+        "generate", "--all", "--check", "--config", str(ROOT / "sync.yaml"),
+        "--inferencex", str(ROOT / "examples" / "inferencex"),
+        "--out", str(workspace["out"]), "--pages", str(workspace["pages"]),
+    )  # fmt: skip
+    assert code == 0
+
+
+def test_cli_bad_input_exits_2(tmp_path: Path, capsys) -> None:
+    bad = tmp_path / "sync.yaml"
+    text = (ROOT / "sync.yaml").read_text(encoding="utf-8")
+    bad.write_text(text.replace(f"key: {DSPARK}", "key: dsv41flash-nope"), encoding="utf-8")
+    code = run_cli(
+        "generate", "--all", "--config", str(bad), "--out", str(tmp_path / "o"),
+        "--inferencex", str(ROOT / "examples" / "inferencex"), "--no-page",
+    )  # fmt: skip
+    assert code == 2
+    assert "dsv41flash-nope" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    assert run_cli("generate", "--config", str(bad)) == 2  # neither MODEL nor --all
+
+
+def test_reencode_cli(tmp_path: Path, capsys) -> None:
+    source = ROOT / "golden" / "generate" / "model_spec.jsx"
+    out = tmp_path / "re.jsx"
+    assert run_cli("reencode", str(source), "--out", str(out)) == 0
+    assert out.read_text(encoding="utf-8") == source.read_text(encoding="utf-8")
+    assert "cases decoded back identical" in capsys.readouterr().out
+    broken = tmp_path / "broken.jsx"
+    broken.write_text("export const agentx = {cells: [};\n", encoding="utf-8")
+    assert run_cli("reencode", str(broken), "--out", str(tmp_path / "x.jsx")) == 2
+    assert not (tmp_path / "x.jsx").exists()
+
+
+def _with_mooncake_point(rendered):
+    """The disagg config with one more point measured with a Mooncake store (own test data)."""
+    rendered = copy.deepcopy(rendered)
+    point = copy.deepcopy(rendered.points[-1])
+    point.item, point.concs, point.kv, point.override = 7, [256], "mooncake", "override_mc_c256"
+    master = {
+        "kind": "mooncake-master",
+        "count_nodes": 1,
+        "ports": ["8700"],
+        "cmd": "mooncake_master",
+        "env": {},
+        "args": [["--port", "8700"], ["--eviction_high_watermark_ratio", "0.90"]],
+    }
+    for blocks in point.cookbook.values():
+        first_worker = next(i for i, b in enumerate(blocks) if b["kind"] == "worker")
+        blocks.insert(first_worker, copy.deepcopy(master))
+        for block in blocks:
+            if block["kind"] != "worker":
+                continue
+            env = {"MOONCAKE_MASTER": "$MOONCAKE_MASTER_IP:8700", "MOONCAKE_PROTOCOL": "rdma"}
+            block["env"] = dict(sorted({**block["env"], **env}.items()))
+            if block["role"] == "prefill":
+                linker = ["--enable-unified-cache-external-linker"]
+                block["args"] = sort_worker_args([*block["args"], linker])
+    rendered.points.append(point)
+    return rendered
+
+
+def test_mooncake_donor_gives_derived_tier(config) -> None:
+    model = config.model(MODEL)
+    model = dataclasses.replace(model, mooncake_donor=DISAGG)
+    for cfg in model.configs:
+        cfg.mooncake_unavailable = None
+
+    def renderer(root: Path, key: str):
+        rendered = render_config(root, key)
+        return _with_mooncake_point(rendered) if key == DISAGG else rendered
+
+    spec = build_module_spec(
+        model, config=config, inferencex=ROOT / "examples" / "inferencex", renderer=renderer,
+        today="2026-10-14",
+    )  # fmt: skip
+    assert spec.kv_mooncake["donor"] == DISAGG
+    assert spec.kv_mooncake["args"] == [["--enable-unified-cache-external-linker"]]
+    assert set(spec.kv_mooncake["master"]) == {"dynamo", "sglang"}
+    assert spec.kv_mooncake["decode_env"]["MOONCAKE_PROTOCOL"] == "rdma"
+    from syncer.cookbook.encode import encode_module
+
+    value, _, _ = encode_module(spec, path="mooncake")
+    decoder = Decoder(value)
+    ci = next(i for i, c in enumerate(value["cells"]) if c["configKey"] == DSPARK)
+    assert value["cells"][ci]["kv"]["available"] == ["none", "hicache", "mooncake"]
+    blocks = decoder.blocks_for(ci, 0, "sglang", "mooncake")
+    assert [b["kind"] for b in blocks] == ["mooncake-master", "worker"]
+    assert decoder.status_for(ci, 0, "sglang", "mooncake") == "derived"
+
+
+def test_hicache_donor_without_hicache_point(config) -> None:
+    model = dataclasses.replace(config.model(MODEL), hicache_donor=DSPARK)
+    with pytest.raises(SyncError, match="no point measured with hicache"):
+        build_module_spec(model, config=config, inferencex=ROOT / "examples" / "inferencex")
+
+
+def test_field_helpers() -> None:
+    assert (
+        image_commit("lmsysorg/sglang:nightly-dev-cu13-20261012-e6072935@sha256:ab") == "e6072935"
+    )
+    assert image_commit("lmsysorg/sglang:v0.5.9-cu129") is None
+    worker = {"kind": "worker", "args": [["--speculative-algorithm", "EAGLE"],
+              ["--speculative-num-steps", "3"], ["--speculative-eagle-topk", "1"],
+              ["--speculative-num-draft-tokens", "4"]]}  # fmt: skip
+    assert spec_detail([worker]) == "MTP 3-1-4"
+    assert spec_detail([{"kind": "worker", "args": []}]) == "no spec"
+
+
+def test_pin_override_in_progress(config) -> None:
+    pin = Pin(DSPARK, "3859", "6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b", None, None,
+              "in-progress", None)  # fmt: skip
+    spec = build_module_spec(
+        config.model(MODEL), config=config, inferencex=ROOT / "examples" / "inferencex",
+        pins={DSPARK: pin},
+    )  # fmt: skip
+    for cell in spec.cells:
+        if cell.config_key == DSPARK:
+            assert all(p.prov["status"] == "in-progress" and "run" not in p.prov
+                       for p in cell.points)  # fmt: skip
