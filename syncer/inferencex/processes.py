@@ -126,6 +126,8 @@ def render_raw(
     dynamo = ftype == "dynamo"
     direct = ftype in ("sglang", "sglang-router")
     v2 = version.startswith("2")
+    if not v2 and recipe.schema == 2:
+        raise SyncError(f"srt-slurm {version}.x does not parse schema 2 recipes ({recipe.name})")
     blocks: list[Block] = []
     has_nats = any(s["type"] == "nats" for s in recipe.services) or (dynamo and not v2)
     if dynamo or recipe.services:
@@ -342,7 +344,7 @@ def _frontend_blocks(
         out.append(
             {"kind": "nginx", "cmd": "nginx -c nginx.conf -g daemon off;", "env": {}, "args": []}
         )
-    count = fe.count if several else 1
+    count = min(fe.count, recipe.total_nodes) if several else 1
     if fe.type == "sglang-router":
         args: list[list[str]] = []
         if recipe.disagg:
