@@ -151,69 +151,80 @@ def copy_all(blocks: list[Block], files: Mapping[str, str] | None = None) -> str
 
 # ---- publishability ------------------------------------------------------------------------
 
-# What a double-quoted or bare word may expand: `$NAME` / `${NAME}` for a described placeholder.
-_EXPANSION = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
-_SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SAFE_FLAG = re.compile(r"-{1,2}[A-Za-z0-9][A-Za-z0-9_.-]*|[A-Za-z0-9_./-]+")
-_RAW_UNSAFE = re.compile(r"[\x00-\x1f\x7f;&|`$<>(){}\\\"'*?!#~\[\]]")
+# A shell parameter expansion as bash reads it inside double quotes or a bare word.
+_EXPANSION = re.compile(r"\$(?:\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(.|$))", re.DOTALL)
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FLAG = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
+# Commands and preamble lines are printed as they are: plain words only, placeholders allowed.
+_PLAIN_LINE = re.compile(r"[A-Za-z0-9_@%+=:,./ $-]*")
+_LINE_BREAKS = ("\n", "\r", "\u2028", "\u2029", "\x85")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
-def _unsafe_expansion(word: str) -> str | None:
-    """Why a value the quoting rules print bare or double-quoted is unsafe, or None."""
-    if any(ch in word for ch in "\n\r`;") or "$(" in word:
-        return "contains a command separator or substitution"
-    rest = _EXPANSION.sub(
-        lambda m: "" if placeholder_text(m.group(1) or m.group(2)) else "\0", word
-    )
-    if "\0" in rest:
-        names = [m.group(1) or m.group(2) for m in _EXPANSION.finditer(word)]
-        unknown = [n for n in names if not placeholder_text(n)]
-        return f"expands ${unknown[0]}, which is not a known placeholder"
-    if "$" in rest:
-        return "contains a `$` that is not a known placeholder"
-    if "{" in rest or "}" in rest:
-        return "contains braces outside a `${PLACEHOLDER}`"
+def _expansion_problem(text: str) -> str | None:
+    """Why ``text`` would expand something other than a described placeholder, or None."""
+    for match in _EXPANSION.finditer(text):
+        braced, name, other = match.groups()
+        if braced is not None:
+            name = braced
+        elif other is not None:
+            shown = f"${other}" if other else "a trailing $"
+            return f"has {shown!s}, a shell expansion the cookbook never shows"
+        if not placeholder_text(name):
+            return f"expands ${name}, which is not a known placeholder"
     return None
+
+
+def _refuse(where: str, what: str, value: str, reason: str) -> SyncError:
+    return SyncError(f"{where}: {what} = {value!r} {reason}; refusing to publish it")
 
 
 def _check_value(value: Any, what: str, where: str) -> None:
     text = js_string(value)
-    if any(ch in text for ch in "\x00\r\n\u2028\u2029"):
-        raise SyncError(f"{where}: {what} = {text!r} contains a line break or NUL")
+    if any(brk in text for brk in _LINE_BREAKS) or _CONTROL.search(text):
+        raise _refuse(where, what, text, "contains a line break or control character")
     if _BARE.fullmatch(text) or not _DOUBLE.fullmatch(text):
-        return  # bare words are inert; single quotes make everything literal
-    reason = _unsafe_expansion(text)
+        return  # bare words expand nothing; single quotes make everything literal
+    reason = _expansion_problem(text)
     if reason:
-        raise SyncError(f"{where}: {what} = {text!r} {reason}; refusing to publish it")
+        raise _refuse(where, what, text, reason)
 
 
-def _check_raw(text: Any, what: str, where: str, pattern: re.Pattern[str]) -> None:
-    # Printed unquoted (flag names, env keys, the command): must be plain words.
-    value = js_string(text)
-    if not pattern.fullmatch(value):
-        raise SyncError(f"{where}: {what} {value!r} is printed unquoted and is not a plain word")
+def _check_plain(value: Any, what: str, where: str, pattern: re.Pattern[str]) -> None:
+    text = js_string(value)
+    if not pattern.fullmatch(text):
+        raise _refuse(where, what, text, "is printed unquoted and is not a plain word")
+    reason = _expansion_problem(text)
+    if reason:
+        raise _refuse(where, what, text, reason)
 
 
 def check_publishable(blocks: list[Block], where: str) -> None:
-    """Refuse blocks whose shell text could do something the cookbook never shows: a ``$`` that
-    is not a known placeholder, ``$(``, backticks, ``;`` or a newline in a bare or
-    double-quoted value, or a flag / env key / command that is not a plain word. ``where``
-    names the deployment in the error (e.g. ``cell X point 2 router sglang``)."""
+    """Refuse blocks whose pasted text could do what the cookbook never shows.
+
+    Values the quoting rules print bare or in double quotes may only expand described
+    placeholders (``$NODE_IP``, ``${ETCD_IP}``): any other ``$`` (``$HOME``, ``$(``, ``$$``)
+    is refused. Line breaks and control characters are refused in every value. What is
+    printed unquoted must be plain: env keys are names, flags are ``--words``, commands and
+    preamble lines hold no ``;``, ``|``, ``&``, backticks, redirections or quotes. ``where``
+    names the deployment (e.g. ``cell X point 2 router sglang``); the error adds the block,
+    the flag or env key and the value.
+    """
     for index, block in enumerate(blocks):
         title = f"{where}, block {index} ({block_title(block)})"
-        for key, value in (block.get("env") or {}).items():
-            _check_raw(key, "env key", title, _SAFE_NAME)
-            _check_value(value, f"env {key}", title)
-        cmd = js_string(block.get("cmd"))
-        nginx_fixed = block.get("kind") == "nginx" and not block.get("args")
-        if not nginx_fixed and (not cmd or _RAW_UNSAFE.search(cmd)):
-            raise SyncError(f"{title}: command {cmd!r} is not a plain command line")
         for line in block.get("preamble") or []:
-            if any(ch in js_string(line) for ch in "\r\n\u2028\u2029\x00"):
-                raise SyncError(f"{title}: preamble line {line!r} contains a line break")
-        for arg in block.get("args") or []:
-            if not arg:
-                raise SyncError(f"{title}: empty argument")
-            _check_raw(arg[0], "flag", title, _SAFE_FLAG)
+            _check_plain(line, "preamble line", title, _PLAIN_LINE)
+        for key, value in (block.get("env") or {}).items():
+            _check_plain(key, "env key", title, _ENV_KEY)
+            _check_value(value, f"env {key}", title)
+        args = block.get("args") or []
+        if not (block.get("kind") == "nginx" and not args):  # printed as a fixed command
+            _check_plain(block.get("cmd"), "command", title, _PLAIN_LINE)
+            if not js_string(block.get("cmd")).strip():
+                raise _refuse(title, "command", js_string(block.get("cmd")), "is empty")
+        for arg in args:
+            if not isinstance(arg, list) or not arg:
+                raise SyncError(f"{title}: argument {arg!r} is not a [flag, values...] list")
+            _check_plain(arg[0], "flag", title, _FLAG)
             for value in arg[1:]:
                 _check_value(value, f"flag {arg[0]}", title)
