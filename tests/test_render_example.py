@@ -1,0 +1,254 @@
+"""The bundled example rendered end to end (golden files), point -> variant matching and the
+`sync render` CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from syncer.errors import SyncError
+from syncer.inferencex.render import render_config
+
+DSPARK = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+REGEN = os.environ.get("SYNC_REGEN_GOLDEN") == "1"
+
+
+def _summary(key: str) -> dict[str, Any]:
+    rc = render_config(None, key)
+    return {
+        "config": key,
+        "srt_slurm": rc.srt_version,
+        "points": [
+            {
+                "index": p.index,
+                "item": p.item,
+                "override": p.override,
+                "variant": p.variant,
+                "concs": p.concs,
+                "label": p.label,
+                "gpus": p.gpus,
+                "image": p.image,
+                "recipe": p.recipe,
+                "submitted": p.submitted,
+                "kv": p.kv,
+                "golden_al": p.golden_al,
+                "routers": list(p.cookbook),
+                "raw": p.raw,
+                "cookbook": p.cookbook,
+            }
+            for p in rc.points
+        ],
+    }
+
+
+@pytest.mark.parametrize("key", [DSPARK, DISAGG])
+def test_example_matches_golden(golden: Path, key: str) -> None:
+    path = golden / "render" / f"{key}.json"
+    got = _summary(key)
+    if REGEN:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
+    assert got == json.loads(path.read_text())
+
+
+def test_dspark_points_follow_the_seed_shape() -> None:
+    rc = render_config(None, DSPARK)
+    assert [(p.label, p.concs) for p in rc.points] == [
+        ("Agg TP4", [1]),
+        ("Agg TP4", [4]),
+        ("Agg TP4", [16]),
+        ("Agg TP2·EP2", [16]),
+        ("Agg TP2·EP2", [32]),
+        ("Agg DEP2", [64]),
+        ("Agg DEP2", [128]),
+    ]
+    dep2 = rc.points[5]
+    assert [b["kind"] for b in dep2.cookbook["sglang"]] == ["worker", "sglang-router"]
+    assert list(dep2.cookbook) == ["sglang", "dynamo"] and list(dep2.raw) == ["sglang"]
+    router = dep2.cookbook["sglang"][1]
+    assert router["args"] == [
+        ["--host", "0.0.0.0"],
+        ["--port", "8000"],
+        ["--policy", "cache_aware"],
+        ["--request-id-headers", "x-correlation-id"],
+        ["--dp-aware"],
+        ["--connect-timeout-secs", "900"],
+        ["--request-timeout-secs", "14400"],
+        ["--disable-health-check"],
+        ["--disable-retries"],
+        ["--worker-urls", "http://127.0.0.1:30000"],
+    ]
+    worker = dep2.cookbook["sglang"][0]
+    assert "--chunked-prefill-size" not in [
+        a[0] for a in worker["args"]
+    ]  # null in the anchor deletes it
+    raw_env = dep2.raw["sglang"][0]["env"]
+    assert (
+        raw_env["SGLANG_SIMULATE_ACC_LEN"] == "3.51"
+        and "SGLANG_SIMULATE_ACC_LEN" not in worker["env"]
+    )
+    assert dep2.shape != rc.points[3].shape and rc.points[3].shape == rc.points[4].shape
+    assert all(p.recipe.startswith("inferencex-e2e/benchmarks/single_node/") for p in rc.points)
+
+
+def test_disagg_points() -> None:
+    rc = render_config(None, DISAGG)
+    first, hicache = rc.points
+    assert first.concs == [48, 64] and first.submitted == "dynamo" and first.kv == "none"
+    assert first.label == "Disagg 1P2D · prefill TP2·EP2 · decode TP2·EP2" and first.gpus == 8
+    assert [b["kind"] for b in first.cookbook["dynamo"]] == [
+        "etcd",
+        "nats",
+        "dynamo-frontend",
+        "worker",
+        "worker",
+    ]
+    assert [b["kind"] for b in first.cookbook["sglang"]] == ["worker", "worker", "sglang-router"]
+    assert hicache.kv == "hicache" and hicache.override == "override_1p1d_hicache_c160"
+
+
+def _checkout(tmp_path: Path, rows: str, recipe: str) -> Path:
+    master = tmp_path / "inferencex-e2e" / "configs" / "nvidia-master.yaml"
+    master.parent.mkdir(parents=True)
+    master.write_text(
+        textwrap.dedent(f"""\
+        k:
+          image: img:1
+          model: org/M
+          model-prefix: m
+          framework: sglang
+          srt-recipe-dir: m
+          scenarios:
+            agentic-coding:
+            - search-space:
+        {textwrap.indent(textwrap.dedent(rows), "      ")}
+        """)
+    )
+    path = (
+        tmp_path
+        / "inferencex-e2e"
+        / "benchmarks"
+        / "single_node"
+        / "srt-slurm-recipes"
+        / "m"
+        / "r.yaml"
+    )
+    path.parent.mkdir(parents=True)
+    path.write_text(textwrap.dedent(recipe))
+    return tmp_path
+
+
+RECIPE = """\
+    base:
+      schema: 2
+      name: m
+      resources: {gpu_type: gb300, gpus_per_node: 4}
+      frontend: {type: sglang}
+      engine: sglang
+      roles: {agg: {nodes: 1, workers: 1, args: {trust-remote-code: true}}}
+    override_tp2:
+      roles: {agg: {gpus: 2, args: {tensor-parallel-size: 2}}}
+    override_tp2_again:
+      roles: {agg: {gpus: 2, args: {tensor-parallel-size: 2}}}
+    override_tp4_c8:
+      roles: {agg: {gpus: 4, args: {tensor-parallel-size: 4}}}
+      benchmark: {env: {CONC: '8'}}
+    """
+
+
+def test_point_matches_exactly_one_variant(tmp_path: Path) -> None:
+    root = _checkout(tmp_path, "- {tp: 4, conc-list: [8], srt-recipe: r.yaml}", RECIPE)
+    (point,) = render_config(root, "k").points
+    assert point.override == "override_tp4_c8" and point.golden_al is None
+
+
+def test_zero_matching_variants_is_a_clear_error(tmp_path: Path) -> None:
+    root = _checkout(tmp_path, "- {tp: 4, conc-list: [16], srt-recipe: r.yaml}", RECIPE)
+    with pytest.raises(SyncError) as err:
+        render_config(root, "k")
+    assert "matched none" in err.value.message and "benchmark.env.CONC 8 != 16" in err.value.message
+
+
+def test_several_matching_variants_is_a_clear_error(tmp_path: Path) -> None:
+    root = _checkout(tmp_path, "- {tp: 2, conc-list: [1], srt-recipe: r.yaml}", RECIPE)
+    with pytest.raises(SyncError, match="matched override_tp2, override_tp2_again"):
+        render_config(root, "k")
+
+
+def test_selector_that_does_not_match_the_row_is_refused(tmp_path: Path) -> None:
+    root = _checkout(
+        tmp_path, "- {tp: 2, conc-list: [1], srt-recipe: 'r.yaml:override_tp4_c8'}", RECIPE
+    )
+    with pytest.raises(SyncError, match="does not match the point: tensor-parallel-size 4 != tp 2"):
+        render_config(root, "k")
+
+
+def test_unknown_selector_lists_variants(tmp_path: Path) -> None:
+    root = _checkout(
+        tmp_path, "- {tp: 2, conc-list: [1], srt-recipe: 'r.yaml:override_tp8'}", RECIPE
+    )
+    with pytest.raises(
+        SyncError, match="variants: override_tp2, override_tp2_again, override_tp4_c8"
+    ):
+        render_config(root, "k")
+
+
+# ---- CLI -----------------------------------------------------------------------------------
+
+
+def _sync(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "syncer", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_cli_json_shape() -> None:
+    out = _sync("render", DISAGG, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["config"] == DISAGG
+    assert [(p["item"], p["override"], p["concs"], list(p["routers"])) for p in doc["points"]] == [
+        (0, "override_1p2d_c64", [48, 64], ["dynamo", "sglang"]),
+        (1, "override_1p1d_hicache_c160", [160], ["dynamo", "sglang"]),
+    ]
+
+
+def test_cli_text_is_the_copy_all_text(golden: Path) -> None:
+    out = _sync("render", DSPARK, "--conc", "64", "--router", "sglang")
+    assert out.returncode == 0, out.stderr
+    path = golden / "render" / "dspark_c64_sglang.txt"
+    if REGEN:
+        path.write_text(out.stdout)
+    assert out.stdout == path.read_text()
+    assert out.stdout.splitlines()[1] == "# Worker"
+
+
+def test_cli_raw_only_has_the_recipe_router() -> None:
+    out = _sync("render", DSPARK, "--point", "0", "--raw", "--format", "json")
+    assert list(json.loads(out.stdout)["points"][0]["routers"]) == ["sglang"]
+    bad = _sync("render", DSPARK, "--point", "0", "--raw", "--router", "dynamo")
+    assert bad.returncode == 2 and "only has the router the recipe runs" in bad.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("render", "dsv41flash-fp4-gb300-sglang-agentic-dsprk"), f"closest keys: {DSPARK}"),
+        (("render", DSPARK, "--point", "7"), "out of range (0..6)"),
+        (("render", DSPARK, "--conc", "3"), "no job at concurrency 3"),
+        (("render", DSPARK, "--point", "1", "--conc", "4"), "not both"),
+        (("render", DSPARK, "--router", "vllm"), "unknown router"),
+    ],
+)
+def test_cli_bad_input_exits_2(args: tuple[str, ...], message: str) -> None:
+    out = _sync(*args)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr.startswith("error: ") and message in out.stderr
