@@ -40,19 +40,20 @@ from syncer.compare.review_changes import (
 SCHEMA = 1
 
 # Provenance keys of the decoder's merged point info (URLs expanded in every module version),
-# so an old per-point module and a new ``prov`` module compare key by key.
-PROVENANCE_KEYS = (
-    "status",
-    "sha",
-    "recipeUrl",
-    "override",
-    "runUrl",
-    "jobUrl",
-    "prUrl",
-    "useComment",
-    "date",
-    "goldenAL",
-)
+# so an old per-point module and a new ``prov`` module compare key by key; named as a docs
+# reviewer reads them.
+PROVENANCE_KEYS = {
+    "status": "status",
+    "sha": "source commit",
+    "recipeUrl": "recipe",
+    "override": "recipe variant",
+    "runUrl": "run",
+    "jobUrl": "job",
+    "prUrl": "PR",
+    "useComment": "/use comment",
+    "date": "dashboard date",
+    "goldenAL": "golden AL",
+}
 # Cell keys that change what a user runs (the rest is how the page labels and credits it).
 COMMAND_FIELDS = ("image tag", "image digest", "setup")
 
@@ -445,7 +446,7 @@ def _provenance(
                 rows.setdefault((key, b, a), []).append(pp.new.name)
     out = []
     for (key, b, a), where in rows.items():
-        name = "status" if key == "status" else f"provenance {key}"
+        name = PROVENANCE_KEYS[key]
         everywhere = len(where) == len(points)
         out.append(MetaChange(name, b, a, None if everywhere else tuple(where)))
     return out
