@@ -182,6 +182,8 @@ def _notes(result: VerifyResult) -> list[str]:
     for s in result.run_data.skipped:
         notes.append(f"archive member {s.name} skipped: {s.reason}")
     notes.extend(result.run_data.duplicates)
+    for name in result.run_data.empty:
+        notes.append(f"sweep log {name} launched no worker (job failed before its workers?)")
     versions = result.run_data.versions()
     for pkg, vers in versions.items():
         if len(vers) > 1:

@@ -35,6 +35,7 @@ class RunData:
     fingerprints: list[Fingerprint] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    empty: list[str] = field(default_factory=list)  # sweep logs that launched no worker
 
     def versions(self) -> dict[str, list[str]]:
         """package -> distinct versions reported by the worker fingerprints."""
@@ -91,7 +92,10 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
                 continue
             if key:
                 seen_jobs[key] = member.name
-            data.sweeps.append(sweep)
+            if sweep.workers:
+                data.sweeps.append(sweep)
+            else:
+                data.empty.append(member.name)
         elif base == "srt-slurm-sha.txt":
             text = _read_small(member.open(), member.name, str(path)).decode("utf-8", "replace")
             sha = text.strip()
@@ -106,6 +110,12 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
             if fp is not None:
                 data.fingerprints.append(fp)
     data.skipped = list(run.skipped)
+    if not data.sweeps and data.empty:
+        raise SyncError(
+            "no srt-slurm worker launch in the sweep log(s) (expected 'Starting <mode> worker "
+            "<i> on <node>' followed by Env: and Command: lines)",
+            path=str(path),
+        )
     if not data.sweeps:
         raise SyncError(
             "no srt-slurm sweep log found (expected logs/sweep_<job>.log in the run, or a log "
