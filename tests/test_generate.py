@@ -273,3 +273,60 @@ def test_pin_override_in_progress(config) -> None:
         if cell.config_key == DSPARK:
             assert all(p.prov["status"] == "in-progress" and "run" not in p.prov
                        for p in cell.points)  # fmt: skip
+
+
+def test_refresh_one_config_keeps_the_others(config, workspace) -> None:
+    """The bot's path: re-render one config, keep every other cell as decoded (proven)."""
+    out = workspace["out"]
+    path = out / f"{MODEL}.jsx"
+    before = load_decoder(path)
+    kw = {"config": config, "inferencex": ROOT / "examples" / "inferencex", "out_dir": out}
+    same = generate_model(MODEL, only=DISAGG, check=True, **kw)
+    assert not same.changed
+    pinned = dataclasses.replace(config.pins()[DISAGG], run="41000000999", status="verified-pr")
+
+    def renderer(root: Path, key: str):
+        assert key == DISAGG, "only the refreshed config is rendered"
+        return render_config(root, key)
+
+    result = generate_model(
+        MODEL, only=DISAGG, pins={DISAGG: pinned}, today="2026-12-01", renderer=renderer, **kw
+    )
+    assert result.changed
+    after = load_decoder(path)
+    assert [c["id"] for c in after.data["cells"]] == [c["id"] for c in before.data["cells"]]
+    old_cases = {(c.cell_id, c.point, c.router, c.kv): c for c in before.cases()}
+    statuses = set()
+    for case in after.cases():
+        old = old_cases[(case.cell_id, case.point, case.router, case.kv)]
+        assert case.blocks == old.blocks
+        if case.cell_id.startswith(DISAGG):
+            statuses.add(case.status)
+        else:
+            assert case.status == old.status
+    assert statuses == {"verified-pr", "derived"}
+
+
+def test_refresh_proof_catches_a_changed_kept_cell(config, workspace, monkeypatch) -> None:
+    """A kept cell that would decode differently from the published module is refused."""
+    from syncer.cookbook import cells as cells_mod
+
+    real = cells_mod.cells_from_module
+
+    def tampered(data, decoder, path="<module>"):
+        spec = real(data, decoder, path)
+        worker = spec.cells[0].points[0].blocks["sglang"][0]
+        worker["args"] = [
+            [*a[:1], "99"] if a[0] == "--watchdog-timeout" else a for a in worker["args"]
+        ]
+        return spec
+
+    monkeypatch.setattr(cells_mod, "cells_from_module", tampered)
+    path = workspace["out"] / f"{MODEL}.jsx"
+    before = path.read_text(encoding="utf-8")
+    with pytest.raises(SyncError, match="--watchdog-timeout"):
+        generate_model(
+            MODEL, only=DISAGG, config=config, inferencex=ROOT / "examples" / "inferencex",
+            out_dir=workspace["out"],
+        )  # fmt: skip
+    assert path.read_text(encoding="utf-8") == before

@@ -230,17 +230,22 @@ def spec_from_dict(data: dict[str, Any]) -> ModuleSpec:
 
 def replace_config_cells(spec: ModuleSpec, config_key: str, cells: list[CellSpec]) -> ModuleSpec:
     """``spec`` with the cells of ``config_key`` replaced by ``cells`` (the bot's refresh of one
-    config inside a published module): the new cells take the place of the first old one, or go
-    last when the config had none; every other cell is kept as decoded."""
+    config inside a published module). A new cell whose id an old one had takes its place, so
+    the page order is stable; other new cells follow the config's last old cell (or go last);
+    every other config's cell is kept as decoded."""
+    fresh = {cell.id: cell for cell in cells}
+    placed: set[str] = set()
     out: list[CellSpec] = []
-    placed = False
+    last = -1
     for cell in spec.cells:
-        if cell.config_key == config_key:
-            if not placed:
-                out.extend(cells)
-                placed = True
+        if cell.config_key != config_key:
+            out.append(cell)
             continue
-        out.append(cell)
-    if not placed:
-        out.extend(cells)
+        if cell.id in fresh:
+            out.append(fresh[cell.id])
+            placed.add(cell.id)
+        last = len(out)
+    rest = [cell for cell in cells if cell.id not in placed]
+    at = last if last >= 0 else len(out)
+    out[at:at] = rest
     return dataclasses.replace(spec, cells=out)

@@ -302,25 +302,8 @@ def _default_renderer(inferencex: Path, key: str) -> Any:
     return render_config(inferencex, key)
 
 
-def build_module_spec(
-    model: ModelSpec,
-    *,
-    config: SyncConfig,
-    inferencex: Path,
-    pins: dict[str, Pin] | None = None,
-    today: str | None = None,
-    renderer: Renderer | None = None,
-) -> ModuleSpec:
-    """Render every config of ``model`` and assemble the encoder's input."""
-    render = renderer or _default_renderer
-    all_pins = {**config.pins(), **(pins or {})}
-    rendered: dict[str, Any] = {}
-
-    def get(key: str) -> Any:
-        if key not in rendered:
-            rendered[key] = render(inferencex, key)
-        return rendered[key]
-
+def _find_donors(model: ModelSpec, config: SyncConfig, get: Callable[[str], Any]) -> _Donors:
+    """The KV-tier settings borrowed from the donor configs named in ``sync.yaml``."""
     donors = _Donors()
     for kind, donor in (("hicache", model.hicache_donor), ("mooncake", model.mooncake_donor)):
         if not donor:
@@ -344,6 +327,29 @@ def build_module_spec(
                 line=model.line,
             )
         setattr(donors, kind, found)
+    return donors
+
+
+def build_module_spec(
+    model: ModelSpec,
+    *,
+    config: SyncConfig,
+    inferencex: Path,
+    pins: dict[str, Pin] | None = None,
+    today: str | None = None,
+    renderer: Renderer | None = None,
+) -> ModuleSpec:
+    """Render every config of ``model`` and assemble the encoder's input."""
+    render = renderer or _default_renderer
+    all_pins = {**config.pins(), **(pins or {})}
+    rendered: dict[str, Any] = {}
+
+    def get(key: str) -> Any:
+        if key not in rendered:
+            rendered[key] = render(inferencex, key)
+        return rendered[key]
+
+    donors = _find_donors(model, config, get)
     cells: list[CellSpec] = []
     for cfg in model.configs:
         cells.extend(_cells_for_config(cfg, model, get(cfg.key), all_pins[cfg.key], donors))
@@ -364,6 +370,61 @@ def build_module_spec(
         files={},
         cells=cells,
     )
+
+
+def refresh_module_spec(
+    model: ModelSpec,
+    config_key: str,
+    existing: Path,
+    *,
+    config: SyncConfig,
+    inferencex: Path,
+    pins: dict[str, Pin] | None = None,
+    today: str | None = None,
+    renderer: Renderer | None = None,
+) -> tuple[ModuleSpec, Any, set[str]]:
+    """The published module at ``existing`` with only ``config_key``'s cells rendered again
+    (the bot's update after a pin): every other cell is decoded and kept as it is, so configs
+    that are not being touched are never re-rendered. Returns the spec, the old module's
+    decoder and the ids of the kept cells (both for the roundtrip proof)."""
+    from syncer.cookbook.cells import cells_from_module, replace_config_cells
+    from syncer.cookbook.decode import Decoder
+    from syncer.cookbook.jsmodule import load_module
+
+    render = renderer or _default_renderer
+    cfg = model.config(config_key)
+    old = load_module(existing)
+    reference = Decoder(old.value, str(existing))
+    old_spec = cells_from_module(old.value, reference, str(existing))
+    cache: dict[str, Any] = {}
+
+    def get(key: str) -> Any:
+        if key not in cache:
+            cache[key] = render(inferencex, key)
+        return cache[key]
+
+    donors = _find_donors(model, config, get)
+    if donors.mooncake is None:
+        donors.mooncake = old_spec.kv_mooncake
+    pin = {**config.pins(), **(pins or {})}[config_key]
+    fresh = _cells_for_config(cfg, model, get(config_key), pin, donors)
+    spec = replace_config_cells(old_spec, config_key, fresh)
+    _disambiguate(spec.cells)
+    keep = {c.id for c in old_spec.cells if c.config_key != config_key}
+    used_hw = {c.meta["hw"] for c in spec.cells}
+    order = [h["id"] for h in model.hardware] + [
+        h["id"] for h in old_spec.hardware if h["id"] not in {x["id"] for x in model.hardware}
+    ]
+    labels = {h["id"]: h for h in [*old_spec.hardware, *model.hardware]}
+    spec.hardware = [dict(labels[h]) for h in order if h in used_hw]
+    spec.checkpoints = []
+    for cell in spec.cells:
+        if not any(c["id"] == cell.meta["ckpt"] for c in spec.checkpoints):
+            spec.checkpoints.append({"id": cell.meta["ckpt"]})
+    spec.source = source_block(config, pins)
+    spec.kv_mooncake = donors.mooncake
+    spec.generated_on = today or _dt.datetime.now(_dt.UTC).date().isoformat()
+    return spec, reference, keep
 
 
 def _existing_date(path: Path) -> str | None:
@@ -391,36 +452,49 @@ def generate_model(
     today: str | None = None,
     force_page: bool = False,
     renderer: Renderer | None = None,
+    only: str | None = None,
 ) -> GenerateResult:
     """Generate ``<out_dir>/<org>/<model>.jsx`` (and the page section under ``pages_dir``).
 
     The module is decoded back and compared with every rendered point before anything is
     written; ``check`` writes nothing and only reports whether anything would change. The
     module keeps its ``generatedOn`` when nothing else changed, so a rerun is a no-op.
+    ``only``: re-render just this config and keep every other cell of the existing module as
+    decoded (proven case by case against the old module, derived tiers included).
     """
     spec_model = config.model(model)
     path = out_dir / spec_model.module_relpath
-    spec = build_module_spec(
-        spec_model,
-        config=config,
-        inferencex=inferencex,
-        pins=pins,
-        today=today,
-        renderer=renderer,
-    )
+    reference: Any = None
+    keep: set[str] | None = None
+    if only is not None and path.is_file():
+        spec, reference, keep = refresh_module_spec(
+            spec_model, only, path, config=config, inferencex=inferencex, pins=pins,
+            today=today, renderer=renderer,
+        )  # fmt: skip
+    else:
+        spec = build_module_spec(
+            spec_model,
+            config=config,
+            inferencex=inferencex,
+            pins=pins,
+            today=today,
+            renderer=renderer,
+        )
     header = encode.header_lines(spec.source)
     old_text = path.read_text(encoding="utf-8") if path.is_file() else None
     old_date = _existing_date(path)
+    proof: dict[str, Any] = {"path": str(path), "header": header, "reference": reference}
+    proof["keep"] = keep
     if old_date and old_date != spec.generated_on:
         # Same content under yesterday's date is no change: try the old date first.
         dated = spec.generated_on
         spec.generated_on = old_date
-        _, text, cases = encode.encode_module(spec, path=str(path), header=header)
+        _, text, cases = encode.encode_module(spec, **proof)
         if text != old_text:
             spec.generated_on = dated
-            _, text, cases = encode.encode_module(spec, path=str(path), header=header)
+            _, text, cases = encode.encode_module(spec, **proof)
     else:
-        _, text, cases = encode.encode_module(spec, path=str(path), header=header)
+        _, text, cases = encode.encode_module(spec, **proof)
     result = GenerateResult(
         model=spec_model.path,
         path=path,
