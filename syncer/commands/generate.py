@@ -55,6 +55,11 @@ from syncer.untrusted import term_text
 @click.option("--no-page", is_flag=True, help="Leave the model pages alone.")
 @click.option("--force-page", is_flag=True, help="Overwrite a hand-edited AgentX section.")
 @click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today, UTC).")
+@click.option(
+    "--only",
+    metavar="CONFIG",
+    help="Re-render only this config; keep the module's other cells as decoded.",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any output would change.")
 def generate_command(
     model: str | None,
@@ -66,6 +71,7 @@ def generate_command(
     no_page: bool,
     force_page: bool,
     today: str | None,
+    only: str | None,
     check: bool,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
@@ -76,6 +82,11 @@ def generate_command(
         raise SyncError("give a MODEL (org/model path or display name) or --all")
     config = load_sync_config(config_path)
     names = [m.path for m in config.models] if all_models else [config.model(model or "").path]
+    if only is not None:
+        owner = config.model_of(only)
+        if owner is None or owner.path not in names:
+            raise SyncError(f"--only {only}: not a config of {', '.join(names)} in sync.yaml")
+        names = [owner.path]
     drift = False
     for name in names:
         result = generate_model(
@@ -87,6 +98,7 @@ def generate_command(
             pages_dir=None if no_page else pages_dir,
             today=today,
             force_page=force_page,
+            only=only,
         )
         verb = ("would change" if check else "written") if result.changed else "unchanged"
         click.echo(
