@@ -205,6 +205,10 @@ def test_structure_cells_points_routers_tiers_hardware_checkpoints() -> None:
     assert moved["moved"] is True
     assert (moved["pointsAdded"], moved["pointsRemoved"]) == (["c8"], ["c4"])
     assert (moved["tiersAdded"], moved["tiersRemoved"]) == (["mooncake"], ["hicache"])
+    # the new point has no "before": its full commands are shown instead of a diff
+    assert moved["diffs"] == []
+    assert [t["where"] for t in moved["commands"]] == [["c8 · sglang · KV none"]]
+    assert "--max-running-requests 8 \\" in moved["commands"][0]["text"]
     added = data["cells"][2]
     assert added["status"] == "in-progress"
     assert [t["where"] for t in added["commands"]] == [["c64/128 · sglang · KV none"]]

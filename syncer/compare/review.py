@@ -522,16 +522,22 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
         Row(c, _describe_selections(w, names)) for c, w in derived.items() if c not in measured
     ]
     review.diffs = [TextDiff(w, d) for d, w in diffs.items()]
+    # New points have no "before": the reviewer reads their full measured commands.
+    review.texts = _measured_texts(new, pair.new, points.added)
     return review
+
+
+def _measured_texts(side: ModuleSide, cell: CellRef, points: list[PointRef]) -> list[NewText]:
+    texts: dict[str, list[str]] = {}
+    for point in points:
+        text = _full_text(side, cell.index, point.index, cell.submitted, point.kv)
+        texts.setdefault(text, []).append(_selection_name(point, cell.submitted, point.kv))
+    return [NewText(w, t) for t, w in texts.items()]
 
 
 def _added_cell(new: ModuleSide, cell: CellRef) -> CellReview:
     review = CellReview(old=None, new=cell)
-    texts: dict[str, list[str]] = {}
-    for point in cell.points:
-        text = _full_text(new, cell.index, point.index, cell.submitted, point.kv)
-        texts.setdefault(text, []).append(_selection_name(point, cell.submitted, point.kv))
-    review.texts = [NewText(w, t) for t, w in texts.items()]
+    review.texts = _measured_texts(new, cell, cell.points)
     review.measured_where = f"router {cell.submitted}"
     review.status = _str(new.point_info(cell.index, 0).get("status")) or ""
     return review

@@ -93,18 +93,20 @@ def _cell_context(cell: CellReview) -> dict[str, Any]:
 
 
 def _fold(cell: CellReview, old_label: str, new_label: str) -> str | None:
-    if cell.diffs:  # a changed cell: its changed measured selections
-        sections = [
-            {"where": ", ".join(d.where), "body": d.diff, "lang": "diff"} for d in cell.diffs
-        ]
-        title = "changed measured commands"
-    elif cell.texts:
-        sections = [
-            {"where": ", ".join(t.where), "body": t.text, "lang": "bash"} for t in cell.texts
-        ]
-        title = "commands"
-    else:
+    """Changed measured selections as whole-text diffs, then new points' (or a new cell's)
+    full commands."""
+    sections = [{"where": ", ".join(d.where), "body": d.diff, "lang": "diff"} for d in cell.diffs]
+    sections += [{"where": ", ".join(t.where), "body": t.text, "lang": "bash"} for t in cell.texts]
+    if not sections:
         return None
+    if cell.old is None:
+        title = "commands"
+    elif cell.texts and not cell.diffs:
+        title = "commands of new points"
+    elif cell.texts:
+        title = "changed measured commands and new points"
+    else:
+        title = "changed measured commands"
     fold = render(
         "review_fold.md.j2",
         cell=_cell_head(cell),
