@@ -161,6 +161,9 @@ def _args_map(args: list[list[str]]) -> dict[str, tuple[str, list[list[str]]]]:
     """canonical flag -> (spelling seen first, distinct value lists in order)."""
     out: dict[str, tuple[str, list[list[str]]]] = {}
     for arg in args or []:
+        if arg and arg[0].startswith("--") and "=" in arg[0]:
+            flag, _, first = arg[0].partition("=")
+            arg = [flag, first, *arg[1:]]
         canon = canonical_flag(arg[0])
         values = out.setdefault(canon, (arg[0], []))[1]
         if list(arg[1:]) not in values:
