@@ -65,11 +65,15 @@ def js_falsy(value: Any) -> bool:
 
 def clone(value: Any) -> Any:
     """Deep copy of JSON-shaped data (the page's ``JSON.parse(JSON.stringify(x))``)."""
-    if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [clone(v) for v in value]
+    kind = type(value)
+    if kind is dict:
+        return {k: clone(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+    if kind is list:
+        return [clone(v) if type(v) in _CONTAINERS else v for v in value]
     return value
+
+
+_CONTAINERS = (dict, list)
 
 
 def is_kv_flag(flag: str) -> bool:

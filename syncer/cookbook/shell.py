@@ -71,7 +71,17 @@ def js_string(value: Any) -> str:
 def quote(value: Any) -> str:
     """One shell word: bare when safe, ``"..."`` when only ``$ { }`` are extra (placeholders
     stay expandable), otherwise single quotes with ``'`` written as ``'\\''``."""
-    text = js_string(value)
+    if type(value) is str:
+        done = _QUOTED.get(value)
+        if done is None:
+            done = _quote(value)
+            if len(_QUOTED) < _QUOTED_MAX:  # bounded: a long-running bot decodes many modules
+                _QUOTED[value] = done
+        return done
+    return _quote(js_string(value))
+
+
+def _quote(text: str) -> str:
     if _BARE.fullmatch(text):
         return text
     if _DOUBLE.fullmatch(text):
@@ -79,23 +89,30 @@ def quote(value: Any) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
+# Flag values repeat across the cases of a module; decoding them all quotes each one once.
+_QUOTED: dict[str, str] = {}
+_QUOTED_MAX = 100_000
+
+
 def format_block(block: Block) -> str:
     """The block's command text: preamble lines, ``KEY=value \\`` env lines, the command and
     one indented line per arg (no trailing newline)."""
     lines = [js_string(line) for line in block.get("preamble") or []]
-    for key, value in (block.get("env") or {}).items():
-        lines.append(f"{key}={quote(value)} \\")
-    args = block.get("args") or []
-    cmd = block.get("cmd")
+    env = block.get("env")
+    if env:
+        lines.extend([f"{key}={quote(value)} \\" for key, value in env.items()])
+    args = block.get("args")
     if not args:
-        lines.append(NGINX_COMMAND if block.get("kind") == "nginx" else js_string(cmd))
+        lines.append(NGINX_COMMAND if block.get("kind") == "nginx" else js_string(block.get("cmd")))
         return "\n".join(lines)
-    lines.append(f"{js_string(cmd)} \\")
-    last = len(args) - 1
-    for i, arg in enumerate(args):
-        values = " ".join(quote(v) for v in arg[1:])
-        tail = " \\" if i < last else ""
-        lines.append(f"  {arg[0]}{' ' + values if values else ''}{tail}")
+    lines.append(f"{js_string(block.get('cmd'))} \\")
+    # Every arg line but the last ends with " \"; a bare flag has no trailing space.
+    lines.append(
+        " \\\n".join(
+            f"  {arg[0]} {' '.join(map(quote, arg[1:]))}" if len(arg) > 1 else f"  {arg[0]}"
+            for arg in args
+        )
+    )
     return "\n".join(lines)
 
 

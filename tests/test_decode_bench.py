@@ -1,0 +1,30 @@
+"""The decode benchmark runs end to end and reports its ratios (no timing is asserted)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from syncer.bench import decode as bench
+
+FIXTURE = Path(__file__).parent / "fixtures" / "cookbook" / "agg_sglang.jsx"
+
+
+def test_bench_reports_ratios(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main([str(FIXTURE), "--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "(38 cases, median of 1 runs)" in out
+    assert "x wall of the cookbook decoder under node (0.38 s wall" in out
+    assert "python start-up + reading agg_sglang.jsx" in out  # no oracle for our own fixture
+
+
+def test_bench_missing_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main([str(tmp_path / "none.jsx")]) == 2
+    assert "no data module" in capsys.readouterr().err
+
+
+def test_oracle_found_for_reference_module(reference: Path) -> None:
+    module = reference / "cookbook" / "agentx" / "deepseek-ai" / "deepseek-v4_1" / "37da6c0b.jsx"
+    oracle = bench._oracle_for(module)
+    assert oracle == (reference / "oracle" / "deepseek-ai" / "deepseek-v4_1" / "37da6c0b.json")
