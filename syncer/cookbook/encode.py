@@ -133,10 +133,6 @@ def _cell_prov(points: list[PointSpec]) -> dict[str, str]:
         values = [p.prov.get(key) for p in points]
         if values and all(v is not None and v == values[0] for v in values):
             prov[key] = str(values[0])
-    for point in points:
-        for key in PROV_KEYS:
-            if key in prov and key not in point.prov:
-                raise SyncError(f"point provenance lacks {key!r} that the cell has")
     return prov
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,6 @@ class GenerateResult:
     page_conflict: str | None = None  # a hand-edited page section left alone
     cells: int = 0
     cases: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 # --- cell fields -----------------------------------------------------------------------------
