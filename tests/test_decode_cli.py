@@ -132,8 +132,8 @@ def test_unavailable_tier_names_the_reason(capsys: pytest.CaptureFixture[str]) -
             ":2:10:",
             "non-literal node CallExpression",
         ),
-        ("export const agentx = [1];\n", ": module:", "expected an object, found list"),
-        ('export const agentx = {"cells": 1};\n', ": module:", "unknown module shape"),
+        ("export const agentx = [1];\n", ":1:23: module:", "expected an object, found list"),
+        ('export const agentx = {"cells": 1};\n', ":1:23: module:", "unknown module shape"),
         ('// x\nexport const agentx = {\n "cells": [\n', ":4:1:", "Unexpected end of input"),
     ],
 )
@@ -146,6 +146,25 @@ def test_bad_module(
     assert code == 2 and out == ""
     assert err.startswith(f"error: {path}{where}")
     assert message in err and err.count("\n") == 1
+
+
+def test_decoder_errors_name_the_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from syncer.cookbook.emit import emit_module
+    from syncer.cookbook.jsmodule import load_module
+
+    module = load_module(DEMO)
+    module.value["cells"][0]["routers"]["sglang"]["blocks"] = [{"ref": [1, "sglang", 0]}]
+    path = tmp_path / "cycle.jsx"
+    text = emit_module(module.header, module.name, module.value)
+    path.write_text(text, encoding="utf-8")
+    code, _, err = run(capsys, str(path), "--cell", "1", "--router", "sglang")
+    assert code == 2
+    lines = text.splitlines()
+    # cells[1].routers.sglang: the error points at that router's object in the file.
+    line_no = int(err.split(":")[2])
+    assert lines[line_no - 2].strip() == '"routers": {'
+    assert lines[line_no - 1].strip() == '"sglang": {'
+    assert "ref cycle: cells[1].routers.sglang -> cells[0].routers.sglang" in err
 
 
 def test_missing_module(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

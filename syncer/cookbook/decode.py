@@ -12,6 +12,7 @@ router) this raises ``SyncError`` naming the file and the offending entry instea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -86,19 +87,27 @@ def is_kv_flag(flag: str) -> bool:
 
 def load_decoder(path: str | Path) -> Decoder:
     """Parse the data module at ``path`` and return its decoder."""
-    from syncer.cookbook.jsmodule import load_module
+    from syncer.cookbook.jsmodule import locate, parse_module, read_text
 
-    module = load_module(path)
-    return Decoder(module.value, str(path))
+    text = read_text(path)
+    module = parse_module(text, str(path))
+    return Decoder(module.value, str(path), locate=lambda keys: locate(text, keys))
 
 
 class Decoder:
     """Decodes one data module (the ``agentx`` object). Materialisation is memoised per
     (cell, router), as on the page, so decoding every case of a module stays cheap."""
 
-    def __init__(self, data: Any, path: str = "<module>") -> None:
+    def __init__(
+        self,
+        data: Any,
+        path: str = "<module>",
+        *,
+        locate: Callable[[tuple[str | int, ...]], tuple[int, int] | None] | None = None,
+    ) -> None:
         self.path = path
         self.data = data
+        self._locate = locate
         self._check_shape()
         self.cells: list[dict[str, Any]] = data["cells"]
         self._memo: dict[tuple[int, str], list[Block]] = {}
@@ -108,7 +117,14 @@ class Decoder:
     # ---- errors -------------------------------------------------------------------------
 
     def _error(self, where: str, message: str) -> SyncError:
-        return SyncError(f"{where}: {message}", path=self.path)
+        """``where`` is the entry's path in the module (``cells[3].routers.sglang.blocks[0]``);
+        with the module text at hand the error also gets that entry's line and column."""
+        line = column = None
+        if self._locate is not None:
+            found = self._locate(_key_path(where))
+            if found:
+                line, column = found
+        return SyncError(f"{where}: {message}", path=self.path, line=line, column=column)
 
     def _check_shape(self) -> None:
         data = self.data
@@ -179,7 +195,8 @@ class Decoder:
         envs = self.data.get("envs")
         for bi, block in enumerate(out):
             if "envRef" in block:
-                env = self._env_ref(block["envRef"], envs, f"cells[{ci}].routers.{router}[{bi}]")
+                where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
+                env = self._env_ref(block["envRef"], envs, where)
                 block.pop("envRef")
                 block["env"] = sorted_env(env)
                 out[bi] = block
@@ -490,6 +507,18 @@ class Decoder:
                             blocks=blocks,
                             text=[text(b) for b in blocks],
                         )
+
+
+_KEY_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
+
+
+def _key_path(where: str) -> tuple[str | int, ...]:
+    """``cells[3].routers.sglang`` -> ("cells", 3, "routers", "sglang")."""
+    if where == "module":
+        return ()
+    if where == "cell":
+        return ("cells",)
+    return tuple(int(index) if index else name for index, name in _KEY_PART.findall(where))
 
 
 def _frontend_after_worker(blocks: list[Block]) -> bool:

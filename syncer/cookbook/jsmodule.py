@@ -48,18 +48,22 @@ class JsModule:
 
 def load_module(path: str | Path) -> JsModule:
     """Read and parse the data module at ``path``."""
+    return parse_module(read_text(path), str(path))
+
+
+def read_text(path: str | Path) -> str:
+    """A module file's text (UTF-8); unreadable files are a ``SyncError`` naming the file."""
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise SyncError(f"cannot read data module: {exc.strerror or exc}", path=str(path)) from None
     try:
-        text = raw.decode("utf-8")
+        return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SyncError(
             f"data module is not UTF-8 (byte {exc.start})", path=str(path), line=line
         ) from None
-    return parse_module(text, str(path))
 
 
 def parse_module(text: str, path: str = "<module>") -> JsModule:
@@ -202,3 +206,72 @@ def _key(node: Any, path: str) -> str:
 def is_identifier(name: str) -> bool:
     """Whether ``name`` can be the exported constant's name."""
     return bool(_IDENTIFIER.match(name))
+
+
+# ---- positions (only computed when an error needs them) -------------------------------------
+
+_TOKEN = re.compile(
+    r"""\s+|//[^\n]*|/\*.*?\*/"""
+    r"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`"""
+    r"""|[{}\[\],:;=]|[^\s{}\[\],:;="'`/]+""",
+    re.DOTALL,
+)
+
+
+def locate(text: str, keys: tuple[str | int, ...]) -> tuple[int, int] | None:
+    """1-based (line, column) of the value at ``keys`` inside the exported literal (or of the
+    deepest part of that path that exists); None when the text cannot be walked."""
+    tokens = [
+        (m.start(), m.group())
+        for m in _TOKEN.finditer(text)
+        if not m.group().isspace() and not m.group().startswith(("//", "/*"))
+    ]
+    try:
+        start = next(i for i, (_, tok) in enumerate(tokens) if tok == "=") + 1
+        best: list[Any] = [None, -1]
+        _walk(tokens, start, 0, keys, best)
+    except (StopIteration, IndexError, ValueError, RecursionError):
+        return None
+    if best[0] is None:
+        return None
+    offset = best[0]
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def _key_text(token: str) -> str:
+    if token.startswith('"'):
+        return json.loads(token)
+    if token.startswith(("'", "`")):
+        return token[1:-1]
+    return token
+
+
+def _walk(
+    tokens: list[tuple[int, str]], i: int, depth: int | None, keys: tuple, best: list[Any]
+) -> int:
+    """Skip the value at token ``i``; note its offset when it lies on ``keys``."""
+    offset, tok = tokens[i]
+    if depth is not None and depth > best[1]:
+        best[0], best[1] = offset, depth
+    on_path = depth is not None and depth < len(keys)
+    if tok == "{":
+        i += 1
+        while tokens[i][1] != "}":
+            key = _key_text(tokens[i][1])
+            child = depth + 1 if on_path and keys[depth] == key else None
+            i = _walk(tokens, i + 2, child, keys, best)
+            if tokens[i][1] == ",":
+                i += 1
+        return i + 1
+    if tok == "[":
+        i += 1
+        n = 0
+        while tokens[i][1] != "]":
+            child = depth + 1 if on_path and keys[depth] == n else None
+            i = _walk(tokens, i, child, keys, best)
+            n += 1
+            if tokens[i][1] == ",":
+                i += 1
+        return i + 1
+    return i + 1
