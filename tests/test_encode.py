@@ -246,3 +246,69 @@ def test_reencode_refuses_unknown_keys(tmp_path: Path, golden: Path) -> None:
     with pytest.raises(SyncError, match="mystery"):
         encode.reencode_file(bad, tmp_path / "out.jsx")
     assert not (tmp_path / "out.jsx").exists()
+
+
+def _as_old_format(value: dict) -> dict:
+    """Our golden module rewritten the way the older generators stored it: per-point provenance
+    with full URLs, checkpoint precision, and (oldest) no KV dimension and router notes."""
+    old = copy.deepcopy(value)
+    repo = old["source"]["repo"]
+    old["checkpoints"] = [{**c, "precision": "fp4"} for c in old["checkpoints"]]
+    old.pop("kvMooncake", None)
+    for cell in old["cells"]:
+        prov = cell.pop("prov")
+        cell.pop("kv")
+        for router in cell["routers"].values():
+            router["notes"] = ["a note the oldest decoder printed"]
+        for i, point in enumerate(cell["points"]):
+            merged = {**prov, **{k: point.pop(k) for k in list(point) if k in prov or k == "job"}}
+            point.pop("kv")
+            point["recipeUrl"] = f"{repo}/blob/{merged['sha']}/{merged['recipe']}"
+            point["status"] = merged["status"]
+            if "run" in merged:
+                point["runUrl"] = f"{repo}/actions/runs/{merged['run']}"
+            point["prUrl"] = f"{repo}/pull/{merged['pr']}"
+            point["pr"] = merged["pr"]
+            point["sha"] = merged["sha"]
+            if "comment" in merged:
+                point["useComment"] = f"{repo}/pull/{merged['pr']}#issuecomment-{merged['comment']}"
+            point["jobUrl"] = f"{repo}/actions/runs/41000000001/job/{700 + i}"
+    return old
+
+
+def test_reencode_oldest_format(tmp_path: Path, golden: Path) -> None:
+    from syncer.cookbook.emit import emit_module
+
+    module = parse_module((golden / "generate" / "model_spec.jsx").read_text(encoding="utf-8"))
+    old_value = _as_old_format(module.value)
+    source = tmp_path / "old.jsx"
+    source.write_text(emit_module(module.header, "agentx", old_value), encoding="utf-8")
+    text, cases = encode.reencode_file(source, tmp_path / "new.jsx")
+    new = parse_module(text).value
+    assert cases > 0
+    assert all("prov" in c and c["kv"]["available"] == ["none"] for c in new["cells"])
+    assert "precision" not in new["checkpoints"][0]
+    assert new["cells"][0]["points"][1]["job"] == "41000000001/job/701"
+    old_decoder, new_decoder = Decoder(old_value), Decoder(new)
+    for ci, cell in enumerate(new["cells"]):
+        for pi in range(len(cell["points"])):
+            assert (
+                new_decoder.point_info(ci, pi)["jobUrl"] == old_decoder.point_info(ci, pi)["jobUrl"]
+            )
+            for router in cell["routers"]:
+                assert new_decoder.blocks_for(ci, pi, router) == old_decoder.blocks_for(
+                    ci, pi, router
+                )
+
+
+def test_reencode_refuses_urls_it_cannot_express(tmp_path: Path, golden: Path) -> None:
+    from syncer.cookbook.emit import emit_module
+
+    module = parse_module((golden / "generate" / "model_spec.jsx").read_text(encoding="utf-8"))
+    old_value = _as_old_format(module.value)
+    old_value["cells"][0]["points"][0]["runUrl"] = "https://example.com/run/1"
+    source = tmp_path / "old.jsx"
+    source.write_text(emit_module(module.header, "agentx", old_value), encoding="utf-8")
+    with pytest.raises(SyncError, match=r"example\.com"):
+        encode.reencode_file(source, tmp_path / "new.jsx")
+    assert not (tmp_path / "new.jsx").exists()

@@ -144,6 +144,12 @@ def point_prov_from_urls(point: dict[str, Any], repo: str, where: str) -> dict[s
 _POINT_KEYS = ("concs", "item", "override", "goldenAL", "kv", "patch")
 
 
+def _need(obj: dict[str, Any], key: str, where: str) -> Any:
+    if key not in obj:
+        raise SyncError(f"{where}: missing {key!r}; cannot re-encode")
+    return obj[key]
+
+
 def cells_from_module(data: dict[str, Any], decoder: Any, path: str = "<module>") -> ModuleSpec:
     """Decode a data module of any version completely into the encoder's input.
 
@@ -159,13 +165,21 @@ def cells_from_module(data: dict[str, Any], decoder: Any, path: str = "<module>"
         unknown = set(cell) - set(CELL_META_KEYS) - {"prov", "points", "routers"}
         if unknown:
             raise SyncError(f"{where}: unknown cell keys {sorted(unknown)}; cannot re-encode")
-        routers = {
-            name: RouterSpec(install=list(r.get("install", [])), files=list(r.get("files", [])))
-            for name, r in cell["routers"].items()
-        }
+        if "kv" not in meta:
+            # The oldest modules had no KV dimension: every point is the GPU-only tier.
+            meta["kv"] = {"available": ["none"], "unavailable": {}}
+        routers: dict[str, RouterSpec] = {}
+        for name, r in _need(cell, "routers", where).items():
+            # Router ``notes`` (oldest format) are computed from the blocks by later decoders.
+            bad = set(r) - {"install", "files", "blocks", "notes"}
+            if bad:
+                raise SyncError(f"{where} router {name}: unknown keys {sorted(bad)}")
+            routers[name] = RouterSpec(
+                install=list(r.get("install", [])), files=list(r.get("files", []))
+            )
         base_prov = {k: str(v) for k, v in (cell.get("prov") or {}).items()}
         points: list[PointSpec] = []
-        for pi, point in enumerate(cell["points"]):
+        for pi, point in enumerate(_need(cell, "points", where)):
             pwhere = f"{where} point {pi}"
             if "prov" in cell:
                 extra = {k: v for k, v in point.items() if k not in _POINT_KEYS}
@@ -183,9 +197,9 @@ def cells_from_module(data: dict[str, Any], decoder: Any, path: str = "<module>"
             blocks = {r: decoder.blocks_for(ci, pi, r, None) for r in cell["routers"]}
             points.append(
                 PointSpec(
-                    concs=list(point["concs"]),
-                    item=point["item"],
-                    kv=point["kv"],
+                    concs=list(_need(point, "concs", pwhere)),
+                    item=_need(point, "item", pwhere),
+                    kv=point.get("kv") or "none",
                     blocks=blocks,
                     override=point.get("override"),
                     golden_al=point.get("goldenAL"),
@@ -199,10 +213,10 @@ def cells_from_module(data: dict[str, Any], decoder: Any, path: str = "<module>"
     if unknown:
         raise SyncError(f"{path}: unknown top-level keys {sorted(unknown)}; cannot re-encode")
     return ModuleSpec(
-        model=data["model"],
-        generated_on=data["generatedOn"],
-        source=copy.deepcopy(data["source"]),
-        hardware=copy.deepcopy(data["hardware"]),
+        model=_need(data, "model", path),
+        generated_on=_need(data, "generatedOn", path),
+        source=copy.deepcopy(_need(data, "source", path)),
+        hardware=copy.deepcopy(_need(data, "hardware", path)),
         checkpoints=checkpoints,
         kv_mooncake=copy.deepcopy(data.get("kvMooncake")),
         files=copy.deepcopy(data.get("files", {})),

@@ -396,7 +396,10 @@ _INFO_KEYS = (
 
 
 def _comparable_info(info: dict[str, Any]) -> dict[str, Any]:
-    return {k: info[k] for k in _INFO_KEYS if info.get(k) is not None}
+    out = {k: info[k] for k in _INFO_KEYS if info.get(k) is not None}
+    # A point without a tier (modules older than the KV dimension) was measured GPU-only.
+    out["kv"] = info.get("kv") or "none"
+    return out
 
 
 # --- text and writing ------------------------------------------------------------------------
