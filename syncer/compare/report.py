@@ -173,7 +173,7 @@ def _sources(result: VerifyResult) -> dict[str, Any]:
 
 
 def _notes(result: VerifyResult) -> list[str]:
-    notes: list[str] = []
+    notes: list[str] = list(result.notes)
     a = result.assignment
     for u in a.unmatched:
         notes.append(f"log {u.sweep.source} (job {u.sweep.job_id or '?'}) not used: {u.reason}")

@@ -106,6 +106,7 @@ class VerifyResult:
     run_data: RunData
     assignment: Assignment
     srt_version: str
+    notes: list[str] = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -299,11 +300,22 @@ def verify_config(
 
     # Logs from srt-slurm 1.x (router on `Router command:` lines) are compared with the 1.x
     # rendering: the two lines differ in env defaults and router flags (docs/srt-slurm.md §12).
+    notes: list[str] = []
     srt_version = rendered.srt_version
     raw_points = {p.index: p for p in rendered.points}
     if data.sweeps and all(s.router_style == "1.x" for s in data.sweeps):
-        srt_version = "1"
-        raw_points = {p.index: p for p in render_config(inferencex, key, version="1").points}
+        try:
+            old = render_config(inferencex, key, version="1")
+        except SyncError:
+            old = None  # e.g. a schema-2 recipe, which 1.x cannot read: compare with 2.x
+        if old is not None:
+            srt_version = "1"
+            raw_points = {p.index: p for p in old.points}
+        else:
+            notes.append(
+                "the logs come from srt-slurm 1.x, which cannot read this schema-2 recipe: "
+                "compared with the 2.x rendering"
+            )
 
     assignment = assign(data.sweeps, points, only=point)
     policy = load_policy()
@@ -361,6 +373,7 @@ def verify_config(
         run_data=data,
         assignment=assignment,
         srt_version=srt_version,
+        notes=notes,
     )
 
 

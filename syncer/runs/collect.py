@@ -35,7 +35,7 @@ class RunData:
     fingerprints: list[Fingerprint] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
-    empty: list[str] = field(default_factory=list)  # sweep logs that launched no worker
+    empty: list[str] = field(default_factory=list)  # sweep logs that launched nothing
 
     def versions(self) -> dict[str, list[str]]:
         """package -> distinct versions reported by the worker fingerprints."""
@@ -85,14 +85,17 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
     for member in run.members():
         base = PurePosixPath(member.name).name
         if single or _SWEEP.match(base):
-            sweep = parse_sweep_log(member.open(), member.name)
+            where = str(path) if single else str(Path(path).parent / member.name)
+            if Path(path).is_dir():
+                where = str(Path(path) / member.name)
+            sweep = parse_sweep_log(member.open(), member.name, where)
             key = sweep.job_id or ""
             if key and key in seen_jobs:
                 data.duplicates.append(f"{member.name} repeats job {key} of {seen_jobs[key]}")
                 continue
             if key:
                 seen_jobs[key] = member.name
-            if sweep.workers:
+            if sweep.processes:
                 data.sweeps.append(sweep)
             else:
                 data.empty.append(member.name)

@@ -163,8 +163,9 @@ def _strip(line: str) -> tuple[bool, str]:
 
 
 class _Parser:
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, where: str | None = None) -> None:
         self.log = SweepLog(source)
+        self.where = where or source
         self.current: LoggedProcess | None = None  # open worker block
         self.pending_router: LoggedProcess | None = None
         self.env_open: LoggedProcess | None = None  # Env: record that may continue
@@ -176,7 +177,7 @@ class _Parser:
         return self.env_open is not None or self.command_open is not None
 
     def error(self, message: str, line: int) -> SyncError:
-        return SyncError(message, path=self.log.source, line=line)
+        return SyncError(message, path=self.where, line=line)
 
     def feed(self, lineno: int, raw: str) -> None:
         is_record, msg = _strip(raw)
@@ -304,10 +305,13 @@ class _Parser:
                 "the log ends inside a Command: line (unterminated quote; truncated log)",
                 self.command_open[1],
             )
-        if self.current is not None and self.current.argv is None:
+        if self.current is not None:
+            # srt-slurm prints Log: right after Command:, so a block still open at the end of
+            # the file was cut off (possibly in the middle of its Command: line).
+            missing = "Command: and Log: lines" if self.current.argv is None else "Log: line"
             raise self.error(
                 f"the log ends inside the block of {self.current.role} worker "
-                f"{self.current.index} (no Command: line; truncated log)",
+                f"{self.current.index} (no {missing}; truncated log)",
                 self.current.line,
             )
         for proc in self.log.processes:
@@ -332,7 +336,7 @@ def _lines(stream: BinaryIO, parser: _Parser) -> Iterator[tuple[int, bytes]]:
         if b"\x00" in chunk:
             raise SyncError(
                 "binary data (NUL bytes) in what should be a text sweep log",
-                path=parser.log.source,
+                path=parser.where,
                 line=lineno + 1 + (tail + chunk).count(b"\n", 0, (tail + chunk).find(b"\x00")),
             )
         data = tail + chunk if tail else chunk
@@ -369,14 +373,15 @@ def _check_long(line: bytes, parser: _Parser, lineno: int) -> None:
     if any(m in line[:4096] for m in _MARKERS):
         raise SyncError(
             f"a logged line is longer than {MAX_LINE >> 20} MiB (not srt-slurm output)",
-            path=parser.log.source,
+            path=parser.where,
             line=lineno,
         )
 
 
-def parse_sweep_log(stream: BinaryIO, source: str) -> SweepLog:
-    """Parse one sweep log read from ``stream`` (bytes); ``source`` names it in errors."""
-    parser = _Parser(source)
+def parse_sweep_log(stream: BinaryIO, source: str, where: str | None = None) -> SweepLog:
+    """Parse one sweep log read from ``stream`` (bytes). ``source`` is its name inside the run;
+    ``where`` (default ``source``) names it in errors."""
+    parser = _Parser(source, where)
     for lineno, line in _lines(stream, parser):
         parser.feed(lineno, line.decode("utf-8", errors="replace").rstrip("\r"))
     return parser.finish()

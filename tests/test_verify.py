@@ -1,0 +1,357 @@
+"""`sync verify` end to end on the bundled example: agreement, each kind of drift, bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from syncer.cli import main
+from syncer.compare.verify import verify_config
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+RUN = ROOT / "examples" / "runs" / "41000000001"
+INFX = ROOT / "examples" / "inferencex"
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", *args])
+    out, err = capsys.readouterr()
+    return int(exc.value.code or 0), out, err
+
+
+def copy_run(tmp_path: Path) -> Path:
+    dest = tmp_path / "41000000001"
+    shutil.copytree(RUN, dest)
+    return dest
+
+
+def sweep(run: Path, job: int) -> Path:
+    return next(run.rglob(f"sweep_{job}.log"))
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+
+
+def failing(result) -> dict[int, list[tuple[str, str, str]]]:  # type: ignore[no-untyped-def]
+    out: dict[int, list[tuple[str, str, str]]] = {}
+    for p in result.points:
+        for comp in p.comparisons():
+            for e in comp.problems:
+                out.setdefault(p.index, []).append((e.block, e.key, e.status))
+    return out
+
+
+# ---- the README's main job ------------------------------------------------------------------
+
+
+def test_main_job_agrees_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, KEY)
+    assert code == 0, out + err
+    assert out.splitlines()[0] == f"sync verify {KEY}: all 7 points agree"
+    assert out.count("  ✓ point ") == 7
+    assert "simulate-acceptance: synthetic acceptance control" in out
+    assert "router-worker-urls" in out
+
+
+def test_result_counts_and_exclusions() -> None:
+    result = verify_config(KEY, inferencex=INFX, run=None, cookbook=None)
+    assert result.exit_code == 0
+    assert [p.verdict for p in result.points] == ["agree"] * 7
+    assert [len(p.logs) for p in result.points] == [1] * 7
+    counts = result.counts()
+    assert set(counts) == {"match", "excluded"}
+    names = {u.name for u in result.exclusions()}
+    assert {
+        "enable-metrics",
+        "host",
+        "worker-port",
+        "nccl-port",
+        "router-worker-urls",
+        "router-prometheus",
+        "cuda-visible-devices",
+        "head-node-ip",
+        "python-no-user-site",
+        "python-unbuffered",
+        "coredump-before-crash",
+        "pyspy-before-crash",
+        "simulate-acceptance",
+    } <= names
+    # the DEP2 points compare the router and the worker, the TP points only the worker
+    dep2 = result.points[5].logs[0].comparison
+    assert {e.block for e in dep2.entries} == {"agg worker", "sglang-router"}
+    assert {e.block for e in result.points[0].logs[0].comparison.entries} == {"agg worker"}
+    # both routers of the cookbook are compared with the recipe's cookbook form
+    assert [c.router for c in result.points[0].cookbook.comparisons] == ["sglang", "dynamo"]
+
+
+def test_json_and_markdown_match_golden(golden: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, KEY, "--format", "json")
+    assert code == 0
+    doc = json.loads(out)
+    assert doc["schema"] == 1 and doc["verdict"] == "agree" and doc["exit_code"] == 0
+    assert doc["verdicts"] == {"agree": 7}
+    assert doc["sources"]["run"] == "examples/runs/41000000001"
+    assert doc["sources"]["srt_slurm"] == ["4be1c0d27a93f58e6d0b2c7a91f3e5d84c6a0b17"]
+    assert doc["sources"]["versions"]["sglang-router"] == ["0.3.2"]
+    assert [p["override"] for p in doc["points"]] == [
+        "override_tp4_c1",
+        "override_tp4_c4",
+        "override_tp4_c16",
+        "override_tp2_c16",
+        "override_tp2_c32",
+        "override_dep2_c64",
+        "override_dep2_c128",
+    ]
+    dep2 = doc["points"][5]
+    [log] = dep2["logs"]
+    assert log["job"] == "5230106" and log["matched_by"].startswith("variant name")
+    urls = [e for e in log["comparison"]["entries"] if e["key"] == "--worker-urls"]
+    assert urls == [
+        {
+            "block": "sglang-router",
+            "field": "flag",
+            "key": "--worker-urls",
+            "status": "excluded",
+            "left": "http://$AGG_0_HEAD_IP:6100",
+            "right": "http://10.30.2.8:6100",
+            "exclusion": {
+                "name": "router-worker-urls",
+                "reason": "process placement (worker addresses and allocated ports)",
+            },
+            "note": "values agree",  # once placement is normalised
+        }
+    ]
+    assert [c["router"] for c in dep2["cookbook"]["comparisons"]] == ["sglang", "dynamo"]
+    assert all(c["agrees"] for c in dep2["cookbook"]["comparisons"])
+    assert doc["unmatched_logs"] == [] and doc["skipped_members"] == []
+    code, out, _ = run_cli(capsys, KEY, "--format", "markdown")
+    assert code == 0
+    assert out == (golden / "verify" / "dspark.md").read_text()
+
+
+@pytest.mark.parametrize("form", ["zip-of-tgz", "tgz", "single-log"])
+def test_archive_forms(tmp_path: Path, form: str, capsys: pytest.CaptureFixture[str]) -> None:
+    if form == "single-log":
+        code, out, _ = run_cli(capsys, KEY, "--run", str(sweep(RUN, 5230106)), "--point", "5")
+        assert code == 0, out
+        assert "all 1 points agree" in out
+        return
+    if form == "tgz":
+        path = tmp_path / "run.tar.gz"
+        with tarfile.open(path, "w:gz") as tar:
+            tar.add(RUN, arcname="41000000001")
+    else:
+        path = tmp_path / "artifacts.zip"
+        with zipfile.ZipFile(path, "w") as zf:
+            for point_dir in sorted(p for p in RUN.iterdir() if p.is_dir()):
+                buf = io.BytesIO()
+                with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+                    tar.add(point_dir / "srt-single-node-logs", arcname=".")
+                zf.writestr(f"{point_dir.name}/srt-single-node-logs.tar.gz", buf.getvalue())
+    code, out, _ = run_cli(capsys, KEY, "--run", str(path))
+    assert code == 0, out
+
+
+def test_point_and_conc_selection(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, KEY, "--conc", "64")
+    assert code == 0 and "all 1 points agree" in out and "override_dep2_c64" in out
+    code, out, _ = run_cli(capsys, KEY, "--point", "3")
+    assert code == 0 and "override_tp2_c16" in out
+    code, out, err = run_cli(capsys, KEY, "--conc", "16")
+    assert code == 2
+    assert "concurrency 16 matches 2 jobs" in err
+    assert "--point 2 (Agg TP4, override_tp4_c16)" in err
+    assert "--point 3 (Agg TP2·EP2, override_tp2_c16)" in err
+    code, _, err = run_cli(capsys, KEY, "--conc", "3")
+    assert code == 2 and "no job at concurrency 3" in err
+    code, _, err = run_cli(capsys, KEY, "--point", "9")
+    assert code == 2 and "out of range" in err
+
+
+# ---- drift, each reported with exit 1 -------------------------------------------------------
+
+
+def test_drifted_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = copy_run(tmp_path)
+    edit(sweep(run, 5230106), "--max-running-requests 128", "--max-running-requests 96")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 1
+    assert failing(result) == {5: [("agg worker", "--max-running-requests", "differs")]}
+    entry = result.points[5].logs[0].comparison.problems[0]
+    assert (entry.left, entry.right) == ("128", "96")
+    code, out, _ = run_cli(capsys, KEY, "--run", str(run))
+    assert code == 1
+    assert "6 of 7 points agree" not in out and "1 of 7 points do not agree" in out
+    assert "  ✗ point 5" in out
+
+
+def test_drifted_env_value(tmp_path: Path) -> None:
+    run = copy_run(tmp_path)
+    edit(sweep(run, 5230104), "SGLANG_NUMA_BIND_V2=0", "SGLANG_NUMA_BIND_V2=1")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 1
+    assert failing(result) == {3: [("agg worker", "SGLANG_NUMA_BIND_V2", "differs")]}
+
+
+def test_extra_env_key_in_the_log(tmp_path: Path) -> None:
+    run = copy_run(tmp_path)
+    edit(
+        sweep(run, 5230102),
+        "SGLANG_TIMEOUT_KEEP_ALIVE=900",
+        "SGLANG_TIMEOUT_KEEP_ALIVE=900 ZZ_EXTRA=a b",
+    )
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert failing(result) == {1: [("agg worker", "ZZ_EXTRA", "only-log")]}
+
+
+def test_missing_router(tmp_path: Path) -> None:
+    run = copy_run(tmp_path)
+    path = sweep(run, 5230107)
+    lines = [ln for ln in path.read_text().splitlines() if "Starting sglang-router" not in ln]
+    path.write_text("\n".join(lines) + "\n")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 1
+    assert failing(result) == {6: [("sglang-router", "process", "only-recipe")]}
+
+
+def test_worker_missing_from_the_log(tmp_path: Path) -> None:
+    run = copy_run(tmp_path)
+    path = sweep(run, 5230106)
+    drop = ("Starting agg worker", "Env: ", "Command: python3", "_agg_w0.out")
+    lines = [ln for ln in path.read_text().splitlines() if not any(d in ln for d in drop)]
+    path.write_text("\n".join(lines) + "\n")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 1
+    assert failing(result) == {5: [("agg worker", "process", "only-recipe")]}
+
+
+def test_point_without_a_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = copy_run(tmp_path)
+    shutil.rmtree(sweep(run, 5230101).parents[2])
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 1
+    assert [p.verdict for p in result.points] == ["no-log"] + ["agree"] * 6
+    code, out, _ = run_cli(capsys, KEY, "--run", str(run), "--format", "markdown")
+    assert code == 1
+    assert "| 0 | Agg TP4 | 1 | `override_tp4_c1` | — |" in out
+    assert "no sweep log of the run belongs to this point" in out
+
+
+def test_log_of_another_variant_is_reported(tmp_path: Path) -> None:
+    run = copy_run(tmp_path)
+    edit(sweep(run, 5230103), "agentic_tp4_c16", "agentic_tp4_c999")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.points[2].verdict == "no-log"
+    [unmatched] = result.assignment.unmatched
+    assert "agentic_tp4_c999" in unmatched.reason
+
+
+def test_cookbook_drift(tmp_path: Path) -> None:
+    module = tmp_path / "deepseek-v4_1.jsx"
+    text = (ROOT / "cookbook_snippets" / "deepseek-ai" / "deepseek-v4_1.jsx").read_text()
+    old = '["--watchdog-timeout", "3600"]'
+    assert text.count(old) >= 1
+    module.write_text(text.replace(old, '["--watchdog-timeout", "1800"]', 1))
+    result = verify_config(KEY, inferencex=INFX, run=None, cookbook=module)
+    assert result.exit_code == 1
+    bad = {i for i, entries in failing(result).items() if entries}
+    assert bad and bad <= {0, 1, 2, 3, 4, 5, 6}
+    keys = {(e[1], e[2]) for entries in failing(result).values() for e in entries}
+    assert keys == {("--watchdog-timeout", "differs")}
+    for i in bad:
+        assert result.points[i].logs[0].agrees  # the log still matches the recipe
+
+
+def test_no_cookbook_module_for_the_config(tmp_path: Path) -> None:
+    empty = tmp_path / "snippets"
+    empty.mkdir()
+    result = verify_config(KEY, inferencex=INFX, run=None, cookbook=empty)
+    assert result.exit_code == 1
+    assert {p.verdict for p in result.points} == {"no-cookbook"}
+
+
+def test_ambiguous_env_split_is_not_agreement(tmp_path: Path) -> None:
+    run = copy_run(tmp_path)
+    # Out-of-order keys make the line split two ways; neither reading is expected.
+    edit(
+        sweep(run, 5230101),
+        "SGLANG_TIMEOUT_KEEP_ALIVE=900",
+        "SGLANG_TIMEOUT_KEEP_ALIVE=900 ZZ=x ZZZ2=1 ZZZ1=2",
+    )
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 1
+    assert result.points[0].logs[0].ambiguities
+
+
+# ---- bad input: exit 2, one line, no traceback ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("garbage.tar.gz", b"\x1f\x8b\x08\x00garbage", "corrupt or truncated"),
+        ("binary.log", b"\x00\x01\x02\x03" * 100, "binary data"),
+        ("text.log", b"just some text\nwithout any launch\n", "no srt-slurm worker launch"),
+    ],
+)
+def test_bad_runs_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: bytes, message: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    code, out, err = run_cli(capsys, KEY, "--run", str(path))
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and message in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_truncated_log_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "sweep_5230101.log"
+    text = sweep(RUN, 5230101).read_text()
+    path.write_text(text[: text.index("Command: python3") + 60])
+    code, _, err = run_cli(capsys, KEY, "--run", str(path), "--point", "0")
+    assert code == 2
+    assert "truncated" in err and f"{path}:" in err
+
+
+def test_unknown_config_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, "dsv41flash-fp4-gb300-sglang-agentic-dspar")
+    assert code == 2 and err.startswith("error: ")
+
+
+# ---- reference mock runs (srt-slurm v1.0.68), when present ------------------------------------
+
+
+def test_reference_mock_dep2_log_maps_by_variant_and_reports_the_1x_differences(
+    reference: Path,
+) -> None:
+    log = (
+        reference / "srt-slurm" / "dryrun-v1.0.68" / "synthetic_ifx_dep2_c64" / "sweep_4242064.log"
+    )
+    result = verify_config(KEY, inferencex=INFX, run=log, cookbook=None, point=5)
+    # v1.0.68 cannot read the schema-2 recipe, so the 2.x rendering is used, and said so
+    assert result.srt_version == "2"
+    assert any("srt-slurm 1.x" in n for n in result.notes)
+    [point] = result.points
+    [check] = point.logs
+    assert check.matched_by == "variant name"
+    problems = {(e.block, e.key): e.status for e in check.comparison.problems}
+    # that mock ran an older recipe version: settings our recipe adds are only in the recipe
+    assert problems[("agg worker", "--tokenizer-worker-num")] == "only-recipe"
+    assert result.exit_code == 1
