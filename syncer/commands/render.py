@@ -32,6 +32,14 @@ from syncer.errors import SyncError
 @click.option("--router", "router", metavar="R", help="sglang or dynamo (default: both).")
 @click.option("--raw", "raw", is_flag=True, help="What srt-slurm launches, not the cookbook form.")
 @click.option(
+    "--srt-slurm",
+    "srt_slurm",
+    type=click.Choice(["1", "2"]),
+    default="2",
+    show_default=True,
+    help="srt-slurm major version whose rendering rules apply.",
+)
+@click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
 )
 def render_command(
@@ -41,6 +49,7 @@ def render_command(
     conc: int | None,
     router: str | None,
     raw: bool,
+    srt_slurm: str,
     fmt: str,
 ) -> None:
     """Render a config's launch commands from its srt-slurm recipe."""
@@ -50,7 +59,7 @@ def render_command(
         raise SyncError("give --point or --conc, not both")
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
-    rendered = render_config(inferencex, config)
+    rendered = render_config(inferencex, config, version=srt_slurm)
     points = rendered.points
     if point is not None:
         if not 0 <= point < len(points):

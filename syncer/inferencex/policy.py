@@ -13,7 +13,7 @@ import copy
 import fnmatch
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -57,13 +57,14 @@ class Exclusion:
 class Policy:
     entries: list[Exclusion]
     path: str = "syncer/data/policy.yaml"
+    _memo: dict[tuple[str, str, str], Exclusion | None] = field(default_factory=dict, repr=False)
 
     def exclusion(self, kind: str, field: str, name: str) -> Exclusion | None:
         """First entry covering ``name`` (a flag with ``--`` or an env key) for a process kind."""
-        for entry in self.entries:
-            if entry.matches(kind, field, name):
-                return entry
-        return None
+        key = (kind, field, name)
+        if key not in self._memo:
+            self._memo[key] = next((e for e in self.entries if e.matches(kind, field, name)), None)
+        return self._memo[key]
 
     def to_cookbook(self, raw_blocks: list[Block]) -> list[Block]:
         """Cookbook form of one deployment's raw blocks (never mutates the input)."""

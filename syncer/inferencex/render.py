@@ -105,7 +105,8 @@ def _framework_engine(framework: str) -> str:
 
 def bind(variant: dict[str, Any], entry: ConfigEntry, row: Row, concs: list[int]) -> dict[str, Any]:
     """The InferenceX launcher's bindings: model path, container, benchmark env."""
-    out = copy.deepcopy(variant)
+    # shallow: only `model` and `benchmark` are replaced; nothing downstream mutates the rest
+    out = dict(variant)
     model = dict(out.get("model") or {})
     model["path"] = f"hf:{entry.model}"
     model["container"] = entry.image
@@ -336,17 +337,27 @@ def render_config(
     shared_path = entry.shared_block_path()
     shared = load_yaml(shared_path) if shared_path else None
     docs: dict[Path, Any] = {}
+    expanded: dict[tuple[Path, str | None], dict[str, dict[str, Any]]] = {}
     points: list[RenderedPoint] = []
     for job in entry.jobs():
         path = entry.recipe_path(job.row)
         if path not in docs:
             docs[path] = compose_shared(shared, load_yaml(path))
-        points.append(_render_job(entry, job, path, docs[path], policy, root, version))
+        key = (path, job.row.selector)
+        if key not in expanded:
+            expanded[key] = expand_variants(docs[path], job.row.selector, path=str(path))
+        points.append(_render_job(entry, job, path, expanded[key], policy, root, version))
     return RenderedConfig(key=key, entry=entry, points=points, srt_version=version)
 
 
 def _render_job(
-    entry: ConfigEntry, job: Job, path: Path, doc: Any, policy: Policy, root: Path, version: str
+    entry: ConfigEntry,
+    job: Job,
+    path: Path,
+    variants: dict[str, dict[str, Any]],
+    policy: Policy,
+    root: Path,
+    version: str,
 ) -> RenderedPoint:
     row = job.row
     where = (
@@ -354,7 +365,6 @@ def _render_job(
     )
     spath = str(path)
     if row.selector is not None or entry.multinode:
-        variants = expand_variants(doc, row.selector, path=spath)
         if len(variants) != 1:
             raise SyncError(
                 f"{where}: selector {row.selector!r} yields {len(variants)} variants "
@@ -376,7 +386,7 @@ def _render_job(
     else:
         matches: list[tuple[str, dict[str, Any], Recipe]] = []
         rejected: list[str] = []
-        for name, variant in expand_variants(doc, None, path=spath).items():
+        for name, variant in variants.items():
             bound = bind(variant, entry, row, job.concs)
             recipe = normalise(bound, path=spath, selector=name)
             why = _mismatches(variant, recipe, entry, row, job.concs[0])
