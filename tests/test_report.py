@@ -1,0 +1,89 @@
+"""Verify reports with hostile values from a run log: markdown stays inert, the terminal gets no
+escape sequences, long values are clipped, the size budget holds."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from syncer.compare.verify import verify_config
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+RUN = ROOT / "examples" / "runs" / "41000000001"
+INFX = ROOT / "examples" / "inferencex"
+# No " word=" inside: that would (rightly) make the Env: line split two ways.
+HOSTILE = "</details><img/src=x/onerror=alert(1)> @SemiAnalysisAI/core #3859 ``x`` \x1b[31m!"
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.fixture
+def hostile_run(tmp_path: Path) -> Path:
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    log = next(run.rglob("sweep_5230106.log"))
+    text = log.read_text()
+    text = text.replace(
+        "SGLANG_TIMEOUT_KEEP_ALIVE=900", f"SGLANG_TIMEOUT_KEEP_ALIVE=900 ZZ_HOSTILE={HOSTILE}"
+    )
+    text = text.replace("--policy cache_aware", "--policy " + "A" * 10_000)
+    text = text.replace("--reasoning-parser auto", "--reasoning-parser '@octocat `rm -rf` |x|'")
+    log.write_text(text)
+    return run
+
+
+def test_markdown_keeps_hostile_values_inert(hostile_run: Path) -> None:
+    result = verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None)
+    assert result.exit_code == 1
+    md = result.markdown()
+    # Outside code spans (where GitHub renders nothing as markup) no value is markup.
+    bare = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", md)
+    assert bare.count("<details>") == bare.count("</details>") == 3
+    assert "<img" not in bare and "@SemiAnalysisAI" not in bare and "@octocat" not in bare
+    assert "\x1b" not in md
+    assert "A" * 400 not in md  # 10,000-character value clipped
+    assert "more characters" in md
+    # every table row still has its 8 cells: no `|` from a value escaped the code span
+    rows = [ln for ln in md.splitlines() if ln.startswith("| 5 |")]
+    assert len(rows) == 4  # the point row and its three differences
+    for row in rows:
+        cells = 7 if row.startswith("| 5 | Agg") else 8
+        assert row.replace("\\|", "").count("|") == cells + 1, row
+
+
+def test_terminal_output_has_no_escape_sequences(hostile_run: Path) -> None:
+    result = verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None)
+    buf = io.StringIO()
+    result.text(Console(file=buf, width=200, color_system=None, soft_wrap=True))
+    out = buf.getvalue()
+    assert "\x1b" not in out
+    assert "ZZ_HOSTILE" in out and "✗ point 5" in out
+
+
+def test_markdown_budget_is_kept(hostile_run: Path) -> None:
+    result = verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None)
+    full = result.markdown()
+    small = result.markdown(budget=3000)
+    assert len(small) <= 3000 < len(full)
+    assert small.startswith("### ❌ `sync verify`")
+    assert "do not agree" in small
+
+
+def test_json_schema_and_statuses(hostile_run: Path) -> None:
+    doc = verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None).json()
+    assert doc["schema"] == 1 and doc["exit_code"] == 1 and doc["verdict"] == "differ"
+    entries = {e["key"]: e for e in doc["points"][5]["logs"][0]["comparison"]["entries"]}
+    assert entries["ZZ_HOSTILE"]["status"] == "only-log"
+    # JSON keeps the value as logged, less the terminal colour codes every log line loses
+    assert entries["ZZ_HOSTILE"]["right"] == HOSTILE.replace("\x1b[31m", "")
+    assert entries["--policy"]["status"] == "differs"
+    assert entries["--reasoning-parser"]["right"] == "@octocat `rm -rf` |x|"
