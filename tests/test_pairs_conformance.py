@@ -87,5 +87,36 @@ def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) 
     assert not failures, "\n".join(failures)
 
 
+@pytest.mark.parametrize(
+    "pair", _pairs(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
+)
+def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, Any]) -> None:
+    """Label, detail, GPUs, image, install lines, measured tier and golden AL of each point."""
+    from syncer.cookbook.jsmodule import load_module
+
+    cell = load_module(reference / "pairs" / pair["snippetFile"]).value["cells"][pair["cellIndex"]]
+    rendered = render_config(
+        reference / "pairs" / "inferencex" / pair["sha"][:8], pair["configKey"]
+    )
+    by_override = {p.override: p for p in rendered.points}
+    first = by_override[pair["overrides"][0]]
+    assert first.label == cell["label"]
+    assert cell["detail"] in (first.detail, f"{first.detail} · {pair['configKey']}")
+    assert (first.gpus, first.image, first.submitted) == (
+        cell["gpus"],
+        cell["image"],
+        cell["submitted"],
+    )
+    assert first.install == {r: v["install"] for r, v in cell["routers"].items()}
+    assert list(first.cookbook) == list(cell["routers"])
+    for pi, override in zip(pair["points"], pair["overrides"], strict=True):
+        point, published = by_override[override], cell["points"][pi]
+        assert (point.kv, point.item, point.concs) == (
+            published["kv"],
+            published["item"],
+            published["concs"],
+        )
+
+
 def test_pairs_present_when_reference_is(reference: Path) -> None:
     assert len(_pairs()) >= 8

@@ -40,6 +40,8 @@ def _summary(key: str) -> dict[str, Any]:
                 "submitted": p.submitted,
                 "kv": p.kv,
                 "golden_al": p.golden_al,
+                "detail": p.detail,
+                "install": p.install,
                 "routers": list(p.cookbook),
                 "raw": p.raw,
                 "cookbook": p.cookbook,

@@ -61,6 +61,8 @@ class RenderedPoint:
     kv: str
     shape: tuple[Any, ...]
     label: str
+    detail: str = ""  # speculative decoding, e.g. "DSpark 5", "MTP 3-1-4"
+    install: dict[str, list[str]] = field(default_factory=dict)  # router -> install lines
     recipe_obj: Recipe = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
 
     def as_json(self, *, raw: bool = False, router: str | None = None) -> dict[str, Any]:
@@ -285,6 +287,38 @@ def shape_and_label(recipe: Recipe) -> tuple[tuple[Any, ...], str]:
     return tuple(shape), label
 
 
+def spec_detail(recipe: Recipe) -> str:
+    """The cell detail for speculative decoding (``DSpark 5``, ``MTP 3-1-4``), or ''."""
+    lead = (
+        recipe.roles.get("prefill") or recipe.roles.get("agg") or next(iter(recipe.roles.values()))
+    )
+    algo = _arg(lead.args, ("speculative-algorithm", "speculative_algorithm"))
+    if algo is None:
+        return ""
+    if str(algo).upper() == "DSPARK":
+        block = _arg(lead.args, ("speculative-dspark-block-size", "speculative_dspark_block_size"))
+        return f"DSpark {block}" if block is not None else "DSpark"
+    parts = [
+        _arg(lead.args, (f"speculative-{name}", f"speculative_{name.replace('-', '_')}"))
+        for name in ("num-steps", "eagle-topk", "num-draft-tokens")
+    ]
+    if all(p is not None for p in parts):
+        return "MTP " + "-".join(str(p) for p in parts)
+    return str(algo)
+
+
+def install_lines(recipe: Recipe) -> list[str]:
+    """What a Dynamo deployment installs (srt-slurm's ``dynamo.install`` with a pinned wheel)."""
+    dynamo = recipe.raw.get("dynamo") or {}
+    wheel = (dynamo.get("source") or {}).get("wheel") if isinstance(dynamo, dict) else None
+    if not dynamo.get("install") or not wheel:
+        return []
+    return [
+        "pip install --pre --extra-index-url https://pypi.nvidia.com "
+        f'"ai-dynamo-runtime=={wheel}" "ai-dynamo=={wheel}"'
+    ]
+
+
 def derived_variant(variant: dict[str, Any], router: str) -> dict[str, Any]:
     """The variant rendered for the non-submitted router: frontend swapped, Dynamo control
     plane (etcd) added or removed, KV events off (published cells show none)."""
@@ -404,6 +438,10 @@ def _render_job(
                 path=spath,
             )
         name, bound, recipe = matches[0]
+    if not version.startswith("2") and recipe.schema == 2:
+        raise SyncError(
+            f"{where}: srt-slurm {version}.x does not parse schema 2 recipes", path=spath
+        )
     simulate, al = _simulate_env(entry, recipe, row)
     submitted = _router_of(recipe)
     raw = render_raw(recipe, simulate_env=simulate, version=version)
@@ -430,5 +468,7 @@ def _render_job(
         kv=measured_tier(recipe),
         shape=shape,
         label=label,
+        detail=spec_detail(recipe),
+        install={r: (install_lines(recipe) if r == "dynamo" else []) for r in cookbook},
         recipe_obj=recipe,
     )
