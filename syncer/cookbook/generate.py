@@ -349,6 +349,14 @@ def build_module_spec(
         return rendered[key]
 
     donors = _find_donors(model, config, get)
+    if donors.mooncake is None:
+        # A config measured with a Mooncake store still needs the module's Mooncake settings
+        # for its other points' derived tier: take them from the first such config.
+        for cfg in model.configs:
+            found = _mooncake_from(get(cfg.key), cfg.key, _hardware_of(cfg, model))
+            if found is not None:
+                donors.mooncake = found
+                break
     cells: list[CellSpec] = []
     for cfg in model.configs:
         cells.extend(_cells_for_config(cfg, model, get(cfg.key), all_pins[cfg.key], donors))
