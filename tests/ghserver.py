@@ -95,9 +95,10 @@ class GitHubModel:
         labels: list[str] | None = None,
         head_repo: str | None = None,
         maintainer_can_modify: bool = False,
+        number: int | None = None,
     ) -> dict[str, Any]:
         fake = self.repo(repo)
-        number = next(self._numbers[repo])
+        number = number or next(self._numbers[repo])
         commits = list(commits or [f"{number:040x}"])
         pull = {
             "number": number,

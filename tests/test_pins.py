@@ -152,3 +152,18 @@ def test_reactions_are_made_exact_and_idempotent(gh):
     assert not pins.sync_reactions(client, INFX, comment, accepted=False)  # nothing to change
     assert pins.sync_reactions(client, INFX, comment, accepted=True)  # edited comment, re-judged
     assert [r["content"] for r in raw["reactions"]] == ["+1"]
+
+
+def test_pinning_comment_is_the_first_of_the_same_run():
+    comments = [
+        _c(1, "/use 10", at="2026-10-12T10:00:00Z"),
+        _c(2, "/use 20", at="2026-10-12T11:00:00Z"),
+        _c(3, "/reuse-sweep-run 20", at="2026-10-12T12:00:00Z"),
+        _c(4, "/use 20", "NONE", at="2026-10-12T12:30:00Z"),
+        _c(5, "/use 20", at="2026-10-12T13:00:00Z"),
+    ]
+    assert pins.select(comments).comment.id == 5
+    assert pins.pinning_comment(comments).comment.id == 2
+    assert pins.pinning_comment(comments[:1]).comment.id == 1
+    assert pins.pinning_comment([_c(6, "/reuse-sweep-run")]).comment.id == 6
+    assert pins.pinning_comment([]) is None

@@ -214,14 +214,23 @@ class Cookbook:
                 state.foreign.append((sha, author if author != me else committer))
         return state
 
-    def commit_files(self, state: BranchState, files: dict[str, str], message: str) -> str | None:
-        """A commit of ``files`` on the branch tip (or the base); None when nothing changes.
+    def commit_files(
+        self,
+        state: BranchState,
+        files: dict[str, str],
+        message: str,
+        *,
+        parent: str | None = None,
+    ) -> str | None:
+        """A commit of ``files`` on ``parent`` (default: the branch tip, else the base); None
+        when nothing changes. ``parent=state.base_tip`` restarts a branch that only holds the
+        bot's commits (the push then replaces it, guarded by the lease on the inspected tip).
 
         In dry-run the change is computed the same way and described, and no object is written.
         """
         if state.foreign:
             raise SyncError(f"branch {state.name} has commits not made by the bot; not committing")
-        parent = state.tip or state.base_tip
+        parent = parent or state.tip or state.base_tip
         changed = []
         for rel, text in sorted(files.items()):
             if not _SAFE_PATH.match(rel) or ".." in rel.split("/"):

@@ -86,12 +86,36 @@ class Selection:
 
 def select(comments: list[Comment]) -> Selection | None:
     """The newest authorised comment carrying a command (ties broken by comment id)."""
-    best: Selection | None = None
+    found = authorised_commands(comments)
+    return found[-1] if found else None
+
+
+def authorised_commands(comments: list[Comment]) -> list[Selection]:
+    """Every authorised command comment, oldest first."""
+    out = []
     for comment in sorted(comments, key=lambda c: (c.created_at, c.id)):
         command = parse_command(comment.body)
         if command is not None and authorised(comment.association):
-            best = Selection(comment, command)
-    return best
+            out.append(Selection(comment, command))
+    return out
+
+
+def pinning_comment(comments: list[Comment]) -> Selection | None:
+    """The comment that established the current pin: the winner, or the oldest of the run of
+    newest authorised comments naming the same run id (repeating ``/use <same id>`` — or
+    ``/reuse-sweep-run <same id>`` — confirms the pin and does not move it)."""
+    found = authorised_commands(comments)
+    if not found:
+        return None
+    winner = found[-1]
+    if winner.command.run_id is None:
+        return winner
+    first = winner
+    for sel in reversed(found[:-1]):
+        if sel.command.run_id != winner.command.run_id:
+            break
+        first = sel
+    return first
 
 
 @dataclass

@@ -1,0 +1,191 @@
+"""`sync bot --event FILE [--dry-run]`: handle one GitHub event (see syncer.publish.bot).
+
+Tokens come from the environment only: ``GITHUB_TOKEN`` (or ``INFX_TOKEN``) for the InferenceX
+repository (comments, reactions, runs, artifacts) and ``COOKBOOK_TOKEN`` for the cookbook (PRs
+and the push; a PAT or App token, so the cookbook's CI runs on the bot's PRs). Everything this
+command prints, including errors and tracebacks, passes through the secret mask.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from syncer.errors import SyncError
+
+
+@click.command("bot")
+@click.option(
+    "--event",
+    "event_path",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The event payload (GITHUB_EVENT_PATH).",
+)
+@click.option(
+    "--event-name",
+    default=lambda: os.environ.get("GITHUB_EVENT_NAME", ""),
+    help="issue_comment, pull_request or repository_dispatch (default: GITHUB_EVENT_NAME).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("sync.yaml"),
+    show_default=True,
+    help="Sync configuration.",
+)
+@click.option(
+    "--inferencex",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Checkout of the InferenceX PR (read as data, never executed).",
+)
+@click.option(
+    "--cookbook",
+    default="https://github.com/sgl-project/sglang.git",
+    show_default=True,
+    help="Cookbook checkout path or clone URL.",
+)
+@click.option("--cookbook-repo", default="sgl-project/sglang", show_default=True)
+@click.option("--inferencex-repo", default="SemiAnalysisAI/InferenceX", show_default=True)
+@click.option("--push-repo", default=None, help="Fork (owner/name) to push the bot branch to.")
+@click.option("--push-url", default=None, help="Git URL of that fork.")
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=lambda: (
+        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "infx-cookbook-sync"
+    ),
+    help="Where a cloned cookbook is kept.",
+)
+@click.option(
+    "--api-url",
+    default=lambda: os.environ.get("GITHUB_API_URL", "https://api.github.com"),
+    help="GitHub API base URL.",
+)
+@click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today).")
+@click.option("--dry-run", is_flag=True, help="Print every write (files, commits, API calls).")
+def bot_command(
+    event_path: Path,
+    event_name: str,
+    config_path: Path,
+    inferencex: Path,
+    cookbook: str,
+    cookbook_repo: str,
+    inferencex_repo: str,
+    push_repo: str | None,
+    push_url: str | None,
+    cache_dir: Path,
+    api_url: str,
+    today: str | None,
+    dry_run: bool,
+) -> int:
+    """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
+    from syncer import secrets
+
+    secrets.install()
+    try:
+        return _run(
+            event_path,
+            event_name,
+            config_path,
+            inferencex,
+            cookbook,
+            cookbook_repo,
+            inferencex_repo,
+            push_repo,
+            push_url,
+            cache_dir,
+            api_url,
+            today,
+            dry_run,
+        )
+    except SyncError as exc:
+        exc.message = secrets.mask(exc.message)
+        exc.args = (exc.message,)
+        raise
+
+
+def _run(
+    event_path: Path,
+    event_name: str,
+    config_path: Path,
+    inferencex: Path,
+    cookbook: str,
+    cookbook_repo: str,
+    inferencex_repo: str,
+    push_repo: str | None,
+    push_url: str | None,
+    cache_dir: Path,
+    api_url: str,
+    today: str | None,
+    dry_run: bool,
+) -> int:
+    from syncer import secrets
+    from syncer.publish.bot import Bot, Settings
+    from syncer.publish.git import Identity
+    from syncer.publish.github import GitHubClient, Plan
+    from syncer.syncconfig import load_sync_config
+    from syncer.untrusted import term_text
+
+    payload = _load_event(event_path)
+    if not event_name:
+        raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
+    config = load_sync_config(config_path)
+    plan = Plan(dry_run=dry_run)
+    infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"))
+    book_token = secrets.token_from_env(("COOKBOOK_TOKEN",))
+    assert infx_token is not None and book_token is not None
+    infx = GitHubClient(
+        infx_token, base_url=api_url, plan=plan, login=os.environ.get("SYNC_INFX_LOGIN") or None
+    )
+    cookbook_gh = GitHubClient(
+        book_token, base_url=api_url, plan=plan, login=os.environ.get("SYNC_COOKBOOK_LOGIN") or None
+    )
+    settings = Settings(
+        config=config,
+        inferencex=inferencex,
+        cookbook=cookbook,
+        cache_dir=cache_dir,
+        inferencex_repo=inferencex_repo,
+        cookbook_repo=cookbook_repo,
+        push_repo=push_repo,
+        push_url=push_url,
+        today=today,
+    )
+    bot = Bot(
+        settings,
+        infx=infx,
+        cookbook_gh=cookbook_gh,
+        plan=plan,
+        identity=Identity.from_env(),
+        git_token=book_token,
+    )
+    outcome = bot.handle(event_name, payload)
+    for line in outcome.lines:
+        click.echo(term_text(line))
+    if dry_run:
+        click.echo(f"dry run: {len(plan.writes)} write(s) not made")
+        for write in plan.writes:
+            click.echo("would: " + term_text(write))
+    return 0
+
+
+def _load_event(path: Path) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SyncError(f"cannot read the event: {exc.strerror}", path=str(path)) from None
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SyncError(
+            f"not JSON: {exc.msg}", path=str(path), line=exc.lineno, column=exc.colno
+        ) from None
+    if not isinstance(payload, dict):
+        raise SyncError("expected a JSON object (a GitHub event payload)", path=str(path))
+    return payload

@@ -1,0 +1,654 @@
+"""The bot: a GitHub event in, the cookbook PR and the InferenceX status comment brought up to date.
+
+Events (docs/inferencex-side.md §5; DESIGN.md "Idempotent publishing"):
+
+* ``issue_comment`` created/edited/deleted on an InferenceX PR: a ``/use`` or
+  ``/reuse-sweep-run`` comment. The commenter must be authorised in the event *and* when the
+  comment is re-read through the API (a forged event file cannot pin a run); an unauthorised
+  or malformed command gets -1 and nothing else.
+* ``pull_request`` on InferenceX: ``opened``/``reopened``/``synchronize`` re-check the pin
+  (its commit must still be in the PR) and the recipe at the new head; ``closed`` + merged
+  flips the pinned config to ``verified``.
+* ``pull_request`` closed + merged on the cookbook (or ``repository_dispatch`` with
+  ``client_payload.cookbook_pr``): the status comments of the InferenceX PRs in that cookbook
+  PR say it is live.
+
+Everything is recomputed from the API on every event (the event is only the trigger), so
+replays and out-of-order deliveries converge on the same result, and nothing is written when
+nothing changed. The pipeline per model: pins → download the pinned run's logs → generate the
+module (D) → verify it three ways against recipe and logs (C) → commit on
+``infx-sync/<org>/<model>`` → PR body with the reviewer diff (E) → status comment.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from syncer.errors import SyncError
+from syncer.publish import status as st
+from syncer.publish.git import Cookbook, Identity, branch_name
+from syncer.publish.github import MAX_BODY_CHARS, GitHubClient, Plan, Pull
+from syncer.runs import pins as pinrules
+from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
+from syncer.templating import render
+from syncer.untrusted import clip
+
+LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
+MAX_REPORT_CHARS = 40_000
+
+# (key, inferencex checkout, run directory, cookbook snippets dir) -> (agrees, markdown report)
+Verifier = Callable[[str, Path, Path, Path], tuple[bool, str]]
+
+
+def default_verifier(key: str, inferencex: Path, run_dir: Path, cookbook: Path) -> tuple[bool, str]:
+    from syncer.compare.verify import verify_config
+
+    result = verify_config(key, inferencex=inferencex, run=run_dir, cookbook=cookbook)
+    return result.exit_code == 0, result.markdown()
+
+
+@dataclass
+class Settings:
+    config: SyncConfig
+    inferencex: Path  # checkout of the InferenceX PR head: data, never executed
+    cookbook: str  # cookbook checkout path or clone URL
+    cache_dir: Path
+    inferencex_repo: str = "SemiAnalysisAI/InferenceX"
+    cookbook_repo: str = "sgl-project/sglang"
+    push_repo: str | None = None  # a fork to push the branch to (PR opened from it)
+    push_url: str | None = None  # git URL of that fork
+    snippets_dir: str = "docs/src/snippets/agentx"
+    docs_url: str = "https://docs.sglang.io"
+    body_limit: int = MAX_BODY_CHARS
+    today: str | None = None
+
+
+@dataclass
+class Outcome:
+    """What one event did; ``lines`` are shown to the user (masked by the command)."""
+
+    lines: list[str] = field(default_factory=list)
+
+    def say(self, text: str) -> None:
+        self.lines.append(text)
+
+
+@dataclass
+class _PinChoice:
+    """The PR's pin after InferenceX's rules: a run, or the reason there is none."""
+
+    run_id: int | None = None
+    comment_id: int | None = None
+    date: str | None = None
+    refusal: str | None = None
+    run_dir: Path | None = None
+
+
+class Bot:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        infx: GitHubClient,
+        cookbook_gh: GitHubClient,
+        plan: Plan,
+        identity: Identity | None = None,
+        git_token: str | None = None,
+        verifier: Verifier | None = None,
+    ) -> None:
+        self.s = settings
+        self.infx = infx
+        self.cgh = cookbook_gh
+        self.plan = plan
+        self.identity = identity or Identity()
+        self.git_token = git_token
+        self.verifier = verifier or default_verifier
+        self.out = Outcome()
+        self._book: Cookbook | None = None
+
+    # -- event routing ------------------------------------------------------------------------
+
+    def handle(self, event_name: str, payload: dict[str, Any]) -> Outcome:
+        repo = ((payload.get("repository") or {}).get("full_name")) or ""
+        if event_name == "issue_comment":
+            if repo != self.s.inferencex_repo:
+                self.out.say(f"ignored: comment event from {repo or 'an unknown repository'}")
+            else:
+                self._on_comment(payload)
+        elif event_name == "pull_request":
+            pr = payload.get("pull_request") or {}
+            number = _number(pr.get("number"), "pull_request.number")
+            action = payload.get("action")
+            if repo == self.s.inferencex_repo:
+                if action in ("opened", "reopened", "synchronize", "edited", "closed"):
+                    self.sync_pr(number)
+                else:
+                    self.out.say(f"ignored: pull_request {action}")
+            elif repo == self.s.cookbook_repo and action == "closed":
+                self.on_cookbook_closed(number)
+            else:
+                self.out.say(f"ignored: pull_request {action} in {repo or 'unknown'}")
+        elif event_name == "repository_dispatch":
+            client = payload.get("client_payload") or {}
+            self.on_cookbook_closed(
+                _number(client.get("cookbook_pr"), "client_payload.cookbook_pr")
+            )
+        else:
+            self.out.say(f"ignored: event {event_name}")
+        return self.out
+
+    def _on_comment(self, payload: dict[str, Any]) -> None:
+        issue = payload.get("issue") or {}
+        if not issue.get("pull_request"):
+            self.out.say("ignored: comment on an issue, not a PR")
+            return
+        number = _number(issue.get("number"), "issue.number")
+        event_comment = payload.get("comment") or {}
+        comment_id = _number(event_comment.get("id"), "comment.id")
+        action = payload.get("action")
+        repo = self.s.inferencex_repo
+        if action == "deleted":
+            self.sync_pr(number)
+            return
+        # The event says who wrote what; the API is asked again, and only its answer is used
+        # for the body. Both must say the author is authorised.
+        comment = self.infx.comment(repo, comment_id)
+        command = pinrules.parse_command(comment.body)
+        malformed = pinrules.malformed_lines(comment.body)
+        if command is None and not malformed:
+            if action == "edited":
+                self._clear_reactions(comment)
+                self.sync_pr(number)
+            else:
+                self.out.say(f"comment {comment_id}: no command; nothing to do")
+            return
+        event_ok = pinrules.authorised(event_comment.get("author_association"))
+        api_ok = pinrules.authorised(comment.association)
+        if not (event_ok and api_ok) or command is None:
+            pinrules.sync_reactions(self.infx, repo, comment, accepted=False)
+            why = (
+                "malformed command"
+                if command is None
+                else (
+                    f"author association {comment.association} is not OWNER, MEMBER or COLLABORATOR"
+                )
+            )
+            self.out.say(f"comment {comment_id}: refused ({why}); reacted -1")
+            return
+        self.sync_pr(number)
+
+    def _clear_reactions(self, comment: Any) -> None:
+        me = self.infx.login()
+        for r in self.infx.reactions(self.s.inferencex_repo, comment.id):
+            if r.user == me and r.content in ("+1", "-1"):
+                self.infx.remove_reaction(self.s.inferencex_repo, comment.id, r.id)
+
+    # -- an InferenceX PR -----------------------------------------------------------------------
+
+    def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
+        return [
+            (model, cfg)
+            for model in self.s.config.models
+            for cfg in model.configs
+            if cfg.source == "pr" and cfg.pin.pr == str(number)
+        ]
+
+    def sync_pr(self, number: int) -> None:
+        repo = self.s.inferencex_repo
+        configs = self.configs_of(number)
+        if not configs:
+            self.out.say(f"PR #{number}: no config of sync.yaml comes from this PR; nothing to do")
+            return
+        pull = self.infx.pull(repo, number)
+        if pull.state == "closed" and not pull.merged:
+            self.out.say(f"PR #{number} is closed without merging; nothing to do")
+            return
+        with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp:
+            choice = self._choose_pin(pull, Path(tmp))
+            status = "verified" if pull.merged else "verified-pr"
+            items: list[st.StatusItem] = []
+            models: dict[str, list[ConfigSpec]] = {}
+            specs: dict[str, ModelSpec] = {}
+            for model, cfg in configs:
+                models.setdefault(model.path, []).append(cfg)
+                specs[model.path] = model
+            for path, cfgs in models.items():
+                items.extend(self._sync_model(specs[path], cfgs, pull, choice, status, Path(tmp)))
+        self._upsert_status(number, items)
+
+    def _choose_pin(self, pull: Pull, tmp: Path) -> _PinChoice:
+        repo = self.s.inferencex_repo
+        comments = self.infx.comments(repo, pull.number)
+        selection = pinrules.select(comments)
+        if selection is None:
+            return _PinChoice()
+        # Provenance names the comment that set this run, so repeating it changes nothing.
+        pinning = pinrules.pinning_comment(comments) or selection
+        commits = self.infx.pull_commits(repo, pull.number)
+        command = selection.command
+        if command.run_id is None:
+            verdict = pinrules.latest_successful_run(self.infx, repo, pull, commits)
+        else:
+            verdict = pinrules.check_run(self.infx, repo, pull, command.run_id, commits)
+        pinrules.sync_reactions(self.infx, repo, selection.comment, verdict.ok)
+        if not verdict.ok or verdict.run is None:
+            self.out.say(f"PR #{pull.number}: pin refused: {verdict.reason}")
+            return _PinChoice(comment_id=selection.comment.id, refusal=verdict.reason)
+        run = verdict.run
+        run_dir = tmp / f"run-{run.id}"
+        logs = [
+            a
+            for a in verdict.artifacts
+            if a.name.startswith(LOG_ARTIFACT_PREFIXES) and not a.expired
+        ]
+        if not logs:
+            reason = f"run {run.id} has no unexpired server-log artifact to verify against"
+            return _PinChoice(comment_id=selection.comment.id, refusal=reason)
+        for art in logs:
+            self.infx.download_artifact(art, run_dir / f"{_safe_name(art.name)}.zip")
+        self.out.say(f"PR #{pull.number}: run {run.id} pinned by comment {pinning.comment.id}")
+        return _PinChoice(run.id, pinning.comment.id, run.created_at[:10] or None, None, run_dir)
+
+    def _sync_model(
+        self,
+        model: ModelSpec,
+        cfgs: list[ConfigSpec],
+        pull: Pull,
+        choice: _PinChoice,
+        status: str,
+        tmp: Path,
+    ) -> list[st.StatusItem]:
+        infx_url = f"https://github.com/{self.s.inferencex_repo}"
+        in_progress = {
+            c.key: Pin(c.key, str(pull.number), pull.head_sha, None, None, "in-progress", None)
+            for c in cfgs
+        }
+        reports: dict[str, str] = {}
+        pins = dict(in_progress)
+        if choice.run_dir is not None:
+            measured = {
+                c.key: Pin(
+                    c.key,
+                    str(pull.number),
+                    pull.head_sha,
+                    str(choice.run_id),
+                    str(choice.comment_id),
+                    status,
+                    choice.date,
+                )
+                for c in cfgs
+            }
+            # Generate with the measured pins, verify that module three ways, and keep a pin
+            # only for configs whose logs agree; the others fall back to "in progress".
+            trial = self._generate(model, measured, tmp / "trial")
+            for c in cfgs:
+                ok, report = self.verifier(c.key, self.s.inferencex, choice.run_dir, trial.snippets)
+                if ok:
+                    pins[c.key] = measured[c.key]
+                else:
+                    reports[c.key] = report
+                    self.out.say(f"{c.key}: run {choice.run_id} does not verify; kept in progress")
+        result = self._publish(model, pins, pull)
+        items = []
+        me = self.cgh.login()
+        for c in cfgs:
+            pin = pins[c.key]
+            merged_with = result.merged_with(c.key, me, model.path)
+            item = st.StatusItem(
+                key=c.key,
+                model=model.model,
+                section=model.section,
+                page_url=self._page_url(model),
+                status=pin.status,
+                head_sha=pull.head_sha,
+                open_pr=result.open_pr.number if result.open_pr else None,
+                merged_pr=merged_with[0] if merged_with else None,
+                live_since=merged_with[0] if merged_with else None,
+                run=pin.run,
+                run_url=f"{infx_url}/actions/runs/{pin.run}" if pin.run else None,
+                refusal=choice.refusal,
+            )
+            if c.key in reports:
+                item.verify_failed_run = str(choice.run_id)
+                item.verify_run_url = f"{infx_url}/actions/runs/{choice.run_id}"
+                item.verify_report = clip(reports[c.key], MAX_REPORT_CHARS)
+            if result.blocked:
+                item.blocked = {"branch": result.branch, "commits": result.blocked}
+            items.append(item)
+        return items
+
+    # -- generation and the cookbook PR ------------------------------------------------------------
+
+    @dataclass
+    class _Generated:
+        snippets: Path
+        files: dict[str, str]
+        notes: list[str]
+
+    def _cookbook(self) -> Cookbook:
+        if self._book is None:
+            self._book = Cookbook.open(
+                self.s.cookbook,
+                cache_dir=self.s.cache_dir,
+                plan=self.plan,
+                identity=self.identity,
+                token=self.git_token,
+            )
+        return self._book
+
+    def _module_path(self, model: ModelSpec) -> str:
+        return f"{self.s.snippets_dir}/{model.module_relpath}"
+
+    def _generate(
+        self, model: ModelSpec, pins: dict[str, Pin], where: Path, *, ref: str | None = None
+    ) -> Bot._Generated:
+        """Generate into a scratch copy of the cookbook files (never into the checkout)."""
+        from syncer.cookbook.generate import generate_model
+
+        book = self._cookbook()
+        if ref is None:
+            state = book.branch_state(branch_name(model.path), book.default_branch())
+            ref = state.tip or state.base_tip
+        snippets, pages = where / "snippets", where / "pages"
+        # generate_model keeps <out_dir>/<org>/<model>.jsx's date when nothing else changed.
+        current = book.read(ref, self._module_path(model))
+        if current is not None:
+            target = snippets / model.module_relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(current, encoding="utf-8")
+        book.export(ref, pages, [model.page])
+        all_pins = self.s.config.pins()
+        all_pins.update(pins)
+        result = generate_model(
+            model.path,
+            config=self.s.config,
+            inferencex=self.s.inferencex,
+            out_dir=snippets,
+            pins=all_pins,
+            pages_dir=pages,
+            today=self.s.today,
+        )
+        files = {self._module_path(model): result.text}
+        page = pages / model.page
+        if page.is_file():
+            files[model.page] = page.read_text(encoding="utf-8")
+        notes: list[str] = []
+        if result.page_conflict:
+            notes.append(f"page section left alone: {result.page_conflict}")
+        return Bot._Generated(snippets, files, notes)
+
+    def _bot_pulls(self, model: ModelSpec, head: str) -> list[Pull]:
+        me = self.cgh.login()
+        marker = st.pr_marker(model.path)
+        return [
+            p
+            for p in self.cgh.find_pulls(self.s.cookbook_repo, head, state="all")
+            if p.user == me and marker in p.body
+        ]
+
+    def _publish(
+        self, model: ModelSpec, pins: dict[str, Pin], pull: Pull | None
+    ) -> st.PublishResult:
+        book = self._cookbook()
+        branch = branch_name(model.path)
+        base = book.default_branch()
+        state = book.branch_state(branch, base)
+        owner = (self.s.push_repo or self.s.cookbook_repo).split("/")[0]
+        pulls = self._bot_pulls(model, f"{owner}:{branch}")
+        open_pr = next((p for p in pulls if p.state == "open"), None)
+        result = st.PublishResult(
+            model=model.path,
+            open_pr=open_pr,
+            merged=[p for p in pulls if p.merged],
+            branch=branch,
+        )
+        if state.foreign:
+            result.blocked = state.foreign
+            self.out.say(
+                f"{branch}: commits not made by the bot "
+                f"({', '.join(s[:9] for s, _ in state.foreign)}); not pushing"
+            )
+            return result
+        me = self.cgh.login()
+        # Pins of other PRs' configs recorded by the open PR, then this PR's.
+        merged_pins: dict[str, Pin] = {}
+        if open_pr is not None:
+            merged_pins.update(st.read_state(open_pr, me, model.path))
+        merged_pins.update(pins)
+        with tempfile.TemporaryDirectory(prefix="infx-gen-") as tmp:
+            # Without an open PR the branch restarts from the default branch (its old commits,
+            # all the bot's, were merged or abandoned); with one, commits go on top.
+            restart = open_pr is None and state.exists
+            ref = state.base_tip if restart or not state.exists else state.tip
+            gen = self._generate(model, merged_pins, Path(tmp), ref=ref)
+        changed_vs_base = any(book.read(state.base_tip, p) != t for p, t in gen.files.items())
+        message = self._commit_message(model, merged_pins)
+        if restart and not changed_vs_base:
+            commit = None
+        else:
+            commit = book.commit_files(
+                state, gen.files, message, parent=state.base_tip if restart else None
+            )
+        if commit is not None:
+            book.push(state, commit, self.s.push_url)
+            result.committed = True
+            self.out.say(f"{branch}: committed {commit[:12]}")
+        else:
+            self.out.say(f"{branch}: generated files unchanged")
+        if open_pr is None and not changed_vs_base:
+            self.out.say(f"{model.path}: the cookbook already shows this; no PR needed")
+            return result
+        old = book.read(state.base_tip, self._module_path(model))
+        body = self._pr_body(model, merged_pins, gen, old)
+        title = f"[AgentX] {model.model}: sync launch commands from InferenceX"
+        if open_pr is None:
+            made = self.cgh.create_pull(
+                self.s.cookbook_repo,
+                title=title,
+                body=body,
+                head=f"{owner}:{branch}",
+                base=base,
+                maintainer_can_modify=True,
+            )
+            result.open_pr = made
+            result.pr_written = True
+            self.out.say(f"{model.path}: opened {self.s.cookbook_repo}#{made.number}")
+        elif open_pr.body != body or open_pr.title != title:
+            self.cgh.update_pull(
+                self.s.cookbook_repo,
+                open_pr.number,
+                title=title if open_pr.title != title else None,
+                body=body if open_pr.body != body else None,
+            )
+            result.pr_written = True
+            self.out.say(f"{model.path}: updated {self.s.cookbook_repo}#{open_pr.number}")
+        else:
+            self.out.say(f"{model.path}: {self.s.cookbook_repo}#{open_pr.number} already current")
+        return result
+
+    def _commit_message(self, model: ModelSpec, pins: dict[str, Pin]) -> str:
+        lines = [f"[AgentX] {model.model}: sync launch commands from InferenceX", ""]
+        for key, pin in sorted(pins.items()):
+            if key not in {c.key for c in model.configs}:
+                continue
+            where = f"{self.s.inferencex_repo}#{pin.pr}" if pin.pr else "InferenceX main"
+            run = f"run {pin.run}" if pin.run else "no run pinned (in progress)"
+            lines.append(f"- {key}: {where} @ {pin.sha[:12]}, {run}, {pin.status}")
+        return "\n".join(lines) + "\n"
+
+    def _pr_body(
+        self, model: ModelSpec, pins: dict[str, Pin], gen: Bot._Generated, old: str | None
+    ) -> str:
+        from syncer.compare.review import review_texts
+
+        new = gen.files[self._module_path(model)]
+        review = review_texts(old, new, old_label="cookbook (default branch)", new_label="this PR")
+        model_pins = {k: v for k, v in pins.items() if k in {c.key for c in model.configs}}
+        ctx = {
+            "marker": st.pr_marker(model.path),
+            "state": st.state_marker(model.path, model_pins),
+            "model": model.model,
+            "section": model.section,
+            "files": sorted(gen.files),
+            "provenance": self._provenance(model, model_pins),
+            "notes": gen.notes,
+            "exclusions": self._exclusions(model),
+        }
+        return fit_body(ctx, review.markdown, self.s.body_limit)
+
+    def _provenance(self, model: ModelSpec, pins: dict[str, Pin]) -> list[dict[str, Any]]:
+        from syncer.inferencex.render import render_config
+
+        infx_url = f"https://github.com/{self.s.inferencex_repo}"
+        rows = []
+        for cfg in model.configs:
+            pin = pins.get(cfg.key) or cfg.pin
+            try:
+                points = render_config(self.s.inferencex, cfg.key).points
+            except SyncError as exc:
+                points = []
+                self.out.say(f"{cfg.key}: not rendered for provenance: {exc}")
+            groups: dict[str, list[int]] = {}
+            for p in points:
+                groups.setdefault(p.label, []).extend(p.concs)
+            for label, concs in groups.items() or {"–": []}.items():
+                rows.append(
+                    {
+                        "key": cfg.key,
+                        "label": label,
+                        "concs": ", ".join(str(c) for c in concs),
+                        "pr": pin.pr,
+                        "pr_url": f"{infx_url}/pull/{pin.pr}" if pin.pr else None,
+                        "sha": pin.sha,
+                        "run": pin.run,
+                        "run_url": f"{infx_url}/actions/runs/{pin.run.split('/')[0]}"
+                        if pin.run
+                        else None,
+                        "comment": pin.comment,
+                        "comment_url": f"{infx_url}/pull/{pin.pr}#issuecomment-{pin.comment}"
+                        if pin.comment
+                        else None,
+                        "status": pin.status,
+                    }
+                )
+        return rows
+
+    def _exclusions(self, model: ModelSpec) -> list[Any]:
+        """Policy entries that removed or replaced something in these configs' launches."""
+        from syncer.inferencex.policy import load_policy
+        from syncer.inferencex.render import render_config
+
+        policy = load_policy()
+        used: dict[str, Any] = {}
+        for cfg in model.configs:
+            try:
+                points = render_config(self.s.inferencex, cfg.key).points
+            except SyncError:
+                continue
+            for p in points:
+                for blocks in p.raw.values():
+                    for block in blocks:
+                        kind = block.get("kind", "")
+                        names = [("flag", a[0]) for a in block.get("args", [])]
+                        names += [("env", k) for k in block.get("env", {})]
+                        for fld, name in names:
+                            ex = policy.exclusion(kind, fld, name)
+                            if ex is not None:
+                                used.setdefault(ex.name, ex)
+        return [used[k] for k in sorted(used)]
+
+    def _page_url(self, model: ModelSpec) -> str:
+        path = model.page
+        if path.startswith("docs/"):
+            path = path[len("docs/") :]
+        path = path.rsplit(".", 1)[0]
+        return f"{self.s.docs_url}/{path}#{_slug(model.section)}"
+
+    # -- the cookbook side -------------------------------------------------------------------------
+
+    def on_cookbook_closed(self, number: int) -> None:
+        """A bot PR merged: every InferenceX PR whose pins it carried gets its status refreshed."""
+        pull = self.cgh.pull(self.s.cookbook_repo, number)
+        me = self.cgh.login()
+        if not pull.merged:
+            self.out.say(f"{self.s.cookbook_repo}#{number} closed without merge; nothing to do")
+            return
+        model = next((m for m in self.s.config.models if st.pr_marker(m.path) in pull.body), None)
+        if pull.user != me or model is None:
+            self.out.say(f"{self.s.cookbook_repo}#{number} is not a sync PR of this bot; ignored")
+            return
+        prs = sorted({int(p.pr) for p in st.read_state(pull, me, model.path).values() if p.pr})
+        for pr in prs:
+            if self.configs_of(pr):
+                self.sync_pr(pr)
+
+    # -- the status comment ------------------------------------------------------------------------
+
+    def _upsert_status(self, number: int, items: list[st.StatusItem]) -> None:
+        repo = self.s.inferencex_repo
+        body = st.render_status(items, self.s.cookbook_repo)
+        body = fit_comment(body)
+        existing = st.find_status_comment(self.infx.comments(repo, number), self.infx.login())
+        if existing is None:
+            self.infx.create_comment(repo, number, body)
+            self.out.say(f"PR #{number}: status comment posted")
+        elif existing.body != body:
+            self.infx.edit_comment(repo, existing.id, body)
+            self.out.say(f"PR #{number}: status comment {existing.id} edited")
+        else:
+            self.out.say(f"PR #{number}: status comment already current")
+
+
+def fit_body(ctx: dict[str, Any], review_markdown: Callable[[int | None], str], limit: int) -> str:
+    """The PR body within ``limit`` characters: the reviewer diff gets what the rest leaves.
+
+    The diff renders itself within a budget (its own trimming says what it left out); if the
+    body is still too long, the diff is cut here with a note naming the full size.
+    """
+    skeleton = render("pr_body.md.j2", review="", trimmed=None, **ctx)
+    note_room = 300
+    budget = max(0, limit - len(skeleton) - note_room)
+    review = review_markdown(budget)
+    body = render("pr_body.md.j2", review=review, trimmed=None, **ctx)
+    if len(body) <= limit:
+        return body
+    full = len(review)
+    cut = review[: max(0, budget - 200)]
+    # Never leave an open fence or <details>: close what the cut left open.
+    if cut.count("```") % 2:
+        cut += "\n```"
+    opened = cut.count("<details>") - cut.count("</details>")
+    cut += "\n\n</details>" * max(0, opened)
+    note = (
+        f"The reviewer diff was cut to fit GitHub's {limit}-character limit "
+        f"({full} characters in full); run sync diff locally for all of it."
+    )
+    body = render("pr_body.md.j2", review=cut, trimmed=note, **ctx)
+    if len(body) > limit:
+        raise SyncError(f"PR body is {len(body)} characters even without the diff (limit {limit})")
+    return body
+
+
+def fit_comment(body: str, limit: int = MAX_BODY_CHARS) -> str:
+    if len(body) <= limit:
+        return body
+    raise SyncError(f"status comment is {len(body)} characters, over GitHub's {limit}")
+
+
+def _number(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise SyncError(f"event: {what} must be a positive integer, got {clip(value, 40)!r}")
+    return value
+
+
+def _safe_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)[:200]
+
+
+def _slug(heading: str) -> str:
+    out = "".join(ch.lower() if ch.isalnum() else "-" if ch in " -" else "" for ch in heading)
+    return "-".join(part for part in out.split("-") if part)

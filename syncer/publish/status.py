@@ -1,0 +1,146 @@
+"""The status comment on an InferenceX PR and the state the bot keeps in its cookbook PR body.
+
+Both are found again by hidden markers, and only when the bot's own account wrote them: a
+marker pasted by someone else is ignored, so nobody can make the bot adopt or edit their
+comment, or feed it pins through a PR body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncer.publish.github import Comment, Pull
+from syncer.syncconfig import STATUSES, Pin
+from syncer.templating import render
+
+STATUS_MARKER = "<!-- infx-cookbook-sync:status -->"
+PR_MARKER_PREFIX = "<!-- infx-cookbook-sync:pr "
+STATE_PREFIX = "<!-- infx-cookbook-sync:state "
+BY = "[by infx-cookbook-sync]"
+_STATE = re.compile(r"^<!-- infx-cookbook-sync:state (\{.*\}) -->$", re.M)
+_DIGITS = re.compile(r"^[0-9]{1,20}$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_RUN = re.compile(r"^[0-9]{1,20}(/attempts/[0-9]{1,4})?$")
+_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
+_KEY = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
+
+
+def pr_marker(model_path: str) -> str:
+    return f"{PR_MARKER_PREFIX}model={model_path} -->"
+
+
+@dataclass
+class StatusItem:
+    """What the status comment says about one config of the PR."""
+
+    key: str
+    model: str
+    section: str
+    page_url: str
+    status: str  # in-progress | verified-pr | verified
+    head_sha: str
+    open_pr: int | None = None
+    merged_pr: int | None = None
+    live_since: int | None = None
+    run: str | None = None
+    run_url: str | None = None
+    refusal: str | None = None
+    verify_failed_run: str | None = None
+    verify_run_url: str | None = None
+    verify_report: str | None = None
+    blocked: dict[str, Any] | None = None
+
+
+def render_status(items: list[StatusItem], cookbook_repo: str) -> str:
+    return render(
+        "status_comment.md.j2",
+        marker=STATUS_MARKER,
+        by=BY,
+        cookbook_repo=cookbook_repo,
+        items=items,
+    )
+
+
+def find_status_comment(comments: list[Comment], login: str) -> Comment | None:
+    """The bot's own status comment (the oldest, if a race ever made two)."""
+    mine = [c for c in comments if c.user == login and c.body.startswith(STATUS_MARKER)]
+    return min(mine, key=lambda c: (c.created_at, c.id)) if mine else None
+
+
+def state_marker(model_path: str, pins: dict[str, Pin]) -> str:
+    data = {
+        "model": model_path,
+        "pins": {
+            key: {k: v for k, v in vars(pin).items() if k != "config" and v is not None}
+            for key, pin in sorted(pins.items())
+        },
+    }
+    # "<" and ">" escaped so the JSON can never close the HTML comment it lives in.
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    return STATE_PREFIX + text.replace("<", "\\u003c").replace(">", "\\u003e") + " -->"
+
+
+def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
+    """Pins recorded in the bot's own PR body for ``model_path``; anything malformed is dropped."""
+    if pull.user != login or pr_marker(model_path) not in pull.body:
+        return {}
+    m = _STATE.search(pull.body)
+    if not m:
+        return {}
+    try:
+        data = json.loads(m.group(1))
+    except json.JSONDecodeError:
+        return {}
+    if not isinstance(data, dict) or data.get("model") != model_path:
+        return {}
+    out: dict[str, Pin] = {}
+    for key, raw in (data.get("pins") or {}).items():
+        pin = _pin(key, raw)
+        if pin is not None:
+            out[key] = pin
+    return out
+
+
+def _pin(key: object, raw: object) -> Pin | None:
+    if not isinstance(key, str) or not _KEY.match(key) or not isinstance(raw, dict):
+        return None
+    checks = {"pr": _DIGITS, "sha": _SHA, "run": _RUN, "comment": _DIGITS, "date": _DATE}
+    values: dict[str, str | None] = {}
+    for name, pattern in checks.items():
+        value = raw.get(name)
+        if value is not None and (not isinstance(value, str) or not pattern.match(value)):
+            return None
+        values[name] = value
+    status = raw.get("status")
+    if status not in STATUSES or values["sha"] is None:
+        return None
+    return Pin(
+        config=key,
+        pr=values["pr"],
+        sha=values["sha"] or "",
+        run=values["run"],
+        comment=values["comment"],
+        status=status,
+        date=values["date"],
+    )
+
+
+@dataclass
+class PublishResult:
+    """What happened to one model's cookbook PR."""
+
+    model: str
+    open_pr: Pull | None = None
+    merged: list[Pull] = field(default_factory=list)  # the bot's merged PRs, newest first
+    committed: bool = False
+    pr_written: bool = False
+    blocked: list[tuple[str, str]] = field(default_factory=list)
+    branch: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def merged_with(self, key: str, login: str, model_path: str) -> list[int]:
+        """Numbers of merged bot PRs whose recorded pins include ``key`` (newest first)."""
+        return [p.number for p in self.merged if key in read_state(p, login, model_path)]

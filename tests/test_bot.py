@@ -1,0 +1,515 @@
+"""The bot end to end: the local GitHub server, a real bare cookbook repository, the bundled
+InferenceX example and the example run's logs served as zip artifacts.
+
+Every scenario of issue 7 point 6 runs the real pipeline (pins, artifact download, generate,
+three-way verify, git, reviewer diff, PR and status comment).
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import io
+import os
+import re
+import subprocess
+import zipfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ghserver import GitHubServer
+from markdown_it import MarkdownIt
+
+from syncer.publish import status as st
+from syncer.publish.bot import Bot, Settings, fit_body
+from syncer.publish.git import Identity
+from syncer.publish.github import GitHubClient, Plan
+from syncer.syncconfig import load_sync_config
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "bot"
+INFX_TOKEN = "ghs_" + "I1" * 18
+BOOK_TOKEN = "ghp_" + "C2" * 18
+INFX = "SemiAnalysisAI/InferenceX"
+BOOK = "sgl-project/sglang"
+PR = 3859
+HEAD = "6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b"
+EARLIER = "1" * 40
+RUN = 41000000001
+KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+MODULE = "docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx"
+PAGE = "docs/cookbook/autoregressive/DeepSeek/DeepSeek-V4_1.mdx"
+BRANCH = "infx-sync/deepseek-ai/deepseek-v4_1"
+INFX_BOT = "github-actions[bot]"
+BOOK_BOT = "infx-sync-bot"
+PAGE_URL = (
+    "https://docs.sglang.io/cookbook/autoregressive/DeepSeek/DeepSeek-V4_1"
+    "#agentic-long-context-deployment"
+)
+
+
+def git(*args: str, cwd: Path) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "Human",
+        "GIT_AUTHOR_EMAIL": "human@example.com",
+        "GIT_COMMITTER_NAME": "Human",
+        "GIT_COMMITTER_EMAIL": "human@example.com",
+        "HOME": str(cwd),
+        "PATH": "/usr/bin:/bin",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@cache
+def run_artifacts(tamper: bool = False) -> dict[str, bytes]:
+    """The example run's log directories as GitHub would serve them (one zip per artifact)."""
+    out: dict[str, bytes] = {"bmk_agentic_results": b"{}"}
+    for folder in sorted((ROOT / "examples/runs/41000000001").iterdir()):
+        if not folder.is_dir():
+            continue
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in sorted(folder.rglob("*")):
+                if f.is_file():
+                    data = f.read_bytes()
+                    if tamper and b"Command:" in data:
+                        # What a run that launched something else would have logged.
+                        data = data.replace(
+                            b"--mem-fraction-static 0.", b"--mem-fraction-static 0.1"
+                        )
+                    zf.writestr(str(f.relative_to(folder)), data)
+        out[folder.name] = buf.getvalue()
+    return out
+
+
+def check_golden(golden: Path, name: str, text: str) -> None:
+    path = golden / name
+    if os.environ.get("SYNC_UPDATE_GOLDEN"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert text == path.read_text()
+
+
+def plain(markdown: str) -> str:
+    """What a reader sees: markdown rendered, tags dropped, whitespace collapsed."""
+    html = MarkdownIt("commonmark").render(markdown)
+    text = html_lib.unescape(re.sub(r"<[^>]+>", "", html))
+    return re.sub(r"\s+", " ", text.replace("\u200b", "")).strip()
+
+
+class World:
+    def __init__(self, tmp: Path, server: GitHubServer) -> None:
+        self.tmp = tmp
+        self.server = server
+        self.gh = server.model
+        self.gh.add_token(INFX_TOKEN, INFX_BOT)
+        self.gh.add_token(BOOK_TOKEN, BOOK_BOT)
+        self.gh.repo(BOOK)
+        self.pull = self.gh.add_pull(
+            INFX, head="dsv41flash-gb300", number=PR, commits=[EARLIER, HEAD], user="contributor"
+        )
+        self.gh.add_run(
+            INFX,
+            RUN,
+            head_sha=HEAD,
+            head_branch="dsv41flash-gb300",
+            created_at="2026-10-13T08:00:00Z",
+            artifacts=run_artifacts(),
+        )
+        self.bare = tmp / "sglang.git"
+        git("init", "--quiet", "--bare", "--initial-branch=main", str(self.bare), cwd=tmp)
+        seed = tmp / "seed"
+        git("clone", "--quiet", str(self.bare), str(seed), cwd=tmp)
+        page = seed / PAGE
+        page.parent.mkdir(parents=True)
+        page.write_text((FIXTURES / "DeepSeek-V4_1.mdx").read_text())
+        git("add", ".", cwd=seed)
+        git("commit", "--quiet", "-m", "cookbook page", cwd=seed)
+        git("push", "--quiet", "origin", "HEAD:main", cwd=seed)
+        self.config = load_sync_config(ROOT / "sync.yaml")
+
+    def bot(self, *, dry_run: bool = False, body_limit: int = 65536) -> tuple[Bot, Plan]:
+        plan = Plan(dry_run=dry_run)
+        kw = {"base_url": self.server.base_url, "plan": plan, "pause": 0, "backoff": 0.01}
+        settings = Settings(
+            config=self.config,
+            inferencex=ROOT / "examples/inferencex",
+            cookbook=str(self.bare),
+            cache_dir=self.tmp / "cache",
+            body_limit=body_limit,
+            today="2026-10-13",
+        )
+        bot = Bot(
+            settings,
+            infx=GitHubClient(INFX_TOKEN, login=INFX_BOT, **kw),
+            cookbook_gh=GitHubClient(BOOK_TOKEN, **kw),
+            plan=plan,
+            identity=Identity(),
+        )
+        return bot, plan
+
+    def comment(
+        self,
+        body: str,
+        *,
+        association: str = "MEMBER",
+        at: str = "2026-10-13T09:00:00Z",
+        user: str = "maintainer",
+    ) -> dict[str, Any]:
+        return self.gh.add_comment(
+            INFX, PR, body, association=association, created_at=at, user=user
+        )
+
+    def comment_event(
+        self, comment: dict[str, Any], action: str = "created", association: str | None = None
+    ) -> dict[str, Any]:
+        return {
+            "action": action,
+            "repository": {"full_name": INFX},
+            "issue": {"number": PR, "pull_request": {"url": "x"}},
+            "comment": {
+                "id": comment["id"],
+                "body": comment["body"],
+                "author_association": association or comment["author_association"],
+            },
+        }
+
+    def send(self, event: str, payload: dict[str, Any], **kw: Any):
+        bot, plan = self.bot(**kw)
+        return bot.handle(event, payload), plan
+
+    def status(self) -> dict[str, Any]:
+        [comment] = [c for c in self.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
+        return comment
+
+    def book_pulls(self) -> list[dict[str, Any]]:
+        return list(self.gh.repo(BOOK).pulls.values())
+
+    def tip(self, ref: str = BRANCH) -> str | None:
+        out = subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", ref],
+            cwd=self.bare,
+            capture_output=True,
+            text=True,
+        )
+        return out.stdout.strip() or None
+
+    def show(self, path: str, ref: str = BRANCH) -> str:
+        return git("show", f"{ref}:{path}", cwd=self.bare)
+
+    def reactions(self, comment: dict[str, Any]) -> list[str]:
+        return [r["content"] for r in comment["reactions"]]
+
+
+@pytest.fixture
+def world(tmp_path):
+    server = GitHubServer()
+    with server:
+        yield World(tmp_path, server)
+
+
+def first_use(world: World) -> dict[str, Any]:
+    comment = world.comment(f"Pinning the measured run.\n/use {RUN}")
+    world.send("issue_comment", world.comment_event(comment))
+    return comment
+
+
+def test_first_use_opens_the_pr_and_the_status_comment(world, golden):
+    comment = first_use(world)
+    assert world.reactions(comment) == ["+1"]
+    [pull] = world.book_pulls()
+    assert (pull["head_ref"], pull["base_ref"], pull["user"]) == (BRANCH, "main", BOOK_BOT)
+    assert pull["maintainer_can_modify"] is True
+    assert st.pr_marker("deepseek-ai/deepseek-v4_1") in pull["body"]
+    assert f'"run":"{RUN}"' in pull["body"] and '"status":"verified-pr"' in pull["body"]
+    assert f"https://github.com/{INFX}/actions/runs/{RUN}" in pull["body"]
+    assert len(pull["body"]) <= 65536
+    module = world.show(MODULE)
+    assert KEY in module and str(RUN) in module
+    page = world.show(PAGE)
+    assert "Hand-written introduction that the bot must leave alone." in page
+    assert "Agentic Long-Context Deployment" in page
+    message = git("log", "-1", "--format=%an <%ae>%n%B", BRANCH, cwd=world.bare)
+    assert message.startswith("infx-cookbook-sync <")
+    assert f"{INFX}#{PR}" in message and f"run {RUN}" in message
+    body = world.status()["body"]
+    assert body.startswith(st.STATUS_MARKER)
+    seen = plain(body)
+    assert (
+        "[by infx-cookbook-sync] The SGLang cookbook integration of this PR's AgentX config "
+        f"({KEY}) will happen in {BOOK}#1, in the Agentic Long-Context Deployment section of the "
+        "DeepSeek-V4.1 cookbook page."
+    ) in seen
+    assert (
+        f"The commands mirror the launch measured in run {RUN}, pinned by this PR's /use comment."
+        in seen
+    )
+    check_golden(golden, "bot/status_first_use.md", body)
+
+
+def test_same_use_again_changes_nothing(world):
+    comment = first_use(world)
+    tip = world.tip()
+    before = len(world.gh.log)
+    outcome, _ = world.send("issue_comment", world.comment_event(comment))
+    assert [r for r in world.gh.log[before:] if r.method != "GET"] == []
+    assert world.tip() == tip
+    assert any("already current" in line for line in outcome.lines)
+    # A second, identical /use comment only earns its +1.
+    again = world.comment(f"/use {RUN}", at="2026-10-13T10:00:00Z")
+    before = len(world.gh.log)
+    world.send("issue_comment", world.comment_event(again))
+    writes = [(r.method, r.path) for r in world.gh.log[before:] if r.method != "GET"]
+    assert writes == [("POST", f"/repos/{INFX}/issues/comments/{again['id']}/reactions")]
+    assert world.tip() == tip
+
+
+def test_new_use_with_another_run_updates_pr_and_edits_comment(world):
+    first_use(world)
+    [pull] = world.book_pulls()
+    old_body, old_tip, status_id = pull["body"], world.tip(), world.status()["id"]
+    world.gh.add_run(
+        INFX,
+        RUN + 1,
+        head_sha=EARLIER,
+        head_branch="dsv41flash-gb300",
+        created_at="2026-10-14T08:00:00Z",
+        artifacts=run_artifacts(),
+    )
+    newer = world.comment(f"/use {RUN + 1}", at="2026-10-14T09:00:00Z")
+    world.send("issue_comment", world.comment_event(newer))
+    assert world.reactions(newer) == ["+1"]
+    assert len(world.book_pulls()) == 1
+    assert pull["body"] != old_body and f'"run":"{RUN + 1}"' in pull["body"]
+    assert git("rev-parse", f"{BRANCH}^", cwd=world.bare).strip() == old_tip  # on top, no force
+    assert str(RUN + 1) in world.show(MODULE)
+    status = world.status()
+    assert status["id"] == status_id
+    assert f"measured in run {RUN + 1}" in plain(status["body"])
+
+
+@pytest.mark.parametrize(
+    ("body", "association", "event_association"),
+    [
+        (f"/use {RUN}", "CONTRIBUTOR", None),  # not authorised
+        ("/use latest", "MEMBER", None),  # malformed
+        ("/use", "OWNER", None),  # bare /use needs a run id
+        (f"/use {RUN}", "NONE", "MEMBER"),  # forged event: the API says otherwise
+    ],
+)
+def test_unauthorised_or_malformed_use_gets_minus_one_and_nothing_else(
+    world, body, association, event_association
+):
+    comment = world.comment(body, association=association)
+    before = len(world.gh.log)
+    outcome, _ = world.send(
+        "issue_comment", world.comment_event(comment, association=event_association)
+    )
+    writes = [(r.method, r.path) for r in world.gh.log[before:] if r.method != "GET"]
+    assert writes == [("POST", f"/repos/{INFX}/issues/comments/{comment['id']}/reactions")]
+    assert world.reactions(comment) == ["-1"]
+    assert world.book_pulls() == [] and world.tip() is None
+    assert "refused" in outcome.lines[-1]
+
+
+def test_run_whose_head_is_not_in_the_pr_is_refused(world):
+    world.gh.add_run(INFX, 77, head_sha="e" * 40, artifacts=run_artifacts())
+    comment = world.comment("/use 77")
+    world.send("issue_comment", world.comment_event(comment))
+    assert world.reactions(comment) == ["-1"]
+    seen = plain(world.status()["body"])
+    assert (
+        "was not accepted: run 77 ran commit eeeeeeeee, which is not among this PR's commits"
+        in seen
+    )
+    assert f'shows the recipe at this PR\'s head ({HEAD[:9]}) as "in progress"' in seen
+    [pull] = world.book_pulls()
+    assert '"status":"in-progress"' in pull["body"] and '"run":"77"' not in pull["body"]
+
+
+def test_run_whose_logs_disagree_is_not_published_as_verified(world):
+    world.gh.add_run(INFX, 88, head_sha=HEAD, artifacts=run_artifacts(tamper=True))
+    comment = world.comment("/use 88")
+    world.send("issue_comment", world.comment_event(comment))
+    assert world.reactions(comment) == ["+1"]  # InferenceX accepts the run; the cookbook does not
+    body = world.status()["body"]
+    seen = plain(body)
+    assert "Run 88 is pinned, but its logged launch does not match the recipe" in seen
+    assert "<details><summary>Verify report for run 88</summary>" in body
+    assert "mem-fraction-static" in body
+    [pull] = world.book_pulls()
+    assert '"status":"in-progress"' in pull["body"]
+
+
+def test_human_commit_on_the_bot_branch_is_never_overwritten(world):
+    first_use(world)
+    human = world.tmp / "human"
+    git("clone", "--quiet", "--branch", BRANCH, str(world.bare), str(human), cwd=world.tmp)
+    (human / "NOTE.md").write_text("reviewer fix\n")
+    git("add", ".", cwd=human)
+    git("commit", "--quiet", "-m", "reviewer fix", cwd=human)
+    git("push", "--quiet", "origin", BRANCH, cwd=human)
+    human_tip = world.tip()
+    body_before = world.book_pulls()[0]["body"]
+    world.gh.add_run(INFX, RUN + 1, head_sha=EARLIER, artifacts=run_artifacts())
+    newer = world.comment(f"/use {RUN + 1}", at="2026-10-14T09:00:00Z")
+    outcome, _ = world.send("issue_comment", world.comment_event(newer))
+    assert world.tip() == human_tip
+    assert world.book_pulls()[0]["body"] == body_before
+    seen = plain(world.status()["body"])
+    assert f"The cookbook branch {BRANCH} has commits not made by the bot" in seen
+    assert "by Human <human@example.com>" in seen
+    assert any("not pushing" in line for line in outcome.lines)
+
+
+def _merge_infx(world: World) -> None:
+    world.pull["state"], world.pull["merged"] = "closed", True
+    world.send(
+        "pull_request",
+        {
+            "action": "closed",
+            "repository": {"full_name": INFX},
+            "pull_request": {"number": PR, "merged": True},
+        },
+    )
+
+
+def _merge_cookbook(world: World) -> None:
+    clone = world.tmp / "maintainer"
+    git("clone", "--quiet", str(world.bare), str(clone), cwd=world.tmp)
+    git("merge", "--quiet", "--no-ff", "-m", "Merge bot PR", f"origin/{BRANCH}", cwd=clone)
+    git("push", "--quiet", "origin", "main", cwd=clone)
+    [pull] = world.book_pulls()
+    pull["state"], pull["merged"] = "closed", True
+    world.send(
+        "pull_request",
+        {
+            "action": "closed",
+            "repository": {"full_name": BOOK},
+            "pull_request": {"number": pull["number"], "merged": True},
+        },
+    )
+
+
+def test_inferencex_merge_flips_the_status_to_verified(world):
+    first_use(world)
+    old_tip = world.tip()
+    _merge_infx(world)
+    [pull] = world.book_pulls()
+    assert '"status":"verified"' in pull["body"]
+    assert world.tip() != old_tip
+    assert '"verified"' in world.show(MODULE)
+    assert f"measured in run {RUN}" in plain(world.status()["body"])
+
+
+def test_cookbook_merge_edits_the_comment(world, golden):
+    first_use(world)
+    status_id = world.status()["id"]
+    _merge_cookbook(world)
+    status = world.status()
+    assert status["id"] == status_id
+    seen = plain(status["body"])
+    assert (
+        f"{BOOK}#1 has been merged. This PR's AgentX config ({KEY}) is now in the Agentic "
+        f"Long-Context Deployment section of the SGLang DeepSeek-V4.1 cookbook: {PAGE_URL}"
+    ) in seen
+    assert (
+        f"The commands mirror the launch measured in run {RUN}, pinned by this PR's /use comment."
+        in seen
+    )
+    check_golden(golden, "bot/status_cookbook_merged.md", status["body"])
+    # A later InferenceX merge opens a refresh PR and says where the config has been live.
+    _merge_infx(world)
+    pulls = world.book_pulls()
+    assert [p["state"] for p in pulls] == ["closed", "open"]
+    seen = plain(world.status()["body"])
+    assert (
+        f"The SGLang cookbook update of this PR's AgentX config ({KEY}) will happen in {BOOK}#2"
+    ) in seen
+    assert f"The config has been live in that section since {BOOK}#1; {BOOK}#2 refreshes it" in seen
+    # The refresh branch restarted from main: no commit of the merged PR is replayed.
+    assert git("rev-list", "--count", f"main..{BRANCH}", cwd=world.bare).strip() == "1"
+
+
+def test_rate_limit_403_is_retried(world):
+    world.gh.fail_next(
+        "POST",
+        rf"/issues/{PR}/comments$",
+        403,
+        headers={"Retry-After": "1"},
+        message="You have exceeded a secondary rate limit",
+    )
+    first_use(world)
+    posts = [r for r in world.gh.log if r.method == "POST" and r.path.endswith(f"/{PR}/comments")]
+    assert len(posts) == 2
+    assert world.status()["body"].startswith(st.STATUS_MARKER)
+
+
+def test_body_over_the_limit_is_trimmed_with_a_note(world):
+    first_use(world)
+    [pull] = world.book_pulls()
+    full = len(pull["body"])
+    limit = full - 500
+    world.gh.add_run(INFX, RUN + 1, head_sha=EARLIER, artifacts=run_artifacts())
+    newer = world.comment(f"/use {RUN + 1}", at="2026-10-14T09:00:00Z")
+    world.send("issue_comment", world.comment_event(newer), body_limit=limit)
+    assert len(pull["body"]) <= limit
+    assert st.pr_marker("deepseek-ai/deepseek-v4_1") in pull["body"]
+
+
+def test_fit_body_cuts_an_oversized_diff_with_a_note():
+    ctx = {
+        "marker": st.pr_marker("o/m"),
+        "state": st.state_marker("o/m", {}),
+        "model": "M",
+        "section": "S",
+        "files": ["a.jsx"],
+        "provenance": [],
+        "notes": [],
+        "exclusions": [],
+    }
+    huge = "<details><summary>x</summary>\n\n```\n" + "y" * 100_000
+
+    body = fit_body(ctx, lambda budget: huge, 65536)  # a diff that ignores its budget
+    assert len(body) <= 65536
+    assert "cut to fit GitHub's 65536-character limit (100035 characters in full)" in plain(body)
+    assert body.count("```") % 2 == 0 and body.count("<details>") == body.count("</details>")
+
+
+def test_dry_run_writes_nothing(world):
+    comment = world.comment(f"/use {RUN}")
+    _outcome, plan = world.send("issue_comment", world.comment_event(comment), dry_run=True)
+    assert world.gh.writes() == []
+    assert world.tip() is None and world.book_pulls() == []
+    assert world.reactions(comment) == []
+    kinds = [w.split("\n")[0].split(" (")[0] for w in plan.writes]
+    assert f"POST /repos/{INFX}/issues/comments/{comment['id']}/reactions +1" in kinds
+    assert any(k.startswith(f"git: write {MODULE}") for k in kinds)
+    assert any(k.startswith(f"git: push 000000000000 to origin refs/heads/{BRANCH}") for k in kinds)
+    assert any(k.startswith(f"POST /repos/{BOOK}/pulls head=infx-sync-bot") is False for k in kinds)
+    assert any(k.startswith(f"POST /repos/{BOOK}/pulls") for k in kinds)
+    assert any(k.startswith(f"POST /repos/{INFX}/issues/{PR}/comments") for k in kinds)
+
+
+def test_forged_state_in_someone_elses_pr_is_ignored(world):
+    # A merged PR by someone else, on the bot's branch name, claiming to carry the pin: were
+    # it believed, the status would say the config "has been live since" that PR.
+    pins = {KEY: load_sync_config(ROOT / "sync.yaml").pins()[KEY]}
+    forged = world.gh.add_pull(
+        BOOK,
+        head=BRANCH,
+        user="mallory",
+        body=st.pr_marker("deepseek-ai/deepseek-v4_1")
+        + "\n"
+        + st.state_marker("deepseek-ai/deepseek-v4_1", pins),
+    )
+    forged["state"], forged["merged"] = "closed", True
+    first_use(world)
+    bots = [p for p in world.book_pulls() if p["user"] == BOOK_BOT]
+    assert len(bots) == 1 and bots[0]["number"] != forged["number"]
+    seen = plain(world.status()["body"])
+    assert "cookbook integration of this PR's AgentX config" in seen
+    assert "has been live" not in seen
