@@ -410,6 +410,17 @@ def test_ref_cycle() -> None:
     )
 
 
+def test_cycle_chain_starts_where_the_loop_closes() -> None:
+    data = demo_data()
+    # cell 1 -> cell 0 -> cell 4 -> cell 0: the loop is cells 0 and 4, entered from cell 1.
+    data["cells"][0]["routers"]["sglang"]["blocks"] = [{"ref": [4, "sglang", 0]}]
+    data["cells"][4]["routers"]["sglang"]["blocks"] = [{"ref": [0, "sglang", 0]}]
+    error = _error(data, lambda decoder: decoder.blocks_for(1, 0, "sglang"))
+    assert error.message.endswith(
+        "ref cycle: cells[0].routers.sglang -> cells[4].routers.sglang -> cells[0].routers.sglang"
+    )
+
+
 def test_from_cycle_within_a_cell() -> None:
     data = demo_data()
     data["cells"][0]["routers"]["dynamo"]["blocks"][0] = {"from": 0}
@@ -456,6 +467,36 @@ def test_from_cycle_within_a_cell() -> None:
             "diff `args` must be an object",
         ),
         (lambda d: d["cells"][0]["kv"].pop("hicache"), "tier hicache offered without"),
+        (
+            lambda d: d["cells"][3]["routers"]["sglang"]["blocks"][0].pop("kind"),
+            "cells[3].routers.sglang.blocks[0]: expected a block with a `kind`",
+        ),
+        (
+            lambda d: d["cells"][3]["routers"]["sglang"]["blocks"][0].update(args=[[]]),
+            "expected `args`: a list of [flag, values...] lists",
+        ),
+        (
+            lambda d: d["cells"][3]["routers"]["sglang"]["blocks"][0].update(env=["A=1"]),
+            "expected `env`: an object",
+        ),
+        (
+            lambda d: d["cells"][1]["routers"]["sglang"]["blocks"][0]["diff"]["args"].update(
+                {"--dp-size": "2"}
+            ),
+            "cells[1].routers.sglang.blocks[0].diff: diff for --dp-size must be a list",
+        ),
+        (
+            lambda d: d["cells"][1]["routers"]["dynamo"]["blocks"][2].update(drop="gpu_pinning"),
+            "blocks[2].drop: expected a list of key names",
+        ),
+        (
+            lambda d: d["cells"][0]["points"][1].update(patch=[None]),
+            "cells[0].points[1].patch: expected an object of router -> patch",
+        ),
+        (
+            lambda d: d["cells"][1]["points"][1]["patch"]["sglang"].update(replace=[{"cmd": "x"}]),
+            "cells[1].points[1].patch.sglang[0]: expected a block with a `kind`",
+        ),
         (lambda d: d["kvMooncake"]["master"].pop("sglang"), "no `sglang` block"),
     ],
 )

@@ -185,7 +185,8 @@ class Decoder:
             return done
         entries = self._router(ci, router)["blocks"]
         if key in self._active:
-            chain = " -> ".join(f"cells[{c}].routers.{r}" for c, r in [*self._active, key])
+            loop = self._active[self._active.index(key) :]
+            chain = " -> ".join(f"cells[{c}].routers.{r}" for c, r in [*loop, key])
             raise self._error(f"cells[{ci}].routers.{router}", f"ref cycle: {chain}")
         self._active.append(key)
         try:
@@ -199,7 +200,8 @@ class Decoder:
                 env = self._env_ref(block["envRef"], envs, where)
                 block.pop("envRef")
                 block["env"] = sorted_env(env)
-                out[bi] = block
+        for bi, block in enumerate(out):
+            self._check_block(block, f"cells[{ci}].routers.{router}.blocks[{bi}]")
         self._memo[key] = out
         return out
 
@@ -237,25 +239,45 @@ class Decoder:
             if rj not in self.cells[cj]["routers"]:
                 raise self._error(f"{where}.ref", f"unknown router {rj!r} in cells[{cj}]")
             source = self._indexed(self.materialise(cj, rj), bj, f"{where}.ref")
-            return self._from_ref(source, entry)
+            return self._from_ref(source, entry, where)
         if "from" in entry:
             submitted = self.cells[ci]["submitted"]
             source = self._indexed(self.materialise(ci, submitted), entry["from"], f"{where}.from")
-            return self._from_ref(source, entry)
+            return self._from_ref(source, entry, where)
         return clone(entry)
+
+    def _check_block(self, block: Any, where: str) -> None:
+        """What the shell text needs: a kind, an ``args`` list of ``[flag, values...]`` lists
+        and a string-valued ``env`` (malformed data is an error here, not a traceback later)."""
+        if not isinstance(block, dict) or not isinstance(block.get("kind"), str):
+            raise self._error(where, "expected a block with a `kind` (or a `ref` / `from`)")
+        args = block.get("args")
+        if args is not None and not (
+            isinstance(args, list)
+            and all(isinstance(a, list) and a and isinstance(a[0], str) for a in args)
+        ):
+            raise self._error(where, "expected `args`: a list of [flag, values...] lists")
+        env = block.get("env")
+        if env is not None and not isinstance(env, dict):
+            raise self._error(where, "expected `env`: an object of name -> value")
 
     def _indexed(self, blocks: list[Block], index: Any, where: str) -> Block:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
             raise self._error(where, f"dangling block index {index!r} (list has {len(blocks)})")
         return blocks[index]
 
-    def _from_ref(self, source: Block, entry: dict[str, Any]) -> Block:
+    def _from_ref(self, source: Block, entry: dict[str, Any], where: str) -> Block:
         drop = entry.get("drop") or []
+        if not isinstance(drop, list):
+            raise self._error(f"{where}.drop", "expected a list of key names")
         block = {k: v for k, v in clone(source).items() if k not in drop}
         for key, value in entry.items():
             if key not in OVERLAY_SKIP:
                 block[key] = value
-        return apply_diff(block, entry.get("diff"))
+        try:
+            return apply_diff(block, entry.get("diff"))
+        except SyncError as exc:
+            raise self._error(f"{where}.diff", exc.message) from None
 
     # ---- 2-5. blocksFor -----------------------------------------------------------------
 
@@ -289,8 +311,13 @@ class Decoder:
         if pi == 0:
             blocks = clone(base)
         else:
-            patch = (cell["points"][pi].get("patch") or {}).get(router)
-            blocks = self._apply_patch(base, patch, f"cells[{ci}].points[{pi}].patch.{router}")
+            patches = cell["points"][pi].get("patch") or {}
+            where = f"cells[{ci}].points[{pi}].patch"
+            if not isinstance(patches, dict):
+                raise self._error(where, "expected an object of router -> patch")
+            blocks = self._apply_patch(base, patches.get(router), f"{where}.{router}")
+            for bi, block in enumerate(blocks):
+                self._check_block(block, f"{where}.{router}[{bi}]")
         source = cell["points"][pi].get("kv")
         target = self.target_tier(ci, pi, kv)
         if source == target:
@@ -554,12 +581,16 @@ def apply_diff(block: Block, diff: Any) -> Block:
             values = dargs[flag]
             if values is None:
                 continue
+            if not isinstance(values, list):
+                raise SyncError(f"diff for {flag} must be a list of values or null")
             new_args.append([flag, *values])
         else:
             new_args.append(arg)
     names = {a[0] for a in new_args}
     for flag, values in dargs.items():
         if values is not None and flag not in names:
+            if not isinstance(values, list):
+                raise SyncError(f"diff for {flag} must be a list of values or null")
             new_args.append([flag, *values])
     if out.get("kind") == "worker":
         new_args.sort(key=worker_arg_key)
