@@ -101,3 +101,9 @@ def test_load_module_errors(tmp_path: Path) -> None:
     with pytest.raises(SyncError, match="not UTF-8") as info:
         load_module(bad)
     assert info.value.line == 2
+
+
+def test_absurd_nesting_is_an_error_not_a_crash() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(SyncError, match="nested too deeply"):
+        parse_module(f"export const agentx = {deep};\n", "deep.jsx")

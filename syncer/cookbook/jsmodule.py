@@ -68,10 +68,13 @@ def read_text(path: str | Path) -> str:
 
 def parse_module(text: str, path: str = "<module>") -> JsModule:
     """Parse module source ``text``; ``path`` only names the file in errors."""
-    fast = _parse_fast(text)
-    if fast is not None:
-        return fast
-    return _parse_esprima(text, path)
+    try:
+        fast = _parse_fast(text)
+        if fast is not None:
+            return fast
+        return _parse_esprima(text, path)
+    except RecursionError:
+        raise SyncError("literal nested too deeply to be a data module", path=path) from None
 
 
 def _reject_constant(name: str) -> Any:
