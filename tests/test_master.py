@@ -69,6 +69,7 @@ def test_bundled_example_keys_and_jobs(examples: Path) -> None:
     entry = master.entry(DSPARK)
     assert entry.layout_root.name == "inferencex-e2e"
     assert (entry.framework, entry.multinode, entry.model_prefix) == ("sglang", False, "dsv41flash")
+    assert entry.hardware == "gb300"
     assert entry.image.startswith("lmsysorg/sglang:nightly-dev-cu13-20261012-e6072935@sha256:")
     jobs = entry.jobs()
     assert [(j.row.index, j.concs) for j in jobs] == [
@@ -108,6 +109,7 @@ def test_old_layout_config_file_rows(old_layout: Path) -> None:
     master = load_master(old_layout)
     entry = master.entry("m-fp8-h100-dynamo-sglang-agentic")
     assert entry.layout_root == old_layout
+    assert entry.hardware == "h100"
     row = entry.rows[0]
     assert row.concs == [4, 8, 16, 32]  # conc-start/conc-end doubles
     assert (row.recipe, row.selector, row.config_file_style) == ("m/agg.yaml", "override_tp8", True)

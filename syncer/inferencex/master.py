@@ -160,6 +160,16 @@ class ConfigEntry:
     rows: list[Row]
     dram_utilization: float | None = None
 
+    @property
+    def hardware(self) -> str:
+        """Hardware id as the cookbook names it (``gb300``): the key's GPU part by the naming
+        convention ``<model>-<precision>-<gpu>-...``, else the runner's cluster label."""
+        parts = self.key.split("-")
+        if len(parts) >= 3 and parts[1] == self.precision:
+            return parts[2]
+        runner = self.runner.removeprefix("cluster:")
+        return runner.split("-")[0]
+
     def jobs(self) -> list[Job]:
         out: list[Job] = []
         for row in self.rows:
