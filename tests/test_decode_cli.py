@@ -119,6 +119,12 @@ def test_bad_selection(capsys: pytest.CaptureFixture[str], args: list[str], mess
     assert err.count("\n") == 1
 
 
+def test_all_with_filters_matching_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, DEMO, "--all", "--router", "vllm", "--kv", "none")
+    assert (code, out) == (2, "")
+    assert "no case matches --router vllm --kv none" in err
+
+
 def test_unavailable_tier_names_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
     _, _, err = run(capsys, DEMO, "--cell", "3", "--kv", "hicache")
     assert "not offered for cell 'demo-fp8-b300-sglang-agg#0@c1': no donor (available: none)" in err

@@ -153,6 +153,10 @@ def _print_all(
         if (router is not None and case.router != router) or (kv is not None and case.kv != kv):
             continue
         cases.append(case)
+    if not cases:
+        given = {"--cell": cell, "--point": point, "--conc": conc, "--router": router, "--kv": kv}
+        filters = " ".join(f"{k} {v}" for k, v in given.items() if v is not None)
+        raise SyncError(f"no case matches {filters}", path=decoder.path)
     if fmt == "json":
         lines = ",\n".join(f"    {_dump(c.as_json())}" for c in cases)
         body = f"\n{lines}\n  " if cases else ""
