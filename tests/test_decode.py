@@ -208,6 +208,14 @@ def test_patch_list_shorter_or_longer_than_blocks(demo: Decoder) -> None:
     assert patched[1:] == decoder.blocks_for(0, 0, "dynamo")[1:]
 
 
+def test_point_zero_is_never_patched() -> None:
+    data = demo_data()
+    data["cells"][0]["points"][0]["patch"] = {"dynamo": [{"args": {"--x": []}}]}
+    assert Decoder(data).blocks_for(0, 0, "dynamo") == Decoder(demo_data()).blocks_for(
+        0, 0, "dynamo"
+    )
+
+
 def test_point_index_is_clamped(demo: Decoder) -> None:
     assert demo.blocks_for(0, 99, "dynamo") == demo.blocks_for(0, 2, "dynamo")
 
