@@ -12,7 +12,6 @@ stop archive bombs with a clear error while keeping memory flat.
 
 from __future__ import annotations
 
-import gzip
 import os
 import stat
 import tarfile
@@ -142,6 +141,46 @@ class _CountingReader:
         return self.budget.where if self.budget else None
 
 
+class _Gunzip:
+    """Streaming gzip reader on ``zlib`` (which checks the CRC and length trailer itself), in
+    1 MiB steps: about twice as fast as ``gzip.GzipFile``'s small reads, and the output of one
+    step is bounded, so a bomb cannot balloon a single read."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.d = zlib.decompressobj(31)
+        self.buf = b""
+        self.pending = b""
+        self.between = False  # at a member boundary: the end of input is then a clean end
+        self.done = False
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            n = CHUNK
+        while len(self.buf) < n and not self.done:
+            data = self.d.unconsumed_tail or self.pending or self.raw.read(CHUNK)
+            self.pending = b""
+            if not data:
+                if not self.between:
+                    raise EOFError("compressed stream ended before the end-of-stream marker")
+                self.done = True
+                break
+            if self.between:
+                if not data.strip(b"\0"):
+                    continue  # zero padding after the last member
+                # Concatenated gzip members form one stream.
+                self.d, self.between = zlib.decompressobj(31), False
+            self.buf += self.d.decompress(data, CHUNK)
+            if self.d.eof:
+                self.between = True
+                self.pending = self.d.unused_data
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def readable(self) -> bool:
+        return True
+
+
 def _unsafe_name(name: str) -> str | None:
     """Why a member name may not be used, or None when it is a plain relative path."""
     if not name or "\x00" in name:
@@ -269,7 +308,7 @@ class Run:
         compressed = _CountingReader(fh, None, label)
         if kind == "tgz":
             plain: BinaryIO = _CountingReader(
-                gzip.GzipFile(fileobj=compressed, mode="rb"),  # type: ignore[arg-type]
+                _Gunzip(compressed),  # type: ignore[arg-type]
                 budget,
                 label,
                 compressed=compressed,
@@ -396,7 +435,7 @@ def _opener(fh: BinaryIO, budget: _Budget | None, name: str) -> Callable[[], Bin
 def _gz_opener(fh: BinaryIO, budget: _Budget, name: str) -> Callable[[], BinaryIO]:
     def open_member() -> BinaryIO:
         compressed = _CountingReader(fh, None, name)
-        inner = gzip.GzipFile(fileobj=compressed, mode="rb")  # type: ignore[arg-type]
+        inner = _Gunzip(compressed)  # type: ignore[arg-type]
         return _CountingReader(inner, budget, name, compressed=compressed)  # type: ignore[return-value]
 
     return open_member

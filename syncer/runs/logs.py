@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -324,8 +323,10 @@ class _Parser:
         return self.log
 
 
-def _lines(stream: BinaryIO, parser: _Parser) -> Iterator[tuple[int, bytes]]:
-    """Yield ``(line number, line)`` for the lines the parser needs; skip marker-free chunks."""
+def _scan(stream: BinaryIO, parser: _Parser) -> None:
+    """Feed ``parser`` the lines it needs, reading ``stream`` in chunks: chunks without any
+    marker are only counted, and inside a chunk only the lines holding a marker (and, while a
+    record may continue, the lines after it) are decoded."""
     lineno = 0
     tail = b""
     skipping_long = False
@@ -334,10 +335,11 @@ def _lines(stream: BinaryIO, parser: _Parser) -> Iterator[tuple[int, bytes]]:
         if not chunk:
             break
         if b"\x00" in chunk:
+            data = tail + chunk
             raise SyncError(
                 "binary data (NUL bytes) in what should be a text sweep log",
                 path=parser.where,
-                line=lineno + 1 + (tail + chunk).count(b"\n", 0, (tail + chunk).find(b"\x00")),
+                line=lineno + 1 + data.count(b"\n", 0, data.find(b"\x00")),
             )
         data = tail + chunk if tail else chunk
         cut = data.rfind(b"\n")
@@ -354,19 +356,42 @@ def _lines(stream: BinaryIO, parser: _Parser) -> Iterator[tuple[int, bytes]]:
             body = body[first + 1 :]
             lineno += 1
             skipping_long = False
-        if not parser.busy and not any(m in body for m in _MARKERS):
-            lineno += body.count(b"\n")
-            continue
-        for line in body.split(b"\n")[:-1]:
-            lineno += 1
-            if len(line) > MAX_LINE:
-                _check_long(line, parser, lineno)
-                continue
-            yield lineno, line
+        _feed_body(body, lineno, parser)
+        lineno += body.count(b"\n")
     if tail and not skipping_long:
         lineno += 1
-        yield lineno, tail
+        _feed_line(tail, lineno, parser)
     parser.log.lines = lineno
+
+
+def _feed_body(body: bytes, lineno: int, parser: _Parser) -> None:
+    """``body`` holds complete lines; ``lineno`` lines come before it."""
+    starts = {0} if parser.busy else set()
+    for marker in _MARKERS:
+        i = body.find(marker)
+        while i >= 0:
+            starts.add(body.rfind(b"\n", 0, i) + 1)
+            i = body.find(marker, body.find(b"\n", i))
+    pos = 0  # every line before ``pos`` is counted in ``lineno``
+    for start in sorted(starts):
+        if start < pos:
+            continue
+        lineno += body.count(b"\n", pos, start)
+        pos = start
+        while pos < len(body):
+            end = body.find(b"\n", pos)
+            lineno += 1
+            _feed_line(body[pos:end], lineno, parser)
+            pos = end + 1
+            if not parser.busy:
+                break
+
+
+def _feed_line(line: bytes, lineno: int, parser: _Parser) -> None:
+    if len(line) > MAX_LINE:
+        _check_long(line, parser, lineno)
+        return
+    parser.feed(lineno, line.decode("utf-8", errors="replace").rstrip("\r"))
 
 
 def _check_long(line: bytes, parser: _Parser, lineno: int) -> None:
@@ -382,8 +407,7 @@ def parse_sweep_log(stream: BinaryIO, source: str, where: str | None = None) -> 
     """Parse one sweep log read from ``stream`` (bytes). ``source`` is its name inside the run;
     ``where`` (default ``source``) names it in errors."""
     parser = _Parser(source, where)
-    for lineno, line in _lines(stream, parser):
-        parser.feed(lineno, line.decode("utf-8", errors="replace").rstrip("\r"))
+    _scan(stream, parser)
     return parser.finish()
 
 
