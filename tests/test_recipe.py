@@ -179,3 +179,13 @@ def test_unknown_role_key_names_the_closest() -> None:
     }
     with pytest.raises(SyncError, match="unknown key 'worker'; closest: workers"):
         normalise(doc)
+
+
+def test_frontend_defaults_to_dynamo() -> None:
+    doc = {
+        "schema": 2,
+        "model": {"path": "hf:o/m"},
+        "resources": {"gpus_per_node": 4},
+        "roles": {"agg": {}},
+    }
+    assert normalise(doc).frontend.type == "dynamo"

@@ -389,7 +389,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         raise SyncError("a recipe has either an agg role or prefill + decode roles", path=path)
     if ("prefill" in roles) != ("decode" in roles):
         raise SyncError("disaggregated recipes need both prefill and decode roles", path=path)
-    ftype = frontend_raw.get("type", "dynamo" if schema == 1 else "sglang")
+    ftype = frontend_raw.get("type", "dynamo")  # srtctl defaults to Dynamo frontends
     if schema == 1 and ftype == "sglang":
         ftype = "sglang-router"  # 2.x renames the schema-1 router type at load
     if frontend_raw.get("use_sglang_router") and ftype == "dynamo":
