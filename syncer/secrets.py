@@ -76,6 +76,10 @@ class MaskingStream(io.TextIOBase):
         self.inner = inner
 
     def write(self, text: str) -> int:
+        # A text stream refuses bytes; accepting them would make click take this for a binary
+        # stream and hand it encoded bytes.
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self.inner.write(mask(text))
         return len(text)
 

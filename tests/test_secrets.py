@@ -66,3 +66,17 @@ def test_streams_and_logging_are_masked(monkeypatch):
     assert token not in out.getvalue() + err.getvalue()
     assert "token ***" in out.getvalue()
     assert "header ***" in err.getvalue() and "boom ***" in err.getvalue()
+
+
+def test_click_output_through_the_mask(monkeypatch):
+    import click
+
+    token = "ghp_" + "Q" * 36
+    out, err = io.StringIO(), io.StringIO()
+    monkeypatch.setattr(sys, "stdout", secrets.MaskingStream(out))
+    monkeypatch.setattr(sys, "stderr", secrets.MaskingStream(err))
+    click.echo(f"plan {token}")
+    click.echo(f"error: {token}", err=True)
+    assert out.getvalue() == "plan ***\n" and err.getvalue() == "error: ***\n"
+    with pytest.raises(TypeError):
+        sys.stdout.write(b"raw")

@@ -175,6 +175,16 @@ def _run(
     return 0
 
 
+def _float_env(name: str) -> float | None:
+    value = os.environ.get(name)
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        raise SyncError(f"{name} must be a number of seconds, got {value!r}") from None
+
+
 def _load_event(path: Path) -> dict:
     try:
         text = path.read_text(encoding="utf-8")

@@ -1,0 +1,173 @@
+"""`sync bot` as the workflow runs it: a separate process, tokens only in its environment.
+
+The end-to-end secret test of issue 8: the whole bot runs with fake tokens (real, dry-run and
+failing), and neither token appears in anything it prints, posts, commits or pushes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from ghserver import GitHubServer
+from test_bot import BOOK, BOOK_TOKEN, BRANCH, INFX, INFX_BOT, INFX_TOKEN, PR, ROOT, RUN, World
+
+TOKENS = (INFX_TOKEN, BOOK_TOKEN)
+
+
+@pytest.fixture
+def world(tmp_path):
+    server = GitHubServer()
+    with server:
+        yield World(tmp_path, server)
+
+
+def sync_bot(
+    world: World, payload: object, *extra: str, event: str = "issue_comment", raw: str | None = None
+):
+    path = world.tmp / "event.json"
+    path.write_text(raw if raw is not None else json.dumps(payload))
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(world.tmp),
+        "GITHUB_TOKEN": INFX_TOKEN,
+        "COOKBOOK_TOKEN": BOOK_TOKEN,
+        "GITHUB_EVENT_NAME": event,
+        "SYNC_INFX_LOGIN": INFX_BOT,
+        "SYNC_API_PAUSE": "0",
+    }
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "syncer",
+            "bot",
+            "--event",
+            str(path),
+            "--config",
+            str(ROOT / "sync.yaml"),
+            "--inferencex",
+            str(ROOT / "examples/inferencex"),
+            "--cookbook",
+            str(world.bare),
+            "--cache-dir",
+            str(world.tmp / "cache"),
+            "--api-url",
+            world.server.base_url,
+            "--date",
+            "2026-10-13",
+            *extra,
+        ],
+        cwd=world.tmp,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return proc
+
+
+def everything_written(world: World) -> str:
+    """Comments, PR bodies, request bodies and the whole cookbook history."""
+    parts = [json.dumps(r.body) for r in world.gh.log if r.body is not None]
+    for repo in world.gh.repos.values():
+        parts += [c["body"] for c in repo.comments.values()]
+        parts += [p["body"] + p["title"] for p in repo.pulls.values()]
+    parts.append(
+        subprocess.run(
+            ["git", "log", "--all", "-p", "--format=%H %an %ae%n%B"],
+            cwd=world.bare,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    return "\n".join(parts)
+
+
+def assert_no_token(*texts: str) -> None:
+    for text in texts:
+        for token in TOKENS:
+            assert token not in text
+            assert token[4:] not in text  # not even without its prefix
+
+
+def test_whole_bot_never_shows_its_tokens(world):
+    comment = world.comment(f"/use {RUN}")
+    proc = sync_bot(world, world.comment_event(comment))
+    assert proc.returncode == 0, proc.stderr
+    assert f"opened {BOOK}#1" in proc.stdout
+    assert [r["content"] for r in comment["reactions"]] == ["+1"]
+    # The tokens were used (each on its own API) and went nowhere else.
+    used = {r.auth.split(" ", 1)[1] for r in world.gh.log if r.auth}
+    assert used == {INFX_TOKEN, BOOK_TOKEN}
+    assert_no_token(proc.stdout, proc.stderr, everything_written(world))
+
+
+def test_dry_run_prints_every_write_and_makes_none(world):
+    comment = world.comment(f"/use {RUN}")
+    proc = sync_bot(world, world.comment_event(comment), "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert world.gh.writes() == []
+    assert (
+        subprocess.run(
+            ["git", "branch", "--list", BRANCH], cwd=world.bare, capture_output=True, text=True
+        ).stdout
+        == ""
+    )
+    out = proc.stdout
+    assert "dry run: " in out
+    for expected in (
+        f"would: POST /repos/{INFX}/issues/comments/{comment['id']}/reactions +1",
+        "would: git: write docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx",
+        f"would: git: push 000000000000 to origin refs/heads/{BRANCH}",
+        f"would: POST /repos/{BOOK}/pulls head=sgl-project:{BRANCH} base=main",
+        f"would: POST /repos/{INFX}/issues/{PR}/comments",
+    ):
+        assert expected in out
+    assert_no_token(out, proc.stderr)
+
+
+def test_errors_are_one_masked_line(world):
+    # The API echoes the token back in an error (as a misbehaving proxy might).
+    world.gh.fail_next(
+        "GET", r"/issues/comments/\d+$", 404, message=f"no such comment {INFX_TOKEN}"
+    )
+    comment = world.comment(f"/use {RUN}")
+    proc = sync_bot(world, world.comment_event(comment))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: GitHub API 404 on GET")
+    assert "***" in proc.stderr
+    assert_no_token(proc.stdout, proc.stderr)
+    assert world.gh.writes() == []
+
+
+def test_bad_event_file(world):
+    proc = sync_bot(world, None, raw='{"action": "created",\n  "issue": }')
+    assert proc.returncode == 2
+    assert (
+        proc.stderr.strip() == f"error: {world.tmp / 'event.json'}:2:12: not JSON: Expecting value"
+    )
+    proc = sync_bot(
+        world,
+        {
+            "action": "created",
+            "repository": {"full_name": INFX},
+            "issue": {"number": "3859; rm", "pull_request": {"url": "x"}},
+            "comment": {},
+        },
+    )
+    assert proc.returncode == 2
+    assert "issue.number must be a positive integer" in proc.stderr
+
+
+def test_events_from_elsewhere_are_ignored(world):
+    comment = world.comment(f"/use {RUN}")
+    payload = world.comment_event(comment)
+    payload["repository"]["full_name"] = "mallory/InferenceX"
+    proc = sync_bot(world, payload)
+    assert proc.returncode == 0
+    assert "ignored: comment event from mallory/InferenceX" in proc.stdout
+    assert world.gh.writes() == []
