@@ -382,3 +382,30 @@ def test_several_agg_workers_keep_their_addresses() -> None:
 def test_bad_policy_is_refused(doc: dict[str, Any], message: str) -> None:
     with pytest.raises(SyncError, match=message):
         parse_policy(doc, "policy.yaml")
+
+
+def test_frontends_behind_nginx_keep_the_internal_port() -> None:
+    raw = [
+        {"kind": "nginx", "cmd": "nginx -c nginx.conf -g daemon off;", "env": {}, "args": []},
+        {
+            "kind": "dynamo-frontend",
+            "count": 2,
+            "cmd": "f",
+            "env": {},
+            "args": [["--http-port", "8180"]],
+        },
+        {
+            "kind": "worker",
+            "role": "agg",
+            "workers": 2,
+            "nodes_per_worker": 1,
+            "cmd": "w",
+            "env": {},
+            "args": [],
+        },
+    ]
+    out = load_policy().to_cookbook(raw)
+    assert [b["kind"] for b in out] == ["nginx", "dynamo-frontend", "worker"]
+    assert out[1]["args"] == [["--http-port", "8180"]] and out[1]["count"] == 2
+    alone = load_policy().to_cookbook([raw[1]])
+    assert alone[0]["args"] == [["--http-port", "8000"]]

@@ -46,6 +46,7 @@ class Exclusion:
     action: str
     reason: str
     value: str | None = None
+    nginx_value: str | None = None
 
     def matches(self, kind: str, field: str, name: str) -> bool:
         return (
@@ -69,11 +70,12 @@ class Policy:
     def to_cookbook(self, raw_blocks: list[Block]) -> list[Block]:
         """Cookbook form of one deployment's raw blocks (never mutates the input)."""
         workers = [b for b in raw_blocks if b.get("kind") == "worker"]
-        return _cookbook_order([self._block(copy.deepcopy(b), workers) for b in raw_blocks])
+        nginx = any(b.get("kind") == "nginx" for b in raw_blocks)
+        return _cookbook_order([self._block(copy.deepcopy(b), workers, nginx) for b in raw_blocks])
 
     # -- per block ------------------------------------------------------------------------
 
-    def _block(self, block: Block, workers: list[Block]) -> Block:
+    def _block(self, block: Block, workers: list[Block], nginx: bool = False) -> Block:
         kind = block.get("kind", "")
         role = str(block.get("role", "agg"))
         env: dict[str, str] = {}
@@ -82,7 +84,7 @@ class Policy:
             if entry is None:
                 env[key] = value
             elif entry.action == "set":
-                env[key] = self._value(entry, role)
+                env[key] = self._value(entry, role, nginx)
             # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
         args: list[list[str]] = []
         for arg in block.get("args") or []:
@@ -90,7 +92,7 @@ class Policy:
             if entry is None:
                 args.append(list(arg))
             elif entry.action == "set":
-                args.append([arg[0], self._value(entry, role)])
+                args.append([arg[0], self._value(entry, role, nginx)])
             elif entry.action == "kv-events":
                 args.append(
                     [arg[0], _kv_events(arg[1] if len(arg) > 1 else "{}", entry.value or "")]
@@ -112,8 +114,9 @@ class Policy:
         return _ordered(block)
 
     @staticmethod
-    def _value(entry: Exclusion, role: str) -> str:
-        return (entry.value or "").replace("{ROLE}", role.upper())
+    def _value(entry: Exclusion, role: str, nginx: bool = False) -> str:
+        value = entry.nginx_value if nginx and entry.nginx_value is not None else entry.value
+        return (value or "").replace("{ROLE}", role.upper())
 
 
 def _cookbook_order(blocks: list[Block]) -> list[Block]:
@@ -239,7 +242,16 @@ def parse_policy(doc: Any, path: str) -> Policy:
         missing = {"name", "field", "pattern", "kinds", "action", "reason"} - set(raw)
         if missing:
             raise SyncError(f"{where}: missing {', '.join(sorted(missing))}", path=path)
-        unknown = set(raw) - {"name", "field", "pattern", "kinds", "action", "reason", "value"}
+        unknown = set(raw) - {
+            "name",
+            "field",
+            "pattern",
+            "kinds",
+            "action",
+            "reason",
+            "value",
+            "nginx_value",
+        }
         if unknown:
             raise SyncError(f"{where}: unknown key {sorted(unknown)[0]!r}", path=path)
         if raw["field"] not in ("flag", "env"):
@@ -269,6 +281,7 @@ def parse_policy(doc: Any, path: str) -> Policy:
                 action=raw["action"],
                 reason=str(raw["reason"]),
                 value=raw.get("value"),
+                nginx_value=raw.get("nginx_value"),
             )
         )
     return Policy(entries=entries, path=path)
