@@ -171,3 +171,55 @@ def test_events_from_elsewhere_are_ignored(world):
     assert proc.returncode == 0
     assert "ignored: comment event from mallory/InferenceX" in proc.stdout
     assert world.gh.writes() == []
+
+
+def test_models_only_needs_no_token_and_no_api(world):
+    comment = world.comment(f"/use {RUN}")
+    path = world.tmp / "event.json"
+    path.write_text(json.dumps(world.comment_event(comment)))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "syncer",
+            "bot",
+            "--event",
+            str(path),
+            "--event-name",
+            "issue_comment",
+            "--config",
+            str(ROOT / "sync.yaml"),
+            "--models-only",
+        ],
+        cwd=world.tmp,
+        env={"PATH": os.environ.get("PATH", "")},
+        capture_output=True,
+        text=True,
+    )
+    assert (proc.returncode, proc.stdout) == (0, "deepseek-ai/deepseek-v4_1\n"), proc.stderr
+    assert world.gh.log == []
+
+
+def test_event_models():
+    from syncer.publish.bot import event_models
+    from syncer.syncconfig import load_sync_config
+
+    config = load_sync_config(ROOT / "sync.yaml")
+    infx = {"full_name": INFX}
+    assert event_models(
+        config, "pull_request", {"repository": infx, "pull_request": {"number": 3871}}
+    ) == ["deepseek-ai/deepseek-v4_1"]
+    assert (
+        event_models(config, "pull_request", {"repository": infx, "pull_request": {"number": 1}})
+        == []
+    )
+    assert (
+        event_models(config, "issue_comment", {"repository": infx, "issue": {"number": PR}}) == []
+    )  # not a PR
+    cookbook = {
+        "repository": {"full_name": BOOK},
+        "pull_request": {"number": 5, "head": {"ref": BRANCH}},
+    }
+    assert event_models(config, "pull_request", cookbook) == ["deepseek-ai/deepseek-v4_1"]
+    cookbook["pull_request"]["head"]["ref"] = "infx-sync/evil/../x"
+    assert event_models(config, "pull_request", cookbook) == []

@@ -41,7 +41,8 @@ from syncer.errors import SyncError
 @click.option(
     "--inferencex",
     type=click.Path(file_okay=False, path_type=Path),
-    required=True,
+    default=Path("inferencex"),
+    show_default=True,
     help="Checkout of the InferenceX PR (read as data, never executed).",
 )
 @click.option(
@@ -69,6 +70,11 @@ from syncer.errors import SyncError
 )
 @click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today).")
 @click.option("--dry-run", is_flag=True, help="Print every write (files, commits, API calls).")
+@click.option(
+    "--models-only",
+    is_flag=True,
+    help="Print the models the event can touch (event data + sync.yaml; no token, no API).",
+)
 def bot_command(
     event_path: Path,
     event_name: str,
@@ -83,11 +89,25 @@ def bot_command(
     api_url: str,
     today: str | None,
     dry_run: bool,
+    models_only: bool,
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
     from syncer import secrets
 
     secrets.install()
+    if models_only:
+        from syncer.publish.bot import event_models
+        from syncer.syncconfig import load_sync_config
+
+        models = event_models(
+            load_sync_config(config_path),
+            event_name,
+            _load_event(event_path),
+            inferencex_repo=inferencex_repo,
+            cookbook_repo=cookbook_repo,
+        )
+        click.echo(" ".join(models))
+        return 0
     try:
         return _run(
             event_path,

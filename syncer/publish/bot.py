@@ -30,7 +30,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.publish import status as st
-from syncer.publish.git import Cookbook, Identity, branch_name
+from syncer.publish.git import BRANCH_PREFIX, Cookbook, Identity, branch_name
 from syncer.publish.github import MAX_BODY_CHARS, GitHubClient, Plan, Pull
 from syncer.runs import pins as pinrules
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
@@ -581,10 +581,48 @@ class Bot:
         if pull.user != me or model is None:
             self.out.say(f"{self.s.cookbook_repo}#{number} is not a sync PR of this bot; ignored")
             return
-        prs = sorted({int(p.pr) for p in st.read_state(pull, me, model.path).values() if p.pr})
+        recorded = st.read_state(pull, me, model.path)
+        prs = sorted({int(p.pr) for p in recorded.values() if p.pr})
         for pr in prs:
             if self.configs_of(pr):
-                self.sync_pr(pr)
+                self.refresh_status(pr, model, recorded)
+
+    def refresh_status(self, number: int, model: ModelSpec, recorded: dict[str, Pin]) -> None:
+        """Rewrite the PR's status from what the cookbook PRs record; nothing is regenerated
+        (the InferenceX checkout at hand may not be this PR's head)."""
+        owner = (self.s.push_repo or self.s.cookbook_repo).split("/")[0]
+        pulls = self._bot_pulls(model, f"{owner}:{branch_name(model.path)}")
+        result = st.PublishResult(
+            model=model.path,
+            open_pr=next((p for p in pulls if p.state == "open"), None),
+            merged=[p for p in pulls if p.merged],
+        )
+        me = self.cgh.login()
+        current = st.read_state(result.open_pr, me, model.path) if result.open_pr else {}
+        infx_url = f"https://github.com/{self.s.inferencex_repo}"
+        items = []
+        for m, cfg in self.configs_of(number):
+            if m.path != model.path:
+                continue
+            pin = current.get(cfg.key) or recorded.get(cfg.key) or cfg.pin
+            merged_with = result.merged_with(cfg.key, me, model.path)
+            items.append(
+                st.StatusItem(
+                    key=cfg.key,
+                    model=model.model,
+                    section=model.section,
+                    page_url=self._page_url(model),
+                    status=pin.status,
+                    head_sha=pin.sha,
+                    open_pr=result.open_pr.number if result.open_pr else None,
+                    merged_pr=merged_with[0] if merged_with else None,
+                    live_since=merged_with[0] if merged_with else None,
+                    run=pin.run,
+                    run_url=f"{infx_url}/actions/runs/{pin.run.split('/')[0]}" if pin.run else None,
+                )
+            )
+        if items:
+            self._upsert_status(number, items)
 
     # -- the status comment ------------------------------------------------------------------------
 
@@ -601,6 +639,41 @@ class Bot:
             self.out.say(f"PR #{number}: status comment {existing.id} edited")
         else:
             self.out.say(f"PR #{number}: status comment already current")
+
+
+def event_models(
+    config: SyncConfig,
+    event_name: str,
+    payload: dict[str, Any],
+    *,
+    inferencex_repo: str = "SemiAnalysisAI/InferenceX",
+    cookbook_repo: str = "sgl-project/sglang",
+) -> list[str]:
+    """The models an event can touch, from the event data and sync.yaml alone (no API, no
+    token): what the workflow's gate job uses to pick the per-model concurrency group."""
+    repo = ((payload.get("repository") or {}).get("full_name")) or ""
+    number: object = None
+    if event_name == "issue_comment" and repo == inferencex_repo:
+        issue = payload.get("issue") or {}
+        number = issue.get("number") if issue.get("pull_request") else None
+    elif event_name == "pull_request" and repo == inferencex_repo:
+        number = (payload.get("pull_request") or {}).get("number")
+    elif event_name == "pull_request" and repo == cookbook_repo:
+        ref = ((payload.get("pull_request") or {}).get("head") or {}).get("ref") or ""
+        path = ref[len(BRANCH_PREFIX) :] if ref.startswith(BRANCH_PREFIX) else None
+        return [m.path for m in config.models if m.path == path]
+    elif event_name in ("repository_dispatch", "workflow_dispatch"):
+        return [m.path for m in config.models]
+    if isinstance(number, bool) or not isinstance(number, int):
+        return []
+    return sorted(
+        {
+            m.path
+            for m in config.models
+            for c in m.configs
+            if c.source == "pr" and c.pin.pr == str(number)
+        }
+    )
 
 
 def fit_body(ctx: dict[str, Any], review_markdown: Callable[[int | None], str], limit: int) -> str:
