@@ -270,3 +270,19 @@ def test_cli_yaml_error_is_one_line_with_file_and_line(tmp_path: Path) -> None:
         and "r.yaml:15:1: " in out.stderr
         and "duplicate key 'base'" in out.stderr
     )
+
+
+def test_cluster_markers_become_placeholders() -> None:
+    from syncer.inferencex.render import resolve_cluster_values
+
+    doc = {
+        "env": {
+            "MOONCAKE_DEVICE": "@fabric.mooncake-devices",
+            "NCCL_SOCKET_IFNAME": "@fabric.socket-ifname",
+        },
+        "args": {"hicache-size": "@dram.per-gpu-gb", "x": ["@fabric.ib-devices", 1]},
+    }
+    assert resolve_cluster_values(doc) == {
+        "env": {"MOONCAKE_DEVICE": "$IB_DEVICES", "NCCL_SOCKET_IFNAME": "$FABRIC_SOCKET_IFNAME"},
+        "args": {"hicache-size": "$DRAM_PER_GPU_GB", "x": ["$IB_DEVICES", 1]},
+    }

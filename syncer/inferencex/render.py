@@ -105,10 +105,36 @@ def _framework_engine(framework: str) -> str:
     return framework
 
 
+# '@fabric.<name>' cluster network facts the launcher resolves per cluster: the cookbook shows
+# them as placeholders. The device lists all become the cookbook's `$IB_DEVICES`.
+FABRIC_PLACEHOLDERS = {
+    "ib-devices": "$IB_DEVICES",
+    "mooncake-devices": "$IB_DEVICES",
+    "nccl-ib-hca": "$IB_DEVICES",
+    "ucx-net-devices": "$IB_DEVICES",
+}
+
+
+def resolve_cluster_values(value: Any) -> Any:
+    """Replace the launcher's ``'@fabric.<name>'`` / ``'@dram.<name>'`` markers by placeholders
+    (``$IB_DEVICES``, ``$FABRIC_<NAME>``, ``$DRAM_<NAME>``): their values depend on the cluster
+    a job lands on, not on the recipe."""
+    if isinstance(value, dict):
+        return {k: resolve_cluster_values(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_cluster_values(v) for v in value]
+    if isinstance(value, str) and value.startswith(("@fabric.", "@dram.")):
+        kind, _, name = value[1:].partition(".")
+        if kind == "fabric" and name in FABRIC_PLACEHOLDERS:
+            return FABRIC_PLACEHOLDERS[name]
+        return f"${kind.upper()}_{name.upper().replace('-', '_')}"
+    return value
+
+
 def bind(variant: dict[str, Any], entry: ConfigEntry, row: Row, concs: list[int]) -> dict[str, Any]:
     """The InferenceX launcher's bindings: model path, container, benchmark env."""
     # shallow: only `model` and `benchmark` are replaced; nothing downstream mutates the rest
-    out = dict(variant)
+    out = dict(resolve_cluster_values(variant))
     model = dict(out.get("model") or {})
     model["path"] = f"hf:{entry.model}"
     model["container"] = entry.image
