@@ -76,7 +76,8 @@ def render_command(
         )
     if fmt == "json":
         doc = {"config": config, "points": [p.as_json(raw=raw, router=router) for p in points]}
-        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=1) + "\n")
+        # ASCII escapes keep terminal controls hidden in recipe values inert on a terminal
+        sys.stdout.write(json.dumps(doc, ensure_ascii=True, indent=1) + "\n")
         return
     from syncer.cookbook.shell import copy_all
     from syncer.templating import render
