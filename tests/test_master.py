@@ -188,3 +188,18 @@ def test_master_yaml_errors_name_file_and_line(tmp_path: Path) -> None:
 def test_no_master_config_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SyncError, match="no master config found"):
         load_master(tmp_path)
+
+
+def test_row_parallelism_must_be_integers(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "configs" / "nvidia-master.yaml",
+        """\
+        k:
+          image: i
+          model: o/m
+          framework: sglang
+          scenarios: {agentic-coding: [{search-space: [{tp: "2", conc-list: [1], srt-recipe: a}]}]}
+        """,
+    )
+    with pytest.raises(SyncError, match="tp must be a positive integer, got '2'"):
+        load_master(tmp_path).entry("k")

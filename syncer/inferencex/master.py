@@ -375,6 +375,12 @@ def _parse_row(key: str, index: int, raw: dict[str, Any], path: str, multinode: 
         raise SyncError(
             f"{where}: unknown key {bad!r}; closest keys: {_closest(bad, ROW_KEYS)}", path=path
         )
+    for name in ("tp", "ep", "pp", "pcp-size", "dcp-size", "num-nodes"):
+        value = raw.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise SyncError(f"{where}: {name} must be a positive integer, got {value!r}", path=path)
     roles = {
         name: RoleSpec.parse(raw[name], f"{where}.{name}", path)
         for name in ("worker", "prefill", "decode")
