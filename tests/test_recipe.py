@@ -189,3 +189,14 @@ def test_frontend_defaults_to_dynamo() -> None:
         "roles": {"agg": {}},
     }
     assert normalise(doc).frontend.type == "dynamo"
+
+
+def test_args_must_be_a_mapping() -> None:
+    doc = {
+        "schema": 2,
+        "model": {"path": "hf:o/m"},
+        "resources": {"gpus_per_node": 4},
+        "roles": {"agg": {"args": ["--tp", "2"]}},
+    }
+    with pytest.raises(SyncError, match=r"roles\.agg\.args must be a mapping"):
+        normalise(doc)

@@ -271,6 +271,17 @@ def _int(value: Any, what: str, path: str) -> int:
     return value
 
 
+def _mapping(value: Any, where: str, path: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise SyncError(
+            f"{where} must be a mapping of flag names to values, got {type(value).__name__}",
+            path=path,
+        )
+    return dict(value)
+
+
 def _env(value: Any, where: str, path: str, dotted: list[str]) -> dict[str, str]:
     if value is None:
         return {}
@@ -342,7 +353,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
                 nodes=nodes,
                 workers=workers,
                 gpus=_int(gpus, f"roles.{rname}.gpus", path),
-                args=dict(spec.get("args") or {}),
+                args=_mapping(spec.get("args"), f"roles.{rname}.args", path),
                 env=_env(
                     spec.get("env"), f"roles.{rname}.env", path, [*base_path, "roles", rname, "env"]
                 ),
@@ -372,7 +383,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
                 nodes=nodes,
                 workers=workers,
                 gpus=gpus,
-                args=dict(config.get(mode) or {}),
+                args=_mapping(config.get(mode), f"backend.{engine}_config.{mode}", path),
                 env=_env(
                     backend.get(f"{mode}_environment"),
                     f"backend.{mode}_environment",
@@ -396,7 +407,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         ftype = "sglang-router"
     frontend = Frontend(
         type=ftype,
-        args=dict(frontend_raw.get("args") or {}),
+        args=_mapping(frontend_raw.get("args"), "frontend.args", path),
         env=_env(frontend_raw.get("env"), "frontend.env", path, [*base_path, "frontend", "env"]),
         multiple=bool(frontend_raw.get("enable_multiple_frontends")),
         count=int(frontend_raw.get("num_additional_frontends", 9)) + 1
