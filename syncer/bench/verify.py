@@ -127,9 +127,9 @@ def _add_repeated(tar: tarfile.TarFile, name: str, chunk: bytes, size: int) -> N
 def write_archive(path: Path, gib: float) -> int:
     """Write the synthetic run; returns its decompressed size in bytes."""
     target = int(gib * (1 << 30))
-    pool = _noise_pool(32 * MiB, 1)
+    pool = _noise_pool(min(32 * MiB, max(MiB, target // 16)), 1)
     points = sorted(p for p in RUN.iterdir() if p.is_dir())
-    sweep_pad = 8 * MiB
+    sweep_pad = min(8 * MiB, target // 64)
     out_size = max((target - len(points) * sweep_pad) // len(points), MiB)
     total = 0
     with tarfile.open(path, "w:gz", compresslevel=1, copybufsize=4 * MiB) as tar:
