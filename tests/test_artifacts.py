@@ -345,3 +345,11 @@ def test_missing_run(tmp_path: Path) -> None:
         read_run(empty)
     assert "no srt-slurm sweep log" in err.value.message
     shutil.rmtree(empty)
+
+
+def test_concatenated_gzip_members_and_zero_padding(tmp_path: Path) -> None:
+    half = len(LOG) // 2
+    path = tmp_path / "sweep_77.log.gz"
+    path.write_bytes(gzip.compress(LOG[:half]) + gzip.compress(LOG[half:]) + b"\0" * 512)
+    [sweep] = read_run(path).sweeps
+    assert sweep.job_id == "77" and len(sweep.workers) == 1
