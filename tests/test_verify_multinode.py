@@ -1,0 +1,62 @@
+"""`sync verify` on a multi-node Dynamo disaggregated run (hand-written 2.x sweep log of the
+example's 1P2D point): services and the frontend are not logged, two decode workers share a
+node, and a disagreement between them is reported."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from syncer.compare.verify import verify_config
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+RUN = Path(__file__).parent / "fixtures" / "runs" / "disagg_1p2d"
+INFX = ROOT / "examples" / "inferencex"
+
+
+@pytest.fixture(autouse=True)
+def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def test_disagg_point_agrees_with_unlogged_services_named() -> None:
+    result = verify_config(KEY, inferencex=INFX, run=RUN, cookbook=None, point=0)
+    assert result.exit_code == 0
+    [point] = result.points
+    assert point.concs == [48, 64] and point.verdict == "agree"
+    comp = point.logs[0].comparison
+    not_logged = sorted((e.block, e.key) for e in comp.entries if e.status == "not-logged")
+    assert not_logged == [
+        ("dynamo-frontend", "(environment)"),
+        ("dynamo-frontend", "command"),
+        ("etcd", "process"),
+        ("nats", "process"),
+    ]
+    structure = {(e.block, e.key): e.left for e in comp.entries if e.field == "structure"}
+    assert structure[("decode worker", "workers")] == "2"
+    assert structure[("dynamo-frontend", "count")] == "1"
+
+
+def test_whole_config_reports_the_point_without_a_log() -> None:
+    result = verify_config(KEY, inferencex=INFX, run=RUN, cookbook=None)
+    assert result.exit_code == 1
+    assert [p.verdict for p in result.points] == ["agree", "no-log"]
+
+
+def test_decode_workers_that_disagree_are_reported(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    log = run / "sweep_7700201.log"
+    lines = log.read_text().splitlines()
+    # the second decode worker (GPUs 2,3) runs with another memory fraction
+    i = next(n for n, ln in enumerate(lines) if "Starting decode worker 1" in ln) + 2
+    lines[i] = lines[i].replace("--mem-fraction-static 0.85", "--mem-fraction-static 0.8")
+    log.write_text("\n".join(lines) + "\n")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None, point=0)
+    assert result.exit_code == 1
+    [problem] = result.points[0].logs[0].problems
+    assert "decode worker 1 on gb300-r01-n02" in problem
+    assert "--mem-fraction-static 0.8 vs 0.85" in problem
