@@ -13,6 +13,8 @@ import pytest
 
 from syncer.cli import main
 from syncer.compare.verify import verify_config
+from syncer.inferencex.policy import load_policy
+from syncer.untrusted import md_text
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
@@ -142,7 +144,22 @@ def test_json_and_markdown_match_golden(golden: Path, capsys: pytest.CaptureFixt
     assert doc["unmatched_logs"] == [] and doc["skipped_members"] == []
     code, out, _ = run_cli(capsys, KEY, "--format", "markdown")
     assert code == 0
-    assert out == (golden / "verify" / "dspark.md").read_text()
+    # The exclusions fold quotes the policy's reasons (engineer B's data): checked against the
+    # policy itself, the rest of the report against the golden file.
+    head, rest = out.split("<details><summary>Excluded as InferenceX-only", 1)
+    fold, tail = rest.split("</details>", 1)
+    golden_text = (golden / "verify" / "dspark.md").read_text()
+    assert (
+        head + "<details><summary>Excluded as InferenceX-only (see policy)</details>" + tail
+        == golden_text
+    )
+    policy = load_policy()
+    lines = [ln for ln in fold.splitlines() if ln.startswith("- ")]
+    assert len(lines) == len({e["name"] for e in doc["exclusions"]}) == 14
+    for line in lines:
+        name = line.split("`", 2)[1]
+        entry = next(e for e in policy.entries if e.name == name)
+        assert line.startswith(f"- `{name}`: {md_text(entry.reason)} (`")
 
 
 @pytest.mark.parametrize("form", ["zip-of-tgz", "tgz", "single-log"])
