@@ -142,3 +142,17 @@ def test_existing_checkout_and_identity(remote, tmp_path):
     assert not (tmp_path / "unused").exists()
     assert book.read("origin/main", "docs/cookbook/DeepSeek-V4_1.mdx") == "# DeepSeek-V4.1\n"
     assert book.read("origin/main", "missing") is None
+
+
+def test_fork_mode_pushes_and_inspects_the_fork(remote, tmp_path):
+    fork = tmp_path / "fork.git"
+    run("clone", "--quiet", "--bare", str(remote), str(fork), cwd=tmp_path)
+    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache", push_url=str(fork))
+    state = book.branch_state(BRANCH, "main")
+    commit = book.commit_files(state, {"a.txt": "bot\n"}, "bot")
+    book.push(state, commit)
+    assert run("rev-parse", f"refs/heads/{BRANCH}", cwd=fork).strip() == commit
+    assert run("for-each-ref", "--format=%(refname)", cwd=remote).split() == ["refs/heads/main"]
+    # Re-opened (a later event), the fork's branch is what is inspected.
+    again = Cookbook.open(str(remote), cache_dir=tmp_path / "cache", push_url=str(fork))
+    assert again.branch_state(BRANCH, "main").tip == commit

@@ -337,6 +337,7 @@ class Bot:
                 plan=self.plan,
                 identity=self.identity,
                 token=self.git_token,
+                push_url=self.s.push_url,
             )
         return self._book
 
@@ -434,7 +435,7 @@ class Bot:
                 state, gen.files, message, parent=state.base_tip if restart else None
             )
         if commit is not None:
-            book.push(state, commit, self.s.push_url)
+            book.push(state, commit)
             result.committed = True
             self.out.say(f"{branch}: committed {commit[:12]}")
         else:

@@ -77,11 +77,15 @@ class Cookbook:
         identity: Identity | None = None,
         token: str | None = None,
         remote: str = "origin",
+        push_url: str | None = None,
     ) -> None:
         self.path = Path(path)
         self.plan = plan or Plan()
         self.identity = identity or Identity()
         self.remote = remote
+        # The bot branch lives where it is pushed: the cookbook itself, or a fork.
+        self.push_url = push_url
+        self.push_remote = "fork" if push_url else remote
         self._token = token
         secrets.register(token)
 
@@ -94,15 +98,18 @@ class Cookbook:
         plan: Plan | None = None,
         identity: Identity | None = None,
         token: str | None = None,
+        push_url: str | None = None,
     ) -> Cookbook:
-        """A checkout at ``source`` (a path) or a clone of ``source`` (a URL) in ``cache_dir``."""
+        """A checkout at ``source`` (a path) or a clone of ``source`` (a URL) in ``cache_dir``;
+        ``push_url`` names a fork the bot branch is pushed to."""
         local = Path(source)
+        kw = {"plan": plan, "identity": identity, "token": token, "push_url": push_url}
         if local.is_dir() and (local / ".git").exists():
-            book = cls(local, plan=plan, identity=identity, token=token)
+            book = cls(local, **kw)  # type: ignore[arg-type]
         else:
             digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
             target = Path(cache_dir) / f"cookbook-{digest}"
-            book = cls(target, plan=plan, identity=identity, token=token)
+            book = cls(target, **kw)  # type: ignore[arg-type]
             if not (target / ".git").exists():
                 target.parent.mkdir(parents=True, exist_ok=True)
                 book._git("clone", "--quiet", "--no-checkout", str(source), str(target), cwd=None)
@@ -154,13 +161,14 @@ class Cookbook:
         return proc.stdout
 
     def fetch(self) -> None:
-        self._git(
-            "fetch",
-            "--quiet",
-            "--prune",
-            self.remote,
-            f"+refs/heads/*:refs/remotes/{self.remote}/*",
-        )
+        if self.push_url:
+            remotes = self._git("remote", check=False).split()
+            verb = "set-url" if self.push_remote in remotes else "add"
+            self._git("remote", verb, self.push_remote, self.push_url)
+        for remote in dict.fromkeys((self.remote, self.push_remote)):
+            self._git(
+                "fetch", "--quiet", "--prune", remote, f"+refs/heads/*:refs/remotes/{remote}/*"
+            )
 
     def rev(self, ref: str) -> str | None:
         out = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
@@ -203,7 +211,7 @@ class Cookbook:
         if base_tip is None:
             raise SyncError(f"the cookbook has no branch {base!r}", path=str(self.path))
         state = BranchState(branch, base, base_tip)
-        state.tip = self.rev(f"{self.remote}/{branch}")
+        state.tip = self.rev(f"{self.push_remote}/{branch}")
         if state.tip is None:
             return state
         log = self._git("log", "--format=%H%x00%an <%ae>%x00%cn <%ce>", f"{base_tip}..{state.tip}")
@@ -261,9 +269,10 @@ class Cookbook:
             tree = self._git("write-tree", extra_env=index).strip()
         return self._git("commit-tree", tree, "-p", parent, "-F", "-", input=message).strip()
 
-    def push(self, state: BranchState, commit: str, remote: str | None = None) -> None:
-        """Fast-forward ``state.name`` to ``commit``; refused by git if anyone pushed meanwhile."""
-        target = remote or self.remote
+    def push(self, state: BranchState, commit: str) -> None:
+        """Move ``state.name`` to ``commit`` where the branch lives; refused by git if anyone
+        pushed since ``state`` was inspected."""
+        target = self.push_remote
         self.plan.note(f"git: push {commit[:12]} to {target} refs/heads/{state.name}")
         if self.plan.dry_run:
             return
