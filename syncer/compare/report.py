@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from syncer.compare.diff import Comparison, Entry
+from syncer.secrets import mask
 from syncer.templating import render
 from syncer.untrusted import term_text
 
@@ -271,6 +272,8 @@ def _context(
 
 
 def markdown(result: VerifyResult, budget: int | None = None) -> str:
+    """The PR-comment report, at most ``budget`` characters (default: GitHub's limit), with
+    token-shaped strings masked."""
     limit = budget or GITHUB_LIMIT
     rows = _rows(result)
     keep = len(rows)
@@ -282,7 +285,7 @@ def markdown(result: VerifyResult, budget: int | None = None) -> str:
         keep = keep // 2
     if len(text) > limit:
         text = text[: limit - 80].rsplit("\n", 1)[0] + "\n\n_(report cut to fit the size limit)_\n"
-    return text
+    return mask(text)
 
 
 def text(result: VerifyResult, console: Any) -> None:
@@ -298,7 +301,7 @@ def text(result: VerifyResult, console: Any) -> None:
             style = "green"
         elif line.startswith("  ✗"):
             style = "red"
-        console.print(Text(line, style=style or ""), highlight=False)
+        console.print(Text(mask(line), style=style or ""), highlight=False)
     if ctx["rows"]:
         table = Table(title="Differences", show_lines=False)
         for col in ("point", "comparison", "block", "key", "status", "left", "right", "note"):
@@ -316,7 +319,7 @@ def text(result: VerifyResult, console: Any) -> None:
             )
             table.add_row(
                 *(
-                    Text(term_text(v, limit=200) if v is not None else "—")
+                    Text(mask(term_text(v, limit=200)) if v is not None else "—")
                     for v in (
                         str(r["point"]),
                         r["comparison"],
@@ -332,4 +335,4 @@ def text(result: VerifyResult, console: Any) -> None:
         console.print(table)
     tail = render("verify_report_tail.txt.j2", **ctx)
     for line in tail.splitlines():
-        console.print(Text(line), highlight=False)
+        console.print(Text(mask(line)), highlight=False)

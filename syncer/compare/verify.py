@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer.compare.diff import Comparison, ExclusionRef, compare_blocks
+from syncer.compare.diff import Comparison, ExclusionLookup, ExclusionRef, compare_blocks
 from syncer.errors import SyncError
+from syncer.model import Block
 from syncer.runs.collect import RunData, read_run
-from syncer.runs.launch import LoggedLaunch, build_launch
+from syncer.runs.launch import ExpectedEnv, LoggedLaunch, build_launch
 from syncer.runs.mapping import Assignment, assign
 
 VERDICT_ORDER = ("agree", "differ", "ambiguous", "no-log", "no-cookbook")
@@ -227,7 +228,7 @@ def find_modules(key: str, cookbook: Path) -> list[Path]:
 # ---- the comparison ------------------------------------------------------------------------
 
 
-def _policy_lookup(policy: Any):  # type: ignore[no-untyped-def]
+def _policy_lookup(policy: Any) -> ExclusionLookup:
     def lookup(kind: str, fld: str, name: str) -> ExclusionRef | None:
         found = policy.exclusion(kind, fld, name)
         return ExclusionRef(found.name, found.reason) if found is not None else None
@@ -235,7 +236,7 @@ def _policy_lookup(policy: Any):  # type: ignore[no-untyped-def]
     return lookup
 
 
-def _expected_env(raw_blocks: list[dict]):  # type: ignore[no-untyped-def]
+def _expected_env(raw_blocks: list[Block]) -> ExpectedEnv:
     def expected(kind: str, role: str | None) -> dict[str, str] | None:
         for b in raw_blocks:
             if b.get("kind") == kind and (b.get("role") or None) == role:
