@@ -87,3 +87,22 @@ def test_json_schema_and_statuses(hostile_run: Path) -> None:
     assert entries["ZZ_HOSTILE"]["right"] == HOSTILE.replace("\x1b[31m", "")
     assert entries["--policy"]["status"] == "differs"
     assert entries["--reasoning-parser"]["right"] == "@octocat `rm -rf` |x|"
+
+
+def test_token_shaped_values_are_masked_in_every_format(tmp_path: Path) -> None:
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    log = next(run.rglob("sweep_5230101.log"))
+    log.write_text(
+        log.read_text().replace(
+            "SGLANG_TIMEOUT_KEEP_ALIVE=900", f"SGLANG_TIMEOUT_KEEP_ALIVE=900 ZZ_TOKEN={token}"
+        )
+    )
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 1
+    md = result.markdown()
+    assert token not in md and "***" in md
+    buf = io.StringIO()
+    result.text(Console(file=buf, width=300, color_system=None))
+    assert token not in buf.getvalue() and "ZZ_TOKEN" in buf.getvalue()
