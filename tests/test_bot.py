@@ -513,3 +513,148 @@ def test_forged_state_in_someone_elses_pr_is_ignored(world):
     seen = plain(world.status()["body"])
     assert "cookbook integration of this PR's AgentX config" in seen
     assert "has been live" not in seen
+
+
+def test_push_that_drops_the_pinned_commit_unpins(world):
+    comment = first_use(world)
+    world.pull["commits"] = [EARLIER, "f" * 40]  # force-push: HEAD is gone from the PR
+    world.send(
+        "pull_request",
+        {
+            "action": "synchronize",
+            "repository": {"full_name": INFX},
+            "pull_request": {"number": PR},
+        },
+    )
+    assert world.reactions(comment) == ["-1"]
+    seen = plain(world.status()["body"])
+    assert f"run {RUN} ran commit {HEAD[:9]}, which is not among this PR's commits" in seen
+    assert 'shows the recipe at this PR\'s head (fffffffff) as "in progress"' in seen
+    [pull] = world.book_pulls()
+    assert '"status":"in-progress"' in pull["body"] and "f" * 40 in pull["body"]
+
+
+def test_edited_comment_is_re_evaluated(world):
+    comment = first_use(world)
+    world.gh.add_run(INFX, RUN + 1, head_sha=EARLIER, artifacts=run_artifacts())
+    comment["body"] = f"/use {RUN + 1}"
+    world.send("issue_comment", world.comment_event(comment, action="edited"))
+    assert world.reactions(comment) == ["+1"]
+    assert f"measured in run {RUN + 1}" in plain(world.status()["body"])
+    # Edited again, the command is gone: the bot's reaction goes and the pin with it.
+    comment["body"] = "never mind"
+    world.send("issue_comment", world.comment_event(comment, action="edited"))
+    assert world.reactions(comment) == []
+    assert "no authorized /use <run_id> comment yet" in plain(world.status()["body"])
+
+
+def test_bare_reuse_sweep_run_takes_the_newest_successful_run(world):
+    comment = world.comment("/reuse-sweep-run")
+    world.send("issue_comment", world.comment_event(comment))
+    assert world.reactions(comment) == ["+1"]
+    assert f"measured in run {RUN}" in plain(world.status()["body"])
+
+
+def test_disqualifying_label_refuses_the_pin(world):
+    world.pull["labels"] = ["agentx-fast"]
+    comment = first_use(world)
+    assert world.reactions(comment) == ["-1"]
+    assert "the PR carries the label agentx-fast" in plain(world.status()["body"])
+
+
+def test_comment_without_a_command_is_ignored(world):
+    comment = world.comment("LGTM, thanks @someone")
+    outcome, _ = world.send("issue_comment", world.comment_event(comment))
+    assert world.gh.writes() == [] and "no command" in outcome.lines[-1]
+
+
+def test_hostile_values_stay_inert_in_the_status_comment():
+    item = st.StatusItem(
+        key="k",
+        model="M",
+        section="S",
+        page_url="https://evil.example/",
+        status="in-progress",
+        head_sha="a" * 40,
+        open_pr=3,
+        refusal="</details><img src=x onerror=alert(1)> @org/team #1",
+        verify_failed_run="5",
+        verify_run_url="https://evil.example/run",
+        verify_report="| a |\n```\nunclosed",
+        blocked={"branch": "b`x", "commits": [("c" * 40, "@org/team <x>")]},
+    )
+    body = st.render_status([item], BOOK)
+    tokens = MarkdownIt("commonmark", {"html": True}).parse(body)
+    html = [t.content.strip() for t in tokens if t.type == "html_block"]
+    html += [c.content for t in tokens for c in t.children or [] if c.type == "html_inline"]
+    assert html == [
+        "<!-- infx-cookbook-sync:status -->",
+        "<details><summary>Verify report for run 5</summary>",
+        "</details>",
+    ]
+    assert "evil.example" not in "".join(
+        c.attrGet("href") or "" for t in tokens for c in t.children or [] if c.type == "link_open"
+    )
+    assert "@org" not in body.replace("@\u200borg", "")
+
+
+def test_hostile_values_stay_inert_in_the_pr_body():
+    evil = "</details><script>x</script> @org/team #12 | `tick`"
+    ctx = {
+        "marker": st.pr_marker("o/m"),
+        "state": st.state_marker("o/m", {}),
+        "model": evil,
+        "section": evil,
+        "files": [evil],
+        "provenance": [
+            {
+                "key": evil,
+                "label": evil,
+                "concs": evil,
+                "pr": "1",
+                "pr_url": "https://evil.example/",
+                "sha": "a" * 40,
+                "run": "2",
+                "run_url": "javascript:alert(1)",
+                "comment": None,
+                "comment_url": None,
+                "status": evil,
+            }
+        ],
+        "notes": [evil],
+        "exclusions": [],
+    }
+    body = fit_body(ctx, lambda budget: "review", 65536)
+    tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(body)
+    html = [t.content.strip() for t in tokens if t.type == "html_block"]
+    html += [c.content for t in tokens for c in t.children or [] if c.type == "html_inline"]
+    assert html == [
+        st.pr_marker("o/m"),
+        st.state_marker("o/m", {}),
+        "<details><summary>0 exclusions applied to these configs</summary>",
+        "</details>",
+    ]
+    links = [c.attrGet("href") for t in tokens for c in t.children or [] if c.type == "link_open"]
+    assert links == []
+    rows = [t for t in tokens if t.type == "tr_open"]
+    assert len(rows) == 3  # header + provenance row + exclusions header: no row split by "|"
+
+
+def test_state_marker_round_trip_and_tampering():
+    from syncer.publish.github import Pull
+    from syncer.syncconfig import Pin
+
+    pin = Pin(KEY, "3859", HEAD, "41000000001", "12", "verified-pr", "2026-10-13")
+    body = st.pr_marker("o/m") + "\n" + st.state_marker("o/m", {KEY: pin})
+
+    def pull(user: str, text: str) -> Pull:
+        return Pull(BOOK, 1, "t", text, "open", False, user, BRANCH, HEAD, BOOK, "main", (), "")
+
+    assert st.read_state(pull(BOOK_BOT, body), BOOK_BOT, "o/m") == {KEY: pin}
+    assert st.read_state(pull("mallory", body), BOOK_BOT, "o/m") == {}
+    assert st.read_state(pull(BOOK_BOT, body), BOOK_BOT, "other/model") == {}
+    bad = body.replace('"run":"41000000001"', '"run":"1; rm -rf /"')
+    assert st.read_state(pull(BOOK_BOT, bad), BOOK_BOT, "o/m") == {}
+    evil_key = Pin("k-->x", "1", HEAD, None, None, "in-progress", None)
+    marker = st.state_marker("o/m", {"k-->x": evil_key})
+    assert marker.count("-->") == 1 and marker.endswith(" -->")

@@ -691,12 +691,7 @@ def fit_body(ctx: dict[str, Any], review_markdown: Callable[[int | None], str], 
     if len(body) <= limit:
         return body
     full = len(review)
-    cut = review[: max(0, budget - 200)]
-    # Never leave an open fence or <details>: close what the cut left open.
-    if cut.count("```") % 2:
-        cut += "\n```"
-    opened = cut.count("<details>") - cut.count("</details>")
-    cut += "\n\n</details>" * max(0, opened)
+    cut = st.close_blocks(review[: max(0, budget - 200)])
     note = (
         f"The reviewer diff was cut to fit GitHub's {limit}-character limit "
         f"({full} characters in full); run sync diff locally for all of it."

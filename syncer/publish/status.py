@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from syncer.publish.github import Comment, Pull
@@ -54,7 +54,35 @@ class StatusItem:
     blocked: dict[str, Any] | None = None
 
 
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def close_blocks(text: str) -> str:
+    """``text`` with any code fence and ``<details>`` it leaves open closed, so an embedded
+    report (clipped, or malformed) cannot swallow the markup that follows it."""
+    fence: str | None = None
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if not m:
+            continue
+        run = m.group(1)
+        if fence is None:
+            fence = run
+        elif run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :]:
+            fence = None
+    if fence is not None:
+        text += "\n" + fence
+    opened = len(re.findall(r"<details\b", text)) - text.count("</details>")
+    return text + "\n\n</details>" * max(0, opened)
+
+
 def render_status(items: list[StatusItem], cookbook_repo: str) -> str:
+    items = [
+        replace(item, verify_report=close_blocks(item.verify_report))
+        if item.verify_report is not None
+        else item
+        for item in items
+    ]
     return render(
         "status_comment.md.j2",
         marker=STATUS_MARKER,
