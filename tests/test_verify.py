@@ -372,3 +372,23 @@ def test_reference_mock_dep2_log_maps_by_variant_and_reports_the_1x_differences(
     # that mock ran an older recipe version: settings our recipe adds are only in the recipe
     assert problems[("agg worker", "--tokenizer-worker-num")] == "only-recipe"
     assert result.exit_code == 1
+
+
+def test_selected_point_leaves_the_other_logs_alone() -> None:
+    result = verify_config(KEY, inferencex=INFX, run=None, cookbook=None, point=5)
+    assert [p.index for p in result.points] == [5] and result.exit_code == 0
+    assert result.assignment.unmatched == []
+    assert len(result.points[5 - 5].logs) == 1
+
+
+def test_log_without_names_is_taken_for_the_selected_point(tmp_path: Path) -> None:
+    text = sweep(RUN, 5230104).read_text()
+    lines = [ln for ln in text.splitlines() if "Loaded config" not in ln and "Run name" not in ln]
+    path = tmp_path / "job.log"
+    path.write_text("\n".join(lines) + "\n")
+    assert verify_config(KEY, inferencex=INFX, run=path, cookbook=None, point=3).exit_code == 0
+    # without --point the nameless log fits every point: reported, never guessed
+    result = verify_config(KEY, inferencex=INFX, run=path, cookbook=None)
+    [unmatched] = result.assignment.unmatched
+    assert "pass --point" in unmatched.reason
+    assert {p.verdict for p in result.points} == {"no-log"}

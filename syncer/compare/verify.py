@@ -318,7 +318,8 @@ def verify_config(
                 "compared with the 2.x rendering"
             )
 
-    assignment = assign(data.sweeps, points, only=point)
+    # All points take part in the assignment, so a log of an unselected point is not "unmatched".
+    assignment = assign(data.sweeps, rendered.points, only=point)
     policy = load_policy()
     lookup = _policy_lookup(policy)
 
