@@ -392,3 +392,22 @@ def test_log_without_names_is_taken_for_the_selected_point(tmp_path: Path) -> No
     [unmatched] = result.assignment.unmatched
     assert "pass --point" in unmatched.reason
     assert {p.verdict for p in result.points} == {"no-log"}
+
+
+def test_variant_from_the_submission_manifest_and_job_from_the_file_name(tmp_path: Path) -> None:
+    run = copy_run(tmp_path)
+    for job in (5230101, 5230104):
+        path = sweep(run, job)
+        keep = [
+            ln
+            for ln in path.read_text().splitlines()
+            if not any(k in ln for k in ("Loaded config", "Run name", "Job ID", "Config:"))
+        ]
+        path.write_text("\n".join(keep) + "\n")
+    # also drop the result-file-name hints: only srtctl's manifest names the variant
+    for d in list(run.iterdir()):
+        if d.is_dir():
+            d.rename(run / f"artifact_{d.name[-8:]}")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 0
+    assert [lc.job_id for p in result.points for lc in p.logs][:1] == ["5230101"]

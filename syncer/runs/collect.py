@@ -17,6 +17,8 @@ from syncer.runs.artifacts import Limits, Skipped, open_run
 from syncer.runs.logs import SweepLog, parse_sweep_log
 
 _SWEEP = re.compile(r"^sweep_[\w.-]*\.log$")
+_JOB_IN_NAME = re.compile(r"^sweep_(\d+)\.log$")
+_MANIFEST = re.compile(r"^srt-[\w-]*submission\.json$")
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 SMALL = 1 << 20  # metadata files are tiny; refuse to buffer more than this
 
@@ -76,12 +78,28 @@ def _fingerprint(data: bytes, name: str) -> Fingerprint | None:
     return Fingerprint(name, versions)
 
 
+def _manifest(data: bytes) -> tuple[str | None, str | None]:
+    """(job id, variant name) of an srtctl submission manifest, when it states both."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None, None
+    if not isinstance(doc, dict):
+        return None, None
+    job = next((doc[k] for k in ("job_id", "jobId", "job") if k in doc), None)
+    name = next((doc[k] for k in ("job_name", "name", "config_name") if k in doc), None)
+    if not isinstance(job, str | int) or not isinstance(name, str):
+        return None, None
+    return str(job), name
+
+
 def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
     """Read every sweep log and the run's metadata in one streamed pass."""
     run = open_run(path, limits)
     data = RunData(str(path))
     single = run.is_single_file
     seen_jobs: dict[str, str] = {}
+    manifests: dict[str, str] = {}  # job id -> variant name, from srtctl's submission manifests
     for member in run.members():
         base = PurePosixPath(member.name).name
         if single or _SWEEP.match(base):
@@ -89,6 +107,9 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
             if Path(path).is_dir():
                 where = str(Path(path) / member.name)
             sweep = parse_sweep_log(member.open(), member.name, where)
+            named = _JOB_IN_NAME.match(base)
+            if sweep.job_id is None and named:
+                sweep.job_id = named.group(1)
             key = sweep.job_id or ""
             if key and key in seen_jobs:
                 data.duplicates.append(f"{member.name} repeats job {key} of {seen_jobs[key]}")
@@ -108,10 +129,17 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
                     path=str(path),
                 )
             data.srt_slurm_shas[member.name] = sha
+        elif _MANIFEST.match(base):
+            job, name = _manifest(_read_small(member.open(), member.name, str(path)))
+            if job and name:
+                manifests[job] = name
         elif base.startswith("fingerprint_") and base.endswith(".json"):
             fp = _fingerprint(_read_small(member.open(), member.name, str(path)), member.name)
             if fp is not None:
                 data.fingerprints.append(fp)
+    for sweep in data.sweeps:
+        if sweep.config_name is None and sweep.job_id in manifests:
+            sweep.config_name = manifests[sweep.job_id]
     data.skipped = list(run.skipped)
     if not data.sweeps and data.empty:
         raise SyncError(
