@@ -303,35 +303,29 @@ def text(result: VerifyResult, console: Any) -> None:
             style = "red"
         console.print(Text(mask(line), style=style or ""), highlight=False)
     if ctx["rows"]:
-        table = Table(title="Differences", show_lines=False)
-        for col in ("point", "comparison", "block", "key", "status", "left", "right", "note"):
-            table.add_column(col)
+        table = Table(title="Differences", show_lines=True)
+        longest = max(len(term_text(r["key"])) for r in ctx["rows"])
+        table.add_column("point", justify="right", no_wrap=True)
+        table.add_column("where", overflow="fold")
+        table.add_column("key", overflow="fold", min_width=min(longest, 36))
+        table.add_column("status", no_wrap=True)
+        table.add_column("values", overflow="fold")
+        table.add_column("note", overflow="fold")
         for r in ctx["rows"]:
-            left = (
-                f"{r['left_side']}: {r['left']}"
-                if r["left"] is not None and r["left_side"]
-                else r["left"]
+            values = [
+                f"{side}: {term_text(v, limit=200)}" if side else term_text(v, limit=200)
+                for side, v in ((r["left_side"], r["left"]), (r["right_side"], r["right"]))
+                if v is not None
+            ]
+            cells = (
+                str(r["point"]),
+                f"{r['comparison']}\n{term_text(r['block'])}",
+                term_text(r["key"]),
+                r["status"],
+                "\n".join(values) or "—",
+                term_text(r["note"], limit=300) if r["note"] else "",
             )
-            right = (
-                f"{r['right_side']}: {r['right']}"
-                if r["right"] is not None and r["right_side"]
-                else r["right"]
-            )
-            table.add_row(
-                *(
-                    Text(mask(term_text(v, limit=200)) if v is not None else "—")
-                    for v in (
-                        str(r["point"]),
-                        r["comparison"],
-                        r["block"],
-                        r["key"],
-                        r["status"],
-                        left,
-                        right,
-                        r["note"],
-                    )
-                )
-            )
+            table.add_row(*(Text(mask(c)) for c in cells))
         console.print(table)
     tail = render("verify_report_tail.txt.j2", **ctx)
     for line in tail.splitlines():
