@@ -411,3 +411,16 @@ def test_variant_from_the_submission_manifest_and_job_from_the_file_name(tmp_pat
     result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
     assert result.exit_code == 0
     assert [lc.job_id for p in result.points for lc in p.logs][:1] == ["5230101"]
+
+
+def test_eval_job_logs_are_set_aside(tmp_path: Path) -> None:
+    run = copy_run(tmp_path)
+    src = sweep(run, 5230107).parents[2]
+    shutil.copytree(src, run / ("eval_" + src.name))
+    evals = next((run / ("eval_" + src.name)).rglob("sweep_5230107.log"))
+    # an eval job is its own job, with real verification (no synthetic acceptance)
+    edit(evals, "Job ID: 5230107", "Job ID: 5230199")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 0
+    assert [s.job_id for s in result.assignment.evals] == ["5230199"]
+    assert "set aside" in result.markdown()
