@@ -424,3 +424,16 @@ def test_eval_job_logs_are_set_aside(tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert [s.job_id for s in result.assignment.evals] == ["5230199"]
     assert "set aside" in result.markdown()
+
+
+def test_two_modules_with_the_config_are_ambiguous(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    module = ROOT / "cookbook_snippets" / "deepseek-ai" / "deepseek-v4_1.jsx"
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        shutil.copy(module, tmp_path / name / "deepseek-v4_1.jsx")
+    code, _, err = run_cli(capsys, KEY, "--cookbook", str(tmp_path))
+    assert code == 2 and "several cookbook modules have cells of" in err
+    code, _, _ = run_cli(capsys, KEY, "--cookbook", str(tmp_path / "a"))
+    assert code == 0

@@ -324,16 +324,17 @@ def verify_config(
     lookup = _policy_lookup(policy)
 
     modules = find_modules(key, cookbook if cookbook is not None else root / "cookbook_snippets")
-    decoder = None
-    module_path: str | None = None
-    if len(modules) > 1 and cookbook is None:
-        names = ", ".join(str(m) for m in modules)
-        raise SyncError(f"several cookbook modules mention {key} ({names}); pass --cookbook")
+    # A module may name the key without showing it (e.g. as a KV-tier donor): only modules
+    # with cells of the key count, and two of them are ambiguous.
+    having = []
     for m in modules:
         candidate = load_decoder(m)
         if any(c.get("configKey") == key for c in candidate.cells):
-            decoder, module_path = candidate, str(m)
-            break
+            having.append((candidate, str(m)))
+    if len(having) > 1:
+        names = ", ".join(path for _, path in having)
+        raise SyncError(f"several cookbook modules have cells of {key} ({names}); pass --cookbook")
+    decoder, module_path = having[0] if having else (None, None)
 
     results: list[PointResult] = []
     for p in points:
