@@ -186,3 +186,30 @@ def test_dry_run_plans_writes_and_sends_none(server):
     assert model.writes() == []
     assert plan.writes[0].startswith(f"POST /repos/{INFX}/issues/{pr['number']}/comments")
     assert plan.writes[1].startswith(f"PATCH /repos/{INFX}/pulls/{pr['number']} body (1 chars)")
+
+
+def test_primary_rate_limit_waits_for_the_reset(server):
+    import time
+
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    reset = int(time.time()) + 2
+    model.fail_next(
+        "GET",
+        r"/pulls/\d+$",
+        403,
+        headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(reset)},
+        message="API rate limit exceeded for installation ID 1.",
+    )
+    assert client(server).pull(INFX, pr["number"]).number == pr["number"]
+    hits = [r for r in model.log if r.path.endswith(f"/pulls/{pr['number']}")]
+    assert len(hits) == 2 and hits[1].at - hits[0].at >= 0.9
+
+
+def test_rate_limit_wait_over_the_cap_is_an_error(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    model.fail_next("GET", r"/pulls/\d+$", 429, headers={"Retry-After": "3600"}, times=10)
+    with pytest.raises(SyncError, match="retry in 3600s, over the 5s cap"):
+        client(server, max_wait=5).pull(INFX, pr["number"])
+    assert len([r for r in model.log if r.path.endswith("/pulls/1")]) == 1

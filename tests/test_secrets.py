@@ -80,3 +80,22 @@ def test_click_output_through_the_mask(monkeypatch):
     assert out.getvalue() == "plan ***\n" and err.getvalue() == "error: ***\n"
     with pytest.raises(TypeError):
         sys.stdout.write(b"raw")
+
+
+def test_uncaught_traceback_is_masked(tmp_path):
+    import os
+    import subprocess
+
+    token = "github_pat_" + "R" * 40
+    code = (
+        "import os\n"
+        "from syncer import secrets\n"
+        "secrets.install()\n"
+        "secrets.token_from_env(('COOKBOOK_TOKEN',))\n"
+        "raise RuntimeError('failed with ' + os.environ['COOKBOOK_TOKEN'])\n"
+    )
+    env = {**os.environ, "COOKBOOK_TOKEN": token}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "RuntimeError: failed with ***" in proc.stderr
+    assert token not in proc.stderr + proc.stdout

@@ -108,8 +108,24 @@ class Plan:
         self.writes.append(secrets.mask(text))
 
 
+class RateLimitTooLong(Exception):
+    """GitHub asked for a longer wait than the bot may spend."""
+
+
+class _CappedRetry(GithubRetry):
+    """GithubRetry, but a ``Retry-After`` beyond ``max_rate_limit_wait`` fails instead of
+    sleeping (urllib3 would sleep for whatever the server asks, even on a 429)."""
+
+    def get_retry_after(self, response: Any) -> float | None:
+        wait = super().get_retry_after(response)
+        cap = self.max_rate_limit_wait
+        if wait is not None and cap is not None and wait > cap:
+            raise RateLimitTooLong(f"GitHub asks to retry in {wait:.0f}s, over the {cap:.0f}s cap")
+        return wait
+
+
 def _retry(retries: int, max_wait: float, backoff: float) -> Retry:
-    return GithubRetry(
+    return _CappedRetry(
         total=retries,
         backoff_factor=backoff,
         status_forcelist=[*range(500, 600), 429],
@@ -213,6 +229,8 @@ class GitHubClient:
             if errors:
                 detail = f"{detail}: {errors}"
             raise SyncError(secrets.mask(f"GitHub API {exc.status} on {what}: {detail}")) from None
+        except RateLimitTooLong as exc:
+            raise SyncError(f"GitHub rate limit on {what}: {exc}") from None
         except requests.RequestException as exc:
             raise SyncError(secrets.mask(f"GitHub API unreachable on {what}: {exc}")) from None
 
