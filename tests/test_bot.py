@@ -111,6 +111,8 @@ class World:
         self.pull = self.gh.add_pull(
             INFX, head="dsv41flash-gb300", number=PR, commits=[EARLIER, HEAD], user="contributor"
         )
+        # The other PR of sync.yaml, whose in-progress config shares the cookbook PR.
+        self.other = self.gh.add_pull(INFX, head="disagg", number=3871, commits=["9" * 40])
         self.gh.add_run(
             INFX,
             RUN,
@@ -421,6 +423,12 @@ def test_cookbook_merge_edits_the_comment(world, golden):
         in seen
     )
     check_golden(golden, "bot/status_cookbook_merged.md", status["body"])
+    # The other InferenceX PR whose (in-progress) config went live in the same cookbook PR.
+    [other] = [c for c in world.gh.comments_on(INFX, 3871) if c["user"] == INFX_BOT]
+    seen_other = plain(other["body"])
+    assert f"{BOOK}#1 has been merged." in seen_other
+    assert "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg" in seen_other
+    assert "no authorized /use <run_id> comment yet" in seen_other
     # A later InferenceX merge opens a refresh PR and says where the config has been live.
     _merge_infx(world)
     pulls = world.book_pulls()

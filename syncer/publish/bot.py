@@ -416,7 +416,9 @@ class Bot:
             return result
         me = self.cgh.login()
         # Pins of other PRs' configs recorded by the open PR, then this PR's.
-        merged_pins: dict[str, Pin] = {}
+        # sync.yaml's pins, then what the open PR recorded for other PRs' configs, then ours.
+        keys = {c.key for c in model.configs}
+        merged_pins = {k: v for k, v in self.s.config.pins().items() if k in keys}
         if open_pr is not None:
             merged_pins.update(st.read_state(open_pr, me, model.path))
         merged_pins.update(pins)
@@ -584,9 +586,17 @@ class Bot:
             return
         recorded = st.read_state(pull, me, model.path)
         prs = sorted({int(p.pr) for p in recorded.values() if p.pr})
+        failed = []
         for pr in prs:
-            if self.configs_of(pr):
+            if not self.configs_of(pr):
+                continue
+            # One unreachable PR (deleted, transferred) must not keep the others stale.
+            try:
                 self.refresh_status(pr, model, recorded)
+            except SyncError as exc:
+                failed.append(f"#{pr}: {exc}")
+        if failed:
+            raise SyncError("status not refreshed on " + "; ".join(failed))
 
     def refresh_status(self, number: int, model: ModelSpec, recorded: dict[str, Pin]) -> None:
         """Rewrite the PR's status from what the cookbook PRs record; nothing is regenerated
