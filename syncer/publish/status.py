@@ -52,6 +52,7 @@ class StatusItem:
     verify_run_url: str | None = None
     verify_report: str | None = None
     blocked: dict[str, Any] | None = None
+    error: str | None = None  # why nothing could be published for this config
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
