@@ -66,6 +66,7 @@ class GitHubModel:
         self._ids = itertools.count(1000)
         self._numbers: dict[str, Iterator[int]] = {}
         self.base = ""
+        self.relative_redirects = False  # HTTP allows a relative Location; GitHub sends absolute
         self.lock = threading.RLock()
 
     # -- setup helpers used by tests -------------------------------------------------------
@@ -603,7 +604,8 @@ class _Handler(BaseHTTPRequestHandler):
             return 410, {"message": "Artifact has expired"}, {}
         # GitHub answers with a redirect to signed blob storage; the client must not send its
         # token there.
-        return 302, None, {"Location": f"{self.model.base}/_blob/{art_id}"}
+        base = "" if self.model.relative_redirects else self.model.base
+        return 302, None, {"Location": f"{base}/_blob/{art_id}"}
 
 
 def _page(payload: Any, page: int, per_page: int) -> Any:

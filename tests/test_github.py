@@ -213,3 +213,12 @@ def test_rate_limit_wait_over_the_cap_is_an_error(server):
     with pytest.raises(SyncError, match="retry in 3600s, over the 5s cap"):
         client(server, max_wait=5).pull(INFX, pr["number"])
     assert len([r for r in model.log if r.path.endswith("/pulls/1")]) == 1
+
+
+def test_download_follows_a_relative_redirect(server, tmp_path):
+    model = server.model
+    model.relative_redirects = True
+    model.add_run(INFX, 6, head_sha="a" * 40, artifacts={"logs": b"PK-data"})
+    gh = client(server)
+    [art] = gh.artifacts(INFX, 6)
+    assert gh.download_artifact(art, tmp_path / "x.zip").read_bytes() == b"PK-data"

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urljoin
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -344,7 +345,7 @@ class GitHubClient:
                     url, headers=auth, allow_redirects=False, stream=True, timeout=60
                 )
                 if response.is_redirect:
-                    location = response.headers["Location"]
+                    location = urljoin(url, response.headers["Location"])
                     response.close()
                     response = self._session.get(location, stream=True, timeout=60)
                 wait = _retry_after(response, attempt, self.backoff, self.max_wait)
