@@ -14,6 +14,7 @@ from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.shell import format_block
 from syncer.errors import SyncError
+from syncer.fsio import write_atomic
 
 FIXTURES = Path(__file__).parent / "fixtures" / "generate"
 
@@ -161,7 +162,7 @@ def test_encoder_bug_is_caught_before_writing(tmp_path: Path, monkeypatch) -> No
     monkeypatch.setattr(encode, "compact_module", broken)
     with pytest.raises(SyncError, match="INJECTED"):
         _, text, _ = encode.encode_module(spec, path=str(target))
-        encode.write_atomic(target, text)
+        write_atomic(target, text)
     assert target.read_text(encoding="utf-8") == "old\n"
 
 
@@ -176,8 +177,8 @@ def test_unsafe_values_are_refused() -> None:
 
 def test_write_atomic_leaves_no_temp_files(tmp_path: Path) -> None:
     target = tmp_path / "a" / "b.jsx"
-    encode.write_atomic(target, "x\n")
-    encode.write_atomic(target, "y\n")
+    write_atomic(target, "x\n")
+    write_atomic(target, "y\n")
     assert target.read_text(encoding="utf-8") == "y\n"
     assert [p.name for p in target.parent.iterdir()] == ["b.jsx"]
 

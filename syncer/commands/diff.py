@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import tempfile
 from pathlib import Path
 
 import click
@@ -17,6 +16,7 @@ from rich.console import Console
 
 from syncer.compare.review import review_texts
 from syncer.errors import SyncError
+from syncer.fsio import write_atomic
 
 
 def read_side(spec: str, repo: str | None) -> str:
@@ -54,18 +54,6 @@ def _decode(raw: bytes, label: str) -> str:
             f"data module is not UTF-8 (byte {exc.start})", path=label, line=line
         ) from None
 
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write next to the target and rename, so a reader never sees half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @click.command("diff")

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ from typing import Any
 from syncer.cookbook import compact
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, PointSpec
 from syncer.errors import SyncError
+from syncer.fsio import write_atomic
 from syncer.model import Block
 
 MODULE_NAME = "agentx"
@@ -450,19 +449,6 @@ def encode_module(
         )
     return value, text, compared
 
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same directory and a rename, so a
-    reader (or a crash) never sees a partial module or page."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def reencode_file(source: Path, out: Path | None = None) -> tuple[str, int]:

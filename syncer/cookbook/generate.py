@@ -18,6 +18,7 @@ from typing import Any
 from syncer.cookbook import encode
 from syncer.cookbook.cells import CellSpec, ModuleSpec, PointSpec, RouterSpec
 from syncer.errors import SyncError
+from syncer.fsio import write_atomic
 from syncer.model import Block
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
@@ -530,7 +531,7 @@ def generate_model(
         page_text = update.text if update.changed else None
     if not check:
         if result.changed:
-            encode.write_atomic(path, text)
+            write_atomic(path, text)
         if page_text is not None and result.page_path is not None:
-            encode.write_atomic(result.page_path, page_text)
+            write_atomic(result.page_path, page_text)
     return result
