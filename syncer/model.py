@@ -35,6 +35,19 @@ ROUTERS = ("sglang", "dynamo")
 KV_TIERS = ("none", "hicache", "mooncake")
 STATUSES = ("verified", "verified-pr", "in-progress", "derived")
 
+# Block keys that say where and how many processes run (not part of the command text).
+PLACEMENT_FIELDS = (
+    "workers",
+    "nodes_per_worker",
+    "gpu_pinning",
+    "count",
+    "count_nodes",
+    "ports",
+    "preamble",
+)
+# Key order of a full block as the cookbook's generator writes it.
+BLOCK_KEY_ORDER = ("kind", "role", *PLACEMENT_FIELDS, "cmd", "env", "args")
+
 # Flags the cookbook always prints first in a worker command, in this order; every other flag
 # follows sorted by name (code-unit order), repeated flags keeping their relative order.
 LEAD_FLAGS = (

@@ -16,7 +16,7 @@ from typing import Any
 
 from syncer.compare.modules import match_blocks
 from syncer.cookbook import shell
-from syncer.model import Block
+from syncer.model import PLACEMENT_FIELDS, Block
 
 KINDS = ("flag", "env", "cmd", "field", "block", "order", "file")
 
@@ -28,16 +28,6 @@ NOTE_ENV = frozenset(
 )
 NOTE_VALUE_MARKERS = ("$IB_DEVICES",)
 
-# Block keys other than kind/role/cmd/env/args: where and how many processes run.
-PLACEMENT_FIELDS = (
-    "workers",
-    "nodes_per_worker",
-    "gpu_pinning",
-    "count",
-    "count_nodes",
-    "ports",
-    "preamble",
-)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
-from syncer.model import Block, sort_worker_args, sorted_env
+from syncer.model import BLOCK_KEY_ORDER, Block, sort_worker_args, sorted_env
 
 ACTIONS = {"drop", "set", "kv-events", "worker-url", "pinning"}
 KINDS = {
@@ -145,21 +145,7 @@ def _cookbook_order(blocks: list[Block]) -> list[Block]:
 
 
 def _ordered(block: Block) -> Block:
-    order = (
-        "kind",
-        "role",
-        "workers",
-        "nodes_per_worker",
-        "gpu_pinning",
-        "count",
-        "count_nodes",
-        "ports",
-        "preamble",
-        "cmd",
-        "env",
-        "args",
-    )
-    out = {k: block[k] for k in order if k in block}
+    out = {k: block[k] for k in BLOCK_KEY_ORDER if k in block}
     out.update({k: v for k, v in block.items() if k not in out})
     return out
 
