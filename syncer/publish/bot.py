@@ -31,7 +31,7 @@ from typing import Any
 from syncer.errors import SyncError
 from syncer.publish import status as st
 from syncer.publish.git import BRANCH_PREFIX, Cookbook, Identity, branch_name
-from syncer.publish.github import MAX_BODY_CHARS, GitHubClient, Plan, Pull
+from syncer.publish.github import MAX_BODY_CHARS, GitHubClient, NotFound, Plan, Pull
 from syncer.runs import pins as pinrules
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.templating import render
@@ -156,7 +156,12 @@ class Bot:
             return
         # The event says who wrote what; the API is asked again, and only its answer is used
         # for the body. Both must say the author is authorised.
-        comment = self.infx.comment(repo, comment_id)
+        try:
+            comment = self.infx.comment(repo, comment_id)
+        except NotFound:
+            # Deleted before we got here: the PR's pin is simply recomputed without it.
+            self.sync_pr(number)
+            return
         command = pinrules.parse_command(comment.body)
         malformed = pinrules.malformed_lines(comment.body)
         if command is None and not malformed:

@@ -109,6 +109,10 @@ class Plan:
         self.writes.append(secrets.mask(text))
 
 
+class NotFound(SyncError):
+    """The API answered 404 (deleted comment, unknown PR or run, or no access)."""
+
+
 class RateLimitTooLong(Exception):
     """GitHub asked for a longer wait than the bot may spend."""
 
@@ -229,9 +233,17 @@ class GitHubClient:
             errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
             if errors:
                 detail = f"{detail}: {errors}"
-            raise SyncError(secrets.mask(f"GitHub API {exc.status} on {what}: {detail}")) from None
+            kind = NotFound if exc.status == 404 else SyncError
+            raise kind(secrets.mask(f"GitHub API {exc.status} on {what}: {detail}")) from None
         except RateLimitTooLong as exc:
             raise SyncError(f"GitHub rate limit on {what}: {exc}") from None
+        except requests.exceptions.RetryError as exc:
+            reason = getattr(getattr(exc.args[0], "reason", None), "args", [exc])[0]
+            raise SyncError(
+                secrets.mask(
+                    f"GitHub API on {what}: gave up after {self.retries} retries ({reason})"
+                )
+            ) from None
         except requests.RequestException as exc:
             raise SyncError(secrets.mask(f"GitHub API unreachable on {what}: {exc}")) from None
 
