@@ -109,6 +109,7 @@ class Bot:
         self.verifier = verifier or default_verifier
         self.out = Outcome()
         self._book: Cookbook | None = None
+        self._renders: dict[str, Any] = {}
 
     # -- event routing ------------------------------------------------------------------------
 
@@ -536,14 +537,13 @@ class Bot:
         return fit_body(ctx, review.markdown, self.s.body_limit)
 
     def _provenance(self, model: ModelSpec, pins: dict[str, Pin]) -> list[dict[str, Any]]:
-        from syncer.inferencex.render import render_config
 
         infx_url = f"https://github.com/{self.s.inferencex_repo}"
         rows = []
         for cfg in model.configs:
             pin = pins.get(cfg.key) or cfg.pin
             try:
-                points = render_config(self.s.inferencex, cfg.key).points
+                points = self._rendered(cfg.key).points
             except SyncError as exc:
                 points = []
                 self.out.say(f"{cfg.key}: not rendered for provenance: {exc}")
@@ -572,16 +572,23 @@ class Bot:
                 )
         return rows
 
+    def _rendered(self, key: str) -> Any:
+        """``render_config`` once per config and event (the PR body needs it twice)."""
+        from syncer.inferencex.render import render_config
+
+        if key not in self._renders:
+            self._renders[key] = render_config(self.s.inferencex, key)
+        return self._renders[key]
+
     def _exclusions(self, model: ModelSpec) -> list[Any]:
         """Policy entries that removed or replaced something in these configs' launches."""
         from syncer.inferencex.policy import load_policy
-        from syncer.inferencex.render import render_config
 
         policy = load_policy()
         used: dict[str, Any] = {}
         for cfg in model.configs:
             try:
-                points = render_config(self.s.inferencex, cfg.key).points
+                points = self._rendered(cfg.key).points
             except SyncError:
                 continue
             for p in points:
