@@ -703,3 +703,22 @@ def test_comment_deleted_before_the_bot_ran(world):
     assert "no authorized /use <run_id> comment yet" in plain(world.status()["body"])
     [pull] = world.book_pulls()
     assert '"status":"in-progress"' in pull["body"]
+
+
+def test_pr_closed_unmerged_is_not_reopened_for_the_same_pins(world):
+    comment = first_use(world)
+    [pull] = world.book_pulls()
+    pull["state"] = "closed"  # a maintainer closed it
+    before = len(world.gh.log)
+    outcome, _ = world.send("issue_comment", world.comment_event(comment))
+    assert len(world.book_pulls()) == 1
+    assert [r.path for r in world.gh.log[before:] if r.method != "GET"] == [
+        f"/repos/{INFX}/issues/comments/{world.status()['id']}"
+    ]
+    assert f"{BOOK}#1, the cookbook PR for this PR's AgentX config" in plain(world.status()["body"])
+    assert any("not reopening" in line for line in outcome.lines)
+    # A new pin is new content: a new PR.
+    world.gh.add_run(INFX, RUN + 1, head_sha=EARLIER, artifacts=run_artifacts())
+    newer = world.comment(f"/use {RUN + 1}", at="2026-10-14T09:00:00Z")
+    world.send("issue_comment", world.comment_event(newer))
+    assert [p["state"] for p in world.book_pulls()] == ["closed", "open"]

@@ -328,6 +328,7 @@ class Bot:
                 run=pin.run,
                 run_url=f"{infx_url}/actions/runs/{pin.run}" if pin.run else None,
                 refusal=choice.refusal,
+                closed_pr=result.closed.number if result.closed else None,
             )
             if c.key in reports:
                 item.verify_failed_run = str(choice.run_id)
@@ -448,13 +449,28 @@ class Bot:
             )
             return result
         me = self.cgh.login()
-        # Pins of other PRs' configs recorded by the open PR, then this PR's.
         # sync.yaml's pins, then what the open PR recorded for other PRs' configs, then ours.
         keys = {c.key for c in model.configs}
         merged_pins = {k: v for k, v in self.s.config.pins().items() if k in keys}
         if open_pr is not None:
             merged_pins.update(st.read_state(open_pr, me, model.path))
         merged_pins.update(pins)
+        # A PR that maintainers closed unmerged is not reopened for the same pins (bots that
+        # re-create closed PRs on every run are a known nuisance); new pins open a new one.
+        newest = pulls[0] if pulls else None
+        if (
+            open_pr is None
+            and newest is not None
+            and newest.state == "closed"
+            and not newest.merged
+            and st.read_state(newest, me, model.path) == merged_pins
+        ):
+            self.out.say(
+                f"{model.path}: {self.s.cookbook_repo}#{newest.number} was closed unmerged with "
+                "these pins; not reopening until they change"
+            )
+            result.closed = newest
+            return result
         with tempfile.TemporaryDirectory(prefix="infx-gen-") as tmp:
             # Without an open PR the branch restarts from the default branch (its old commits,
             # all the bot's, were merged or abandoned); with one, commits go on top.

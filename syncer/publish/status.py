@@ -53,6 +53,7 @@ class StatusItem:
     verify_report: str | None = None
     blocked: dict[str, Any] | None = None
     error: str | None = None  # why nothing could be published for this config
+    closed_pr: int | None = None  # the bot's PR for these pins, closed unmerged
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -169,6 +170,7 @@ class PublishResult:
     blocked: list[tuple[str, str]] = field(default_factory=list)
     branch: str = ""
     notes: list[str] = field(default_factory=list)
+    closed: Pull | None = None  # the bot's newest PR, closed unmerged with the same pins
 
     def merged_with(self, key: str, login: str, model_path: str) -> list[int]:
         """Numbers of merged bot PRs whose recorded pins include ``key`` (newest first)."""
