@@ -28,7 +28,8 @@ from syncer.errors import SyncError
 @click.option(
     "--event-name",
     default=lambda: os.environ.get("GITHUB_EVENT_NAME", ""),
-    help="issue_comment, pull_request or repository_dispatch (default: GITHUB_EVENT_NAME).",
+    help="issue_comment, pull_request, repository_dispatch or workflow_dispatch "
+    "(default: GITHUB_EVENT_NAME).",
 )
 @click.option(
     "--config",
@@ -152,6 +153,8 @@ def _run(
     from syncer.syncconfig import load_sync_config
     from syncer.untrusted import term_text
 
+    if bool(push_repo) != bool(push_url):
+        raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
     payload = _load_event(event_path)
     if not event_name:
         raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
