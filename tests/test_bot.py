@@ -135,6 +135,8 @@ class World:
         git("push", "--quiet", "origin", "HEAD:main", cwd=seed)
         self.config = load_sync_config(ROOT / "sync.yaml")
         self.inferencex = ROOT / "examples/inferencex"
+        self.push_repo: str | None = None
+        self.push_url: str | None = None
 
     def bot(self, *, dry_run: bool = False, body_limit: int = 65536) -> tuple[Bot, Plan]:
         plan = Plan(dry_run=dry_run)
@@ -146,6 +148,8 @@ class World:
             cache_dir=self.tmp / "cache",
             body_limit=body_limit,
             today="2026-10-13",
+            push_repo=self.push_repo,
+            push_url=self.push_url,
         )
         bot = Bot(
             settings,
@@ -722,3 +726,18 @@ def test_pr_closed_unmerged_is_not_reopened_for_the_same_pins(world):
     newer = world.comment(f"/use {RUN + 1}", at="2026-10-14T09:00:00Z")
     world.send("issue_comment", world.comment_event(newer))
     assert [p["state"] for p in world.book_pulls()] == ["closed", "open"]
+
+
+def test_fork_mode_opens_the_pr_from_the_fork(world):
+    fork = world.tmp / "fork.git"
+    git("clone", "--quiet", "--bare", str(world.bare), str(fork), cwd=world.tmp)
+    world.push_repo, world.push_url = "infx-bot/sglang", str(fork)
+    comment = first_use(world)
+    [pull] = world.book_pulls()
+    assert (pull["head_repo"], pull["head_ref"]) == ("infx-bot/sglang", BRANCH)
+    assert pull["maintainer_can_modify"] is True
+    assert git("rev-parse", BRANCH, cwd=fork).strip()
+    assert world.tip() is None  # nothing pushed upstream
+    before = len(world.gh.log)
+    world.send("issue_comment", world.comment_event(comment))  # found again, nothing to do
+    assert [r for r in world.gh.log[before:] if r.method != "GET"] == []
