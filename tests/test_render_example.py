@@ -223,6 +223,28 @@ def test_cli_json_shape() -> None:
     ]
 
 
+def test_cli_point_n_is_entry_n_of_the_full_list() -> None:
+    """`--point N` indexes the JSON job list (single node: row x concurrency) in master-config
+    order, and `--conc C` selects the jobs measured at C from that same list."""
+    from click.testing import CliRunner
+
+    from syncer.commands.render import render_command
+
+    def doc(*args: str) -> dict[str, Any]:
+        out = CliRunner().invoke(render_command, [DSPARK, "--format", "json", *args])
+        assert out.exit_code == 0, out.output
+        return json.loads(out.output)
+
+    full = doc()
+    assert full["config"] == render_config(None, DSPARK).key == DSPARK
+    assert [(p["item"], p["concs"]) for p in full["points"]] == [
+        (0, [1]), (0, [4]), (0, [16]), (1, [16]), (1, [32]), (2, [64]), (2, [128]),
+    ]  # fmt: skip
+    for n, point in enumerate(full["points"]):
+        assert doc("--point", str(n)) == {"config": DSPARK, "points": [point]}
+    assert doc("--conc", "16")["points"] == full["points"][2:4]
+
+
 def test_cli_text_is_the_copy_all_text(golden: Path) -> None:
     out = _sync("render", DSPARK, "--conc", "64", "--router", "sglang")
     assert out.returncode == 0, out.stderr

@@ -75,7 +75,7 @@ def render_command(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"
         )
     if fmt == "json":
-        doc = {"config": config, "points": [p.as_json(raw=raw, router=router) for p in points]}
+        doc = rendered.as_json(raw=raw, router=router, points=points)
         # ASCII escapes keep terminal controls hidden in recipe values inert on a terminal
         sys.stdout.write(json.dumps(doc, ensure_ascii=True, indent=1) + "\n")
         return

@@ -85,10 +85,16 @@ class RenderedConfig:
     srt_version: str = SRT_VERSION
 
     def as_json(
-        self, *, raw: bool = False, router: str | None = None, point: int | None = None
+        self,
+        *,
+        raw: bool = False,
+        router: str | None = None,
+        points: list[RenderedPoint] | None = None,
     ) -> dict[str, Any]:
-        points = self.points if point is None else [self.points[point]]
-        return {"config": self.key, "points": [p.as_json(raw=raw, router=router) for p in points]}
+        """``sync render --format json``: ``{"config", "points"}`` for ``points`` (a selection
+        such as ``--point N``; default every job, in master-config order)."""
+        chosen = self.points if points is None else points
+        return {"config": self.key, "points": [p.as_json(raw=raw, router=router) for p in chosen]}
 
 
 def _arg(args: dict[str, Any], names: tuple[str, ...], default: Any = None) -> Any:
@@ -403,10 +409,10 @@ def render_config(
         path = entry.recipe_path(job.row)
         if path not in docs:
             docs[path] = compose_shared(shared, load_yaml(path))
-        key = (path, job.row.selector)
-        if key not in expanded:
-            expanded[key] = expand_variants(docs[path], job.row.selector, path=str(path))
-        points.append(_render_job(entry, job, path, expanded[key], policy, root, version))
+        recipe_key = (path, job.row.selector)
+        if recipe_key not in expanded:
+            expanded[recipe_key] = expand_variants(docs[path], job.row.selector, path=str(path))
+        points.append(_render_job(entry, job, path, expanded[recipe_key], policy, root, version))
     return RenderedConfig(key=key, entry=entry, points=points, srt_version=version)
 
 
