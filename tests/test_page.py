@@ -86,6 +86,7 @@ def test_hand_edit_is_reported_not_overwritten() -> None:
     assert not result.changed
     assert result.text == edited
     assert "edited by hand" in result.conflict and "page.mdx:" in result.conflict
+    assert "--force-page" in result.conflict  # the option `sync generate` really has
     forced = update(edited, force=True)
     assert forced.changed and forced.text == generated
 
@@ -130,3 +131,17 @@ def test_reference_pages(reference: Path) -> None:
         upstream, section="Agentic Long-Context on NVIDIA Platforms", module=MODULE
     )
     assert not result.changed and "marker" in result.conflict
+
+
+def test_renamed_heading_is_reported_not_duplicated() -> None:
+    generated = update(PAGE).text
+    renamed = generated.replace(f"## {SECTION}\n", "## Agentic deployments\n", 1)
+    result = update(renamed)
+    assert not result.changed and result.text == renamed
+    assert result.conflict is not None
+    assert "under heading 'Agentic deployments'" in result.conflict
+    assert "--force-page" in result.conflict
+    # Forced: the section is regenerated in place under the configured heading, not appended.
+    forced = update(renamed, force=True)
+    assert forced.changed and not forced.created
+    assert forced.text == generated

@@ -85,6 +85,17 @@ def _matches(heading: str, section: str) -> bool:
     return section in (heading, plain)
 
 
+def _marked_heading(
+    lines: list[str], heads: list[tuple[int, int, str]]
+) -> tuple[int, int, str] | None:
+    """The heading directly followed by an agentx-sync marker line, if any: a generated
+    section whose heading no longer matches ``sync.yaml`` must not get a second copy."""
+    for head in heads:
+        if head[0] + 1 < len(lines) and _MARKER.match(lines[head[0] + 1]):
+            return head
+    return None
+
+
 def update_page(
     text: str,
     *,
@@ -107,7 +118,20 @@ def update_page(
         raise SyncError(
             f"section {section!r} appears {len(found)} times (lines {where})", path=path
         )
-    if not found:
+    moved = None if found else _marked_heading(lines, heads)
+    if moved is not None and not force:
+        return PageUpdate(
+            text=text,
+            changed=False,
+            created=False,
+            conflict=(
+                f"{path}:{moved[0] + 1}: the generated AgentX section is under heading "
+                f"{moved[2]!r}, not {section!r} (renamed by hand?); rename it back or set "
+                "'section' in sync.yaml, or rerun `sync generate` with --force-page"
+            ),
+        )
+    head = found[0] if found else moved
+    if head is None:
         new_section = render_section(f"## {section}\n", module)
         if not text or text.endswith("\n\n"):
             sep = ""
@@ -117,9 +141,10 @@ def update_page(
             sep = "\n\n"
         new_text = text + sep + new_section
         return PageUpdate(text=new_text, changed=True, created=True, conflict=None)
-    start, level, _ = found[0]
+    start, level, _ = head
     end = next((h[0] for h in heads if h[0] > start and h[1] <= level), len(lines))
-    heading_line = lines[start]
+    # A forced update of a renamed section restores the configured heading at its level.
+    heading_line = lines[start] if found else f"{'#' * level} {section}\n"
     if not heading_line.endswith("\n"):
         heading_line += "\n"
     old = "".join(lines[start:end])
@@ -136,7 +161,8 @@ def update_page(
                 created=False,
                 conflict=(
                     f"{path}:{start + 1}: section {section!r} exists but was not written by the "
-                    "syncer (no agentx-sync marker); review it, then rerun with --force"
+                    "syncer (no agentx-sync marker); review it, then rerun `sync generate` with "
+                    "--force-page"
                 ),
             )
         if _digest(body_now) != stored:
@@ -146,8 +172,8 @@ def update_page(
                 created=False,
                 conflict=(
                     f"{path}:{start + 1}: section {section!r} was edited by hand since it was "
-                    "generated (hash mismatch); move the edit into the template or rerun with "
-                    "--force"
+                    "generated (hash mismatch); move the edit into the template or rerun "
+                    "`sync generate` with --force-page"
                 ),
             )
     new_text = "".join(lines[:start]) + new_section + "".join(lines[end:])
