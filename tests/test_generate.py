@@ -11,7 +11,7 @@ import pytest
 
 from syncer.cli import main as cli_main
 from syncer.cookbook.decode import Decoder, load_decoder
-from syncer.cookbook.generate import build_module_spec, generate_model, image_commit, spec_detail
+from syncer.cookbook.generate import build_module_spec, generate_model, image_commit
 from syncer.cookbook.jsmodule import load_module
 from syncer.errors import SyncError
 from syncer.inferencex.render import render_config
@@ -255,11 +255,6 @@ def test_field_helpers() -> None:
         image_commit("lmsysorg/sglang:nightly-dev-cu13-20261012-e6072935@sha256:ab") == "e6072935"
     )
     assert image_commit("lmsysorg/sglang:v0.5.9-cu129") is None
-    worker = {"kind": "worker", "args": [["--speculative-algorithm", "EAGLE"],
-              ["--speculative-num-steps", "3"], ["--speculative-eagle-topk", "1"],
-              ["--speculative-num-draft-tokens", "4"]]}  # fmt: skip
-    assert spec_detail([worker]) == "MTP 3-1-4"
-    assert spec_detail([{"kind": "worker", "args": []}]) == "no spec"
 
 
 def test_pin_override_in_progress(config) -> None:

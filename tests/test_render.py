@@ -313,3 +313,35 @@ def test_srt_slurm_1x_differences() -> None:
 def test_unknown_frontend_type_is_refused() -> None:
     with pytest.raises(SyncError, match=r"frontend\.type 'tilert-router'"):
         raw(variant(frontend={"type": "tilert-router"}))
+
+
+@pytest.mark.parametrize(
+    ("args", "detail"),
+    [
+        ({"speculative-algorithm": "DSPARK", "speculative-dspark-block-size": 5}, "DSpark 5"),
+        (
+            {
+                "speculative_algorithm": "EAGLE",
+                "speculative-num-steps": 3,
+                "speculative-eagle-topk": 1,
+                "speculative-num-draft-tokens": 4,
+            },
+            "MTP 3-1-4",
+        ),
+        ({"speculative-algorithm": "NEXTN"}, "MTP"),
+        (
+            {
+                "speculative-algorithm": "STANDALONE",
+                "speculative-num-steps": 2,
+                "speculative-eagle-topk": 1,
+                "speculative-num-draft-tokens": 3,
+            },
+            "STANDALONE 2-1-3",
+        ),
+        ({}, "no spec"),
+    ],
+)
+def test_spec_detail_is_the_published_cell_detail(args: dict[str, Any], detail: str) -> None:
+    from syncer.inferencex.render import spec_detail
+
+    assert spec_detail(normalise(variant(roles__agg__args={"tp": 1, **args}))) == detail

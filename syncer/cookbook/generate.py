@@ -53,29 +53,6 @@ def image_commit(image: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _worker_args(blocks: list[Block]) -> dict[str, list[str]]:
-    for block in blocks:
-        if block.get("kind") == "worker":
-            return {a[0]: a[1:] for a in block.get("args") or []}
-    return {}
-
-
-def spec_detail(blocks: list[Block]) -> str:
-    """The speculative-decoding summary the page shows next to the label."""
-    args = _worker_args(blocks)
-    algo = (args.get("--speculative-algorithm") or [""])[0].upper()
-    if not algo:
-        return "no spec"
-    if algo == "DSPARK":
-        size = (args.get("--speculative-dspark-block-size") or [""])[0]
-        return f"DSpark {size}".strip()
-    steps = (args.get("--speculative-num-steps") or ["?"])[0]
-    topk = (args.get("--speculative-eagle-topk") or ["?"])[0]
-    tokens = (args.get("--speculative-num-draft-tokens") or ["?"])[0]
-    name = "MTP" if algo in ("EAGLE", "EAGLE3", "NEXTN", "MTP") else algo
-    return f"{name} {steps}-{topk}-{tokens}"
-
-
 def _hardware_of(cfg: ConfigSpec, model: ModelSpec) -> str:
     if cfg.hw:
         return cfg.hw
@@ -230,7 +207,7 @@ def _cells_for_config(
             "hw": hw,
             "ckpt": rendered.entry.model,
             "label": first.label,
-            "detail": cfg.detail or spec_detail(first.cookbook[submitted]),
+            "detail": cfg.detail or first.detail,
             "gpus": first.gpus,
             "configKey": cfg.key,
             "image": first.image,

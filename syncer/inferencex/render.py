@@ -235,9 +235,7 @@ def _simulate_env(
 ) -> tuple[dict[str, str] | None, str | None]:
     if row.spec_decoding == "none":
         return None, None
-    lead = (
-        recipe.roles.get("prefill") or recipe.roles.get("agg") or next(iter(recipe.roles.values()))
-    )
+    lead = _lead_role(recipe)
     algo = _arg(lead.args, ("speculative-algorithm", "speculative_algorithm"))
     if algo is None:
         return None, None
@@ -319,24 +317,34 @@ def shape_and_label(recipe: Recipe) -> tuple[tuple[Any, ...], str]:
     return tuple(shape), label
 
 
-def spec_detail(recipe: Recipe) -> str:
-    """The cell detail for speculative decoding (``DSpark 5``, ``MTP 3-1-4``), or ''."""
-    lead = (
+def _lead_role(recipe: Recipe) -> Any:
+    """The role whose flags describe the deployment's speculative decoding (prefill first)."""
+    return (
         recipe.roles.get("prefill") or recipe.roles.get("agg") or next(iter(recipe.roles.values()))
     )
-    algo = _arg(lead.args, ("speculative-algorithm", "speculative_algorithm"))
+
+
+MTP_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN", "MTP")
+
+
+def spec_detail(recipe: Recipe) -> str:
+    """The cell detail published cells show: ``DSpark 5``, ``MTP 3-1-4`` (steps, top-k, draft
+    tokens; EAGLE-family algorithms are all shown as MTP), or ``no spec``."""
+    args = _lead_role(recipe).args
+    algo = _arg(args, ("speculative-algorithm", "speculative_algorithm"))
     if algo is None:
-        return ""
+        return "no spec"
     if str(algo).upper() == "DSPARK":
-        block = _arg(lead.args, ("speculative-dspark-block-size", "speculative_dspark_block_size"))
+        block = _arg(args, ("speculative-dspark-block-size", "speculative_dspark_block_size"))
         return f"DSpark {block}" if block is not None else "DSpark"
+    name = "MTP" if str(algo).upper() in MTP_ALGORITHMS else str(algo)
     parts = [
-        _arg(lead.args, (f"speculative-{name}", f"speculative_{name.replace('-', '_')}"))
-        for name in ("num-steps", "eagle-topk", "num-draft-tokens")
+        _arg(args, (f"speculative-{flag}", f"speculative_{flag.replace('-', '_')}"))
+        for flag in ("num-steps", "eagle-topk", "num-draft-tokens")
     ]
     if all(p is not None for p in parts):
-        return "MTP " + "-".join(str(p) for p in parts)
-    return str(algo)
+        return f"{name} " + "-".join(str(p) for p in parts)
+    return name
 
 
 def install_lines(recipe: Recipe) -> list[str]:
