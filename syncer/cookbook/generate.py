@@ -279,6 +279,26 @@ def _default_renderer(inferencex: Path, key: str) -> Any:
     return render_config(inferencex, key)
 
 
+def _memoised(render: Renderer, inferencex: Path) -> Callable[[str], Any]:
+    """``render`` once per config key: donors and cells ask for the same configs."""
+    cache: dict[str, Any] = {}
+
+    def get(key: str) -> Any:
+        if key not in cache:
+            cache[key] = render(inferencex, key)
+        return cache[key]
+
+    return get
+
+
+def _checkpoints(cells: list[CellSpec]) -> list[dict[str, str]]:
+    """The module's checkpoint chips: each cell's checkpoint once, in cell order."""
+    seen: dict[str, dict[str, str]] = {}
+    for cell in cells:
+        seen.setdefault(cell.meta["ckpt"], {"id": cell.meta["ckpt"]})
+    return list(seen.values())
+
+
 def _find_donors(model: ModelSpec, config: SyncConfig, get: Callable[[str], Any]) -> _Donors:
     """The KV-tier settings borrowed from the donor configs named in ``sync.yaml``."""
     donors = _Donors()
@@ -317,15 +337,8 @@ def build_module_spec(
     renderer: Renderer | None = None,
 ) -> ModuleSpec:
     """Render every config of ``model`` and assemble the encoder's input."""
-    render = renderer or _default_renderer
     all_pins = {**config.pins(), **(pins or {})}
-    rendered: dict[str, Any] = {}
-
-    def get(key: str) -> Any:
-        if key not in rendered:
-            rendered[key] = render(inferencex, key)
-        return rendered[key]
-
+    get = _memoised(renderer or _default_renderer, inferencex)
     donors = _find_donors(model, config, get)
     if donors.mooncake is None:
         # A config measured with a Mooncake store still needs the module's Mooncake settings
@@ -341,16 +354,12 @@ def build_module_spec(
     _disambiguate(cells)
     cells = _order(cells, model, [c.key for c in model.configs])
     used_hw = {c.meta["hw"] for c in cells}
-    checkpoints: list[dict[str, str]] = []
-    for cell in cells:
-        if not any(c["id"] == cell.meta["ckpt"] for c in checkpoints):
-            checkpoints.append({"id": cell.meta["ckpt"]})
     return ModuleSpec(
         model=model.model,
         generated_on=today or _dt.datetime.now(_dt.UTC).date().isoformat(),
         source=source_block(config, pins),
         hardware=[dict(h) for h in model.hardware if h["id"] in used_hw],
-        checkpoints=checkpoints,
+        checkpoints=_checkpoints(cells),
         kv_mooncake=donors.mooncake,
         files={},
         cells=cells,
@@ -376,18 +385,11 @@ def refresh_module_spec(
     from syncer.cookbook.decode import Decoder
     from syncer.cookbook.jsmodule import load_module
 
-    render = renderer or _default_renderer
     cfg = model.config(config_key)
     old = load_module(existing)
     reference = Decoder(old.value, str(existing))
     old_spec = cells_from_module(old.value, reference, str(existing))
-    cache: dict[str, Any] = {}
-
-    def get(key: str) -> Any:
-        if key not in cache:
-            cache[key] = render(inferencex, key)
-        return cache[key]
-
+    get = _memoised(renderer or _default_renderer, inferencex)
     donors = _find_donors(model, config, get)
     if donors.mooncake is None:
         donors.mooncake = old_spec.kv_mooncake
@@ -402,10 +404,7 @@ def refresh_module_spec(
     ]
     labels = {h["id"]: h for h in [*old_spec.hardware, *model.hardware]}
     spec.hardware = [dict(labels[h]) for h in order if h in used_hw]
-    spec.checkpoints = []
-    for cell in spec.cells:
-        if not any(c["id"] == cell.meta["ckpt"] for c in spec.checkpoints):
-            spec.checkpoints.append({"id": cell.meta["ckpt"]})
+    spec.checkpoints = _checkpoints(spec.cells)
     spec.source = source_block(config, pins)
     spec.kv_mooncake = donors.mooncake
     spec.generated_on = today or _dt.datetime.now(_dt.UTC).date().isoformat()
