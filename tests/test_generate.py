@@ -175,6 +175,36 @@ def test_cli_bad_input_exits_2(tmp_path: Path, capsys) -> None:
     assert run_cli("generate", "--config", str(bad)) == 2  # neither MODEL nor --all
 
 
+def test_generate_writes_nothing_when_the_roundtrip_differs(workspace, monkeypatch, capsys) -> None:
+    """`sync generate` decodes the new module back before writing: an encoder that loses a
+    value is refused with one error line naming it, exit 2, module and page untouched."""
+    from syncer.cookbook import encode
+
+    real = encode.compact_module
+
+    def lossy(spec):
+        value = real(spec)
+        value["envs"][0] = {**value["envs"][0], "SGLANG_INJECTED_BY_TEST": "1"}
+        return value
+
+    monkeypatch.setattr(encode, "compact_module", lossy)
+    out, pages = workspace["out"], workspace["pages"]
+    module = out / f"{MODEL}.jsx"
+    module.write_text(module.read_text(encoding="utf-8") + "// stale\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in (module, pages / PAGE)}
+    code = run_cli(
+        "generate", MODEL, "--config", str(ROOT / "sync.yaml"),
+        "--inferencex", str(ROOT / "examples" / "inferencex"),
+        "--out", str(out), "--pages", str(pages),
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    assert "SGLANG_INJECTED_BY_TEST" in err
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(p.name for p in module.parent.iterdir()) == [module.name]  # no temp file
+
+
 def test_reencode_cli(tmp_path: Path, capsys) -> None:
     source = ROOT / "golden" / "generate" / "model_spec.jsx"
     out = tmp_path / "re.jsx"
