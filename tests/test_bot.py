@@ -741,3 +741,64 @@ def test_fork_mode_opens_the_pr_from_the_fork(world):
     before = len(world.gh.log)
     world.send("issue_comment", world.comment_event(comment))  # found again, nothing to do
     assert [r for r in world.gh.log[before:] if r.method != "GET"] == []
+
+
+def _close_unmerged(world: World, pull: dict[str, Any]):
+    pull["state"], pull["merged"] = "closed", False
+    return world.send(
+        "pull_request",
+        {
+            "action": "closed",
+            "repository": {"full_name": INFX},
+            "pull_request": {"number": pull["number"], "merged": False},
+        },
+    )
+
+
+def test_inferencex_pr_closed_unmerged_closes_the_cookbook_pr_it_alone_kept(world):
+    first_use(world)
+    [cookbook] = world.book_pulls()
+    status_id = world.status()["id"]
+    # The cookbook PR also carries #3871's in-progress config, and #3871 is still open.
+    outcome, _ = _close_unmerged(world, world.pull)
+    assert cookbook["state"] == "open"
+    assert any(f"{BOOK}#1 stays open for #3871" in line for line in outcome.lines)
+    seen = plain(world.status()["body"])
+    assert world.status()["id"] == status_id
+    assert (
+        f"This PR was closed without merging, so its AgentX config ({KEY}) is not published"
+    ) in seen
+    assert f"{BOOK}#1 stays open for the other InferenceX PRs it carries (#3871)" in seen
+    # #3871 closes unmerged too: nothing keeps the cookbook PR, so it is closed with a note.
+    before = len(world.gh.log)
+    _close_unmerged(world, world.other)
+    writes = [(r.method, r.path) for r in world.gh.log[before:] if r.method != "GET"]
+    assert writes == [
+        ("POST", f"/repos/{BOOK}/issues/1/comments"),
+        ("PATCH", f"/repos/{BOOK}/pulls/1"),
+        ("PATCH", f"/repos/{INFX}/issues/comments/{status_id}"),
+    ]  # #3871 never had a status comment, and none is posted on a closed PR
+    assert cookbook["state"] == "closed" and not cookbook["merged"]
+    [note] = world.gh.comments_on(BOOK, 1)
+    assert f"{INFX}#3871, {INFX}#{PR}) was closed without merging" in plain(note["body"])
+    assert f"{BOOK}#1, the cookbook PR that carried it, has been closed." in plain(
+        world.status()["body"]
+    )
+    # Replayed, the event finds nothing left to do.
+    before = len(world.gh.log)
+    _close_unmerged(world, world.other)
+    assert [r for r in world.gh.log[before:] if r.method != "GET"] == []
+    before = len(world.gh.log)
+    _close_unmerged(world, world.pull)
+    assert [r for r in world.gh.log[before:] if r.method != "GET"] == []
+
+
+def test_workflow_dispatch_reports_a_merged_cookbook_pr(world):
+    first_use(world)
+    [cookbook] = world.book_pulls()
+    cookbook["state"], cookbook["merged"] = "closed", True
+    # Workflow inputs arrive as strings.
+    world.send("workflow_dispatch", {"inputs": {"cookbook_pr": " 1 "}})
+    assert f"{BOOK}#1 has been merged." in plain(world.status()["body"])
+    with pytest.raises(SyncError, match="inputs.cookbook_pr must be a positive integer"):
+        world.send("workflow_dispatch", {"inputs": {"cookbook_pr": "1; rm -rf /"}})

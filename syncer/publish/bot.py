@@ -138,6 +138,12 @@ class Bot:
             self.on_cookbook_closed(
                 _number(client.get("cookbook_pr"), "client_payload.cookbook_pr")
             )
+        elif event_name == "workflow_dispatch":
+            # Workflow inputs always arrive as strings.
+            raw = (payload.get("inputs") or {}).get("cookbook_pr")
+            digits = raw.strip() if isinstance(raw, str) else ""
+            value = int(digits) if digits.isascii() and digits.isdigit() else raw
+            self.on_cookbook_closed(_number(value, "inputs.cookbook_pr"))
         else:
             self.out.say(f"ignored: event {event_name}")
         return self.out
@@ -211,7 +217,7 @@ class Bot:
             return
         pull = self.infx.pull(repo, number)
         if pull.state == "closed" and not pull.merged:
-            self.out.say(f"PR #{number} is closed without merging; nothing to do")
+            self._on_closed_unmerged(pull, configs)
             return
         with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp:
             choice = self._choose_pin(pull, Path(tmp))
@@ -236,6 +242,74 @@ class Bot:
         self._upsert_status(number, items)
         if errors:
             raise SyncError("; ".join(errors))
+
+    def _on_closed_unmerged(self, pull: Pull, configs: list[tuple[ModelSpec, ConfigSpec]]) -> None:
+        """An InferenceX PR closed without merging never reaches InferenceX main, so a cookbook PR
+        that only exists for it is closed (users of PR bots expect stale PRs closed, not left for
+        reviewers); one that still carries another open or merged InferenceX PR stays open.
+        Status comments are edited, never posted anew, on PRs that are closed."""
+        me = self.cgh.login()
+        for model in {m.path: m for m, _ in configs}.values():
+            pulls = self._bot_pulls(model)
+            open_pr = next((p for p in pulls if p.state == "open"), None)
+            recorded = st.read_state(open_pr, me, model.path) if open_pr else {}
+            carried = sorted({int(p.pr) for p in recorded.values() if p.pr} - {pull.number})
+            alive = [n for n in carried if self._still_coming(n)]
+            notify = [pull.number]
+            closed: Pull | None = None
+            if open_pr is None:
+                # A replayed event: the cookbook PR closed earlier for this one is still named.
+                closed = next((p for p in pulls if _carries(p, pull.number, me, model)), None)
+            elif alive:
+                self.out.say(
+                    f"{model.path}: {self.s.cookbook_repo}#{open_pr.number} stays open for "
+                    + ", ".join(f"#{n}" for n in alive)
+                )
+            else:
+                self._close_cookbook_pr(open_pr, [pull.number, *carried])
+                closed, open_pr = open_pr, None
+                notify += carried  # every InferenceX PR it carried learns it
+            for number in notify:
+                items = [
+                    st.StatusItem(
+                        key=cfg.key,
+                        model=model.model,
+                        section=model.section,
+                        page_url=self._page_url(model),
+                        status=cfg.pin.status,
+                        head_sha=pull.head_sha,
+                        source_closed=True,
+                        open_pr=open_pr.number if open_pr else None,
+                        closed_pr=closed.number if closed else None,
+                        kept_for=alive,
+                    )
+                    for m, cfg in self.configs_of(number)
+                    if m.path == model.path
+                ]
+                if items:
+                    self._upsert_status(number, items, create=False)
+
+    def _close_cookbook_pr(self, open_pr: Pull, infx_prs: list[int]) -> None:
+        note = render(
+            "status_comment_pr_closed.md.j2",
+            by=st.BY,
+            inferencex_repo=self.s.inferencex_repo,
+            prs=infx_prs,
+        )
+        self.cgh.create_comment(self.s.cookbook_repo, open_pr.number, note)
+        self.cgh.update_pull(self.s.cookbook_repo, open_pr.number, state="closed")
+        self.out.say(
+            f"closed {self.s.cookbook_repo}#{open_pr.number}: every InferenceX PR it carried "
+            "was closed without merging"
+        )
+
+    def _still_coming(self, number: int) -> bool:
+        """Whether InferenceX PR ``number`` is open or merged (its config may still go live)."""
+        try:
+            other = self.infx.pull(self.s.inferencex_repo, number)
+        except NotFound:
+            return False
+        return other.state == "open" or other.merged
 
     def _choose_pin(self, pull: Pull, tmp: Path) -> _PinChoice:
         repo = self.s.inferencex_repo
@@ -416,7 +490,10 @@ class Bot:
             notes.append(f"page section left alone: {result.page_conflict}")
         return Bot._Generated(snippets, files, notes)
 
-    def _bot_pulls(self, model: ModelSpec, head: str) -> list[Pull]:
+    def _bot_pulls(self, model: ModelSpec) -> list[Pull]:
+        """The bot's PRs for ``model`` (branch and marker), newest first."""
+        owner = (self.s.push_repo or self.s.cookbook_repo).split("/")[0]
+        head = f"{owner}:{branch_name(model.path)}"
         me = self.cgh.login()
         marker = st.pr_marker(model.path)
         return [
@@ -433,7 +510,7 @@ class Bot:
         base = book.default_branch()
         state = book.branch_state(branch, base)
         owner = (self.s.push_repo or self.s.cookbook_repo).split("/")[0]
-        pulls = self._bot_pulls(model, f"{owner}:{branch}")
+        pulls = self._bot_pulls(model)
         open_pr = next((p for p in pulls if p.state == "open"), None)
         result = st.PublishResult(
             model=model.path,
@@ -656,8 +733,7 @@ class Bot:
     def refresh_status(self, number: int, model: ModelSpec, recorded: dict[str, Pin]) -> None:
         """Rewrite the PR's status from what the cookbook PRs record; nothing is regenerated
         (the InferenceX checkout at hand may not be this PR's head)."""
-        owner = (self.s.push_repo or self.s.cookbook_repo).split("/")[0]
-        pulls = self._bot_pulls(model, f"{owner}:{branch_name(model.path)}")
+        pulls = self._bot_pulls(model)
         result = st.PublishResult(
             model=model.path,
             open_pr=next((p for p in pulls if p.state == "open"), None),
@@ -692,12 +768,17 @@ class Bot:
 
     # -- the status comment ------------------------------------------------------------------------
 
-    def _upsert_status(self, number: int, items: list[st.StatusItem]) -> None:
+    def _upsert_status(
+        self, number: int, items: list[st.StatusItem], *, create: bool = True
+    ) -> None:
+        """Post or edit the PR's one status comment; ``create=False`` only edits an existing one."""
         repo = self.s.inferencex_repo
         body = st.render_status(items, self.s.cookbook_repo)
         body = fit_comment(body)
         existing = st.find_status_comment(self.infx.comments(repo, number), self.infx.login())
-        if existing is None:
+        if existing is None and not create:
+            self.out.say(f"PR #{number}: no status comment to update")
+        elif existing is None:
             self.infx.create_comment(repo, number, body)
             self.out.say(f"PR #{number}: status comment posted")
         elif existing.body != body:
@@ -777,6 +858,12 @@ def _number(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise SyncError(f"event: {what} must be a positive integer, got {clip(value, 40)!r}")
     return value
+
+
+def _carries(cookbook_pr: Pull, number: int, login: str, model: ModelSpec) -> bool:
+    """Whether the bot's ``cookbook_pr`` recorded a pin of InferenceX PR ``number``."""
+    state = st.read_state(cookbook_pr, login, model.path)
+    return not cookbook_pr.merged and any(pin.pr == str(number) for pin in state.values())
 
 
 def _safe_name(name: str) -> str:

@@ -54,6 +54,8 @@ class StatusItem:
     blocked: dict[str, Any] | None = None
     error: str | None = None  # why nothing could be published for this config
     closed_pr: int | None = None  # the bot's PR for these pins, closed unmerged
+    source_closed: bool = False  # this InferenceX PR was closed without merging
+    kept_for: list[int] = field(default_factory=list)  # other PRs keeping open_pr open
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
