@@ -54,7 +54,11 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = cli.main(args=argv, standalone_mode=False)
     except SyncError as exc:
-        click.echo(f"error: {exc}", err=True)
+        # Messages quote recipe, log and archive text: keep the line one line, free of escape
+        # sequences and tokens, whichever command raised it.
+        from syncer.untrusted import term_text
+
+        click.echo(f"error: {term_text(exc).replace(chr(10), '⏎')}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

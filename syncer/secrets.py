@@ -24,6 +24,12 @@ MASK = "***"
 # Classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained (github_pat_) GitHub token shapes.
 _TOKEN_SHAPES = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255})")
 TOKEN_ENV_NAMES = ("COOKBOOK_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+# Credentials inside a URL (a git remote or push URL such as https://x-access-token:T@host/):
+# the token may have any shape, so the user-info part of an http(s) URL, and any user:password
+# pair, is hidden whole. ``git@github.com:org/repo`` (no scheme, no password) stays readable.
+_URL_CREDENTIALS = re.compile(
+    r"(?i)\b(https?://)[^\s/@]+@|\b([a-z][a-z0-9+.-]*://)[^\s/@:]*:[^\s/@]+@"
+)
 
 _known: set[str] = set()
 _lock = threading.Lock()
@@ -42,12 +48,14 @@ def registered() -> frozenset[str]:
 
 
 def mask(text: object) -> str:
-    """``text`` with every known secret and every token-shaped string replaced by ``***``."""
+    """``text`` with every known secret, every token-shaped string and every credential in a
+    URL replaced by ``***``."""
     out = "" if text is None else str(text)
     # Longest first, so a secret containing another is masked whole.
     for secret in sorted(_known, key=len, reverse=True):
         if secret in out:
             out = out.replace(secret, MASK)
+    out = _URL_CREDENTIALS.sub(lambda m: f"{m.group(1) or m.group(2)}{MASK}@", out)
     return _TOKEN_SHAPES.sub(MASK, out)
 
 

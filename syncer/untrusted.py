@@ -28,7 +28,8 @@ ALLOWED_LINK_PREFIXES = tuple(f"https://github.com/{r}/" for r in ALLOWED_GITHUB
 )
 
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-# C0/C1 controls (not tab/newline), line/paragraph separators, bidi overrides and isolates.
+# C0/C1 controls (not tab/newline), line/paragraph separators, bidi overrides and isolates:
+# what could move the cursor, hide text or reorder it on screen.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _ZWSP = "\u200b"
 
@@ -113,11 +114,6 @@ def md_link(url: object, label: object) -> str:
     return f"[{text}]({href})" if is_allowed_link(href) else text
 
 
-_MULTILINE_CONTROL = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
-
-
 def md_block(value: object, lang: str = "") -> str:
     """A multi-line value as a fenced code block that nothing inside can close.
 
@@ -126,7 +122,7 @@ def md_block(value: object, lang: str = "") -> str:
     """
     text = "" if value is None else str(value)
     text = mask(_ANSI.sub("", text)).replace("\r\n", "\n").replace("\r", "\n")
-    text = _MULTILINE_CONTROL.sub("\ufffd", text)
+    text = _CONTROL.sub("\ufffd", text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     info = re.sub(r"[^a-z0-9_-]", "", lang.lower())

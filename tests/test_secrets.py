@@ -26,6 +26,24 @@ def test_mask_known_and_token_shaped_strings():
     assert secrets.mask(None) == ""
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "fatal: unable to access 'https://x-access-token:opaque42@github.com/o/r.git/'",
+            "fatal: unable to access 'https://***@github.com/o/r.git/'",
+        ),
+        ("push to https://opaque-token-1@github.com/o/r", "push to https://***@github.com/o/r"),
+        ("ssh://deploy:pw@host/r.git", "ssh://***@host/r.git"),
+        # No credentials: left as they are.
+        ("git@github.com:o/r.git and ssh://git@github.com/o/r", None),
+        ("see https://github.com/o/r/pull/1 or mail a@b.example", None),
+    ],
+)
+def test_credentials_in_urls_are_masked(text, expected):
+    assert secrets.mask(text) == (expected or text)
+
+
 def test_short_values_are_not_registered():
     secrets.register("abc")
     assert secrets.mask("abc") == "abc"

@@ -338,6 +338,32 @@ def test_bad_runs_exit_2(
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
+def test_error_line_quoting_a_log_is_one_inert_masked_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The node name comes from the log: an OSC title sequence and a line break in it must not
+    # reach the terminal, and a token-shaped value quoted by an error is masked.
+    path = tmp_path / "sweep_1.log"
+    path.write_bytes(
+        b"2026-10-12 08:33:48 [INFO] Starting agg worker 0 on \x1b]0;PWNED\x07n\xe2\x80\xa8x\n"
+        b"2026-10-12 08:33:48 [INFO] Log: /x\n"
+    )
+    code, out, err = run_cli(capsys, KEY, "--run", str(path), "--point", "0")
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {path}:1: agg worker 0 on ") and "no Command: line" in err
+    assert "\x1b" not in err and "\x07" not in err and "\u2028" not in err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    token = "ghp_" + "A1b2C3d4" * 5
+    for sha in run.rglob("srt-slurm-sha.txt"):
+        sha.write_text(token + "\n")
+    code, out, err = run_cli(capsys, KEY, "--run", str(run))
+    assert code == 2 and "should hold an srt-slurm commit" in err
+    assert token not in err and "***" in err
+
+
 def test_truncated_log_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "sweep_5230101.log"
     text = sweep(RUN, 5230101).read_text()
@@ -411,6 +437,38 @@ def test_variant_from_the_submission_manifest_and_job_from_the_file_name(tmp_pat
     result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
     assert result.exit_code == 0
     assert [lc.job_id for p in result.points for lc in p.logs][:1] == ["5230101"]
+
+
+def test_logs_map_by_result_file_name_when_the_variant_is_not_logged(tmp_path: Path) -> None:
+    # Without `Loaded config:` / `Run name:` lines and without the submission manifests, the
+    # artifact directory (RESULT_FILENAME: tp/ep/dpa and conc) still selects one point per log.
+    run = copy_run(tmp_path)
+    for manifest in run.rglob("*submission.json"):
+        manifest.unlink()
+    for log in run.rglob("sweep_*.log"):
+        kept = [
+            line
+            for line in log.read_text().splitlines(keepends=True)
+            if "Loaded config:" not in line and "Run name:" not in line
+        ]
+        log.write_text("".join(kept))
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 0
+    assert [(p.index, [lc.job_id for lc in p.logs]) for p in result.points] == [
+        (i, [str(5230101 + i)]) for i in range(7)
+    ]
+    assert {lc.matched_by for p in result.points for lc in p.logs} == {"concurrency + tp/ep/dpa"}
+
+    # The same logs with no names at all fit every point: reported, never guessed.
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for log in run.rglob("sweep_*.log"):
+        shutil.copy(log, bare / log.name)
+    result = verify_config(KEY, inferencex=INFX, run=bare, cookbook=None)
+    assert result.exit_code == 1
+    assert all(p.verdict == "no-log" for p in result.points)
+    assert len(result.assignment.unmatched) == 7
+    assert "fits points 0, 1, 2, 3, 4, 5, 6" in result.assignment.unmatched[0].reason
 
 
 def test_eval_job_logs_are_set_aside(tmp_path: Path) -> None:

@@ -319,7 +319,7 @@ def text(result: VerifyResult, console: Any) -> None:
             ]
             cells = (
                 str(r["point"]),
-                f"{r['comparison']}\n{term_text(r['block'])}",
+                f"{term_text(r['comparison'])}\n{term_text(r['block'])}",
                 term_text(r["key"]),
                 r["status"],
                 "\n".join(values) or "—",
