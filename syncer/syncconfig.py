@@ -423,6 +423,10 @@ def parse_sync_config(text: str, path: str = "sync.yaml") -> SyncConfig:
         model = _model(r, item, main)
         if any(m.path == model.path for m in models):
             raise r.fail(item, f"model {model.path!r} listed twice")
+        # A page imports its module as `agentx`: one AgentX section, so one model, per page.
+        other = next((m for m in models if m.page == model.page), None)
+        if other is not None:
+            raise r.fail(item, f"page {model.page!r} is already the page of {other.path!r}")
         models.append(model)
     seen: dict[str, str] = {}
     for model in models:

@@ -205,6 +205,31 @@ def test_generate_writes_nothing_when_the_roundtrip_differs(workspace, monkeypat
     assert sorted(p.name for p in module.parent.iterdir()) == [module.name]  # no temp file
 
 
+def test_all_writes_nothing_when_a_later_model_fails(tmp_path: Path, workspace, capsys) -> None:
+    """`--all` proves every model before writing any: a bad second model leaves the first
+    model's stale module as it was."""
+    text = (ROOT / "sync.yaml").read_text(encoding="utf-8")
+    second = (
+        "  - path: acme/broken\n    model: Broken\n    page: docs/broken.mdx\n"
+        "    section: AgentX\n    hardware: [{id: gb300, label: GB300}]\n"
+        "    configs:\n      - key: dsv41flash-fp4-gb300-nope\n        source: main\n"
+        "        pin: {status: verified, run: '1', pr: 1, date: '2026-10-01',\n"
+        "              sha: 89abcdef0123456789abcdef0123456789abcdef}\n"
+    )
+    config = tmp_path / "sync.yaml"
+    config.write_text(text + second, encoding="utf-8")
+    module = workspace["out"] / f"{MODEL}.jsx"
+    stale = module.read_text(encoding="utf-8").replace('"goldenAL": "3.51"', '"goldenAL": "3.5"')
+    module.write_text(stale, encoding="utf-8")
+    code = run_cli(
+        "generate", "--all", "--config", str(config), "--no-page",
+        "--inferencex", str(ROOT / "examples" / "inferencex"), "--out", str(workspace["out"]),
+    )  # fmt: skip
+    assert code == 2
+    assert "dsv41flash-fp4-gb300-nope" in capsys.readouterr().err
+    assert module.read_text(encoding="utf-8") == stale
+
+
 def test_reencode_cli(tmp_path: Path, capsys) -> None:
     source = ROOT / "golden" / "generate" / "model_spec.jsx"
     out = tmp_path / "re.jsx"

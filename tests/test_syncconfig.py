@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -101,9 +102,21 @@ def test_errors_name_the_line(old: str, new: str, line: int, message: str) -> No
 
 
 def test_duplicate_config_across_models() -> None:
-    text = GOOD + GOOD.split("models:\n", 1)[1].replace("acme/m1", "acme/m2")
+    second = GOOD.split("models:\n", 1)[1].replace("acme/m1", "acme/m2")
+    text = GOOD + second.replace("docs/m1.mdx", "docs/m2.mdx")
     with pytest.raises(SyncError, match="listed by both"):
         parse_sync_config(text)
+
+
+def test_two_models_on_one_page_are_refused() -> None:
+    """`sync generate --all` writes every page after all models succeeded, and a page imports
+    a single `agentx` module: two models cannot share a page."""
+    second = GOOD.split("models:\n", 1)[1].replace("acme/m1", "acme/m2")
+    keys = re.findall(r"key: (\S+)", second)
+    for key in keys:
+        second = second.replace(f"key: {key}", f"key: {key}-other")
+    with pytest.raises(SyncError, match="already the page of 'acme/m1'"):
+        parse_sync_config(GOOD + second)
 
 
 def test_unknown_model_lists_known() -> None:

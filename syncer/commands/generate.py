@@ -75,7 +75,7 @@ def generate_command(
     check: bool,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
-    from syncer.cookbook.generate import generate_model
+    from syncer.cookbook.generate import generate_model, write_result
     from syncer.syncconfig import load_sync_config
 
     if bool(model) == all_models:
@@ -87,19 +87,26 @@ def generate_command(
         if owner is None or owner.path not in names:
             raise SyncError(f"--only {only}: not a config of {', '.join(names)} in sync.yaml")
         names = [owner.path]
-    drift = False
-    for name in names:
-        result = generate_model(
+    # Every model is generated and proven before anything is written: a bad config of the
+    # second model must not leave the first one updated alone.
+    results = [
+        generate_model(
             name,
             config=config,
             inferencex=inferencex,
             out_dir=out_dir,
-            check=check,
+            check=True,
             pages_dir=None if no_page else pages_dir,
             today=today,
             force_page=force_page,
             only=only,
         )
+        for name in names
+    ]
+    drift = False
+    for result in results:
+        if not check:
+            write_result(result)
         verb = ("would change" if check else "written") if result.changed else "unchanged"
         click.echo(
             f"{term_text(result.path)}: {verb} "

@@ -40,6 +40,7 @@ class GenerateResult:
     page_path: Path | None = None
     page_changed: bool = False
     page_conflict: str | None = None  # a hand-edited page section left alone
+    page_text: str | None = None  # the page to write when page_changed
     cells: int = 0
     cases: int = 0
 
@@ -487,7 +488,6 @@ def generate_model(
         cells=len(spec.cells),
         cases=cases,
     )
-    page_text: str | None = None
     if pages_dir is not None:
         from syncer.cookbook.page import update_page
 
@@ -504,10 +504,16 @@ def generate_model(
         )
         result.page_changed = update.changed
         result.page_conflict = update.conflict
-        page_text = update.text if update.changed else None
+        result.page_text = update.text if update.changed else None
     if not check:
-        if result.changed:
-            write_atomic(path, text)
-        if page_text is not None and result.page_path is not None:
-            write_atomic(result.page_path, page_text)
+        write_result(result)
     return result
+
+
+def write_result(result: GenerateResult) -> None:
+    """Write what ``generate_model(..., check=True)`` found changed (module, then page); lets
+    a caller generate several models first and write only when every one of them succeeded."""
+    if result.changed:
+        write_atomic(result.path, result.text)
+    if result.page_text is not None and result.page_path is not None:
+        write_atomic(result.page_path, result.page_text)
