@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from syncer.cookbook.jsmodule import load_module
 from syncer.inferencex.render import render_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -66,18 +67,31 @@ def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) 
     )
     checkout = reference / "pairs" / "inferencex" / pair["sha"][:8]
     rendered = render_config(checkout, pair["configKey"])
+    published = load_module(reference / "pairs" / pair["snippetFile"]).value["cells"][
+        pair["cellIndex"]
+    ]["points"]
     failures = []
     for pi, concs, override in zip(pair["points"], pair["concs"], pair["overrides"], strict=True):
         points = [p for p in rendered.points if p.override == override and p.concs == concs]
         assert len(points) == 1, f"point {pi}: no rendered job for {override} at {concs}"
         point = points[0]
+        measured = published[pi]["kv"]  # the tier the published point was measured at
+        if point.kv != measured:
+            failures.append(
+                f"point {pi} ({override}): measured tier {point.kv}, published {measured}"
+            )
+            continue
         cases = {
             c["router"]: c
             for c in oracle["cases"]
-            if c["cell"] == pair["cellIndex"] and c["point"] == pi and c["kv"] == point.kv
+            if c["cell"] == pair["cellIndex"] and c["point"] == pi and c["kv"] == measured
         }
-        submitted = cases[point.submitted]
-        assert submitted["cellId"] == pair["cellId"]
+        if point.submitted not in cases:
+            failures.append(
+                f"point {pi} ({override}): submitted router {point.submitted} unpublished"
+            )
+            continue
+        assert cases[point.submitted]["cellId"] == pair["cellId"]
         for router, case in cases.items():
             if case["blocks"] != point.cookbook[router]:
                 failures.append(
@@ -92,8 +106,6 @@ def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) 
 )
 def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, Any]) -> None:
     """Label, detail, GPUs, image, install lines, measured tier and golden AL of each point."""
-    from syncer.cookbook.jsmodule import load_module
-
     cell = load_module(reference / "pairs" / pair["snippetFile"]).value["cells"][pair["cellIndex"]]
     rendered = render_config(
         reference / "pairs" / "inferencex" / pair["sha"][:8], pair["configKey"]
@@ -120,3 +132,15 @@ def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, 
 
 def test_pairs_present_when_reference_is(reference: Path) -> None:
     assert len(_pairs()) >= 8
+
+
+def test_failure_report_names_each_differing_flag_and_env() -> None:
+    published = [{"kind": "worker", "env": {"A": "1", "B": "2"}, "args": [["--x", "1"], ["--y"]]}]
+    rendered = [{"kind": "worker", "env": {"A": "1", "C": "3"}, "args": [["--x", "2"], ["--z"]]}]
+    assert _describe(published, rendered).splitlines() == [
+        "block 0 worker flag --x: published ['1'] rendered ['2']",
+        "block 0 worker flag --y: published [] rendered None",
+        "block 0 worker flag --z: published None rendered []",
+        "block 0 worker env B: published '2' rendered None",
+        "block 0 worker env C: published None rendered '3'",
+    ]
