@@ -18,6 +18,7 @@ from syncer.cookbook.decode import (
     load_decoder,
 )
 from syncer.cookbook.jsmodule import load_module
+from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cookbook"
@@ -555,6 +556,75 @@ def test_unknown_router_selected(demo: Decoder) -> None:
 )
 def test_unknown_module_shape(data: Any, expected: str) -> None:
     assert expected in _error(data).message
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda d: d.update(source=1), "source: expected an object, found int"),
+        (lambda d: d["source"].update(prs=[1]), "source.prs: expected an object, found list"),
+        (lambda d: d.update(hardware={"a": 1}), "hardware: expected a list, found dict"),
+        (lambda d: d["hardware"].append("gb200"), "hardware[2]: expected an object with a string"),
+        (lambda d: d.update(checkpoints=[{"id": 1}]), "checkpoints[0]: expected an object"),
+        (lambda d: d.update(envs={}), "envs: expected a list, found dict"),
+        (lambda d: d.update(files=[]), "files: expected an object, found list"),
+        (lambda d: d.update(kvMooncake=1), "kvMooncake: expected an object, found int"),
+        (lambda d: d["kvMooncake"].update(master=1), "kvMooncake.master: expected an object"),
+        (lambda d: d["kvMooncake"].update(args=[[1]]), "kvMooncake.args: expected `args`"),
+        (lambda d: d["kvMooncake"].update(env=1), "kvMooncake.env: expected `env`"),
+        (
+            lambda d: d["kvMooncake"]["master"]["dynamo"].update(args=["--x"]),
+            "kvMooncake.master.dynamo: expected `args`",
+        ),
+        (
+            lambda d: d["kvMooncake"]["master"]["dynamo"].update(kind=[]),
+            "kvMooncake.master.dynamo: expected a block with a `kind`",
+        ),
+        (lambda d: d["cells"][0].update(submitted=[]), "cells[0].submitted: router []"),
+        (lambda d: d["cells"][0].update(prov="x"), "cells[0].prov: expected an object, found str"),
+        (lambda d: d["cells"][0]["points"][1].update(concs=4), "points[1].concs: expected a list"),
+        (lambda d: d["cells"][0]["points"][1].update(kv=[]), "points[1].kv: expected a string"),
+        (lambda d: d["cells"][0]["kv"].update(available=[[]]), "cells[0].kv: expected an object"),
+        (lambda d: d["cells"][0]["kv"].update(hicache=[]), "cells[0].kv.hicache: expected an"),
+        (
+            lambda d: d["cells"][0]["kv"]["hicache"].update(args=[["--a", {"b": 1}]]),
+            "cells[0].kv.hicache.args: expected `args`",
+        ),
+        (
+            lambda d: d["cells"][0]["routers"]["dynamo"].update(files=1),
+            "cells[0].routers.dynamo.files: expected a list of file ids",
+        ),
+        (
+            lambda d: d["cells"][3]["routers"]["sglang"]["blocks"][0].update(role=["agg"]),
+            "cells[3].routers.sglang.blocks[0].role: expected a string, found list",
+        ),
+        (
+            lambda d: d["cells"][3]["routers"]["sglang"]["blocks"][0].update(preamble="set -e"),
+            "cells[3].routers.sglang.blocks[0].preamble: expected a list of lines",
+        ),
+        (
+            lambda d: d["cells"][3]["routers"]["sglang"]["blocks"][0].update(env={"A": ["1"]}),
+            "cells[3].routers.sglang.blocks[0]: expected `env`",
+        ),
+        (
+            lambda d: d["cells"][1]["routers"]["dynamo"]["blocks"][2].update(args=[1]),
+            "blocks[2].diff: diff applied to `args` that are not [flag, values...] lists",
+        ),
+    ],
+)
+def test_module_parts_of_the_wrong_type(mutate: Any, expected: str) -> None:
+    # Each of these crashed with a TypeError/AttributeError deep in decoding or printing
+    # before the decoder checked the shape of every part it reads.
+    data = demo_data()
+    mutate(data)
+
+    def decode_and_print(decoder: Decoder) -> None:
+        decoder.default_cell()
+        for case in decoder.cases():
+            copy_all(case.blocks, decoder.router_files(case.cell, case.router))
+            decoder.point_info(case.cell, case.point)
+
+    assert expected in _error(data, decode_and_print).message
 
 
 def test_input_data_is_never_modified(demo: Decoder) -> None:

@@ -161,13 +161,18 @@ def _list(value: Any, key: str, label: str) -> list[Any]:
     return value
 
 
+def _as_int(value: Any, default: int) -> int:
+    # A malformed count or size only makes the shape unknown to matching, never a crash.
+    try:
+        return int(value) if value else default
+    except (TypeError, ValueError):
+        return default
+
+
 def _int_flag(block: Block, flags: Sequence[str], default: int) -> int:
     for arg in block.get("args") or ():
         if arg and arg[0] in flags and len(arg) > 1:
-            try:
-                return int(arg[1])
-            except ValueError:
-                return default
+            return _as_int(arg[1], default)
     return default
 
 
@@ -185,8 +190,8 @@ def deployment_shape(blocks: Iterable[Block]) -> tuple[Any, ...]:
         roles.append(
             (
                 str(block.get("role", "agg")),
-                int(block.get("workers", 1) or 1),
-                int(block.get("nodes_per_worker", 1) or 1),
+                _as_int(block.get("workers"), 1),
+                _as_int(block.get("nodes_per_worker"), 1),
                 _int_flag(block, _TP_FLAGS, 1),
                 _int_flag(block, _EP_FLAGS, 1),
                 _int_flag(block, _DP_FLAGS, 1),

@@ -395,7 +395,7 @@ def _image_parts(image: Any) -> tuple[str | None, str | None]:
 
 def _setup_lines(setup: Any) -> str | None:
     lines = []
-    for item in setup or ():
+    for item in setup if isinstance(setup, list) else [setup] if setup else []:
         if isinstance(item, dict):
             lines.append(str(item.get("command") or item.get("script") or ""))
         else:

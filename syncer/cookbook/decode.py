@@ -44,6 +44,17 @@ OVERLAY_SKIP = frozenset({"from", "diff", "drop", "ref"})
 BEFORE_FIRST_WORKER = "before-first-worker"
 AFTER_CONTROL_PLANE = "after-control-plane"
 
+# Optional top-level keys and the type each must have when present.
+_TOP_LEVEL_TYPES: dict[str, type] = {
+    "source": dict,
+    "hardware": list,
+    "checkpoints": list,
+    "envs": list,
+    "files": dict,
+    "kvMooncake": dict,
+}
+_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string"}
+
 _PROV_URLS = (
     # (url key, id key, url under the repository)
     ("recipeUrl", "recipe", lambda repo, p: f"{repo}/blob/{p['sha']}/{p['recipe']}"),
@@ -52,6 +63,10 @@ _PROV_URLS = (
     ("prUrl", "pr", lambda repo, p: f"{repo}/pull/{p['pr']}"),
     ("useComment", "comment", lambda repo, p: f"{repo}/pull/{p['pr']}#issuecomment-{p['comment']}"),
 )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def js_falsy(value: Any) -> bool:
@@ -127,40 +142,99 @@ class Decoder:
         return SyncError(f"{where}: {message}", path=self.path, line=line, column=column)
 
     def _check_shape(self) -> None:
+        """Every part of the module the decoder, the shell text or a report reads has the type
+        the format gives it, so a module of another shape is one error naming the entry."""
         data = self.data
         if not isinstance(data, dict):
             raise self._error("module", f"expected an object, found {type(data).__name__}")
         cells = data.get("cells")
         if not isinstance(cells, list) or not cells:
             raise self._error("module", "expected a non-empty `cells` list (unknown module shape)")
+        for key, kind in _TOP_LEVEL_TYPES.items():
+            self._expect(data.get(key), kind, key)
+        self._expect((data.get("source") or {}).get("prs"), dict, "source.prs")
+        self._expect((data.get("source") or {}).get("repo"), str, "source.repo")
+        for key in ("hardware", "checkpoints"):
+            for i, entry in enumerate(data.get(key) or []):
+                if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+                    raise self._error(f"{key}[{i}]", "expected an object with a string `id`")
+        self._check_mooncake(data.get("kvMooncake") or {})
         for ci, cell in enumerate(cells):
-            where = f"cells[{ci}]"
-            if not isinstance(cell, dict):
-                raise self._error(where, "expected an object")
-            points = cell.get("points")
-            if not isinstance(points, list) or not points:
-                raise self._error(where, "expected a non-empty `points` list")
-            if not all(isinstance(p, dict) for p in points):
-                raise self._error(f"{where}.points", "expected a list of objects")
-            routers = cell.get("routers")
-            if not isinstance(routers, dict) or not routers:
-                raise self._error(where, "expected a non-empty `routers` object")
-            for name, router in routers.items():
-                blocks = router.get("blocks") if isinstance(router, dict) else None
-                if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
-                    raise self._error(
-                        f"{where}.routers.{name}", "expected `blocks`: a list of objects"
-                    )
-            if cell.get("submitted") not in routers:
-                raise self._error(
-                    f"{where}.submitted",
-                    f"router {cell.get('submitted')!r} is not one of {sorted(routers)}",
-                )
-            kv = cell.get("kv")
-            if kv is not None and not (
-                isinstance(kv, dict) and isinstance(kv.get("available"), list)
+            self._check_cell(ci, cell)
+
+    def _expect(self, value: Any, kind: type, where: str) -> None:
+        if value is not None and not isinstance(value, kind):
+            raise self._error(where, f"expected {_TYPE_NAMES[kind]}, found {type(value).__name__}")
+
+    def _check_mooncake(self, mooncake: dict[str, Any]) -> None:
+        self._expect(mooncake.get("master"), dict, "kvMooncake.master")
+        self._check_args(mooncake.get("args"), "kvMooncake.args")
+        for key in ("env", "decode_env"):
+            self._check_env(mooncake.get(key), f"kvMooncake.{key}")
+
+    def _check_cell(self, ci: int, cell: Any) -> None:
+        where = f"cells[{ci}]"
+        if not isinstance(cell, dict):
+            raise self._error(where, "expected an object")
+        points = cell.get("points")
+        if not isinstance(points, list) or not points:
+            raise self._error(where, "expected a non-empty `points` list")
+        for pi, point in enumerate(points):
+            if not isinstance(point, dict):
+                raise self._error(f"{where}.points[{pi}]", "expected an object")
+            concs = point.get("concs")
+            if concs is not None and not (
+                isinstance(concs, list) and all(_is_int(c) for c in concs)
             ):
-                raise self._error(f"{where}.kv", "expected an object with an `available` list")
+                raise self._error(f"{where}.points[{pi}].concs", "expected a list of integers")
+            self._expect(point.get("kv"), str, f"{where}.points[{pi}].kv")
+        self._expect(cell.get("prov"), dict, f"{where}.prov")
+        routers = cell.get("routers")
+        if not isinstance(routers, dict) or not routers:
+            raise self._error(where, "expected a non-empty `routers` object")
+        for name, router in routers.items():
+            blocks = router.get("blocks") if isinstance(router, dict) else None
+            if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+                raise self._error(f"{where}.routers.{name}", "expected `blocks`: a list of objects")
+            files = router.get("files")
+            if files is not None and not (
+                isinstance(files, list) and all(isinstance(f, str) for f in files)
+            ):
+                raise self._error(f"{where}.routers.{name}.files", "expected a list of file ids")
+        submitted = cell.get("submitted")
+        if not isinstance(submitted, str) or submitted not in routers:
+            raise self._error(
+                f"{where}.submitted", f"router {submitted!r} is not one of {sorted(routers)}"
+            )
+        kv = cell.get("kv")
+        if kv is not None and not (
+            isinstance(kv, dict)
+            and isinstance(kv.get("available"), list)
+            and all(isinstance(t, str) for t in kv["available"])
+        ):
+            raise self._error(f"{where}.kv", "expected an object with an `available` list of tiers")
+        hicache = (kv or {}).get("hicache")
+        self._expect(hicache, dict, f"{where}.kv.hicache")
+        self._check_args((hicache or {}).get("args"), f"{where}.kv.hicache.args")
+
+    def _check_args(self, args: Any, where: str) -> None:
+        if args is not None and not (
+            isinstance(args, list)
+            and all(
+                isinstance(a, list)
+                and a
+                and isinstance(a[0], str)
+                and not any(isinstance(v, dict | list) for v in a[1:])
+                for a in args
+            )
+        ):
+            raise self._error(where, "expected `args`: a list of [flag, values...] lists")
+
+    def _check_env(self, env: Any, where: str) -> None:
+        if env is not None and not (
+            isinstance(env, dict) and not any(isinstance(v, dict | list) for v in env.values())
+        ):
+            raise self._error(where, "expected `env`: an object of name -> value")
 
     def _cell(self, ci: int) -> dict[str, Any]:
         if isinstance(ci, bool) or not isinstance(ci, int) or not 0 <= ci < len(self.cells):
@@ -247,19 +321,19 @@ class Decoder:
         return clone(entry)
 
     def _check_block(self, block: Any, where: str) -> None:
-        """What the shell text needs: a kind, an ``args`` list of ``[flag, values...]`` lists
-        and a string-valued ``env`` (malformed data is an error here, not a traceback later)."""
+        """What the shell text needs: a kind, an ``args`` list of ``[flag, values...]`` lists,
+        an ``env`` object, a ``role`` name and ``preamble`` lines (malformed data is an error
+        here, not a traceback later)."""
         if not isinstance(block, dict) or not isinstance(block.get("kind"), str):
             raise self._error(where, "expected a block with a `kind` (or a `ref` / `from`)")
-        args = block.get("args")
-        if args is not None and not (
-            isinstance(args, list)
-            and all(isinstance(a, list) and a and isinstance(a[0], str) for a in args)
+        self._check_args(block.get("args"), where)
+        self._check_env(block.get("env"), where)
+        self._expect(block.get("role"), str, f"{where}.role")
+        preamble = block.get("preamble")
+        if preamble is not None and not (
+            isinstance(preamble, list) and all(isinstance(line, str) for line in preamble)
         ):
-            raise self._error(where, "expected `args`: a list of [flag, values...] lists")
-        env = block.get("env")
-        if env is not None and not isinstance(env, dict):
-            raise self._error(where, "expected `env`: an object of name -> value")
+            raise self._error(f"{where}.preamble", "expected a list of lines")
 
     def _indexed(self, blocks: list[Block], index: Any, where: str) -> Block:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
@@ -361,6 +435,7 @@ class Decoder:
                 raise self._error(
                     "kvMooncake.master", f"no `{router}` block for the derived mooncake tier"
                 )
+            self._check_block(master, f"kvMooncake.master.{router}")
             out.insert(self._master_index(out), clone(master))
         return out
 
@@ -574,6 +649,8 @@ def apply_diff(block: Block, diff: Any) -> Block:
     args = out.get("args")
     if not isinstance(args, list):
         raise SyncError("diff applied to a block without `args`")
+    if not all(isinstance(a, list) and a and isinstance(a[0], str) for a in args):
+        raise SyncError("diff applied to `args` that are not [flag, values...] lists")
     new_args = []
     for arg in args:
         flag = arg[0]
