@@ -345,3 +345,47 @@ def test_spec_detail_is_the_published_cell_detail(args: dict[str, Any], detail: 
     from syncer.inferencex.render import spec_detail
 
     assert spec_detail(normalise(variant(roles__agg__args={"tp": 1, **args}))) == detail
+
+
+def test_dp_aware_router_in_front_of_a_dep_worker() -> None:
+    """The srt-slurm 2.x router line of a DEP worker (srt-slurm notes, sglang-router example):
+    managed flags first, then the recipe's frontend args in YAML order, `dp-aware` a bare flag."""
+    v = variant(
+        frontend={
+            "type": "sglang-router",
+            "args": {
+                "policy": "cache_aware",
+                "request-id-headers": "x-correlation-id",
+                "dp-aware": True,
+                "connect-timeout-secs": 900,
+                "request-timeout-secs": 14400,
+                "disable-health-check": True,
+                "disable-retries": True,
+            },
+        },
+        roles__agg__args={
+            "tensor-parallel-size": 2,
+            "data-parallel-size": 2,
+            "enable-dp-attention": True,
+        },
+    )
+    blocks = raw(v)
+    router = blocks[-1]
+    assert router["kind"] == "sglang-router"
+    assert router["cmd"] == "python -m sglang_router.launch_router"
+    assert router["args"] == [
+        ["--worker-urls", "http://$AGG_0_HEAD_IP:6100"],
+        ["--host", "0.0.0.0"],
+        ["--port", "8000"],
+        ["--prometheus-port", "29000"],
+        ["--prometheus-host", "0.0.0.0"],
+        ["--policy", "cache_aware"],
+        ["--request-id-headers", "x-correlation-id"],
+        ["--dp-aware"],
+        ["--connect-timeout-secs", "900"],
+        ["--request-timeout-secs", "14400"],
+        ["--disable-health-check"],
+        ["--disable-retries"],
+    ]
+    w = worker(blocks)
+    assert ["--port", "6100"] in w["args"] and ["--enable-dp-attention"] in w["args"]
