@@ -106,7 +106,16 @@ def test_all_filters_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["--point", "1", "--conc", "4"], "give --point or --conc, not both"),
         (["--point", "3"], "has points 0..2, not 3"),
-        (["--conc", "5"], "no point at concurrency 5 (measured: 1, 4, 8, 16)"),
+        (["--conc", "5"], "no point at concurrency 5 (measured: 1, 4, 8, 16); no cell has it"),
+        (
+            ["--conc", "64"],
+            "cell 'demo-fp4-gb300-dynamo-agg#0' has no point at concurrency 64 (measured: 1, 4, 8,"
+            " 16); measured at 64 in: demo-fp4-gb300-sglang-agg#0",
+        ),
+        (
+            ["--cell", "3", "--conc", "4"],
+            "measured at 4 in: demo-fp4-gb300-dynamo-agg#0, demo-fp8-b300-sglang-agg#0@c4",
+        ),
         (["--kv", "mooncake", "--cell", "3"], "'mooncake' is not offered for cell"),
         (["--cell", "nope#1"], "no cell with id 'nope#1'"),
         (["--router", "vllm"], "unknown router 'vllm'"),

@@ -83,9 +83,17 @@ def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
             if conc in (entry.get("concs") or []):
                 return pi
         measured = sorted({c for p in points for c in p.get("concs") or []})
+        # --conc alone keeps the page's default cell rather than guessing another deployment;
+        # the error names the cells that do measure C so the user can pick one with --cell.
+        others = [
+            str(cell.get("id", i))
+            for i, cell in enumerate(decoder.cells)
+            if any(conc in (p.get("concs") or []) for p in cell["points"])
+        ]
+        where = f"; measured at {conc} in: {', '.join(others)}" if others else "; no cell has it"
         raise SyncError(
             f"cell {decoder.cells[ci].get('id')!r} has no point at concurrency {conc} "
-            f"(measured: {', '.join(map(str, measured))})",
+            f"(measured: {', '.join(map(str, measured))}){where}",
             path=decoder.path,
         )
     pi = 0 if point is None else point
