@@ -498,6 +498,7 @@ def test_dry_run_writes_nothing(world):
     comment = world.comment(f"/use {RUN}")
     _outcome, plan = world.send("issue_comment", world.comment_event(comment), dry_run=True)
     assert world.gh.writes() == []
+    assert not (world.tmp / "cache").exists()  # not even a clone in the cache
     assert world.tip() is None and world.book_pulls() == []
     assert world.reactions(comment) == []
     kinds = [w.split("\n")[0].split(" (")[0] for w in plan.writes]
@@ -800,5 +801,5 @@ def test_workflow_dispatch_reports_a_merged_cookbook_pr(world):
     # Workflow inputs arrive as strings.
     world.send("workflow_dispatch", {"inputs": {"cookbook_pr": " 1 "}})
     assert f"{BOOK}#1 has been merged." in plain(world.status()["body"])
-    with pytest.raises(SyncError, match="inputs.cookbook_pr must be a positive integer"):
+    with pytest.raises(SyncError, match=r"inputs\.cookbook_pr must be a positive integer"):
         world.send("workflow_dispatch", {"inputs": {"cookbook_pr": "1; rm -rf /"}})

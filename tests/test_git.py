@@ -124,6 +124,32 @@ def test_dry_run_writes_nothing(remote, tmp_path):
     assert plan.writes[-1].startswith("git: push")
 
 
+def test_dry_run_leaves_a_local_checkout_alone(remote, tmp_path):
+    local = tmp_path / "local"
+    run("clone", "--quiet", str(remote), str(local), cwd=tmp_path)
+    seed = tmp_path / "seed"
+    (seed / "later.txt").write_text("pushed after the checkout was made\n")
+    run("add", ".", cwd=seed)
+    run("commit", "--quiet", "-m", "later", cwd=seed)
+    run("push", "--quiet", "origin", "HEAD:main", cwd=seed)
+    fork = tmp_path / "fork.git"
+    run("clone", "--quiet", "--bare", str(remote), str(fork), cwd=tmp_path)
+
+    def snapshot() -> tuple[str, str]:
+        return run("for-each-ref", cwd=local), (local / ".git/config").read_text()
+
+    before = snapshot()
+    book = Cookbook.open(
+        local, cache_dir=tmp_path / "scratch", plan=Plan(dry_run=True), push_url=str(fork)
+    )
+    assert book.path != local and book.path.parent == tmp_path / "scratch"
+    # The dry run sees the remote as it is now, without fetching into the checkout.
+    assert book.read("origin/main", "later.txt") == "pushed after the checkout was made\n"
+    state = book.branch_state(BRANCH, "main")
+    book.push(state, book.commit_files(state, {"a.txt": "x\n"}, "m"))
+    assert snapshot() == before
+
+
 def test_unsafe_paths_refused(remote, tmp_path):
     book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
     state = book.branch_state(BRANCH, "main")

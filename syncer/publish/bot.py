@@ -109,11 +109,21 @@ class Bot:
         self.verifier = verifier or default_verifier
         self.out = Outcome()
         self._book: Cookbook | None = None
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._renders: dict[str, Any] = {}
 
     # -- event routing ------------------------------------------------------------------------
 
     def handle(self, event_name: str, payload: dict[str, Any]) -> Outcome:
+        try:
+            self._route(event_name, payload)
+        finally:
+            if self._scratch is not None:
+                self._scratch.cleanup()
+                self._scratch, self._book = None, None
+        return self.out
+
+    def _route(self, event_name: str, payload: dict[str, Any]) -> None:
         repo = ((payload.get("repository") or {}).get("full_name")) or ""
         if event_name == "issue_comment":
             if repo != self.s.inferencex_repo:
@@ -146,7 +156,6 @@ class Bot:
             self.on_cookbook_closed(_number(value, "inputs.cookbook_pr"))
         else:
             self.out.say(f"ignored: event {event_name}")
-        return self.out
 
     def _on_comment(self, payload: dict[str, Any]) -> None:
         issue = payload.get("issue") or {}
@@ -439,9 +448,14 @@ class Bot:
 
     def _cookbook(self) -> Cookbook:
         if self._book is None:
+            cache_dir = self.s.cache_dir
+            if self.plan.dry_run:
+                # A dry run leaves no clone behind: its cookbook lives until handle() returns.
+                self._scratch = tempfile.TemporaryDirectory(prefix="infx-dry-")
+                cache_dir = Path(self._scratch.name)
             self._book = Cookbook.open(
                 self.s.cookbook,
-                cache_dir=self.s.cache_dir,
+                cache_dir=cache_dir,
                 plan=self.plan,
                 identity=self.identity,
                 token=self.git_token,

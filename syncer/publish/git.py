@@ -101,18 +101,30 @@ class Cookbook:
         push_url: str | None = None,
     ) -> Cookbook:
         """A checkout at ``source`` (a path) or a clone of ``source`` (a URL) in ``cache_dir``;
-        ``push_url`` names a fork the bot branch is pushed to."""
+        ``push_url`` names a fork the bot branch is pushed to.
+
+        In a dry run a checkout is never fetched into (nor given a remote): its ``origin`` is
+        cloned into ``cache_dir`` instead, borrowing the checkout's objects, and the caller
+        passes a scratch ``cache_dir`` so nothing outlives the run.
+        """
         local = Path(source)
         kw = {"plan": plan, "identity": identity, "token": token, "push_url": push_url}
+        reference: list[str] = []
         if local.is_dir() and (local / ".git").exists():
-            book = cls(local, **kw)  # type: ignore[arg-type]
-        else:
-            digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
-            target = Path(cache_dir) / f"cookbook-{digest}"
-            book = cls(target, **kw)  # type: ignore[arg-type]
-            if not (target / ".git").exists():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                book._git("clone", "--quiet", "--no-checkout", str(source), str(target), cwd=None)
+            if not (plan and plan.dry_run):
+                book = cls(local, **kw)  # type: ignore[arg-type]
+                book.fetch()
+                return book
+            source = cls(local)._git("remote", "get-url", "origin").strip()
+            reference = ["--reference", str(local)]
+        digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
+        target = Path(cache_dir) / f"cookbook-{digest}"
+        book = cls(target, **kw)  # type: ignore[arg-type]
+        if not (target / ".git").exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            book._git(
+                "clone", "--quiet", "--no-checkout", *reference, str(source), str(target), cwd=None
+            )
         book.fetch()
         return book
 
