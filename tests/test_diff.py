@@ -191,3 +191,21 @@ def test_wrapper_and_structure_fields() -> None:
         ("structure", "gpu_pinning"): "differs",
         ("wrapper", "command prefix"): "only-recipe",
     }
+
+
+def test_values_nested_too_deeply_compare_as_text_without_a_traceback() -> None:
+    # A log value is attacker-controlled: nesting that exhausts the parser's recursion must
+    # still be classified (as text), not crash the report.
+    deep = "[" * 5000 + "]" * 5000
+    almost = "[" * 900 + "1" + "]" * 900
+    other = "[" * 900 + "2" + "]" * 900
+    comp = compare_blocks(
+        [worker([["--a", "1"], ["--b", deep], ["--c", almost]])],
+        [worker([["--a", deep], ["--b", deep], ["--c", other]])],
+        left="recipe",
+        right="log",
+    )
+    got = statuses(comp)
+    assert got[("flag", "--a")] == "differs"
+    assert got[("flag", "--b")] == "match"
+    assert got[("flag", "--c")] == "differs"

@@ -134,7 +134,7 @@ def _parse_structured(value: str) -> Any:
         return None
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     try:
         # srt-slurm logs mapping args as Python repr; literal_eval evaluates literals only.
@@ -146,7 +146,10 @@ def _parse_structured(value: str) -> Any:
 def _norm_value(value: str, placement: bool) -> Any:
     data = _parse_structured(value)
     if data is not None:
-        return ("data", json.dumps(data, sort_keys=True))
+        try:
+            return ("data", json.dumps(data, sort_keys=True))
+        except (RecursionError, TypeError):
+            pass  # nested too deeply (or a repr of a set) to compare as data: compare as text
     if _NUMBER.match(value):
         try:
             return ("num", float(value))
@@ -181,8 +184,10 @@ def _detail(a: str, b: str) -> str | None:
     da, db = _parse_structured(a), _parse_structured(b)
     if da is None or db is None:
         return None
-    diff = DeepDiff(da, db, verbose_level=2)
-    text = diff.pretty()
+    try:
+        text = DeepDiff(da, db, verbose_level=2).pretty()
+    except RecursionError:
+        return None  # nested too deeply to name the change; the values are still shown
     return "; ".join(line.strip() for line in text.splitlines() if line.strip()) or None
 
 
