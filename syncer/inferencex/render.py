@@ -424,20 +424,17 @@ def render_config(
     return RenderedConfig(key=key, entry=entry, points=points, srt_version=version)
 
 
-def _render_job(
+def _variant_for_job(
     entry: ConfigEntry,
     job: Job,
-    path: Path,
     variants: dict[str, dict[str, Any]],
-    policy: Policy,
-    root: Path,
-    version: str,
-) -> RenderedPoint:
+    where: str,
+    spath: str,
+) -> tuple[str, dict[str, Any], Recipe]:
+    """The one variant a job runs, bound to the master config: the row's selector (checked
+    against the row), or for a single-node row without one the variant whose parallelism,
+    GPUs and concurrency match. Zero or several candidates is an error naming them."""
     row = job.row
-    where = (
-        f"{entry.key}: point {job.index} (row {row.index}, conc {','.join(map(str, job.concs))})"
-    )
-    spath = str(path)
     if row.selector is not None or entry.multinode:
         if len(variants) != 1:
             raise SyncError(
@@ -478,6 +475,24 @@ def _render_job(
                 path=spath,
             )
         name, bound, recipe = matches[0]
+    return name, bound, recipe
+
+
+def _render_job(
+    entry: ConfigEntry,
+    job: Job,
+    path: Path,
+    variants: dict[str, dict[str, Any]],
+    policy: Policy,
+    root: Path,
+    version: str,
+) -> RenderedPoint:
+    row = job.row
+    where = (
+        f"{entry.key}: point {job.index} (row {row.index}, conc {','.join(map(str, job.concs))})"
+    )
+    spath = str(path)
+    name, bound, recipe = _variant_for_job(entry, job, variants, where, spath)
     if not version.startswith("2") and recipe.schema == 2:
         raise SyncError(
             f"{where}: srt-slurm {version}.x does not parse schema 2 recipes", path=spath
