@@ -473,6 +473,12 @@ def test_body_over_the_limit_is_trimmed_with_a_note(world):
     world.send("issue_comment", world.comment_event(newer), body_limit=limit)
     assert len(pull["body"]) <= limit
     assert st.pr_marker("deepseek-ai/deepseek-v4_1") in pull["body"]
+    assert f'"run":"{RUN + 1}"' in pull["body"]  # the state marker survives the trim
+    seen = plain(pull["body"])
+    assert (
+        "left out" in seen and "Run sync diff on the two module versions for the full diff" in seen
+    )
+    assert pull["body"].count("<details>") == pull["body"].count("</details>")
 
 
 def test_fit_body_cuts_an_oversized_diff_with_a_note():

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -77,20 +78,7 @@ from syncer.errors import SyncError
     help="Print the models the event can touch (event data + sync.yaml; no token, no API).",
 )
 def bot_command(
-    event_path: Path,
-    event_name: str,
-    config_path: Path,
-    inferencex: Path,
-    cookbook: str,
-    cookbook_repo: str,
-    inferencex_repo: str,
-    push_repo: str | None,
-    push_url: str | None,
-    cache_dir: Path,
-    api_url: str,
-    today: str | None,
-    dry_run: bool,
-    models_only: bool,
+    event_path: Path, event_name: str, config_path: Path, models_only: bool, **options: Any
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
     from syncer import secrets
@@ -104,27 +92,13 @@ def bot_command(
             load_sync_config(config_path),
             event_name,
             _load_event(event_path),
-            inferencex_repo=inferencex_repo,
-            cookbook_repo=cookbook_repo,
+            inferencex_repo=options["inferencex_repo"],
+            cookbook_repo=options["cookbook_repo"],
         )
         click.echo(" ".join(models))
         return 0
     try:
-        return _run(
-            event_path,
-            event_name,
-            config_path,
-            inferencex,
-            cookbook,
-            cookbook_repo,
-            inferencex_repo,
-            push_repo,
-            push_url,
-            cache_dir,
-            api_url,
-            today,
-            dry_run,
-        )
+        return _run(event_path, event_name, config_path, **options)
     except SyncError as exc:
         exc.message = secrets.mask(exc.message)
         exc.args = (exc.message,)
@@ -135,6 +109,7 @@ def _run(
     event_path: Path,
     event_name: str,
     config_path: Path,
+    *,
     inferencex: Path,
     cookbook: str,
     cookbook_repo: str,
@@ -163,11 +138,21 @@ def _run(
     infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"))
     book_token = secrets.token_from_env(("COOKBOOK_TOKEN",))
     assert infx_token is not None and book_token is not None
+    # SYNC_API_PAUSE: seconds between API requests (default: GitHub's guidance, see GitHubClient).
+    pause = _float_env("SYNC_API_PAUSE")
     infx = GitHubClient(
-        infx_token, base_url=api_url, plan=plan, login=os.environ.get("SYNC_INFX_LOGIN") or None
+        infx_token,
+        base_url=api_url,
+        plan=plan,
+        pause=pause,
+        login=os.environ.get("SYNC_INFX_LOGIN") or None,
     )
     cookbook_gh = GitHubClient(
-        book_token, base_url=api_url, plan=plan, login=os.environ.get("SYNC_COOKBOOK_LOGIN") or None
+        book_token,
+        base_url=api_url,
+        plan=plan,
+        pause=pause,
+        login=os.environ.get("SYNC_COOKBOOK_LOGIN") or None,
     )
     settings = Settings(
         config=config,

@@ -209,20 +209,6 @@ class GitHubClient:
         self._session = requests.Session()
         self._dry_ids = iter(range(-1, -(10**9), -1))
 
-    @classmethod
-    def from_env(
-        cls,
-        names: tuple[str, ...] = ("GITHUB_TOKEN", "GH_TOKEN"),
-        *,
-        plan: Plan | None = None,
-        **kwargs: Any,
-    ) -> GitHubClient:
-        """A client for the token in the first set variable of ``names`` (never an argument)."""
-        token = secrets.token_from_env(names)
-        assert token is not None
-        base = os.environ.get("GITHUB_API_URL", API_URL)
-        return cls(token, base_url=kwargs.pop("base_url", base), plan=plan, **kwargs)
-
     # -- plumbing ---------------------------------------------------------------------------
 
     def _call(self, what: str, fn: Callable[[], T]) -> T:
@@ -282,7 +268,7 @@ class GitHubClient:
     def login(self) -> str:
         """The token's user (the author of the bot's own comments and PRs)."""
         if self._login is None:
-            self._login = os.environ.get("SYNC_BOT_LOGIN") or self._json("GET", "/user")["login"]
+            self._login = self._json("GET", "/user")["login"]
         return self._login
 
     def pull(self, repo: str, number: int) -> Pull:
