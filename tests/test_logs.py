@@ -267,6 +267,37 @@ def test_binary_input_is_an_error() -> None:
     assert "binary" in err.value.message
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Starting agg worker " + "9" * 5000 + " on n1",
+        "Starting sglang-router " + "9" * 5000 + " on n1: python -m sglang_router.launch_router",
+    ],
+)
+def test_absurd_process_index_is_an_error_not_a_traceback(line: str) -> None:
+    # int() raises ValueError past 4,300 digits; a log is attacker-controlled.
+    with pytest.raises(SyncError) as err:
+        parse_sweep_text(_log(line))
+    assert err.value.line == 1 and "is not a number srt-slurm logs" in err.value.message
+
+
+def test_odd_node_rank_values_are_not_ranks() -> None:
+    cmd = "Command: python3 -m sglang.launch_server --node-rank {} --tp 8"
+    text = _log(
+        "Starting agg worker 0 on 2 nodes (n1, n2)",
+        "Env: A=1",
+        cmd.format("²"),  # isdigit() but not int()-able
+        "Log: /l/n1_agg_w0.out",
+        "Starting agg worker 0 on 2 nodes (n1, n2)",
+        "Env: A=1",
+        cmd.format("9" * 5000),
+        "Log: /l/n2_agg_w0.out",
+    )
+    launch = build_launch(parse_sweep_text(text))
+    [block] = launch.blocks
+    assert block["nodes_per_worker"] == 2 and block["source"]["line"] == 1
+
+
 def test_router_started_without_command_is_an_error() -> None:
     with pytest.raises(SyncError):
         parse_sweep_text(_log("Starting sglang-router 0 on n1"))
@@ -326,3 +357,16 @@ def test_reference_mock_logs_parse(reference: Path) -> None:
     assert worker["env"]["QUOTES"] == 'it\'s "q"'
     assert worker["env"]["EMPTY"] == ""
     assert worker["env"]["ESCAPED_JSON"] == '{"a": 1, "b": [1, 2]}'
+
+
+def test_point_shape_ignores_values_int_cannot_read() -> None:
+    from types import SimpleNamespace
+
+    from syncer.runs.mapping import point_shape
+
+    def point(tp: str, ep: str) -> SimpleNamespace:
+        args = [["--tensor-parallel-size", tp], ["--expert-parallel-size", ep]]
+        return SimpleNamespace(raw={"sglang": [{"kind": "worker", "args": args}]})
+
+    assert point_shape(point("4", "2")) == (4, 2, False)  # type: ignore[arg-type]
+    assert point_shape(point("²", "9" * 5000)) == (1, 1, False)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ comparison says so instead of calling it missing.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -81,7 +82,7 @@ def _who(proc: LoggedProcess) -> str:
 
 def _node_rank(proc: LoggedProcess) -> int:
     for arg in proc.split[2]:
-        if arg[0] == "--node-rank" and len(arg) > 1 and arg[1].isdigit():
+        if arg[0] == "--node-rank" and len(arg) > 1 and re.fullmatch(r"[0-9]{1,9}", arg[1]):
             return int(arg[1])
     return 0
 

@@ -32,6 +32,7 @@ from syncer.errors import SyncError
 
 CHUNK = 1 << 20
 MAX_LINE = 4 << 20  # one logged command or Env line; anything longer is not srt-slurm output
+MAX_INDEX_DIGITS = 9  # int() refuses strings of over 4300 digits with a ValueError
 
 _MARKERS = (
     b"Starting ",
@@ -53,12 +54,12 @@ _RECORD = re.compile(
 _KEYWORDS = re.compile(r"^(?:Starting |Env:|Command: |Log: |Router command: |Script: )")
 
 _WORKER = re.compile(
-    r"^Starting (?P<mode>prefill|decode|agg|aggregated) worker (?P<index>\d+)"
-    r"(?: shadow engine (?P<engine>\d+))?"
-    r" on (?:(?P<count>\d+) nodes \((?P<nodes>[^)]*)\)|(?P<node>\S+))"
+    r"^Starting (?P<mode>prefill|decode|agg|aggregated) worker (?P<index>[0-9]+)"
+    r"(?: shadow engine (?P<engine>[0-9]+))?"
+    r" on (?:(?P<count>[0-9]+) nodes \((?P<nodes>[^)]*)\)|(?P<node>\S+))"
 )
 _FRONTEND = re.compile(
-    r"^Starting (?P<type>dynamo frontend|[A-Za-z][\w.-]*) (?P<index>\d+) on "
+    r"^Starting (?P<type>dynamo frontend|[A-Za-z][\w.-]*) (?P<index>[0-9]+) on "
     r"(?P<node>[^\s:]+)(?::? ?$|: (?P<argv>.*)$)"
 )
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
@@ -240,6 +241,12 @@ class _Parser:
         elif msg.startswith("Run name: ") and self.log.run_name is None:
             self.log.run_name = msg[len("Run name: ") :].strip()
 
+    def number(self, text: str, lineno: int) -> int:
+        """A process index as srt-slurm logs it; thousands of digits are not a log's."""
+        if len(text) > MAX_INDEX_DIGITS:
+            raise self.error(f"process index {text[:20]}… is not a number srt-slurm logs", lineno)
+        return int(text)
+
     def _starting(self, lineno: int, msg: str) -> None:
         m = _WORKER.match(msg)
         if m:
@@ -248,11 +255,11 @@ class _Parser:
             mode = m.group("mode")
             proc = LoggedProcess(
                 "worker",
-                int(m.group("index")),
+                self.number(m.group("index"), lineno),
                 node,
                 lineno,
                 role=_MODES.get(mode, mode),
-                engine=int(m.group("engine")) if m.group("engine") else None,
+                engine=self.number(m.group("engine"), lineno) if m.group("engine") else None,
             )
             self.log.processes.append(proc)
             self.current = proc
@@ -263,7 +270,11 @@ class _Parser:
         ftype = f.group("type")
         kind = {"dynamo frontend": "dynamo-frontend", "sglang": "sglang-router"}.get(ftype, ftype)
         proc = LoggedProcess(
-            kind, int(f.group("index")), f.group("node"), lineno, frontend_type=ftype
+            kind,
+            self.number(f.group("index"), lineno),
+            f.group("node"),
+            lineno,
+            frontend_type=ftype,
         )
         self._close_worker(lineno)
         self.current = None

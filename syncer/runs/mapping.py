@@ -17,9 +17,11 @@ from typing import Any, Protocol
 from syncer.runs.logs import SweepLog
 
 _RESULT = re.compile(
-    r"_tp(?P<tp>\d+)-pp\d+(?:-dcp\d+)?(?:-pcp\d+)?-ep(?P<ep>\d+)-dpa(?P<dpa>true|false)_"
+    r"_tp(?P<tp>[0-9]{1,9})-pp[0-9]+(?:-dcp[0-9]+)?(?:-pcp[0-9]+)?-ep(?P<ep>[0-9]{1,9})"
+    r"-dpa(?P<dpa>true|false)_"
 )
-_CONC = re.compile(r"_conc(?P<conc>\d+)(?:_|$)")
+_CONC = re.compile(r"_conc(?P<conc>[0-9]{1,9})(?:_|$)")
+_SMALL_INT = re.compile(r"[0-9]{1,9}")
 
 
 class PointLike(Protocol):
@@ -90,8 +92,8 @@ def point_shape(point: PointLike) -> tuple[int | None, int | None, bool]:
             tp = flags.get("--tensor-parallel-size") or flags.get("--tp-size")
             ep = flags.get("--expert-parallel-size") or flags.get("--ep-size")
             return (
-                int(tp[0]) if tp and tp[0].isdigit() else 1,
-                int(ep[0]) if ep and ep[0].isdigit() else 1,
+                int(tp[0]) if tp and _SMALL_INT.fullmatch(tp[0]) else 1,
+                int(ep[0]) if ep and _SMALL_INT.fullmatch(ep[0]) else 1,
                 "--enable-dp-attention" in flags,
             )
     return (None, None, False)
