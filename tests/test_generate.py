@@ -312,6 +312,35 @@ def test_field_helpers() -> None:
     assert image_commit("lmsysorg/sglang:v0.5.9-cu129") is None
 
 
+def test_cells_split_by_spec_setting_and_colliding_concurrencies() -> None:
+    """A cell is one shape with one speculative-decoding detail, and never has two points at
+    one concurrency (the page selects points by concurrency): a row whose concurrencies are
+    taken goes to the next cell of its shape, whole."""
+    from types import SimpleNamespace
+
+    from syncer.cookbook.generate import group_points
+
+    def pt(item: int, conc: int, shape: str = "agg-tp2", detail: str = "MTP 3-1-4"):
+        return SimpleNamespace(item=item, concs=[conc], shape=shape, detail=detail)
+
+    points = [
+        pt(0, 1), pt(0, 44),  # row 0
+        pt(1, 44),  # row 1: c44 taken by row 0 -> second cell
+        pt(2, 8), pt(2, 16),  # row 2: fits the first cell
+        pt(3, 44, detail="MTP 7-1-8"),  # other spec setting -> own cell
+        pt(4, 1, shape="agg-tp4"),  # other shape -> own cell
+        pt(5, 2), pt(5, 44),  # row 5: c44 taken in both tp2 cells -> third cell
+    ]  # fmt: skip
+    cells = group_points(points)
+    assert [[(p.item, p.concs[0]) for p in cell] for cell in cells] == [
+        [(0, 1), (0, 44), (2, 8), (2, 16)],
+        [(1, 44)],
+        [(3, 44)],
+        [(4, 1)],
+        [(5, 2), (5, 44)],
+    ]
+
+
 def test_pin_override_in_progress(config) -> None:
     pin = Pin(DSPARK, "3859", "6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b", None, None,
               "in-progress", None)  # fmt: skip

@@ -168,6 +168,36 @@ def _cell_kv(cfg: ConfigSpec, donors: _Donors, measured: list[str], own_hicache:
 # --- cells -----------------------------------------------------------------------------------
 
 
+def group_points(points: list[Any]) -> list[list[Any]]:
+    """Rendered points -> the points of each cell, in render order.
+
+    A cell is one deployment shape (roles, parallelism, worker counts) with one speculative
+    decoding setting, since the cell's detail names it. The page picks a point by its
+    concurrency, so a search-space row whose concurrencies are already in the cell goes to the
+    next cell of that shape (a row's points stay together)."""
+    cells: list[list[Any]] = []
+    kinds: list[tuple[Any, str]] = []
+    rows: dict[tuple[Any, str, int], list[Any]] = {}
+    for point in points:
+        rows.setdefault((point.shape, point.detail, point.item), []).append(point)
+    for (shape, detail, _), row in rows.items():
+        concs = {c for p in row for c in p.concs}
+        home = next(
+            (
+                cell
+                for cell, kind in zip(cells, kinds, strict=True)
+                if kind == (shape, detail) and not concs & {c for p in cell for c in p.concs}
+            ),
+            None,
+        )
+        if home is None:
+            cells.append([])
+            kinds.append((shape, detail))
+            home = cells[-1]
+        home.extend(row)
+    return cells
+
+
 def _cells_for_config(
     cfg: ConfigSpec,
     model: ModelSpec,
@@ -176,13 +206,10 @@ def _cells_for_config(
     donors: _Donors,
 ) -> list[CellSpec]:
     hw = _hardware_of(cfg, model)
-    groups: dict[Any, list[Any]] = {}
-    for point in rendered.points:
-        groups.setdefault(point.shape, []).append(point)
     own_hicache = _hicache_from(rendered, cfg.key, hw)
     cells: list[CellSpec] = []
     ids: set[str] = set()
-    for points in groups.values():
+    for points in group_points(rendered.points):
         first = points[0]
         cell_id = f"{cfg.key}#{first.item}"
         if cell_id in ids:
