@@ -353,3 +353,18 @@ def test_concatenated_gzip_members_and_zero_padding(tmp_path: Path) -> None:
     path.write_bytes(gzip.compress(LOG[:half]) + gzip.compress(LOG[half:]) + b"\0" * 512)
     [sweep] = read_run(path).sweeps
     assert sweep.job_id == "77" and len(sweep.workers) == 1
+
+
+def test_broken_metadata_files_are_passed_over(tmp_path: Path) -> None:
+    # Fingerprints and submission manifests are optional and come from the PR's run: bad
+    # UTF-8, bad JSON or nesting too deep to parse leaves them out, never a traceback.
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "sweep_5230106.log").write_bytes(next(RUN.rglob("sweep_5230106.log")).read_bytes())
+    (run / "fingerprint_deep.json").write_text("[" * 100_000)
+    (run / "fingerprint_bytes.json").write_bytes(b'{"sglang": "\xff"}')
+    (run / "fingerprint_good.json").write_text('{"packages": {"sglang": "0.5.1"}}')
+    (run / "srt-single-node-submission.json").write_text('{"job_id": ' + "[" * 100_000)
+    data = read_run(run)
+    assert data.versions() == {"sglang": ["0.5.1"]}
+    assert [s.job_id for s in data.sweeps] == ["5230106"]

@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from syncer.errors import SyncError
 from syncer.runs.artifacts import Limits, Skipped, open_run
@@ -50,7 +51,7 @@ class RunData:
         return out
 
 
-def _read_small(stream, name: str, where: str) -> bytes:  # type: ignore[no-untyped-def]
+def _read_small(stream: BinaryIO, name: str, where: str) -> bytes:
     data = stream.read(SMALL + 1)
     if len(data) > SMALL:
         raise SyncError(
@@ -62,12 +63,19 @@ def _read_small(stream, name: str, where: str) -> bytes:  # type: ignore[no-unty
 _PACKAGES = ("sglang", "sglang-router", "sglang_router", "ai-dynamo", "dynamo", "torch")
 
 
-def _fingerprint(data: bytes, name: str) -> Fingerprint | None:
+def _json_object(data: bytes) -> dict | None:
+    """A metadata file's JSON object, or None when it is not one (these files are optional, so
+    a broken one is passed over: bad UTF-8, bad JSON, nesting too deep to parse)."""
     try:
         doc = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):
         return None
-    if not isinstance(doc, dict):
+    return doc if isinstance(doc, dict) else None
+
+
+def _fingerprint(data: bytes, name: str) -> Fingerprint | None:
+    doc = _json_object(data)
+    if doc is None:
         return None
     pool = doc.get("packages") if isinstance(doc.get("packages"), dict) else doc
     versions = {}
@@ -80,11 +88,8 @@ def _fingerprint(data: bytes, name: str) -> Fingerprint | None:
 
 def _manifest(data: bytes) -> tuple[str | None, str | None]:
     """(job id, variant name) of an srtctl submission manifest, when it states both."""
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return None, None
-    if not isinstance(doc, dict):
+    doc = _json_object(data)
+    if doc is None:
         return None, None
     job = next((doc[k] for k in ("job_id", "jobId", "job") if k in doc), None)
     name = next((doc[k] for k in ("job_name", "name", "config_name") if k in doc), None)
