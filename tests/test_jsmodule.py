@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
-from syncer.cookbook.jsmodule import load_module, parse_module
+from syncer.cookbook.jsmodule import _parse_esprima, _parse_fast, load_module, parse_module
 from syncer.errors import SyncError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cookbook"
@@ -41,10 +42,79 @@ def test_js_literal_syntax_off_the_generator_layout() -> None:
     assert isinstance(module.value["d"], float) and isinstance(module.value["e"], int)
 
 
+def test_every_literal_kind_on_the_esprima_path() -> None:
+    text = (
+        "export const data = {\n"
+        "  s: 'it\\'s', d: \"q\\u00e9\", t: `a\\nb`, yes: true, no: false, none: null,\n"
+        "  ints: [0, -0, 7, -7, 0x1F, 0o17, 0b101], floats: [1.0, .5, 5., 1e3, 1E-2, -2.5],\n"
+        "  nested: {a: [[], {}], 'b c': [{}]},\n"
+        "  1.5: 'float key', 0x10: 'hex key', 1e21: 'exp key', 'q': `\u00b7`,\n"
+        "};\n"
+    )
+    value = parse_module(text).value
+    assert value == {
+        "s": "it's",
+        "d": "qé",
+        "t": "a\nb",
+        "yes": True,
+        "no": False,
+        "none": None,
+        "ints": [0, 0, 7, -7, 31, 15, 5],
+        "floats": [1.0, 0.5, 5.0, 1000.0, 0.01, -2.5],
+        "nested": {"a": [[], {}], "b c": [{}]},
+        "1.5": "float key",
+        "16": "hex key",
+        "1e+21": "exp key",  # String(1e21) in JavaScript
+        "q": "·",
+    }
+    assert [type(v) for v in value["ints"]] == [int] * 7
+    assert [type(v) for v in value["floats"]] == [float] * 6
+
+
+def fixture_modules() -> list[Path]:
+    root = Path(__file__).parent.parent
+    return sorted(
+        [
+            *(root / "tests" / "fixtures").rglob("*.jsx"),
+            *(root / "cookbook_snippets").rglob("*.jsx"),
+        ]
+    )
+
+
+@pytest.mark.parametrize("path", fixture_modules(), ids=lambda p: p.name)
+def test_both_readers_agree_on_our_modules(path: Path) -> None:
+    # The reference modules are checked too (tests/test_emit.py), but only the smallest one,
+    # as esprima needs seconds for the large ones; ours are small enough for all.
+    text = path.read_text(encoding="utf-8")
+    fast = _parse_fast(text)
+    assert fast is not None, "not in the generator's layout"
+    slow = _parse_esprima(text, str(path))
+    assert slow == fast
+    assert json.dumps(slow.value) == json.dumps(fast.value)  # key order too
+
+
 @pytest.mark.parametrize(
     ("text", "node", "line", "column"),
     [
         ("export const a = {\n  b: c\n};\n", "Identifier", 2, 6),
+        ('// h\nexport const agentx = {\n "n": NaN\n};\n', "Identifier", 3, 7),
+        ('export const agentx = {\n "n": -Infinity\n};\n', "unary minus on Identifier", 2, 7),
+        ("export const a = {a: undefined};\n", "Identifier", 1, 22),
+        ("export const a = {a};\n", "non-literal property", 1, 19),
+        ("export const a = {get a() { return 1 }};\n", "non-literal property", 1, 19),
+        ("export const a = {a: new Date()};\n", "NewExpression", 1, 22),
+        ("export const a = {a: x.y};\n", "MemberExpression", 1, 22),
+        ("export const a = {a: 1 + 2};\n", "BinaryExpression", 1, 22),
+        ("export const a = {a: a ? 1 : 2};\n", "ConditionalExpression", 1, 22),
+        ("export const a = {a: class {}};\n", "ClassExpression", 1, 22),
+        ("export const a = {a: tag`x`};\n", "TaggedTemplateExpression", 1, 22),
+        ("export const a = {a: +1};\n", "UnaryExpression", 1, 22),
+        ("export const a = {a: <div/>};\n", "JSXElement", 1, 22),
+        ("export const a = {a: (1, 2)};\n", "SequenceExpression", 1, 23),
+        ("export default {a: 1};\n", "found ExportDefaultDeclaration", 1, 1),
+        ("export const a = 1, b = 2;\n", "export const", 1, 1),
+        ("export const {a} = {a: 1};\n", "export const", 1, 1),
+        ('import x from "y";\nexport const a = 1;\n', "found ImportDeclaration", 1, 1),
         ("export const a = {\n  b: f(1)\n};\n", "CallExpression", 2, 6),
         ("export const a = {...x};\n", "SpreadElement", 1, 19),
         ("export const a = [...x];\n", "SpreadElement", 1, 19),
@@ -71,10 +141,12 @@ def test_non_literals_refused(text: str, node: str, line: int | None, column: in
     assert (info.value.path, info.value.line, info.value.column) == ("m.jsx", line, column)
 
 
-def test_jsx_is_refused_not_rendered() -> None:
+def test_syntax_error_in_a_whole_file_is_not_called_truncated() -> None:
     with pytest.raises(SyncError) as info:
-        parse_module("export const a = {x: <div/>};\n", "m.jsx")
-    assert info.value.line == 1
+        parse_module("export const a = {a: 1}};\n", "m.jsx")
+    assert "malformed JavaScript: Unexpected token }" in info.value.message
+    assert "truncated" not in info.value.message
+    assert (info.value.line, info.value.column) == (1, 24)
 
 
 def test_truncated_file_names_the_position() -> None:

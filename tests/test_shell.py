@@ -13,6 +13,7 @@ from syncer.cookbook.shell import (
     check_publishable,
     copy_all,
     format_block,
+    js_string,
     placeholder_text,
     placeholders,
     quote,
@@ -44,6 +45,28 @@ from syncer.errors import SyncError
 )
 def test_quote(value: Any, expected: str) -> None:
     assert quote(value) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        # String(n) in JavaScript (checked with node): plain decimals down to 1e-6.
+        (1e21, "1e+21"),
+        (1.2345e21, "1.2345e+21"),
+        (1e20, "100000000000000000000"),
+        (1e-7, "1e-7"),
+        (-1e-7, "-1e-7"),
+        (1e-5, "0.00001"),
+        (1.5e-5, "0.000015"),
+        (-2.5e-6, "-0.0000025"),
+        (0.0001, "0.0001"),
+        (123.456, "123.456"),
+        (1e300, "1e+300"),
+        (float("inf"), "Infinity"),
+    ],
+)
+def test_numbers_print_as_javascript_does(value: float, expected: str) -> None:
+    assert js_string(value) == expected
 
 
 def test_format_block_layout() -> None:

@@ -99,10 +99,14 @@ def _parse_esprima(text: str, path: str) -> JsModule:
     import esprima  # only for files off the generator's layout, and for error positions
 
     try:
-        program = esprima.parseModule(text, {"comment": True, "loc": True, "range": True})
+        # `jsx` so JSX in a .jsx module is refused as a JSXElement node at its position rather
+        # than as a bare syntax error.
+        program = esprima.parseModule(
+            text, {"comment": True, "loc": True, "range": True, "jsx": True}
+        )
     except esprima.Error as exc:
         reason = re.sub(r"^Line \d+: ", "", str(getattr(exc, "message", exc)))
-        if exc.lineNumber >= len(text.rstrip().splitlines()):
+        if _looks_truncated(text, exc.lineNumber):
             reason += " (the file ends here: truncated?)"
         raise SyncError(
             f"malformed JavaScript: {reason}",
@@ -135,6 +139,13 @@ def _parse_esprima(text: str, path: str) -> JsModule:
             header.extend(text[comment.range[0] : comment.range[1]].splitlines())
     value = _literal(declarator.init, path)
     return JsModule(header=header, name=declarator.id.name, value=value)
+
+
+def _looks_truncated(text: str, error_line: int) -> bool:
+    # A whole module ends with `;` (or at least a closing bracket); an error on the last line
+    # of a text that stops anywhere else is most likely a cut-off file.
+    tail = text.rstrip()
+    return error_line >= len(tail.splitlines()) and not tail.endswith((";", "}", "]"))
 
 
 def _fail(path: str, node: Any, message: str) -> None:
@@ -200,8 +211,9 @@ def _key(node: Any, path: str) -> str:
     if node.type == "Literal" and isinstance(node.value, str):
         return node.value
     if node.type == "Literal" and isinstance(node.value, int | float):
-        number = float(node.value)
-        return str(int(number)) if number.is_integer() else repr(number)
+        from syncer.cookbook.shell import js_string  # JS turns a numeric key into String(n)
+
+        return js_string(float(node.value))
     _fail(path, node, f"non-literal object key {node.type}")
     raise AssertionError("unreachable")
 

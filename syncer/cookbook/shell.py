@@ -59,13 +59,30 @@ def js_string(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e21:
-            return str(int(value))
-        text = repr(value)
-        return re.sub(r"e([+-])0*(\d)", lambda m: f"e{m.group(1)}{m.group(2)}", text)
+        return _js_number(value)
     if isinstance(value, list):
         return ",".join("" if v is None else js_string(v) for v in value)
     return str(value)
+
+
+def _js_number(value: float) -> str:
+    # JS Number::toString: integers below 1e21 in full, plain decimals down to 1e-6, exponents
+    # (without padding zeros) beyond; Python's repr has the same shortest digits but switches to
+    # an exponent below 1e-4.
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if text in ("inf", "-inf", "nan"):
+        return {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}[text]
+    mantissa, _, exponent = text.partition("e")
+    if not exponent:
+        return text
+    power = int(exponent)
+    if -7 < power < 0:
+        sign = "-" if mantissa.startswith("-") else ""
+        digits = mantissa.lstrip("-").replace(".", "")
+        return f"{sign}0.{'0' * (-power - 1)}{digits}"
+    return f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
 
 
 def quote(value: Any) -> str:
