@@ -240,6 +240,11 @@ def test_reencode_cli(tmp_path: Path, capsys) -> None:
     broken.write_text("export const agentx = {cells: [};\n", encoding="utf-8")
     assert run_cli("reencode", str(broken), "--out", str(tmp_path / "x.jsx")) == 2
     assert not (tmp_path / "x.jsx").exists()
+    capsys.readouterr()
+    # An --out that cannot be written (its parent is a file): one error line, exit 2.
+    assert run_cli("reencode", str(source), "--out", str(broken / "x.jsx")) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {broken / 'x.jsx'}: cannot write") and err.count("\n") == 1
 
 
 def _with_mooncake_point(rendered):
