@@ -23,7 +23,8 @@ from syncer.compare.diff import Comparison, ExclusionLookup, ExclusionRef, compa
 from syncer.errors import SyncError
 from syncer.model import Block
 from syncer.runs.collect import RunData, read_run
-from syncer.runs.launch import ExpectedEnv, LoggedLaunch, build_launch
+from syncer.runs.launch import ExpectedEnv, build_launch
+from syncer.runs.logs import SweepLog
 from syncer.runs.mapping import Assignment, assign
 
 VERDICT_ORDER = ("agree", "differ", "ambiguous", "no-log", "no-cookbook")
@@ -276,6 +277,75 @@ def point_for_conc(inferencex: Path, key: str, conc: int) -> int:
     return hits[0].index
 
 
+def _raw_rendering(
+    key: str, inferencex: Path, rendered: Any, data: RunData
+) -> tuple[str, dict[int, Any], list[str]]:
+    """``(srt-slurm major version, point index -> rendered point, notes)`` to compare the logs
+    with. Logs from srt-slurm 1.x (router on ``Router command:`` lines) are compared with the
+    1.x rendering: the two differ in env defaults and router flags (docs/srt-slurm.md §12)."""
+    from syncer.inferencex.render import render_config
+
+    current = (rendered.srt_version, {p.index: p for p in rendered.points}, [])
+    if not data.sweeps or not all(s.router_style == "1.x" for s in data.sweeps):
+        return current
+    try:
+        old = render_config(inferencex, key, version="1")
+    except SyncError:
+        # E.g. a schema-2 recipe, which 1.x cannot read: compare with 2.x and say so.
+        note = (
+            "the logs come from srt-slurm 1.x, which cannot read this schema-2 recipe: "
+            "compared with the 2.x rendering"
+        )
+        return current[0], current[1], [note]
+    return "1", {p.index: p for p in old.points}, []
+
+
+def _cookbook_module(key: str, cookbook: Path) -> tuple[Any, str | None]:
+    """The decoder and path of the one module under ``cookbook`` with cells of ``key``, or
+    ``(None, None)``. A module may name the key without showing it (e.g. as a KV-tier donor),
+    so only cells count; two modules with cells of the key are ambiguous."""
+    from syncer.cookbook.decode import load_decoder
+
+    having = []
+    for m in find_modules(key, cookbook):
+        candidate = load_decoder(m)
+        if any(c.get("configKey") == key for c in candidate.cells):
+            having.append((candidate, str(m)))
+    if len(having) > 1:
+        names = ", ".join(path for _, path in having)
+        raise SyncError(f"several cookbook modules have cells of {key} ({names}); pass --cookbook")
+    return having[0] if having else (None, None)
+
+
+def _log_check(
+    sweep: SweepLog,
+    raw: list[Block],
+    router: str,
+    assignment: Assignment,
+    lookup: ExclusionLookup,
+) -> LogCheck:
+    """One sweep log against the raw blocks the recipe renders to, placement normalised."""
+    launch = build_launch(sweep, _expected_env(raw))
+    comp = compare_blocks(
+        raw,
+        launch.blocks,
+        left="recipe",
+        right="log",
+        router=router,
+        exclusion=lookup,
+        placement=True,
+        right_logged=True,
+    )
+    return LogCheck(
+        sweep.source,
+        sweep.job_id,
+        assignment.how.get(sweep.source, ""),
+        comp,
+        launch.problems,
+        launch.ambiguities,
+    )
+
+
 def verify_config(
     key: str,
     *,
@@ -285,7 +355,6 @@ def verify_config(
     point: int | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key`` (or only ``point``, an index as in ``sync render``)."""
-    from syncer.cookbook.decode import load_decoder
     from syncer.inferencex.policy import load_policy
     from syncer.inferencex.render import render_config
 
@@ -298,43 +367,13 @@ def verify_config(
         points = [points[point]]
     run_path = run if run is not None else pinned_run(key, root)
     data = read_run(run_path)
-
-    # Logs from srt-slurm 1.x (router on `Router command:` lines) are compared with the 1.x
-    # rendering: the two lines differ in env defaults and router flags (docs/srt-slurm.md §12).
-    notes: list[str] = []
-    srt_version = rendered.srt_version
-    raw_points = {p.index: p for p in rendered.points}
-    if data.sweeps and all(s.router_style == "1.x" for s in data.sweeps):
-        try:
-            old = render_config(inferencex, key, version="1")
-        except SyncError:
-            old = None  # e.g. a schema-2 recipe, which 1.x cannot read: compare with 2.x
-        if old is not None:
-            srt_version = "1"
-            raw_points = {p.index: p for p in old.points}
-        else:
-            notes.append(
-                "the logs come from srt-slurm 1.x, which cannot read this schema-2 recipe: "
-                "compared with the 2.x rendering"
-            )
-
+    srt_version, raw_points, notes = _raw_rendering(key, inferencex, rendered, data)
     # All points take part in the assignment, so a log of an unselected point is not "unmatched".
     assignment = assign(data.sweeps, rendered.points, only=point)
-    policy = load_policy()
-    lookup = _policy_lookup(policy)
-
-    modules = find_modules(key, cookbook if cookbook is not None else root / "cookbook_snippets")
-    # A module may name the key without showing it (e.g. as a KV-tier donor): only modules
-    # with cells of the key count, and two of them are ambiguous.
-    having = []
-    for m in modules:
-        candidate = load_decoder(m)
-        if any(c.get("configKey") == key for c in candidate.cells):
-            having.append((candidate, str(m)))
-    if len(having) > 1:
-        names = ", ".join(path for _, path in having)
-        raise SyncError(f"several cookbook modules have cells of {key} ({names}); pass --cookbook")
-    decoder, module_path = having[0] if having else (None, None)
+    lookup = _policy_lookup(load_policy())
+    decoder, module_path = _cookbook_module(
+        key, cookbook if cookbook is not None else root / "cookbook_snippets"
+    )
 
     results: list[PointResult] = []
     for p in points:
@@ -342,28 +381,10 @@ def verify_config(
             p.index, p.label, list(p.concs), p.variant, p.override, p.item, p.submitted
         )
         raw = raw_points[p.index].raw.get(p.submitted) or next(iter(p.raw.values()), [])
-        for sweep in assignment.by_point.get(p.index, []):
-            launch: LoggedLaunch = build_launch(sweep, _expected_env(raw))
-            comp = compare_blocks(
-                raw,
-                launch.blocks,
-                left="recipe",
-                right="log",
-                router=p.submitted,
-                exclusion=lookup,
-                placement=True,
-                right_logged=True,
-            )
-            res.logs.append(
-                LogCheck(
-                    sweep.source,
-                    sweep.job_id,
-                    assignment.how.get(sweep.source, ""),
-                    comp,
-                    launch.problems,
-                    launch.ambiguities,
-                )
-            )
+        res.logs = [
+            _log_check(sweep, raw, p.submitted, assignment, lookup)
+            for sweep in assignment.by_point.get(p.index, [])
+        ]
         res.cookbook = _cookbook_check(decoder, module_path, key, p, cookbook)
         results.append(res)
 
