@@ -80,6 +80,8 @@ def generate_command(
 
     if bool(model) == all_models:
         raise SyncError("give a MODEL (org/model path or display name) or --all")
+    if today is not None:
+        _check_date(today)
     config = load_sync_config(config_path)
     names = [m.path for m in config.models] if all_models else [config.model(model or "").path]
     if only is not None:
@@ -123,6 +125,19 @@ def generate_command(
                 click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))
     return 1 if drift else 0
+
+
+def _check_date(text: str) -> None:
+    """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
+    import datetime as dt
+    import re
+
+    try:
+        ok = bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", text)) and bool(dt.date.fromisoformat(text))
+    except ValueError:
+        ok = False
+    if not ok:
+        raise SyncError(f"--date {text!r}: expected a date as YYYY-MM-DD")
 
 
 @click.command("reencode")
