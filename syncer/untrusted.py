@@ -27,7 +27,8 @@ ALLOWED_LINK_PREFIXES = tuple(f"https://github.com/{r}/" for r in ALLOWED_GITHUB
     f"https://{h}/" for h in ALLOWED_HOSTS
 )
 
-_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+# Terminal escape sequences: CSI (colours, cursor), OSC (titles, hyperlinks) and two-byte ESC x.
+ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 # C0/C1 controls (not tab/newline), line/paragraph separators, bidi overrides and isolates:
 # what could move the cursor, hide text or reorder it on screen.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
@@ -43,7 +44,7 @@ def clip(value: object, limit: int = MAX_VALUE_CHARS) -> str:
 
 
 def _one_line(text: str) -> str:
-    text = mask(_ANSI.sub("", text))
+    text = mask(ANSI_ESCAPE.sub("", text))
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "⏎")
     return _CONTROL.sub("\ufffd", text)
 
@@ -121,7 +122,7 @@ def md_block(value: object, lang: str = "") -> str:
     escape sequences and control characters (except newline and tab) are removed.
     """
     text = "" if value is None else str(value)
-    text = mask(_ANSI.sub("", text)).replace("\r\n", "\n").replace("\r", "\n")
+    text = mask(ANSI_ESCAPE.sub("", text)).replace("\r\n", "\n").replace("\r", "\n")
     text = _CONTROL.sub("\ufffd", text)
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -132,5 +133,5 @@ def md_block(value: object, lang: str = "") -> str:
 def term_text(value: object, *, limit: int | None = None) -> str:
     """A value for a terminal: escape sequences and control characters removed."""
     text = clip(value, limit) if limit else ("" if value is None else str(value))
-    text = mask(_ANSI.sub("", text))
+    text = mask(ANSI_ESCAPE.sub("", text))
     return _CONTROL.sub("\ufffd", text.replace("\r", ""))

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from syncer.errors import SyncError
+from syncer.untrusted import ANSI_ESCAPE
 
 CHUNK = 1 << 20
 MAX_LINE = 4 << 20  # one logged command or Env line; anything longer is not srt-slurm output
@@ -45,7 +46,6 @@ _MARKERS = (
     b"Loaded config: ",
 )
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _ACTIONS = re.compile(r"^\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?")
 _RECORD = re.compile(
     r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? \[(?P<level>[A-Z]+)\] ?"
@@ -152,7 +152,7 @@ def parse_args(tokens: list[str]) -> list[list[str]]:
 def _strip(line: str) -> tuple[bool, str]:
     """``(is_record, message)``: the message without Actions and orchestrator prefixes."""
     if "\x1b" in line:
-        line = _ANSI.sub("", line)
+        line = ANSI_ESCAPE.sub("", line)  # Actions logs keep colour codes
     line = _ACTIONS.sub("", line, count=1)
     m = _RECORD.match(line)
     if m:
