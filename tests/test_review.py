@@ -354,6 +354,31 @@ def test_cli_bad_input_exits_2_with_one_error_line(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "not REV:PATH" in missing.stderr
 
 
+def test_cli_unwritable_output_is_one_error_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    base, commands = str(FIXTURES / "base.jsx"), str(FIXTURES / "commands.jsx")
+    done = run_sync(base, commands, "--format", "markdown", "-o", str(blocker / "review.md"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith(f"error: {blocker / 'review.md'}: cannot write")
+    assert done.stderr.count("\n") == 1
+
+
+def test_terminal_on_a_narrow_console_wraps_values_instead_of_cutting_them() -> None:
+    from rich.console import Console
+
+    r = review("base.jsx", "commands.jsx")
+    console = Console(record=True, width=80, color_system=None)
+    r.text(console)
+    out = console.export_text()
+    assert "…" not in out
+    # the 64-digit image digest is folded over lines, every digit kept
+    digits = "".join(
+        line.split("│")[3].strip() for line in out.splitlines() if line.count("│") == 5
+    )
+    assert "sha256:" + "3" * 64 in digits
+
+
 def git(repo: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-c", "user.name=t", "-c", "user.email=t@localhost", *args],

@@ -15,6 +15,7 @@ import click
 from rich.console import Console
 
 from syncer.compare.review import review_texts
+from syncer.cookbook.jsmodule import decode_text, read_text
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
 
@@ -24,7 +25,7 @@ def read_side(spec: str, repo: str | None) -> str:
     base = Path(repo) if repo else Path.cwd()
     candidate = Path(spec) if Path(spec).is_absolute() else base / spec
     if candidate.is_file():
-        return _decode(candidate.read_bytes(), spec)
+        return read_text(candidate)
     rev, sep, path = spec.partition(":")
     if not sep or not rev or not path:
         raise SyncError("no such file, and not REV:PATH", path=spec)
@@ -42,18 +43,7 @@ def read_side(spec: str, repo: str | None) -> str:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         reason = message[-1] if message else f"git show exited with {done.returncode}"
         raise SyncError(f"cannot read {path} at {rev} in {base}: {reason}", path=spec)
-    return _decode(done.stdout, spec)
-
-
-def _decode(raw: bytes, label: str) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SyncError(
-            f"data module is not UTF-8 (byte {exc.start})", path=label, line=line
-        ) from None
-
+    return decode_text(done.stdout, spec)
 
 
 @click.command("diff")

@@ -29,7 +29,6 @@ NOTE_ENV = frozenset(
 NOTE_VALUE_MARKERS = ("$IB_DEVICES",)
 
 
-
 @dataclass(frozen=True)
 class Change:
     """One reviewer-table row. ``old``/``new`` are None when the setting is absent on that side;

@@ -264,9 +264,9 @@ def _value(value: str | None) -> Text:
 def _rows_table(title: str, rows: list[Row], with_where: bool = True) -> Table:
     table = Table(title=title, title_justify="left", show_lines=False)
     if with_where:
-        table.add_column("where")
+        table.add_column("where", overflow="fold")
     for name in ("process", "setting", "before", "after"):
-        table.add_column(name)
+        table.add_column(name, overflow="fold")
     for row in rows:
         style = _ACTION_STYLE[row.change.action]
         name = row.change.name + (" (page note)" if row.change.note else "")
@@ -354,13 +354,17 @@ def render_terminal(review: Review, console: Console) -> None:
         if cell.state not in ("changed", "metadata"):
             continue
         ref = cell.cell
-        console.rule(Text.assemble(_t(ref.hw), " · ", _t(ref.label), " · ", _t(ref.id)))
+        # A rule's title is cut to one line; the heading is printed whole below it.
+        console.rule(style="dim")
+        console.print(
+            Text.assemble(_t(ref.hw), " · ", _t(ref.label), " · ", _t(ref.id), style="bold")
+        )
         if cell.moved and cell.old is not None:
             console.print(Text.assemble("renumbered from ", _t(cell.old.id)))
         if cell.meta:
             meta_table = Table(title="cell", title_justify="left")
             for name in ("field", "before", "after", "where"):
-                meta_table.add_column(name)
+                meta_table.add_column(name, overflow="fold")
             for meta in cell.meta:
                 meta_table.add_row(
                     _t(meta.field),

@@ -57,12 +57,17 @@ def read_text(path: str | Path) -> str:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise SyncError(f"cannot read data module: {exc.strerror or exc}", path=str(path)) from None
+    return decode_text(raw, str(path))
+
+
+def decode_text(raw: bytes, path: str) -> str:
+    """A module's bytes as text (UTF-8); anything else is a ``SyncError`` naming the line."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise SyncError(
-            f"data module is not UTF-8 (byte {exc.start})", path=str(path), line=line
+            f"data module is not UTF-8 (byte {exc.start})", path=path, line=line
         ) from None
 
 
