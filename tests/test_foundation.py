@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from syncer.errors import SyncError
 from syncer.model import sort_worker_args
@@ -53,3 +54,25 @@ def test_cli_lists_every_command_and_unknown_command_exits_2() -> None:
     bad = subprocess.run([sys.executable, "-m", "syncer", "nope"], capture_output=True, text=True)
     assert bad.returncode == 2
     assert "No such command" in bad.stderr
+
+
+def test_both_console_scripts_run_the_cli() -> None:
+    from importlib.metadata import entry_points
+
+    scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
+    assert scripts["sync"] == scripts["cookbook-sync"] == "syncer.cli:main"
+    bindir = Path(sys.executable).parent
+    for name in ("sync", "cookbook-sync"):
+        done = subprocess.run([str(bindir / name), "--help"], capture_output=True, text=True)
+        assert done.returncode == 0 and "  decode " in done.stdout
+
+
+def test_readme_opens_with_the_two_commands_ci_runs() -> None:
+    # .ci/run takes the second line of the README's first code block as the test command.
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```")[1].strip("\n").splitlines()
+    assert len(block) == 2
+    setup, tests = block
+    assert "python3 -m venv .venv" in setup and "pip install" in setup and "/sync verify " in setup
+    assert tests.endswith("pytest")
+    assert readme.index("```") < readme.index("\n## ")
