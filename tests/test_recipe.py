@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,23 @@ def test_args_must_be_a_mapping() -> None:
     }
     with pytest.raises(SyncError, match=r"roles\.agg\.args must be a mapping"):
         normalise(doc)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"resources": {"gpus_per_node": 4, "prefill_nodes": "2"}}, "resources.prefill_nodes"),
+        ({"resources": {"gpus_per_node": 4, "gpus_per_decode": 2.5}}, "resources.gpus_per_decode"),
+        (
+            {"frontend": {"enable_multiple_frontends": True, "num_additional_frontends": "3"}},
+            "frontend.num_additional_frontends",
+        ),
+    ],
+)
+def test_counts_must_be_integers_in_both_schemas(change: dict, message: str) -> None:
+    """A quoted or fractional count is named (file and key), never a TypeError traceback."""
+    doc = load_yaml(FIX / "schema1.yaml")
+    for key, value in change.items():
+        doc[key] = {**(doc.get(key) or {}), **value}
+    with pytest.raises(SyncError, match=f"{re.escape(message)} must be an integer"):
+        normalise(doc, path="r.yaml")

@@ -306,6 +306,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
     schema = variant.get("schema", 1)
     if schema not in (1, 2):
         raise SyncError(f"unsupported recipe schema {schema!r} (expected 1 or 2)", path=path)
+    # Where a variant's env came from, for error messages: override files nest it under base.
     base_path = (
         ["base"]
         if selector.startswith(("override_", "zip_override_")) or selector == "base"
@@ -315,106 +316,18 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
     gpus_per_node = resources.get("gpus_per_node")
     if not isinstance(gpus_per_node, int):
         raise SyncError("resources.gpus_per_node must be set (an integer)", path=path)
-    model = variant.get("model") or {}
-    frontend_raw = variant.get("frontend") or {}
-    roles: dict[str, Role] = {}
     if schema == 2 or "roles" in variant:
-        engine_raw = variant.get("engine", "sglang")
-        engine = engine_raw.get("type") if isinstance(engine_raw, dict) else engine_raw
-        role_map = variant.get("roles")
-        if not isinstance(role_map, dict) or not role_map:
-            raise SyncError("schema 2 recipe needs a roles mapping", path=path)
-        if "backend" in variant:
-            raise SyncError("roles: cannot be mixed with the schema 1 backend: section", path=path)
-        for rname, spec in role_map.items():
-            if rname not in ROLE_MODES:
-                raise SyncError(
-                    f"unknown role {rname!r}; expected agg, prefill or decode", path=path
-                )
-            spec = spec or {}
-            unknown = set(spec) - ROLE_KEYS
-            if unknown:
-                close = difflib.get_close_matches(sorted(unknown)[0], sorted(ROLE_KEYS), n=3)
-                raise SyncError(
-                    f"roles.{rname}: unknown key {sorted(unknown)[0]!r}; "
-                    f"closest: {', '.join(close) or '-'}",
-                    path=path,
-                )
-            nodes = spec.get("nodes", 1)
-            if nodes == "colocate":
-                nodes = 0
-            nodes = _int(nodes, f"roles.{rname}.nodes", path)
-            workers = _int(spec.get("workers", 1), f"roles.{rname}.workers", path)
-            gpus = spec.get("gpus")
-            if gpus is None:
-                gpus = (nodes * gpus_per_node) // max(workers, 1)
-            roles[rname] = Role(
-                name=rname,
-                nodes=nodes,
-                workers=workers,
-                gpus=_int(gpus, f"roles.{rname}.gpus", path),
-                args=_mapping(spec.get("args"), f"roles.{rname}.args", path),
-                env=_env(
-                    spec.get("env"), f"roles.{rname}.env", path, [*base_path, "roles", rname, "env"]
-                ),
-                kv_events=spec.get("kv_events"),
-                extra_args=list(spec.get("extra_args") or []),
-            )
+        engine, roles = _schema2_roles(variant, gpus_per_node, path, base_path)
     else:
-        backend = variant.get("backend") or {}
-        engine = backend.get("type", "sglang")
-        config = backend.get(f"{engine}_config") or {}
-        for rname, mode in ROLE_MODES.items():
-            if (
-                mode not in config
-                and not resources.get(f"{rname}_workers")
-                and not resources.get(f"{mode}_workers")
-            ):
-                continue
-            prefix = "agg" if rname == "agg" else rname
-            nodes = resources.get(f"{prefix}_nodes", 1)
-            workers = resources.get(f"{prefix}_workers", 1)
-            gpus = resources.get(f"gpus_per_{prefix}")
-            if gpus is None:
-                gpus = (nodes * gpus_per_node) // max(workers, 1)
-            kv_cfg = (backend.get("kv_events_config") or {}).get(mode)
-            roles[rname] = Role(
-                name=rname,
-                nodes=nodes,
-                workers=workers,
-                gpus=gpus,
-                args=_mapping(config.get(mode), f"backend.{engine}_config.{mode}", path),
-                env=_env(
-                    backend.get(f"{mode}_environment"),
-                    f"backend.{mode}_environment",
-                    path,
-                    [*base_path, "backend", f"{mode}_environment"],
-                ),
-                kv_events=kv_cfg,
-            )
-        if not roles:
-            raise SyncError("recipe has no workers (no roles: and no backend config)", path=path)
+        engine, roles = _schema1_roles(variant, gpus_per_node, path, base_path)
     if engine != "sglang":
         raise SyncError(f"engine {engine!r} is not rendered (only sglang workers are)", path=path)
     if "agg" in roles and len(roles) > 1:
         raise SyncError("a recipe has either an agg role or prefill + decode roles", path=path)
     if ("prefill" in roles) != ("decode" in roles):
         raise SyncError("disaggregated recipes need both prefill and decode roles", path=path)
-    ftype = frontend_raw.get("type", "dynamo")  # srtctl defaults to Dynamo frontends
-    if schema == 1 and ftype == "sglang":
-        ftype = "sglang-router"  # 2.x renames the schema-1 router type at load
-    if frontend_raw.get("use_sglang_router") and ftype == "dynamo":
-        ftype = "sglang-router"
-    frontend = Frontend(
-        type=ftype,
-        args=_mapping(frontend_raw.get("args"), "frontend.args", path),
-        env=_env(frontend_raw.get("env"), "frontend.env", path, [*base_path, "frontend", "env"]),
-        multiple=bool(frontend_raw.get("enable_multiple_frontends")),
-        count=int(frontend_raw.get("num_additional_frontends", 9)) + 1
-        if frontend_raw.get("enable_multiple_frontends")
-        else 1,
-    )
     services = _services(variant)
+    model = variant.get("model") or {}
     model_path = model.get("path")
     if not isinstance(model_path, str):
         raise SyncError("model.path is not set (the master config binds it)", path=path)
@@ -424,7 +337,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         name=str(variant.get("name", "")),
         engine=engine,
         roles=roles,
-        frontend=frontend,
+        frontend=_frontend(variant.get("frontend") or {}, schema, path, base_path),
         services=services,
         environment=_env(
             variant.get("environment"), "environment", path, [*base_path, "environment"]
@@ -436,6 +349,128 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         mooncake_master=any(s.get("type") in ("mooncake", "mooncake-master") for s in services),
         benchmark_env=dict((variant.get("benchmark") or {}).get("env") or {}),
         raw=variant,
+    )
+
+
+def _role_gpus(
+    gpus: Any, nodes: int, workers: int, gpus_per_node: int, what: str, path: str
+) -> int:
+    """A role's GPUs per worker: as given, else its nodes' GPUs shared by its workers."""
+    if gpus is None:
+        return (nodes * gpus_per_node) // max(workers, 1)
+    return _int(gpus, what, path)
+
+
+def _schema2_roles(
+    variant: dict[str, Any], gpus_per_node: int, path: str, base_path: list[str]
+) -> tuple[str, dict[str, Role]]:
+    """Schema 2: ``engine`` and ``roles.<agg|prefill|decode>.{nodes,workers,gpus,args,env}``."""
+    engine_raw = variant.get("engine", "sglang")
+    engine = engine_raw.get("type") if isinstance(engine_raw, dict) else engine_raw
+    role_map = variant.get("roles")
+    if not isinstance(role_map, dict) or not role_map:
+        raise SyncError("schema 2 recipe needs a roles mapping", path=path)
+    if "backend" in variant:
+        raise SyncError("roles: cannot be mixed with the schema 1 backend: section", path=path)
+    roles: dict[str, Role] = {}
+    for rname, spec in role_map.items():
+        if rname not in ROLE_MODES:
+            raise SyncError(f"unknown role {rname!r}; expected agg, prefill or decode", path=path)
+        spec = spec or {}
+        unknown = set(spec) - ROLE_KEYS
+        if unknown:
+            close = difflib.get_close_matches(sorted(unknown)[0], sorted(ROLE_KEYS), n=3)
+            raise SyncError(
+                f"roles.{rname}: unknown key {sorted(unknown)[0]!r}; "
+                f"closest: {', '.join(close) or '-'}",
+                path=path,
+            )
+        nodes = spec.get("nodes", 1)
+        if nodes == "colocate":
+            nodes = 0
+        nodes = _int(nodes, f"roles.{rname}.nodes", path)
+        workers = _int(spec.get("workers", 1), f"roles.{rname}.workers", path)
+        roles[rname] = Role(
+            name=rname,
+            nodes=nodes,
+            workers=workers,
+            gpus=_role_gpus(
+                spec.get("gpus"), nodes, workers, gpus_per_node, f"roles.{rname}.gpus", path
+            ),
+            args=_mapping(spec.get("args"), f"roles.{rname}.args", path),
+            env=_env(
+                spec.get("env"), f"roles.{rname}.env", path, [*base_path, "roles", rname, "env"]
+            ),
+            kv_events=spec.get("kv_events"),
+            extra_args=list(spec.get("extra_args") or []),
+        )
+    return str(engine), roles
+
+
+def _schema1_roles(
+    variant: dict[str, Any], gpus_per_node: int, path: str, base_path: list[str]
+) -> tuple[str, dict[str, Role]]:
+    """Schema 1: ``backend.<engine>_config.<mode>`` args, ``backend.<mode>_environment`` and
+    the ``resources.<role>_nodes/_workers`` / ``gpus_per_<role>`` counts."""
+    resources = variant.get("resources") or {}
+    backend = variant.get("backend") or {}
+    engine = backend.get("type", "sglang")
+    config = backend.get(f"{engine}_config") or {}
+    roles: dict[str, Role] = {}
+    for rname, mode in ROLE_MODES.items():
+        if (
+            mode not in config
+            and not resources.get(f"{rname}_workers")
+            and not resources.get(f"{mode}_workers")
+        ):
+            continue
+        prefix = "agg" if rname == "agg" else rname
+        nodes = _int(resources.get(f"{prefix}_nodes", 1), f"resources.{prefix}_nodes", path)
+        workers = _int(resources.get(f"{prefix}_workers", 1), f"resources.{prefix}_workers", path)
+        roles[rname] = Role(
+            name=rname,
+            nodes=nodes,
+            workers=workers,
+            gpus=_role_gpus(
+                resources.get(f"gpus_per_{prefix}"),
+                nodes,
+                workers,
+                gpus_per_node,
+                f"resources.gpus_per_{prefix}",
+                path,
+            ),
+            args=_mapping(config.get(mode), f"backend.{engine}_config.{mode}", path),
+            env=_env(
+                backend.get(f"{mode}_environment"),
+                f"backend.{mode}_environment",
+                path,
+                [*base_path, "backend", f"{mode}_environment"],
+            ),
+            kv_events=(backend.get("kv_events_config") or {}).get(mode),
+        )
+    if not roles:
+        raise SyncError("recipe has no workers (no roles: and no backend config)", path=path)
+    return str(engine), roles
+
+
+def _frontend(raw: dict[str, Any], schema: int, path: str, base_path: list[str]) -> Frontend:
+    ftype = raw.get("type", "dynamo")  # srtctl defaults to Dynamo frontends
+    if schema == 1 and ftype == "sglang":
+        ftype = "sglang-router"  # 2.x renames the schema-1 router type at load
+    if raw.get("use_sglang_router") and ftype == "dynamo":
+        ftype = "sglang-router"
+    multiple = bool(raw.get("enable_multiple_frontends"))
+    return Frontend(
+        type=ftype,
+        args=_mapping(raw.get("args"), "frontend.args", path),
+        env=_env(raw.get("env"), "frontend.env", path, [*base_path, "frontend", "env"]),
+        multiple=multiple,
+        count=(
+            _int(raw.get("num_additional_frontends", 9), "frontend.num_additional_frontends", path)
+            + 1
+            if multiple
+            else 1
+        ),
     )
 
 
