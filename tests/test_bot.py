@@ -236,6 +236,12 @@ def test_first_use_opens_the_pr_and_the_status_comment(world, golden):
     assert f'"run":"{RUN}"' in pull["body"] and '"status":"verified-pr"' in pull["body"]
     assert f"https://github.com/{INFX}/actions/runs/{RUN}" in pull["body"]
     assert len(pull["body"]) <= 65536
+    # The body: provenance per deployment, the reviewer diff, the exclusions applied.
+    pr_text = plain(pull["body"])
+    assert re.search(rf"`{KEY}` \| `Agg TP4` \| `1, 4, 16` \|.*\| `verified-pr` \|", pull["body"])
+    assert "Changes to the commands" in pr_text and "Added cells" in pr_text
+    assert re.search(r"[1-9][0-9]* exclusions applied to these configs", pr_text)
+    assert "| `CUDA_VISIBLE_DEVICES` | `env` | process placement" in pull["body"]
     module = world.show(MODULE)
     assert KEY in module and str(RUN) in module
     page = world.show(PAGE)

@@ -162,6 +162,12 @@ def test_bad_event_file(world):
     )
     assert proc.returncode == 2
     assert "issue.number must be a positive integer" in proc.stderr
+    # A payload of the wrong shape: one line naming the event file, no traceback.
+    proc = sync_bot(world, {"action": "created", "repository": {"full_name": INFX}, "issue": []})
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"error: {world.tmp / 'event.json'}: event: issue must be an object, got list"
+    )
 
 
 def test_events_from_elsewhere_are_ignored(world):

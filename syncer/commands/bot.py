@@ -82,27 +82,35 @@ def bot_command(
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
     from syncer import secrets
+    from syncer.publish.bot import BadEvent
 
     secrets.install()
-    if models_only:
-        from syncer.publish.bot import event_models
-        from syncer.syncconfig import load_sync_config
-
-        models = event_models(
-            load_sync_config(config_path),
-            event_name,
-            _load_event(event_path),
-            inferencex_repo=options["inferencex_repo"],
-            cookbook_repo=options["cookbook_repo"],
-        )
-        click.echo(" ".join(models))
-        return 0
     try:
+        if models_only:
+            return _models_only(event_path, event_name, config_path, **options)
         return _run(event_path, event_name, config_path, **options)
     except SyncError as exc:
+        if isinstance(exc, BadEvent):
+            exc.path = str(event_path)
         exc.message = secrets.mask(exc.message)
         exc.args = (exc.message,)
         raise
+
+
+def _models_only(event_path: Path, event_name: str, config_path: Path, **options: Any) -> int:
+    """The models the event can touch (event data + sync.yaml; no token, no API)."""
+    from syncer.publish.bot import event_models
+    from syncer.syncconfig import load_sync_config
+
+    models = event_models(
+        load_sync_config(config_path),
+        event_name,
+        _load_event(event_path),
+        inferencex_repo=options["inferencex_repo"],
+        cookbook_repo=options["cookbook_repo"],
+    )
+    click.echo(" ".join(models))
+    return 0
 
 
 def _run(

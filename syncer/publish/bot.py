@@ -124,14 +124,14 @@ class Bot:
         return self.out
 
     def _route(self, event_name: str, payload: dict[str, Any]) -> None:
-        repo = ((payload.get("repository") or {}).get("full_name")) or ""
+        repo = _text(_obj(payload, "repository"), "full_name", "repository")
         if event_name == "issue_comment":
             if repo != self.s.inferencex_repo:
                 self.out.say(f"ignored: comment event from {repo or 'an unknown repository'}")
             else:
                 self._on_comment(payload)
         elif event_name == "pull_request":
-            pr = payload.get("pull_request") or {}
+            pr = _obj(payload, "pull_request")
             number = _number(pr.get("number"), "pull_request.number")
             action = payload.get("action")
             if repo == self.s.inferencex_repo:
@@ -144,13 +144,13 @@ class Bot:
             else:
                 self.out.say(f"ignored: pull_request {action} in {repo or 'unknown'}")
         elif event_name == "repository_dispatch":
-            client = payload.get("client_payload") or {}
+            client = _obj(payload, "client_payload")
             self.on_cookbook_closed(
                 _number(client.get("cookbook_pr"), "client_payload.cookbook_pr")
             )
         elif event_name == "workflow_dispatch":
             # Workflow inputs always arrive as strings.
-            raw = (payload.get("inputs") or {}).get("cookbook_pr")
+            raw = _obj(payload, "inputs").get("cookbook_pr")
             digits = raw.strip() if isinstance(raw, str) else ""
             value = int(digits) if digits.isascii() and digits.isdigit() else raw
             self.on_cookbook_closed(_number(value, "inputs.cookbook_pr"))
@@ -158,12 +158,12 @@ class Bot:
             self.out.say(f"ignored: event {event_name}")
 
     def _on_comment(self, payload: dict[str, Any]) -> None:
-        issue = payload.get("issue") or {}
+        issue = _obj(payload, "issue")
         if not issue.get("pull_request"):
             self.out.say("ignored: comment on an issue, not a PR")
             return
         number = _number(issue.get("number"), "issue.number")
-        event_comment = payload.get("comment") or {}
+        event_comment = _obj(payload, "comment")
         comment_id = _number(event_comment.get("id"), "comment.id")
         action = payload.get("action")
         repo = self.s.inferencex_repo
@@ -812,15 +812,15 @@ def event_models(
 ) -> list[str]:
     """The models an event can touch, from the event data and sync.yaml alone (no API, no
     token): what the workflow's gate job uses to pick the per-model concurrency group."""
-    repo = ((payload.get("repository") or {}).get("full_name")) or ""
+    repo = _text(_obj(payload, "repository"), "full_name", "repository")
     number: object = None
     if event_name == "issue_comment" and repo == inferencex_repo:
-        issue = payload.get("issue") or {}
+        issue = _obj(payload, "issue")
         number = issue.get("number") if issue.get("pull_request") else None
     elif event_name == "pull_request" and repo == inferencex_repo:
-        number = (payload.get("pull_request") or {}).get("number")
+        number = _obj(payload, "pull_request").get("number")
     elif event_name == "pull_request" and repo == cookbook_repo:
-        ref = ((payload.get("pull_request") or {}).get("head") or {}).get("ref") or ""
+        ref = _text(_obj(_obj(payload, "pull_request"), "head"), "ref", "pull_request.head")
         path = ref[len(BRANCH_PREFIX) :] if ref.startswith(BRANCH_PREFIX) else None
         return [m.path for m in config.models if m.path == path]
     elif event_name in ("repository_dispatch", "workflow_dispatch"):
@@ -868,9 +868,32 @@ def fit_comment(body: str, limit: int = MAX_BODY_CHARS) -> str:
     raise SyncError(f"status comment is {len(body)} characters, over GitHub's {limit}")
 
 
+class BadEvent(SyncError):
+    """The event payload is not shaped like GitHub's (the command names the event file)."""
+
+
+def _obj(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """``data[key]`` as an object ({} when absent); any other type is a malformed event."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadEvent(f"event: {key} must be an object, got {type(value).__name__}")
+    return value
+
+
+def _text(data: dict[str, Any], key: str, where: str) -> str:
+    value = data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadEvent(f"event: {where}.{key} must be a string, got {type(value).__name__}")
+    return value
+
+
 def _number(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise SyncError(f"event: {what} must be a positive integer, got {clip(value, 40)!r}")
+        raise BadEvent(f"event: {what} must be a positive integer, got {clip(value, 40)!r}")
     return value
 
 
