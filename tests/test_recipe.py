@@ -212,6 +212,14 @@ def test_args_must_be_a_mapping() -> None:
             {"frontend": {"enable_multiple_frontends": True, "num_additional_frontends": "3"}},
             "frontend.num_additional_frontends",
         ),
+        (
+            {"backend": {"sglang_config": {"prefill": {"tensor-parallel-size": "four"}}}},
+            "backend.sglang_config.prefill.tensor-parallel-size",
+        ),
+        (
+            {"backend": {"sglang_config": {"prefill": {}, "decode": {"dp_size": [2]}}}},
+            "backend.sglang_config.decode.dp_size",
+        ),
     ],
 )
 def test_counts_must_be_integers_in_both_schemas(change: dict, message: str) -> None:

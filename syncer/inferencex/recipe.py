@@ -265,6 +265,24 @@ class Recipe:
         return sum(role.nodes for role in self.roles.values())
 
 
+# Parallelism args, under every spelling recipes use: points are matched on them and labels
+# built from them, so each must be a whole number (srt-slurm passes them on as CLI values).
+TP_ARGS = ("tensor-parallel-size", "tensor_parallel_size", "tp-size", "tp_size", "tp")
+EP_ARGS = ("expert-parallel-size", "expert_parallel_size", "ep-size", "ep_size", "ep")
+DP_ARGS = ("data-parallel-size", "data_parallel_size", "dp-size", "dp_size", "dp")
+
+
+def _sizes_checked(args: dict[str, Any], where: str, path: str) -> dict[str, Any]:
+    for key in (*TP_ARGS, *EP_ARGS, *DP_ARGS):
+        value = args.get(key)
+        if value is None:
+            continue
+        whole = isinstance(value, int) or (isinstance(value, str) and value.isdigit())
+        if isinstance(value, bool) or not whole:
+            raise SyncError(f"{where}.{key} must be an integer, got {value!r}", path=path)
+    return args
+
+
 def _int(value: Any, what: str, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise SyncError(f"{what} must be an integer, got {value!r}", path=path)
@@ -397,7 +415,11 @@ def _schema2_roles(
             gpus=_role_gpus(
                 spec.get("gpus"), nodes, workers, gpus_per_node, f"roles.{rname}.gpus", path
             ),
-            args=_mapping(spec.get("args"), f"roles.{rname}.args", path),
+            args=_sizes_checked(
+                _mapping(spec.get("args"), f"roles.{rname}.args", path),
+                f"roles.{rname}.args",
+                path,
+            ),
             env=_env(
                 spec.get("env"), f"roles.{rname}.env", path, [*base_path, "roles", rname, "env"]
             ),
@@ -439,7 +461,11 @@ def _schema1_roles(
                 f"resources.gpus_per_{prefix}",
                 path,
             ),
-            args=_mapping(config.get(mode), f"backend.{engine}_config.{mode}", path),
+            args=_sizes_checked(
+                _mapping(config.get(mode), f"backend.{engine}_config.{mode}", path),
+                f"backend.{engine}_config.{mode}",
+                path,
+            ),
             env=_env(
                 backend.get(f"{mode}_environment"),
                 f"backend.{mode}_environment",

@@ -20,7 +20,16 @@ from syncer.inferencex import master as master_mod
 from syncer.inferencex.master import ConfigEntry, Job, Row
 from syncer.inferencex.policy import Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, render_raw
-from syncer.inferencex.recipe import Recipe, compose_shared, expand_variants, load_yaml, normalise
+from syncer.inferencex.recipe import (
+    DP_ARGS,
+    EP_ARGS,
+    TP_ARGS,
+    Recipe,
+    compose_shared,
+    expand_variants,
+    load_yaml,
+    normalise,
+)
 from syncer.model import Block
 
 BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
@@ -38,9 +47,7 @@ DERIVED_FRONTEND = {
         "args": {"policy": "cache_aware"},
     },
 }
-_TP = ("tensor-parallel-size", "tensor_parallel_size", "tp-size", "tp_size", "tp")
-_EP = ("expert-parallel-size", "expert_parallel_size", "ep-size", "ep_size", "ep")
-_DP = ("data-parallel-size", "data_parallel_size", "dp-size", "dp_size", "dp")
+_TP, _EP, _DP = TP_ARGS, EP_ARGS, DP_ARGS  # whole numbers: checked by recipe.normalise
 _DPA = ("enable-dp-attention", "enable_dp_attention")
 
 
