@@ -280,13 +280,11 @@ class Bot:
                 notify += carried  # every InferenceX PR it carried learns it
             for number in notify:
                 items = [
-                    st.StatusItem(
-                        key=cfg.key,
-                        model=model.model,
-                        section=model.section,
-                        page_url=self._page_url(model),
-                        status=cfg.pin.status,
-                        head_sha=pull.head_sha,
+                    self._item(
+                        model,
+                        cfg.key,
+                        pull.head_sha,
+                        pin=cfg.pin,
                         source_closed=True,
                         open_pr=open_pr.number if open_pr else None,
                         closed_pr=closed.number if closed else None,
@@ -362,7 +360,6 @@ class Bot:
         status: str,
         tmp: Path,
     ) -> list[st.StatusItem]:
-        infx_url = f"https://github.com/{self.s.inferencex_repo}"
         in_progress = {
             c.key: Pin(c.key, str(pull.number), pull.head_sha, None, None, "in-progress", None)
             for c in cfgs
@@ -394,28 +391,13 @@ class Bot:
                     self.out.say(f"{c.key}: run {choice.run_id} does not verify; kept in progress")
         result = self._publish(model, pins, pull)
         items = []
-        me = self.cgh.login()
         for c in cfgs:
-            pin = pins[c.key]
-            merged_with = result.merged_with(c.key, me, model.path)
-            item = st.StatusItem(
-                key=c.key,
-                model=model.model,
-                section=model.section,
-                page_url=self._page_url(model),
-                status=pin.status,
-                head_sha=pull.head_sha,
-                open_pr=result.open_pr.number if result.open_pr else None,
-                merged_pr=merged_with[0] if merged_with else None,
-                live_since=merged_with[0] if merged_with else None,
-                run=pin.run,
-                run_url=f"{infx_url}/actions/runs/{pin.run}" if pin.run else None,
-                refusal=choice.refusal,
-                closed_pr=result.closed.number if result.closed else None,
+            item = self._item(
+                model, c.key, pull.head_sha, pin=pins[c.key], result=result, refusal=choice.refusal
             )
             if c.key in reports:
                 item.verify_failed_run = str(choice.run_id)
-                item.verify_run_url = f"{infx_url}/actions/runs/{choice.run_id}"
+                item.verify_run_url = self._run_url(str(choice.run_id))
                 item.verify_report = clip(reports[c.key], MAX_REPORT_CHARS)
             if result.blocked:
                 item.blocked = {"branch": result.branch, "commits": result.blocked}
@@ -425,18 +407,43 @@ class Bot:
     def _error_items(
         self, model: ModelSpec, cfgs: list[ConfigSpec], pull: Pull, error: str
     ) -> list[st.StatusItem]:
-        return [
-            st.StatusItem(
-                key=c.key,
-                model=model.model,
-                section=model.section,
-                page_url=self._page_url(model),
-                status="in-progress",
-                head_sha=pull.head_sha,
-                error=error,
+        return [self._item(model, c.key, pull.head_sha, error=error) for c in cfgs]
+
+    def _item(
+        self,
+        model: ModelSpec,
+        key: str,
+        head_sha: str,
+        *,
+        pin: Pin | None = None,
+        result: st.PublishResult | None = None,
+        **extra: Any,
+    ) -> st.StatusItem:
+        """The status of config ``key``: where it goes, its pin (none: in progress) and, given
+        ``result``, the bot's cookbook PRs for it."""
+        fields: dict[str, Any] = {"status": pin.status if pin else "in-progress"}
+        if pin is not None and pin.run:
+            fields.update(run=pin.run, run_url=self._run_url(pin.run))
+        if result is not None:
+            merged_with = result.merged_with(key, self.cgh.login(), model.path)
+            fields.update(
+                open_pr=result.open_pr.number if result.open_pr else None,
+                merged_pr=merged_with[0] if merged_with else None,
+                live_since=merged_with[0] if merged_with else None,
+                closed_pr=result.closed.number if result.closed else None,
             )
-            for c in cfgs
-        ]
+        fields.update(extra)
+        return st.StatusItem(
+            key=key,
+            model=model.model,
+            section=model.section,
+            page_url=self._page_url(model),
+            head_sha=head_sha,
+            **fields,
+        )
+
+    def _run_url(self, run: str) -> str:
+        return f"https://github.com/{self.s.inferencex_repo}/actions/runs/{run}"
 
     # -- generation and the cookbook PR ------------------------------------------------------------
 
@@ -667,9 +674,7 @@ class Bot:
                         "pr_url": f"{infx_url}/pull/{pin.pr}" if pin.pr else None,
                         "sha": pin.sha,
                         "run": pin.run,
-                        "run_url": f"{infx_url}/actions/runs/{pin.run.split('/')[0]}"
-                        if pin.run
-                        else None,
+                        "run_url": self._run_url(pin.run) if pin.run else None,
                         "comment": pin.comment,
                         "comment_url": f"{infx_url}/pull/{pin.pr}#issuecomment-{pin.comment}"
                         if pin.comment
@@ -755,28 +760,12 @@ class Bot:
         )
         me = self.cgh.login()
         current = st.read_state(result.open_pr, me, model.path) if result.open_pr else {}
-        infx_url = f"https://github.com/{self.s.inferencex_repo}"
         items = []
         for m, cfg in self.configs_of(number):
             if m.path != model.path:
                 continue
             pin = current.get(cfg.key) or recorded.get(cfg.key) or cfg.pin
-            merged_with = result.merged_with(cfg.key, me, model.path)
-            items.append(
-                st.StatusItem(
-                    key=cfg.key,
-                    model=model.model,
-                    section=model.section,
-                    page_url=self._page_url(model),
-                    status=pin.status,
-                    head_sha=pin.sha,
-                    open_pr=result.open_pr.number if result.open_pr else None,
-                    merged_pr=merged_with[0] if merged_with else None,
-                    live_since=merged_with[0] if merged_with else None,
-                    run=pin.run,
-                    run_url=f"{infx_url}/actions/runs/{pin.run.split('/')[0]}" if pin.run else None,
-                )
-            )
+            items.append(self._item(model, cfg.key, pin.sha, pin=pin, result=result))
         if items:
             self._upsert_status(number, items)
 
