@@ -8,10 +8,15 @@ Events (docs/inferencex-side.md §5; DESIGN.md "Idempotent publishing"):
   or malformed command gets -1 and nothing else.
 * ``pull_request`` on InferenceX: ``opened``/``reopened``/``synchronize`` re-check the pin
   (its commit must still be in the PR) and the recipe at the new head; ``closed`` + merged
-  flips the pinned config to ``verified``.
+  flips the pinned config to ``verified``; ``closed`` unmerged closes the bot's cookbook PR
+  when no other open or merged InferenceX PR keeps it (stale bot PRs are not left open).
 * ``pull_request`` closed + merged on the cookbook (or ``repository_dispatch`` with
-  ``client_payload.cookbook_pr``): the status comments of the InferenceX PRs in that cookbook
-  PR say it is live.
+  ``client_payload.cookbook_pr``, or ``workflow_dispatch`` with the input ``cookbook_pr``): the
+  status comments of the InferenceX PRs in that cookbook PR say it is live.
+
+``--dry-run`` (``Plan(dry_run=True)``) describes every write and makes none: API writes are
+planned, git objects are not written, and the cookbook is cloned into a scratch directory
+removed when the event is handled (never into the cache, never fetched into a local checkout).
 
 Everything is recomputed from the API on every event (the event is only the trigger), so
 replays and out-of-order deliveries converge on the same result, and nothing is written when
