@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from syncer.compare.review import Review, review_texts
+from syncer.cookbook.emit import emit_module
+from syncer.cookbook.jsmodule import load_module
 
 FIXTURES = Path(__file__).parent / "fixtures" / "diff"
 UPDATE = os.environ.get("SYNC_UPDATE_GOLDEN") == "1"
@@ -352,6 +355,36 @@ def test_cli_bad_input_exits_2_with_one_error_line(tmp_path: Path) -> None:
     assert done.stderr.startswith("error: ") and str(broken) in done.stderr
     missing = run_sync(str(FIXTURES / "base.jsx"), str(tmp_path / "nope.jsx"))
     assert missing.returncode == 2 and "not REV:PATH" in missing.stderr
+
+
+def test_bad_module_errors_name_the_line_of_the_entry(tmp_path: Path) -> None:
+    text = read("commands.jsx")
+    bad = text.replace('"submitted": "dynamo"', '"submitted": ["dynamo"]', 1)
+    path = tmp_path / "bad.jsx"
+    path.write_text(bad, encoding="utf-8")
+    done = run_sync(str(FIXTURES / "base.jsx"), str(path))
+    assert done.returncode == 2 and done.stdout == ""
+    line = bad[: bad.index('"submitted": ["dynamo"]')].count("\n") + 1
+    assert done.stderr.startswith(f"error: {path}:{line}:")
+    assert "cells[0].submitted: router ['dynamo'] is not one of" in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_cells_and_points_need_what_matching_reads() -> None:
+    from syncer.errors import SyncError
+
+    no_id = json.loads(json.dumps(load_module(FIXTURES / "base.jsx").value))
+    del no_id["cells"][1]["id"]
+    no_concs = json.loads(json.dumps(no_id))
+    no_concs["cells"][1]["id"] = "x#0"
+    no_concs["cells"][1]["points"][0]["concs"] = None
+    for data, message in (
+        (no_id, "cells[1]: a cell needs an `id` to be matched"),
+        (no_concs, "cells[1].points[0]: a point needs `concs` to be matched"),
+    ):
+        text = emit_module(["// x"], "agentx", data)
+        with pytest.raises(SyncError, match=re.escape(message)):
+            review_texts(read("base.jsx"), text, old_label="base.jsx", new_label="new.jsx")
 
 
 def test_cli_unwritable_output_is_one_error_line(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from syncer.cookbook import decode, jsmodule, shell
+from syncer.cookbook import decode, shell
 from syncer.errors import SyncError
 from syncer.model import WORKER_ROLES, Block
 
@@ -66,53 +66,45 @@ class CellRef:
 class ModuleSide:
     """One decoded module version: cells, points and memoised decoded blocks and texts."""
 
-    def __init__(self, data: dict[str, Any], decoder: decode.Decoder, label: str) -> None:
-        self.data = data
+    def __init__(self, decoder: decode.Decoder) -> None:
+        # The decoder has checked the module's shape (lists of objects where the format has
+        # them), so only what matching needs beyond decoding is checked here.
+        self.data: dict[str, Any] = decoder.data
         self.decoder = decoder
-        self.label = label
+        self.label = decoder.path
         self._blocks: dict[tuple[int, int, str, str], list[Block]] = {}
         self._texts: dict[tuple[int, int, str, str], str] = {}
-        self.hardware = [dict(h) for h in _list(data.get("hardware"), "hardware", label)]
-        self.checkpoints = [dict(c) for c in _list(data.get("checkpoints"), "checkpoints", label)]
-        self.cells = [
-            self._cell(i, c) for i, c in enumerate(_list(data.get("cells"), "cells", label))
-        ]
+        self.hardware = [dict(h) for h in self.data.get("hardware") or []]
+        self.checkpoints = [dict(c) for c in self.data.get("checkpoints") or []]
+        self.cells = [self._cell(i, c) for i, c in enumerate(decoder.cells)]
 
-    def _cell(self, index: int, cell: Any) -> CellRef:
-        if not isinstance(cell, dict):
-            raise SyncError(f"cells[{index}]: expected an object", path=self.label)
-        try:
-            points = [
-                PointRef(i, tuple(int(c) for c in p["concs"]), str(p.get("kv", "none")))
-                for i, p in enumerate(cell["points"])
-            ]
-            routers = tuple(sorted(cell["routers"]))
-            kv = cell.get("kv") or {}
-            tiers = tuple(kv.get("available") or ("none",))
-            ref = CellRef(
-                index=index,
-                id=str(cell["id"]),
-                config_key=str(cell.get("configKey", "")),
-                hw=str(cell.get("hw", "")),
-                ckpt=str(cell.get("ckpt", "")),
-                label=str(cell.get("label", "")),
-                detail=str(cell.get("detail", "")),
-                submitted=str(cell.get("submitted", routers[0] if routers else "")),
-                routers=routers,
-                tiers=tiers,
-                points=points,
-                shape=(),
-                raw=cell,
-            )
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            raise SyncError(
-                f"cells[{index}]: expected id, points with concs and routers ({exc})",
-                path=self.label,
-            ) from exc
-        if not points:
-            raise SyncError(
-                f"cells[{index}] ({ref.id}): expected at least one point", path=self.label
-            )
+    def _cell(self, index: int, cell: dict[str, Any]) -> CellRef:
+        # Matching needs two things decoding does not: a cell id and each point's concs.
+        if "id" not in cell:
+            raise SyncError(f"cells[{index}]: a cell needs an `id` to be matched", path=self.label)
+        points = []
+        for i, point in enumerate(cell["points"]):
+            if point.get("concs") is None:
+                raise SyncError(
+                    f"cells[{index}].points[{i}]: a point needs `concs` to be matched",
+                    path=self.label,
+                )
+            points.append(PointRef(i, tuple(point["concs"]), point.get("kv") or "none"))
+        ref = CellRef(
+            index=index,
+            id=str(cell["id"]),
+            config_key=str(cell.get("configKey", "")),
+            hw=str(cell.get("hw", "")),
+            ckpt=str(cell.get("ckpt", "")),
+            label=str(cell.get("label", "")),
+            detail=str(cell.get("detail", "")),
+            submitted=cell["submitted"],
+            routers=tuple(sorted(cell["routers"])),
+            tiers=tuple((cell.get("kv") or {}).get("available") or ("none",)),
+            points=points,
+            shape=(),
+            raw=cell,
+        )
         measured = self.blocks(index, 0, ref.submitted, points[0].kv)
         ref.shape = deployment_shape(measured)
         return ref
@@ -147,18 +139,7 @@ class ModuleSide:
 
 def load_side(text: str, label: str) -> ModuleSide:
     """Parse and decode one module text; ``label`` names it in errors and reports."""
-    module = jsmodule.parse_module(text, label)
-    if not isinstance(module.value, dict):
-        raise SyncError("expected the exported module value to be an object", path=label)
-    return ModuleSide(module.value, decode.Decoder(module.value, label), label)
-
-
-def _list(value: Any, key: str, label: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SyncError(f"{key}: expected a list", path=label)
-    return value
+    return ModuleSide(decode.decoder_for_text(text, label))
 
 
 def _as_int(value: Any, default: int) -> int:

@@ -102,11 +102,17 @@ def is_kv_flag(flag: str) -> bool:
 
 def load_decoder(path: str | Path) -> Decoder:
     """Parse the data module at ``path`` and return its decoder."""
-    from syncer.cookbook.jsmodule import locate, parse_module, read_text
+    from syncer.cookbook.jsmodule import read_text
 
-    text = read_text(path)
-    module = parse_module(text, str(path))
-    return Decoder(module.value, str(path), locate=lambda keys: locate(text, keys))
+    return decoder_for_text(read_text(path), str(path))
+
+
+def decoder_for_text(text: str, path: str) -> Decoder:
+    """The decoder of module source ``text``; its errors name ``path`` and the entry's line."""
+    from syncer.cookbook.jsmodule import locate, parse_module
+
+    module = parse_module(text, path)
+    return Decoder(module.value, path, locate=lambda keys: locate(text, keys))
 
 
 class Decoder:
