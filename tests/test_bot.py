@@ -569,6 +569,15 @@ def test_edited_comment_is_re_evaluated(world):
     world.send("issue_comment", world.comment_event(comment, action="edited"))
     assert world.reactions(comment) == ["+1"]
     assert f"measured in run {RUN + 1}" in plain(world.status()["body"])
+    # Edited into a malformed command: -1, and the run it pinned is no longer published.
+    comment["body"] = f"/use {RUN + 1}x"
+    world.send("issue_comment", world.comment_event(comment, action="edited"))
+    assert world.reactions(comment) == ["-1"]
+    assert "no authorized /use <run_id> comment yet" in plain(world.status()["body"])
+    assert '"status":"in-progress"' in world.book_pulls()[0]["body"]
+    comment["body"] = f"/use {RUN + 1}"
+    world.send("issue_comment", world.comment_event(comment, action="edited"))
+    assert world.reactions(comment) == ["+1"]
     # Edited again, the command is gone: the bot's reaction goes and the pin with it.
     comment["body"] = "never mind"
     world.send("issue_comment", world.comment_event(comment, action="edited"))

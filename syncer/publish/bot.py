@@ -204,6 +204,9 @@ class Bot:
                 )
             )
             self.out.say(f"comment {comment_id}: refused ({why}); reacted -1")
+            if action == "edited" and api_ok:
+                # It may have been the pin before the edit broke it: the pin is recomputed.
+                self.sync_pr(number)
             return
         self.sync_pr(number)
 
