@@ -368,3 +368,19 @@ def test_broken_metadata_files_are_passed_over(tmp_path: Path) -> None:
     data = read_run(run)
     assert data.versions() == {"sglang": ["0.5.1"]}
     assert [s.job_id for s in data.sweeps] == ["5230106"]
+
+
+def test_skipped_members_count_against_the_member_limit(tmp_path: Path) -> None:
+    # Links are never followed, but each one is a header read and a note kept: an archive of
+    # millions of them must hit the member limit, not grow the skipped list without bound.
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for i in range(50):
+            info = tarfile.TarInfo(f"logs/link{i}")
+            info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+            tar.addfile(info)
+    path = tmp_path / "links.tgz"
+    path.write_bytes(buf.getvalue())
+    with pytest.raises(SyncError) as err:
+        read_run(path, Limits(max_members=20))
+    assert "more than 20 members" in err.value.message

@@ -106,3 +106,19 @@ def test_token_shaped_values_are_masked_in_every_format(tmp_path: Path) -> None:
     buf = io.StringIO()
     result.text(Console(file=buf, width=300, color_system=None))
     assert token not in buf.getvalue() and "ZZ_TOKEN" in buf.getvalue()
+
+
+def test_many_skipped_members_are_summarised_in_the_text_reports(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    for i in range(30):
+        (run / f"link{i:02d}").symlink_to("/etc/passwd")
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 0  # skipped links change nothing compared
+    md = result.markdown()
+    assert "archive member link19 skipped" in md and "link20" not in md
+    assert "10 more archive members skipped" in md
+    buf = io.StringIO()
+    result.text(Console(file=buf, width=300, color_system=None))
+    assert "10 more archive members skipped" in buf.getvalue()
+    assert len(result.json()["skipped_members"]) == 30

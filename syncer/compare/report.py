@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 SCHEMA = 1
 GITHUB_LIMIT = 65_536
+# Skipped archive members (links, devices, unsafe paths) named one by one in the text reports;
+# a hostile archive may hold thousands, and the notes must leave room for the differences.
+MAX_SKIPPED_NOTES = 20
 STATUS_TEXT = {
     "match": "match",
     "differs": "differs",
@@ -180,8 +183,14 @@ def _notes(result: VerifyResult) -> list[str]:
         notes.append(f"log {u.sweep.source} (job {u.sweep.job_id or '?'}) not used: {u.reason}")
     for s in a.evals:
         notes.append(f"eval job log {s.source} set aside (evals are not the launch to mirror)")
-    for s in result.run_data.skipped:
+    skipped = result.run_data.skipped
+    for s in skipped[:MAX_SKIPPED_NOTES]:
         notes.append(f"archive member {s.name} skipped: {s.reason}")
+    if len(skipped) > MAX_SKIPPED_NOTES:
+        notes.append(
+            f"{len(skipped) - MAX_SKIPPED_NOTES} more archive members skipped "
+            "(all of them are in --format json)"
+        )
     notes.extend(result.run_data.duplicates)
     for name in result.run_data.empty:
         notes.append(f"sweep log {name} launched no worker (job failed before its workers?)")

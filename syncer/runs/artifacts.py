@@ -74,6 +74,12 @@ class _Budget:
                 path=self.where,
             )
 
+    def skip(self, name: str, reason: str) -> None:
+        """Record a member that is not read; it counts against the member limit, so an archive
+        of millions of links cannot grow this list without bound."""
+        self.count_member(name)
+        self.skipped.append(Skipped(name, reason))
+
     def add(self, n: int, name: str) -> None:
         self.total += n
         if self.total > self.limits.max_total_bytes:
@@ -249,17 +255,17 @@ class Run:
             for d in list(dirnames):
                 if (base / d).is_symlink():
                     rel = (base / d).relative_to(root).as_posix()
-                    budget.skipped.append(Skipped(rel, "symbolic link (never followed)"))
+                    budget.skip(rel, "symbolic link (never followed)")
                     dirnames.remove(d)
             for fname in sorted(filenames):
                 full = base / fname
                 rel = full.relative_to(root).as_posix()
                 st = full.lstat()
                 if stat.S_ISLNK(st.st_mode):
-                    budget.skipped.append(Skipped(rel, "symbolic link (never followed)"))
+                    budget.skip(rel, "symbolic link (never followed)")
                     continue
                 if not stat.S_ISREG(st.st_mode):
-                    budget.skipped.append(Skipped(rel, "device, FIFO or socket (never read)"))
+                    budget.skip(rel, "device, FIFO or socket (never read)")
                     continue
                 budget.count_member(rel)
                 kind = _archive_kind(fname)
@@ -342,7 +348,7 @@ class Run:
                 elif reason is None and not info.isreg():
                     reason = "device, FIFO or special entry (never read)"
                 if reason:
-                    budget.skipped.append(Skipped(name, reason))
+                    budget.skip(name, reason)
                     continue
                 budget.count_member(name)
                 sub = _archive_kind(info.name)
@@ -389,7 +395,7 @@ class Run:
                 elif reason is None and mode and stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                     reason = "device, FIFO or special entry (never read)"
                 if reason:
-                    budget.skipped.append(Skipped(name, reason))
+                    budget.skip(name, reason)
                     continue
                 if (
                     info.file_size >= self.limits.ratio_floor_bytes
