@@ -345,6 +345,9 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     assert list(target.parent.iterdir()) == [target]  # no temp file left behind
     term = run_sync(base, commands)
     assert term.returncode == 1 and "nats-server -js -sd /tmp/nats" in term.stdout
+    elsewhere = run_sync(base, commands, "--budget", "3000")
+    assert elsewhere.returncode == 2 and elsewhere.stdout == ""
+    assert elsewhere.stderr == "error: --budget limits markdown only, not --format terminal\n"
 
 
 def test_cli_bad_input_exits_2_with_one_error_line(tmp_path: Path) -> None:

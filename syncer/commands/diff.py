@@ -85,6 +85,8 @@ def diff_command(
     origin/main:docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx).
     Exit code: 0 no command changes, 1 changes, 2 error.
     """
+    if budget is not None and fmt != "markdown":
+        raise SyncError(f"--budget limits markdown only, not --format {fmt}")
     old_text = read_side(old, repo)
     new_text = read_side(new, repo)
     review = review_texts(old_text, new_text, old_label=old, new_label=new)

@@ -79,6 +79,9 @@ def js_falsy(value: Any) -> bool:
     )
 
 
+_CONTAINERS = (dict, list)
+
+
 def clone(value: Any) -> Any:
     """Deep copy of JSON-shaped data (the page's ``JSON.parse(JSON.stringify(x))``)."""
     kind = type(value)
@@ -87,9 +90,6 @@ def clone(value: Any) -> Any:
     if kind is list:
         return [clone(v) if type(v) in _CONTAINERS else v for v in value]
     return value
-
-
-_CONTAINERS = (dict, list)
 
 
 def is_kv_flag(flag: str) -> bool:

@@ -85,6 +85,11 @@ def _js_number(value: float) -> str:
     return f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
 
 
+# Flag values repeat across the cases of a module; decoding them all quotes each one once.
+_QUOTED: dict[str, str] = {}
+_QUOTED_MAX = 100_000
+
+
 def quote(value: Any) -> str:
     """One shell word: bare when safe, ``"..."`` when only ``$ { }`` are extra (placeholders
     stay expandable), otherwise single quotes with ``'`` written as ``'\\''``."""
@@ -104,11 +109,6 @@ def _quote(text: str) -> str:
     if _DOUBLE.fullmatch(text):
         return f'"{text}"'
     return "'" + text.replace("'", "'\\''") + "'"
-
-
-# Flag values repeat across the cases of a module; decoding them all quotes each one once.
-_QUOTED: dict[str, str] = {}
-_QUOTED_MAX = 100_000
 
 
 def format_block(block: Block) -> str:
