@@ -824,3 +824,10 @@ def test_workflow_dispatch_reports_a_merged_cookbook_pr(world):
     assert f"{BOOK}#1 has been merged." in plain(world.status()["body"])
     with pytest.raises(SyncError, match=r"inputs\.cookbook_pr must be a positive integer"):
         world.send("workflow_dispatch", {"inputs": {"cookbook_pr": "1; rm -rf /"}})
+
+
+def test_use_of_an_unknown_run_is_refused_in_the_status(world):
+    comment = world.comment("/use 404404")
+    world.send("issue_comment", world.comment_event(comment))
+    assert world.reactions(comment) == ["-1"]
+    assert f"was not accepted: run 404404 does not exist in {INFX}" in plain(world.status()["body"])

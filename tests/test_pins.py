@@ -131,6 +131,16 @@ def test_check_run_refusals(gh, run_kw, labels, reason):
     assert reason in verdict.reason
 
 
+def test_unknown_run_is_refused_not_an_error(gh):
+    model, client = gh
+    number = _pr(model)
+    verdict = pins.check_run(client, INFX, client.pull(INFX, number), 404404, [SHA_A, SHA_B])
+    assert (verdict.ok, verdict.reason) == (
+        False,
+        f"run 404404 does not exist in {INFX} (or the bot cannot see it)",
+    )
+
+
 def test_bare_reuse_picks_newest_successful_run_of_the_pr(gh):
     model, client = gh
     number = _pr(model)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from syncer.publish.github import Artifact, Comment, GitHubClient, Pull, Run
+from syncer.publish.github import Artifact, Comment, GitHubClient, NotFound, Pull, Run
 
 AUTHORISED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 SWEEP_WORKFLOW = ".github/workflows/run-sweep.yml"
@@ -148,7 +148,10 @@ def check_run(
             False,
             f"the PR carries the label {', '.join(bad_labels)}, which makes run reuse invalid",
         )
-    run = gh.run(repo, run_id)
+    try:
+        run = gh.run(repo, run_id)
+    except NotFound:
+        return Verdict(False, f"run {run_id} does not exist in {repo} (or the bot cannot see it)")
     workflow = run.path.split("@", 1)[0]
     if run.event != "pull_request" or workflow != SWEEP_WORKFLOW:
         return Verdict(
