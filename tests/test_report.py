@@ -76,6 +76,17 @@ def test_markdown_budget_is_kept(hostile_run: Path) -> None:
     assert len(small) <= 3000 < len(full)
     assert small.startswith("### ❌ `sync verify`")
     assert "do not agree" in small
+    # Too small even for the report without its difference rows: cut at a line, folds closed.
+    folds_cut = 0
+    for budget in range(1500, 6000, 250):
+        tiny = result.markdown(budget=budget)
+        lines = tiny.splitlines()
+        assert len(tiny) <= budget
+        if "report cut to fit the size limit" in tiny:
+            opened = sum(ln.startswith("<details>") for ln in lines)
+            assert opened == lines.count("</details>")
+            folds_cut += opened > 0
+    assert folds_cut > 0
 
 
 def test_json_schema_and_statuses(hostile_run: Path) -> None:
@@ -122,3 +133,18 @@ def test_many_skipped_members_are_summarised_in_the_text_reports(tmp_path: Path)
     result.text(Console(file=buf, width=300, color_system=None))
     assert "10 more archive members skipped" in buf.getvalue()
     assert len(result.json()["skipped_members"]) == 30
+
+
+def test_notes_are_capped_in_the_text_reports(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    text = next(RUN.rglob("sweep_5230101.log")).read_text()
+    text = text.replace("agentic_tp4_c1", "agentic_other")
+    for job in range(60):  # logs of a variant no point uses: one note each
+        (run / f"sweep_{9000 + job}.log").write_text(text.replace("5230101", str(9000 + job)))
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert len(result.assignment.unmatched) == 60
+    md = result.markdown()
+    assert md.count("which no point of the config uses") == 50
+    assert "10 more notes left out to keep the report short" in md
+    assert len(result.json()["unmatched_logs"]) == 60

@@ -24,6 +24,7 @@ GITHUB_LIMIT = 65_536
 # Skipped archive members (links, devices, unsafe paths) named one by one in the text reports;
 # a hostile archive may hold thousands, and the notes must leave room for the differences.
 MAX_SKIPPED_NOTES = 20
+MAX_NOTES = 50
 STATUS_TEXT = {
     "match": "match",
     "differs": "differs",
@@ -200,6 +201,9 @@ def _notes(result: VerifyResult) -> list[str]:
             notes.append(f"worker fingerprints disagree on {pkg}: {', '.join(vers)}")
     if len(set(result.run_data.srt_slurm_shas.values())) > 1:
         notes.append("the run's jobs used different srt-slurm commits")
+    if len(notes) > MAX_NOTES:
+        left_out = len(notes) - MAX_NOTES
+        notes = [*notes[:MAX_NOTES], f"{left_out} more notes left out to keep the report short"]
     return notes
 
 
@@ -293,8 +297,18 @@ def markdown(result: VerifyResult, budget: int | None = None) -> str:
             break
         keep = keep // 2
     if len(text) > limit:
-        text = text[: limit - 80].rsplit("\n", 1)[0] + "\n\n_(report cut to fit the size limit)_\n"
+        text = _cut(text, limit)
     return mask(text)
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut at a line boundary to fit ``limit``, with every fold it opened closed again:
+    the report is embedded in status comments, where an open ``<details>`` would swallow what
+    follows. Folds are the template's own lines (values never start a line)."""
+    closing = "\n\n_(report cut to fit the size limit)_\n"
+    lines = text[: limit - 200].split("\n")[:-1]
+    depth = sum(ln.startswith("<details>") for ln in lines) - lines.count("</details>")
+    return "\n".join(lines) + closing + "\n</details>\n" * max(depth, 0)
 
 
 def text(result: VerifyResult, console: Any) -> None:
