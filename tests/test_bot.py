@@ -831,3 +831,20 @@ def test_use_of_an_unknown_run_is_refused_in_the_status(world):
     world.send("issue_comment", world.comment_event(comment))
     assert world.reactions(comment) == ["-1"]
     assert f"was not accepted: run 404404 does not exist in {INFX}" in plain(world.status()["body"])
+
+
+def test_cookbook_pr_closed_unmerged_is_reported_on_the_inferencex_pr(world):
+    first_use(world)
+    [cookbook] = world.book_pulls()
+    cookbook["state"] = "closed"  # a maintainer closed it without merging
+    world.send(
+        "pull_request",
+        {
+            "action": "closed",
+            "repository": {"full_name": BOOK},
+            "pull_request": {"number": 1, "merged": False},
+        },
+    )
+    assert (
+        f"{BOOK}#1, the cookbook PR for this PR's AgentX config ({KEY}), was closed without merging"
+    ) in plain(world.status()["body"])

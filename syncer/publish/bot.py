@@ -733,11 +733,12 @@ class Bot:
     # -- the cookbook side -------------------------------------------------------------------------
 
     def on_cookbook_closed(self, number: int) -> None:
-        """A bot PR merged: every InferenceX PR whose pins it carried gets its status refreshed."""
+        """A bot PR merged or closed: every InferenceX PR whose pins it carried gets its status
+        refreshed (live since this PR, or its cookbook PR closed without merging)."""
         pull = self.cgh.pull(self.s.cookbook_repo, number)
         me = self.cgh.login()
-        if not pull.merged:
-            self.out.say(f"{self.s.cookbook_repo}#{number} closed without merge; nothing to do")
+        if pull.state != "closed":
+            self.out.say(f"{self.s.cookbook_repo}#{number} is still open; nothing to do")
             return
         model = next((m for m in self.s.config.models if st.pr_marker(m.path) in pull.body), None)
         if pull.user != me or model is None:
@@ -766,6 +767,9 @@ class Bot:
             open_pr=next((p for p in pulls if p.state == "open"), None),
             merged=[p for p in pulls if p.merged],
         )
+        newest = pulls[0] if pulls else None
+        if result.open_pr is None and newest and newest.state == "closed" and not newest.merged:
+            result.closed = newest
         me = self.cgh.login()
         current = st.read_state(result.open_pr, me, model.path) if result.open_pr else {}
         items = []
