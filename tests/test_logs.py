@@ -370,3 +370,16 @@ def test_point_shape_ignores_values_int_cannot_read() -> None:
 
     assert point_shape(point("4", "2")) == (4, 2, False)  # type: ignore[arg-type]
     assert point_shape(point("²", "9" * 5000)) == (1, 1, False)  # type: ignore[arg-type]
+
+
+def test_env_line_with_thousands_of_keys_is_refused_quickly() -> None:
+    import time
+
+    from syncer.runs.envline import MAX_CANDIDATES
+
+    payload = " ".join(f"K{i:05d}=v" for i in range(MAX_CANDIDATES))
+    start = time.perf_counter()
+    assert len(split_env(payload).env) == MAX_CANDIDATES
+    assert time.perf_counter() - start < 2  # quadratic in the keys: bounded by the limit
+    with pytest.raises(ValueError, match="KEY= tokens in one Env: line"):
+        split_env(payload + " Z=1")

@@ -16,7 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 _KEY_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-MAX_CANDIDATES = 4000
+# srt-slurm logs the few dozen variables it sets; the split is quadratic in this count, so a
+# hostile line of thousands of KEY= tokens is refused rather than costing seconds per line.
+MAX_CANDIDATES = 512
 
 # Score weights: an expected key outweighs any number of value matches and boundaries; a
 # matching value outweighs any number of extra boundaries.
