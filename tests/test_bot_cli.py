@@ -117,6 +117,7 @@ def test_dry_run_prints_every_write_and_makes_none(world):
         ).stdout
         == ""
     )
+    assert not (world.tmp / "cache").exists()  # the scratch clone is gone, the cache untouched
     out = proc.stdout
     assert "dry run: " in out
     for expected in (
