@@ -84,6 +84,16 @@ def test_renumbered_cell_is_a_move_and_same_id_new_shape_is_a_new_deployment() -
     assert m.removed == []
 
 
+def test_same_id_with_another_shape_is_another_deployment_even_without_a_move() -> None:
+    # deepseek-v4_1 @2b484a51: b200 `#1` was Agg TP2·EP2 and is now Agg DEP4, a new point of
+    # the search space; reported as the cell added in the later version and the old one removed.
+    old = [cell(0, "k#1", [worker("agg", 2, 2)], [[1]])]
+    new = [cell(0, "k#1", [worker("agg", 4, dpa=True)], [[1]])]
+    m = match_cells(old, new)
+    assert m.pairs == []
+    assert [c.id for c in m.added] == ["k#1"] and [c.id for c in m.removed] == ["k#1"]
+
+
 def test_ambiguous_moves_are_decided_by_concurrency_overlap() -> None:
     shape = [worker("agg", 4)]
     old = [cell(0, "k#0@c1", shape, [[1]]), cell(1, "k#0@c4", shape, [[4], [8]])]
