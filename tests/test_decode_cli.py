@@ -198,3 +198,23 @@ def test_reference_module_all_json_matches_oracle(
     expected = json.loads(oracle.read_text("utf-8"))["cases"]
     assert [{k: v for k, v in c.items() if k != "status"} for c in got] == expected
     assert {c["status"] for c in got} == {"derived", "in-progress", "verified"}
+
+
+def test_decode_imports_only_what_it_needs() -> None:
+    # Start-up is part of the decode benchmark: the CLI must not pull in rich, PyGithub, jinja2,
+    # YAML or markdown-it for a decode, nor esprima for a module in the generator's layout.
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from syncer.cli import main\n"
+        "try:\n"
+        f"    main(['decode', {DEMO!r}, '--all', '--format', 'json'])\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "heavy = ('rich', 'github', 'jinja2', 'yaml', 'markdown_it', 'esprima', 'deepdiff')\n"
+        "print(sorted(m for m in heavy if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stderr.strip() == "[]"
