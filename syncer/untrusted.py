@@ -9,7 +9,9 @@ know) or ``term_text`` (terminal output). Templates get them as the ``code``, ``
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from syncer.secrets import mask
@@ -135,3 +137,12 @@ def term_text(value: object, *, limit: int | None = None) -> str:
     text = clip(value, limit) if limit else ("" if value is None else str(value))
     text = mask(ANSI_ESCAPE.sub("", text))
     return _CONTROL.sub("\ufffd", text.replace("\r", ""))
+
+
+def json_text(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON for a terminal or a file: UTF-8 kept readable, but the characters
+    ``json.dumps`` leaves raw that a terminal acts on (C1 controls such as the 8-bit CSI, line
+    separators, bidi overrides) written as ``\\u`` escapes, and tokens masked. The parsed value
+    is unchanged (escaping happens only inside strings, where those characters can occur)."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    return mask(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text))

@@ -495,3 +495,18 @@ def test_two_modules_with_the_config_are_ambiguous(
     assert code == 2 and "several cookbook modules have cells of" in err
     code, _, _ = run_cli(capsys, KEY, "--cookbook", str(tmp_path / "a"))
     assert code == 0
+
+
+def test_json_output_escapes_what_a_terminal_would_act_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = copy_run(tmp_path)
+    value = "a\u009b2Jb\u202ec\u2028d"  # 8-bit CSI, bidi override, line separator
+    edit(sweep(run, 5230101), "SGLANG_TIMEOUT_KEEP_ALIVE=900", f"SGLANG_TIMEOUT_KEEP_ALIVE={value}")
+    code, out, _ = run_cli(capsys, KEY, "--run", str(run), "--format", "json")
+    assert code == 1
+    assert not any(ch in out for ch in "\u009b\u202e\u2028")
+    assert "a\\u009b2Jb\\u202ec\\u2028d" in out
+    entries = json.loads(out)["points"][0]["logs"][0]["comparison"]["entries"]
+    [entry] = [e for e in entries if e["key"] == "SGLANG_TIMEOUT_KEEP_ALIVE"]
+    assert entry["right"] == value and entry["status"] == "differs"

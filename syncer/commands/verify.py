@@ -8,7 +8,6 @@ point agrees, 1 something differs (or a point has no log), 2 bad input.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -60,6 +59,7 @@ def verify_command(
     """Three-way check: cookbook vs recipe vs run logs, per point."""
     from syncer.compare.verify import point_for_conc, project_root, verify_config
     from syncer.secrets import mask
+    from syncer.untrusted import json_text
 
     if point is not None and conc is not None:
         raise SyncError("give --point or --conc, not both")
@@ -73,7 +73,7 @@ def verify_command(
         point = point_for_conc(inferencex, config, conc)
     result = verify_config(config, inferencex=inferencex, run=run, cookbook=cookbook, point=point)
     if fmt == "json":
-        sys.stdout.write(mask(json.dumps(result.json(), indent=2, ensure_ascii=False)) + "\n")
+        sys.stdout.write(json_text(result.json(), indent=2) + "\n")
     elif fmt == "markdown":
         sys.stdout.write(mask(result.markdown()))
     else:
