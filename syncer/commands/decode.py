@@ -65,7 +65,7 @@ def decode_command(
     pi = _point(decoder, ci, point, conc)
     chosen_router = router or decoder.cells[ci]["submitted"]
     tier = _tier(decoder, ci, pi, kv)
-    case = _case(decoder, ci, pi, chosen_router, tier)
+    case = decoder.case(ci, pi, chosen_router, tier)
     if fmt == "json":
         sys.stdout.write(_dump(case.as_json()) + "\n")
         return
@@ -118,23 +118,6 @@ def _tier(decoder: Any, ci: int, pi: int, kv: str | None) -> str | None:
             path=decoder.path,
         )
     return kv
-
-
-def _case(decoder: Any, ci: int, pi: int, router: str, kv: str | None) -> Any:
-    from syncer.cookbook.shell import format_block
-    from syncer.model import Case
-
-    blocks = decoder.blocks_for(ci, pi, router, kv)
-    return Case(
-        cell=ci,
-        cell_id=str(decoder.cells[ci].get("id", ci)),
-        point=pi,
-        router=router,
-        kv=kv or "none",
-        status=decoder.status_for(ci, pi, router, kv),
-        blocks=blocks,
-        text=[format_block(b) for b in blocks],
-    )
 
 
 def _print_all(

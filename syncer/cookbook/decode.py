@@ -594,6 +594,31 @@ class Decoder:
     def routers(self, ci: int) -> list[str]:
         return sorted(self._cell(ci)["routers"])
 
+    def case(
+        self,
+        ci: int,
+        pi: int,
+        router: str,
+        kv: str | None = None,
+        text: Callable[[Block], str] | None = None,
+    ) -> Case:
+        """One selection as the oracle lists it (``kv`` None: the measured tier, shown as
+        ``none`` when the point has none); ``text`` formats each block (default:
+        ``shell.format_block``)."""
+        if text is None:
+            from syncer.cookbook.shell import format_block as text
+        blocks = self.blocks_for(ci, pi, router, kv)
+        return Case(
+            cell=ci,
+            cell_id=str(self._cell(ci).get("id", ci)),
+            point=pi,
+            router=router,
+            kv=kv or "none",
+            status=self.status_for(ci, pi, router, kv),
+            blocks=blocks,
+            text=[text(b) for b in blocks],
+        )
+
     def cases(self, text: Callable[[Block], str] | None = None) -> Iterator[Case]:
         """Every (cell, point, router sorted by name, tier in ``kv.available``), as the oracle
         lists them; ``text`` formats each block (default: ``shell.format_block``)."""
@@ -604,17 +629,7 @@ class Decoder:
             for pi, point in enumerate(cell["points"]):
                 for router in self.routers(ci):
                     for kv in tiers or [point.get("kv") or "none"]:
-                        blocks = self.blocks_for(ci, pi, router, kv)
-                        yield Case(
-                            cell=ci,
-                            cell_id=str(cell.get("id", ci)),
-                            point=pi,
-                            router=router,
-                            kv=kv,
-                            status=self.status_for(ci, pi, router, kv),
-                            blocks=blocks,
-                            text=[text(b) for b in blocks],
-                        )
+                        yield self.case(ci, pi, router, kv, text)
 
 
 _KEY_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
