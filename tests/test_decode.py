@@ -436,6 +436,23 @@ def test_from_cycle_within_a_cell() -> None:
     assert "ref cycle" in _error(data).message
 
 
+def test_absurdly_long_ref_chain_is_an_error_not_a_crash() -> None:
+    first = {"kind": "worker", "role": "agg", "cmd": "x", "args": []}
+    cells = [
+        {
+            "id": f"c#{i}",
+            "points": [{"concs": [1]}],
+            "submitted": "sglang",
+            "routers": {"sglang": {"blocks": [first if i == 0 else {"ref": [i - 1, "sglang", 0]}]}},
+        }
+        for i in range(3000)
+    ]
+    error = _error({"cells": cells}, lambda decoder: decoder.blocks_for(2999, 0, "sglang"))
+    assert (
+        error.message == "cells[2999].routers.sglang: ref chain too long (hundreds of cells deep)"
+    )
+
+
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [

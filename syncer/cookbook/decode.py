@@ -271,6 +271,13 @@ class Decoder:
         self._active.append(key)
         try:
             out = [self._entry(ci, router, bi, entry) for bi, entry in enumerate(entries)]
+        except RecursionError:
+            # Only the outermost call reports it, once the stack has room again.
+            if len(self._active) > 1:
+                raise
+            raise self._error(
+                f"cells[{ci}].routers.{router}", "ref chain too long (hundreds of cells deep)"
+            ) from None
         finally:
             self._active.pop()
         envs = self.data.get("envs")
