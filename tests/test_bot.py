@@ -848,3 +848,20 @@ def test_cookbook_pr_closed_unmerged_is_reported_on_the_inferencex_pr(world):
     assert (
         f"{BOOK}#1, the cookbook PR for this PR's AgentX config ({KEY}), was closed without merging"
     ) in plain(world.status()["body"])
+
+
+def test_a_verified_config_as_synced_does_not_keep_the_cookbook_pr_open(world):
+    from dataclasses import replace
+
+    # #3871's config as a merged, verified one that sync.yaml already records.
+    [model] = world.config.models
+    other = next(c for c in model.configs if c.pin.pr == "3871")
+    other.pin = replace(other.pin, status="verified")
+    world.other["state"], world.other["merged"] = "closed", True
+    first_use(world)
+    [cookbook] = world.book_pulls()
+    _close_unmerged(world, world.pull)
+    assert cookbook["state"] == "closed"
+    assert f"{BOOK}#1, the cookbook PR that carried it, has been closed." in plain(
+        world.status()["body"]
+    )

@@ -270,7 +270,17 @@ class Bot:
             pulls = self._bot_pulls(model)
             open_pr = next((p for p in pulls if p.state == "open"), None)
             recorded = st.read_state(open_pr, me, model.path) if open_pr else {}
-            carried = sorted({int(p.pr) for p in recorded.values() if p.pr} - {pull.number})
+            # A config still on its way (not verified), or one the bot re-pinned, is a reason to
+            # keep the PR; a verified pin exactly as sync.yaml has it is already the cookbook's.
+            synced = self.s.config.pins()
+            carried = sorted(
+                {
+                    int(p.pr)
+                    for k, p in recorded.items()
+                    if p.pr and (p.status != "verified" or p != synced.get(k))
+                }
+                - {pull.number}
+            )
             alive = [n for n in carried if self._still_coming(n)]
             notify = [pull.number]
             closed: Pull | None = None
