@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -388,6 +389,18 @@ def test_cells_and_points_need_what_matching_reads() -> None:
         text = emit_module(["// x"], "agentx", data)
         with pytest.raises(SyncError, match=re.escape(message)):
             review_texts(read("base.jsx"), text, old_label="base.jsx", new_label="new.jsx")
+
+
+def test_cli_json_escapes_what_a_terminal_would_act_on(tmp_path: Path) -> None:
+    hostile = "0.85\u009b2J\u202e"  # 8-bit CSI (clear screen) and a bidi override
+    path = tmp_path / "hostile.jsx"
+    path.write_text(read("commands.jsx").replace('"0.85"', json.dumps(hostile), 1), "utf-8")
+    done = run_sync(str(FIXTURES / "base.jsx"), str(path), "--format", "json")
+    assert done.returncode == 1
+    assert "\u009b" not in done.stdout and "\u202e" not in done.stdout
+    assert "\\u009b2J\\u202e" in done.stdout
+    values = [r["new"] for c in json.loads(done.stdout)["cells"] for r in c["measured"]]
+    assert shlex.split(next(v for v in values if v and "2J" in v)) == [hostile]
 
 
 def test_cli_unwritable_output_is_one_error_line(tmp_path: Path) -> None:

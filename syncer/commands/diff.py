@@ -6,7 +6,6 @@ Each side is a module file or ``REV:PATH`` read with ``git show`` from the curre
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -18,6 +17,7 @@ from syncer.compare.review import review_texts
 from syncer.cookbook.jsmodule import decode_text, read_text
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
+from syncer.untrusted import json_text
 
 
 def read_side(spec: str, repo: str | None) -> str:
@@ -93,7 +93,7 @@ def diff_command(
     if fmt == "markdown":
         text = review.markdown(budget)
     elif fmt == "json":
-        text = json.dumps(review.json(), indent=1, ensure_ascii=False) + "\n"
+        text = json_text(review.json(), indent=1) + "\n"
     else:
         if output is None:
             review.text(Console(highlight=False))
