@@ -270,17 +270,7 @@ class Bot:
             pulls = self._bot_pulls(model)
             open_pr = next((p for p in pulls if p.state == "open"), None)
             recorded = st.read_state(open_pr, me, model.path) if open_pr else {}
-            # A config still on its way (not verified), or one the bot re-pinned, is a reason to
-            # keep the PR; a verified pin exactly as sync.yaml has it is already the cookbook's.
-            synced = self.s.config.pins()
-            carried = sorted(
-                {
-                    int(p.pr)
-                    for k, p in recorded.items()
-                    if p.pr and (p.status != "verified" or p != synced.get(k))
-                }
-                - {pull.number}
-            )
+            carried = [n for n in self._carried_prs(recorded) if n != pull.number]
             alive = [n for n in carried if self._still_coming(n)]
             notify = [pull.number]
             closed: Pull | None = None
@@ -313,6 +303,19 @@ class Bot:
                 ]
                 if items:
                     self._upsert_status(number, items, create=False)
+
+    def _carried_prs(self, recorded: dict[str, Pin]) -> list[int]:
+        """InferenceX PRs a cookbook PR carries something for: a config still on its way (not
+        verified) or re-pinned by the bot; a verified pin exactly as in sync.yaml is already the
+        cookbook's and keeps nothing open."""
+        synced = self.s.config.pins()
+        return sorted(
+            {
+                int(p.pr)
+                for k, p in recorded.items()
+                if p.pr and (p.status != "verified" or p != synced.get(k))
+            }
+        )
 
     def _close_cookbook_pr(self, open_pr: Pull, infx_prs: list[int]) -> None:
         note = render(
