@@ -142,9 +142,14 @@ def test_notes_are_capped_in_the_text_reports(tmp_path: Path) -> None:
     text = text.replace("agentic_tp4_c1", "agentic_other")
     for job in range(60):  # logs of a variant no point uses: one note each
         (run / f"sweep_{9000 + job}.log").write_text(text.replace("5230101", str(9000 + job)))
+    (run / "sweep_9000.again.log").write_text(text.replace("5230101", "9000"))  # a duplicate
+    (run / "sweep_8999.log").write_text("uv: resolved 47 packages\n")  # launched nothing
     result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
     assert len(result.assignment.unmatched) == 60
     md = result.markdown()
     assert md.count("which no point of the config uses") == 50
-    assert "10 more notes left out to keep the report short" in md
-    assert len(result.json()["unmatched_logs"]) == 60
+    assert "12 more notes \\(all of them are in \\-\\-format json\\)" in md
+    doc = result.json()
+    assert len(doc["unmatched_logs"]) == 60
+    assert doc["duplicate_logs"] == ["sweep_9000.log repeats job 9000 of sweep_9000.again.log"]
+    assert doc["empty_logs"] == ["sweep_8999.log"]

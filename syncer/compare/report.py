@@ -203,7 +203,7 @@ def _notes(result: VerifyResult) -> list[str]:
         notes.append("the run's jobs used different srt-slurm commits")
     if len(notes) > MAX_NOTES:
         left_out = len(notes) - MAX_NOTES
-        notes = [*notes[:MAX_NOTES], f"{left_out} more notes left out to keep the report short"]
+        notes = [*notes[:MAX_NOTES], f"{left_out} more notes (all of them are in --format json)"]
     return notes
 
 
@@ -259,6 +259,8 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
             for u in result.assignment.unmatched
         ],
         "eval_logs": [s.source for s in result.assignment.evals],
+        "duplicate_logs": list(result.run_data.duplicates),
+        "empty_logs": list(result.run_data.empty),
         "skipped_members": [{"name": s.name, "reason": s.reason} for s in result.run_data.skipped],
     }
 
