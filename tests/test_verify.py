@@ -468,7 +468,15 @@ def test_logs_map_by_result_file_name_when_the_variant_is_not_logged(tmp_path: P
     assert result.exit_code == 1
     assert all(p.verdict == "no-log" for p in result.points)
     assert len(result.assignment.unmatched) == 7
-    assert "fits points 0, 1, 2, 3, 4, 5, 6" in result.assignment.unmatched[0].reason
+    reason = result.assignment.unmatched[0].reason
+    assert reason.startswith("fits points 0, 1, 2, 3, 4, 5, 6 (no variant name or result file")
+    assert reason.endswith("; verify it on its own")  # --point takes a nameless log only alone
+    one = verify_config(KEY, inferencex=INFX, run=bare / "sweep_5230104.log", cookbook=None)
+    assert one.assignment.unmatched[0].reason.endswith("; pass --point to choose")
+    picked = verify_config(
+        KEY, inferencex=INFX, run=bare / "sweep_5230104.log", cookbook=None, point=3
+    )
+    assert picked.exit_code == 0 and picked.points[0].logs[0].matched_by == "--point"
 
 
 def test_eval_job_logs_are_set_aside(tmp_path: Path) -> None:

@@ -134,9 +134,9 @@ def assign(
             how = ["--point"]
         if len(cands) > 1 and len(points) > 1:
             names = ", ".join(str(p.index) for p in cands)
-            out.unmatched.append(
-                Unmatched(sweep, f"fits points {names} ({h.describe()}); pass --point to choose")
-            )
+            # --point settles it only for a run of one log; among several, it would be a guess.
+            hint = "pass --point to choose" if len(sweeps) == 1 else "verify it on its own"
+            out.unmatched.append(Unmatched(sweep, f"fits points {names} ({h.describe()}); {hint}"))
             continue
         if not cands:
             out.unmatched.append(Unmatched(sweep, f"fits no point of the config ({h.describe()})"))
