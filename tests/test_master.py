@@ -203,3 +203,39 @@ def test_row_parallelism_must_be_integers(tmp_path: Path) -> None:
     )
     with pytest.raises(SyncError, match="tp must be a positive integer, got '2'"):
         load_master(tmp_path).entry("k")
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ("scenarios: [agentic-coding]", "scenarios must be a mapping"),
+        ("scenarios: {agentic-coding: {search-space: []}}", "must be a list of blocks"),
+        ("scenarios: {agentic-coding: [x]}", "block must be a mapping"),
+        ("scenarios: {agentic-coding: [{search-space: 1.5}]}", "search-space must be a list"),
+        (
+            "srt-recipe-dir: -1\n"
+            "scenarios: {agentic-coding: [{search-space: [{conc-list: [1], srt-recipe: a}]}]}",
+            "srt-recipe-dir must be a path, got -1",
+        ),
+        (
+            "scenarios: {agentic-coding: [{search-space: [{conc-list: [1], worker: true}]}]}",
+            "no srt-recipe",
+        ),
+    ],
+)
+def test_wrong_shapes_in_an_entry_are_named(tmp_path: Path, fields: str, message: str) -> None:
+    """A value of the wrong YAML type is a one-line SyncError, never a TypeError traceback."""
+    body = textwrap.indent(fields, "  ")
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "nvidia-master.yaml").write_text(
+        f"k:\n  image: i\n  model: o/m\n  framework: sglang\n{body}\n"
+    )
+    with pytest.raises(SyncError, match=message):
+        load_master(tmp_path).entry("k")
+
+
+def test_golden_al_curves_must_be_a_mapping(old_layout: Path) -> None:
+    (old_layout / "golden_al_distribution" / "m_dspark.yaml").write_text("m-1: 1.5\n")
+    entry = load_master(old_layout).entry("m-fp8-h100-dynamo-sglang-agentic")
+    with pytest.raises(SyncError, match="'m-1' must map thinking_on/thinking_off"):
+        golden_al(entry, "dspark", 3, thinking=True)

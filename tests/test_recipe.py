@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -228,4 +229,30 @@ def test_counts_must_be_integers_in_both_schemas(change: dict, message: str) -> 
     for key, value in change.items():
         doc[key] = {**(doc.get(key) or {}), **value}
     with pytest.raises(SyncError, match=f"{re.escape(message)} must be an integer"):
+        normalise(doc, path="r.yaml")
+
+
+@pytest.mark.parametrize(
+    ("section", "value", "message"),
+    [
+        ("dynamo", "x", "dynamo must be a mapping, got 'x'"),
+        ("benchmark", True, "benchmark must be a mapping, got True"),
+        ("benchmark", {"env": [1]}, "benchmark.env must be a mapping, got [1]"),
+        ("roles", {"agg": 1.5}, "roles.agg must be a mapping, got 1.5"),
+        (
+            "roles",
+            {"agg": {"args": {"speculative-dspark-block-size": "x"}}},
+            "roles.agg.args.speculative-dspark-block-size must be an integer, got 'x'",
+        ),
+    ],
+)
+def test_sections_of_the_wrong_type_are_named(section: str, value: Any, message: str) -> None:
+    doc = {
+        "schema": 2,
+        "model": {"path": "hf:o/m"},
+        "resources": {"gpus_per_node": 4},
+        "roles": {"agg": {}},
+        section: value,
+    }
+    with pytest.raises(SyncError, match=re.escape(message)):
         normalise(doc, path="r.yaml")

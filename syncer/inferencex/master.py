@@ -321,7 +321,11 @@ def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> 
                 f"{key}: {required} must be set", path=path, line=yamlsafe.key_line(path, [key])
             )
     scenarios = raw.get("scenarios") or {}
+    if not isinstance(scenarios, dict):
+        raise SyncError(f"{key}: scenarios must be a mapping", path=path)
     blocks = scenarios.get(AGENTIC)
+    if blocks is not None and not isinstance(blocks, list):
+        raise SyncError(f"{key}: scenarios.{AGENTIC} must be a list of blocks", path=path)
     if not blocks:
         raise SyncError(
             f"{key}: no {AGENTIC} scenario (scenarios: {', '.join(scenarios) or 'none'})",
@@ -332,6 +336,8 @@ def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> 
     rows: list[Row] = []
     dram = None
     for block in blocks:
+        if not isinstance(block, dict):
+            raise SyncError(f"{key}: {AGENTIC} block must be a mapping", path=path)
         unknown = set(block) - BLOCK_KEYS
         if unknown:
             bad = sorted(unknown)[0]
@@ -341,9 +347,15 @@ def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> 
                 path=path,
             )
         dram = block.get("dram-utilization", dram)
-        for row_raw in block.get("search-space") or []:
+        search_space = block.get("search-space") or []
+        if not isinstance(search_space, list):
+            raise SyncError(f"{key}: search-space must be a list of rows", path=path)
+        for row_raw in search_space:
             rows.append(_parse_row(key, len(rows), row_raw, path, multinode))
     router = raw.get("router")
+    recipe_dir = raw.get("srt-recipe-dir")
+    if recipe_dir is not None and not isinstance(recipe_dir, str):
+        raise SyncError(f"{key}: srt-recipe-dir must be a path, got {recipe_dir!r}", path=path)
     return ConfigEntry(
         key=key,
         raw=raw,
@@ -359,7 +371,7 @@ def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> 
         disagg=bool(raw.get("disagg", False)),
         router=router if isinstance(router, dict) else None,
         kv_p2p_transfer=raw.get("kv-p2p-transfer"),
-        srt_recipe_dir=raw.get("srt-recipe-dir"),
+        srt_recipe_dir=recipe_dir,
         rows=rows,
         dram_utilization=dram,
     )
@@ -391,7 +403,10 @@ def _parse_row(key: str, index: int, raw: dict[str, Any], path: str, multinode: 
         recipe, selector = _split_selector(str(raw["srt-recipe"]))
     else:
         for role in ("worker", "prefill", "decode"):
-            for setting in (raw.get(role) or {}).get("additional-settings") or []:
+            block = raw.get(role)
+            for setting in (
+                block.get("additional-settings") if isinstance(block, dict) else None
+            ) or []:
                 if isinstance(setting, str) and setting.startswith("CONFIG_FILE="):
                     spec = setting[len("CONFIG_FILE=") :]
                     spec = spec[len("recipes/") :] if spec.startswith("recipes/") else spec
@@ -469,7 +484,12 @@ def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool
             )
         curves = next(iter(doc.values()))
     mode = "thinking_on" if thinking else "thinking_off"
-    curve = (curves or {}).get(mode)
+    if not isinstance(curves, dict):
+        raise SyncError(
+            f"golden AL file: {model_name!r} must map thinking_on/thinking_off to curves",
+            path=str(path),
+        )
+    curve = curves.get(mode)
     if not isinstance(curve, dict):
         raise SyncError(f"golden AL file has no {mode} curve for {model_name!r}", path=str(path))
     value = curve.get(draft_length, curve.get(str(draft_length)))

@@ -270,12 +270,16 @@ class Recipe:
 TP_ARGS = ("tensor-parallel-size", "tensor_parallel_size", "tp-size", "tp_size", "tp")
 EP_ARGS = ("expert-parallel-size", "expert_parallel_size", "ep-size", "ep_size", "ep")
 DP_ARGS = ("data-parallel-size", "data_parallel_size", "dp-size", "dp_size", "dp")
+SIZE_ARGS = frozenset((*TP_ARGS, *EP_ARGS, *DP_ARGS))
+
+
+# Draft lengths: the golden acceptance length is looked up by them.
+_DRAFT_LENGTH = re.compile(r"speculative[-_](num[-_]steps|[a-z0-9]+[-_]block[-_]size)")
 
 
 def _sizes_checked(args: dict[str, Any], where: str, path: str) -> dict[str, Any]:
-    for key in (*TP_ARGS, *EP_ARGS, *DP_ARGS):
-        value = args.get(key)
-        if value is None:
+    for key, value in args.items():
+        if value is None or not (key in SIZE_ARGS or _DRAFT_LENGTH.fullmatch(str(key))):
             continue
         whole = isinstance(value, int) or (isinstance(value, str) and value.isdigit())
         if isinstance(value, bool) or not whole:
@@ -319,6 +323,20 @@ def _env(value: Any, where: str, path: str, dotted: list[str]) -> dict[str, str]
     return out
 
 
+SECTIONS = ("model", "resources", "frontend", "dynamo", "benchmark", "backend")
+
+
+def check_sections(variant: dict[str, Any], path: str) -> None:
+    """The variant's top-level sections are mappings (or absent): read before anything else,
+    by the launcher's bindings and by :func:`normalise`."""
+    for section in SECTIONS:
+        if not isinstance(variant.get(section) or {}, dict):
+            raise SyncError(f"{section} must be a mapping, got {variant[section]!r}", path=path)
+    bench_env = (variant.get("benchmark") or {}).get("env")
+    if not isinstance(bench_env or {}, dict):
+        raise SyncError(f"benchmark.env must be a mapping, got {bench_env!r}", path=path)
+
+
 def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str = "") -> Recipe:
     """Fold schema 2 ``engine``/``roles`` or schema 1 ``backend``/``resources`` into a Recipe."""
     schema = variant.get("schema", 1)
@@ -330,6 +348,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         if selector.startswith(("override_", "zip_override_")) or selector == "base"
         else []
     )
+    check_sections(variant, path)
     resources = variant.get("resources") or {}
     gpus_per_node = resources.get("gpus_per_node")
     if not isinstance(gpus_per_node, int):
@@ -395,6 +414,8 @@ def _schema2_roles(
         if rname not in ROLE_MODES:
             raise SyncError(f"unknown role {rname!r}; expected agg, prefill or decode", path=path)
         spec = spec or {}
+        if not isinstance(spec, dict):
+            raise SyncError(f"roles.{rname} must be a mapping, got {spec!r}", path=path)
         unknown = set(spec) - ROLE_KEYS
         if unknown:
             close = difflib.get_close_matches(sorted(unknown)[0], sorted(ROLE_KEYS), n=3)

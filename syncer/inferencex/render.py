@@ -25,6 +25,7 @@ from syncer.inferencex.recipe import (
     EP_ARGS,
     TP_ARGS,
     Recipe,
+    check_sections,
     compose_shared,
     expand_variants,
     load_yaml,
@@ -442,6 +443,8 @@ def _variant_for_job(
     against the row), or for a single-node row without one the variant whose parallelism,
     GPUs and concurrency match. Zero or several candidates is an error naming them."""
     row = job.row
+    for variant in variants.values():
+        check_sections(variant, spath)
     if row.selector is not None or entry.multinode:
         if len(variants) != 1:
             raise SyncError(
