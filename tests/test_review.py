@@ -225,6 +225,18 @@ def test_structure_markdown_golden(golden: Path) -> None:
     check_golden(golden, "structure.md", review("base.jsx", "structure.jsx").markdown())
 
 
+def test_measured_tier_change_is_named() -> None:
+    old = read("base.jsx")
+    cell = old.index(f'"id": "{AGG}"')
+    at = old.index('"kv": "none"', old.index('"points"', cell))
+    new = old[:at] + '"kv": "hicache"' + old[at + len('"kv": "none"') :]
+    data = review_texts(old, new, old_label="base.jsx", new_label="new.jsx").json()
+    [changed] = data["cells"]
+    assert ("measured KV tier", "none", "hicache", ["c1"]) in [
+        (m["field"], m["old"], m["new"], m["points"]) for m in changed["meta"]
+    ]
+
+
 # ---- no command changes -----------------------------------------------------------------------
 
 

@@ -53,6 +53,8 @@ PROVENANCE_KEYS = {
     "useComment": "/use comment",
     "date": "dashboard date",
     "goldenAL": "golden AL",
+    # which selection is the verified one (the page's default tier) moves with it
+    "kv": "measured KV tier",
 }
 # Cell keys that change what a user runs (the rest is how the page labels and credits it).
 COMMAND_FIELDS = ("image tag", "image digest", "setup")
