@@ -50,7 +50,9 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; bad input is one line on stderr and exit code 2, never a traceback."""
+    """Run the CLI; bad input is one line on stderr and exit code 2, never a traceback.
+
+    Exit codes: 0 clean, 1 drift or changes, 2 bad input, 3 an internal error (a bug)."""
     try:
         code = cli.main(args=argv, standalone_mode=False)
     except SyncError as exc:
@@ -68,4 +70,14 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(2)
+    except Exception:
+        # A bug, not bad input: keep the traceback for the report, but never exit 1, which
+        # `verify`, `diff` and `generate --check` use to mean "drift".
+        import traceback
+
+        from syncer.secrets import mask
+
+        click.echo(mask(traceback.format_exc()), err=True, nl=False)
+        click.echo("error: internal error (a bug in infx-cookbook-sync; traceback above)", err=True)
+        sys.exit(3)
     sys.exit(code if isinstance(code, int) else 0)

@@ -76,3 +76,20 @@ def test_readme_opens_with_the_two_commands_ci_runs() -> None:
     assert "python3 -m venv .venv" in setup and "pip install" in setup and "/sync verify " in setup
     assert tests.endswith("pytest")
     assert readme.index("```") < readme.index("\n## ")
+
+
+def test_an_internal_error_is_exit_3_with_its_traceback_not_drift(monkeypatch, capsys) -> None:
+    import pytest
+
+    from syncer import cli
+
+    def broken(self, ctx, name):  # a command whose import blows up like a bug would
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(cli.LazyGroup, "get_command", broken)
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["decode", "x"])
+    assert exit_info.value.code == 3
+    err = capsys.readouterr().err
+    assert "ZeroDivisionError: boom" in err
+    assert err.rstrip().endswith("traceback above)")
