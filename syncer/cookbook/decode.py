@@ -403,8 +403,6 @@ class Decoder:
             if not isinstance(patches, dict):
                 raise self._error(where, "expected an object of router -> patch")
             blocks = self._apply_patch(base, patches.get(router), f"{where}.{router}")
-            for bi, block in enumerate(blocks):
-                self._check_block(block, f"{where}.{router}[{bi}]")
         source = cell["points"][pi].get("kv")
         target = self.target_tier(ci, pi, kv)
         if source == target:
@@ -412,19 +410,29 @@ class Decoder:
         return self._kv_transform(blocks, source, target, ci, router)
 
     def _apply_patch(self, base: list[Block], patch: Any, where: str) -> list[Block]:
+        """Point blocks from the checked base; only what the patch changed needs checking
+        again (this runs for every case, so unchanged blocks are not walked twice)."""
         if js_falsy(patch):
             return clone(base)
         if isinstance(patch, list):
             out = []
             for i, block in enumerate(base):
                 diff = patch[i] if i < len(patch) else None
+                if js_falsy(diff):
+                    out.append(clone(block))
+                    continue
                 try:
-                    out.append(apply_diff(block, diff))
+                    changed = apply_diff(block, diff)
                 except SyncError as exc:
                     raise self._error(f"{where}[{i}]", exc.message) from None
+                self._check_block(changed, f"{where}[{i}]")
+                out.append(changed)
             return out
         if isinstance(patch, dict) and isinstance(patch.get("replace"), list):
-            return clone(patch["replace"])
+            out = clone(patch["replace"])
+            for i, block in enumerate(out):
+                self._check_block(block, f"{where}[{i}]")
+            return out
         raise self._error(where, "expected null, a list of per-block diffs or {replace: [...]}")
 
     def _kv_transform(
