@@ -53,7 +53,9 @@ def default_verifier(key: str, inferencex: Path, run_dir: Path, cookbook: Path) 
     from syncer.compare.verify import verify_config
 
     result = verify_config(key, inferencex=inferencex, run=run_dir, cookbook=cookbook)
-    return result.exit_code == 0, result.markdown()
+    # The report shrinks itself to the budget (whole rows dropped, folds closed) rather than
+    # being cut mid-table by the clip below, which stays as a guard for other verifiers.
+    return result.exit_code == 0, result.markdown(budget=MAX_REPORT_CHARS)
 
 
 @dataclass
