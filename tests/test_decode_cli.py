@@ -134,6 +134,26 @@ def test_all_with_filters_matching_nothing(capsys: pytest.CaptureFixture[str]) -
     assert "no case matches --router vllm --kv none" in err
 
 
+def test_module_without_kv_tiers_accepts_its_measured_tier(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from syncer.cookbook.emit import emit_module
+    from syncer.cookbook.jsmodule import load_module
+
+    module = load_module(DEMO)
+    for cell in module.value["cells"]:
+        cell.pop("kv", None)
+        for point in cell["points"]:
+            point.pop("kv", None)
+    path = tmp_path / "nokv.jsx"
+    path.write_text(emit_module(module.header, module.name, module.value), encoding="utf-8")
+    code, default, _ = run(capsys, str(path), "--cell", "4")
+    assert code == 0
+    assert run(capsys, str(path), "--cell", "4", "--kv", "none") == (0, default, "")
+    code, _, err = run(capsys, str(path), "--cell", "4", "--kv", "hicache")
+    assert code == 2 and "'hicache' is not offered" in err and "(available: none listed)" in err
+
+
 def test_unavailable_tier_names_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
     _, _, err = run(capsys, DEMO, "--cell", "3", "--kv", "hicache")
     assert "not offered for cell 'demo-fp8-b300-sglang-agg#0@c1': no donor (available: none)" in err

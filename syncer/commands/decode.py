@@ -108,10 +108,12 @@ def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
 
 
 def _tier(decoder: Any, ci: int, pi: int, kv: str | None) -> str | None:
+    measured = decoder.measured_tier(ci, pi)
     if kv is None:
-        return decoder.measured_tier(ci, pi)
+        return measured
     available = decoder.available_tiers(ci)
-    if kv not in available:
+    # A module without KV tiers (the oldest format) still has the measured one, shown as none.
+    if kv not in available and kv != (measured or "none"):
         reasons = (decoder.cells[ci].get("kv") or {}).get("unavailable") or {}
         why = f": {reasons[kv]}" if isinstance(reasons, dict) and kv in reasons else ""
         raise SyncError(
