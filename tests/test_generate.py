@@ -349,6 +349,38 @@ def test_cells_split_by_spec_setting_and_colliding_concurrencies() -> None:
     ]
 
 
+def test_cells_with_the_same_label_get_distinct_details() -> None:
+    from syncer.cookbook.cells import CellSpec, PointSpec, RouterSpec
+    from syncer.cookbook.generate import _disambiguate
+
+    def cell(key: str, item: int, kv: str = "none", mrr: str = "4", hw: str = "gb300") -> CellSpec:
+        worker = {"kind": "worker", "args": [["--max-running-requests", mrr], ["--tp", "4"]]}
+        meta = {"id": f"{key}#{item}", "hw": hw, "ckpt": "o/m", "label": "Agg TP4",
+                "detail": "MTP 3-1-4", "configKey": key, "submitted": "sglang"}  # fmt: skip
+        point = PointSpec(concs=[1], item=item, kv=kv, blocks={"sglang": [worker]})
+        return CellSpec(meta=meta, routers={"sglang": RouterSpec()}, points=[point])
+
+    cells = [
+        cell("a", 0), cell("b", 0),  # two configs: the key
+        cell("c", 0, kv="none"), cell("c", 1, kv="hicache"),  # one config, two measured tiers
+        cell("d", 0, mrr="4"), cell("d", 1, mrr="2"),  # one config, one tier: the flag
+        cell("e", 0, hw="h100"),  # alone in its group: unchanged
+    ]  # fmt: skip
+    _disambiguate(cells)
+    assert [c.meta["detail"] for c in cells] == [
+        "MTP 3-1-4 · a",
+        "MTP 3-1-4 · b",
+        "MTP 3-1-4 · c · measured with no KV offload",
+        "MTP 3-1-4 · c · measured with HiCache",
+        "MTP 3-1-4 · d · --max-running-requests 4",
+        "MTP 3-1-4 · d · --max-running-requests 2",
+        "MTP 3-1-4",
+    ]
+    before = [c.meta["detail"] for c in cells]
+    _disambiguate(cells)  # a refresh runs it again over kept cells: no double suffix
+    assert [c.meta["detail"] for c in cells] == before
+
+
 def test_pin_override_in_progress(config) -> None:
     pin = Pin(DSPARK, "3859", "6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b", None, None,
               "in-progress", None)  # fmt: skip

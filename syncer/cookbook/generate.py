@@ -265,18 +265,64 @@ def _cells_for_config(
     return cells
 
 
+MEASURED_TIER_TEXT = {
+    "none": "measured with no KV offload",
+    "hicache": "measured with HiCache",
+    "mooncake": "measured with a Mooncake store",
+}
+
+
 def _disambiguate(cells: list[CellSpec]) -> None:
-    """Two cells of one (hardware, checkpoint) group with the same label are told apart by the
-    config key, as the page's links and cell chips need distinct texts."""
-    seen: dict[tuple[str, str, str], int] = {}
+    """Cells of one (hardware, checkpoint) group with the same label get distinct details, as
+    the page's links and cell chips need distinct texts: the config key tells configs apart;
+    cells of one config that still read the same are told apart by their measured KV tier, or
+    else by the first worker flag whose value differs."""
+    groups: dict[tuple[str, str, str], list[CellSpec]] = {}
     for cell in cells:
-        key = (cell.meta["hw"], cell.meta["ckpt"], cell.meta["label"])
-        seen[key] = seen.get(key, 0) + 1
-    for cell in cells:
-        key = (cell.meta["hw"], cell.meta["ckpt"], cell.meta["label"])
-        suffix = f" · {cell.config_key}"
-        if seen[key] > 1 and not str(cell.meta["detail"]).endswith(suffix):
-            cell.meta["detail"] = f"{cell.meta['detail']}{suffix}"
+        groups.setdefault((cell.meta["hw"], cell.meta["ckpt"], cell.meta["label"]), []).append(cell)
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        for cell in group:
+            _add_detail(cell, cell.config_key)
+        twins: dict[str, list[CellSpec]] = {}
+        for cell in group:
+            twins.setdefault(str(cell.meta["detail"]), []).append(cell)
+        for same in twins.values():
+            if len(same) < 2:
+                continue
+            tiers = {c.points[0].kv for c in same}
+            for cell in same:
+                text = (
+                    MEASURED_TIER_TEXT.get(cell.points[0].kv, cell.points[0].kv)
+                    if len(tiers) == len(same)
+                    else _differing_flag(cell, same)
+                )
+                if text:
+                    _add_detail(cell, text)
+
+
+def _add_detail(cell: CellSpec, text: str) -> None:
+    # A kept cell (one-config refresh) carries its texts already.
+    if text not in str(cell.meta["detail"]).split(" · ")[1:]:
+        cell.meta["detail"] = f"{cell.meta['detail']} · {text}"
+
+
+def _lead_worker_args(cell: CellSpec) -> dict[str, list[str]]:
+    for block in cell.points[0].blocks[cell.submitted]:
+        if block.get("kind") == "worker":
+            return {a[0]: list(a[1:]) for a in block.get("args") or []}
+    return {}
+
+
+def _differing_flag(cell: CellSpec, same: list[CellSpec]) -> str:
+    """``--flag value`` of the first worker flag of ``cell`` set differently in another cell."""
+    mine = _lead_worker_args(cell)
+    others = [_lead_worker_args(c) for c in same if c is not cell]
+    for flag, values in mine.items():
+        if any(o.get(flag) != values for o in others):
+            return " ".join([flag, *values])
+    return ""
 
 
 def _order(cells: list[CellSpec], model: ModelSpec, config_order: list[str]) -> list[CellSpec]:
