@@ -10,7 +10,6 @@ order; ``--conc C`` picks the job measured at C. ``--raw`` shows what srt-slurm 
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -75,9 +74,10 @@ def render_command(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"
         )
     if fmt == "json":
+        from syncer.untrusted import json_text
+
         doc = rendered.as_json(raw=raw, router=router, points=points)
-        # ASCII escapes keep terminal controls hidden in recipe values inert on a terminal
-        sys.stdout.write(json.dumps(doc, ensure_ascii=True, indent=1) + "\n")
+        sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
     from syncer.cookbook.shell import copy_all
     from syncer.templating import render
