@@ -6,6 +6,7 @@ it is absent."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,9 @@ from syncer.cookbook.jsmodule import load_module
 from syncer.inferencex.render import render_config
 
 ROOT = Path(__file__).resolve().parent.parent
-_REF = ROOT.parent / "shared" / "reference"
+# the same reference directory as the `reference` fixture (SYNC_REFERENCE_DIR honoured), so the
+# pair list and the files the tests read never come from two places
+_REF = Path(os.environ.get("SYNC_REFERENCE_DIR", ROOT.parent / "shared" / "reference"))
 
 
 def _pairs() -> list[dict[str, Any]]:
