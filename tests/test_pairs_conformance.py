@@ -5,6 +5,7 @@ it is absent."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from syncer.cookbook.jsmodule import load_module
-from syncer.inferencex.render import render_config
+from syncer.inferencex.render import RenderedConfig, render_config
 
 ROOT = Path(__file__).resolve().parent.parent
 # the same reference directory as the `reference` fixture (SYNC_REFERENCE_DIR honoured), so the
@@ -26,6 +27,17 @@ def _pairs() -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     return [e for e in json.loads(path.read_text()) if e["status"] == "complete"]
+
+
+@functools.cache
+def _rendered(sha: str, key: str) -> RenderedConfig:
+    """A pair's config rendered once for both tests of the pair (they only read it)."""
+    return render_config(_REF / "pairs" / "inferencex" / sha[:8], key)
+
+
+@functools.cache
+def _published_cell(snippet_file: str, index: int) -> dict[str, Any]:
+    return load_module(_REF / "pairs" / snippet_file).value["cells"][index]
 
 
 def _describe(expected: list[dict], got: list[dict]) -> str:
@@ -68,11 +80,8 @@ def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) 
     oracle = json.loads(
         (reference / "oracle" / "deepseek-ai" / "deepseek-v4_1" / f"{snip}.json").read_text()
     )
-    checkout = reference / "pairs" / "inferencex" / pair["sha"][:8]
-    rendered = render_config(checkout, pair["configKey"])
-    published = load_module(reference / "pairs" / pair["snippetFile"]).value["cells"][
-        pair["cellIndex"]
-    ]["points"]
+    rendered = _rendered(pair["sha"], pair["configKey"])
+    published = _published_cell(pair["snippetFile"], pair["cellIndex"])["points"]
     failures = []
     for pi, concs, override in zip(pair["points"], pair["concs"], pair["overrides"], strict=True):
         points = [p for p in rendered.points if p.override == override and p.concs == concs]
@@ -109,10 +118,8 @@ def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) 
 )
 def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, Any]) -> None:
     """Label, detail, GPUs, image, install lines, measured tier and golden AL of each point."""
-    cell = load_module(reference / "pairs" / pair["snippetFile"]).value["cells"][pair["cellIndex"]]
-    rendered = render_config(
-        reference / "pairs" / "inferencex" / pair["sha"][:8], pair["configKey"]
-    )
+    cell = _published_cell(pair["snippetFile"], pair["cellIndex"])
+    rendered = _rendered(pair["sha"], pair["configKey"])
     by_override = {p.override: p for p in rendered.points}
     first = by_override[pair["overrides"][0]]
     assert first.label == cell["label"]
