@@ -43,10 +43,6 @@ def register(value: str | None) -> None:
             _known.add(value)
 
 
-def registered() -> frozenset[str]:
-    return frozenset(_known)
-
-
 def mask(text: object) -> str:
     """``text`` with every known secret, every token-shaped string and every credential in a
     URL replaced by ``***``."""

@@ -23,7 +23,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["code"] = untrusted.md_code
     env.filters["text"] = untrusted.md_text
-    env.filters["link"] = lambda url, label: untrusted.md_link(url, label)
+    env.filters["link"] = untrusted.md_link
     env.filters["term"] = untrusted.term_text
     env.filters["block"] = untrusted.md_block
     return env

@@ -24,10 +24,6 @@ ALLOWED_GITHUB_REPOS = (
     "NVIDIA/srt-slurm",
 )
 ALLOWED_HOSTS = ("docs.sglang.io", "inferencex.semianalysis.com")
-# Kept for callers that show the policy; the check itself is ``is_allowed_link``.
-ALLOWED_LINK_PREFIXES = tuple(f"https://github.com/{r}/" for r in ALLOWED_GITHUB_REPOS) + tuple(
-    f"https://{h}/" for h in ALLOWED_HOSTS
-)
 
 # Terminal escape sequences: CSI (colours, cursor), OSC (titles, hyperlinks) and two-byte ESC x.
 ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")

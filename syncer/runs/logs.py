@@ -80,7 +80,6 @@ class LoggedProcess:
     env_line: int | None = None
     argv: list[str] | None = None
     log: str | None = None
-    frontend_type: str | None = None
 
     @property
     def split(self) -> tuple[list[str], str, list[list[str]]]:
@@ -274,7 +273,6 @@ class _Parser:
             self.number(f.group("index"), lineno),
             f.group("node"),
             lineno,
-            frontend_type=ftype,
         )
         self._close_worker(lineno)
         self.current = None
