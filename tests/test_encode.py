@@ -9,26 +9,34 @@ from pathlib import Path
 import pytest
 
 from syncer.cookbook import compact, encode
-from syncer.cookbook.cells import spec_from_dict
+from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.shell import format_block
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
 
-FIXTURES = Path(__file__).parent / "fixtures" / "generate"
+# Our own model (agg + disagg cells, Dynamo and SGLang submissions, several concurrencies, a
+# pinned and an in-progress config): the committed example module, kept current by the drift
+# gate (test_generate.test_committed_module_and_page_are_current).
+MODULE = (
+    Path(__file__).resolve().parent.parent
+    / "cookbook_snippets"
+    / "deepseek-ai"
+    / "deepseek-v4_1.jsx"
+)
 
 
 def load_spec():
-    return spec_from_dict(json.loads((FIXTURES / "model_spec.json").read_text(encoding="utf-8")))
+    """The encoder's input, decoded from the committed module (no render, no frozen dump)."""
+    module = load_module(MODULE)
+    return cells_from_module(module.value, Decoder(module.value), str(MODULE))
 
 
-def test_golden_module(golden: Path) -> None:
-    """Our own model (agg + disagg cells, Dynamo and SGLang submissions, several concurrencies,
-    a pinned and an in-progress config) encodes to the reviewed golden file."""
+def test_committed_module_is_the_encoders_fixed_point() -> None:
     spec = load_spec()
     _, text, cases = encode.encode_module(spec, path="fixture")
-    assert text == (golden / "generate" / "model_spec.jsx").read_text(encoding="utf-8")
+    assert text == MODULE.read_text(encoding="utf-8")
     assert cases == sum(len(c.points) * len(c.routers) for c in spec.cells)
 
 
@@ -237,8 +245,8 @@ def test_reencode_is_a_fixed_point(reference: Path, tmp_path: Path) -> None:
     assert once == twice
 
 
-def test_reencode_refuses_unknown_keys(tmp_path: Path, golden: Path) -> None:
-    module = parse_module((golden / "generate" / "model_spec.jsx").read_text(encoding="utf-8"))
+def test_reencode_refuses_unknown_keys(tmp_path: Path) -> None:
+    module = parse_module(MODULE.read_text(encoding="utf-8"))
     module.value["cells"][0]["mystery"] = 1
     from syncer.cookbook.emit import emit_module
 
@@ -250,7 +258,7 @@ def test_reencode_refuses_unknown_keys(tmp_path: Path, golden: Path) -> None:
 
 
 def _as_old_format(value: dict) -> dict:
-    """Our golden module rewritten the way the older generators stored it: per-point provenance
+    """Our example module rewritten the way the older generators stored it: per-point provenance
     with full URLs, checkpoint precision, and (oldest) no KV dimension and router notes."""
     old = copy.deepcopy(value)
     repo = old["source"]["repo"]
@@ -277,10 +285,10 @@ def _as_old_format(value: dict) -> dict:
     return old
 
 
-def test_reencode_oldest_format(tmp_path: Path, golden: Path) -> None:
+def test_reencode_oldest_format(tmp_path: Path) -> None:
     from syncer.cookbook.emit import emit_module
 
-    module = parse_module((golden / "generate" / "model_spec.jsx").read_text(encoding="utf-8"))
+    module = parse_module(MODULE.read_text(encoding="utf-8"))
     old_value = _as_old_format(module.value)
     source = tmp_path / "old.jsx"
     source.write_text(emit_module(module.header, "agentx", old_value), encoding="utf-8")
@@ -302,10 +310,10 @@ def test_reencode_oldest_format(tmp_path: Path, golden: Path) -> None:
                 )
 
 
-def test_reencode_refuses_urls_it_cannot_express(tmp_path: Path, golden: Path) -> None:
+def test_reencode_refuses_urls_it_cannot_express(tmp_path: Path) -> None:
     from syncer.cookbook.emit import emit_module
 
-    module = parse_module((golden / "generate" / "model_spec.jsx").read_text(encoding="utf-8"))
+    module = parse_module(MODULE.read_text(encoding="utf-8"))
     old_value = _as_old_format(module.value)
     old_value["cells"][0]["points"][0]["runUrl"] = "https://example.com/run/1"
     source = tmp_path / "old.jsx"

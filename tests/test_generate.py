@@ -234,7 +234,7 @@ def test_all_writes_nothing_when_a_later_model_fails(tmp_path: Path, workspace, 
 
 
 def test_reencode_cli(tmp_path: Path, capsys) -> None:
-    source = ROOT / "golden" / "generate" / "model_spec.jsx"
+    source = ROOT / "cookbook_snippets" / f"{MODEL}.jsx"
     out = tmp_path / "re.jsx"
     assert run_cli("reencode", str(source), "--out", str(out)) == 0
     assert out.read_text(encoding="utf-8") == source.read_text(encoding="utf-8")

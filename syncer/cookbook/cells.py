@@ -224,24 +224,6 @@ def cells_from_module(data: dict[str, Any], decoder: Any, path: str = "<module>"
     )
 
 
-def spec_to_dict(spec: ModuleSpec) -> dict[str, Any]:
-    """Plain JSON-able data of ``spec`` (fixtures, caches)."""
-    return dataclasses.asdict(spec)
-
-
-def spec_from_dict(data: dict[str, Any]) -> ModuleSpec:
-    """Inverse of ``spec_to_dict``."""
-    cells = [
-        CellSpec(
-            meta=dict(c["meta"]),
-            routers={r: RouterSpec(**v) for r, v in c["routers"].items()},
-            points=[PointSpec(**p) for p in c["points"]],
-        )
-        for c in data["cells"]
-    ]
-    return ModuleSpec(**{**data, "cells": cells})
-
-
 def replace_config_cells(spec: ModuleSpec, config_key: str, cells: list[CellSpec]) -> ModuleSpec:
     """``spec`` with the cells of ``config_key`` replaced by ``cells`` (the bot's refresh of one
     config inside a published module). A new cell whose id an old one had takes its place, so
