@@ -122,23 +122,18 @@ class Policy:
 def _cookbook_order(blocks: list[Block]) -> list[Block]:
     """Published order: etcd, NATS, then (Dynamo) nginx and frontends before the Mooncake
     master and the workers; an SGLang router (and its nginx) comes after the workers."""
-    infra = [b for b in blocks if b.get("kind") in ("etcd", "nats")]
-    dynamo_front = [b for b in blocks if b.get("kind") == "dynamo-frontend"]
-    nginx = [b for b in blocks if b.get("kind") == "nginx"]
-    mooncake = [b for b in blocks if b.get("kind") in ("mooncake-master", "mooncake-store")]
-    workers = [b for b in blocks if b.get("kind") == "worker"]
-    routers = [b for b in blocks if b.get("kind") == "sglang-router"]
-    known = {
-        "etcd",
-        "nats",
-        "dynamo-frontend",
-        "nginx",
-        "mooncake-master",
-        "mooncake-store",
-        "worker",
-        "sglang-router",
-    }
-    other = [b for b in blocks if b.get("kind") not in known]
+
+    def of(*kinds: str) -> list[Block]:
+        return [b for b in blocks if b.get("kind") in kinds]
+
+    infra = of("etcd", "nats")
+    dynamo_front = of("dynamo-frontend")
+    nginx = of("nginx")
+    mooncake = of("mooncake-master", "mooncake-store")
+    workers = of("worker")
+    routers = of("sglang-router")
+    placed = [*infra, *dynamo_front, *nginx, *mooncake, *workers, *routers]
+    other = [b for b in blocks if not any(b is p for p in placed)]
     if dynamo_front:
         return [*infra, *nginx, *dynamo_front, *mooncake, *workers, *routers, *other]
     return [*infra, *mooncake, *workers, *nginx, *routers, *other]
@@ -212,6 +207,10 @@ def load_policy(path: str | None = None) -> Policy:
     return parse_policy(yamlsafe.load(path), str(path))
 
 
+_REQUIRED_KEYS = {"name", "field", "pattern", "kinds", "action", "reason"}
+_OPTIONAL_KEYS = {"value", "nginx_value"}
+
+
 def parse_policy(doc: Any, path: str) -> Policy:
     if (
         not isinstance(doc, dict)
@@ -225,19 +224,10 @@ def parse_policy(doc: Any, path: str) -> Policy:
         where = f"entries[{i}]"
         if not isinstance(raw, dict):
             raise SyncError(f"{where} must be a mapping", path=path)
-        missing = {"name", "field", "pattern", "kinds", "action", "reason"} - set(raw)
+        missing = _REQUIRED_KEYS - set(raw)
         if missing:
             raise SyncError(f"{where}: missing {', '.join(sorted(missing))}", path=path)
-        unknown = set(raw) - {
-            "name",
-            "field",
-            "pattern",
-            "kinds",
-            "action",
-            "reason",
-            "value",
-            "nginx_value",
-        }
+        unknown = set(raw) - _REQUIRED_KEYS - _OPTIONAL_KEYS
         if unknown:
             raise SyncError(f"{where}: unknown key {sorted(unknown)[0]!r}", path=path)
         if raw["field"] not in ("flag", "env"):
