@@ -72,7 +72,7 @@ def _rows(result: VerifyResult) -> list[dict[str, Any]]:
             )
         for lc in p.logs:
             for e in lc.comparison.problems:
-                rows.append(_entry_row(p, _comp_name(lc.comparison), e))
+                rows.append(_entry_row(p, lc.comparison, e))
             for problem in lc.problems:
                 rows.append(
                     _row(p, "log", "(workers)", "consistency", "differs", None, None, problem)
@@ -95,7 +95,7 @@ def _rows(result: VerifyResult) -> list[dict[str, Any]]:
                 )
             for comp in p.cookbook.comparisons:
                 for e in comp.problems:
-                    rows.append(_entry_row(p, _comp_name(comp), e))
+                    rows.append(_entry_row(p, comp, e))
     return rows
 
 
@@ -125,19 +125,18 @@ def _row(
     }
 
 
-def _entry_row(p: PointResult, comparison: str, e: Entry) -> dict[str, Any]:
-    sides = comparison.split(" (")[0].split(" vs ")
+def _entry_row(p: PointResult, comp: Comparison, e: Entry) -> dict[str, Any]:
     return _row(
         p,
-        comparison,
+        _comp_name(comp),
         e.block,
         e.key,
         STATUS_TEXT.get(e.status, e.status),
         e.left,
         e.right,
         e.note,
-        sides[0],
-        sides[-1],
+        comp.left,
+        comp.right,
     )
 
 
