@@ -48,8 +48,8 @@ DERIVED_FRONTEND = {
         "args": {"policy": "cache_aware"},
     },
 }
-_TP, _EP, _DP = TP_ARGS, EP_ARGS, DP_ARGS  # whole numbers: checked by recipe.normalise
 _DPA = ("enable-dp-attention", "enable_dp_attention")
+_SPEC_ALGO = ("speculative-algorithm", "speculative_algorithm")
 
 
 @dataclass
@@ -180,9 +180,9 @@ def _mismatches(
         return [*why, f"roles {sorted(recipe.roles)} (single node needs agg only)"]
     agg = recipe.roles["agg"]
     args = agg.args
-    tp = int(_arg(args, _TP, 1))
-    ep = int(_arg(args, _EP, 1))
-    dp = int(_arg(args, _DP, 1))
+    tp = int(_arg(args, TP_ARGS, 1))
+    ep = int(_arg(args, EP_ARGS, 1))
+    dp = int(_arg(args, DP_ARGS, 1))
     dpa = bool(_arg(args, _DPA, False))
     if tp != (row.tp or 1):
         why.append(f"tensor-parallel-size {tp} != tp {row.tp}")
@@ -196,7 +196,7 @@ def _mismatches(
         why.append(f"gpus {agg.gpus} != {row.gpus}")
     if agg.nodes != 1 or agg.workers != 1:
         why.append("nodes/workers != 1")
-    has_spec = _arg(args, ("speculative-algorithm", "speculative_algorithm")) is not None
+    has_spec = _arg(args, _SPEC_ALGO) is not None
     if has_spec != (row.spec_decoding != "none"):
         why.append(
             f"speculative decoding {'on' if has_spec else 'off'} "
@@ -229,7 +229,7 @@ def _check_multinode(recipe: Recipe, row: Row, where: str, path: str) -> None:
                 f"{role.workers} {role_name} workers",
                 path=path,
             )
-        tp = int(_arg(role.args, _TP, 1))
+        tp = int(_arg(role.args, TP_ARGS, 1))
         if spec.tp != tp:
             raise SyncError(
                 f"{where}: row says {spec_name}.tp {spec.tp} "
@@ -244,7 +244,7 @@ def _simulate_env(
     if row.spec_decoding == "none":
         return None, None
     lead = _lead_role(recipe)
-    algo = _arg(lead.args, ("speculative-algorithm", "speculative_algorithm"))
+    algo = _arg(lead.args, _SPEC_ALGO)
     if algo is None:
         return None, None
     method = str(algo).lower()
@@ -283,10 +283,10 @@ def measured_tier(recipe: Recipe) -> str:
 
 
 def _parallel(args: dict[str, Any], npw: int) -> str:
-    tp = int(_arg(args, _TP, 1))
-    ep = int(_arg(args, _EP, 1))
+    tp = int(_arg(args, TP_ARGS, 1))
+    ep = int(_arg(args, EP_ARGS, 1))
     if _arg(args, _DPA, False):
-        text = f"DEP{int(_arg(args, _DP, tp))}"
+        text = f"DEP{int(_arg(args, DP_ARGS, tp))}"
     else:
         text = f"TP{tp}" + (f"·EP{ep}" if ep > 1 else "")
     return text + (f" ({npw} nodes)" if npw > 1 else "")
@@ -305,9 +305,9 @@ def shape_and_label(recipe: Recipe) -> tuple[tuple[Any, ...], str]:
                 role.workers,
                 role.nodes_per_worker,
                 role.gpus,
-                int(_arg(args, _TP, 1)),
-                int(_arg(args, _EP, 1)),
-                int(_arg(args, _DP, 1)),
+                int(_arg(args, TP_ARGS, 1)),
+                int(_arg(args, EP_ARGS, 1)),
+                int(_arg(args, DP_ARGS, 1)),
                 bool(_arg(args, _DPA, False)),
             )
         )
@@ -339,7 +339,7 @@ def spec_detail(recipe: Recipe) -> str:
     """The cell detail published cells show: ``DSpark 5``, ``MTP 3-1-4`` (steps, top-k, draft
     tokens; EAGLE-family algorithms are all shown as MTP), or ``no spec``."""
     args = _lead_role(recipe).args
-    algo = _arg(args, ("speculative-algorithm", "speculative_algorithm"))
+    algo = _arg(args, _SPEC_ALGO)
     if algo is None:
         return "no spec"
     if str(algo).upper() == "DSPARK":
