@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from syncer.errors import SyncError
+from syncer.inferencex import yamlsafe
 from syncer.inferencex.recipe import (
     compose_shared,
     deep_merge,
@@ -39,7 +40,8 @@ def test_loading_equals_pyyaml_safe_load() -> None:
     # merge-key precedence with sequences of aliases is whatever PyYAML does: srt-slurm uses it
     path = FIX / "anchors.yaml"
     assert load_yaml(path) == yaml.safe_load(path.read_text())
-    assert yaml.safe_load("a: &a {x: 1}\nb: {<<: [*a, {x: 2, z: 2}]}")["b"] == {"x": 1, "z": 2}
+    text = "a: &a {x: 1}\nb: {<<: [*a, {x: 2, z: 2}]}"
+    assert yamlsafe.loads(text)["b"] == yaml.safe_load(text)["b"] == {"x": 1, "z": 2}
     assert load_yaml(path)["override_b"]["roles"]["agg"]["args"]["page-size"] == 64
 
 
