@@ -22,8 +22,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from syncer.model import Block
 
 FLAG_ALIASES = {
@@ -184,6 +182,8 @@ def _detail(a: str, b: str) -> str | None:
     da, db = _parse_structured(a), _parse_structured(b)
     if da is None or db is None:
         return None
+    from deepdiff import DeepDiff  # only for a differing structured value; costly to import
+
     try:
         text = DeepDiff(da, db, verbose_level=2).pretty()
     except RecursionError:
