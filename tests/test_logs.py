@@ -372,6 +372,16 @@ def test_point_shape_ignores_values_int_cannot_read() -> None:
     assert point_shape(point("²", "9" * 5000)) == (1, 1, False)  # type: ignore[arg-type]
 
 
+def test_point_shape_reads_every_parallelism_spelling() -> None:
+    from types import SimpleNamespace
+
+    from syncer.runs.mapping import point_shape
+
+    args = [["--tp", "8"], ["--ep_size", "4"], ["--enable_dp_attention"]]
+    point = SimpleNamespace(raw={"sglang": [{"kind": "worker", "args": args}]})
+    assert point_shape(point) == (8, 4, True)  # type: ignore[arg-type]
+
+
 def test_env_line_with_thousands_of_keys_is_refused_quickly() -> None:
     import time
 

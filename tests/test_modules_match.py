@@ -53,6 +53,8 @@ def test_shape_reads_roles_counts_and_every_parallelism_spelling() -> None:
         "args": [["--tp", "4"], ["--expert-parallel-size", "4"]],
     }
     assert deployment_shape([tp_flag]) == (("agg", 1, 1, 4, 4, 1, False),)
+    underscored = {**tp_flag, "args": [["--tp_size", "4"], ["--enable_dp_attention"]]}
+    assert deployment_shape([underscored]) == (("agg", 1, 1, 4, 1, 1, True),)
     disagg = [
         {"kind": "etcd", "args": []},
         worker("decode", 2, 2, workers=2),

@@ -17,14 +17,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from syncer.compare.diff import canonical_flag
 from syncer.cookbook import decode, shell
 from syncer.errors import SyncError
 from syncer.model import WORKER_ROLES, Block
 
-# Flag spellings of the parallelism that names a deployment (sglang accepts all of them).
-_TP_FLAGS = ("--tp", "--tp-size", "--tensor-parallel-size")
-_EP_FLAGS = ("--ep", "--ep-size", "--expert-parallel-size")
-_DP_FLAGS = ("--dp", "--dp-size", "--data-parallel-size")
+# The parallelism that names a deployment, by canonical flag (every sglang spelling of it
+# reads the same through ``canonical_flag``).
+_TP_FLAG = "--tensor-parallel-size"
+_EP_FLAG = "--expert-parallel-size"
+_DP_FLAG = "--data-parallel-size"
 _DP_ATTENTION = "--enable-dp-attention"
 
 
@@ -150,9 +152,9 @@ def _as_int(value: Any, default: int) -> int:
         return default
 
 
-def _int_flag(block: Block, flags: Sequence[str], default: int) -> int:
+def _int_flag(block: Block, flag: str, default: int) -> int:
     for arg in block.get("args") or ():
-        if arg and arg[0] in flags and len(arg) > 1:
+        if arg and len(arg) > 1 and canonical_flag(arg[0]) == flag:
             return _as_int(arg[1], default)
     return default
 
@@ -167,15 +169,15 @@ def deployment_shape(blocks: Iterable[Block]) -> tuple[Any, ...]:
     for block in blocks:
         if block.get("kind") != "worker":
             continue
-        flags = {arg[0] for arg in block.get("args") or () if arg}
+        flags = {canonical_flag(arg[0]) for arg in block.get("args") or () if arg}
         roles.append(
             (
                 str(block.get("role", "agg")),
                 _as_int(block.get("workers"), 1),
                 _as_int(block.get("nodes_per_worker"), 1),
-                _int_flag(block, _TP_FLAGS, 1),
-                _int_flag(block, _EP_FLAGS, 1),
-                _int_flag(block, _DP_FLAGS, 1),
+                _int_flag(block, _TP_FLAG, 1),
+                _int_flag(block, _EP_FLAG, 1),
+                _int_flag(block, _DP_FLAG, 1),
                 _DP_ATTENTION in flags,
             )
         )

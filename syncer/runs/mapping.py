@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from syncer.compare.diff import canonical_flag
 from syncer.runs.logs import SweepLog
 
 _RESULT = re.compile(
@@ -88,9 +89,9 @@ def point_shape(point: PointLike) -> tuple[int | None, int | None, bool]:
         for block in blocks:
             if block.get("kind") != "worker":
                 continue
-            flags = {a[0]: a[1:] for a in block.get("args", [])}
-            tp = flags.get("--tensor-parallel-size") or flags.get("--tp-size")
-            ep = flags.get("--expert-parallel-size") or flags.get("--ep-size")
+            flags = {canonical_flag(a[0]): a[1:] for a in block.get("args", []) if a}
+            tp = flags.get("--tensor-parallel-size")
+            ep = flags.get("--expert-parallel-size")
             return (
                 int(tp[0]) if tp and _SMALL_INT.fullmatch(tp[0]) else 1,
                 int(ep[0]) if ep and _SMALL_INT.fullmatch(ep[0]) else 1,
