@@ -92,11 +92,13 @@ def gpu_pinning(role: Role, gpus_per_node: int) -> list[list[str]] | None:
     """Per-worker CUDA_VISIBLE_DEVICES when several workers of a role share nodes."""
     if role.workers < 2 or role.gpus >= gpus_per_node:
         return None
-    out = []
-    for i in range(role.workers):
-        start = (i * role.gpus) % gpus_per_node
-        out.append([",".join(str(g) for g in range(start, start + role.gpus))])
-    return out
+    return [[_devices(role, i, gpus_per_node)] for i in range(role.workers)]
+
+
+def _devices(role: Role, worker: int, gpus_per_node: int) -> str:
+    """The GPU ids worker ``worker`` of a role uses on its node (workers fill nodes in order)."""
+    start = (worker * role.gpus) % gpus_per_node
+    return ",".join(str(g) for g in range(start, start + role.gpus))
 
 
 class _Ports:
@@ -261,8 +263,7 @@ def _worker_block(
     env.update(recipe.environment)
     pinning = gpu_pinning(role, recipe.gpus_per_node)
     if role.gpus < recipe.gpus_per_node:
-        start = (w * role.gpus) % recipe.gpus_per_node
-        env["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in range(start, start + role.gpus))
+        env["CUDA_VISIBLE_DEVICES"] = _devices(role, w, recipe.gpus_per_node)
     if recipe.mooncake_master:
         env.setdefault("MOONCAKE_LOCAL_HOSTNAME", ip)
         env["MOONCAKE_MASTER"] = "$INFRA_IP:8700"
