@@ -175,6 +175,8 @@ class _Reader:
             raise self.fail(node, f"{what}: expected a mapping")
         out: dict[str, yaml.Node] = {}
         for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.fail(key_node, f"{what}: keys must be strings, got {_kind(key_node)}")
             key = self.loader.construct_object(key_node, deep=True)
             if not isinstance(key, str):
                 raise self.fail(key_node, f"{what}: keys must be strings, got {key!r}")
@@ -198,6 +200,9 @@ class _Reader:
     def text(
         self, node: yaml.Node, what: str, pattern: re.Pattern[str] | None = None, hint: str = ""
     ) -> str:
+        if not isinstance(node, yaml.ScalarNode):
+            # Named by kind, never repr'd: an aliased list can expand to gigabytes of text.
+            raise self.fail(node, f"{what}: expected a string, got {_kind(node)}")
         value = self.value(node)
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise self.fail(node, f"{what}: expected a string, got {value!r}")
@@ -213,6 +218,10 @@ class _Reader:
         if node is None or self.value(node) is None:
             return None
         return self.text(node, f"{what}.{key}", **kw)
+
+
+def _kind(node: yaml.Node) -> str:
+    return "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
 
 
 def _hardware(r: _Reader, node: yaml.Node, what: str) -> list[dict[str, str]]:

@@ -101,6 +101,26 @@ def test_errors_name_the_line(old: str, new: str, line: int, message: str) -> No
     assert message in err.value.message
 
 
+def test_a_list_where_a_string_belongs_is_named_not_printed() -> None:
+    """An aliased list expands to 9**8 strings when printed: the error names its kind, at once."""
+    bomb = (
+        "[&a0 [x, x, x, x, x, x, x, x, x]"
+        + "".join(f", &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9))
+        + "]"
+    )
+    for old, new, message in [
+        (
+            "main: 0123456789abcdef0123456789abcdef01234567",
+            f"main: {bomb}",
+            "inferencex.main: expected a string, got a list",
+        ),
+        ("models:\n", f"models:\n  - ? {bomb}\n    : x\n", "keys must be strings, got a list"),
+    ]:
+        with pytest.raises(SyncError) as err:
+            parse_sync_config(GOOD.replace(old, new, 1))
+        assert err.value.message.endswith(message), err.value.message[:200]
+
+
 def test_duplicate_config_across_models() -> None:
     second = GOOD.split("models:\n", 1)[1].replace("acme/m1", "acme/m2")
     text = GOOD + second.replace("docs/m1.mdx", "docs/m2.mdx")
