@@ -32,7 +32,7 @@ REFERENCE = Path(
         "SYNC_REFERENCE_DIR", Path(__file__).resolve().parents[2].parent / "shared" / "reference"
     )
 )
-DEFAULT_MODULE = REFERENCE / "cookbook/agentx/deepseek-ai/deepseek-v4_1/37da6c0b.jsx"
+DEFAULT_MODULE = REFERENCE.joinpath("cookbook", "agentx", *NODE_MODULE)
 READ_JSON = "import json, sys; json.load(open(sys.argv[1], encoding='utf-8'))"
 READ_TEXT = "import sys; open(sys.argv[1], encoding='utf-8').read()"
 
@@ -120,7 +120,7 @@ def main(argv: list[str]) -> int:
             reference_what=reference_what,
             node_s=NODE_SECONDS,
             node_applies=node_applies,
-            node_module="/".join(NODE_MODULE).removesuffix(".jsx").replace("/3", "@3"),
+            node_module=f"{NODE_MODULE[0]}/{NODE_MODULE[1]}@{Path(NODE_MODULE[2]).stem}",
             node_ratio=node_ratio,
             reference_ratio=decode_s / reference_s,
             decode_cpu=statistics.median(decode_cpu),
