@@ -14,15 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-DEFAULT_DIR = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared"
-    / "reference"
-    / "cookbook"
-    / "agentx"
-    / "deepseek-ai"
-    / "deepseek-v4_1"
-)
+from syncer.bench import REFERENCE
+
+DEFAULT_DIR = REFERENCE / "cookbook" / "agentx" / "deepseek-ai" / "deepseek-v4_1"
 ROUNDS = 3
 
 
@@ -50,8 +44,8 @@ def _best(run: object, rounds: int = ROUNDS) -> float:
 
 
 def main(argv: list[str]) -> int:
+    from syncer.compare.report import GITHUB_LIMIT as GITHUB_BODY_LIMIT
     from syncer.compare.review import review_texts
-    from syncer.compare.review_render import GITHUB_BODY_LIMIT
 
     if len(argv) not in (0, 2):
         print("usage: python -m syncer.bench diff [OLD NEW]", file=sys.stderr)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from syncer.compare.verify import PointResult, VerifyResult
 
 SCHEMA = 1
-GITHUB_LIMIT = 65_536
+GITHUB_LIMIT = 65_536  # GitHub refuses longer PR bodies and comments
 # Skipped archive members (links, devices, unsafe paths) named one by one in the text reports;
 # a hostile archive may hold thousands, and the notes must leave room for the differences.
 MAX_SKIPPED_NOTES = 20

@@ -21,8 +21,6 @@ from syncer.untrusted import term_text
 if TYPE_CHECKING:
     from syncer.compare.review import CellReview, MetaChange, Review, Row
 
-# GitHub rejects PR bodies and comments longer than this.
-GITHUB_BODY_LIMIT = 65_536
 _NOTE_SLACK = 400  # room for the "left out" note, whose length depends on what is left out
 _CUT_NOTE = "\n\n… (cut to stay within the size budget; run `sync diff` for the full diff)\n"
 
