@@ -15,23 +15,19 @@ Each command runs ``--runs`` times (default 7); the median is reported.
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from syncer.bench import REFERENCE
+
 NODE_SECONDS = 0.38
 # The module the node figure was measured on; another module's time is not compared with it.
 NODE_MODULE = ("deepseek-ai", "deepseek-v4_1", "37da6c0b.jsx")
 TARGET = 1.0
 FIRST_BAR = 1.5
-REFERENCE = Path(
-    os.environ.get(
-        "SYNC_REFERENCE_DIR", Path(__file__).resolve().parents[2].parent / "shared" / "reference"
-    )
-)
 DEFAULT_MODULE = REFERENCE.joinpath("cookbook", "agentx", *NODE_MODULE)
 READ_JSON = "import json, sys; json.load(open(sys.argv[1], encoding='utf-8'))"
 READ_TEXT = "import sys; open(sys.argv[1], encoding='utf-8').read()"

@@ -3,7 +3,8 @@ the original file (upstream generator output on the same data); target <= 1.0 wi
 roundtrip (``reencode_file`` refuses otherwise). Also the encode time relative to decoding the
 same module once, the reference run made in the same process.
 
-DIR defaults to ``../shared/reference/cookbook/agentx`` next to the project.
+DIR defaults to ``cookbook/agentx`` of the reference data (``SYNC_REFERENCE_DIR``, else
+``../shared/reference`` next to the project).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ import sys
 import time
 from pathlib import Path
 
+from syncer.bench import REFERENCE
 from syncer.errors import SyncError
 
-DEFAULT_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "reference" / "cookbook"
+DEFAULT_DIR = REFERENCE / "cookbook"
 
 
 def main(argv: list[str]) -> int:

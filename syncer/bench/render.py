@@ -15,7 +15,6 @@ Medians over ``--runs`` (default 9).
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
@@ -25,8 +24,9 @@ from pathlib import Path
 
 import yaml
 
+from syncer.bench import REFERENCE
+
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE = Path(os.environ.get("SYNC_REFERENCE_DIR", ROOT.parent / "shared" / "reference"))
 BIG_MASTER = (
     REFERENCE / "inferencex" / "inferencex-e2e__configs__nvidia-master.yaml" / "a6ab0ecb.yaml"
 )
