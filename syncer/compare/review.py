@@ -491,6 +491,11 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
     measured: dict[Change, list[str]] = {}
     derived: dict[Change, list[tuple[str, str, str]]] = {}
     diffs: dict[str, list[str]] = {}
+    # A router's config files belong to the cell, not to a point or tier: compared once.
+    file_changes = {
+        router: compare_files(old.files(pair.old.index, router), new.files(pair.new.index, router))
+        for router in routers
+    }
     for pp in points.pairs:
         for router in routers:
             for kv in tiers:
@@ -499,9 +504,7 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
                 )
                 ob = old.blocks(pair.old.index, pp.old.index, router, kv)
                 nb = new.blocks(pair.new.index, pp.new.index, router, kv)
-                changes = compare_blocks(ob, nb) + compare_files(
-                    old.files(pair.old.index, router), new.files(pair.new.index, router)
-                )
+                changes = compare_blocks(ob, nb) + file_changes[router]
                 if not changes:
                     continue
                 if is_measured:
