@@ -380,7 +380,6 @@ class _Handler(BaseHTTPRequestHandler):
         fake = model.repos[m.group(1)]
         rest = m.group(2) or ""
         routes = [
-            ("GET", r"", lambda: (200, model.repo_json(fake))),
             ("GET", r"/pulls", lambda: self._list_pulls(fake, query)),
             ("POST", r"/pulls", lambda: self._create_pull(fake, body, login)),
             ("GET", r"/pulls/(\d+)", lambda n: (200, model.pull_json(fake, fake.pulls[int(n)]))),
@@ -396,7 +395,6 @@ class _Handler(BaseHTTPRequestHandler):
                     ],
                 ),
             ),
-            ("GET", r"/issues/(\d+)", lambda n: (200, self._issue(fake, int(n)))),
             (
                 "GET",
                 r"/issues/(\d+)/comments",
@@ -463,17 +461,6 @@ class _Handler(BaseHTTPRequestHandler):
                     payload = _page(payload, int(query["page"]), int(query.get("per_page", 30)))
                 return status, payload, (extra[0] if extra else {})
         raise KeyError(f"{method} {path}")
-
-    def _issue(self, fake: FakeRepo, number: int) -> dict[str, Any]:
-        pull = fake.pulls[number]
-        return {
-            "number": number,
-            "title": pull["title"],
-            "state": pull["state"],
-            "labels": [{"name": name} for name in pull["labels"]],
-            "user": self.model._user(pull["user"]),
-            "pull_request": {"url": f"{self.model.base}/repos/{fake.full_name}/pulls/{number}"},
-        }
 
     def _list_pulls(self, fake: FakeRepo, query: dict[str, str]) -> tuple[int, Any]:
         state = query.get("state", "open")

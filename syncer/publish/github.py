@@ -296,9 +296,6 @@ class GitHubClient:
         )
         return sorted((_pull(repo, p) for p in data), key=lambda p: -p.number)
 
-    def default_branch(self, repo: str) -> str:
-        return self._json("GET", f"/repos/{repo}")["default_branch"]
-
     def run(self, repo: str, run_id: int) -> Run:
         return _run(self._json("GET", f"/repos/{repo}/actions/runs/{run_id}"))
 
