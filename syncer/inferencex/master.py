@@ -108,7 +108,6 @@ class Row:
     """One search-space row of an agentic scenario."""
 
     index: int
-    raw: dict[str, Any]
     concs: list[int]
     recipe: str  # as written (file or path), without the selector
     selector: str | None
@@ -143,7 +142,6 @@ class Job:
 @dataclass
 class ConfigEntry:
     key: str
-    raw: dict[str, Any]
     path: str  # master file the key lives in
     layout_root: Path  # <checkout>/inferencex-e2e or <checkout>
     image: str
@@ -358,7 +356,6 @@ def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> 
         raise SyncError(f"{key}: srt-recipe-dir must be a path, got {recipe_dir!r}", path=path)
     return ConfigEntry(
         key=key,
-        raw=raw,
         path=path,
         layout_root=layout_root,
         image=raw["image"],
@@ -420,7 +417,6 @@ def _parse_row(key: str, index: int, raw: dict[str, Any], path: str, multinode: 
     backend = raw.get("kv-offload-backend")
     row = Row(
         index=index,
-        raw=raw,
         concs=_concs(raw, where, path),
         recipe=recipe,
         selector=selector,
