@@ -162,6 +162,9 @@ def test_reactions_are_made_exact_and_idempotent(gh):
     assert not pins.sync_reactions(client, INFX, comment, accepted=False)  # nothing to change
     assert pins.sync_reactions(client, INFX, comment, accepted=True)  # edited comment, re-judged
     assert [r["content"] for r in raw["reactions"]] == ["+1"]
+    assert pins.sync_reactions(client, INFX, comment, accepted=None)  # edited: no command left
+    assert raw["reactions"] == []
+    assert not pins.sync_reactions(client, INFX, comment, accepted=None)
 
 
 def test_pinning_comment_is_the_first_of_the_same_run():

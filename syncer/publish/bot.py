@@ -189,7 +189,7 @@ class Bot:
         malformed = pinrules.malformed_lines(comment.body)
         if command is None and not malformed:
             if action == "edited":
-                self._clear_reactions(comment)
+                pinrules.sync_reactions(self.infx, repo, comment, accepted=None)
                 self.sync_pr(number)
             else:
                 self.out.say(f"comment {comment_id}: no command; nothing to do")
@@ -211,12 +211,6 @@ class Bot:
                 self.sync_pr(number)
             return
         self.sync_pr(number)
-
-    def _clear_reactions(self, comment: Any) -> None:
-        me = self.infx.login()
-        for r in self.infx.reactions(self.s.inferencex_repo, comment.id):
-            if r.user == me and r.content in ("+1", "-1"):
-                self.infx.remove_reaction(self.s.inferencex_repo, comment.id, r.id)
 
     # -- an InferenceX PR -----------------------------------------------------------------------
 

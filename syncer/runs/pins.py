@@ -203,9 +203,10 @@ def latest_successful_run(gh: GitHubClient, repo: str, pull: Pull, commits: list
     )
 
 
-def sync_reactions(gh: GitHubClient, repo: str, comment: Comment, accepted: bool) -> bool:
-    """Leave exactly the bot's +1 (accepted) or -1 (refused) on ``comment``; True when it wrote."""
-    want = "+1" if accepted else "-1"
+def sync_reactions(gh: GitHubClient, repo: str, comment: Comment, accepted: bool | None) -> bool:
+    """Leave exactly the bot's +1 (accepted), -1 (refused) or neither (None: the comment no
+    longer carries a command) on ``comment``; True when it wrote."""
+    want = None if accepted is None else "+1" if accepted else "-1"
     me = gh.login()
     mine = [r for r in gh.reactions(repo, comment.id) if r.user == me and r.content in ("+1", "-1")]
     wrote = False
@@ -213,7 +214,7 @@ def sync_reactions(gh: GitHubClient, repo: str, comment: Comment, accepted: bool
         if reaction.content != want:
             gh.remove_reaction(repo, comment.id, reaction.id)
             wrote = True
-    if not any(r.content == want for r in mine):
+    if want is not None and not any(r.content == want for r in mine):
         gh.add_reaction(repo, comment.id, want)
         wrote = True
     return wrote
