@@ -485,14 +485,14 @@ def refresh_module_spec(
     return spec, reference, keep
 
 
-def _existing_date(path: Path) -> str | None:
-    """``generatedOn`` of the module at ``path``, if it parses."""
-    if not path.is_file():
+def _existing_date(text: str | None, path: Path) -> str | None:
+    """``generatedOn`` of the existing module's ``text``, if it parses."""
+    if text is None:
         return None
-    from syncer.cookbook.jsmodule import load_module
+    from syncer.cookbook.jsmodule import parse_module
 
     try:
-        value = load_module(path).value
+        value = parse_module(text, str(path)).value
     except SyncError:
         return None
     return value.get("generatedOn") if isinstance(value, dict) else None
@@ -539,8 +539,10 @@ def generate_model(
             renderer=renderer,
         )
     header = encode.header_lines(spec.source)
-    old_text = path.read_text(encoding="utf-8") if path.is_file() else None
-    old_date = _existing_date(path)
+    from syncer.cookbook.jsmodule import read_text
+
+    old_text = read_text(path) if path.is_file() else None
+    old_date = _existing_date(old_text, path)
     proof: dict[str, Any] = {"path": str(path), "header": header, "reference": reference}
     proof["keep"] = keep
     if old_date and old_date != spec.generated_on:
