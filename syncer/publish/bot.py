@@ -215,12 +215,7 @@ class Bot:
     # -- an InferenceX PR -----------------------------------------------------------------------
 
     def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
-        return [
-            (model, cfg)
-            for model in self.s.config.models
-            for cfg in model.configs
-            if cfg.source == "pr" and cfg.pin.pr == str(number)
-        ]
+        return pr_configs(self.s.config, number)
 
     def sync_pr(self, number: int) -> None:
         repo = self.s.inferencex_repo
@@ -837,14 +832,17 @@ def event_models(
         return [m.path for m in config.models]
     if isinstance(number, bool) or not isinstance(number, int):
         return []
-    return sorted(
-        {
-            m.path
-            for m in config.models
-            for c in m.configs
-            if c.source == "pr" and c.pin.pr == str(number)
-        }
-    )
+    return sorted({m.path for m, _ in pr_configs(config, number)})
+
+
+def pr_configs(config: SyncConfig, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
+    """The configs of ``sync.yaml`` that come from InferenceX PR ``number``, with their model."""
+    return [
+        (model, cfg)
+        for model in config.models
+        for cfg in model.configs
+        if cfg.source == "pr" and cfg.pin.pr == str(number)
+    ]
 
 
 def fit_body(ctx: dict[str, Any], review_markdown: Callable[[int | None], str], limit: int) -> str:
