@@ -19,11 +19,12 @@ from syncer.errors import SyncError
 
 STATUSES = ("verified", "verified-pr", "in-progress")
 ROUTERS = ("sglang", "dynamo")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
-_RUN = re.compile(r"^\d+(/attempts/\d+)?$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_DIGITS = re.compile(r"^\d+$")
-_MODEL_PATH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
+# Matched whole (fullmatch): `$` would let a trailing newline through, `\d` Unicode digits.
+_SHA = re.compile(r"[0-9a-f]{40}")
+_RUN = re.compile(r"[0-9]+(/attempts/[0-9]+)?")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DIGITS = re.compile(r"[0-9]+")
+MODEL_PATH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
 DEFAULT_REPO = "https://github.com/SemiAnalysisAI/InferenceX"
 
 
@@ -207,7 +208,7 @@ class _Reader:
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise self.fail(node, f"{what}: expected a string, got {value!r}")
         text = str(value)
-        if text == "" or (pattern is not None and not pattern.match(text)):
+        if text == "" or (pattern is not None and not pattern.fullmatch(text)):
             raise self.fail(node, f"{what}: expected {hint or 'a non-empty string'}, got {text!r}")
         return text
 
@@ -388,7 +389,7 @@ def _model(r: _Reader, node: yaml.Node, main: str) -> ModelSpec:
         if required not in keys:
             raise r.fail(node, f"model: missing {required!r}")
     path = r.text(
-        keys["path"], "model.path", _MODEL_PATH, "'<org>/<model>' (the snippet path without .jsx)"
+        keys["path"], "model.path", MODEL_PATH, "'<org>/<model>' (the snippet path without .jsx)"
     )
     what = f"model {path}"
     spec = ModelSpec(

@@ -89,6 +89,14 @@ def test_parse_pins_and_provenance() -> None:
         ("sha: 6b07b8e", "sha: 6B07B8E", 16, "40 lowercase hex"),
         ('run: "100/attempts/2"', 'run: "100/attempt/2"', 13, "run id"),
         ("page: docs/m1.mdx", "page: ../m1.mdx", 6, "relative path"),
+        # Matched whole: not a commit with a trailing newline, not a PR in Arabic-Indic digits.
+        (
+            "sha: 6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b",
+            'sha: "6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b\\n"',
+            16,
+            "40 lowercase hex",
+        ),
+        ("pr: 3859", "pr: \u0663\u0668\u0665\u0669", 16, "a PR number"),
     ],
 )
 def test_errors_name_the_line(old: str, new: str, line: int, message: str) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from markdown_it import MarkdownIt
 
 from syncer.errors import SyncError
+from syncer.syncconfig import MODEL_PATH
 from syncer.templating import render
 
 TEMPLATE = "page_section.mdx.j2"
@@ -57,7 +58,7 @@ def _stored_digest(lines: list[str]) -> tuple[str | None, str]:
 
 def render_section(heading_line: str, module: str) -> str:
     """The whole section: ``heading_line`` (kept verbatim when updating), marker, body."""
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*", module):
+    if not MODEL_PATH.fullmatch(module):
         raise SyncError(f"module path {module!r} is not '<org>/<model>'")
     body = render(TEMPLATE, marker="@@MARKER@@", module=module)
     lines = body.splitlines(keepends=True)
