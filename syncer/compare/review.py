@@ -133,8 +133,12 @@ class CellReview:
     derived: list[Row] = field(default_factory=list)
     diffs: list[TextDiff] = field(default_factory=list)
     texts: list[NewText] = field(default_factory=list)
-    measured_where: str = ""
     status: str = ""
+
+    @property
+    def measured_where(self) -> str:
+        """The selection InferenceX ran (a removed cell has none left)."""
+        return "" if self.new is None else f"router {self.new.submitted}"
 
     @property
     def cell(self) -> CellRef:
@@ -486,7 +490,6 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
     )
     tiers, review.tiers_added, review.tiers_removed = match_names(pair.old.tiers, pair.new.tiers)
     review.meta.extend(_provenance(old, new, pair, points.pairs))
-    review.measured_where = f"router {pair.new.submitted}"
 
     measured: dict[Change, list[str]] = {}
     derived: dict[Change, list[tuple[str, str, str]]] = {}
@@ -543,7 +546,6 @@ def _measured_texts(side: ModuleSide, cell: CellRef, points: list[PointRef]) -> 
 def _added_cell(new: ModuleSide, cell: CellRef) -> CellReview:
     review = CellReview(old=None, new=cell)
     review.texts = _measured_texts(new, cell, cell.points)
-    review.measured_where = f"router {cell.submitted}"
     review.status = _str(new.point_info(cell.index, 0).get("status")) or ""
     return review
 
