@@ -207,10 +207,13 @@ def pinned_run(key: str, root: Path) -> Path:
     )
 
 
-def find_modules(key: str, cookbook: Path) -> list[Path]:
-    """Data modules under ``cookbook`` (a file or a directory) with a cell of ``key``."""
+def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
+    """Data modules under ``cookbook`` (a file or a directory) that name ``key``, with their
+    text (each file is read once)."""
+    from syncer.cookbook.jsmodule import decode_text, read_text
+
     if cookbook.is_file():
-        return [cookbook]
+        return [(cookbook, read_text(cookbook))]
     if not cookbook.is_dir():
         raise SyncError("no such cookbook module or directory", path=str(cookbook))
     found = []
@@ -220,9 +223,9 @@ def find_modules(key: str, cookbook: Path) -> list[Path]:
         for name in sorted(filenames):
             if name.endswith((".jsx", ".js", ".mjs")):
                 path = Path(dirpath) / name
-                with path.open("rb") as fh:
-                    if needle in fh.read():
-                        found.append(path)
+                raw = path.read_bytes()
+                if needle in raw:
+                    found.append((path, decode_text(raw, str(path))))
     return found
 
 
@@ -304,11 +307,11 @@ def _cookbook_module(key: str, cookbook: Path) -> tuple[Any, str | None]:
     """The decoder and path of the one module under ``cookbook`` with cells of ``key``, or
     ``(None, None)``. A module may name the key without showing it (e.g. as a KV-tier donor),
     so only cells count; two modules with cells of the key are ambiguous."""
-    from syncer.cookbook.decode import load_decoder
+    from syncer.cookbook.decode import decoder_for_text
 
     having = []
-    for m in find_modules(key, cookbook):
-        candidate = load_decoder(m)
+    for m, text in find_modules(key, cookbook):
+        candidate = decoder_for_text(text, str(m))
         if any(c.get("configKey") == key for c in candidate.cells):
             having.append((candidate, str(m)))
     if len(having) > 1:
