@@ -368,9 +368,6 @@ class Decoder:
 
     # ---- 2-5. blocksFor -----------------------------------------------------------------
 
-    def point_count(self, ci: int) -> int:
-        return len(self._cell(ci)["points"])
-
     def _point_index(self, ci: int, pi: int) -> int:
         points = self._cell(ci)["points"]
         if isinstance(pi, bool) or not isinstance(pi, int) or pi < 0:

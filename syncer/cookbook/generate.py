@@ -17,17 +17,12 @@ from typing import Any
 
 from syncer.cookbook import encode
 from syncer.cookbook.cells import CellSpec, ModuleSpec, PointSpec, RouterSpec
+from syncer.cookbook.decode import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
 from syncer.model import Block
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
-KV_LINKER_FLAGS = (
-    "--enable-unified-cache-external-linker",
-    "--hicache-storage-backend-extra-config",
-    "--unified-cache-external-linker-backend",
-)
-CACHE_OWNING_ROLES = ("agg", "prefill")
 _NIGHTLY_COMMIT = re.compile(r":nightly[^@]*-\d{8}-([0-9a-f]{7,12})(?:@|$)")
 
 
@@ -91,6 +86,7 @@ class _Donors:
 
 
 def _hicache_from(rendered: Any, key: str, hw: str) -> dict[str, Any] | None:
+    # The flags and roles are the decoder's: it strips and re-adds exactly these for a tier.
     for point in rendered.points:
         if point.kv != "hicache":
             continue
@@ -100,8 +96,7 @@ def _hicache_from(rendered: Any, key: str, hw: str) -> dict[str, Any] | None:
                 args = [
                     list(a)
                     for a in block.get("args") or []
-                    if (a[0] == "--enable-hierarchical-cache" or a[0].startswith("--hicache-"))
-                    and a[0] not in KV_LINKER_FLAGS
+                    if is_kv_flag(a[0]) and a[0] not in KV_LINKER_FLAGS
                 ]
                 if args:
                     return {"args": args, "donor": key, "donorHardware": hw}
