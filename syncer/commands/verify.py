@@ -58,7 +58,6 @@ def verify_command(
 ) -> int:
     """Three-way check: cookbook vs recipe vs run logs, per point."""
     from syncer.compare.verify import point_for_conc, project_root, verify_config
-    from syncer.secrets import mask
     from syncer.untrusted import json_text
 
     if point is not None and conc is not None:
@@ -75,7 +74,7 @@ def verify_command(
     if fmt == "json":
         sys.stdout.write(json_text(result.json(), indent=2) + "\n")
     elif fmt == "markdown":
-        sys.stdout.write(mask(result.markdown()))
+        sys.stdout.write(result.markdown())
     else:
         from rich.console import Console
 
