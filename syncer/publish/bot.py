@@ -401,7 +401,7 @@ class Bot:
                 else:
                     reports[c.key] = report
                     self.out.say(f"{c.key}: run {choice.run_id} does not verify; kept in progress")
-        result = self._publish(model, pins, pull)
+        result = self._publish(model, pins)
         items = []
         for c in cfgs:
             item = self._item(
@@ -535,9 +535,7 @@ class Bot:
             if p.user == me and marker in p.body
         ]
 
-    def _publish(
-        self, model: ModelSpec, pins: dict[str, Pin], pull: Pull | None
-    ) -> st.PublishResult:
+    def _publish(self, model: ModelSpec, pins: dict[str, Pin]) -> st.PublishResult:
         book = self._cookbook()
         branch = branch_name(model.path)
         base = book.default_branch()
@@ -563,7 +561,9 @@ class Bot:
         keys = {c.key for c in model.configs}
         merged_pins = {k: v for k, v in self.s.config.pins().items() if k in keys}
         if open_pr is not None:
-            merged_pins.update(st.read_state(open_pr, me, model.path))
+            # A config sync.yaml no longer lists is dropped from the PR with its pin.
+            recorded = st.read_state(open_pr, me, model.path)
+            merged_pins.update({k: v for k, v in recorded.items() if k in keys})
         merged_pins.update(pins)
         # A PR that maintainers closed unmerged is not reopened for the same pins (bots that
         # re-create closed PRs on every run are a known nuisance); new pins open a new one.
@@ -635,8 +635,6 @@ class Bot:
     def _commit_message(self, model: ModelSpec, pins: dict[str, Pin]) -> str:
         lines = [f"[AgentX] {model.model}: sync launch commands from InferenceX", ""]
         for key, pin in sorted(pins.items()):
-            if key not in {c.key for c in model.configs}:
-                continue
             where = f"{self.s.inferencex_repo}#{pin.pr}" if pin.pr else "InferenceX main"
             run = f"run {pin.run}" if pin.run else "no run pinned (in progress)"
             lines.append(f"- {key}: {where} @ {pin.sha[:12]}, {run}, {pin.status}")
@@ -649,14 +647,13 @@ class Bot:
 
         new = gen.files[self._module_path(model)]
         review = review_texts(old, new, old_label="cookbook (default branch)", new_label="this PR")
-        model_pins = {k: v for k, v in pins.items() if k in {c.key for c in model.configs}}
         ctx = {
             "marker": st.pr_marker(model.path),
-            "state": st.state_marker(model.path, model_pins),
+            "state": st.state_marker(model.path, pins),
             "model": model.model,
             "section": model.section,
             "files": sorted(gen.files),
-            "provenance": self._provenance(model, model_pins),
+            "provenance": self._provenance(model, pins),
             "notes": gen.notes,
             "exclusions": self._exclusions(model),
         }
