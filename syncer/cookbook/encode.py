@@ -450,7 +450,6 @@ def encode_module(
     return value, text, compared
 
 
-
 def reencode_file(source: Path, out: Path | None = None) -> tuple[str, int]:
     """Decode ``source`` (any module version) completely and encode it again in the newest
     format; the result is written to ``out`` only when it decodes to exactly the same cases.
