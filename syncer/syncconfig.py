@@ -8,6 +8,7 @@ a pin must not silently publish the wrong run.
 
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +27,17 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _DIGITS = re.compile(r"[0-9]+")
 MODEL_PATH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
 DEFAULT_REPO = "https://github.com/SemiAnalysisAI/InferenceX"
+
+
+def is_date(text: str) -> bool:
+    """``YYYY-MM-DD`` and a real calendar day (a pin's date, ``sync generate --date``)."""
+    if not _DATE.fullmatch(text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -282,6 +294,8 @@ def _pin(
         pin, "comment", f"{what}.pin", pattern=_DIGITS, hint="an issue-comment id"
     )
     date = r.optional_text(pin, "date", f"{what}.pin", pattern=_DATE, hint="a date YYYY-MM-DD")
+    if date is not None and not is_date(date):
+        raise r.fail(pin["date"], f"{what}.pin.date: {date!r} is not a calendar date")
     # A config on main may still name the PR that introduced it and the commit it was measured at.
     if "pr" in pin:
         if source == "pr":

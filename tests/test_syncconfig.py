@@ -88,6 +88,7 @@ def test_parse_pins_and_provenance() -> None:
         ("section: AgentX", "section: AgentX\n    colour: red", 8, "unknown key 'colour'"),
         ("sha: 6b07b8e", "sha: 6B07B8E", 16, "40 lowercase hex"),
         ('run: "100/attempts/2"', 'run: "100/attempt/2"', 13, "run id"),
+        ('date: "2026-10-01"', 'date: "2026-02-30"', 13, "not a calendar date"),
         ("page: docs/m1.mdx", "page: ../m1.mdx", 6, "relative path"),
         # Matched whole: not a commit with a trailing newline, not a PR in Arabic-Indic digits.
         (

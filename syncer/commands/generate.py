@@ -129,14 +129,9 @@ def generate_command(
 
 def _check_date(text: str) -> None:
     """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
-    import datetime as dt
-    import re
+    from syncer.syncconfig import is_date
 
-    try:
-        ok = bool(re.fullmatch(r"\d{4}-\d{2}-\d{2}", text)) and bool(dt.date.fromisoformat(text))
-    except ValueError:
-        ok = False
-    if not ok:
+    if not is_date(text):
         raise SyncError(f"--date {text!r}: expected a date as YYYY-MM-DD")
 
 
