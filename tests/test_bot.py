@@ -865,3 +865,32 @@ def test_a_verified_config_as_synced_does_not_keep_the_cookbook_pr_open(world):
     assert f"{BOOK}#1, the cookbook PR that carried it, has been closed." in plain(
         world.status()["body"]
     )
+
+
+def test_each_config_is_rendered_once_per_event(world, monkeypatch):
+    # Trial module, published module, provenance and exclusions all read the same render
+    # (the three-way verify renders on its own and is not counted).
+    import syncer.inferencex.render as render_mod
+    import syncer.publish.bot as bot_mod
+
+    calls: list[str] = []
+    verifying = [False]
+    real_render, real_verify = render_mod.render_config, bot_mod.default_verifier
+
+    def counting(inferencex: Path, key: str, **kw: Any) -> Any:
+        if not verifying[0]:
+            calls.append(key)
+        return real_render(inferencex, key, **kw)
+
+    def verifier(*args: Any) -> tuple[bool, str]:
+        verifying[0] = True
+        try:
+            return real_verify(*args)
+        finally:
+            verifying[0] = False
+
+    monkeypatch.setattr(render_mod, "render_config", counting)
+    monkeypatch.setattr(bot_mod, "default_verifier", verifier)
+    first_use(world)
+    assert '"status":"verified-pr"' in world.book_pulls()[0]["body"]
+    assert KEY in calls and sorted(calls) == sorted(set(calls))

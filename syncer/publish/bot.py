@@ -513,6 +513,7 @@ class Bot:
             pins=all_pins,
             pages_dir=pages,
             today=self.s.today,
+            renderer=lambda _inferencex, key: self._rendered(key),
         )
         files = {self._module_path(model): result.text}
         page = pages / model.page
@@ -694,7 +695,8 @@ class Bot:
         return rows
 
     def _rendered(self, key: str) -> Any:
-        """``render_config`` once per config and event (the PR body needs it twice)."""
+        """``render_config`` once per config and event: the trial and the published module and
+        the PR body's provenance and exclusions all read the same renders."""
         from syncer.inferencex.render import render_config
 
         if key not in self._renders:
