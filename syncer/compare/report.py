@@ -264,9 +264,7 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
     }
 
 
-def _context(
-    result: VerifyResult, rows: list[dict[str, Any]], left_out: int, all_rows: list[dict[str, Any]]
-) -> dict[str, Any]:
+def _context(result: VerifyResult, rows: list[dict[str, Any]]) -> dict[str, Any]:
     counts = result.counts()
     return {
         "key": result.key,
@@ -276,9 +274,9 @@ def _context(
         "total": len(result.points),
         "agreeing": result.verdicts().get("agree", 0),
         "counts": [(STATUS_TEXT.get(k, k), n) for k, n in counts.items()],
-        "points": _point_rows(result, all_rows),
+        "points": _point_rows(result, rows),
         "rows": rows,
-        "left_out": left_out,
+        "left_out": 0,
         "exclusions": result.exclusions(),
         "sources": _sources(result),
         "notes": _notes(result),
@@ -290,9 +288,11 @@ def markdown(result: VerifyResult, budget: int | None = None) -> str:
     token-shaped strings masked."""
     limit = budget or GITHUB_LIMIT
     rows = _rows(result)
+    ctx = _context(result, rows)
     keep = len(rows)
     while True:
-        ctx = _context(result, rows[:keep], len(rows) - keep, rows)
+        # Only the difference rows shrink; the rest of the report is built once.
+        ctx.update(rows=rows[:keep], left_out=len(rows) - keep)
         text = render("verify_report.md.j2", **ctx)
         if len(text) <= limit or keep == 0:
             break
@@ -317,7 +317,7 @@ def text(result: VerifyResult, console: Any) -> None:
     from rich.text import Text
 
     rows = _rows(result)
-    ctx = _context(result, rows, 0, rows)
+    ctx = _context(result, rows)
     lines = render("verify_report.txt.j2", **ctx).splitlines()
     for line in lines:
         style = None
