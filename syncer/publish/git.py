@@ -87,6 +87,7 @@ class Cookbook:
         self.push_url = push_url
         self.push_remote = "fork" if push_url else remote
         self._token = token
+        self._default_branch: str | None = None
         secrets.register(token)
 
     @classmethod
@@ -187,13 +188,16 @@ class Cookbook:
         return out.strip() or None
 
     def default_branch(self) -> str:
-        out = self._git("ls-remote", "--symref", self.remote, "HEAD")
-        m = re.search(r"^ref: refs/heads/(\S+)\s+HEAD$", out, re.M)
-        if not m:
-            raise SyncError(
-                f"cannot tell the default branch of remote {self.remote}", path=str(self.path)
-            )
-        return m.group(1)
+        """The remote's default branch, asked once (``ls-remote``) per checkout object."""
+        if self._default_branch is None:
+            out = self._git("ls-remote", "--symref", self.remote, "HEAD")
+            m = re.search(r"^ref: refs/heads/(\S+)\s+HEAD$", out, re.M)
+            if not m:
+                raise SyncError(
+                    f"cannot tell the default branch of remote {self.remote}", path=str(self.path)
+                )
+            self._default_branch = m.group(1)
+        return self._default_branch
 
     def read(self, ref: str, relpath: str) -> str | None:
         """``relpath`` at ``ref`` (None when absent)."""
