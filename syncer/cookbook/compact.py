@@ -2,8 +2,8 @@
 ``diff``), point patches, and the emitted size that decides between candidates.
 
 The encoder searches among many candidate encodings of each block, so it checks each candidate
-on its own (``from_ref`` with the decoder's ``apply_diff``) instead of decoding a whole module
-each time. That is only a filter: every module is decoded again by the project's decoder
+on its own (the decoder's own ``overlay`` and ``apply_diff``) instead of decoding a whole
+module each time. That is only a filter: every module is decoded again by the project's decoder
 (``syncer.cookbook.decode``) and compared before anything is written.
 """
 
@@ -13,30 +13,12 @@ import copy
 import json
 from typing import Any
 
+from syncer.cookbook.decode import OVERLAY_SKIP, apply_diff
+from syncer.cookbook.decode import overlay as materialise_entry
 from syncer.errors import SyncError
 from syncer.model import Block
 
-ENTRY_KEYS = ("from", "diff", "drop", "ref")
-
-
 # --- what the decoder makes of an entry -------------------------------------------------------
-
-
-def apply_diff(block: Block, d: dict[str, Any] | None) -> Block:
-    """The decoder's own ``applyDiff``; a diff it rejects is an unusable candidate."""
-    from syncer.cookbook.decode import apply_diff as decoder_apply_diff
-
-    return decoder_apply_diff(block, d)
-
-
-def from_ref(source: Block, entry: dict[str, Any]) -> Block:
-    out = copy.deepcopy(source)
-    for key in entry.get("drop") or []:
-        out.pop(key, None)
-    for key, value in entry.items():
-        if key not in ENTRY_KEYS:
-            out[key] = copy.deepcopy(value)
-    return apply_diff(out, entry.get("diff"))
 
 
 def canon(block: Block) -> dict[str, Any]:
@@ -157,14 +139,14 @@ def block_entry(
         for k, v in target.items()
         if k not in ("args", "env") and (k not in source or source[k] != v)
     }
-    if any(k in ENTRY_KEYS for k in overlay):
+    if any(k in OVERLAY_SKIP for k in overlay):
         return None
     entry: dict[str, Any] = dict(prefix)
     if drop:
         entry["drop"] = drop
     entry.update(overlay)
     try:
-        base = from_ref(source, {**entry, **suffix})
+        base = materialise_entry(source, {**entry, **suffix})
     except SyncError:
         return None
     if not same(base, target):
@@ -178,7 +160,7 @@ def block_entry(
 
 def _decodes_to(source: Block, entry: dict[str, Any], target: Block) -> bool:
     try:
-        return same(from_ref(source, entry), target)
+        return same(materialise_entry(source, entry), target)
     except SyncError:
         return False
 

@@ -354,15 +354,10 @@ class Decoder:
         return blocks[index]
 
     def _from_ref(self, source: Block, entry: dict[str, Any], where: str) -> Block:
-        drop = entry.get("drop") or []
-        if not isinstance(drop, list):
+        if not isinstance(entry.get("drop") or [], list):
             raise self._error(f"{where}.drop", "expected a list of key names")
-        block = {k: v for k, v in clone(source).items() if k not in drop}
-        for key, value in entry.items():
-            if key not in OVERLAY_SKIP:
-                block[key] = value
         try:
-            return apply_diff(block, entry.get("diff"))
+            return overlay(source, entry)
         except SyncError as exc:
             raise self._error(f"{where}.diff", exc.message) from None
 
@@ -665,6 +660,17 @@ def _frontend_after_worker(blocks: list[Block]) -> bool:
         elif kind == "dynamo-frontend" and seen_worker:
             return True
     return False
+
+
+def overlay(source: Block, entry: dict[str, Any]) -> Block:
+    """A ``ref`` / ``from`` entry on its source block: the ``drop`` keys removed, the entry's
+    own keys set, then its ``diff`` applied (``SyncError`` for a diff that does not apply)."""
+    drop = entry.get("drop") or []
+    block = {k: v for k, v in clone(source).items() if k not in drop}
+    for key, value in entry.items():
+        if key not in OVERLAY_SKIP:
+            block[key] = value
+    return apply_diff(block, entry.get("diff"))
 
 
 def apply_diff(block: Block, diff: Any) -> Block:
