@@ -413,10 +413,10 @@ def _shown(path: str | Path) -> str:
 def _cookbook_check(
     decoder: Any, module_path: str | None, key: str, p: Any, cookbook: Path | None
 ) -> CookbookCheck:
-    if decoder is None:
+    if decoder is None or module_path is None:
         where = str(cookbook) if cookbook is not None else "cookbook_snippets/"
         return CookbookCheck(
-            module_path or where,
+            where,
             None,
             None,
             None,
@@ -425,7 +425,7 @@ def _cookbook_check(
     found = _cookbook_point(decoder, key, p)
     if found is None:
         return CookbookCheck(
-            module_path or "",
+            module_path,
             None,
             None,
             None,
@@ -433,14 +433,10 @@ def _cookbook_check(
             f"concurrency {', '.join(str(c) for c in p.concs)}",
         )
     ci, pi = found
-    check = CookbookCheck(module_path or "", decoder.cells[ci].get("id"), ci, pi)
-    routers = list(p.cookbook)
-    for router in decoder.routers(ci):
-        if router not in routers:
-            routers.append(router)
-    for router in routers:
-        have_cb = router in decoder.cells[ci].get("routers", {})
-        cb_blocks = decoder.blocks_for(ci, pi, router) if have_cb else []
+    check = CookbookCheck(module_path, decoder.cells[ci].get("id"), ci, pi)
+    cell_routers = decoder.routers(ci)
+    for router in [*p.cookbook, *(r for r in cell_routers if r not in p.cookbook)]:
+        cb_blocks = decoder.blocks_for(ci, pi, router) if router in cell_routers else []
         recipe_blocks = p.cookbook.get(router, [])
         comp = compare_blocks(
             cb_blocks, recipe_blocks, left="cookbook", right="recipe", router=router
