@@ -89,11 +89,9 @@ def bot_command(
         if models_only:
             return _models_only(event_path, event_name, config_path, **options)
         return _run(event_path, event_name, config_path, **options)
-    except SyncError as exc:
-        if isinstance(exc, BadEvent):
-            exc.path = str(event_path)
-        exc.message = secrets.mask(exc.message)
-        exc.args = (exc.message,)
+    except BadEvent as exc:
+        # The CLI prints it (masked, one line like every SyncError) naming the event file.
+        exc.path = str(event_path)
         raise
 
 
