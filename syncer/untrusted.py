@@ -41,10 +41,14 @@ def clip(value: object, limit: int = MAX_VALUE_CHARS) -> str:
     return f"{text[:limit]}… ({len(text) - limit} more characters)"
 
 
-def _one_line(text: str) -> str:
-    text = mask(ANSI_ESCAPE.sub("", text))
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "⏎")
+def _inert(text: str) -> str:
+    """Escape sequences removed, tokens masked, CR and CRLF made LF, controls replaced."""
+    text = mask(ANSI_ESCAPE.sub("", text)).replace("\r\n", "\n").replace("\r", "\n")
     return _CONTROL.sub("\ufffd", text)
+
+
+def _one_line(text: str) -> str:
+    return _inert(text).replace("\n", "⏎")
 
 
 def md_code(value: object, *, table: bool = False, limit: int = MAX_VALUE_CHARS) -> str:
@@ -119,9 +123,7 @@ def md_block(value: object, lang: str = "") -> str:
     The fence is at least three backticks and one longer than the longest backtick run inside;
     escape sequences and control characters (except newline and tab) are removed.
     """
-    text = "" if value is None else str(value)
-    text = mask(ANSI_ESCAPE.sub("", text)).replace("\r\n", "\n").replace("\r", "\n")
-    text = _CONTROL.sub("\ufffd", text)
+    text = _inert("" if value is None else str(value))
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     info = re.sub(r"[^a-z0-9_-]", "", lang.lower())
