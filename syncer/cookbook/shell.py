@@ -191,8 +191,9 @@ _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLAG = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
 # Commands and preamble lines are printed as they are: plain words only, placeholders allowed.
 _PLAIN_LINE = re.compile(r"[A-Za-z0-9_@%+=:,./ $-]*")
-_LINE_BREAKS = ("\n", "\r", "\u2028", "\u2029", "\x85")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0/C1 controls (line breaks included), line/paragraph separators, and the bidi overrides and
+# isolates that make the page show a value in another order than the shell reads it.
+_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def _expansion_problem(text: str) -> str | None:
@@ -215,8 +216,10 @@ def _refuse(where: str, what: str, value: str, reason: str) -> SyncError:
 
 def _check_value(value: Any, what: str, where: str) -> None:
     text = js_string(value)
-    if any(brk in text for brk in _LINE_BREAKS) or _CONTROL.search(text):
-        raise _refuse(where, what, text, "contains a line break or control character")
+    if _UNPRINTABLE.search(text):
+        raise _refuse(
+            where, what, text, "contains a line break, a control character or a bidi control"
+        )
     if _BARE.fullmatch(text) or not _DOUBLE.fullmatch(text):
         return  # bare words expand nothing; single quotes make everything literal
     reason = _expansion_problem(text)
