@@ -127,19 +127,20 @@ def _context(review: Review) -> dict[str, Any]:
             folds.append((cell.cell.id, fold))
     for cell in changed:
         cells.append(_cell_context(cell))
+    counts = review.counts()
     return {
         "old_label": review.old_label,
         "new_label": review.new_label,
         "has_changes": review.has_changes,
-        "counts": review.counts(),
-        "count_rows": _count_rows(review.counts()),
+        "counts": counts,
+        "count_rows": _count_rows(counts),
         "module": [_meta(m) for m in review.module],
         "hardware_added": review.hardware_added,
         "hardware_removed": review.hardware_removed,
         "checkpoints_added": review.checkpoints_added,
         "checkpoints_removed": review.checkpoints_removed,
-        "added": [{**_cell_head(c), "status": _status(c)} for c in added],
-        "removed": [{**_cell_head(c), "status": _status(c)} for c in review.by_state("removed")],
+        "added": [{**_cell_head(c), "status": c.status} for c in added],
+        "removed": [{**_cell_head(c), "status": c.status} for c in review.by_state("removed")],
         "metadata": [
             {**_cell_head(c), "meta": [_meta(m) for m in c.meta]}
             for c in review.by_state("metadata")
@@ -187,10 +188,6 @@ def _count_rows(counts: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     for kind, label in _KIND_LABELS:
         put(f"{label} (derived only)", counts["derivedOnly"][kind])
     return rows
-
-
-def _status(cell: CellReview) -> str:
-    return cell.status or ""
 
 
 def _render(ctx: dict[str, Any], included: set[int], budget: int | None) -> str:
