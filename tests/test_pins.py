@@ -148,8 +148,19 @@ def test_bare_reuse_picks_newest_successful_run_of_the_pr(gh):
     model.add_run(INFX, 12, head_sha="d" * 40, artifacts={"results_bmk": b"1"})  # not in PR
     model.add_run(INFX, 13, head_sha=SHA_B, conclusion="failure", artifacts={"results_bmk": b"1"})
     pull = client.pull(INFX, number)
+    before = len(model.log)
     verdict = pins.latest_successful_run(client, INFX, pull, [SHA_A, SHA_B])
     assert verdict.ok and verdict.run is not None and verdict.run.id == 11
+    # The listed runs are judged as listed: no run is fetched again.
+    assert not [r for r in model.log[before:] if r.path.endswith(("/runs/11", "/runs/12"))]
+
+
+def test_bare_reuse_on_a_disqualified_pr_names_the_label(gh):
+    model, client = gh
+    number = _pr(model, labels=["evals-only"])
+    model.add_run(INFX, 11, head_sha=SHA_A, artifacts={"results_bmk": b"1"})
+    verdict = pins.latest_successful_run(client, INFX, client.pull(INFX, number), [SHA_A])
+    assert not verdict.ok and "label evals-only" in verdict.reason
 
 
 def test_reactions_are_made_exact_and_idempotent(gh):

@@ -142,16 +142,28 @@ def check_run(
     pinned: bool = True,
 ) -> Verdict:
     """Validate ``run_id`` for ``pull`` the way InferenceX does at acknowledgement and merge."""
-    bad_labels = sorted(DISQUALIFYING_LABELS & set(pull.labels))
-    if bad_labels:
-        return Verdict(
-            False,
-            f"the PR carries the label {', '.join(bad_labels)}, which makes run reuse invalid",
-        )
+    refused = _label_refusal(pull)
+    if refused is not None:
+        return refused
     try:
         run = gh.run(repo, run_id)
     except NotFound:
         return Verdict(False, f"run {run_id} does not exist in {repo} (or the bot cannot see it)")
+    return _check(gh, repo, run, commits, pinned=pinned)
+
+
+def _label_refusal(pull: Pull) -> Verdict | None:
+    bad_labels = sorted(DISQUALIFYING_LABELS & set(pull.labels))
+    if not bad_labels:
+        return None
+    return Verdict(
+        False, f"the PR carries the label {', '.join(bad_labels)}, which makes run reuse invalid"
+    )
+
+
+def _check(gh: GitHubClient, repo: str, run: Run, commits: list[str], *, pinned: bool) -> Verdict:
+    """The run's own rules (the PR's labels are checked by the callers)."""
+    run_id = run.id
     workflow = run.path.split("@", 1)[0]
     if run.event != "pull_request" or workflow != SWEEP_WORKFLOW:
         return Verdict(
@@ -187,13 +199,18 @@ def check_run(
 
 
 def latest_successful_run(gh: GitHubClient, repo: str, pull: Pull, commits: list[str]) -> Verdict:
-    """What a bare ``/reuse-sweep-run`` means: the newest successful PR sweep run that qualifies."""
+    """What a bare ``/reuse-sweep-run`` means: the newest successful PR sweep run that qualifies.
+
+    The listed runs are judged as listed (not fetched again one by one)."""
+    refused = _label_refusal(pull)
+    if refused is not None:
+        return refused
     for run in gh.workflow_runs(
         repo, SWEEP_WORKFLOW, branch=pull.head_ref, event="pull_request", status="success"
     ):
         if run.head_sha not in commits:
             continue
-        verdict = check_run(gh, repo, pull, run.id, commits, pinned=False)
+        verdict = _check(gh, repo, run, commits, pinned=False)
         if verdict.ok:
             return verdict
     return Verdict(
