@@ -153,9 +153,8 @@ def _print_all(
         filters = " ".join(f"{k} {v}" for k, v in given.items() if v is not None)
         raise SyncError(f"no case matches {filters}", path=decoder.path)
     if fmt == "json":
-        lines = ",\n".join(f"    {_dump(c.as_json())}" for c in cases)
-        body = f"\n{lines}\n  " if cases else ""
-        sys.stdout.write(f'{{\n  "module": {_dump(module)},\n  "cases": [{body}]\n}}\n')
+        lines = ",\n".join(f"    {_dump(c.as_json())}" for c in cases)  # never empty here
+        sys.stdout.write(f'{{\n  "module": {_dump(module)},\n  "cases": [\n{lines}\n  ]\n}}\n')
         return
     from syncer.cookbook.shell import copy_all
     from syncer.templating import render
