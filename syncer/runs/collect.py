@@ -103,14 +103,15 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
     run = open_run(path, limits)
     data = RunData(str(path))
     single = run.is_single_file
+    # Errors name a log by where it is: the file itself, a file of the run directory, or a
+    # member path beside the archive (``run.zip/logs/sweep_1.log``).
+    base_dir = Path(path) if Path(path).is_dir() else Path(path).parent
     seen_jobs: dict[str, str] = {}
     manifests: dict[str, str] = {}  # job id -> variant name, from srtctl's submission manifests
     for member in run.members():
         base = PurePosixPath(member.name).name
         if single or _SWEEP.match(base):
-            where = str(path) if single else str(Path(path).parent / member.name)
-            if Path(path).is_dir():
-                where = str(Path(path) / member.name)
+            where = str(path) if single else str(base_dir / member.name)
             sweep = parse_sweep_log(member.open(), member.name, where)
             named = _JOB_IN_NAME.match(base)
             if sweep.job_id is None and named:
