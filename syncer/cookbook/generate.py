@@ -374,17 +374,17 @@ def _find_donors(model: ModelSpec, config: SyncConfig, get: Callable[[str], Any]
     for kind, donor in (("hicache", model.hicache_donor), ("mooncake", model.mooncake_donor)):
         if not donor:
             continue
-        owner = config.model_of(donor) or model
+        owner = config.model_of(donor)
         cfg = (
             owner.config(donor)
-            if config.model_of(donor)
+            if owner is not None
             else ConfigSpec(
                 key=donor,
                 source="main",
                 pin=Pin(donor, None, config.main, None, None, "verified", None),
             )
         )
-        hw = _hardware_of(cfg, owner)
+        hw = _hardware_of(cfg, owner or model)
         found = (_hicache_from if kind == "hicache" else _mooncake_from)(get(donor), donor, hw)
         if found is None:
             raise SyncError(
