@@ -106,6 +106,7 @@ def assign(
     """Assign sweep logs to points. ``only`` = the index of the one point being verified: a
     lone log without a variant name or result file name is then taken for it."""
     out = Assignment()
+    shapes = {p.index: point_shape(p) for p in points}
     for sweep in sweeps:
         h = hints(sweep)
         if h.eval_job:
@@ -128,7 +129,7 @@ def assign(
             cands = [p for p in cands if h.conc in p.concs]
             how.append("concurrency")
         if h.tp is not None:
-            cands = [p for p in cands if point_shape(p) == (h.tp, h.ep, h.dpa)]
+            cands = [p for p in cands if shapes[p.index] == (h.tp, h.ep, h.dpa)]
             how.append("tp/ep/dpa")
         if len(cands) > 1 and only is not None and not how and len(sweeps) == 1:
             cands = [p for p in cands if p.index == only]
