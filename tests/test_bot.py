@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from ghserver import GitHubServer
 from markdown_it import MarkdownIt
+from test_git import run as git  # git as a human (not the bot) runs it
 
 from syncer.errors import SyncError
 from syncer.publish import status as st
@@ -49,20 +50,6 @@ PAGE_URL = (
     "https://docs.sglang.io/cookbook/autoregressive/DeepSeek/DeepSeek-V4_1"
     "#agentic-long-context-deployment"
 )
-
-
-def git(*args: str, cwd: Path) -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "Human",
-        "GIT_AUTHOR_EMAIL": "human@example.com",
-        "GIT_COMMITTER_NAME": "Human",
-        "GIT_COMMITTER_EMAIL": "human@example.com",
-        "HOME": str(cwd),
-        "PATH": "/usr/bin:/bin",
-    }
-    return subprocess.run(
-        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
-    ).stdout
 
 
 @cache
