@@ -68,3 +68,12 @@ def test_one_sync_per_model_at_a_time():
     assert concurrency == {"group": "${{ needs.gate.outputs.group }}", "cancel-in-progress": False}
     assert "--models-only" in doc["jobs"]["gate"]["steps"][-1]["run"]
     assert "cookbook-sync-" in doc["jobs"]["gate"]["steps"][-1]["run"]
+
+
+def test_gate_lets_through_an_edit_that_removed_a_command():
+    # The bot clears its reaction and recomputes the pin when an edit drops the command
+    # (test_bot.test_edited_comment_is_re_evaluated); the gate must not drop that event.
+    gate = load()["jobs"]["gate"]["if"]
+    for body in ("github.event.comment.body", "github.event.changes.body.from"):
+        for command in ("/use", "/reuse-sweep-run"):
+            assert f"contains({body}, '{command}')" in gate
