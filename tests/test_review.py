@@ -282,6 +282,16 @@ def test_identical_versions_exit_0_with_nothing_listed() -> None:
     assert "**No command changes.**" in r.markdown()
 
 
+def test_pr_keys_that_are_not_ascii_numbers_sort_after_the_numbers() -> None:
+    # "²" is a digit to str.isdigit but not to int(): the reviewer diff must not crash on it.
+    base = read("base.jsx")
+    odd = base.replace('"4102": {', '"\u00b2": {', 1)
+    assert odd != base
+    r = review_texts(base, odd, old_label="base.jsx", new_label="odd.jsx")
+    [prs] = [m for m in r.module if m.field == "InferenceX PRs"]
+    assert prs.old == "#4101, #4102" and prs.new == "#4101, #\u00b2"
+
+
 def test_new_module_lists_every_cell_as_added() -> None:
     r = review(None, "base.jsx")
     assert r.exit_code == 1

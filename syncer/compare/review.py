@@ -378,7 +378,7 @@ def _module_meta(old: ModuleSide, new: ModuleSide) -> list[MetaChange]:
 
 
 def _num(text: str) -> tuple[int, str]:
-    return (int(text), "") if text.isdigit() else (1 << 62, text)
+    return (int(text), "") if text.isascii() and text.isdigit() else (1 << 62, text)
 
 
 def _str(value: Any) -> str | None:
