@@ -239,3 +239,12 @@ def test_golden_al_curves_must_be_a_mapping(old_layout: Path) -> None:
     entry = load_master(old_layout).entry("m-fp8-h100-dynamo-sglang-agentic")
     with pytest.raises(SyncError, match="'m-1' must map thinking_on/thinking_off"):
         golden_al(entry, "dspark", 3, thinking=True)
+
+
+def test_master_is_parsed_once_per_content(tmp_path: Path) -> None:
+    path = tmp_path / "configs" / "nvidia-master.yaml"
+    _write(path, "a:\n  image: i\n")
+    first = load_master(tmp_path)
+    assert load_master(tmp_path) is first  # every key rendered reads the same parse
+    _write(path, "b:\n  image: i\n")  # same size, new content (mtime may not tick)
+    assert load_master(tmp_path).keys() == ["b"]

@@ -10,6 +10,7 @@ as a repo-relative path (older), or through ``additional-settings:
 from __future__ import annotations
 
 import difflib
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,7 +250,15 @@ def find_layout(inferencex_dir: Path) -> Path:
     )
 
 
+# Parsed master configs by checkout and file contents: every config key rendered (generate,
+# the bot, verify) reads the same master files, the slowest part of rendering one key.
+_LOADED: dict[tuple[str, tuple[tuple[str, bytes], ...]], Master] = {}
+_LOADED_MAX = 8
+
+
 def load_master(inferencex_dir: Path | str) -> Master:
+    """The checkout's master configs, parsed once per content (a changed file is re-read).
+    Callers only read the result."""
     root = Path(inferencex_dir)
     if not root.is_dir():
         raise SyncError("InferenceX checkout not found", path=str(root))
@@ -257,6 +266,22 @@ def load_master(inferencex_dir: Path | str) -> Master:
     files = sorted((layout / "configs").glob("*-master.yaml")) or sorted(
         (layout / ".github" / "configs").glob("*-master.yaml")
     )
+    try:
+        if any(f.stat().st_size > yamlsafe.MAX_FILE_BYTES for f in files):
+            raise OSError  # never read whole; yamlsafe.load refuses it with its size
+        digests = tuple((str(f), hashlib.sha256(f.read_bytes()).digest()) for f in files)
+    except OSError:
+        return read_master(root, layout, files)  # yamlsafe.load names the unreadable file
+    key = (str(root), digests)
+    if key not in _LOADED:
+        if len(_LOADED) >= _LOADED_MAX:
+            del _LOADED[next(iter(_LOADED))]
+        _LOADED[key] = read_master(root, layout, files)
+    return _LOADED[key]
+
+
+def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
+    """Parse the master ``files`` (no cache: :func:`load_master` is the entry point)."""
     data: dict[str, tuple[dict[str, Any], str]] = {}
     for f in files:
         doc = yamlsafe.load(f)
