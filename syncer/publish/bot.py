@@ -441,7 +441,6 @@ class Bot:
             fields.update(
                 open_pr=result.open_pr.number if result.open_pr else None,
                 merged_pr=merged_with[0] if merged_with else None,
-                live_since=merged_with[0] if merged_with else None,
                 closed_pr=result.closed.number if result.closed else None,
             )
         fields.update(extra)

@@ -43,8 +43,7 @@ class StatusItem:
     status: str  # in-progress | verified-pr | verified
     head_sha: str
     open_pr: int | None = None
-    merged_pr: int | None = None
-    live_since: int | None = None
+    merged_pr: int | None = None  # the newest merged bot PR carrying this config (live since)
     run: str | None = None
     run_url: str | None = None
     refusal: str | None = None
