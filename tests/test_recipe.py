@@ -15,7 +15,6 @@ from syncer.inferencex.recipe import (
     compose_shared,
     deep_merge,
     expand_variants,
-    load_yaml,
     normalise,
     variant_names,
 )
@@ -28,7 +27,7 @@ def _args(variant: dict) -> dict:
 
 
 def test_yaml_11_scalars_are_read_as_srt_slurm_reads_them() -> None:
-    args = load_yaml(FIX / "anchors.yaml")["base"]["roles"]["agg"]["args"]
+    args = yamlsafe.load(FIX / "anchors.yaml")["base"]["roles"]["agg"]["args"]
     assert args["trust-remote-code"] is True  # yes
     assert args["octal-like"] == 8  # 010 is octal in YAML 1.1
     assert args["small"] == "1e-3"  # no dot: a string in YAML 1.1
@@ -39,10 +38,10 @@ def test_yaml_11_scalars_are_read_as_srt_slurm_reads_them() -> None:
 def test_loading_equals_pyyaml_safe_load() -> None:
     # merge-key precedence with sequences of aliases is whatever PyYAML does: srt-slurm uses it
     path = FIX / "anchors.yaml"
-    assert load_yaml(path) == yaml.safe_load(path.read_text())
+    assert yamlsafe.load(path) == yaml.safe_load(path.read_text())
     text = "a: &a {x: 1}\nb: {<<: [*a, {x: 2, z: 2}]}"
     assert yamlsafe.loads(text)["b"] == yaml.safe_load(text)["b"] == {"x": 1, "z": 2}
-    assert load_yaml(path)["override_b"]["roles"]["agg"]["args"]["page-size"] == 64
+    assert yamlsafe.load(path)["override_b"]["roles"]["agg"]["args"]["page-size"] == 64
 
 
 def test_deep_merge_rules() -> None:
@@ -57,7 +56,7 @@ def test_deep_merge_rules() -> None:
 
 
 def test_merge_keys_anchors_and_null_delete() -> None:
-    variants = expand_variants(load_yaml(FIX / "anchors.yaml"), path="anchors.yaml")
+    variants = expand_variants(yamlsafe.load(FIX / "anchors.yaml"), path="anchors.yaml")
     a = variants["override_a"]
     args = _args(a)
     assert "moe-runner-backend" not in args  # null from the anchored block deletes the base key
@@ -74,7 +73,7 @@ def test_merge_keys_anchors_and_null_delete() -> None:
 
 
 def test_zip_overrides_and_selectors() -> None:
-    doc = load_yaml(FIX / "anchors.yaml")
+    doc = yamlsafe.load(FIX / "anchors.yaml")
     assert variant_names(doc) == [
         "override_a",
         "override_b",
@@ -100,32 +99,32 @@ def test_zip_overrides_and_selectors() -> None:
 
 def test_unknown_selector_lists_the_variants() -> None:
     with pytest.raises(SyncError) as err:
-        expand_variants(load_yaml(FIX / "anchors.yaml"), "override_c", path="anchors.yaml")
+        expand_variants(yamlsafe.load(FIX / "anchors.yaml"), "override_c", path="anchors.yaml")
     assert "override_a, override_b, zip_override_sweep[0]" in err.value.message
     assert err.value.path == "anchors.yaml"
 
 
 def test_duplicate_key_names_file_and_line() -> None:
     with pytest.raises(SyncError) as err:
-        load_yaml(FIX / "duplicate.yaml")
+        yamlsafe.load(FIX / "duplicate.yaml")
     assert err.value.line == 7 and "duplicate key 'tp'" in err.value.message
     assert err.value.path.endswith("duplicate.yaml")
 
 
 def test_syntax_error_names_file_and_line() -> None:
     with pytest.raises(SyncError) as err:
-        load_yaml(FIX / "syntax.yaml")
+        yamlsafe.load(FIX / "syntax.yaml")
     assert err.value.line == 4 and "YAML syntax error" in err.value.message
 
 
 def test_alias_bomb_is_refused() -> None:
     with pytest.raises(SyncError, match="expands to more than"):
-        load_yaml(FIX / "alias_bomb.yaml")
+        yamlsafe.load(FIX / "alias_bomb.yaml")
 
 
 def test_non_string_env_value_is_rejected_like_srt_slurm() -> None:
     path = FIX / "bad_env.yaml"
-    variant = expand_variants(load_yaml(path), "override_x", path=str(path))["override_x"]
+    variant = expand_variants(yamlsafe.load(path), "override_x", path=str(path))["override_x"]
     with pytest.raises(SyncError) as err:
         normalise(variant, path=str(path), selector="override_x")
     assert "SGLANG_TIMEOUT_KEEP_ALIVE: Not a valid string" in err.value.message
@@ -145,7 +144,7 @@ def test_shared_block_goes_under_the_fragment() -> None:
 
 
 def test_schema_2_roles_fold_into_one_shape() -> None:
-    variant = expand_variants(load_yaml(FIX / "anchors.yaml"), "override_a")["override_a"]
+    variant = expand_variants(yamlsafe.load(FIX / "anchors.yaml"), "override_a")["override_a"]
     variant["model"] = {"path": "hf:org/M"}
     recipe = normalise(variant)
     assert recipe.schema == 2 and recipe.frontend.type == "sglang" and not recipe.disagg
@@ -154,7 +153,7 @@ def test_schema_2_roles_fold_into_one_shape() -> None:
 
 
 def test_schema_1_backend_and_resources_fold_into_roles() -> None:
-    recipe = normalise(load_yaml(FIX / "schema1.yaml"))
+    recipe = normalise(yamlsafe.load(FIX / "schema1.yaml"))
     assert recipe.schema == 1 and recipe.disagg
     assert recipe.frontend.type == "sglang-router"  # schema 1 `sglang` is the router
     assert recipe.roles["prefill"].env == {"A": "1"} and recipe.roles["decode"].env == {"B": "2"}
@@ -227,7 +226,7 @@ def test_args_must_be_a_mapping() -> None:
 )
 def test_counts_must_be_integers_in_both_schemas(change: dict, message: str) -> None:
     """A quoted or fractional count is named (file and key), never a TypeError traceback."""
-    doc = load_yaml(FIX / "schema1.yaml")
+    doc = yamlsafe.load(FIX / "schema1.yaml")
     for key, value in change.items():
         doc[key] = {**(doc.get(key) or {}), **value}
     with pytest.raises(SyncError, match=f"{re.escape(message)} must be an integer"):

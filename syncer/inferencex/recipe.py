@@ -15,7 +15,6 @@ import difflib
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from syncer.errors import SyncError
@@ -35,12 +34,6 @@ ROLE_KEYS = {
     "critical",
     "container",
 }
-
-
-def load_yaml(path: Path | str) -> Any:
-    """PyYAML safe_load of a file; duplicate keys, syntax errors and alias bombs are refused
-    with file and line."""
-    return yamlsafe.load(path)
 
 
 def deep_merge(base: Any, override: Any) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import master as master_mod
+from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import ConfigEntry, Job, Row
 from syncer.inferencex.policy import Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, render_raw
@@ -28,7 +29,6 @@ from syncer.inferencex.recipe import (
     check_sections,
     compose_shared,
     expand_variants,
-    load_yaml,
     normalise,
 )
 from syncer.model import Block
@@ -417,14 +417,14 @@ def render_config(
     entry = master.entry(key)
     policy = policy or load_policy()
     shared_path = entry.shared_block_path()
-    shared = load_yaml(shared_path) if shared_path else None
+    shared = yamlsafe.load(shared_path) if shared_path else None
     docs: dict[Path, Any] = {}
     expanded: dict[tuple[Path, str | None], dict[str, dict[str, Any]]] = {}
     points: list[RenderedPoint] = []
     for job in entry.jobs():
         path = entry.recipe_path(job.row)
         if path not in docs:
-            docs[path] = compose_shared(shared, load_yaml(path))
+            docs[path] = compose_shared(shared, yamlsafe.load(path))
         recipe_key = (path, job.row.selector)
         if recipe_key not in expanded:
             expanded[recipe_key] = expand_variants(docs[path], job.row.selector, path=str(path))
