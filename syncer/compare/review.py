@@ -183,9 +183,6 @@ class CellReview:
             + sum(1 for m in self.meta if m.command)
         )
 
-    def notes(self) -> list[Row]:
-        return [r for r in self.measured + self.derived if r.change.note]
-
     def as_json(self) -> dict[str, Any]:
         cell = self.cell
         return {

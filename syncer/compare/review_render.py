@@ -60,12 +60,8 @@ def _cell_head(cell: CellReview) -> dict[str, Any]:
         "old_id": None if cell.old is None else cell.old.id,
         "moved": cell.moved,
         "hw": ref.hw,
-        "ckpt": ref.ckpt,
         "label": ref.label,
-        "detail": ref.detail,
-        "config_key": ref.config_key,
         "points": ", ".join(p.name for p in ref.points),
-        "submitted": ref.submitted,
     }
 
 
@@ -84,7 +80,6 @@ def _cell_context(cell: CellReview) -> dict[str, Any]:
         "structural": cell.structural,
         "measured": [_row(r) for r in cell.measured],
         "derived": [_row(r) for r in cell.derived],
-        "notes": [_row(r) for r in cell.notes()],
         "measured_where": cell.measured_where,
         "table": True,
     }
