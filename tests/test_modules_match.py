@@ -36,7 +36,6 @@ def cell(index: int, cid: str, shape_blocks: list[dict], concs: list[list[int]])
         hw="gb300",
         ckpt="m",
         label="",
-        detail="",
         submitted="sglang",
         routers=("sglang",),
         tiers=("none",),

@@ -53,7 +53,6 @@ class CellRef:
     hw: str
     ckpt: str
     label: str
-    detail: str
     submitted: str
     routers: tuple[str, ...]
     tiers: tuple[str, ...]
@@ -99,7 +98,6 @@ class ModuleSide:
             hw=str(cell.get("hw", "")),
             ckpt=str(cell.get("ckpt", "")),
             label=str(cell.get("label", "")),
-            detail=str(cell.get("detail", "")),
             submitted=cell["submitted"],
             routers=tuple(sorted(cell["routers"])),
             tiers=tuple((cell.get("kv") or {}).get("available") or ("none",)),
