@@ -344,7 +344,8 @@ def _j(value: Any) -> str | None:
     return json.dumps(value, sort_keys=True)
 
 
-def _key(block: Block) -> tuple[str, str]:
+def block_key(block: Block) -> tuple[str, str]:
+    """``(kind, role)``: how the processes of two block lists pair up."""
     return (str(block.get("kind")), str(block.get("role") or ""))
 
 
@@ -368,7 +369,7 @@ def compare_blocks(
     comparer = _Comparer(left, right, exclusion, placement)
     remaining = list(right_blocks)
     for a in left_blocks:
-        match = next((b for b in remaining if _key(b) == _key(a)), None)
+        match = next((b for b in remaining if block_key(b) == block_key(a)), None)
         if match is None:
             label = block_label(a)
             if right_logged and a.get("kind") in UNLOGGED_KINDS:

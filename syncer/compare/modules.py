@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from syncer.compare.diff import canonical_flag
+from syncer.compare.diff import block_key, canonical_flag
 from syncer.cookbook import decode, shell
 from syncer.errors import SyncError
 from syncer.model import WORKER_ROLES, Block
@@ -296,10 +296,6 @@ def match_names(old: Iterable[T], new: Iterable[T]) -> tuple[list[T], list[T], l
         [n for n in new_list if n not in old_set],
         [o for o in old_list if o not in new_set],
     )
-
-
-def block_key(block: Block) -> tuple[str, str]:
-    return (str(block.get("kind", "")), str(block.get("role", "")))
 
 
 @dataclass
