@@ -311,14 +311,8 @@ class Run:
     def _tar(
         self, fh: BinaryIO, kind: str, label: str, budget: _Budget, depth: int
     ) -> Iterator[Member]:
-        compressed = _CountingReader(fh, None, label)
         if kind == "tgz":
-            plain: BinaryIO = _CountingReader(
-                _Gunzip(compressed),  # type: ignore[arg-type]
-                budget,
-                label,
-                compressed=compressed,
-            )  # type: ignore[assignment]
+            plain: BinaryIO = _gunzipped(fh, budget, label)
         else:
             plain = _CountingReader(fh, budget, label)  # type: ignore[assignment]
         try:
@@ -438,13 +432,15 @@ def _opener(fh: BinaryIO, budget: _Budget | None, name: str) -> Callable[[], Bin
     return open_member
 
 
-def _gz_opener(fh: BinaryIO, budget: _Budget, name: str) -> Callable[[], BinaryIO]:
-    def open_member() -> BinaryIO:
-        compressed = _CountingReader(fh, None, name)
-        inner = _Gunzip(compressed)  # type: ignore[arg-type]
-        return _CountingReader(inner, budget, name, compressed=compressed)  # type: ignore[return-value]
+def _gunzipped(fh: BinaryIO, budget: _Budget, name: str) -> BinaryIO:
+    """``fh`` decompressed, the output charged to ``budget`` and its ratio to the input checked."""
+    compressed = _CountingReader(fh, None, name)
+    inner = _Gunzip(compressed)  # type: ignore[arg-type]
+    return _CountingReader(inner, budget, name, compressed=compressed)  # type: ignore[return-value]
 
-    return open_member
+
+def _gz_opener(fh: BinaryIO, budget: _Budget, name: str) -> Callable[[], BinaryIO]:
+    return lambda: _gunzipped(fh, budget, name)
 
 
 def open_run(path: str | os.PathLike[str], limits: Limits | None = None) -> Run:
