@@ -601,19 +601,11 @@ class Decoder:
     def routers(self, ci: int) -> list[str]:
         return sorted(self._cell(ci)["routers"])
 
-    def case(
-        self,
-        ci: int,
-        pi: int,
-        router: str,
-        kv: str | None = None,
-        text: Callable[[Block], str] | None = None,
-    ) -> Case:
+    def case(self, ci: int, pi: int, router: str, kv: str | None = None) -> Case:
         """One selection as the oracle lists it (``kv`` None: the measured tier, shown as
-        ``none`` when the point has none); ``text`` formats each block (default:
-        ``shell.format_block``)."""
-        if text is None:
-            from syncer.cookbook.shell import format_block as text
+        ``none`` when the point has none), each block's text by ``shell.format_block``."""
+        from syncer.cookbook.shell import format_block
+
         blocks = self.blocks_for(ci, pi, router, kv)
         return Case(
             cell=ci,
@@ -623,20 +615,18 @@ class Decoder:
             kv=kv or "none",
             status=self.status_for(ci, pi, router, kv),
             blocks=blocks,
-            text=[text(b) for b in blocks],
+            text=[format_block(b) for b in blocks],
         )
 
-    def cases(self, text: Callable[[Block], str] | None = None) -> Iterator[Case]:
+    def cases(self) -> Iterator[Case]:
         """Every (cell, point, router sorted by name, tier in ``kv.available``), as the oracle
-        lists them; ``text`` formats each block (default: ``shell.format_block``)."""
-        if text is None:
-            from syncer.cookbook.shell import format_block as text
+        lists them."""
         for ci, cell in enumerate(self.cells):
             tiers = self.available_tiers(ci)
             for pi, point in enumerate(cell["points"]):
                 for router in self.routers(ci):
                     for kv in tiers or [point.get("kv") or "none"]:
-                        yield self.case(ci, pi, router, kv, text)
+                        yield self.case(ci, pi, router, kv)
 
 
 _KEY_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")

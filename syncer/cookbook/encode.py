@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -404,12 +403,11 @@ def _comparable_info(info: dict[str, Any]) -> dict[str, Any]:
 # --- text and writing ------------------------------------------------------------------------
 
 
-def header_lines(source: dict[str, Any], pr_numbers: Iterable[str] | None = None) -> list[str]:
+def header_lines(source: dict[str, Any]) -> list[str]:
     """The module's comment header, from ``syncer/templates/module_header.j2``."""
     from syncer.templating import render
 
-    numbers = pr_numbers if pr_numbers is not None else source.get("prs", {})
-    prs = sorted({str(p) for p in numbers}, key=lambda p: (len(p), p))
+    prs = sorted({str(p) for p in source.get("prs", {})}, key=lambda p: (len(p), p))
     main = str(source.get("main", ""))[:12]
     if not re.fullmatch(r"[0-9a-f]{12}", main):
         raise SyncError(f"source.main {source.get('main')!r} is not a commit id")
