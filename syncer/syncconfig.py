@@ -126,10 +126,7 @@ class SyncConfig:
     def model(self, name: str) -> ModelSpec:
         """The model by org/model path or display name (case-insensitive)."""
         for spec in self.models:
-            if name in (spec.path, spec.model) or name.lower() in (
-                spec.path.lower(),
-                spec.model.lower(),
-            ):
+            if name.lower() in (spec.path.lower(), spec.model.lower()):
                 return spec
         known = ", ".join(m.path for m in self.models) or "none"
         raise SyncError(f"unknown model {name!r}; sync.yaml lists: {known}", path=self.path)

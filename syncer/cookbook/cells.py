@@ -88,13 +88,8 @@ class ModuleSpec:
     cells: list[CellSpec]
 
 
-_URL_KEYS = {
-    "recipeUrl": "recipe",
-    "runUrl": "run",
-    "jobUrl": "job",
-    "prUrl": "pr",
-    "useComment": "comment",
-}
+# The full-URL provenance keys of old-format points (read by ``point_prov_from_urls``).
+_URL_KEYS = ("recipeUrl", "runUrl", "jobUrl", "prUrl", "useComment")
 
 
 def _strip(url: str, prefix: str, where: str) -> str:
