@@ -393,7 +393,11 @@ class Bot:
             }
             # Generate with the measured pins, verify that module three ways, and keep a pin
             # only for configs whose logs agree; the others fall back to "in progress".
-            trial = self._generate(model, measured, tmp / "trial")
+            # Only verified, never published: the default branch's files (as fetched when the
+            # cookbook was opened) serve, with no second fetch to inspect the bot branch.
+            book = self._cookbook()
+            base = f"{book.remote}/{book.default_branch()}"
+            trial = self._generate(model, measured, tmp / "trial", ref=base)
             for c in cfgs:
                 ok, report = self.verifier(c.key, self.s.inferencex, choice.run_dir, trial.snippets)
                 if ok:
@@ -485,15 +489,13 @@ class Bot:
         return f"{self.s.snippets_dir}/{model.module_relpath}"
 
     def _generate(
-        self, model: ModelSpec, pins: dict[str, Pin], where: Path, *, ref: str | None = None
+        self, model: ModelSpec, pins: dict[str, Pin], where: Path, *, ref: str
     ) -> Bot._Generated:
-        """Generate into a scratch copy of the cookbook files (never into the checkout)."""
+        """Generate into a scratch copy of the cookbook files at ``ref`` (never into the
+        checkout)."""
         from syncer.cookbook.generate import generate_model
 
         book = self._cookbook()
-        if ref is None:
-            state = book.branch_state(branch_name(model.path), book.default_branch())
-            ref = state.tip or state.base_tip
         snippets, pages = where / "snippets", where / "pages"
         # generate_model keeps <out_dir>/<org>/<model>.jsx's date when nothing else changed.
         current = book.read(ref, self._module_path(model))
