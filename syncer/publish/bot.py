@@ -662,11 +662,11 @@ class Bot:
         return fit_body(ctx, review.markdown, self.s.body_limit)
 
     def _provenance(self, model: ModelSpec, pins: dict[str, Pin]) -> list[dict[str, Any]]:
-
+        """One row per config and deployment; ``pins`` holds every config of ``model``."""
         infx_url = f"https://github.com/{self.s.inferencex_repo}"
         rows = []
         for cfg in model.configs:
-            pin = pins.get(cfg.key) or cfg.pin
+            pin = pins[cfg.key]
             try:
                 points = self._rendered(cfg.key).points
             except SyncError as exc:
