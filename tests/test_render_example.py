@@ -203,6 +203,16 @@ def test_unknown_selector_lists_variants(tmp_path: Path) -> None:
         render_config(root, "k")
 
 
+def test_rendering_rule_errors_name_the_point_and_the_recipe() -> None:
+    """srt-slurm's rules refuse what they cannot launch (1.x and schema 2 here); the error
+    says which point of which config, with the recipe file."""
+    with pytest.raises(SyncError) as err:
+        render_config(None, DSPARK, version="1")
+    assert err.value.message.startswith(f"{DSPARK}: point 0 (row 0, conc 1): srt-slurm 1.x")
+    assert "does not parse schema 2 recipes" in err.value.message
+    assert err.value.path.endswith("gb300-fp4-mtp/agentic.yaml")
+
+
 # ---- CLI -----------------------------------------------------------------------------------
 
 

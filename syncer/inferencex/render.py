@@ -503,19 +503,22 @@ def _render_job(
     )
     spath = str(path)
     name, bound, recipe = _variant_for_job(entry, job, variants, where, spath)
-    if not version.startswith("2") and recipe.schema == 2:
-        raise SyncError(
-            f"{where}: srt-slurm {version}.x does not parse schema 2 recipes", path=spath
-        )
     simulate, al = _simulate_env(entry, recipe, row)
     submitted = _router_of(recipe)
-    raw = render_raw(recipe, simulate_env=simulate, version=version)
-    cookbook = {submitted: policy.to_cookbook(raw)}
     other = "dynamo" if submitted == "sglang" else "sglang"
     derived = normalise(derived_variant(bound, other), path=spath, selector=name)
-    cookbook[other] = policy.to_cookbook(
-        render_raw(derived, simulate_env=simulate, version=version)
-    )
+    try:
+        raw = render_raw(recipe, simulate_env=simulate, version=version)
+        cookbook = {
+            submitted: policy.to_cookbook(raw),
+            other: policy.to_cookbook(render_raw(derived, simulate_env=simulate, version=version)),
+        }
+    except SyncError as exc:
+        # the rendering rules (srt-slurm version, frontend type, kv-events JSON) know the
+        # recipe, not where it is: the point and the recipe file are added here
+        if exc.path is not None:
+            raise
+        raise SyncError(f"{where}: {exc.message}", path=spath) from None
     shape, label = shape_and_label(recipe)
     return RenderedPoint(
         index=job.index,
