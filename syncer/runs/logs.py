@@ -181,13 +181,12 @@ class _Parser:
     def feed(self, lineno: int, raw: str) -> None:
         is_record, msg = _strip(raw)
         if self.command_open is not None:
+            proc, start, text = self.command_open
             if is_record:
-                proc, start, text = self.command_open
                 raise self.error(
                     "Command: line has an unterminated quote (truncated or not shlex output)",
                     start,
                 )
-            proc, start, text = self.command_open
             self.command_open = None
             self._command(proc, start, text + "\n" + msg)
             return
