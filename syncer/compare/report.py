@@ -143,7 +143,7 @@ def _entry_row(p: PointResult, comp: Comparison, e: Entry) -> dict[str, Any]:
 def _point_rows(result: VerifyResult, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for p in result.points:
-        logs = [{"name": _short(lc.source), "job": lc.job_id, "by": lc.matched_by} for lc in p.logs]
+        logs = [{"name": _short(lc.source), "job": lc.job_id} for lc in p.logs]
         cb = None
         if p.cookbook is not None and not p.cookbook.missing:
             cb = {"cell": p.cookbook.cell_id, "point": p.cookbook.point}
@@ -265,15 +265,15 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
 
 
 def _context(result: VerifyResult, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    counts = result.counts()
+    verdicts = result.verdicts()
     return {
         "key": result.key,
         "verdict": result.verdict,
-        "verdicts": result.verdicts(),
+        "verdicts": verdicts,
         "verdict_text": VERDICT_TEXT,
         "total": len(result.points),
-        "agreeing": result.verdicts().get("agree", 0),
-        "counts": [(STATUS_TEXT.get(k, k), n) for k, n in counts.items()],
+        "agreeing": verdicts.get("agree", 0),
+        "counts": [(STATUS_TEXT.get(k, k), n) for k, n in result.counts().items()],
         "points": _point_rows(result, rows),
         "rows": rows,
         "left_out": 0,
