@@ -115,9 +115,6 @@ class ModuleSide:
             self._blocks[key] = self.decoder.blocks_for(ci, pi, router, kv)
         return self._blocks[key]
 
-    def status(self, ci: int, pi: int, router: str, kv: str) -> str:
-        return self.decoder.status_for(ci, pi, router, kv)
-
     def files(self, ci: int, router: str) -> dict[str, str]:
         return self.decoder.router_files(ci, router)
 
