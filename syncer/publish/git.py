@@ -287,7 +287,8 @@ class Cookbook:
 
     def push(self, state: BranchState, commit: str) -> None:
         """Move ``state.name`` to ``commit`` where the branch lives; refused by git if anyone
-        pushed since ``state`` was inspected."""
+        pushed since ``state`` was inspected. No fetch follows: every later inspection
+        (:meth:`branch_state`) fetches first."""
         target = self.push_remote
         self.plan.note(f"git: push {commit[:12]} to {target} refs/heads/{state.name}")
         if self.plan.dry_run:
@@ -302,7 +303,6 @@ class Cookbook:
             target,
             f"{commit}:refs/heads/{state.name}",
         )
-        self.fetch()
 
 
 _ASKPASS: Path | None = None
