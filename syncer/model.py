@@ -32,8 +32,10 @@ BLOCK_KINDS = (
 )
 WORKER_ROLES = ("agg", "prefill", "decode")
 ROUTERS = ("sglang", "dynamo")
-KV_TIERS = ("none", "hicache", "mooncake")
 STATUSES = ("verified", "verified-pr", "in-progress", "derived")
+
+# GitHub refuses PR bodies and comments longer than this (characters).
+GITHUB_TEXT_LIMIT = 65_536
 
 # Block keys that say where and how many processes run (not part of the command text).
 PLACEMENT_FIELDS = (

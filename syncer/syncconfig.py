@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from syncer.errors import SyncError
+from syncer.model import ROUTERS
 
 STATUSES = ("verified", "verified-pr", "in-progress")
-ROUTERS = ("sglang", "dynamo")
 # Matched whole (fullmatch): `$` would let a trailing newline through, `\d` Unicode digits.
 _SHA = re.compile(r"[0-9a-f]{40}")
 _RUN = re.compile(r"[0-9]+(/attempts/[0-9]+)?")

@@ -93,3 +93,16 @@ def test_an_internal_error_is_exit_3_with_its_traceback_not_drift(monkeypatch, c
     err = capsys.readouterr().err
     assert "ZeroDivisionError: boom" in err
     assert err.rstrip().endswith("traceback above)")
+
+
+def test_a_superscript_digit_cell_selector_is_an_unknown_id_not_a_crash() -> None:
+    from pathlib import Path
+
+    import pytest
+
+    from syncer.cookbook.decode import load_decoder
+
+    root = Path(__file__).resolve().parent.parent
+    decoder = load_decoder(root / "cookbook_snippets" / "deepseek-ai" / "deepseek-v4_1.jsx")
+    with pytest.raises(SyncError, match="no cell with id '²'"):
+        decoder.cell_index("²")

@@ -52,7 +52,8 @@ def render_command(
     fmt: str,
 ) -> None:
     """Render a config's launch commands from its srt-slurm recipe."""
-    from syncer.inferencex.render import ROUTERS, render_config
+    from syncer.inferencex.render import render_config
+    from syncer.model import ROUTERS
 
     if point is not None and conc is not None:
         raise SyncError("give --point or --conc, not both")

@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from syncer.compare.diff import Comparison, Entry
+from syncer.model import GITHUB_TEXT_LIMIT
 from syncer.secrets import mask
 from syncer.templating import render
 from syncer.untrusted import term_text
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from syncer.compare.verify import PointResult, VerifyResult
 
 SCHEMA = 1
-GITHUB_LIMIT = 65_536  # GitHub refuses longer PR bodies and comments
 # Skipped archive members (links, devices, unsafe paths) named one by one in the text reports;
 # a hostile archive may hold thousands, and the notes must leave room for the differences.
 MAX_SKIPPED_NOTES = 20
@@ -286,7 +286,7 @@ def _context(result: VerifyResult, rows: list[dict[str, Any]]) -> dict[str, Any]
 def markdown(result: VerifyResult, budget: int | None = None) -> str:
     """The PR-comment report, at most ``budget`` characters (default: GitHub's limit), with
     token-shaped strings masked."""
-    limit = budget or GITHUB_LIMIT
+    limit = budget or GITHUB_TEXT_LIMIT
     rows = _rows(result)
     ctx = _context(result, rows)
     keep = len(rows)

@@ -575,7 +575,9 @@ class Decoder:
 
     def cell_index(self, selector: str | int) -> int:
         """A cell by index or id (``configKey#n``); unknown ids list the close ones."""
-        if isinstance(selector, int) or (isinstance(selector, str) and selector.isdigit()):
+        # isdigit() alone accepts "²", which int() refuses.
+        numeric = isinstance(selector, str) and selector.isascii() and selector.isdigit()
+        if isinstance(selector, int) or numeric:
             index = int(selector)
             self._cell(index)
             return index

@@ -411,7 +411,7 @@ def header_lines(source: dict[str, Any]) -> list[str]:
     main = str(source.get("main", ""))[:12]
     if not re.fullmatch(r"[0-9a-f]{12}", main):
         raise SyncError(f"source.main {source.get('main')!r} is not a commit id")
-    bad = [p for p in prs if not p.isdigit()]
+    bad = [p for p in prs if not (p.isascii() and p.isdigit())]
     if bad:
         raise SyncError(f"source.prs has keys that are not PR numbers: {bad}")
     text = render("module_header.j2", main=main, prs=prs)

@@ -274,7 +274,8 @@ def _sizes_checked(args: dict[str, Any], where: str, path: str) -> dict[str, Any
     for key, value in args.items():
         if value is None or not (key in SIZE_ARGS or _DRAFT_LENGTH.fullmatch(str(key))):
             continue
-        whole = isinstance(value, int) or (isinstance(value, str) and value.isdigit())
+        digits = isinstance(value, str) and value.isascii() and value.isdigit()
+        whole = isinstance(value, int) or digits
         if isinstance(value, bool) or not whole:
             raise SyncError(f"{where}.{key} must be an integer, got {value!r}", path=path)
     return args

@@ -34,7 +34,6 @@ from syncer.inferencex.recipe import (
 from syncer.model import Block
 
 BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
-ROUTERS = ("sglang", "dynamo")
 SIMULATE = {
     "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
     "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
