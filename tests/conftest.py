@@ -29,3 +29,13 @@ def examples() -> Path:
 @pytest.fixture
 def golden() -> Path:
     return GOLDEN
+
+
+def match_golden(path: Path, text: str) -> None:
+    """``text`` must equal the golden file; ``SYNC_UPDATE_GOLDEN=1`` rewrites it (on purpose
+    only: read the diff before committing)."""
+    if os.environ.get("SYNC_UPDATE_GOLDEN") == "1":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.is_file(), f"missing golden {path} (set SYNC_UPDATE_GOLDEN=1 to write it)"
+    assert text == path.read_text(encoding="utf-8")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html as html_lib
 import io
-import os
 import re
 import shutil
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import match_golden
 from ghserver import GitHubServer
 from markdown_it import MarkdownIt
 from test_git import run as git  # git as a human (not the bot) runs it
@@ -75,11 +75,7 @@ def run_artifacts(tamper: bool = False) -> dict[str, bytes]:
 
 
 def check_golden(golden: Path, name: str, text: str) -> None:
-    path = golden / name
-    if os.environ.get("SYNC_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    assert text == path.read_text()
+    match_golden(golden / name, text)
 
 
 def plain(markdown: str) -> str:

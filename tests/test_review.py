@@ -4,7 +4,6 @@ markdown, the size budget, untrusted values, exit codes and the real deepseek-v4
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
 import subprocess
@@ -12,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import match_golden
 from markdown_it import MarkdownIt
 
 from syncer.compare.review import Review, review_texts
@@ -19,7 +19,6 @@ from syncer.cookbook.emit import emit_module
 from syncer.cookbook.jsmodule import load_module
 
 FIXTURES = Path(__file__).parent / "fixtures" / "diff"
-UPDATE = os.environ.get("SYNC_UPDATE_GOLDEN") == "1"
 
 
 def read(name: str) -> str:
@@ -33,12 +32,7 @@ def review(old: str | None, new: str) -> Review:
 
 
 def check_golden(golden: Path, name: str, text: str) -> None:
-    path = golden / "diff" / name
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    assert path.is_file(), f"missing golden {path} (set SYNC_UPDATE_GOLDEN=1 to write it)"
-    assert text == path.read_text(encoding="utf-8")
+    match_golden(golden / "diff" / name, text)
 
 
 def rows(data: dict, cell_id: str, scope: str = "measured") -> list[tuple]:
