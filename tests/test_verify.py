@@ -190,11 +190,11 @@ def test_point_and_conc_selection(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "all 1 points agree" in out and "override_dep2_c64" in out
     code, out, _ = run_cli(capsys, KEY, "--point", "3")
     assert code == 0 and "override_tp2_c16" in out
+    # --conc selects every job measured at C, as in `sync render` (syncer.selection).
     code, out, err = run_cli(capsys, KEY, "--conc", "16")
-    assert code == 2
-    assert "concurrency 16 matches 2 jobs" in err
-    assert "--point 2 (Agg TP4, override_tp4_c16)" in err
-    assert "--point 3 (Agg TP2·EP2, override_tp2_c16)" in err
+    assert code == 0, err
+    assert "all 2 points agree" in out
+    assert "override_tp4_c16" in out and "override_tp2_c16" in out and "override_dep2" not in out
     code, _, err = run_cli(capsys, KEY, "--conc", "3")
     assert code == 2 and "no job at concurrency 3" in err
     code, _, err = run_cli(capsys, KEY, "--point", "9")

@@ -26,6 +26,7 @@ from syncer.runs.collect import RunData, read_run
 from syncer.runs.launch import ExpectedEnv, build_launch
 from syncer.runs.logs import SweepLog
 from syncer.runs.mapping import Assignment, assign
+from syncer.selection import select
 
 VERDICT_ORDER = ("agree", "differ", "ambiguous", "no-log", "no-cookbook")
 
@@ -263,23 +264,6 @@ def _cookbook_point(decoder: Any, key: str, point: Any) -> tuple[int, int] | Non
     return None
 
 
-def point_for_conc(inferencex: Path, key: str, conc: int) -> int:
-    """The index of the one job of ``key`` measured at ``conc``; several or none is an error."""
-    from syncer.inferencex.render import render_config
-
-    points = render_config(inferencex, key).points
-    hits = [p for p in points if conc in p.concs]
-    if not hits:
-        concs = sorted({c for p in points for c in p.concs})
-        raise SyncError(f"{key}: no job at concurrency {conc} (concurrencies: {concs})")
-    if len(hits) > 1:
-        listed = "; ".join(
-            f"--point {p.index} ({p.label}, {p.override or p.variant})" for p in hits
-        )
-        raise SyncError(f"{key}: concurrency {conc} matches {len(hits)} jobs: {listed}")
-    return hits[0].index
-
-
 def _raw_rendering(
     key: str, inferencex: Path, rendered: Any, data: RunData
 ) -> tuple[str, dict[int, Any], list[str]]:
@@ -356,23 +340,23 @@ def verify_config(
     run: Path | None,
     cookbook: Path | None,
     point: int | None = None,
+    conc: int | None = None,
 ) -> VerifyResult:
-    """Verify every point of ``key`` (or only ``point``, an index as in ``sync render``)."""
+    """Verify every point of ``key``, or those ``--point``/``--conc`` select
+    (:mod:`syncer.selection`, the rule ``sync render`` follows too)."""
     from syncer.inferencex.policy import load_policy
     from syncer.inferencex.render import render_config
 
     root = project_root()
     rendered = render_config(inferencex, key)
-    points = rendered.points
-    if point is not None:
-        if not 0 <= point < len(points):
-            raise SyncError(f"{key}: --point {point} out of range (0..{len(points) - 1})")
-        points = [points[point]]
+    points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    # A lone nameless log is taken for the verified point only when exactly one is verified.
+    only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
     run_path = run if run is not None else pinned_run(key, root)
     data = read_run(run_path)
     srt_version, raw_points, notes = _raw_rendering(key, inferencex, rendered, data)
     # All points take part in the assignment, so a log of an unselected point is not "unmatched".
-    assignment = assign(data.sweeps, rendered.points, only=point)
+    assignment = assign(data.sweeps, rendered.points, only=only)
     lookup = _policy_lookup(load_policy())
     decoder, module_path = _cookbook_module(
         key, cookbook if cookbook is not None else root / "cookbook_snippets"
