@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syncer import progress
 from syncer.errors import SyncError
 from syncer.inferencex import master as master_mod
 from syncer.inferencex import yamlsafe
@@ -420,7 +421,8 @@ def render_config(
     docs: dict[Path, Any] = {}
     expanded: dict[tuple[Path, str | None], dict[str, dict[str, Any]]] = {}
     points: list[RenderedPoint] = []
-    for job in entry.jobs():
+    jobs = entry.jobs()
+    for job in progress.track(jobs, f"rendering {key}", len(jobs), unit="points"):
         path = entry.recipe_path(job.row)
         if path not in docs:
             docs[path] = compose_shared(shared, yamlsafe.load(path))
