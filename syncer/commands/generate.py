@@ -2,7 +2,8 @@
 
 ``generate`` renders the configs a model shows (``sync.yaml``), encodes the data module, proves
 it by decoding it back, and writes the module and the page section only when they change;
-``--check`` writes nothing and exits 1 when anything would change (a CI drift gate).
+``--check`` writes nothing, prints the reviewer diff of each module that would change (what
+``sync diff`` shows) and exits 1 when anything would change (a CI drift gate).
 ``reencode`` decodes an existing module of any version completely and writes it again in the
 newest format, refusing when a single decoded case would differ.
 """
@@ -60,7 +61,12 @@ from syncer.untrusted import term_text
     metavar="CONFIG",
     help="Re-render only this config; keep the module's other cells as decoded.",
 )
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any output would change.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; print the reviewer diff of each module that would change; "
+    "exit 1 if any output would change.",
+)
 def generate_command(
     model: str | None,
     all_models: bool,
@@ -114,6 +120,10 @@ def generate_command(
             f"{term_text(result.path)}: {verb} "
             f"({result.cells} cells, {result.cases} cases decoded back identical)"
         )
+        if check and result.changed:
+            # The gate says what drifted, not only that something did: the reviewer diff of the
+            # commands (what `sync diff` shows) between the module on disk and the generated one.
+            _print_review(result.path, result.text)
         if result.page_path is not None:
             if result.page_conflict:
                 click.echo(f"{term_text(result.page_conflict)}", err=True)
@@ -125,6 +135,16 @@ def generate_command(
                 click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))
     return 1 if drift else 0
+
+
+def _print_review(path: Path, new_text: str) -> None:
+    from syncer.compare.review import review_texts
+    from syncer.console import report_console
+    from syncer.cookbook.jsmodule import read_text
+
+    old_text = read_text(path) if path.is_file() else None
+    review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
+    review.text(report_console())
 
 
 def _check_date(text: str) -> None:
