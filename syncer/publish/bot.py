@@ -72,6 +72,8 @@ class Settings:
     docs_url: str = "https://docs.sglang.io"
     body_limit: int = MAX_BODY_CHARS
     today: str | None = None
+    # Downloaded runs (<run_id>/...) a dry run without a token reads instead of the artifacts.
+    local_runs: Path | None = None
 
 
 @dataclass
@@ -118,6 +120,10 @@ class Bot:
         self._book: Cookbook | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._renders: dict[str, Any] = {}
+
+    def _did(self, done: str, would: str) -> None:
+        """Report a write: as made, or in a dry run as what would be made (nothing was)."""
+        self.out.say(f"{would} (dry run)" if self.plan.dry_run else done)
 
     # -- event routing ------------------------------------------------------------------------
 
@@ -205,7 +211,8 @@ class Bot:
                     f"author association {comment.association} is not OWNER, MEMBER or COLLABORATOR"
                 )
             )
-            self.out.say(f"comment {comment_id}: refused ({why}); reacted -1")
+            refused = f"comment {comment_id}: refused ({why})"
+            self._did(f"{refused}; reacted -1", f"{refused}; would react -1")
             if action == "edited" and api_ok:
                 # It may have been the pin before the edit broke it: the pin is recomputed.
                 self.sync_pr(number)
@@ -317,9 +324,10 @@ class Bot:
         )
         self.cgh.create_comment(self.s.cookbook_repo, open_pr.number, note)
         self.cgh.update_pull(self.s.cookbook_repo, open_pr.number, state="closed")
-        self.out.say(
+        self._did(
             f"closed {self.s.cookbook_repo}#{open_pr.number}: every InferenceX PR it carried "
-            "was closed without merging"
+            "was closed without merging",
+            f"would close {self.s.cookbook_repo}#{open_pr.number}",
         )
 
     def _still_coming(self, number: int) -> bool:
@@ -338,6 +346,8 @@ class Bot:
             return _PinChoice()
         # Provenance names the comment that set this run, so repeating it changes nothing.
         pinning = pinrules.pinning_comment(comments) or selection
+        if self.infx.offline:
+            return self._offline_pin(pull, selection.command.run_id, pinning.comment.id)
         commits = self.infx.pull_commits(repo, pull.number)
         command = selection.command
         if command.run_id is None:
@@ -362,6 +372,23 @@ class Bot:
             self.infx.download_artifact(art, run_dir / f"{_safe_name(art.name)}.zip")
         self.out.say(f"PR #{pull.number}: run {run.id} pinned by comment {pinning.comment.id}")
         return _PinChoice(run.id, pinning.comment.id, run.created_at[:10] or None, None, run_dir)
+
+    def _offline_pin(self, pull: Pull, run_id: int | None, comment_id: int) -> _PinChoice:
+        """A dry run without a token cannot check the run or download its logs: a local copy
+        (``Settings.local_runs/<run_id>``) stands in for the logs, unchecked and said so;
+        without one the configs stay in progress, also said so."""
+        what = f"run {run_id}" if run_id is not None else "the latest sweep run"
+        local = self.s.local_runs / str(run_id) if self.s.local_runs and run_id else None
+        if local is None or not local.exists():
+            self.out.say(
+                f"PR #{pull.number}: {what} not checked (no token: GitHub not read); "
+                "its configs are shown in progress"
+            )
+            return _PinChoice()
+        self.out.say(
+            f"PR #{pull.number}: {what} read from {local}, not checked against GitHub (no token)"
+        )
+        return _PinChoice(run_id, comment_id, None, None, local)
 
     def _sync_model(
         self,
@@ -600,7 +627,7 @@ class Bot:
         if commit is not None:
             book.push(state, commit)
             result.committed = True
-            self.out.say(f"{branch}: committed {commit[:12]}")
+            self._did(f"{branch}: committed {commit[:12]}", f"{branch}: would commit and push")
         else:
             self.out.say(f"{branch}: generated files unchanged")
         if open_pr is None and not changed_vs_base:
@@ -620,7 +647,10 @@ class Bot:
             )
             result.open_pr = made
             result.pr_written = True
-            self.out.say(f"{model.path}: opened {self.s.cookbook_repo}#{made.number}")
+            self._did(
+                f"{model.path}: opened {self.s.cookbook_repo}#{made.number}",
+                f"{model.path}: would open a PR in {self.s.cookbook_repo}",
+            )
         elif open_pr.body != body or open_pr.title != title:
             self.cgh.update_pull(
                 self.s.cookbook_repo,
@@ -629,7 +659,10 @@ class Bot:
                 body=body if open_pr.body != body else None,
             )
             result.pr_written = True
-            self.out.say(f"{model.path}: updated {self.s.cookbook_repo}#{open_pr.number}")
+            self._did(
+                f"{model.path}: updated {self.s.cookbook_repo}#{open_pr.number}",
+                f"{model.path}: would update {self.s.cookbook_repo}#{open_pr.number}",
+            )
         else:
             self.out.say(f"{model.path}: {self.s.cookbook_repo}#{open_pr.number} already current")
         return result
@@ -799,10 +832,16 @@ class Bot:
             self.out.say(f"PR #{number}: no status comment to update")
         elif existing is None:
             self.infx.create_comment(repo, number, body)
-            self.out.say(f"PR #{number}: status comment posted")
+            self._did(
+                f"PR #{number}: status comment posted",
+                f"PR #{number}: would post the status comment",
+            )
         elif existing.body != body:
             self.infx.edit_comment(repo, existing.id, body)
-            self.out.say(f"PR #{number}: status comment {existing.id} edited")
+            self._did(
+                f"PR #{number}: status comment {existing.id} edited",
+                f"PR #{number}: would edit status comment {existing.id}",
+            )
         else:
             self.out.say(f"PR #{number}: status comment already current")
 

@@ -1,0 +1,47 @@
+"""How numbers and values read in messages: one place for plurals, JSON spelling and cutting.
+
+* ``count(1, "point")`` is "1 point", never "1 points";
+* a value read from a data module or an event (JSON / JavaScript data) is shown as that
+  format spells it (``true``, ``null``, ``"text"``), not as Python's ``repr`` (``True``,
+  ``None``, ``'text'``);
+* a long value is cut (``untrusted.clip``, saying how much was left out): a message is one
+  line to read, not a dump of whatever the input held.
+
+Imported by ``sync decode``'s error paths: no imports beyond the standard library and
+``syncer.untrusted``'s ``clip``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from syncer.untrusted import clip
+
+# A value in a message is cut beyond this many characters.
+VALUE_CHARS = 80
+# Any run of non-blank characters longer than this in a printed error is cut (cli.main): the
+# guard for values a message did not cut itself.
+WORD_CHARS = 200
+_LONG_WORD = re.compile(rf"\S{{{WORD_CHARS + 1},}}")
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 (``plural`` when not just ``noun + "s"``)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def js(value: object, limit: int = VALUE_CHARS) -> str:
+    """``value`` (read from JSON or a JavaScript literal) as that data spells it, cut."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON data (e.g. a set built by the caller)
+        text = str(value)
+    return clip(text, limit)
+
+
+def cut_long_words(text: str, limit: int = WORD_CHARS) -> str:
+    """``text`` with every run of more than ``limit`` non-blank characters cut."""
+    if len(text) <= limit:
+        return text
+    return _LONG_WORD.sub(lambda m: clip(m.group(), limit), text)
