@@ -40,6 +40,23 @@ def js(value: object, limit: int = VALUE_CHARS) -> str:
     return clip(text, limit)
 
 
+def kind(value: object) -> str:
+    """What JSON / JavaScript calls ``value``'s type, with its article ("an array", "null")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: bool is an int in Python
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
 def cut_long_words(text: str, limit: int = WORD_CHARS) -> str:
     """``text`` with every run of more than ``limit`` non-blank characters cut."""
     if len(text) <= limit:

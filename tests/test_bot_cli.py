@@ -253,12 +253,23 @@ def test_bad_event_file(world):
         },
     )
     assert proc.returncode == 2
-    assert "issue.number must be a positive integer" in proc.stderr
+    # The event's value as JSON spells it, cut: not Python's repr.
+    assert 'issue.number must be a positive integer, got "3859; rm"' in proc.stderr
+    proc = sync_bot(
+        world,
+        {
+            "action": "created",
+            "repository": {"full_name": INFX},
+            "issue": {"number": True, "pull_request": {"url": "x"}},
+        },
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.endswith("issue.number must be a positive integer, got true\n")
     # A payload of the wrong shape: one line naming the event file, no traceback.
     proc = sync_bot(world, {"action": "created", "repository": {"full_name": INFX}, "issue": []})
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        f"error: {world.tmp / 'event.json'}: event: issue must be an object, got list"
+        f"error: {world.tmp / 'event.json'}: event: issue must be an object, got an array"
     )
 
 

@@ -170,7 +170,7 @@ def test_unavailable_tier_names_the_reason(capsys: pytest.CaptureFixture[str]) -
             ":2:10:",
             "non-literal node CallExpression",
         ),
-        ("export const agentx = [1];\n", ":1:23: module:", "expected an object, found list"),
+        ("export const agentx = [1];\n", ":1:23: module:", "expected an object, found an array"),
         ('export const agentx = {"cells": 1};\n', ":1:23: module:", "unknown module shape"),
         ('// x\nexport const agentx = {\n "cells": [\n', ":4:1:", "Unexpected end of input"),
     ],

@@ -167,7 +167,7 @@ def test_archive_forms(tmp_path: Path, form: str, capsys: pytest.CaptureFixture[
     if form == "single-log":
         code, out, _ = run_cli(capsys, KEY, "--run", str(sweep(RUN, 5230106)), "--point", "5")
         assert code == 0, out
-        assert "all 1 points agree" in out
+        assert "point 5 agrees" in out
         return
     if form == "tgz":
         path = tmp_path / "run.tar.gz"
@@ -187,7 +187,7 @@ def test_archive_forms(tmp_path: Path, form: str, capsys: pytest.CaptureFixture[
 
 def test_point_and_conc_selection(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, KEY, "--conc", "64")
-    assert code == 0 and "all 1 points agree" in out and "override_dep2_c64" in out
+    assert code == 0 and f"{KEY}: point 5 agrees" in out and "override_dep2_c64" in out
     code, out, _ = run_cli(capsys, KEY, "--point", "3")
     assert code == 0 and "override_tp2_c16" in out
     # --conc selects every job measured at C, as in `sync render` (syncer.selection).
@@ -214,7 +214,7 @@ def test_drifted_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert (entry.left, entry.right) == ("128", "96")
     code, out, _ = run_cli(capsys, KEY, "--run", str(run))
     assert code == 1
-    assert "6 of 7 points agree" not in out and "1 of 7 points do not agree" in out
+    assert "6 of 7 points agree" not in out and "1 of 7 points does not agree" in out
     assert "  ✗ point 5" in out
 
 

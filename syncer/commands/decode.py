@@ -50,7 +50,12 @@ def _dump(value: Any) -> str:
 @click.option("--kv", "kv", metavar="T", help="none, hicache or mooncake (default: measured).")
 @click.option("--all", "all_cases", is_flag=True, help="Every case (the selectors filter them).")
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: the \"Copy all\" text the page shows; json: the cookbook decoder's case shape.",
 )
 def decode_command(
     module: str,

@@ -62,6 +62,7 @@ def read_side(spec: str, repo: str | None) -> str:
     type=click.Choice(["terminal", "markdown", "json"]),
     default="terminal",
     show_default=True,
+    help="terminal for reading, markdown for a PR body (see --budget), json for tools.",
 )
 @click.option(
     "--budget",

@@ -17,6 +17,7 @@ import click
 
 from syncer.errors import SyncError
 from syncer.untrusted import term_text
+from syncer.wording import count
 
 
 @click.command("generate")
@@ -118,7 +119,7 @@ def generate_command(
         verb = ("would change" if check else "written") if result.changed else "unchanged"
         click.echo(
             f"{term_text(result.path)}: {verb} "
-            f"({result.cells} cells, {result.cases} cases decoded back identical)"
+            f"({count(result.cells, 'cell')}, {count(result.cases, 'case')} decoded back identical)"
         )
         if check and result.changed:
             # The gate says what drifted, not only that something did: the reviewer diff of the
@@ -171,7 +172,7 @@ def reencode_command(module: Path, out: Path | None) -> int:
     size = len(text.encode("utf-8"))
     original = module.stat().st_size
     summary = (
-        f"{term_text(module)}: {cases} cases decoded back identical; "
+        f"{term_text(module)}: {count(cases, 'case')} decoded back identical; "
         f"{original} -> {size} bytes ({size / original:.3f})"
     )
     if out is None:

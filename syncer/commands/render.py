@@ -40,7 +40,12 @@ from syncer.selection import CONC_HELP, POINT_HELP, select
     help="srt-slurm major version whose rendering rules apply.",
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: each job's \"Copy all\" text; json: each job's blocks per router.",
 )
 def render_command(
     config: str,

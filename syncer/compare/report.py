@@ -8,6 +8,7 @@ value from a recipe, log or module goes through the ``code``/``text``/``term`` f
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from syncer.model import GITHUB_TEXT_LIMIT
 from syncer.secrets import mask
 from syncer.templating import render
 from syncer.untrusted import term_text
+from syncer.wording import count
 
 if TYPE_CHECKING:
     from syncer.compare.verify import PointResult, VerifyResult
@@ -42,6 +44,18 @@ VERDICT_TEXT = {
     "no-log": "no log",
     "no-cookbook": "not in cookbook",
 }
+
+
+_ARCHIVE_NAME = re.compile(r"\.(zip|tar|tgz|gz)$", re.IGNORECASE)
+
+
+def _skipped_entry(run: str, name: str) -> str:
+    """How a skipped entry is named: a member of an archive (the run, or an archive inside a
+    run directory, is in its path), else a file or link of the run directory, not a member."""
+    parents = (run, *PurePosixPath(name).parts[:-1])
+    if any(_ARCHIVE_NAME.search(p) for p in parents):
+        return f"archive member {name}"
+    return f"{name} in the run directory"
 
 
 def _comp_name(comp: Comparison) -> str:
@@ -185,11 +199,11 @@ def _notes(result: VerifyResult) -> list[str]:
         notes.append(f"eval job log {s.source} set aside (evals are not the launch to mirror)")
     skipped = result.run_data.skipped
     for s in skipped[:MAX_SKIPPED_NOTES]:
-        notes.append(f"archive member {s.name} skipped: {s.reason}")
+        notes.append(f"{_skipped_entry(result.run, s.name)} skipped: {s.reason}")
     if len(skipped) > MAX_SKIPPED_NOTES:
         notes.append(
-            f"{len(skipped) - MAX_SKIPPED_NOTES} more archive members skipped "
-            "(all of them are in --format json)"
+            f"{count(len(skipped) - MAX_SKIPPED_NOTES, 'more entry', 'more entries')} of the run "
+            "skipped (all of them are in --format json)"
         )
     notes.extend(result.run_data.duplicates)
     for name in result.run_data.empty:

@@ -41,6 +41,7 @@ from syncer.runs import pins as pinrules
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.templating import render
 from syncer.untrusted import clip
+from syncer.wording import js, kind
 
 LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 MAX_REPORT_CHARS = 40_000
@@ -925,7 +926,7 @@ def _obj(data: dict[str, Any], key: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise BadEvent(f"event: {key} must be an object, got {type(value).__name__}")
+        raise BadEvent(f"event: {key} must be an object, got {kind(value)}")
     return value
 
 
@@ -934,13 +935,13 @@ def _text(data: dict[str, Any], key: str, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise BadEvent(f"event: {where}.{key} must be a string, got {type(value).__name__}")
+        raise BadEvent(f"event: {where}.{key} must be a string, got {kind(value)}")
     return value
 
 
 def _number(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise BadEvent(f"event: {what} must be a positive integer, got {clip(value, 40)!r}")
+        raise BadEvent(f"event: {what} must be a positive integer, got {js(value, 40)}")
     return value
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from syncer.errors import SyncError
-from syncer.untrusted import ANSI_ESCAPE
+from syncer.untrusted import ANSI_ESCAPE, clip
 
 CHUNK = 1 << 20
 MAX_LINE = 4 << 20  # one logged command or Env line; anything longer is not srt-slurm output
@@ -242,7 +242,8 @@ class _Parser:
     def number(self, text: str, lineno: int) -> int:
         """A process index as srt-slurm logs it; thousands of digits are not a log's."""
         if len(text) > MAX_INDEX_DIGITS:
-            raise self.error(f"process index {text[:20]}… is not a number srt-slurm logs", lineno)
+            shown = clip(text, MAX_INDEX_DIGITS)  # cut, saying how much was left out
+            raise self.error(f"process index {shown} is not a number srt-slurm logs", lineno)
         return int(text)
 
     def _starting(self, lineno: int, msg: str) -> None:
