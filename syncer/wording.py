@@ -7,8 +7,8 @@
 * a long value is cut (``untrusted.clip``, saying how much was left out): a message is one
   line to read, not a dump of whatever the input held.
 
-Imported by ``sync decode``'s error paths: no imports beyond the standard library and
-``syncer.untrusted``'s ``clip``.
+Imported by ``sync decode`` (whose start-up time is benchmarked): ``syncer.untrusted`` (and
+with it logging) is imported only when a message is built.
 """
 
 from __future__ import annotations
@@ -16,14 +16,11 @@ from __future__ import annotations
 import json
 import re
 
-from syncer.untrusted import clip
-
 # A value in a message is cut beyond this many characters.
 VALUE_CHARS = 80
 # Any run of non-blank characters longer than this in a printed error is cut (cli.main): the
 # guard for values a message did not cut itself.
 WORD_CHARS = 200
-_LONG_WORD = re.compile(rf"\S{{{WORD_CHARS + 1},}}")
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -33,6 +30,8 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 def js(value: object, limit: int = VALUE_CHARS) -> str:
     """``value`` (read from JSON or a JavaScript literal) as that data spells it, cut."""
+    from syncer.untrusted import clip
+
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):  # not JSON data (e.g. a set built by the caller)
@@ -61,4 +60,6 @@ def cut_long_words(text: str, limit: int = WORD_CHARS) -> str:
     """``text`` with every run of more than ``limit`` non-blank characters cut."""
     if len(text) <= limit:
         return text
-    return _LONG_WORD.sub(lambda m: clip(m.group(), limit), text)
+    from syncer.untrusted import clip
+
+    return re.sub(rf"\S{{{limit + 1},}}", lambda m: clip(m.group(), limit), text)
