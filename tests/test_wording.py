@@ -55,3 +55,14 @@ def test_cli_errors_cut_long_values(capsys: pytest.CaptureFixture[str]) -> None:
     assert done.value.code == 2
     assert err.startswith("error: ") and err.count("\n") == 1
     assert "k" * 201 not in err and "… (2802 more characters)" in err
+
+
+@pytest.mark.parametrize(("logs", "said"), [(1, "the sweep log"), (2, "the 2 sweep logs")])
+def test_empty_sweep_logs_counted(tmp_path, logs: int, said: str) -> None:
+    from syncer.errors import SyncError
+    from syncer.runs.collect import read_run
+
+    for i in range(logs):
+        (tmp_path / f"sweep_{i}.log").write_text("nothing launched here\n", encoding="utf-8")
+    with pytest.raises(SyncError, match=f"no srt-slurm worker launch in {said} \\(expected"):
+        read_run(tmp_path)
