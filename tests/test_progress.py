@@ -8,6 +8,7 @@ import pty
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,14 @@ def terminal(buf: io.StringIO) -> Console:
     return Console(file=buf, force_terminal=True, width=120)
 
 
-def archive(tmp_path: Path) -> Path:
-    path = tmp_path / "bmk_run.tar.gz"
+def archive(tmp_path: Path, kind: str = "tar.gz") -> Path:
+    path = tmp_path / f"bmk_run.{kind}"
+    if kind == "zip":  # zipfile seeks: the progress wrapper must be the file itself to it
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+            for f in sorted(RUN.rglob("*")):
+                if f.is_file():
+                    zf.write(f, f.relative_to(RUN).as_posix())
+        return path
     with tarfile.open(path, "w:gz") as tar:
         tar.add(RUN, arcname=".")
     return path
@@ -42,15 +49,16 @@ def test_points_rendered_on_a_terminal() -> None:
     assert "/7 points" in shown
 
 
-def test_archive_bytes_read_on_a_terminal(tmp_path: Path, monkeypatch) -> None:
-    path = archive(tmp_path)
+@pytest.mark.parametrize("kind", ["tar.gz", "zip"])
+def test_archive_bytes_read_on_a_terminal(tmp_path: Path, monkeypatch, kind: str) -> None:
+    path = archive(tmp_path, kind)
     monkeypatch.setattr(progress, "MIN_BYTES", 0)  # the example run is small
     buf = io.StringIO()
     with progress.use_console(terminal(buf)):
         data = read_run(path)
     assert len(data.sweeps) == 7  # the wrapped file reads like the file itself
     shown = buf.getvalue()
-    assert "reading bmk_run.tar.gz" in shown
+    assert f"reading bmk_run.{kind}" in shown
     assert f"/{path.stat().st_size / 1000:.1f} kB" in shown
 
 
