@@ -55,7 +55,7 @@ def _dump(value: Any) -> str:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="text: the \"Copy all\" text the page shows; json: the cookbook decoder's case shape.",
+    help='text: the "Copy all" text the page shows; json: the cookbook decoder\'s case shape.',
 )
 def decode_command(
     module: str,

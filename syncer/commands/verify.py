@@ -46,7 +46,7 @@ from syncer.selection import CONC_HELP, POINT_HELP
     type=click.Choice(["text", "markdown", "json"]),
     default="text",
     show_default=True,
-    help="text for a terminal, markdown for a PR comment, json (\"schema\": 1) for tools.",
+    help='text for a terminal, markdown for a PR comment, json ("schema": 1) for tools.',
 )
 def verify_command(
     config: str,

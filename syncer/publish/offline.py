@@ -62,8 +62,10 @@ class EventGitHub(GitHubClient):
         if isinstance(pr, dict) and isinstance(pr.get("number"), int):
             self._pulls[(repo, pr["number"])] = _pull(repo, pr)
         issue = payload.get("issue")
-        if isinstance(issue, dict) and issue.get("pull_request") and isinstance(
-            issue.get("number"), int
+        if (
+            isinstance(issue, dict)
+            and issue.get("pull_request")
+            and isinstance(issue.get("number"), int)
         ):
             number = issue["number"]
             self._pulls[(repo, number)] = _issue_pull(repo, issue, _head(checkout))
