@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from syncer.errors import SyncError
+from syncer.model import group_argv
 from syncer.untrusted import ANSI_ESCAPE
 
 CHUNK = 1 << 20
@@ -136,16 +137,7 @@ def split_command(argv: list[str]) -> tuple[list[str], str, list[list[str]]]:
 
 
 def parse_args(tokens: list[str]) -> list[list[str]]:
-    args: list[list[str]] = []
-    for tok in tokens:
-        if tok.startswith("--") and len(tok) > 2:
-            flag, eq, value = tok.partition("=")
-            args.append([flag, value] if eq else [flag])
-        elif args:
-            args[-1].append(tok)
-        else:
-            args.append([tok])
-    return args
+    return group_argv(tokens)
 
 
 def _strip(line: str) -> tuple[bool, str]:
