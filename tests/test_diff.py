@@ -100,7 +100,7 @@ def test_every_classification() -> None:
         [log],
         left="recipe",
         right="log",
-        exclusion=lambda k, f, n: excl.get((k, f, n)),
+        exclusion=lambda k, f, n, *_: excl.get((k, f, n)),
     )
     s = statuses(comp)
     assert s[("flag", "--a")] == "match"

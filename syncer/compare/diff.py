@@ -53,8 +53,10 @@ class ExclusionRef:
     reason: str
 
 
-# (block kind, "flag" | "env", name) -> the policy entry that excludes it, or None.
-ExclusionLookup = Callable[[str, str, str], ExclusionRef | None]
+# (block kind, "flag" | "env", name[, value]) -> the policy entry that excludes it, or None.
+# The value matters for entries that cover only some values (a chat template inside the
+# InferenceX workspace, not any chat template).
+ExclusionLookup = Callable[..., ExclusionRef | None]
 
 
 @dataclass
@@ -209,12 +211,15 @@ class _Comparer:
         self.exclusion = exclusion
         self.placement = placement
 
-    def lookup(self, kind: str, fld: str, name: str, alt: str | None = None) -> ExclusionRef | None:
+    def lookup(
+        self, kind: str, fld: str, name: str, alt: str | None = None, value: str | None = None
+    ) -> ExclusionRef | None:
         if self.exclusion is None:
             return None
-        found = self.exclusion(kind, fld, name)
+        extra = () if value is None else (value,)
+        found = self.exclusion(kind, fld, name, *extra)
         if found is None and alt and alt != name:
-            found = self.exclusion(kind, fld, alt)
+            found = self.exclusion(kind, fld, alt, *extra)
         return found
 
     def pair(self, a: Block, b: Block, out: list[Entry]) -> None:
@@ -292,7 +297,8 @@ class _Comparer:
             va = sa[1] if sa else None
             vb = sb[1] if sb else None
             shown_a, shown_b = _show_values(va), _show_values(vb)
-            excl = self.lookup(kind, "flag", canon, spelling)
+            first = next((v[0] for v in (va or vb or []) if v), None)
+            excl = self.lookup(kind, "flag", canon, spelling, first)
             if excl is not None:
                 agree = va is not None and vb is not None and self._same(va, vb)
                 note = "values agree" if agree else None
@@ -322,7 +328,7 @@ class _Comparer:
     def env(self, label: str, kind: str, a: dict, b: dict, out: list[Entry]) -> None:
         for key in sorted(set(a) | set(b)):
             va, vb = a.get(key), b.get(key)
-            excl = self.lookup(kind, "env", key)
+            excl = self.lookup(kind, "env", key, value=va if va is not None else vb)
             if excl is not None:
                 note = "values agree" if va is not None and va == vb else None
                 out.append(Entry(label, "env", key, "excluded", va, vb, excl, note))

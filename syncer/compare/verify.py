@@ -233,8 +233,8 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
 
 
 def _policy_lookup(policy: Any) -> ExclusionLookup:
-    def lookup(kind: str, fld: str, name: str) -> ExclusionRef | None:
-        found = policy.exclusion(kind, fld, name)
+    def lookup(kind: str, fld: str, name: str, value: str | None = None) -> ExclusionRef | None:
+        found = policy.exclusion(kind, fld, name, value)
         return ExclusionRef(found.name, found.reason) if found is not None else None
 
     return lookup
