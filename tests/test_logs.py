@@ -393,3 +393,24 @@ def test_env_line_with_thousands_of_keys_is_refused_quickly() -> None:
     assert time.perf_counter() - start < 2  # quadratic in the keys: bounded by the limit
     with pytest.raises(ValueError, match="KEY= tokens in one Env: line"):
         split_env(payload + " Z=1")
+
+
+def test_service_lines_of_the_2x_services_layer() -> None:
+    from syncer.runs.logs import parse_sweep_text
+
+    text = (
+        "2026-10-12 09:00:00 [INFO] Starting service store-decode-0 (mooncake-store) on n04: "
+        "python -m mooncake.mooncake_store_service --port 8800\n"
+        "2026-10-12 09:00:01 [INFO] Starting service store-decode-0 (mooncake-store) on n05: "
+        "python -m mooncake.mooncake_store_service --port 8800\n"
+        "2026-10-12 09:00:02 [INFO] Starting service gms (gms) on n04 for decode worker 0: "
+        "gms --gpus '0,1'\n"
+    )
+    log = parse_sweep_text(text)
+    assert [(p.service, p.kind, p.index, p.node) for p in log.services] == [
+        ("store-decode-0", "mooncake-store", 0, "n04"),
+        ("store-decode-0", "mooncake-store", 1, "n05"),
+        ("gms", "gms", 0, "n04"),
+    ]
+    assert log.services[2].argv == ["gms", "--gpus", "0,1"]
+    assert log.frontends == [] and log.workers == []

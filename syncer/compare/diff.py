@@ -38,8 +38,10 @@ FLAG_ALIASES = {
 }
 STRUCTURE_FIELDS = ("workers", "nodes_per_worker", "count", "count_nodes", "gpu_pinning", "ports")
 FAILING = ("differs", "only-cookbook", "only-recipe", "only-log", "ambiguous")
-# Kinds whose processes srt-slurm starts without logging a command line.
+# Kinds whose processes srt-slurm starts without logging a command line (1.x and the first
+# 2.x versions; the 2.x services layer logs etcd, NATS and Mooncake as `Starting service`).
 UNLOGGED_KINDS = ("etcd", "nats", "nginx", "mooncake-master", "mooncake-store")
+SERVICE_KINDS = ("etcd", "nats", "mooncake-master", "mooncake-store")
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
@@ -365,11 +367,13 @@ def compare_blocks(
     exclusion: ExclusionLookup | None = None,
     placement: bool = False,
     right_logged: bool = False,
+    unlogged_kinds: tuple[str, ...] = UNLOGGED_KINDS,
 ) -> Comparison:
     """Compare two block lists key by key. Blocks pair by (kind, role), in order.
 
-    ``right_logged=True`` says the right side is a sweep log, so kinds srt-slurm never logs
-    (etcd, NATS, nginx, Mooncake) are ``not-logged`` rather than missing.
+    ``right_logged=True`` says the right side is a sweep log, so kinds srt-slurm does not log
+    (``unlogged_kinds``: etcd, NATS, nginx, Mooncake before the 2.x services layer) are
+    ``not-logged`` rather than missing.
     """
     comp = Comparison(left, right, router)
     comparer = _Comparer(left, right, exclusion, placement)
@@ -378,7 +382,7 @@ def compare_blocks(
         match = next((b for b in remaining if block_key(b) == block_key(a)), None)
         if match is None:
             label = block_label(a)
-            if right_logged and a.get("kind") in UNLOGGED_KINDS:
+            if right_logged and a.get("kind") in unlogged_kinds:
                 comp.entries.append(
                     Entry(
                         label,

@@ -406,17 +406,25 @@ def _block(svc: Service, *, nats: bool, role_nodes: dict[str, int], head_nodes: 
         ports = [str(port)] if port is not None else None
     if svc.preamble:
         preamble += [t(line) for line in svc.preamble.splitlines() if line.strip()]
-    cmd_len = 3 if argv[:2] == ["python", "-m"] or argv[:2] == ["python3", "-m"] else 1
+    cmd, args = split_service_argv([t(a) for a in argv])
     block: Block = {"kind": svc.type, "count_nodes": _count(svc, role_nodes, head_nodes)}
     if ports:
         block["ports"] = ports
     if preamble:
         block["preamble"] = preamble
-    block["cmd"] = " ".join(argv[:cmd_len])
+    block["cmd"] = cmd
     block["env"] = {k: env[k] for k in sorted(env)}
-    block["args"] = group_argv([t(a) for a in argv[cmd_len:]], split_equals=False, short=True)
+    block["args"] = args
     block["service"] = svc.name
     return block
+
+
+def split_service_argv(argv: list[str]) -> tuple[str, list[list[str]]]:
+    """A service argv -> ``(cmd, args)``: ``python -m <module>`` or the binary, then the
+    tokens grouped as given (``--flag=value`` kept whole, ``-js`` style flags recognised).
+    The renderer and the log reader both use it, so the two compare token for token."""
+    n = 3 if len(argv) >= 3 and argv[1] == "-m" and argv[0].startswith("python") else 1
+    return " ".join(argv[:n]), group_argv(argv[n:], split_equals=False, short=True)
 
 
 def _port_arg(args: list[str]) -> int | None:

@@ -11,9 +11,11 @@ comparison says so instead of calling it missing.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from syncer.inferencex.services import split_service_argv
 from syncer.model import Block, sorted_env
 from syncer.runs.envline import split_env
 from syncer.runs.logs import LoggedProcess, SweepLog
@@ -186,6 +188,32 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
             block["wrapper"] = wrapper
         block["source"] = {"line": lead.line, "log": lead.log}
         out.blocks.append(block)
+
+    services: dict[str, list[LoggedProcess]] = {}
+    for proc in sweep.services:
+        services.setdefault(proc.service or "", []).append(proc)
+    for name, procs in services.items():
+        lead = procs[0]
+        cmd, args = split_service_argv(lead.argv or [])
+        for proc in procs[1:]:
+            if split_service_argv(proc.argv or []) != (cmd, args):
+                out.problems.append(
+                    f"service {name} on {proc.node} (line {proc.line}) runs "
+                    f"{shlex.join(proc.argv or [])!r}, unlike {lead.node} (line {lead.line})"
+                )
+        out.blocks.append(
+            {
+                "kind": lead.kind,
+                "count_nodes": len({p.node for p in procs}),
+                "cmd": cmd,
+                "env": {},
+                "args": args,
+                # srt-slurm logs a service's argv, never its environment or preamble
+                "unlogged": ["env"],
+                "service": name,
+                "source": {"line": lead.line, "log": None},
+            }
+        )
 
     fronts: dict[str, list[LoggedProcess]] = {}
     for proc in sweep.frontends:
