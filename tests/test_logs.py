@@ -414,3 +414,14 @@ def test_service_lines_of_the_2x_services_layer() -> None:
     ]
     assert log.services[2].argv == ["gms", "--gpus", "0,1"]
     assert log.frontends == [] and log.workers == []
+
+
+def test_worker_env_host_name_is_compared_as_the_rendered_token() -> None:
+    text = (
+        "2026-10-12 09:00:00 [INFO] Starting prefill worker 0 on gb300-n07\n"
+        "2026-10-12 09:00:00 [INFO] Env: A=1 MC_TCP_BIND_ADDRESS=gb300-n07\n"
+        "2026-10-12 09:00:00 [INFO] Command: python3 -m sglang.launch_server --port 1\n"
+        "2026-10-12 09:00:00 [INFO] Log: /x/gb300-n07_prefill_w0.out\n"
+    )
+    [block] = build_launch(parse_sweep_text(text)).blocks
+    assert block["env"] == {"A": "1", "MC_TCP_BIND_ADDRESS": "<node>"}

@@ -104,6 +104,14 @@ def _templated(value: str, node: str) -> str:
     return value.replace(node, "{node}") if node else value
 
 
+def _untemplated(env: dict[str, str], node: str) -> dict[str, str]:
+    """srt-slurm expanded ``{node}`` in worker env to the host name; the rendering writes that
+    as ``<node>``, so the logged value is put back the same way before comparing."""
+    if len(node) < 3:  # too short to tell a host name from other text
+        return env
+    return {k: v.replace(node, "<node>") for k, v in env.items()}
+
+
 def _consistency(
     lead: LoggedProcess, lead_env: dict, other: LoggedProcess, other_env: dict, out: LoggedLaunch
 ) -> None:
@@ -174,7 +182,7 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
             "workers": len(by_index),
             "nodes_per_worker": len(first),
             "cmd": cmd,
-            "env": lead_env,
+            "env": _untemplated(lead_env, lead.node),
             "args": args,
         }
         cvd = "CUDA_VISIBLE_DEVICES"
