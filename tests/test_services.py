@@ -365,3 +365,56 @@ def test_raw_blocks_are_json_and_input_is_not_mutated() -> None:
     before = json.dumps(blocks, sort_keys=True)
     load_policy().to_cookbook(blocks)
     assert json.dumps(blocks, sort_keys=True) == before
+
+
+# --- end to end: the module ships the NATS config and the disclosure ----------------------
+
+
+def test_generated_module_ships_nats_conf_and_chat_template_disclosure(tmp_path) -> None:
+    import shutil
+    from pathlib import Path
+
+    from syncer.cookbook.decode import Decoder
+    from syncer.cookbook.encode import encode_module
+    from syncer.cookbook.generate import build_module_spec
+    from syncer.syncconfig import load_sync_config
+
+    root = Path(__file__).resolve().parent.parent
+    infx = tmp_path / "inferencex"
+    shutil.copytree(root / "examples" / "inferencex", infx)
+    recipe = next(infx.rglob("disagg-variants.yaml"))
+    text = recipe.read_text()
+    text = text.replace(
+        "    - name: nats\n      type: nats\n      placement:\n        node: infra\n",
+        "    - name: nats\n      type: nats\n      placement:\n        node: infra\n"
+        "      options:\n        max_payload_mb: 32\n",
+    )
+    text = text.replace(
+        "      args: &worker_args\n",
+        "      args: &worker_args\n        chat-template: /infmax-workspace/benchmarks/t.jinja\n",
+        1,
+    )
+    assert "max_payload_mb" in text and "chat-template" in text
+    recipe.write_text(text)
+    config = load_sync_config(root / "sync.yaml")
+    spec = build_module_spec(
+        config.model("deepseek-ai/deepseek-v4_1"),
+        config=config,
+        inferencex=infx,
+        today="2026-12-01",
+    )
+    assert spec.files == {
+        "nats.conf#13771a85": {
+            "name": "nats.conf",
+            "content": 'max_payload: 33554432\njetstream { store_dir: "/tmp/nats" }\n',
+        }
+    }
+    cell = next(c for c in spec.cells if c.config_key.endswith("-disagg"))
+    assert cell.routers["dynamo"].files == ["nats.conf#13771a85"]
+    assert cell.routers["sglang"].files == []
+    assert "chat-template" in cell.meta["disclosures"]
+    value, _, _ = encode_module(spec, path="nats")  # decoded back and compared before use
+    ci = next(i for i, c in enumerate(value["cells"]) if c["id"] == cell.id)
+    assert Decoder(value).router_files(ci, "dynamo") == {
+        "nats.conf#13771a85": 'max_payload: 33554432\njetstream { store_dir: "/tmp/nats" }\n'
+    }

@@ -70,6 +70,9 @@ class RenderedPoint:
     label: str
     detail: str = ""  # speculative decoding, e.g. "DSpark 5", "MTP 3-1-4"
     install: dict[str, list[str]] = field(default_factory=dict)  # router -> install lines
+    # router -> config files shipped with its commands, "<name>#<8 hex>" -> {name, content}
+    files: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    disclosures: list[str] = field(default_factory=list)  # e.g. chat-template
     recipe_obj: Recipe = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
 
     def as_json(self, *, raw: bool = False, router: str | None = None) -> dict[str, Any]:
@@ -508,10 +511,11 @@ def _render_job(
     derived = normalise(derived_variant(bound, other), path=spath, selector=name)
     try:
         raw = render_raw(recipe, simulate_env=simulate, version=version)
-        cookbook = {
-            submitted: policy.to_cookbook(raw),
-            other: policy.to_cookbook(render_raw(derived, simulate_env=simulate, version=version)),
+        raws = {
+            submitted: raw,
+            other: render_raw(derived, simulate_env=simulate, version=version),
         }
+        cookbook = {r: policy.to_cookbook(blocks) for r, blocks in raws.items()}
     except SyncError as exc:
         # the rendering rules (srt-slurm version, frontend type, kv-events JSON) know the
         # recipe, not where it is: the point and the recipe file are added here
@@ -537,5 +541,7 @@ def _render_job(
         label=label,
         detail=spec_detail(recipe),
         install={r: (install_lines(recipe) if r == "dynamo" else []) for r in cookbook},
+        files={r: policy.files(blocks) for r, blocks in raws.items()},
+        disclosures=policy.disclosures(raw),
         recipe_obj=recipe,
     )
