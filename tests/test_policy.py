@@ -150,6 +150,13 @@ CASES: dict[str, tuple[str, str, str, str, Any]] = {
     ),
     "cache-report": ("worker", "flag", "--enable-cache-report", "", DROP),
     "cache-dir": ("worker", "env", "SGLANG_DG_CACHE_DIR", "/configs/deepgemm_cache", DROP),
+    "jit-workspace-dir": (
+        "worker",
+        "env",
+        "FLASHINFER_WORKSPACE_BASE",
+        "/configs/flashinfer-cache",
+        DROP,
+    ),
     "log-level": ("worker", "flag", "--log-level", "info", DROP),
     "decode-log-interval": ("worker", "flag", "--decode-log-interval", "1", DROP),
     "sglang-log-env": ("worker", "env", "SGLANG_LOG_FORWARD_ITERS", "1", DROP),

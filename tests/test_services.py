@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -372,7 +373,6 @@ def test_raw_blocks_are_json_and_input_is_not_mutated() -> None:
 
 def test_generated_module_ships_nats_conf_and_chat_template_disclosure(tmp_path) -> None:
     import shutil
-    from pathlib import Path
 
     from syncer.cookbook.decode import Decoder
     from syncer.cookbook.encode import encode_module
@@ -418,3 +418,45 @@ def test_generated_module_ships_nats_conf_and_chat_template_disclosure(tmp_path)
     assert Decoder(value).router_files(ci, "dynamo") == {
         "nats.conf#13771a85": 'max_payload: 33554432\njetstream { store_dir: "/tmp/nats" }\n'
     }
+
+
+# --- real recipes (skipped when ../shared/reference is absent) --------------------------
+
+SNAPSHOT = "inferencex-snapshots/843c6254/benchmarks/multi_node/srt-slurm-recipes"
+
+
+@pytest.mark.parametrize(
+    ("recipe", "conf"),
+    [
+        # schema 1, Dynamo, infra: dedicated node + 32 MiB NATS payload
+        ("sglang/deepseek-v4/agentic/agg-gb300-tp4-mtp-kvoffload.yaml", "nats.conf#13771a85"),
+        # schema 1, Dynamo P/D with nginx, 64 MiB payload, infra on the head node
+        (
+            "sglang/glm5.2/gb200-fp4/agentic/disagg-gb200-1p4d-dep8-tp4-c48-mtp.yaml",
+            "nats.conf#7d9e9ee1",
+        ),
+    ],
+)
+def test_snapshot_recipe_infra_becomes_services(recipe: str, conf: str, reference: Path) -> None:
+    from syncer.inferencex import yamlsafe
+    from syncer.inferencex.recipe import expand_variants
+
+    path = reference / SNAPSHOT / recipe
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    [(name, v)] = expand_variants(yamlsafe.load(path), None, path=str(path)).items()
+    v = dict(v, model={"path": "hf:org/M"})
+    blocks = render_raw(normalise(v, path=str(path), selector=name))
+    policy = load_policy()
+    assert list(policy.files(blocks)) == [conf]
+    shown = policy.to_cookbook(blocks)
+    assert kinds(shown)[:2] == ["etcd", "nats"]
+    assert of(shown, "nats")[0]["cmd"] == "nats-server -c nats.conf"
+    for block in shown:
+        names = [a[0] for a in block["args"] if a[0] not in ("--prefill", "--decode")]
+        assert len(names) == len(set(names)), block["kind"]
+        text = json.dumps(block)
+        for leftover in ("{node", "<node>", "$INFRA_IP", "mlx5_", "SGLANG_LOG_", "_CACHE_DIR"):
+            assert leftover not in text, (block["kind"], leftover)
+        for arg in block["args"]:
+            assert arg[0] not in ("--enable-cache-report", "--log-level", "--decode-log-interval")
