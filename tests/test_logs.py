@@ -425,3 +425,16 @@ def test_worker_env_host_name_is_compared_as_the_rendered_token() -> None:
     )
     [block] = build_launch(parse_sweep_text(text)).blocks
     assert block["env"] == {"A": "1", "MC_TCP_BIND_ADDRESS": "<node>"}
+
+
+def test_services_without_a_block_kind_are_not_launch_blocks() -> None:
+    text = (
+        "2026-10-12 09:00:00 [INFO] Starting service node-exporter (node-exporter) on n01: "
+        "/configs/node_exporter --web.listen-address=:9100\n"
+        "2026-10-12 09:00:00 [INFO] Starting service etcd (etcd) on n01: /configs/etcd "
+        "--data-dir /tmp/etcd\n"
+    )
+    blocks = build_launch(parse_sweep_text(text)).blocks
+    assert [(b["kind"], b["service"], b["args"]) for b in blocks] == [
+        ("etcd", "etcd", [["--data-dir", "/tmp/etcd"]])
+    ]

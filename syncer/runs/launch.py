@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from syncer.inferencex.services import BLOCK_KINDS as SERVICE_BLOCK_KINDS
 from syncer.inferencex.services import split_service_argv
 from syncer.model import Block, sorted_env
 from syncer.runs.envline import split_env
@@ -202,6 +203,10 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
         services.setdefault(proc.service or "", []).append(proc)
     for name, procs in services.items():
         lead = procs[0]
+        if lead.kind not in SERVICE_BLOCK_KINDS:
+            # exporters, GPU memory services, ...: srt-slurm starts them beside the deployment
+            # (telemetry is on by default) and the rendering has no block for them
+            continue
         cmd, args = split_service_argv(lead.argv or [])
         for proc in procs[1:]:
             if split_service_argv(proc.argv or []) != (cmd, args):
