@@ -460,3 +460,43 @@ def test_snapshot_recipe_infra_becomes_services(recipe: str, conf: str, referenc
             assert leftover not in text, (block["kind"], leftover)
         for arg in block["args"]:
             assert arg[0] not in ("--enable-cache-report", "--log-level", "--decode-log-interval")
+
+
+def test_rendered_services_agree_with_their_logged_argv() -> None:
+    """The raw form is what srt-slurm logs: master `=` tokens, store args, real addresses."""
+    from syncer.compare.diff import compare_blocks
+    from syncer.runs.launch import build_launch
+    from syncer.runs.logs import parse_sweep_text
+
+    prefix = "2026-10-12 09:00:00 [INFO] Starting service "
+    master = (
+        "mooncake_master --port=8700 --enable_http_metadata_server=true "
+        "--http_metadata_server_port=8701 --eviction_high_watermark_ratio=0.9 "
+        "--default_kv_lease_ttl=10000 --rpc_thread_num=16 --enable_metric_reporting=true "
+        "--metrics_port=8702 --eviction_high_watermark_ratio=0.85"
+    )
+    lines = [
+        f"{prefix}etcd (etcd) on n01: /configs/etcd --data-dir /tmp/etcd --listen-client-urls "
+        "http://0.0.0.0:2379 --advertise-client-urls http://10.1.0.1:2379",
+        f"{prefix}nats (nats) on n01: /configs/nats-server -c /tmp/nats.conf",
+        f"{prefix}mooncake-master (mooncake-master) on n01: {master}",
+    ]
+    for i in range(3):
+        for node in ("n03", "n04"):
+            lines.append(
+                f"{prefix}store-decode-{i} (mooncake-store) on {node}: "
+                f"python -m mooncake.mooncake_store_service --port {9100 + i}"
+            )
+    launch = build_launch(parse_sweep_text("\n".join(lines) + "\n"))
+    assert [b["count_nodes"] for b in launch.blocks] == [1, 1, 1, 2, 2, 2]
+    rendered = [b for b in raw(variant()) if b["kind"] != "worker" and "service" in b]
+    comp = compare_blocks(
+        rendered, launch.blocks, left="recipe", right="log", placement=True, right_logged=True
+    )
+    assert comp.agrees, [e for e in comp.entries if e.status not in ("match", "not-logged")]
+    # and a master flag the log does not carry is found
+    launch.blocks[2]["args"] = launch.blocks[2]["args"][:-1]
+    comp = compare_blocks(
+        rendered, launch.blocks, left="recipe", right="log", placement=True, right_logged=True
+    )
+    assert not comp.agrees
