@@ -141,7 +141,7 @@ CASES: dict[str, tuple[str, str, str, str, Any]] = {
     "client-binding": ("benchmark", "env", "KV_OFFLOADING", "none", DROP),
     # one case per class of InferenceX-only setting
     "mooncake-master-metrics": ("mooncake-master", "flag", "--metrics_port", "8702", DROP),
-    "mooncake-client-metric-interval": (
+    "mooncake-client-metrics": (
         "mooncake-store",
         "env",
         "MC_STORE_CLIENT_METRIC_INTERVAL",
@@ -160,6 +160,8 @@ CASES: dict[str, tuple[str, str, str, str, Any]] = {
     "log-level": ("worker", "flag", "--log-level", "info", DROP),
     "decode-log-interval": ("worker", "flag", "--decode-log-interval", "1", DROP),
     "sglang-log-env": ("worker", "env", "SGLANG_LOG_FORWARD_ITERS", "1", DROP),
+    "sglang-debug-log-env": ("worker", "env", "SGLANG_HICACHE_DEBUG_SAMPLE_RATE", "0.01", DROP),
+    "no-color": ("dynamo-frontend", "env", "NO_COLOR", "1", DROP),
     "workspace-chat-template": (
         "worker",
         "flag",

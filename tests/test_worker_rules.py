@@ -178,7 +178,7 @@ CLASSES = {
     ),
     "sglang-log-env": ("env", "SGLANG_LOG_MS", {"SGLANG_LOG_MS": "1"}),
     "cache-dir": ("env", "SGLANG_DG_CACHE_DIR", {"SGLANG_DG_CACHE_DIR": "/configs/dg"}),
-    "mooncake-client-metric-interval": (
+    "mooncake-client-metrics": (
         "env",
         "MC_STORE_CLIENT_METRIC_INTERVAL",
         {"MC_STORE_CLIENT_METRIC_INTERVAL": "5"},
