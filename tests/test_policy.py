@@ -188,7 +188,8 @@ def _block(kind: str, field: str, name: str, value: str) -> dict[str, Any]:
         "args": [["--keep-me", "1"]],
     }
     if kind == "worker":
-        block.update(role="prefill" if "PREFILL" in value else "agg", workers=1, nodes_per_worker=1)
+        # a multi-node prefill worker: srt-slurm injects every placement flag into it
+        block.update(role="prefill", workers=1, nodes_per_worker=2)
     if field == "env":
         block["env"][name] = value
     else:

@@ -224,3 +224,17 @@ def test_verify_report_names_the_value_conditioned_exclusion() -> None:
     assert (
         entry.exclusion.name == "workspace-chat-template" and "workspace" in entry.exclusion.reason
     )
+
+
+def test_a_flag_srt_slurm_does_not_inject_there_keeps_the_recipe_value() -> None:
+    # srt-slurm adds the bootstrap port to prefill leaders only: on decode it is the recipe's
+    _, shown = both(variant("decode", args={"disaggregation-bootstrap-port": 9100}), "decode")
+    assert ["--disaggregation-bootstrap-port", "9100"] in shown["args"]
+    # and dist-init flags only to multi-node workers
+    _, single = both(variant(args={"dist-init-addr": "10.0.0.1:5000"}))
+    assert ["--dist-init-addr", "10.0.0.1:5000"] in single["args"]
+    v = variant()
+    v["roles"]["prefill"].update(nodes=2, gpus=8)
+    _, multi = both(v)
+    assert ["--dist-init-addr", "$PREFILL_HEAD_IP:20000"] in multi["args"]
+    assert ["--node-rank", "$NODE_RANK"] in multi["args"]

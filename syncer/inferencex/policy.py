@@ -52,6 +52,17 @@ class Exclusion:
     # only values matching one of these globs (e.g. a path inside the InferenceX workspace)
     values: tuple[str, ...] = ()
     disclosure: str | None = None  # what the cookbook shows instead (a cell disclosure)
+    injected_for: tuple[str, ...] = ()  # roles / "multi-node" srt-slurm injects the flag into
+
+    def injected_into(self, block: Block) -> bool:
+        """Whether srt-slurm itself puts this flag into ``block`` (else a copy there can only
+        be the recipe's own)."""
+        if not self.injected_for:
+            return True
+        multi = int(block.get("nodes_per_worker", 1) or 1) > 1
+        return block.get("role") in self.injected_for or (
+            multi and "multi-node" in self.injected_for
+        )
 
     def matches(self, kind: str, field: str, name: str, value: str | None = None) -> bool:
         if not (
@@ -176,9 +187,10 @@ class Policy:
             if entry is None:
                 args.append([arg[0], *(self._placeholders(kind, v) for v in arg[1:])])
             elif entry.action == "set":
-                if arg[0] in repeated:
-                    # the recipe repeats a flag srt-slurm injects: its own value is the one
-                    # SGLang uses (argparse keeps the last), so the cookbook shows it
+                if arg[0] in repeated or not entry.injected_into(block):
+                    # the recipe repeats a flag srt-slurm injects (its own value is the one
+                    # SGLang uses: argparse keeps the last), or sets one srt-slurm does not
+                    # inject here: either way the value is the recipe's and the cookbook shows it
                     args.append(list(arg))
                 else:
                     args.append([arg[0], self._value(entry, role, nginx)])
@@ -409,7 +421,7 @@ def load_policy(path: str | None = None) -> Policy:
 
 
 _REQUIRED_KEYS = {"name", "field", "pattern", "kinds", "action", "reason"}
-_OPTIONAL_KEYS = {"value", "nginx_value", "values", "disclosure"}
+_OPTIONAL_KEYS = {"value", "nginx_value", "values", "disclosure", "injected_for"}
 _VALUE_KEYS = {"name", "regex", "replace", "kinds", "reason"}
 
 
@@ -455,6 +467,16 @@ def parse_policy(doc: Any, path: str) -> Policy:
             raise SyncError(f"{where}: values must be a list of glob strings", path=path)
         if raw.get("disclosure") is not None and not isinstance(raw["disclosure"], str):
             raise SyncError(f"{where}: disclosure must be a string", path=path)
+        injected = raw.get("injected_for", [])
+        if not isinstance(injected, list) or set(injected) - {
+            "agg",
+            "prefill",
+            "decode",
+            "multi-node",
+        }:
+            raise SyncError(
+                f"{where}: injected_for must list agg, prefill, decode or multi-node", path=path
+            )
         entries.append(
             Exclusion(
                 name=str(raw["name"]),
@@ -467,6 +489,7 @@ def parse_policy(doc: Any, path: str) -> Policy:
                 nginx_value=raw.get("nginx_value"),
                 values=tuple(values),
                 disclosure=raw.get("disclosure"),
+                injected_for=tuple(injected),
             )
         )
     return Policy(entries=entries, path=path, values=_value_rules(doc.get("values"), path))
