@@ -145,7 +145,15 @@ def _parse_structured(value: str) -> Any:
         return None
 
 
+# A rendered value that is one cluster token as a whole (``$IB_DEVICES``, ``<node>``): the
+# cluster fills it in per run, so in a placement comparison it stands for any logged value.
+_ANY = ("any",)
+_WHOLE_TOKEN = re.compile(r"\$\{?[A-Z][A-Z0-9_]*\}?|<[a-z][a-z-]*>")
+
+
 def _norm_value(value: str, placement: bool) -> Any:
+    if placement and _WHOLE_TOKEN.fullmatch(value):
+        return _ANY
     data = _parse_structured(value)
     if data is not None:
         try:
@@ -325,7 +333,13 @@ class _Comparer:
         def norm(vals: list[list[str]]) -> list[list[Any]]:
             return [[_norm_value(v, self.placement) for v in vs] for vs in vals]
 
-        return norm(va) == norm(vb)
+        na, nb = norm(va), norm(vb)
+        if not self.placement:
+            return na == nb
+        return len(na) == len(nb) and all(
+            len(x) == len(y) and all(a == b or _ANY in (a, b) for a, b in zip(x, y, strict=True))
+            for x, y in zip(na, nb, strict=True)
+        )
 
     def env(self, label: str, kind: str, a: dict, b: dict, out: list[Entry]) -> None:
         for key in sorted(set(a) | set(b)):
