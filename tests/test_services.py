@@ -500,3 +500,20 @@ def test_rendered_services_agree_with_their_logged_argv() -> None:
         rendered, launch.blocks, left="recipe", right="log", placement=True, right_logged=True
     )
     assert not comp.agrees
+
+
+def test_derived_router_has_kv_events_off_even_when_the_recipe_passes_the_flag() -> None:
+    from syncer.inferencex.render import derived_variant
+
+    v = variant()
+    v["roles"]["prefill"]["args"]["kv-events-config"] = '{"publisher":"zmq"}'
+    v["roles"]["decode"]["kv_events"] = True
+    submitted = render_raw(normalise(v))
+    assert any("--kv-events-config" in [a[0] for a in b["args"]] for b in of(submitted, "worker"))
+    derived = render_raw(normalise(derived_variant(v, "sglang")))
+    for w in of(derived, "worker"):
+        assert "--kv-events-config" not in [a[0] for a in w["args"]]
+    # the Mooncake services stay; their discovery env goes with the Dynamo control plane
+    shown = load_policy().to_cookbook(derived)
+    assert kinds(shown)[:2] == ["mooncake-master", "mooncake-store"]
+    assert of(shown, "mooncake-master")[0]["env"] == {}

@@ -386,12 +386,23 @@ def derived_variant(variant: dict[str, Any], router: str) -> dict[str, Any]:
     if router == "dynamo":
         services.insert(0, {"name": "etcd", "type": "etcd"})
     out["services"] = services
+    # KV events off, whether srt-slurm configures them (kv_events) or the recipe passes the
+    # flag itself (deepseek-v4.jsx @2b484a51 drops a recipe's own --kv-events-config too)
+    arg_maps: list[Any] = []
     for role in (out.get("roles") or {}).values():
         if isinstance(role, dict):
             role.pop("kv_events", None)
+            arg_maps.append(role.get("args"))
     backend = out.get("backend")
     if isinstance(backend, dict):
         backend.pop("kv_events_config", None)
+        for config in (v for k, v in backend.items() if str(k).endswith("_config")):
+            if isinstance(config, dict):
+                arg_maps.extend(config.values())
+    for args in arg_maps:
+        if isinstance(args, dict):
+            args.pop("kv-events-config", None)
+            args.pop("kv_events_config", None)
     return out
 
 
