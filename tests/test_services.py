@@ -517,3 +517,24 @@ def test_derived_router_has_kv_events_off_even_when_the_recipe_passes_the_flag()
     shown = load_policy().to_cookbook(derived)
     assert kinds(shown)[:2] == ["mooncake-master", "mooncake-store"]
     assert of(shown, "mooncake-master")[0]["env"] == {}
+
+
+def test_a_bad_service_entry_names_the_recipe_file_and_point(tmp_path: Path) -> None:
+    import shutil
+
+    from syncer.inferencex.render import render_config
+
+    root = Path(__file__).resolve().parent.parent
+    infx = tmp_path / "inferencex"
+    shutil.copytree(root / "examples" / "inferencex", infx)
+    recipe = next(infx.rglob("disagg-variants.yaml"))
+    text = recipe.read_text().replace(
+        "    - name: nats\n      type: nats\n",
+        "    - name: store\n      type: mooncake-store\n      args: [--port, 8800]\n"
+        "    - name: nats\n      type: nats\n",
+    )
+    recipe.write_text(text)
+    with pytest.raises(SyncError) as err:
+        render_config(infx, "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg")
+    assert err.value.path == str(recipe)
+    assert "point 0" in err.value.message and "non-empty string, got 8800" in err.value.message

@@ -89,7 +89,7 @@ def expand_service_templates(value: str, role: str) -> str:
     return value.replace("{role}", role)
 
 
-def _strings(value: Any, where: str, path: str) -> list[str]:
+def _strings(value: Any, where: str, path: str | None) -> list[str]:
     """A service ``args``/``command`` list: srt-slurm validates every item as a non-blank
     string (a YAML int such as ``8800`` is a load error, not a port)."""
     if value is None:
@@ -105,7 +105,7 @@ def _strings(value: Any, where: str, path: str) -> list[str]:
     return list(value)
 
 
-def _env(value: Any, where: str, path: str) -> dict[str, str]:
+def _env(value: Any, where: str, path: str | None) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -116,7 +116,7 @@ def _env(value: Any, where: str, path: str) -> dict[str, str]:
     return {str(k): v for k, v in value.items()}
 
 
-def _readiness_port(entry: dict[str, Any], where: str, path: str) -> int | None:
+def _readiness_port(entry: dict[str, Any], where: str, path: str | None) -> int | None:
     ready = entry.get("readiness")
     if ready is None:
         return None
@@ -133,7 +133,7 @@ def _readiness_port(entry: dict[str, Any], where: str, path: str) -> int | None:
     return port
 
 
-def _declared(raw: dict[str, Any], path: str) -> list[dict[str, Any]]:
+def _declared(raw: dict[str, Any], path: str | None) -> list[dict[str, Any]]:
     services = raw.get("services")
     if services is None:
         return []
@@ -161,7 +161,7 @@ def _declared(raw: dict[str, Any], path: str) -> list[dict[str, Any]]:
     return out
 
 
-def _placement(entry: dict[str, Any], default: str, where: str, path: str) -> str:
+def _placement(entry: dict[str, Any], default: str, where: str, path: str | None) -> str:
     placement = entry.get("placement")
     if placement is None:
         return default
@@ -175,7 +175,7 @@ def _placement(entry: dict[str, Any], default: str, where: str, path: str) -> st
     return str(node)
 
 
-def _payload(value: Any, where: str, path: str) -> int | None:
+def _payload(value: Any, where: str, path: str | None) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
@@ -189,9 +189,10 @@ def effective_services(
     frontend: str,
     request_plane: str,
     version: str,
-    path: str = "<recipe>",
+    path: str | None = None,
 ) -> list[Service]:
-    """The services srt-slurm starts for one variant, in its start order."""
+    """The services srt-slurm starts for one variant, in its start order. Errors name
+    ``path`` when given (the renderer adds the recipe file and point otherwise)."""
     declared = _declared(raw, path)
     infra = raw.get("infra") or {}
     if not isinstance(infra, dict):
@@ -287,7 +288,9 @@ def effective_services(
     return out
 
 
-def _service(entry: dict[str, Any], infra_place: str, payload: int | None, path: str) -> Service:
+def _service(
+    entry: dict[str, Any], infra_place: str, payload: int | None, path: str | None
+) -> Service:
     name, kind = entry["name"], entry.get("type", "generic")
     where = f"services ({name})"
     infra_kind = kind in ("etcd", "nats", "mooncake-master")
