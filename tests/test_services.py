@@ -538,3 +538,38 @@ def test_a_bad_service_entry_names_the_recipe_file_and_point(tmp_path: Path) -> 
         render_config(infx, "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg")
     assert err.value.path == str(recipe)
     assert "point 0" in err.value.message and "non-empty string, got 8800" in err.value.message
+
+
+def test_payload_knob_implies_nats_for_the_derived_dynamo_router_as_published(
+    reference: Path,
+) -> None:
+    """srt-slurm 2.x implies NATS for a Dynamo frontend when a payload limit is set: the
+    SGLang-router qwen3.5 GB300 recipe (schema 1, infra.nats_max_payload_mb 8) runs no NATS,
+    its derived Dynamo router runs etcd + NATS from nats.conf, as qwen3.5.jsx @652614ed shows."""
+    from syncer.cookbook.decode import load_decoder
+    from syncer.inferencex import yamlsafe
+    from syncer.inferencex.recipe import expand_variants
+    from syncer.inferencex.render import derived_variant
+
+    recipe = (
+        reference
+        / SNAPSHOT
+        / "sglang/qwen3.5/gb300-fp4/agentic/agg-gb300-tp2-c1-mtp-hicache-jid2530006.yaml"
+    )
+    module = reference / "cookbook/agentx/Qwen/qwen3.5/652614ed.jsx"
+    if not recipe.exists() or not module.exists():
+        pytest.skip("reference files not available")
+    [(name, v)] = expand_variants(yamlsafe.load(recipe), None, path=str(recipe)).items()
+    v = dict(v, model={"path": "hf:nvidia/Qwen3.5-397B-A17B-NVFP4"})
+    submitted = render_raw(normalise(v, path=str(recipe), selector=name))
+    assert "nats" not in kinds(submitted) and "etcd" not in kinds(submitted)
+    derived = render_raw(normalise(derived_variant(v, "dynamo"), path=str(recipe)))
+    decoder = load_decoder(str(module))
+    ci = next(
+        i
+        for i, c in enumerate(decoder.cells)
+        if c["configKey"] == "qwen3.5-fp4-gb300-dynamo-sglang-agentic-agg"
+    )
+    published = [b["kind"] for b in decoder.blocks_for(ci, 0, "dynamo")]
+    assert kinds(load_policy().to_cookbook(derived)) == published
+    assert list(load_policy().files(derived)) == list(decoder.router_files(ci, "dynamo"))
