@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer.compare.diff import Comparison, ExclusionLookup, ExclusionRef, compare_blocks
+from syncer.compare.diff import (
+    SERVICE_KINDS,
+    UNLOGGED_KINDS,
+    Comparison,
+    ExclusionLookup,
+    ExclusionRef,
+    compare_blocks,
+)
 from syncer.errors import SyncError
 from syncer.model import Block
 from syncer.runs.collect import RunData, read_run
@@ -233,8 +240,8 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
 
 
 def _policy_lookup(policy: Any) -> ExclusionLookup:
-    def lookup(kind: str, fld: str, name: str) -> ExclusionRef | None:
-        found = policy.exclusion(kind, fld, name)
+    def lookup(kind: str, fld: str, name: str, value: str | None = None) -> ExclusionRef | None:
+        found = policy.exclusion(kind, fld, name, value)
         return ExclusionRef(found.name, found.reason) if found is not None else None
 
     return lookup
@@ -329,6 +336,12 @@ def _log_check(
 ) -> LogCheck:
     """One sweep log against the raw blocks the recipe renders to, placement normalised."""
     launch = build_launch(sweep, _expected_env(raw))
+    # A log of the services layer names every service it started: one it lacks is missing.
+    unlogged = (
+        tuple(k for k in UNLOGGED_KINDS if k not in SERVICE_KINDS)
+        if sweep.services
+        else UNLOGGED_KINDS
+    )
     comp = compare_blocks(
         raw,
         launch.blocks,
@@ -338,6 +351,7 @@ def _log_check(
         exclusion=lookup,
         placement=True,
         right_logged=True,
+        unlogged_kinds=unlogged,
     )
     return LogCheck(
         sweep.source,

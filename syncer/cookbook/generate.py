@@ -212,7 +212,11 @@ def _cells_for_config(
         ids.add(cell_id)
         submitted = first.submitted
         routers = {
-            r: RouterSpec(install=list(cfg.install.get(r, [])), files=[]) for r in first.cookbook
+            r: RouterSpec(
+                install=list(cfg.install.get(r, [])),
+                files=list(dict.fromkeys(f for p in points for f in p.files.get(r, {}))),
+            )
+            for r in first.cookbook
         }
         if next(iter(routers)) != submitted:
             raise SyncError(f"config {cfg.key}: rendered routers must list {submitted!r} first")
@@ -225,6 +229,9 @@ def _cells_for_config(
         disclosures = list(cfg.disclosures)
         if any(p.golden_al for p in points) and "synthetic-acceptance" not in disclosures:
             disclosures.insert(0, "synthetic-acceptance")
+        for found in (d for p in points for d in p.disclosures):
+            if found not in disclosures:
+                disclosures.append(found)
         meta = {
             "id": cell_id,
             "hw": hw,
@@ -430,9 +437,20 @@ def build_module_spec(
         hardware=[dict(h) for h in model.hardware if h["id"] in used_hw],
         checkpoints=_checkpoints(cells),
         kv_mooncake=donors.mooncake,
-        files={},
+        files=_files(model, get),
         cells=cells,
     )
+
+
+def _files(model: ModelSpec, get: Any) -> dict[str, dict[str, str]]:
+    """Every config file a rendered router ships (e.g. srt-slurm's nats.conf), by file id."""
+    out: dict[str, dict[str, str]] = {}
+    for cfg in model.configs:
+        for point in get(cfg.key).points:
+            for files in point.files.values():
+                for fid, spec in files.items():
+                    out.setdefault(fid, dict(spec))
+    return out
 
 
 def refresh_module_spec(

@@ -719,10 +719,13 @@ class Bot:
                 for blocks in p.raw.values():
                     for block in blocks:
                         kind = block.get("kind", "")
-                        names = [("flag", a[0]) for a in block.get("args", [])]
-                        names += [("env", k) for k in block.get("env", {})]
-                        for fld, name in names:
-                            ex = policy.exclusion(kind, fld, name)
+                        names = [
+                            ("flag", a[0], a[1] if len(a) > 1 else None)
+                            for a in block.get("args", [])
+                        ]
+                        names += [("env", k, v) for k, v in block.get("env", {}).items()]
+                        for fld, name, value in names:
+                            ex = policy.exclusion(kind, fld, name, value)
                             if ex is not None:
                                 used.setdefault(ex.name, ex)
         return [used[k] for k in sorted(used)]
