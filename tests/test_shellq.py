@@ -60,7 +60,7 @@ HOSTILE = [
     "a\udcfeb",
 ]
 
-ALPHABET = list(" \t\n\r'\"\\$`~!*?[]{},;&|<>()#=:-_./%^@+é日🙂\x01\x7f\u2028ab0") + ["\udcff"]
+ALPHABET = [*" \t\n\r'\"\\$`~!*?[]{},;&|<>()#=:-_./%^@+é日🙂\x01\x7f\u2028ab0", "\udcff"]
 
 
 def bash_q(values: list[str], locale: str) -> str:
