@@ -33,6 +33,14 @@ LEGACY_ENGINE_SUFFIX = {"trt": "_trt", "atom": "_atom"}
 MULTI_NODE_SCRIPT_FRAMEWORKS = ("sglang-disagg", "vllm-disagg", "atom-disagg")
 
 
+class ScriptLaunchedError(SyncError):
+    """A command that needs a recipe met a script-launched key; ``launch`` says which script."""
+
+    def __init__(self, message: str, launch: ScriptLaunch, **where: object) -> None:
+        super().__init__(message, **where)  # type: ignore[arg-type]
+        self.launch = launch
+
+
 @dataclass(frozen=True)
 class ScriptRef:
     """The script one row runs: the name found (or the first one tried) and every name tried."""
@@ -75,11 +83,17 @@ class ScriptLaunch:
                 parts.append(f"{' or '.join(ref.candidates)} (not in this checkout)")
         return ", ".join(parts)
 
-    def refusal(self) -> SyncError:
+    def refusal(self) -> ScriptLaunchedError:
         """What commands that need a recipe say for this key (exit 2)."""
-        return SyncError(
+        how = (
+            "this tool does not read multi-node script runs"
+            if self.multinode
+            else f"`sync verify {self.key} --run RUN` compares them with the cookbook"
+        )
+        return ScriptLaunchedError(
             f"{self.key}: launched by a bash script ({self.describe()}); commands come from its "
-            f"run's logs: `sync verify {self.key} --run RUN` compares them with the cookbook",
+            f"run's logs: {how}",
+            self,
             path=self.master_path,
             line=self.line,
         )
