@@ -219,3 +219,11 @@ def test_logged_blocks_mark_what_is_not_logged() -> None:
     # A path that is not the checkpoint's copy stays as logged.
     blocks, _ = logged_blocks(dirs[C32], "other-org/Other")
     assert ["--model-path", "/data/models/M1-FP8"] in blocks[0]["args"]
+
+
+def test_one_result_directory_or_its_command_file_given_alone() -> None:
+    alone = by_name(RUN / f"agentic_{C32}")
+    assert list(alone) == [C32] and alone[C32].router_log == "router.log"
+    assert alone[C32].source == f"agentic_{C32}"
+    single = by_name(RUN / f"agentic_{C32}" / "sglang_command.txt")
+    assert list(single) == [C32] and single[C32].env is None  # server.log was not given

@@ -286,7 +286,7 @@ def point_for_conc(inferencex: Path, key: str, conc: int) -> int:
         raise SyncError(f"{key}: no job at concurrency {conc} (concurrencies: {concs})")
     if len(hits) > 1:
         listed = "; ".join(
-            f"--point {p.index} ({p.label}, {getattr(p, 'override', None) or p.item})" for p in hits
+            f"--point {p.index} ({p.label}, {p.override or p.variant})" for p in hits
         )
         raise SyncError(f"{key}: concurrency {conc} matches {len(hits)} jobs: {listed}")
     return hits[0].index

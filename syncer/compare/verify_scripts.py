@@ -45,6 +45,13 @@ class ScriptPoint:
     label: str
     script: str
 
+    # How reports and `--conc` name a point's launch: a script has no recipe variant.
+    override = None
+
+    @property
+    def variant(self) -> str:
+        return self.script
+
 
 def script_points(entry: ConfigEntry, launch: ScriptLaunch) -> list[ScriptPoint]:
     from syncer.inferencex.render import _parallel

@@ -15,6 +15,9 @@ What such a run leaves behind, per job (one point): the workflow uploads the scr
 * ``benchmark_command.txt``: the AIPerf command, whose ``--concurrency`` names the point's
   concurrency when the directory name does not (``RESULT_FILENAME`` may be a hash).
 
+A limit of the header: ``env | grep '^SGLANG_'`` keeps only the first line of a value that
+holds a newline, so such a value reads truncated; nothing in the file can tell.
+
 The run is opened with the one streamed artifact reader (:mod:`syncer.runs.artifacts`:
 directories, archives, nested archives, limits); nothing is extracted or executed.
 """
@@ -76,13 +79,13 @@ class ScriptRunData(RunData):
     missing: list[str] = field(default_factory=list)  # result directories without a command
 
 
-def _group(member: str) -> tuple[str, str, bool] | None:
-    """``(group key, RESULT_FILENAME, eval job)`` of a member's result directory, or None for a
-    member outside any (a file at the run's top level)."""
+def _group(member: str, top: str) -> tuple[str, str, bool] | None:
+    """``(group key, RESULT_FILENAME, eval job)`` of a member's result directory; a member at
+    the run's top level belongs to the run itself (``top``: a result directory given alone)."""
     parent = PurePosixPath(member).parent
     if parent.name == "results":  # the workspace layout: results/ under the job's directory
         parent = parent.parent
-    name = _ARCHIVE.sub("", parent.name)
+    name = _ARCHIVE.sub("", parent.name or top)
     if not name:
         return None
     eval_job = name.startswith(EVAL_PREFIXES)
@@ -183,18 +186,21 @@ def read_script_run(path: str | Path, limits: Limits | None = None) -> ScriptRun
     run = open_run(path, limits)
     data = ScriptRunData(str(path))
     base_dir = Path(path) if Path(path).is_dir() else Path(path).parent
+    # A result directory (or the one file of it) given alone is named by where it lies.
+    top = Path(path).name if Path(path).is_dir() or not run.is_single_file else base_dir.name
     groups: dict[str, ResultDir] = {}
     wanted = (COMMAND_FILE, SERVER_LOG, ROUTER_LOG, BENCHMARK_COMMAND)
     for member in run.members():
         base = PurePosixPath(member.name).name
         if base not in wanted:
             continue
-        grouped = _group(member.name)
+        grouped = _group(member.name, top)
         if grouped is None:
             continue
         key, name, eval_job = grouped
         where = str(base_dir / member.name)
-        directory = PurePosixPath(member.name).parent.as_posix()
+        parent = PurePosixPath(member.name).parent
+        directory = parent.as_posix() if parent.name else top
         rd = groups.get(key)
         if rd is None:
             rd = groups[key] = ResultDir(source=directory, name=name, eval_job=eval_job)
