@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncer.compare.diff import Comparison, canonical_flag, compare_blocks
 from syncer.errors import SyncError
@@ -29,6 +29,9 @@ from syncer.inferencex.master import ConfigEntry, Row
 from syncer.inferencex.scripts import ScriptLaunch
 from syncer.runs.mapping import Assignment, Unmatched, name_hints
 from syncer.runs.scriptrun import ResultDir, logged_blocks, read_script_run
+
+if TYPE_CHECKING:
+    from syncer.compare.verify import CookbookCheck, VerifyResult
 
 _INT = re.compile(r"[0-9]{1,9}")
 SCRIPT_ROUTER = "sglang"  # the scripts launch sglang.launch_server (and sglang_router)
@@ -178,7 +181,7 @@ def verify_script_config(
     run: Path | None,
     cookbook: Path | None,
     point: int | None = None,
-) -> Any:
+) -> VerifyResult:
     """Verify every point of the script-launched ``key`` (or only ``point``) against ``run``."""
     from syncer.compare.verify import (
         LogCheck,
@@ -274,7 +277,7 @@ def verify_script_config(
 
 def _cell_of(
     decoder: Any, module_path: str | None, key: str, p: ScriptPoint, cookbook: Path | None
-) -> Any:
+) -> CookbookCheck:
     """The cookbook point of ``p`` (a ``CookbookCheck`` without comparisons: the one comparison
     of a script point is the cookbook against the log, kept with the log)."""
     from syncer.compare.verify import CookbookCheck, _cookbook_point
