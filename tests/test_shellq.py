@@ -106,6 +106,7 @@ def test_parser_agrees_with_bash_reading_the_text_back() -> None:
         "a\\ b '' $'x\\ty' \"dq \\$ \\\" \\\\ \\q\" 'sq' a\\\nb",
         "$'\\x41\\101\\u00e9\\U0001F642\\cA\\c?\\z\\e' x",
         "\"\" '' $'' \"a\"'b'c",
+        "a{b,c ''~ ''# x~ a=b }",
     ]
     assert BASH is not None
     for text in samples:
@@ -153,4 +154,14 @@ def test_error_names_the_line_of_a_later_line() -> None:
 
 def test_literal_specials_printf_leaves_alone() -> None:
     # printf %q leaves these unescaped; bash reads them literally.
-    assert split_printf_q("a=~x x~ x#y } a=b ,") == ["a=~x", "x~", "x#y", "}", "a=b", ","]
+    assert split_printf_q("a=~x x~ x#y } a=b , a{b,c ''~ ''#") == [
+        "a=~x",
+        "x~",
+        "x#y",
+        "}",
+        "a=b",
+        ",",
+        "a{b,c",
+        "~",
+        "#",
+    ]

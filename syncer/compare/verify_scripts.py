@@ -215,11 +215,7 @@ def verify_script_config(
     decoder, module_path = _cookbook_module(
         key, cookbook if cookbook is not None else root / "cookbook_snippets"
     )
-    notes: list[str] = [
-        f"{key} is launched by a bash script ({launch.describe()}); it is never run here: "
-        "the commands come from the run's sglang_command.txt and server.log"
-    ]
-    notes.extend(data.missing)
+    notes: list[str] = list(data.missing)
     results = []
     for p in points if point is None else [points[point]]:
         res = PointResult(p.index, p.label, list(p.concs), p.script, None, p.item, SCRIPT_ROUTER)

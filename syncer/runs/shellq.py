@@ -51,6 +51,7 @@ class _Word:
         self.started = False  # an empty quoted word ('') is still a word
         self.open_brace = False  # an unquoted '{' seen
         self.brace_comma = False  # then an unquoted ',' (or '..')
+        self.brace_expansion = False  # then an unquoted '}': bash would expand the word
 
 
 def split_printf_q(text: str, *, path: str | None = None, first_line: int = 1) -> list[str]:
@@ -68,7 +69,7 @@ def split_printf_q(text: str, *, path: str | None = None, first_line: int = 1) -
     def finish() -> None:
         nonlocal word
         if word.started:
-            if word.open_brace and word.brace_comma:
+            if word.brace_expansion:
                 raise fail("an unquoted brace expansion ({a,b}) is not a literal word", i)
             words.append(bytes(word.data).decode("utf-8", "surrogateescape"))
         word = _Word()
@@ -115,6 +116,8 @@ def split_printf_q(text: str, *, path: str | None = None, first_line: int = 1) -
             word.open_brace = True
         elif word.open_brace and (c == "," or text.startswith("..", i)):
             word.brace_comma = True
+        elif word.brace_comma and c == "}":
+            word.brace_expansion = True
         word.data += c.encode("utf-8", "surrogateescape")
         word.started = True
         i += 1
