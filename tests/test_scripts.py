@@ -60,6 +60,10 @@ def test_both_names_present_prefers_the_tagged_one_and_says_so(tmp_path: Path) -
     assert launch is not None
     assert launch.rows[0].name.endswith("m1_fp8_h200_sglang_mtp.sh")
     assert launch.rows[0].also == ("benchmarks/single_node/agentic/m1_fp8_h200_mtp.sh",)
+    assert launch.describe() == (
+        "benchmarks/single_node/agentic/m1_fp8_h200_sglang_mtp.sh; launch scripts without the "
+        "engine name run benchmarks/single_node/agentic/m1_fp8_h200_mtp.sh"
+    )
 
 
 def test_render_refuses_naming_the_script(capsys: pytest.CaptureFixture[str]) -> None:

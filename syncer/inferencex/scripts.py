@@ -77,7 +77,11 @@ class ScriptLaunch:
         tried."""
         parts = []
         for ref in self.scripts:
-            if ref.path is not None:
+            if ref.path is not None and ref.also:
+                parts.append(
+                    f"{ref.name}; launch scripts without the engine name run {ref.also[0]}"
+                )
+            elif ref.path is not None:
                 parts.append(ref.name)
             else:
                 parts.append(f"{' or '.join(ref.candidates)} (not in this checkout)")
