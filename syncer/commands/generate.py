@@ -114,6 +114,14 @@ def generate_command(
             f"{term_text(result.path)}: {verb} "
             f"({result.cells} cells, {result.cases} cases decoded back identical)"
         )
+        for kept in result.kept:
+            click.echo(
+                f"{term_text(result.path)}: kept {len(kept.cells)} cell(s) of "
+                f"{term_text(kept.key)} as they were, without re-deriving them: launched by a "
+                f"bash script ({term_text(kept.script)}); check them against a run with "
+                f"`sync verify {term_text(kept.key)} --run RUN` "
+                f"({', '.join(term_text(c) for c in kept.cells)})"
+            )
         if result.page_path is not None:
             if result.page_conflict:
                 click.echo(f"{term_text(result.page_conflict)}", err=True)

@@ -16,6 +16,7 @@ vs raw log) cluster addresses and ``$PLACEHOLDERS`` compare equal.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import re
 from collections.abc import Callable
@@ -236,6 +237,8 @@ class _Comparer:
         label = block_label(a)
         kind = str(a.get("kind"))
         unlogged = set(b.get("unlogged") or []) | set(a.get("unlogged") or [])
+        # Who launched the logged side: srt-slurm, or a benchmark script (script-era runs).
+        logger = str(b.get("logged_by") or a.get("logged_by") or "srt-slurm")
         if "cmd" in unlogged:
             out.append(
                 Entry(
@@ -245,7 +248,8 @@ class _Comparer:
                     "not-logged",
                     _cmd(a.get("cmd")),
                     None,
-                    note="srt-slurm does not log this process's command line",
+                    note=f"{logger} does not log this process's command line or flags: "
+                    "cannot verify",
                 )
             )
         else:
@@ -292,11 +296,12 @@ class _Comparer:
                         "not-logged",
                         _j(a.get("env")) if "env" not in (a.get("unlogged") or []) else None,
                         None,
-                        note="srt-slurm does not log this process's environment",
+                        note=f"{logger} does not log this process's environment: cannot verify",
                     )
                 )
         else:
-            self.env(label, kind, a.get("env") or {}, b.get("env") or {}, out)
+            logged = b.get("logged_env") or a.get("logged_env")
+            self.env(label, kind, a.get("env") or {}, b.get("env") or {}, out, logged, logger)
 
     def flags(self, label: str, kind: str, a: list, b: list, out: list[Entry]) -> None:
         ma, mb = _args_map(a), _args_map(b)
@@ -341,13 +346,27 @@ class _Comparer:
             for x, y in zip(na, nb, strict=True)
         )
 
-    def env(self, label: str, kind: str, a: dict, b: dict, out: list[Entry]) -> None:
+    def env(
+        self,
+        label: str,
+        kind: str,
+        a: dict,
+        b: dict,
+        out: list[Entry],
+        logged: str | None = None,
+        logger: str = "srt-slurm",
+    ) -> None:
+        """``logged``: the env-name pattern the logged side shows (a script logs only
+        ``SGLANG_*``); a key outside it is not-logged, whatever the other side holds."""
         for key in sorted(set(a) | set(b)):
             va, vb = a.get(key), b.get(key)
             excl = self.lookup(kind, "env", key, value=va if va is not None else vb)
             if excl is not None:
                 note = "values agree" if va is not None and va == vb else None
                 out.append(Entry(label, "env", key, "excluded", va, vb, excl, note))
+            elif logged is not None and not fnmatch.fnmatchcase(key, logged):
+                note = f"{logger} logs only {logged} env: cannot verify"
+                out.append(Entry(label, "env", key, "not-logged", va, vb, note=note))
             elif va is None:
                 out.append(Entry(label, "env", key, f"only-{self.right}", None, vb))
             elif vb is None:

@@ -76,6 +76,8 @@ class PointResult:
     submitted: str
     logs: list[LogCheck] = field(default_factory=list)
     cookbook: CookbookCheck | None = None
+    # What no log shows, listed per point as "not logged: cannot verify" (script-era keys).
+    unverified: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -116,6 +118,7 @@ class VerifyResult:
     assignment: Assignment
     srt_version: str
     notes: list[str] = field(default_factory=list)
+    launched_by: str | None = None  # the bash script(s) of a script-launched key
 
     @property
     def exit_code(self) -> int:
@@ -272,9 +275,18 @@ def _cookbook_point(decoder: Any, key: str, point: Any) -> tuple[int, int] | Non
 
 def point_for_conc(inferencex: Path, key: str, conc: int) -> int:
     """The index of the one job of ``key`` measured at ``conc``; several or none is an error."""
+    from syncer.inferencex.master import load_master
     from syncer.inferencex.render import render_config
+    from syncer.inferencex.scripts import script_launch
 
-    points = render_config(inferencex, key).points
+    launch = script_launch(load_master(inferencex), key)
+    if launch is not None:
+        from syncer.compare.verify_scripts import script_points
+
+        entry = load_master(inferencex).entry(key, script_launched=True)
+        points: list[Any] = script_points(entry, launch)
+    else:
+        points = render_config(inferencex, key).points
     hits = [p for p in points if conc in p.concs]
     if not hits:
         concs = sorted({c for p in points for c in p.concs})
@@ -372,9 +384,18 @@ def verify_config(
     point: int | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key`` (or only ``point``, an index as in ``sync render``)."""
+    from syncer.inferencex.master import load_master
     from syncer.inferencex.policy import load_policy
     from syncer.inferencex.render import render_config
+    from syncer.inferencex.scripts import script_launch
 
+    launch = script_launch(load_master(inferencex), key)
+    if launch is not None:
+        from syncer.compare.verify_scripts import verify_script_config
+
+        return verify_script_config(  # type: ignore[no-any-return]
+            key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point
+        )
     root = project_root()
     rendered = render_config(inferencex, key)
     points = rendered.points

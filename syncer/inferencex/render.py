@@ -31,6 +31,7 @@ from syncer.inferencex.recipe import (
     expand_variants,
     normalise,
 )
+from syncer.inferencex.scripts import refuse_script_launched
 from syncer.model import Block
 
 BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
@@ -427,6 +428,7 @@ def render_config(
     """Render every job of a config key; raises SyncError on any bad input."""
     root = Path(inferencex_dir) if inferencex_dir is not None else BUNDLED_EXAMPLE
     master = master_mod.load_master(root)
+    refuse_script_launched(master, key)
     entry = master.entry(key)
     policy = policy or load_policy()
     shared_path = entry.shared_block_path()
