@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,7 +74,7 @@ def collect_flags(source: str, path: str, *, modules: ModuleSource | None = None
 
     A file that is not valid Python is bad input: ``SyncError`` with the file and line."""
     tree = _parse(source, path)
-    collector = _Collector(tree, path, modules)
+    collector = _Collector(tree, path, source, modules)
     collector.run()
     return FlagSet(
         path=path,
@@ -130,27 +131,42 @@ def _call_name(func: ast.expr) -> str | None:
 class _Module:
     """One parsed file: its functions, classes, constants and imported names."""
 
-    def __init__(self, tree: ast.Module, path: str) -> None:
+    def __init__(self, tree: ast.Module, path: str, source: str) -> None:
         self.tree = tree
         self.path = path
+        self.lines = source.splitlines()
         self.functions: dict[str, list[ast.FunctionDef | ast.AsyncFunctionDef]] = {}
         self.classes: dict[str, ast.ClassDef] = {}
         self.imports: dict[str, tuple[str, str]] = {}  # local name -> (module, name)
         self.constants: dict[str, Values] = {}
-        for node in ast.walk(tree):
+        # Functions and classes are statements: walking statement bodies finds them all
+        # without visiting every expression node of a file that is mostly expressions.
+        stack: list[ast.stmt] = list(tree.body)
+        while stack:
+            node = stack.pop()
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self.functions.setdefault(node.name, []).append(node)
             elif isinstance(node, ast.ClassDef):
                 self.classes.setdefault(node.name, node)
+            for name in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(node, name, None) or [])
+            for handler in getattr(node, "handlers", None) or []:
+                stack.extend(handler.body)
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     self.imports[alias.asname or alias.name] = (node.module, alias.name)
 
+    def body_text(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        """The source of ``fn`` after its ``def`` line."""
+        return "\n".join(self.lines[fn.lineno : fn.end_lineno or fn.lineno])
+
 
 class _Collector:
-    def __init__(self, tree: ast.Module, path: str, modules: ModuleSource | None) -> None:
-        self.main = _Module(tree, path)
+    def __init__(
+        self, tree: ast.Module, path: str, source: str, modules: ModuleSource | None
+    ) -> None:
+        self.main = _Module(tree, path, source)
         self.path = path
         self.modules = modules
         self.flags: set[str] = set()
@@ -160,22 +176,39 @@ class _Collector:
         self._called: set[str] = set()
         self._walked_calls: set[tuple[int, tuple[tuple[str, Any], ...]]] = set()
         self._depth = 0
-        self._dataclasses_done: set[tuple[str, str]] = set()
 
     # ---- driver ---------------------------------------------------------------------------
 
     def run(self) -> None:
         module = self.main
-        for node in ast.walk(module.tree):
-            if isinstance(node, ast.Call):
-                name = _call_name(node.func)
-                if name in module.functions:
-                    self._called.add(name)
+        relevant = self._relevant()
+        texts = [module.body_text(fn) for fn in relevant]
+        for name in module.functions:
+            call = re.compile(rf"\b{re.escape(name)}\s*\(")
+            if any(call.search(text) for text in texts):
+                self._called.add(name)
         module.constants = self._constants(module.tree.body, {})
         self._block(module.tree.body, dict(module.constants))
-        for defs in module.functions.values():
-            for fn in defs:
-                self._function(fn, None)
+        for fn in relevant:
+            self._function(fn, None)
+
+    def _relevant(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+        """The functions that can declare a flag: those whose text names ``add_argument``, the
+        dataclass helper, or (transitively) such a function. A server_args.py is mostly
+        validation code; its expressions are walked only where declarations can be."""
+        module = self.main
+        pending = [fn for defs in module.functions.values() for fn in defs]
+        texts = {id(fn): module.body_text(fn) for fn in pending}
+        tokens = {"add_argument", DATACLASS_HELPER}
+        relevant: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
+        while True:
+            pattern = re.compile(r"\b(?:" + "|".join(map(re.escape, sorted(tokens))) + r")\b")
+            found = [fn for fn in pending if pattern.search(texts[id(fn)])]
+            if not found:
+                return relevant
+            relevant += found
+            tokens.update(fn.name for fn in found)
+            pending = [fn for fn in pending if fn not in found]
 
     def _constants(self, body: list[ast.stmt], env: dict[str, Values]) -> dict[str, Values]:
         """Names bound at module level to values the file pins down (in any order of use)."""
@@ -533,7 +566,7 @@ class _Collector:
             parsed = None
             if source is not None:
                 tree = _parse(source, dotted)
-                parsed = _Module(tree, dotted)
+                parsed = _Module(tree, dotted, source)
                 parsed.constants = self._constants(tree.body, {})
                 self.read_modules.add(dotted)
             self._module_cache[dotted] = parsed

@@ -175,6 +175,12 @@ class SGLangSource:
             return None, f"commit {pin.label} is ambiguous in the SGLang checkout"
         return None, f"commit {pin.label} is not in the SGLang checkout (unknown or not fetched)"
 
+    def resolve_rev(self, rev: str) -> str:
+        """The commit of a revision given on the command line (``SyncError`` when unknown)."""
+        found = self._git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
+        assert found is not None
+        return found.strip()
+
     def version(self, commit: str) -> Version:
         """The flags ``commit`` declares (parsed files shared across commits by blob id)."""
         if commit in self._versions:
