@@ -161,7 +161,7 @@ def test_cli_text_markdown_json_and_exit_codes(
     module.write_text(fixture_module(commits), encoding="utf-8")
     code, out, _ = run(["lint", str(module), "--sglang", str(root)], capsys)
     assert code == 1
-    assert "✗ 5 findings" in out and "--max-running-reqs" in out
+    assert "✗ 5 findings (16 cases checked" in out and "--max-running-reqs" in out
     code, out, _ = run(["lint", str(module), "--sglang", str(root), "--format", "json"], capsys)
     report = json.loads(out)
     assert code == 1 and report["schema"] == 1 and report["exit_code"] == 1

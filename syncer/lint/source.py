@@ -116,15 +116,9 @@ class SGLangSource:
         self.parses = 0  # files parsed (each blob once); the benchmark and tests read it
 
     def _git(self, *args: str, check: bool = True, binary: bool = False) -> str | None:
-        env = {
-            **os.environ,
-            "GIT_TERMINAL_PROMPT": "0",
-            "LC_ALL": "C",
-            "GIT_OPTIONAL_LOCKS": "0",
-        }
         proc = subprocess.run(
             ["git", "-c", "core.hooksPath=/dev/null", "-C", str(self.git_dir), *args],
-            env=env,
+            env=_git_env(),
             capture_output=True,
             check=False,
         )
@@ -137,6 +131,12 @@ class SGLangSource:
                 )
             return None
         return proc.stdout if binary else proc.stdout.decode("utf-8", "replace")  # type: ignore[return-value]
+
+    def toplevel(self) -> Path:
+        """The work tree's top directory (``SyncError`` for a bare repository)."""
+        top = self._git("rev-parse", "--show-toplevel")
+        assert top is not None
+        return Path(top.strip())
 
     def has_server_args(self, rev: str = "HEAD") -> bool:
         """Whether ``rev`` has SGLang's ``server_args.py`` (is this an SGLang checkout?)."""
@@ -162,7 +162,7 @@ class SGLangSource:
                 "--end-of-options",
                 f"{pin.rev}^{{commit}}",
             ],
-            env={**os.environ, "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"},
+            env=_git_env(),
             capture_output=True,
             check=False,
         )
@@ -243,6 +243,20 @@ class SGLangSource:
         self.parses += 1 + sum(1 for b in deps.values() if b)
         self._parsed[blob] = _Cached(flags, deps)
         return flags
+
+
+def _git_env() -> dict[str, str]:
+    # An inherited GIT_DIR / GIT_WORK_TREE (e.g. from a hook or a CI step) would point every
+    # command at another repository; user and system config could change ls-tree's output.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        LC_ALL="C",
+    )
+    return env
 
 
 def _module_path(dotted: str) -> str:
