@@ -20,7 +20,7 @@ from lintrepo import (
 
 from syncer.cli import main
 from syncer.errors import SyncError
-from syncer.lint.lint import POSSIBLY, UNDECLARED, UNRESOLVED, lint_texts
+from syncer.lint.lint import ABBREVIATION, POSSIBLY, UNDECLARED, UNRESOLVED, lint_texts
 from syncer.lint.source import SGLangSource, image_pin
 
 
@@ -64,7 +64,7 @@ def test_findings_per_version(repo: tuple[Path, dict[str, str]]) -> None:
     assert found[("c-pruned#0", None)].status == UNRESOLVED
     assert "v0.4.9" in found[("c-pruned#0", None)].reason
     assert "no imageCommit" in found[("c-none#0", None)].reason
-    assert result.counts() == {UNDECLARED: 3, POSSIBLY: 0, UNRESOLVED: 2}
+    assert result.counts() == {UNDECLARED: 3, POSSIBLY: 0, ABBREVIATION: 0, UNRESOLVED: 2}
     # Dynamo's own flags (--request-plane, --dyn-*) are never SGLang findings in dynamo.sglang.
     assert not any(f.flag in ("--request-plane", "--dyn-tool-call-parser") for f in result.findings)
     # Router flags were read from both locations and all declared.
@@ -131,7 +131,7 @@ def test_unknown_and_malformed_commits(repo: tuple[Path, dict[str, str]]) -> Non
     result = lint_texts([("m.jsx", module_text([unknown, bad]))], SGLangSource(root))
     found = by_flag(result)
     assert "deadbeef is not in the SGLang checkout" in found[("unknown#0", None)].reason
-    assert found[("bad#0", None)].reason == "imageCommit is not a commit id"
+    assert found[("bad#0", None)].reason == "imageCommit is neither a commit id nor a tag"
 
 
 @pytest.mark.parametrize(
@@ -143,6 +143,8 @@ def test_unknown_and_malformed_commits(repo: tuple[Path, dict[str, str]]) -> Non
         ("lmsysorg/sglang:nightly-dev-cu13-20260913-fa663e72", "fa663e72", "fa663e72"),
         ("lmsysorg/sglang:dev-cu13-nightly-0924", None, None),
         ("lmsysorg/sglang:latest", None, None),
+        ("lmsysorg/sglang:latest", "v0.5.17", "refs/tags/v0.5.17"),
+        ("lmsysorg/sglang:latest", "FA663E72", "fa663e72"),
     ],
 )
 def test_image_pins(image: str, commit: str | None, rev: str | None) -> None:
@@ -165,7 +167,12 @@ def test_cli_text_markdown_json_and_exit_codes(
     code, out, _ = run(["lint", str(module), "--sglang", str(root), "--format", "json"], capsys)
     report = json.loads(out)
     assert code == 1 and report["schema"] == 1 and report["exit_code"] == 1
-    assert report["counts"] == {"undeclared": 3, "possibly-undeclared": 0, "unresolved": 2}
+    assert report["counts"] == {
+        "undeclared": 3,
+        "possibly-undeclared": 0,
+        "abbreviation": 0,
+        "unresolved": 2,
+    }
     assert {v["commit"] for v in report["versions"]} == set(commits.values())
     code, out, _ = run(["lint", str(module), "--sglang", str(root), "--format", "markdown"], capsys)
     assert code == 1 and "| `c-v2#0` |" in out and "<details>" in out
@@ -233,3 +240,47 @@ def test_markdown_fits_its_budget(repo: tuple[Path, dict[str, str]]) -> None:
     assert len(result.findings) == 202
     md = result.markdown(budget=8000)
     assert len(md) <= 8000 and "more findings left out" in md
+
+
+def cell_with(commits: dict[str, str], index: int, extra: list[list[str]]) -> dict[str, Any]:
+    data = json.loads(fixture_module(commits).split("= ", 1)[1].rstrip(";\n"))
+    cell = data["cells"][index]
+    cell["routers"]["sglang"]["blocks"][0]["args"] += extra
+    return cell
+
+
+def test_abbreviations_argparse_would_take(tmp_path: Path) -> None:
+    root = tmp_path / "sglang"
+    commits = make_sglang_repo(root)
+    extra = [["--enable-two-batch"], ["--enable"]]
+    result = lint_texts(
+        [("m.jsx", module_text([cell_with(commits, 1, extra)]))], SGLangSource(root)
+    )
+    found = by_flag(result)
+    short = found[("c-v2#0", "--enable-two-batch")]
+    assert short.status == ABBREVIATION and short.nearest == ["--enable-two-batch-overlap"]
+    # A prefix of several flags is ambiguous to argparse: the command does not start.
+    assert found[("c-v2#0", "--enable")].status == UNDECLARED
+    # A parser built with allow_abbrev=False takes no prefixes at all.
+    strict = SERVER_ARGS_V2.replace(
+        "def add_cli_args(parser: argparse.ArgumentParser):",
+        "def add_cli_args(parser: argparse.ArgumentParser):\n"
+        "        argparse.ArgumentParser(allow_abbrev=False)",
+    )
+    v3 = commit_files(root, {"python/sglang/srt/server_args.py": strict}, "strict")
+    cell = cell_with({**commits, "v2": v3}, 1, extra)
+    result = lint_texts([("m.jsx", module_text([cell]))], SGLangSource(root))
+    assert by_flag(result)[("c-v2#0", "--enable-two-batch")].status == UNDECLARED
+
+
+def test_image_commit_may_be_a_release_tag(tmp_path: Path) -> None:
+    root = tmp_path / "sglang"
+    commits = make_sglang_repo(root)
+    git(root, "tag", "0.5.2", commits["v2"])  # a checkout whose tag lacks the `v`
+    first = cell_with(commits, 1, [])
+    first["id"], first["imageCommit"] = "tag#0", "v0.5.1"
+    second = cell_with(commits, 1, [])
+    second["id"], second["imageCommit"] = "bare#0", "v0.5.2"
+    result = lint_texts([("m.jsx", module_text([first, second]))], SGLangSource(root))
+    resolved = {c.cell_id: c.commit for c in result.modules[0].cells}
+    assert resolved == {"tag#0": commits["v1"], "bare#0": commits["v2"]}

@@ -48,6 +48,7 @@ MAX_CALL_DEPTH = 4
 MAX_LOOP_VALUES = 4096
 
 DATACLASS_HELPER = "add_cli_args_from_dataclass"
+_NO_ABBREV = re.compile(r"\ballow_abbrev\s*=\s*False\b")
 ANNOTATED_NAMES = frozenset({"A", "Annotated"})
 SKIP_FIELD_ANNOTATIONS = frozenset({"ClassVar", "InitVar"})
 
@@ -63,6 +64,8 @@ class FlagSet:
     flags: frozenset[str]
     dynamic: list[str] = field(default_factory=list)  # "line N: why", one per unresolved site
     extra_sources: list[str] = field(default_factory=list)  # other files whose fields were read
+    # argparse takes a unique prefix of a long option unless the parser says allow_abbrev=False.
+    abbreviations: bool = True
 
     @property
     def complete(self) -> bool:
@@ -75,12 +78,16 @@ def collect_flags(source: str, path: str, *, modules: ModuleSource | None = None
     A file that is not valid Python is bad input: ``SyncError`` with the file and line."""
     tree = _parse(source, path)
     collector = _Collector(tree, path, source, modules)
-    collector.run()
+    try:
+        collector.run()
+    except RecursionError:
+        raise SyncError("expressions nested too deeply to evaluate", path=path) from None
     return FlagSet(
         path=path,
         flags=frozenset(collector.flags),
         dynamic=sorted(set(collector.dynamic), key=_line_key),
         extra_sources=sorted(collector.read_modules),
+        abbreviations=not _NO_ABBREV.search(source),
     )
 
 

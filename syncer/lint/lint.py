@@ -14,6 +14,9 @@ version declares:
 The rule for certainty: a flag missing from a file whose declarations ``ast`` proved entirely
 is **undeclared** (the command would not start); when the file also declares flags in ways the
 collector could not resolve (listed in the report), a missing flag is **possibly undeclared**.
+A missing flag that is the prefix of exactly one declared long option starts the command
+(argparse's abbreviations, unless the file sets ``allow_abbrev=False``) but breaks as soon as a
+version adds another flag with that prefix: an **abbreviation** finding, naming the full flag.
 A cell whose pin does not resolve (unknown or ambiguous commit, a tag not in the checkout, no
 pin at all) is an **unresolved** finding; its flags are not checked. Each finding names the
 closest declared flags, since a rename is the usual cause.
@@ -21,12 +24,13 @@ closest declared flags, since a rename is the usual cause.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 from syncer.cookbook.decode import Decoder
-from syncer.lint.flags import FlagSet
 from syncer.lint.source import Pin, SGLangSource, Version, image_pin
 
 SCHEMA = 1
@@ -60,6 +64,7 @@ DYNAMO_PREFIX = "--dyn-"
 UNDECLARED = "undeclared"
 POSSIBLY = "possibly-undeclared"
 UNRESOLVED = "unresolved"
+ABBREVIATION = "abbreviation"
 NEAREST = 3
 
 
@@ -131,7 +136,7 @@ class LintResult:
         return 1 if self.findings else 0
 
     def counts(self) -> dict[str, int]:
-        out = {UNDECLARED: 0, POSSIBLY: 0, UNRESOLVED: 0}
+        out = {UNDECLARED: 0, POSSIBLY: 0, ABBREVIATION: 0, UNRESOLVED: 0}
         for f in self.findings:
             out[f.status] += 1
         return out
@@ -186,12 +191,16 @@ class _Checker:
         flags = self.version.worker if component == "worker" else self.version.router
         if flags is None or flag in flags.flags:
             return None
-        status = UNDECLARED if flags.complete else POSSIBLY
-        return status, self._nearest(component, flags, flag)
-
-    def _nearest(self, component: str, flags: FlagSet, flag: str) -> list[str]:
         names = self._sorted.setdefault(component, sorted(flags.flags))
-        return difflib.get_close_matches(flag, names, n=NEAREST, cutoff=0.6)
+        if flags.abbreviations and flag.startswith("--"):
+            # argparse accepts a prefix naming exactly one long option: the command starts,
+            # but only as long as no later flag shares the prefix.
+            at = bisect.bisect_left(names, flag)
+            matches = list(itertools.takewhile(lambda n: n.startswith(flag), names[at : at + 2]))
+            if len(matches) == 1:
+                return ABBREVIATION, matches
+        status = UNDECLARED if flags.complete else POSSIBLY
+        return status, difflib.get_close_matches(flag, names, n=NEAREST, cutoff=0.6)
 
 
 def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = None) -> ModuleLint:

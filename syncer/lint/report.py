@@ -20,6 +20,7 @@ CASES_SHOWN = 3
 STATUS_TEXT = {
     "undeclared": "undeclared",
     "possibly-undeclared": "possibly undeclared",
+    "abbreviation": "abbreviation only",
     "unresolved": "version unresolved",
 }
 
@@ -31,6 +32,7 @@ def _flagset_json(flags: FlagSet | None, path: str | None) -> dict[str, Any] | N
         "path": path or flags.path,
         "flags": len(flags.flags),
         "complete": flags.complete,
+        "abbreviations": flags.abbreviations,
         "dynamic": flags.dynamic,
         "alsoRead": flags.extra_sources,
     }

@@ -74,12 +74,18 @@ class _Cached:
 
 
 def image_pin(image: object, image_commit: object) -> Pin:
-    """A cell's pin: ``imageCommit`` when set, else a release tag in the image name."""
+    """A cell's pin: ``imageCommit`` (a short commit of a nightly, or a release tag such as
+    ``v0.5.17``) when set, else a release tag in the image name."""
     if image_commit not in (None, ""):
-        text = str(image_commit).strip().lower()
-        if not isinstance(image_commit, str) or not _HEX.fullmatch(text):
-            return Pin(None, str(image_commit), "imageCommit", "imageCommit is not a commit id")
-        return Pin(text, text[:12], "imageCommit")
+        if not isinstance(image_commit, str):
+            return Pin(None, str(image_commit), "imageCommit", "imageCommit is not a string")
+        text = image_commit.strip()
+        release = _RELEASE.fullmatch(text)
+        if release:
+            return Pin(f"refs/tags/v{release.group(1)}", f"v{release.group(1)}", "imageCommit")
+        if not _HEX.fullmatch(text.lower()):
+            return Pin(None, text, "imageCommit", "imageCommit is neither a commit id nor a tag")
+        return Pin(text.lower(), text.lower()[:12], "imageCommit")
     name = image if isinstance(image, str) else ""
     tag = _image_tag(name)
     if tag:
@@ -152,24 +158,30 @@ class SGLangSource:
 
     def _resolve(self, pin: Pin) -> tuple[str | None, str | None]:
         assert pin.rev is not None
-        proc = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(self.git_dir),
-                "rev-parse",
-                "--verify",
-                "--end-of-options",
-                f"{pin.rev}^{{commit}}",
-            ],
-            env=_git_env(),
-            capture_output=True,
-            check=False,
-        )
-        if proc.returncode == 0:
-            return proc.stdout.decode().strip(), None
-        stderr = proc.stderr.decode("utf-8", "replace")
-        if pin.origin == "image tag":
+        revs = [pin.rev]
+        if pin.rev.startswith("refs/tags/v"):
+            # Release tags are `vX.Y.Z` upstream; a checkout may carry them without the `v`.
+            revs.append("refs/tags/" + pin.rev.removeprefix("refs/tags/v"))
+        stderr = ""
+        for rev in revs:
+            proc = subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(self.git_dir),
+                    "rev-parse",
+                    "--verify",
+                    "--end-of-options",
+                    f"{rev}^{{commit}}",
+                ],
+                env=_git_env(),
+                capture_output=True,
+                check=False,
+            )
+            if proc.returncode == 0:
+                return proc.stdout.decode().strip(), None
+            stderr += proc.stderr.decode("utf-8", "replace")
+        if pin.rev.startswith("refs/tags/"):
             return None, f"tag {pin.label} is not in the SGLang checkout (pruned or not fetched)"
         if "ambiguous" in stderr:
             return None, f"commit {pin.label} is ambiguous in the SGLang checkout"
