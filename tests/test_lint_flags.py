@@ -47,6 +47,27 @@ def add(parser):
     assert dynamic == []
 
 
+def test_loops_over_dict_literals() -> None:
+    # Deprecated flags kept as a mapping old -> new, registered in one loop.
+    flags, dynamic = flags_of(
+        """
+DEPRECATED = {"--enable-ep-moe": "--ep-size", "--enable-deepep-moe": "--moe-a2a-backend"}
+RENAMED = {"--old-a": "--new-a"}
+def add(parser):
+    for old, new in DEPRECATED.items():
+        parser.add_argument(old, help=f"Deprecated: use {new}.")
+    for old in sorted(RENAMED):
+        parser.add_argument(old)
+    for new in RENAMED.values():
+        parser.add_argument(new)
+    for name in {"--x": 1}.keys():
+        parser.add_argument(name)
+"""
+    )
+    assert flags == {"--enable-ep-moe", "--enable-deepep-moe", "--old-a", "--new-a", "--x"}
+    assert dynamic == []
+
+
 def test_helper_calls_bind_their_arguments() -> None:
     # A deprecated-alias helper: its option string is a parameter, known at each call site.
     flags, dynamic = flags_of(

@@ -325,12 +325,29 @@ class _Collector:
     def _iter_values(self, node: ast.expr, env: dict[str, Values]) -> list[Any] | None:
         """The elements a loop runs over, each a constant or a tuple of constants; None when
         the file does not pin them down."""
-        if isinstance(node, ast.Name) and node.id in env and _known(env[node.id]):
-            values = env[node.id]
-            if len(values) == 1:
+        if isinstance(node, ast.Name | ast.Dict):
+            values = self._eval(node, env)
+            if _known(values) and len(values) == 1:
                 only = next(iter(values))
+                if isinstance(only, _Mapping):  # iterating a dict: its keys
+                    return [key for key, _ in only]
                 if isinstance(only, tuple):
                     return list(only)
+            return None
+        if isinstance(node, ast.Call) and len(node.args) <= 1 and not node.keywords:
+            name = _call_name(node.func)
+            if isinstance(node.func, ast.Name) and name in _ORDERING and len(node.args) == 1:
+                return self._iter_values(node.args[0], env)
+            if isinstance(node.func, ast.Attribute) and name in _DICT_VIEWS and not node.args:
+                mapping = self._eval(node.func.value, env)
+                if not (_known(mapping) and len(mapping) == 1):
+                    return None
+                only = next(iter(mapping))
+                if not isinstance(only, _Mapping):
+                    return None
+                if name == "items":
+                    return [tuple(pair) for pair in only]
+                return [pair[0] if name == "keys" else pair[1] for pair in only]
             return None
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
             out: list[Any] = []
@@ -471,6 +488,16 @@ class _Collector:
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             inner = self._eval(node.operand, env)
             return frozenset(not v for v in inner) if _known(inner) else inner
+        if isinstance(node, ast.Dict):
+            pairs = []
+            for key, value in zip(node.keys, node.values, strict=True):
+                if key is None:  # **other: not a literal mapping
+                    return UNKNOWN
+                k, v = self._literal(key, env), self._literal(value, env)
+                if UNKNOWN in (k, v) or isinstance(k, _Many) or isinstance(v, _Many):
+                    return UNKNOWN
+                pairs.append((k, v))
+            return frozenset({_Mapping(pairs)})
         if isinstance(node, ast.List | ast.Tuple):
             items = [self._literal(e, env) for e in node.elts]
             if any(i is UNKNOWN or isinstance(i, _Many) for i in items):
@@ -618,6 +645,14 @@ class _Collector:
         if action is not None and _call_name(action) == "BooleanOptionalAction":
             names.update(f"--no-{n[2:]}" for n in list(names) if n.startswith("--"))
         self.flags.update(n for n in names if n.startswith("-"))
+
+
+class _Mapping(tuple):  # type: ignore[type-arg]
+    """A dict literal's ``(key, value)`` pairs, in order."""
+
+
+_ORDERING = frozenset({"sorted", "list", "tuple", "reversed", "set", "frozenset"})
+_DICT_VIEWS = frozenset({"items", "keys", "values"})
 
 
 class _Many(frozenset):  # type: ignore[type-arg]
