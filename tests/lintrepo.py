@@ -47,7 +47,8 @@ class ServerArgs:
 """
 
 # Version 2: `--max-running-requests` renamed `--max-running-reqs`, `--enable-torch-compile`
-# removed, `--enable-two-batch-overlap` added; most flags now come from dataclass fields.
+# removed, `--enable-two-batch-overlap` added; most flags now come from dataclass fields;
+# `--enable-ep-moe` retired and `--mem-fraction` kept as a deprecated alias.
 SERVER_ARGS_V2 = """\
 import argparse
 import dataclasses
@@ -72,7 +73,15 @@ class ServerArgs:
     @staticmethod
     def add_cli_args(parser: argparse.ArgumentParser):
         add_cli_args_from_dataclass(parser, ServerArgs)
-        parser.add_argument("--enable-ep-moe", action="store_true", help="Deprecated.")
+        parser.add_argument(
+            "--enable-ep-moe", action=DeprecatedAction, error_message="Use --ep-size instead."
+        )
+        parser.add_argument(
+            "--mem-fraction",
+            dest="mem_fraction_static",
+            action=DeprecatedAliasStoreAction,
+            new_flag="--mem-fraction-static",
+        )
 """
 
 ROUTER_ARGS = """\
@@ -228,7 +237,12 @@ def fixture_module(commits: dict[str, str]) -> str:
                 "c-v2#0",
                 f"lmsysorg/sglang:nightly-dev-20261001-{commits['v2'][:8]}",
                 commits["v2"][:8],
-                [["--enable-torch-compile"], ["--enable-two-batch-overlap"]],
+                [
+                    ["--enable-torch-compile"],
+                    ["--enable-two-batch-overlap"],
+                    ["--enable-ep-moe"],
+                    ["--mem-fraction", "0.8"],
+                ],
             ),
             _cell("c-pruned#0", "lmsysorg/sglang:v0.4.9-cu126", None, []),
             _cell("c-none#0", "lmsysorg/sglang:dev-cu13-nightly-0924", None, []),

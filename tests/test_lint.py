@@ -20,7 +20,14 @@ from lintrepo import (
 
 from syncer.cli import main
 from syncer.errors import SyncError
-from syncer.lint.lint import ABBREVIATION, POSSIBLY, UNDECLARED, UNRESOLVED, lint_texts
+from syncer.lint.lint import (
+    ABBREVIATION,
+    DEPRECATED,
+    POSSIBLY,
+    UNDECLARED,
+    UNRESOLVED,
+    lint_texts,
+)
 from syncer.lint.source import SGLangSource, image_pin
 
 
@@ -52,7 +59,19 @@ def test_findings_per_version(repo: tuple[Path, dict[str, str]]) -> None:
     assert {k for k in found if k[0] == "c-v2#0"} == {
         ("c-v2#0", "--enable-torch-compile"),
         ("c-v2#0", "--max-running-requests"),
+        ("c-v2#0", "--enable-ep-moe"),
+        ("c-v2#0", "--mem-fraction"),
     }
+    # Declared, but only as deprecated: a retired flag stops the server; an alias names its
+    # replacement.
+    retired = found[("c-v2#0", "--enable-ep-moe")]
+    assert retired.status == DEPRECATED and retired.reason.startswith("retired (DeprecatedAction)")
+    alias = found[("c-v2#0", "--mem-fraction")]
+    assert alias.status == DEPRECATED and alias.nearest == ["--mem-fraction-static"]
+    assert alias.reason == (
+        "deprecated (DeprecatedAliasStoreAction): accepted with a warning; "
+        "use --mem-fraction-static"
+    )
     renamed = found[("c-v2#0", "--max-running-requests")]
     assert renamed.status == UNDECLARED and renamed.nearest[0] == "--max-running-reqs"
     # The renamed flag is only in point 1's patch of the sglang router, in both KV tiers.
@@ -64,7 +83,13 @@ def test_findings_per_version(repo: tuple[Path, dict[str, str]]) -> None:
     assert found[("c-pruned#0", None)].status == UNRESOLVED
     assert "v0.4.9" in found[("c-pruned#0", None)].reason
     assert "no imageCommit" in found[("c-none#0", None)].reason
-    assert result.counts() == {UNDECLARED: 3, POSSIBLY: 0, ABBREVIATION: 0, UNRESOLVED: 2}
+    assert result.counts() == {
+        UNDECLARED: 3,
+        POSSIBLY: 0,
+        DEPRECATED: 2,
+        ABBREVIATION: 0,
+        UNRESOLVED: 2,
+    }
     # Dynamo's own flags (--request-plane, --dyn-*) are never SGLang findings in dynamo.sglang.
     assert not any(f.flag in ("--request-plane", "--dyn-tool-call-parser") for f in result.findings)
     # Router flags were read from both locations and all declared.
@@ -163,13 +188,14 @@ def test_cli_text_markdown_json_and_exit_codes(
     module.write_text(fixture_module(commits), encoding="utf-8")
     code, out, _ = run(["lint", str(module), "--sglang", str(root)], capsys)
     assert code == 1
-    assert "✗ 5 findings (16 cases checked" in out and "--max-running-reqs" in out
+    assert "✗ 7 findings (16 cases checked" in out and "--max-running-reqs" in out
     code, out, _ = run(["lint", str(module), "--sglang", str(root), "--format", "json"], capsys)
     report = json.loads(out)
     assert code == 1 and report["schema"] == 1 and report["exit_code"] == 1
     assert report["counts"] == {
         "undeclared": 3,
         "possibly-undeclared": 0,
+        "deprecated": 2,
         "abbreviation": 0,
         "unresolved": 2,
     }
@@ -237,7 +263,7 @@ def test_markdown_fits_its_budget(repo: tuple[Path, dict[str, str]]) -> None:
     for router in cell["routers"].values():
         router["blocks"][0]["args"] += [[f"--bogus-flag-{i}", "1"] for i in range(200)]
     result = lint_texts([("m.jsx", module_text([cell]))], SGLangSource(root))
-    assert len(result.findings) == 202
+    assert len(result.findings) == 204
     md = result.markdown(budget=8000)
     assert len(md) <= 8000 and "more findings left out" in md
 

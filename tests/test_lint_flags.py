@@ -216,3 +216,29 @@ def test_invalid_python_is_bad_input_with_its_line() -> None:
     with pytest.raises(SyncError) as err:
         collect_flags("def f(:\n", "x/server_args.py")
     assert err.value.path == "x/server_args.py" and err.value.line == 1
+
+
+def test_deprecated_actions_are_recorded_with_their_replacement() -> None:
+    found = collect_flags(
+        """
+from sglang.srt.arg_groups.argparse_actions import DeprecatedAction, DeprecatedAliasStoreAction
+class S:
+    old_tbo: A[bool, Arg(help="x", action=DeprecatedStoreTrueAction,
+                         action_kwargs={"new_flag": "--enable-two-batch-overlap"})] = False
+def add(parser):
+    add_cli_args_from_dataclass(parser, S)
+    parser.add_argument("--enable-ep-moe", action=DeprecatedAction, error_message="gone")
+    parser.add_argument("--nsa-backend", action=DeprecatedAliasStoreAction, new_flag="--dsa")
+    parser.add_argument("--both", action=DeprecatedAction)
+    parser.add_argument("--both", action="store_true")
+""",
+        "server_args.py",
+    )
+    assert set(found.flags) == {"--old-tbo", "--enable-ep-moe", "--nsa-backend", "--both"}
+    deprecated = {k: (d.action, d.new_flag, d.stops) for k, d in found.deprecated.items()}
+    # A flag also declared by an ordinary action elsewhere is not deprecated.
+    assert deprecated == {
+        "--old-tbo": ("DeprecatedStoreTrueAction", "--enable-two-batch-overlap", False),
+        "--enable-ep-moe": ("DeprecatedAction", None, True),
+        "--nsa-backend": ("DeprecatedAliasStoreAction", "--dsa", False),
+    }

@@ -56,6 +56,24 @@ SKIP_FIELD_ANNOTATIONS = frozenset({"ClassVar", "InitVar"})
 ModuleSource = Callable[[str], "str | None"]
 
 
+@dataclass(frozen=True)
+class Deprecation:
+    """A flag declared only through one of SGLang's ``Deprecated*`` argparse actions."""
+
+    action: str  # e.g. DeprecatedAction, DeprecatedAliasStoreAction, DeprecatedStoreTrueAction
+    new_flag: str | None  # the flag to use instead, when the declaration names it
+    stops: bool  # declared with an error message: the parser stops when it is given
+
+    def describe(self) -> str:
+        use = f"; use {self.new_flag}" if self.new_flag else ""
+        if self.action == "DeprecatedAction":
+            # Older SGLang versions raise on any DeprecatedAction flag, newer ones only when it
+            # carries an error message; which one applies lives in another file.
+            when = "stops the server" if self.stops else "may stop the server (version-dependent)"
+            return f"retired ({self.action}): {when}{use}"
+        return f"deprecated ({self.action}): accepted with a warning{use}"
+
+
 @dataclass
 class FlagSet:
     """The flags one source file declares, and what it declares in ways ``ast`` cannot prove."""
@@ -66,6 +84,7 @@ class FlagSet:
     extra_sources: list[str] = field(default_factory=list)  # other files whose fields were read
     # argparse takes a unique prefix of a long option unless the parser says allow_abbrev=False.
     abbreviations: bool = True
+    deprecated: dict[str, Deprecation] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -88,6 +107,9 @@ def collect_flags(source: str, path: str, *, modules: ModuleSource | None = None
         dynamic=sorted(set(collector.dynamic), key=_line_key),
         extra_sources=sorted(collector.read_modules),
         abbreviations=not _NO_ABBREV.search(source),
+        deprecated={
+            k: v for k, v in sorted(collector.deprecated.items()) if k not in collector.current
+        },
     )
 
 
@@ -179,6 +201,8 @@ class _Collector:
         self.flags: set[str] = set()
         self.dynamic: list[str] = []
         self.read_modules: set[str] = set()
+        self.current: set[str] = set()  # declared by a non-deprecated action somewhere
+        self.deprecated: dict[str, Deprecation] = {}
         self._module_cache: dict[str, _Module | None] = {}
         self._called: set[str] = set()
         self._walked_calls: set[tuple[int, tuple[tuple[str, Any], ...]]] = set()
@@ -415,10 +439,34 @@ class _Collector:
                 self._note(call, "an option string the file does not pin down")
                 continue
             names.update(v for v in values if isinstance(v, str) and v.startswith("-"))
-        action = next((k.value for k in call.keywords if k.arg == "action"), None)
-        if action is not None and _call_name(action) == "BooleanOptionalAction":
+        kwargs = {k.arg: k.value for k in call.keywords if k.arg}
+        self._declare(names, kwargs.get("action"), kwargs, env)
+
+    def _declare(
+        self,
+        names: set[str],
+        action: ast.expr | None,
+        kwargs: dict[str, ast.expr],
+        env: dict[str, Values],
+    ) -> None:
+        """Record ``names`` as declared, with their negations (``BooleanOptionalAction``) or as
+        deprecated (SGLang's ``Deprecated*`` actions, with the ``new_flag`` they point to)."""
+        names = {n for n in names if n.startswith("-")}
+        action_name = _call_name(action) if action is not None else None
+        if action_name == "BooleanOptionalAction":
             names.update(f"--no-{n[2:]}" for n in list(names) if n.startswith("--"))
         self.flags.update(names)
+        if not (action_name and action_name.startswith("Deprecated")):
+            self.current.update(names)
+            return
+        new_flag = None
+        if "new_flag" in kwargs:
+            value = self._eval(kwargs["new_flag"], env)
+            if _known(value) and len(value) == 1 and isinstance(next(iter(value)), str):
+                new_flag = next(iter(value))
+        stops = "error_message" in kwargs
+        for name in names:
+            self.deprecated[name] = Deprecation(action_name, new_flag, stops)
 
     def _depends_on_param(self, node: ast.expr, env: dict[str, Values]) -> bool:
         return any(isinstance(n, ast.Name) and env.get(n.id) == PARAM for n in ast.walk(node))
@@ -641,10 +689,13 @@ class _Collector:
             for alias in aliases or []:
                 if isinstance(alias, str):
                     names.add(alias)
-        action = kwargs.get("action")
-        if action is not None and _call_name(action) == "BooleanOptionalAction":
-            names.update(f"--no-{n[2:]}" for n in list(names) if n.startswith("--"))
-        self.flags.update(n for n in names if n.startswith("-"))
+        extra: dict[str, ast.expr] = {}
+        action_kwargs = kwargs.get("action_kwargs")
+        if isinstance(action_kwargs, ast.Dict):
+            for key, value in zip(action_kwargs.keys, action_kwargs.values, strict=True):
+                if isinstance(key, ast.Constant) and isinstance(key.value, str):
+                    extra[key.value] = value
+        self._declare(names, kwargs.get("action"), extra, env)
 
 
 class _Mapping(tuple):  # type: ignore[type-arg]

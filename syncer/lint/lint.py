@@ -17,6 +17,9 @@ collector could not resolve (listed in the report), a missing flag is **possibly
 A missing flag that is the prefix of exactly one declared long option starts the command
 (argparse's abbreviations, unless the file sets ``allow_abbrev=False``) but breaks as soon as a
 version adds another flag with that prefix: an **abbreviation** finding, naming the full flag.
+A flag declared only through one of SGLang's ``Deprecated*`` actions is **deprecated**: an
+alias still accepted with a warning (its replacement named), or a retired ``DeprecatedAction``
+flag, which stops the server in the versions whose action raises.
 A cell whose pin does not resolve (unknown or ambiguous commit, a tag not in the checkout, no
 pin at all) is an **unresolved** finding; its flags are not checked. Each finding names the
 closest declared flags, since a rename is the usual cause.
@@ -65,7 +68,10 @@ UNDECLARED = "undeclared"
 POSSIBLY = "possibly-undeclared"
 UNRESOLVED = "unresolved"
 ABBREVIATION = "abbreviation"
+DEPRECATED = "deprecated"
 NEAREST = 3
+# (status, nearest declared flags, note) for a flag that is a finding.
+Outcome = tuple[str, list[str], str | None]
 
 
 @dataclass
@@ -136,7 +142,7 @@ class LintResult:
         return 1 if self.findings else 0
 
     def counts(self) -> dict[str, int]:
-        out = {UNDECLARED: 0, POSSIBLY: 0, ABBREVIATION: 0, UNRESOLVED: 0}
+        out = {UNDECLARED: 0, POSSIBLY: 0, DEPRECATED: 0, ABBREVIATION: 0, UNRESOLVED: 0}
         for f in self.findings:
             out[f.status] += 1
         return out
@@ -174,10 +180,10 @@ class _Checker:
 
     def __init__(self, version: Version) -> None:
         self.version = version
-        self._memo: dict[tuple[str, str, bool], tuple[str, list[str]] | None] = {}
+        self._memo: dict[tuple[str, str, bool], Outcome | None] = {}
         self._sorted: dict[str, list[str]] = {}
 
-    def check(self, component: str, flag: str, dynamo: bool) -> tuple[str, list[str]] | None:
+    def check(self, component: str, flag: str, dynamo: bool) -> Outcome | None:
         key = (component, flag, dynamo)
         if key in self._memo:
             return self._memo[key]
@@ -185,12 +191,17 @@ class _Checker:
         self._memo[key] = outcome
         return outcome
 
-    def _check(self, component: str, flag: str, dynamo: bool) -> tuple[str, list[str]] | None:
+    def _check(self, component: str, flag: str, dynamo: bool) -> Outcome | None:
         if dynamo and (flag in DYNAMO_FLAGS or flag.startswith(DYNAMO_PREFIX)):
             return None
         flags = self.version.worker if component == "worker" else self.version.router
-        if flags is None or flag in flags.flags:
+        if flags is None:
             return None
+        if flag in flags.flags:
+            retired = flags.deprecated.get(flag)
+            if retired is None:
+                return None
+            return DEPRECATED, [retired.new_flag] if retired.new_flag else [], retired.describe()
         names = self._sorted.setdefault(component, sorted(flags.flags))
         if flags.abbreviations and flag.startswith("--"):
             # argparse accepts a prefix naming exactly one long option: the command starts,
@@ -198,9 +209,9 @@ class _Checker:
             at = bisect.bisect_left(names, flag)
             matches = list(itertools.takewhile(lambda n: n.startswith(flag), names[at : at + 2]))
             if len(matches) == 1:
-                return ABBREVIATION, matches
+                return ABBREVIATION, matches, f"argparse takes it as {matches[0]}"
         status = UNDECLARED if flags.complete else POSSIBLY
-        return status, difflib.get_close_matches(flag, names, n=NEAREST, cutoff=0.6)
+        return status, difflib.get_close_matches(flag, names, n=NEAREST, cutoff=0.6), None
 
 
 def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = None) -> ModuleLint:
@@ -258,6 +269,7 @@ def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = No
                                     flag=arg[0],
                                     component=component,
                                     nearest=outcome[1],
+                                    reason=outcome[2],
                                 )
                             if cmd not in found.cmds:
                                 found.cmds.append(cmd)

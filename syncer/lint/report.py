@@ -20,6 +20,7 @@ CASES_SHOWN = 3
 STATUS_TEXT = {
     "undeclared": "undeclared",
     "possibly-undeclared": "possibly undeclared",
+    "deprecated": "deprecated",
     "abbreviation": "abbreviation only",
     "unresolved": "version unresolved",
 }
@@ -35,6 +36,10 @@ def _flagset_json(flags: FlagSet | None, path: str | None) -> dict[str, Any] | N
         "abbreviations": flags.abbreviations,
         "dynamic": flags.dynamic,
         "alsoRead": flags.extra_sources,
+        "deprecated": {
+            k: {"action": d.action, "newFlag": d.new_flag, "stops": d.stops}
+            for k, d in flags.deprecated.items()
+        },
     }
 
 
@@ -170,7 +175,7 @@ def text(result: LintResult, console: Any) -> None:
         console.print(Text(mask(line), style=style), highlight=False)
     if ctx["rows"]:
         table = Table(title="Flags the pinned SGLang version does not declare", show_lines=True)
-        for name in ("cell", "version", "flag", "status", "closest declared", "cases"):
+        for name in ("cell", "version", "flag", "status", "closest declared", "cases", "note"):
             table.add_column(name, overflow="fold", no_wrap=name == "status")
         for r in ctx["rows"]:
             table.add_row(
@@ -183,6 +188,7 @@ def text(result: LintResult, console: Any) -> None:
                         r["status_text"],
                         ", ".join(r["nearest"]) or "—",
                         f"{r['count']}: {r['cases']}",
+                        r["reason"] or "",
                     )
                 )
             )
