@@ -310,3 +310,38 @@ def test_image_commit_may_be_a_release_tag(tmp_path: Path) -> None:
     result = lint_texts([("m.jsx", module_text([first, second]))], SGLangSource(root))
     resolved = {c.cell_id: c.commit for c in result.modules[0].cells}
     assert resolved == {"tag#0": commits["v1"], "bare#0": commits["v2"]}
+
+
+def test_fields_from_other_modules_of_the_same_commit(tmp_path: Path) -> None:
+    """server_args.py unchanged between two commits while the module its dataclass inherits
+    from changes: the flags follow the module, and server_args.py is reused when nothing it
+    read changed."""
+    root = tmp_path / "sglang"
+    make_sglang_repo(root)
+    server_args = (
+        "from sglang.srt.arg_groups.fields import Parallel\n"
+        "from sglang.srt.arg_groups.arg_utils import A, add_cli_args_from_dataclass\n"
+        "class ServerArgs(Parallel):\n"
+        "    port: A[int, 'port'] = 1\n"
+        "def add_cli_args(parser):\n"
+        "    add_cli_args_from_dataclass(parser, ServerArgs)\n"
+    )
+    fields = "python/sglang/srt/arg_groups/fields/__init__.py"
+    first = commit_files(
+        root,
+        {
+            "python/sglang/srt/server_args.py": server_args,
+            fields: "class Parallel:\n    dp_size: A[int, 'dp'] = 1\n",
+        },
+        "fields v1",
+    )
+    second = commit_files(root, {fields: "class Parallel:\n    dp: A[int, 'dp'] = 1\n"}, "rename")
+    third = commit_files(root, {"README.md": "unrelated\n"}, "docs")
+    source = SGLangSource(root)
+    flags = {c: source.version(c).worker for c in (first, second, third)}
+    assert "--dp-size" in flags[first].flags and "--dp" not in flags[first].flags
+    assert "--dp" in flags[second].flags and "--dp-size" not in flags[second].flags
+    assert flags[first].extra_sources == ["sglang.srt.arg_groups.fields"]
+    assert flags[third] is flags[second]  # nothing it read changed: parsed once
+    # server_args.py and fields/__init__.py twice each, the unchanged router file once.
+    assert source.parses == 5

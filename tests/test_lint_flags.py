@@ -181,6 +181,28 @@ def add(parser):
     assert "sglang.srt.arg_groups.fields.exec_.Exec" in missing.dynamic[0]
 
 
+def test_classes_reached_through_imported_modules() -> None:
+    source = """
+from sglang.srt.arg_groups import fields
+import sglang.srt.arg_groups.fields.spec as spec
+class ServerArgs(fields.Parallel, spec.Spec):
+    port: A[int, "port"] = 1
+def add(parser):
+    add_cli_args_from_dataclass(parser, ServerArgs)
+    add_cli_args_from_dataclass(parser, spec.Extra)
+"""
+    modules = {
+        "sglang.srt.arg_groups.fields": "class Parallel:\n    dp_size: A[int, 'dp'] = 1\n",
+        "sglang.srt.arg_groups.fields.spec": (
+            "class Spec:\n    speculative_algorithm: A[str, 's'] = ''\n"
+            "class Extra:\n    draft: A[str, 'd'] = ''\n"
+        ),
+    }
+    found = collect_flags(source, "server_args.py", modules=modules.get)
+    assert set(found.flags) == {"--port", "--dp-size", "--speculative-algorithm", "--draft"}
+    assert found.complete
+
+
 def test_unresolvable_declarations_are_reported_with_their_line() -> None:
     flags, dynamic = flags_of(
         """

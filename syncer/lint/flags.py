@@ -185,6 +185,10 @@ class _Module:
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     self.imports[alias.asname or alias.name] = (node.module, alias.name)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:  # `import a.b as c`: c names module a.b
+                        self.imports[alias.asname] = (alias.name, "")
 
     def body_text(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         """The source of ``fn`` after its ``def`` line."""
@@ -581,7 +585,7 @@ class _Collector:
     # ---- dataclass fields -----------------------------------------------------------------
 
     def _from_dataclass(self, call: ast.Call, env: dict[str, Values]) -> None:
-        if len(call.args) < 2 or not isinstance(call.args[1], ast.Name):
+        if len(call.args) < 2 or _dotted(call.args[1]) is None:
             self._note(call, f"{DATACLASS_HELPER} on a class the file does not name")
             return
         only: frozenset[str] | None = None
@@ -593,7 +597,7 @@ class _Collector:
                 elif not (_known(value) and value == frozenset({None})):
                     self._note(call, f"{DATACLASS_HELPER}(fields=...) the file does not pin down")
                     return
-        self._class_flags(call.args[1].id, self.main, call, only, seen=set())
+        self._class_flags(_dotted(call.args[1]) or "", self.main, call, only, seen=set())
 
     def _class_flags(
         self,
@@ -615,13 +619,9 @@ class _Collector:
             return
         seen = seen | {key}
         for base in cls.bases:
-            base_name = _call_name(base)
-            if base_name in (None, "object", "Struct") or (
-                isinstance(base, ast.Attribute) and base.attr == "Struct"
-            ):
-                continue
-            if isinstance(base, ast.Subscript):  # Generic[T] and the like declare no fields
-                continue
+            base_name = _dotted(base)
+            if base_name is None or base_name.rsplit(".", 1)[-1] in ("object", "Struct"):
+                continue  # Generic[T], calls and the like declare no fields
             self._class_flags(base_name, owner, cls, only, seen)
         for stmt in cls.body:
             if (
@@ -632,15 +632,22 @@ class _Collector:
                 self._field(stmt, stmt.target.id, owner)
 
     def _find_class(self, name: str, module: _Module) -> tuple[_Module, ast.ClassDef] | None:
+        """``Cls`` or ``imported_module.Cls`` (``name`` dotted as written in the file)."""
         if name in module.classes:
             return module, module.classes[name]
-        origin = module.imports.get(name)
+        head, _, rest = name.partition(".")
+        origin = module.imports.get(head)
         if origin is None or self.modules is None:
             return None
-        other = self._load(origin[0])
-        if other is None or origin[1] not in other.classes:
+        if not rest:  # from m import Cls
+            dotted, cls_name = origin
+        else:  # from a import m; m.Cls  /  import a.m as m; m.Cls  /  m.sub.Cls
+            parts = [p for p in (origin[0], origin[1], *rest.split(".")[:-1]) if p]
+            dotted, cls_name = ".".join(parts), rest.rsplit(".", 1)[-1]
+        other = self._load(dotted)
+        if other is None or cls_name not in other.classes:
             return None
-        return other, other.classes[origin[1]]
+        return other, other.classes[cls_name]
 
     def _load(self, dotted: str) -> _Module | None:
         if dotted not in self._module_cache:
@@ -708,6 +715,16 @@ _DICT_VIEWS = frozenset({"items", "keys", "values"})
 
 class _Many(frozenset):  # type: ignore[type-arg]
     """Alternatives for one loop element (an element that is a conditional expression)."""
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.C`` for a name or an attribute chain, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
 
 
 def _freeze(value: Values) -> Any:

@@ -70,7 +70,7 @@ class Version:
 @dataclass
 class _Cached:
     flags: FlagSet
-    deps: dict[str, str | None] = field(default_factory=dict)  # module -> blob id read
+    deps: dict[str, str | None] = field(default_factory=dict)  # path -> blob id (None: absent)
 
 
 def image_pin(image: object, image_commit: object) -> Pin:
@@ -236,19 +236,21 @@ class SGLangSource:
         if cached is not None:
             if not cached.deps:
                 return cached.flags
-            files = {_module_path(m): m for m in cached.deps}
-            now = self._ls_tree(commit, sorted(files))
-            if all(now.get(p) == cached.deps[m] for p, m in files.items()):
+            now = self._ls_tree(commit, sorted(cached.deps))
+            if all(now.get(p) == blob for p, blob in cached.deps.items()):
                 return cached.flags
-        deps: dict[str, str | None] = {}
+        deps: dict[str, str | None] = {}  # every path looked up -> its blob (None: absent)
 
         def module_source(dotted: str) -> str | None:
             if not dotted.startswith("sglang."):
                 return None  # only SGLang's own modules live in this repository
-            relpath = _module_path(dotted)
-            found = self._ls_tree(commit, [relpath]).get(relpath)
-            deps[dotted] = found
-            return self._read_blob(found, f"{commit[:12]}:{relpath}") if found else None
+            candidates = _module_paths(dotted)
+            blobs = self._ls_tree(commit, candidates)
+            deps.update((p, blobs.get(p)) for p in candidates)
+            found = next((p for p in candidates if p in blobs), None)
+            if found is None:
+                return None
+            return self._read_blob(blobs[found], f"{commit[:12]}:{found}")
 
         where = f"{commit[:12]}:{path}"
         flags = collect_flags(self._read_blob(blob, where), where, modules=module_source)
@@ -271,5 +273,7 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-def _module_path(dotted: str) -> str:
-    return f"{PYTHON_ROOT}/{dotted.replace('.', '/')}.py"
+def _module_paths(dotted: str) -> list[str]:
+    """Where module ``dotted`` can live: ``a/b.py`` or the package ``a/b/__init__.py``."""
+    base = f"{PYTHON_ROOT}/{dotted.replace('.', '/')}"
+    return [f"{base}.py", f"{base}/__init__.py"]
