@@ -9,16 +9,22 @@ The file is parsed, never imported or executed. What counts as a declaration:
   over them, ``str.replace`` with constant arguments, conditional expressions (a test that
   cannot be decided counts both branches), names bound to such values (module level or in the
   function), function parameters through their constant defaults, and ``for`` loops over
-  literal lists/tuples (or names bound to one);
+  literal lists, tuples and dicts (``.items()``/``.keys()``/``.values()``, ``sorted(...)``),
+  or names bound to one;
 - calls to helper functions defined in the same file (a deprecated-alias helper such as
   ``_deprecated(parser, "--old", "--new")``): the helper's body is read with its parameters
   bound to the call's arguments;
 - ``add_cli_args_from_dataclass(parser, Cls)``: every field of ``Cls`` annotated
   ``A[T, "help"]`` / ``Annotated[T, Arg(...)]`` declares ``Arg(cli_name=...)`` or
   ``--field-name``, plus ``Arg(aliases=[...])``; ``Arg(no_cli=True)`` fields declare nothing.
-  Fields of base classes are read too when the class is in this file or in a module another
-  file source (``modules``) can supply, e.g. ``sglang.srt.arg_groups.fields.exec_`` at the same
-  commit.
+  Fields of base classes are read too when the class is in this file or in a module the
+  ``modules`` callback can supply (``from m import Cls``, ``m.Cls``), e.g.
+  ``sglang.srt.arg_groups.fields.exec_`` at the same commit.
+
+SGLang's ``Deprecated*`` argparse actions (in ``add_argument`` or ``Arg(action=...)``) declare
+their flags as deprecated, with the ``new_flag`` they name (``FlagSet.deprecated``); a parser
+built with ``allow_abbrev=False`` anywhere in the file turns argparse's prefix matching off
+(``FlagSet.abbreviations``).
 
 Anything else that could declare a flag (an option string that depends on a value the file
 does not pin down, a dataclass the file imports from a module that cannot be read) is recorded
@@ -50,7 +56,6 @@ MAX_LOOP_VALUES = 4096
 DATACLASS_HELPER = "add_cli_args_from_dataclass"
 _NO_ABBREV = re.compile(r"\ballow_abbrev\s*=\s*False\b")
 ANNOTATED_NAMES = frozenset({"A", "Annotated"})
-SKIP_FIELD_ANNOTATIONS = frozenset({"ClassVar", "InitVar"})
 
 # (dotted module name) -> that module's source, or None when it cannot be read.
 ModuleSource = Callable[[str], "str | None"]
