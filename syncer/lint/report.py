@@ -174,7 +174,7 @@ def text(result: LintResult, console: Any) -> None:
         style = "green" if line.startswith("✓") else ("red" if line.startswith("✗") else "")
         console.print(Text(mask(line), style=style), highlight=False)
     if ctx["rows"]:
-        table = Table(title="Flags the pinned SGLang version does not declare", show_lines=True)
+        table = Table(title="Flags to look at against the pinned SGLang version", show_lines=True)
         for name in ("cell", "version", "flag", "status", "closest declared", "cases", "note"):
             table.add_column(name, overflow="fold", no_wrap=name == "status")
         for r in ctx["rows"]:
