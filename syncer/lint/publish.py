@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from syncer.errors import SyncError
+
+if TYPE_CHECKING:
+    from syncer.lint.lint import LintResult
 
 # The PR body's share for the lint section; the reviewer diff gets what the rest leaves.
 PR_SECTION_BUDGET = 12_000
@@ -22,7 +26,7 @@ PR_SECTION_BUDGET = 12_000
 class PublishLint:
     """The outcome for one publish: a result, or why there is none."""
 
-    result: object | None  # syncer.lint.lint.LintResult
+    result: LintResult | None
     skipped: str | None = None
     error: str | None = None
 
@@ -31,7 +35,7 @@ class PublishLint:
         from syncer.templating import render
 
         if self.result is not None:
-            return self.result.markdown(budget)  # type: ignore[attr-defined]
+            return self.result.markdown(budget)
         if self.error is not None:
             return render("lint_failed.md.j2", error=self.error)
         return None
@@ -102,4 +106,4 @@ def print_generated(modules: list[tuple[str, str]], checkout: Path | None) -> No
         return
     from rich.console import Console
 
-    outcome.result.text(Console(soft_wrap=True, highlight=False))  # type: ignore[attr-defined]
+    outcome.result.text(Console(soft_wrap=True, highlight=False))
