@@ -203,6 +203,46 @@ def add(parser):
     assert found.complete
 
 
+def test_fields_rebuilt_from_namespace_classes_at_run_time() -> None:
+    # The newest style: ServerArgs's annotations are merged from namespace classes after the
+    # class body, and the class is rebuilt as a struct. Their fields are read, and the file is
+    # marked incomplete because the merge itself is code.
+    source = """
+import msgspec
+from sglang.srt.arg_groups.fields.model import Model
+from sglang.srt.arg_groups.fields.parallel import Parallel
+from sglang.srt.arg_groups.arg_utils import A, add_cli_args_from_dataclass, collect_input_fields
+
+class ServerArgs:
+    port: A[int, "port"] = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        add_cli_args_from_dataclass(parser, ServerArgs)
+
+_INPUT_NAMESPACES = [Model, Parallel]
+_annotations, _defaults, _ns = collect_input_fields(_INPUT_NAMESPACES)
+ServerArgs.__annotations__ = {**_annotations, **ServerArgs.__annotations__}
+ServerArgs = msgspec.defstruct("ServerArgs", list(ServerArgs.__annotations__.items()))
+"""
+    modules = {
+        "sglang.srt.arg_groups.fields.model": (
+            "import msgspec\nclass Model(msgspec.Struct):\n"
+            "    model_path: A[str, Arg(help='m', aliases=['--model'])] = ''\n"
+        ),
+        "sglang.srt.arg_groups.fields.parallel": (
+            "class Parallel:\n    tp_size: A[int, Arg(help='t', aliases=['--tp'])] = 1\n"
+        ),
+    }
+    found = collect_flags(source, "server_args.py", modules=modules.get)
+    assert set(found.flags) == {"--port", "--model-path", "--model", "--tp-size", "--tp"}
+    assert [d.split(": ", 1)[1] for d in found.dynamic] == [
+        "ServerArgs's fields are rebuilt at run time; fields of Model, Parallel read",
+        "ServerArgs's fields are rebuilt at run time",
+    ]
+    assert not found.complete
+
+
 def test_unresolvable_declarations_are_reported_with_their_line() -> None:
     flags, dynamic = flags_of(
         """

@@ -19,7 +19,10 @@ The file is parsed, never imported or executed. What counts as a declaration:
   ``--field-name``, plus ``Arg(aliases=[...])``; ``Arg(no_cli=True)`` fields declare nothing.
   Fields of base classes are read too when the class is in this file or in a module the
   ``modules`` callback can supply (``from m import Cls``, ``m.Cls``), e.g.
-  ``sglang.srt.arg_groups.fields.exec_`` at the same commit.
+  ``sglang.srt.arg_groups.fields.exec_`` at the same commit. A class whose fields are rebuilt
+  at module level after its body (``C.__annotations__ = {...}`` merged from a list of namespace
+  classes, ``C = msgspec.defstruct(...)``) also gets the fields of the classes that code passes
+  around, and the file is marked as declaring dynamically (the merge itself is code).
 
 SGLang's ``Deprecated*`` argparse actions (in ``add_argument`` or ``Arg(action=...)``) declare
 their flags as deprecated, with the ``new_flag`` they name (``FlagSet.deprecated``); a parser
@@ -173,6 +176,10 @@ class _Module:
         self.classes: dict[str, ast.ClassDef] = {}
         self.imports: dict[str, tuple[str, str]] = {}  # local name -> (module, name)
         self.constants: dict[str, Values] = {}
+        self.assigned: dict[str, ast.expr] = {}  # module-level name -> the value bound to it
+        # class name -> module-level statements that replace its fields after the class body
+        # (`C.__annotations__ = ...`, `C = make_struct(...)`): its body is then not all of them.
+        self.rebuilt: dict[str, list[ast.Assign]] = {}
         # Functions and classes are statements: walking statement bodies finds them all
         # without visiting every expression node of a file that is mostly expressions.
         stack: list[ast.stmt] = list(tree.body)
@@ -187,6 +194,8 @@ class _Module:
             for handler in getattr(node, "handlers", None) or []:
                 stack.extend(handler.body)
         for node in tree.body:
+            if isinstance(node, ast.Assign):
+                self._index_assign(node)
             if isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     self.imports[alias.asname or alias.name] = (node.module, alias.name)
@@ -194,6 +203,21 @@ class _Module:
                 for alias in node.names:
                     if alias.asname:  # `import a.b as c`: c names module a.b
                         self.imports[alias.asname] = (alias.name, "")
+
+    def _index_assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            names = target.elts if isinstance(target, ast.Tuple) else [target]
+            for name in names:
+                if isinstance(name, ast.Name):
+                    self.assigned[name.id] = node.value
+                    if name.id in self.classes:
+                        self.rebuilt.setdefault(name.id, []).append(node)
+                elif (
+                    isinstance(name, ast.Attribute)
+                    and name.attr == "__annotations__"
+                    and isinstance(name.value, ast.Name)
+                ):
+                    self.rebuilt.setdefault(name.value.id, []).append(node)
 
     def body_text(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
         """The source of ``fn`` after its ``def`` line."""
@@ -635,6 +659,41 @@ class _Collector:
                 and (only is None or stmt.target.id in only)
             ):
                 self._field(stmt, stmt.target.id, owner)
+        for stmt in owner.rebuilt.get(cls.name, []):
+            # The fields are replaced at run time, typically merged from a list of namespace
+            # classes. Their fields are read (the likely outcome), but what the merging code
+            # does is not proven, so the file stays incomplete.
+            refs = self._class_refs(stmt.value, owner, cls.name, 2)
+            for ref in refs:
+                self._class_flags(ref, owner, stmt, only, seen)
+            read = f"; fields of {', '.join(refs)} read" if refs else ""
+            self._note(stmt, f"{cls.name}'s fields are rebuilt at run time{read}", owner.path)
+
+    def _class_refs(self, expr: ast.expr, module: _Module, itself: str, depth: int) -> list[str]:
+        """Classes an expression passes around (not the functions it calls), following
+        module-level names bound to lists or calls ``depth`` steps."""
+        refs: list[str] = []
+        stack: list[ast.AST] = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, ast.Call):
+                # Reversed pushes keep the source order (refs are reported in it).
+                stack.extend(reversed([*node.args, *(k.value for k in node.keywords)]))
+                continue
+            dotted = _dotted(node) if isinstance(node, ast.expr) else None
+            if dotted is not None and dotted != itself:
+                if self._find_class(dotted, module) is not None:
+                    if dotted not in refs:
+                        refs.append(dotted)
+                    continue
+                bound = module.assigned.get(dotted)
+                if bound is not None and depth > 0:
+                    for ref in self._class_refs(bound, module, itself, depth - 1):
+                        if ref not in refs:
+                            refs.append(ref)
+                    continue
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        return refs
 
     def _find_class(self, name: str, module: _Module) -> tuple[_Module, ast.ClassDef] | None:
         """``Cls`` or ``imported_module.Cls`` (``name`` dotted as written in the file)."""
