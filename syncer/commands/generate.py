@@ -61,6 +61,11 @@ from syncer.untrusted import term_text
     help="Re-render only this config; keep the module's other cells as decoded.",
 )
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if any output would change.")
+@click.option(
+    "--sglang",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="SGLang checkout for the flag check (default: --pages, when it is one).",
+)
 def generate_command(
     model: str | None,
     all_models: bool,
@@ -73,10 +78,14 @@ def generate_command(
     today: str | None,
     only: str | None,
     check: bool,
+    sglang: Path | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
     from syncer.cookbook.generate import generate_model, write_result
+    from syncer.lint.publish import generate_checkout, print_generated
     from syncer.syncconfig import load_sync_config
+
+    checkout = generate_checkout(sglang, None if no_page else pages_dir)
 
     if bool(model) == all_models:
         raise SyncError("give a MODEL (org/model path or display name) or --all")
@@ -132,6 +141,8 @@ def generate_command(
                 )
                 click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))
+    # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
+    print_generated([(str(r.path), r.text) for r in results], checkout)
     return 1 if drift else 0
 
 

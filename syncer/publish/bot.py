@@ -467,6 +467,7 @@ class Bot:
         snippets: Path
         files: dict[str, str]
         notes: list[str]
+        lint: str | None = None  # the SGLang flag check's PR body section
 
     def _cookbook(self) -> Cookbook:
         if self._book is None:
@@ -523,7 +524,14 @@ class Bot:
         notes: list[str] = []
         if result.page_conflict:
             notes.append(f"page section left alone: {result.page_conflict}")
-        return Bot._Generated(snippets, files, notes)
+        # The cookbook clone is an SGLang checkout: each cell's flags are checked against the
+        # SGLang its image pins. Findings go into the PR body; they never stop the publish.
+        from syncer.lint.publish import lint_published
+
+        checked = lint_published([(self._module_path(model), result.text)], book.path)
+        if checked.skipped:
+            self.out.say(f"{model.path}: SGLang flag check skipped: {checked.skipped}")
+        return Bot._Generated(snippets, files, notes, checked.markdown())
 
     def _bot_pulls(self, model: ModelSpec) -> list[Pull]:
         """The bot's PRs for ``model`` (branch and marker), newest first."""
@@ -657,6 +665,7 @@ class Bot:
             "files": sorted(gen.files),
             "provenance": self._provenance(model, pins),
             "notes": gen.notes,
+            "lint": gen.lint,
             "exclusions": self._exclusions(model),
         }
         return fit_body(ctx, review.markdown, self.s.body_limit)
