@@ -140,3 +140,28 @@ def test_refreshing_another_key_keeps_the_script_cells(world: dict[str, Path]) -
     written = world["out"] / "check.jsx"
     written.write_text(result.text, encoding="utf-8")
     assert _cases(written, KEY) == _cases(world["module"], KEY)
+
+
+def test_kept_cells_keep_the_files_they_name(world: dict[str, Path]) -> None:
+    """A kept cell's router may ship a file (a config the script wrote); the regenerated module
+    still carries it, since no rendering produces it again."""
+    import hashlib
+
+    content = "max_payload: 8388608\n"
+    fid = f"nats.conf#{hashlib.sha256(content.encode()).hexdigest()[:8]}"
+    spec = _spec(world["module"])
+    mine = next(c for c in spec.cells if c.config_key == KEY)
+    next(iter(mine.routers.values())).files.append(fid)
+    spec.files[fid] = {"name": "nats.conf", "content": content}
+    _, text, _ = encode_module(spec, path=str(world["module"]))
+    world["module"].write_text(text, encoding="utf-8")
+    result = generate_model(
+        MODEL,
+        config=load_sync_config(world["config"]),
+        inferencex=world["infx"],
+        out_dir=world["out"],
+        check=True,
+    )
+    written = world["out"] / "check.jsx"
+    written.write_text(result.text, encoding="utf-8")
+    assert load_module(written).value["files"][fid] == {"name": "nats.conf", "content": content}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -549,16 +549,30 @@ def _build(
         hardware=[dict(h) for h in model.hardware if h["id"] in used_hw],
         checkpoints=_checkpoints(cells),
         kv_mooncake=donors.mooncake,
-        files=_files(model, get),
+        files=_files(model, get, scripts, old),
         cells=cells,
     )
     return spec, kept
 
 
-def _files(model: ModelSpec, get: Any) -> dict[str, dict[str, str]]:
-    """Every config file a rendered router ships (e.g. srt-slurm's nats.conf), by file id."""
+def _files(
+    model: ModelSpec, get: Any, kept: Collection[str] = (), old: ModuleSpec | None = None
+) -> dict[str, dict[str, str]]:
+    """Every config file a rendered router ships (e.g. srt-slurm's nats.conf), by file id; the
+    cells kept from the existing module (``kept`` configs) keep the files they name."""
     out: dict[str, dict[str, str]] = {}
+    if old is not None:
+        named = {
+            fid
+            for cell in old.cells
+            if cell.config_key in kept
+            for router in cell.routers.values()
+            for fid in router.files
+        }
+        out.update({fid: dict(old.files[fid]) for fid in sorted(named) if fid in old.files})
     for cfg in model.configs:
+        if cfg.key in kept:
+            continue
         for point in get(cfg.key).points:
             for files in point.files.values():
                 for fid, spec in files.items():
