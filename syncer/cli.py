@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("syncer.commands.generate", "Generate cookbook data modules and page sections."),
     "reencode": ("syncer.commands.generate", "Re-encode a module in the newest format."),
     "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
+    "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
     "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
 }
 

@@ -68,6 +68,11 @@ from syncer.wording import count
     help="Write nothing; print the reviewer diff of each module that would change; "
     "exit 1 if any output would change.",
 )
+@click.option(
+    "--sglang",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="SGLang checkout for the flag check (default: --pages, when it is one).",
+)
 def generate_command(
     model: str | None,
     all_models: bool,
@@ -80,10 +85,14 @@ def generate_command(
     today: str | None,
     only: str | None,
     check: bool,
+    sglang: Path | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
     from syncer.cookbook.generate import generate_model, write_result
+    from syncer.lint.publish import generate_checkout, print_generated
     from syncer.syncconfig import load_sync_config
+
+    checkout = generate_checkout(sglang, None if no_page else pages_dir)
 
     if bool(model) == all_models:
         raise SyncError("give a MODEL (org/model path or display name) or --all")
@@ -121,6 +130,14 @@ def generate_command(
             f"{term_text(result.path)}: {verb} "
             f"({count(result.cells, 'cell')}, {count(result.cases, 'case')} decoded back identical)"
         )
+        for kept in result.kept:
+            click.echo(
+                f"{term_text(result.path)}: kept {count(len(kept.cells), 'cell')} of "
+                f"{term_text(kept.key)} as they were, without re-deriving them: launched by a "
+                f"bash script ({term_text(kept.script)}); check them against a run with "
+                f"`sync verify {term_text(kept.key)} --run RUN` "
+                f"({', '.join(term_text(c) for c in kept.cells)})"
+            )
         if check and result.changed:
             # The gate says what drifted, not only that something did: the reviewer diff of the
             # commands (what `sync diff` shows) between the module on disk and the generated one.
@@ -135,6 +152,8 @@ def generate_command(
                 )
                 click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))
+    # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
+    print_generated([(str(r.path), r.text) for r in results], checkout)
     return 1 if drift else 0
 
 

@@ -70,18 +70,21 @@ def _short(source: str) -> str:
 def _rows(result: VerifyResult) -> list[dict[str, Any]]:
     """Every failing entry, launch problem and ambiguity as a table row."""
     rows: list[dict[str, Any]] = []
+    script = result.launched_by is not None
     for p in result.points:
         if not p.logs:
             rows.append(
                 _row(
                     p,
-                    "recipe vs log",
+                    "cookbook vs log" if script else "recipe vs log",
                     "(point)",
                     "log",
                     "no log",
                     None,
                     None,
-                    "no sweep log of the run belongs to this point",
+                    "no result directory of the run belongs to this point"
+                    if script
+                    else "no sweep log of the run belongs to this point",
                 )
             )
         for lc in p.logs:
@@ -172,6 +175,7 @@ def _point_rows(result: VerifyResult, rows: list[dict[str, Any]]) -> list[dict[s
                 "verdict": p.verdict,
                 "verdict_text": VERDICT_TEXT[p.verdict],
                 "problems": sum(1 for r in rows if r["point"] == p.index),
+                "unverified": list(p.unverified),
             }
         )
     return out
@@ -186,6 +190,7 @@ def _sources(result: VerifyResult) -> dict[str, Any]:
         "cookbook": result.cookbook,
         "srt_slurm": shas,
         "srt_version": result.srt_version,
+        "launched_by": result.launched_by,
         "versions": data.versions(),
     }
 
@@ -193,10 +198,12 @@ def _sources(result: VerifyResult) -> dict[str, Any]:
 def _notes(result: VerifyResult) -> list[str]:
     notes: list[str] = list(result.notes)
     a = result.assignment
+    what = "result directory" if result.launched_by is not None else "log"
     for u in a.unmatched:
-        notes.append(f"log {u.sweep.source} (job {u.sweep.job_id or '?'}) not used: {u.reason}")
+        job = f" (job {u.sweep.job_id or '?'})" if result.launched_by is None else ""
+        notes.append(f"{what} {u.sweep.source}{job} not used: {u.reason}")
     for s in a.evals:
-        notes.append(f"eval job log {s.source} set aside (evals are not the launch to mirror)")
+        notes.append(f"eval job {what} {s.source} set aside (evals are not the launch to mirror)")
     skipped = result.run_data.skipped
     for s in skipped[:MAX_SKIPPED_NOTES]:
         notes.append(f"{_skipped_entry(result.run, s.name)} skipped: {s.reason}")
@@ -233,6 +240,7 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
                 "override": p.override,
                 "submitted": p.submitted,
                 "verdict": p.verdict,
+                "not_verifiable": list(p.unverified),
                 "logs": [
                     {
                         "source": lc.source,
@@ -258,6 +266,7 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "config": result.key,
+        "launched_by": result.launched_by,
         "verdict": result.verdict,
         "exit_code": result.exit_code,
         "verdicts": result.verdicts(),
@@ -285,6 +294,7 @@ def _context(result: VerifyResult, rows: list[dict[str, Any]]) -> dict[str, Any]
         "verdict": result.verdict,
         "verdicts": verdicts,
         "verdict_text": VERDICT_TEXT,
+        "launched_by": result.launched_by,
         "total": len(result.points),
         "agreeing": verdicts.get("agree", 0),
         "counts": [(STATUS_TEXT.get(k, k), n) for k, n in result.counts().items()],

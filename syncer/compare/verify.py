@@ -19,7 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer.compare.diff import Comparison, ExclusionLookup, ExclusionRef, compare_blocks
+from syncer.compare.diff import (
+    SERVICE_KINDS,
+    UNLOGGED_KINDS,
+    Comparison,
+    ExclusionLookup,
+    ExclusionRef,
+    compare_blocks,
+)
 from syncer.errors import SyncError
 from syncer.model import Block
 from syncer.runs.collect import RunData, read_run
@@ -70,6 +77,8 @@ class PointResult:
     submitted: str
     logs: list[LogCheck] = field(default_factory=list)
     cookbook: CookbookCheck | None = None
+    # What no log shows, listed per point as "not logged: cannot verify" (script-era keys).
+    unverified: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -110,6 +119,7 @@ class VerifyResult:
     assignment: Assignment
     srt_version: str
     notes: list[str] = field(default_factory=list)
+    launched_by: str | None = None  # the bash script(s) of a script-launched key
 
     @property
     def exit_code(self) -> int:
@@ -234,8 +244,8 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
 
 
 def _policy_lookup(policy: Any) -> ExclusionLookup:
-    def lookup(kind: str, fld: str, name: str) -> ExclusionRef | None:
-        found = policy.exclusion(kind, fld, name)
+    def lookup(kind: str, fld: str, name: str, value: str | None = None) -> ExclusionRef | None:
+        found = policy.exclusion(kind, fld, name, value)
         return ExclusionRef(found.name, found.reason) if found is not None else None
 
     return lookup
@@ -313,6 +323,12 @@ def _log_check(
 ) -> LogCheck:
     """One sweep log against the raw blocks the recipe renders to, placement normalised."""
     launch = build_launch(sweep, _expected_env(raw))
+    # A log of the services layer names every service it started: one it lacks is missing.
+    unlogged = (
+        tuple(k for k in UNLOGGED_KINDS if k not in SERVICE_KINDS)
+        if sweep.services
+        else UNLOGGED_KINDS
+    )
     comp = compare_blocks(
         raw,
         launch.blocks,
@@ -322,6 +338,7 @@ def _log_check(
         exclusion=lookup,
         placement=True,
         right_logged=True,
+        unlogged_kinds=unlogged,
     )
     return LogCheck(
         sweep.source,
@@ -344,9 +361,18 @@ def verify_config(
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
     (:mod:`syncer.selection`, the rule ``sync render`` follows too)."""
+    from syncer.inferencex.master import load_master
     from syncer.inferencex.policy import load_policy
     from syncer.inferencex.render import render_config
+    from syncer.inferencex.scripts import script_launch
 
+    launch = script_launch(load_master(inferencex), key)
+    if launch is not None:
+        from syncer.compare.verify_scripts import verify_script_config
+
+        return verify_script_config(  # type: ignore[no-any-return]
+            key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
+        )
     root = project_root()
     rendered = render_config(inferencex, key)
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)

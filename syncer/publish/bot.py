@@ -495,6 +495,7 @@ class Bot:
         snippets: Path
         files: dict[str, str]
         notes: list[str]
+        lint: str | None = None  # the SGLang flag check's PR body section
 
     def _cookbook(self) -> Cookbook:
         if self._book is None:
@@ -551,7 +552,14 @@ class Bot:
         notes: list[str] = []
         if result.page_conflict:
             notes.append(f"page section left alone: {result.page_conflict}")
-        return Bot._Generated(snippets, files, notes)
+        # The cookbook clone is an SGLang checkout: each cell's flags are checked against the
+        # SGLang its image pins. Findings go into the PR body; they never stop the publish.
+        from syncer.lint.publish import lint_published
+
+        checked = lint_published([(self._module_path(model), result.text)], book.path)
+        if checked.skipped:
+            self.out.say(f"{model.path}: SGLang flag check skipped: {checked.skipped}")
+        return Bot._Generated(snippets, files, notes, checked.markdown())
 
     def _bot_pulls(self, model: ModelSpec) -> list[Pull]:
         """The bot's PRs for ``model`` (branch and marker), newest first."""
@@ -691,6 +699,7 @@ class Bot:
             "files": sorted(gen.files),
             "provenance": self._provenance(model, pins),
             "notes": gen.notes,
+            "lint": gen.lint,
             "exclusions": self._exclusions(model),
         }
         return fit_body(ctx, review.markdown, self.s.body_limit)
@@ -753,10 +762,13 @@ class Bot:
                 for blocks in p.raw.values():
                     for block in blocks:
                         kind = block.get("kind", "")
-                        names = [("flag", a[0]) for a in block.get("args", [])]
-                        names += [("env", k) for k in block.get("env", {})]
-                        for fld, name in names:
-                            ex = policy.exclusion(kind, fld, name)
+                        names = [
+                            ("flag", a[0], a[1] if len(a) > 1 else None)
+                            for a in block.get("args", [])
+                        ]
+                        names += [("env", k, v) for k, v in block.get("env", {}).items()]
+                        for fld, name, value in names:
+                            ex = policy.exclusion(kind, fld, name, value)
                             if ex is not None:
                                 used.setdefault(ex.name, ex)
         return [used[k] for k in sorted(used)]

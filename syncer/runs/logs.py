@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from syncer.errors import SyncError
+from syncer.model import group_argv
 from syncer.untrusted import ANSI_ESCAPE, clip
 
 CHUNK = 1 << 20
@@ -62,6 +63,11 @@ _FRONTEND = re.compile(
     r"^Starting (?P<type>dynamo frontend|[A-Za-z][\w.-]*) (?P<index>[0-9]+) on "
     r"(?P<node>[^\s:]+)(?::? ?$|: (?P<argv>.*)$)"
 )
+# 2.x services layer: one line per instance, argv after templating (real addresses).
+_SERVICE = re.compile(
+    r"^Starting service (?P<name>\S+) \((?P<type>[A-Za-z][\w-]*)\) on (?P<node>[^\s:]+)"
+    r"(?: for \S+ worker [0-9]+)?: (?P<argv>.*)$"
+)
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 _MODES = {"aggregated": "agg"}
 
@@ -80,6 +86,7 @@ class LoggedProcess:
     env_line: int | None = None
     argv: list[str] | None = None
     log: str | None = None
+    service: str | None = None  # the service's name, for ``Starting service`` lines
 
     @property
     def split(self) -> tuple[list[str], str, list[list[str]]]:
@@ -114,7 +121,12 @@ class SweepLog:
 
     @property
     def frontends(self) -> list[LoggedProcess]:
-        return [p for p in self.processes if p.kind != "worker"]
+        return [p for p in self.processes if p.kind != "worker" and p.service is None]
+
+    @property
+    def services(self) -> list[LoggedProcess]:
+        """Service instances (``Starting service <name> (<type>) on <node>: <argv>``)."""
+        return [p for p in self.processes if p.service is not None]
 
 
 def split_command(argv: list[str]) -> tuple[list[str], str, list[list[str]]]:
@@ -136,16 +148,7 @@ def split_command(argv: list[str]) -> tuple[list[str], str, list[list[str]]]:
 
 
 def parse_args(tokens: list[str]) -> list[list[str]]:
-    args: list[list[str]] = []
-    for tok in tokens:
-        if tok.startswith("--") and len(tok) > 2:
-            flag, eq, value = tok.partition("=")
-            args.append([flag, value] if eq else [flag])
-        elif args:
-            args[-1].append(tok)
-        else:
-            args.append([tok])
-    return args
+    return group_argv(tokens)
 
 
 def _strip(line: str) -> tuple[bool, str]:
@@ -247,6 +250,21 @@ class _Parser:
         return int(text)
 
     def _starting(self, lineno: int, msg: str) -> None:
+        svc = _SERVICE.match(msg)
+        if svc:
+            name = svc.group("name")
+            proc = LoggedProcess(
+                svc.group("type"),
+                sum(p.service == name for p in self.log.processes),
+                svc.group("node"),
+                lineno,
+                service=name,
+            )
+            self._close_worker(lineno)
+            self.current = None
+            self.log.processes.append(proc)
+            self._command(proc, lineno, svc.group("argv"))
+            return
         m = _WORKER.match(msg)
         if m:
             self._close_worker(lineno)
