@@ -40,3 +40,14 @@ def test_terminal_and_piped_consoles() -> None:
     # Options still reach rich, and a terminal keeps its own width.
     shown = report_console(io.StringIO(), force_terminal=True, width=70)
     assert shown.is_terminal and shown.width == 70 and not shown.soft_wrap
+
+
+def test_every_report_console_comes_from_syncer_console() -> None:
+    """A Console made elsewhere would wrap at 80 columns on a pipe again."""
+    root = Path(__file__).resolve().parent.parent / "syncer"
+    makers = sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if "Console(" in p.read_text(encoding="utf-8")
+    )
+    assert makers == ["console.py", "progress.py"]  # progress: stderr, only on a terminal

@@ -85,9 +85,9 @@ def lint_command(
     elif fmt == "markdown":
         sys.stdout.write(result.markdown())
     else:
-        from rich.console import Console
+        from syncer.console import report_console
 
-        result.text(Console(soft_wrap=True, highlight=False))
+        result.text(report_console(soft_wrap=True))
     return result.exit_code
 
 

@@ -104,6 +104,6 @@ def print_generated(modules: list[tuple[str, str]], checkout: Path | None) -> No
 
         click.echo(f"SGLang flag check not run: {term_text(outcome.error)}", err=True)
         return
-    from rich.console import Console
+    from syncer.console import report_console
 
-    outcome.result.text(Console(soft_wrap=True, highlight=False))
+    outcome.result.text(report_console(soft_wrap=True))
