@@ -114,3 +114,15 @@ def test_terminal_stderr_shows_progress() -> None:
     assert f"rendering {KEY}".encode() in shown
     assert b"points" in shown
     assert b"rendering" not in proc.stdout  # the commands on stdout stay clean
+
+
+def test_a_large_module_off_the_generator_layout_shows_its_parse(monkeypatch) -> None:
+    from syncer.cookbook import jsmodule
+
+    monkeypatch.setattr(jsmodule, "PARSE_PROGRESS_CHARS", 0)
+    text = "// hand-written\nexport const agentx = { cells: [1, 2, 3] }\n"  # esprima's path
+    buf = io.StringIO()
+    with progress.use_console(terminal(buf)):
+        module = jsmodule.parse_module(text, "big.jsx")
+    assert module.value == {"cells": [1, 2, 3]}
+    assert "parsing big.jsx (0.0 MiB)" in buf.getvalue()

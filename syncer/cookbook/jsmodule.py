@@ -150,12 +150,16 @@ def _parse_esprima(text: str, path: str) -> JsModule:
     return JsModule(header=header, name=declarator.id.name, value=value)
 
 
+# esprima parses roughly 0.1-0.3 MiB a second: past this size a module takes seconds.
+PARSE_PROGRESS_CHARS = 1 << 20
+
+
 def _parsing(text: str, path: str) -> AbstractContextManager[object]:
     from syncer import progress
 
-    if len(text) < progress.MIN_BYTES:
+    if len(text) < PARSE_PROGRESS_CHARS:
         return nullcontext()
-    return progress.task(f"parsing {path} ({len(text) >> 20} MiB)", None)
+    return progress.task(f"parsing {path} ({len(text) / (1 << 20):.1f} MiB)", None)
 
 
 def _looks_truncated(text: str, error_line: int) -> bool:
