@@ -161,3 +161,29 @@ def test_missing_and_broken_files(tmp_path: Path) -> None:
     with pytest.raises(SyncError) as err:
         load_sync_config(bad)
     assert err.value.line is not None
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        # YAML 1.1 reads yes as a boolean and an unquoted date as a date: the error shows the
+        # text as written and what YAML made of it, not Python's True or datetime.date(...).
+        (
+            "main: 0123456789abcdef0123456789abcdef01234567",
+            "main: yes",
+            "inferencex.main: expected a string, got yes (a boolean)",
+        ),
+        (
+            "main: 0123456789abcdef0123456789abcdef01234567",
+            "main: 2026-10-13",
+            "inferencex.main: expected a string, got 2026-10-13 (a date)",
+        ),
+        ("models:\n", "models:\n  - on: x\n", "keys must be strings, got on (a boolean)"),
+    ],
+)
+def test_yaml_scalars_are_shown_as_written(old: str, new: str, message: str) -> None:
+    text = GOOD.replace(old, new, 1)
+    assert text != GOOD
+    with pytest.raises(SyncError) as err:
+        parse_sync_config(text)
+    assert err.value.message.endswith(message), err.value.message
