@@ -564,14 +564,20 @@ class _Variants:
         return self.probes[name]
 
     def candidates(self, entry: ConfigEntry, job: Job, spath: str) -> list[str]:
-        """Variants whose parallel shape is the row's (the part of :func:`_mismatches` that
-        does not depend on the concurrency), found through an index built once."""
+        """Variants whose parallel shape is the row's and whose own CONC (if any) is the job's:
+        the part of :func:`_mismatches` a dictionary answers, from an index built once."""
         if self.index is None:
             self.index = {}
-            for name in self.variants:
+            for name, variant in self.variants.items():
                 signature = _signature(self.probe(name, entry, job.row, job, spath))
-                self.index.setdefault(signature, []).append(name)
-        return self.index.get(_row_signature(entry, job.row), [])
+                conc = ((variant.get("benchmark") or {}).get("env") or {}).get("CONC")
+                key = (*signature, None if conc is None else str(conc))
+                self.index.setdefault(key, []).append(name)
+        signature = _row_signature(entry, job.row)
+        return [
+            *self.index.get((*signature, str(job.concs[0])), []),
+            *self.index.get((*signature, None), []),
+        ]
 
 
 def _signature(recipe: Recipe) -> tuple[Any, ...]:
