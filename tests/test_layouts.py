@@ -423,3 +423,49 @@ def test_a_recipe_the_tree_does_not_hold_is_absent(tmp_path: Path) -> None:
     root = old_checkout(tmp_path, settings=("CONFIG_FILE=recipes/upstream/only.yaml",))
     with pytest.raises(RecipeAbsent, match=r"'upstream/only\.yaml' of row 0 is absent"):
         render_config(root, KEY)
+
+
+def _move_to_new_layout(root: Path) -> Path:
+    """The same checkout after the move under ``inferencex-e2e/`` (the newer launcher)."""
+    new = root / "inferencex-e2e"
+    new.mkdir()
+    for part in ("configs", "benchmarks"):
+        (root / part).rename(new / part)
+    return root
+
+
+def test_the_newer_launcher_derives_acceptance_without_any_row_setting(tmp_path: Path) -> None:
+    """Same row, same recipe, after the move under inferencex-e2e/: the launcher there adds
+    the golden AL for every throughput point, from the curve of the recipe's thinking mode."""
+    root = _move_to_new_layout(old_checkout(tmp_path))
+    _write(
+        root / "inferencex-e2e" / "infx" / "golden_al_distribution" / "m_mtp.yaml",
+        "m:\n  thinking_on: {3: 2.99}\n  thinking_off: {3: 3.27}\n",
+    )
+    rendered = render_config(root, KEY)
+    assert worker_env(rendered)["SGLANG_SIMULATE_ACC_LEN"] == "3.27"
+    assert rendered.points[0].golden_al == "3.27"
+
+
+def test_the_generation_role_sets_the_acceptance_target(tmp_path: Path) -> None:
+    """A prefill worker drafting to another depth does not change the AL: decode's counts."""
+    recipe = DISAGG.replace(
+        "prefill: {tp-size: 8,",
+        "prefill: {tp-size: 8, speculative-algorithm: EAGLE, speculative-num-steps: 1,",
+    ).replace(
+        "decode: {tp-size: 8,",
+        "decode: {tp-size: 8, speculative-algorithm: EAGLE, speculative-num-steps: 3,",
+    )
+    roles = (
+        "    prefill:\n      num-worker: 1\n      tp: 8\n      additional-settings:\n"
+        "      - CONFIG_FILE=recipes/m/agentic/agg.yaml\n"
+        "    decode: {num-worker: 1, tp: 8}\n"
+    )
+    root = _move_to_new_layout(old_checkout(tmp_path, recipe, roles=roles))
+    _write(
+        root / "inferencex-e2e" / "infx" / "golden_al_distribution" / "m_mtp.yaml",
+        "m:\n  thinking_off: {1: 1.8, 3: 3.27}\n",
+    )
+    rendered = render_config(root, KEY)
+    assert rendered.points[0].golden_al == "3.27"
+    assert worker_env(rendered, "prefill")["SGLANG_SIMULATE_ACC_LEN"] == "3.27"

@@ -198,6 +198,13 @@ class ConfigEntry:
     dram_utilization: float | None = None
 
     @property
+    def old_layout(self) -> bool:
+        """The tree keeps configs at its root (before the move under ``inferencex-e2e/``): its
+        runners rewrote recipes themselves (synthetic acceptance only on a row's
+        ``SYNTHETIC_ACCEPTANCE=true``), where the newer launcher derives it for every point."""
+        return self.layout_root.name != "inferencex-e2e"
+
+    @property
     def hardware(self) -> str:
         """Hardware id as the cookbook names it (``gb300``): the key's GPU part by the naming
         convention ``<model>-<precision>-<gpu>-...``, else the runner's cluster label."""

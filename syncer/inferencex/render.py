@@ -252,15 +252,16 @@ def _simulate_env(
     entry: ConfigEntry, recipe: Recipe, row: Row
 ) -> tuple[dict[str, str] | None, str | None]:
     """The golden-acceptance env the launcher adds to every worker, and the AL the point ran
-    with. CONFIG_FILE-era rows are handled by :func:`inject_legacy_acceptance` before the
-    recipe is read: nothing is added here, the AL is whatever the workers' env carries."""
-    if row.config_file_style:
-        lead = _lead_role(recipe)
+    with. In the old layout :func:`inject_legacy_acceptance` did it before the recipe is read:
+    nothing is added here, the AL is whatever the workers' env carries."""
+    # the generation role (decode, else agg) sets the acceptance target: a prefill worker may
+    # draft to another depth, and InferenceX reads the decode worker's parameters
+    lead = recipe.roles.get("decode") or _lead_role(recipe)
+    if entry.old_layout:
         env = {**lead.env, **recipe.environment}
         return None, env.get("SGLANG_SIMULATE_ACC_LEN")
     if row.spec_decoding == "none":
         return None, None
-    lead = _lead_role(recipe)
     algo = _arg(lead.args, _SPEC_ALGO)
     if algo is None:
         return None, None
@@ -294,7 +295,7 @@ LEGACY_SIMULATE_ENV_MODES = ("aggregated", "prefill", "decode")
 def inject_legacy_acceptance(
     variant: dict[str, Any], entry: ConfigEntry, row: Row, plain: bool, path: str
 ) -> dict[str, Any]:
-    """Synthetic acceptance of the CONFIG_FILE era: the runner rewrote the recipe file only
+    """Synthetic acceptance of the old layout: the runner rewrote the recipe file only
     when the row says ``SYNTHETIC_ACCEPTANCE=true``, adding the three SGLANG_SIMULATE_ACC_*
     variables to each schema-1 ``backend.<mode>_environment`` block written at the file's top
     level. The row's ``SYNTHETIC_ACCEPTANCE_LENGTH`` wins; without it the era's reference
@@ -634,7 +635,7 @@ def _variant_for_job(
             )
         name, variant = next(iter(variants.items()))
         bound = bind(variant, entry, row, job.concs)
-        if row.config_file_style:
+        if entry.old_layout:
             bound = inject_legacy_acceptance(bound, entry, row, name == "", spath)
         recipe = normalise(bound, path=spath, selector=name)
         if entry.multinode:
@@ -672,6 +673,8 @@ def _variant_for_job(
         )
     name = matches[0]
     bound = bind(variants[name], entry, row, job.concs)
+    if entry.old_layout:
+        bound = inject_legacy_acceptance(bound, entry, row, name == "", spath)
     return name, bound, normalise(bound, path=spath, selector=name)
 
 
