@@ -469,3 +469,31 @@ def test_the_generation_role_sets_the_acceptance_target(tmp_path: Path) -> None:
     rendered = render_config(root, KEY)
     assert rendered.points[0].golden_al == "3.27"
     assert worker_env(rendered, "prefill")["SGLANG_SIMULATE_ACC_LEN"] == "3.27"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("pcp-size", '"8"'), ("tp", "0"), ("num-worker", "-1")]
+)
+def test_role_spec_values_of_the_wrong_type_are_bad_input(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    fields = {"num-worker": "1", "tp": "8", field: value}
+    roles = (
+        "    prefill:\n"
+        + "".join(f"      {k}: {v}\n" for k, v in fields.items())
+        + "      additional-settings:\n      - CONFIG_FILE=recipes/m/agentic/agg.yaml\n"
+        "    decode: {num-worker: 0, tp: 8}\n"
+    )
+    with pytest.raises(SyncError, match=f"prefill: {field} must be an integer"):
+        load_master(old_checkout(tmp_path, roles=roles)).entry(KEY)
+
+
+def test_a_step_count_that_is_not_a_number_is_bad_input(tmp_path: Path) -> None:
+    recipe = AGG.replace("speculative-num-steps: 3", "speculative-num-steps: three")
+    root = old_checkout(
+        tmp_path,
+        recipe,
+        settings=("SYNTHETIC_ACCEPTANCE=true", "CONFIG_FILE=recipes/m/agentic/agg.yaml"),
+    )
+    with pytest.raises(SyncError, match="speculative-num-steps must be an integer"):
+        render_config(root, KEY)

@@ -128,13 +128,23 @@ class RoleSpec:
             raise SyncError(
                 f"{where}: unknown key {key!r}; closest keys: {_closest(key, ROLE_KEYS)}", path=path
             )
+        for name in ("num-worker", "tp", "ep", "pp", "pcp-size", "dcp-size"):
+            value = raw.get(name)
+            least = 0 if name == "num-worker" else 1  # aggregated rows say decode: 0 workers
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < least
+            ):
+                raise SyncError(
+                    f"{where}: {name} must be an integer of at least {least}, got {value!r}",
+                    path=path,
+                )
         return cls(
-            num_worker=int(raw.get("num-worker", 1)),
-            tp=int(raw.get("tp", 1)),
-            ep=int(raw.get("ep", 1)),
+            num_worker=raw.get("num-worker", 1),
+            tp=raw.get("tp", 1),
+            ep=raw.get("ep", 1),
             dp_attn=bool(raw.get("dp-attn", False)),
-            pp=int(raw.get("pp", 1)),
-            pcp=int(raw.get("pcp-size", 1)),
+            pp=raw.get("pp", 1),
+            pcp=raw.get("pcp-size", 1),
         )
 
 
@@ -535,7 +545,8 @@ def _settings(raw: dict[str, Any]) -> dict[str, str]:
     for block in blocks:
         if not isinstance(block, dict):
             continue
-        for setting in block.get("additional-settings") or []:
+        listed = block.get("additional-settings")
+        for setting in listed if isinstance(listed, list) else []:
             if isinstance(setting, str) and "=" in setting:
                 name, _, value = setting.partition("=")
                 out[name.strip()] = value

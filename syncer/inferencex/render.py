@@ -346,7 +346,14 @@ def legacy_acceptance_length(
             if isinstance(args, dict) and args.get("speculative-num-steps") is not None:
                 steps = args["speculative-num-steps"]
                 break
-        explicit = master_mod.legacy_reference_al(entry, int(steps) if steps else 2)
+        if steps is None:
+            steps = 2  # the injector's default when the recipe names no step count
+        if isinstance(steps, bool) or not str(steps).isdigit():
+            raise SyncError(
+                f"{entry.key}: speculative-num-steps must be an integer, got {steps!r}",
+                path=path,
+            )
+        explicit = master_mod.legacy_reference_al(entry, int(steps))
     try:
         return f"{float(explicit):g}"
     except ValueError:
