@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from syncer.errors import SyncError
-from syncer.inferencex.master import LaunchedByScript, NotSGLang, RecipeAbsent, load_master
+from syncer.inferencex.master import NotSGLang, RecipeAbsent, load_master
 from syncer.inferencex.render import render_config
 
 KEY = "m-fp8-h200-dynamo-sglang-agentic"
@@ -415,7 +415,7 @@ def test_a_key_that_is_not_sglang_is_refused_first(tmp_path: Path) -> None:
 def test_a_key_without_any_recipe_is_launched_by_a_bash_script(tmp_path: Path) -> None:
     roles = "    prefill: {num-worker: 1, tp: 8, additional-settings: [PREFILL_NODES=1]}\n"
     root = old_checkout(tmp_path, framework="sglang-disagg", roles=roles)
-    with pytest.raises(LaunchedByScript, match="launched by a bash script"):
+    with pytest.raises(SyncError, match="launched by a bash script"):
         render_config(root, KEY)
 
 

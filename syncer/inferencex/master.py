@@ -278,6 +278,21 @@ class Master:
     def keys(self) -> list[str]:
         return list(self.data)
 
+    def check_sglang(self, key: str) -> None:
+        """Refuse a key whose framework runs no SGLang worker. Callers check it before any
+        other refusal: nothing of a vLLM, TRT-LLM or ATOM key is rendered, so its other
+        problems (rows, scripts, recipes) are not this tool's to report."""
+        if key not in self.data:
+            return
+        raw, path = self.data[key]
+        framework = raw.get("framework")
+        if isinstance(framework, str) and not is_sglang(framework):
+            raise NotSGLang(
+                f"{key}: framework {framework!r} is not SGLang (only SGLang workers are rendered)",
+                path=path,
+                line=yamlsafe.key_line(path, [key, "framework"]),
+            )
+
     def entry(self, key: str) -> ConfigEntry:
         if key not in self.data:
             close = difflib.get_close_matches(key, list(self.data), n=5, cutoff=0.6)
@@ -288,15 +303,7 @@ class Master:
                 f"unknown config key {key!r}{hint}", path=", ".join(str(f) for f in self.files)
             )
         raw, path = self.data[key]
-        framework = raw.get("framework")
-        if isinstance(framework, str) and not is_sglang(framework):
-            # refused before anything else in the entry is read: nothing of a vLLM, TRT-LLM or
-            # ATOM key is rendered, so its other problems are not ours to report
-            raise NotSGLang(
-                f"{key}: framework {framework!r} is not SGLang (only SGLang workers are rendered)",
-                path=path,
-                line=yamlsafe.key_line(path, [key, "framework"]),
-            )
+        self.check_sglang(key)
         return parse_entry(key, raw, path, self.layout_root)
 
 

@@ -525,6 +525,7 @@ def render_config(
     recipe's duplicate YAML keys) are logged and kept on the result."""
     root = Path(inferencex_dir) if inferencex_dir is not None else BUNDLED_EXAMPLE
     master = master_mod.load_master(root)
+    master.check_sglang(key)  # the first reason given, before any other refusal
     entry = master.entry(key)
     policy = policy or load_policy()
     warnings: list[str] = []
