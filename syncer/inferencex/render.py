@@ -636,8 +636,13 @@ def _variant_for_job(
     variants = found.variants
     if row.selector is not None or entry.multinode:
         if len(variants) != 1:
+            named = (
+                f"selector {row.selector!r}"
+                if row.selector is not None
+                else "a row without a selector (one configuration per file)"
+            )
             raise SyncError(
-                f"{where}: selector {row.selector!r} yields {len(variants)} variants "
+                f"{where}: {named} yields {len(variants)} variants "
                 f"({', '.join(variants)}); expected exactly one",
                 path=spath,
             )
