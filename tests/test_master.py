@@ -162,7 +162,9 @@ def test_unknown_entry_and_row_keys_name_the_closest(tmp_path: Path) -> None:
         master.entry("r")
 
 
-def test_multinode_row_without_a_selector_is_refused(tmp_path: Path) -> None:
+def test_multinode_row_without_a_selector_names_a_plain_recipe(tmp_path: Path) -> None:
+    """A row without a selector names a recipe file that is one configuration (old-layout
+    CONFIG_FILE rows); a bundle named that way is refused where the file is read."""
     _write(
         tmp_path / "inferencex-e2e" / "configs" / "nvidia-master.yaml",
         """\
@@ -174,8 +176,8 @@ def test_multinode_row_without_a_selector_is_refused(tmp_path: Path) -> None:
           scenarios: {agentic-coding: [{search-space: [{conc-list: [1], srt-recipe: a.yaml}]}]}
         """,
     )
-    with pytest.raises(SyncError, match="must name its variant"):
-        load_master(tmp_path).entry("k")
+    (row,) = load_master(tmp_path).entry("k").rows
+    assert (row.recipe, row.selector) == ("a.yaml", None)
 
 
 def test_master_yaml_errors_name_file_and_line(tmp_path: Path) -> None:

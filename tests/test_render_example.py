@@ -292,15 +292,15 @@ def test_cli_yaml_error_is_one_line_with_file_and_line(tmp_path: Path) -> None:
     root = _checkout(
         tmp_path,
         "- {tp: 2, conc-list: [1], srt-recipe: r.yaml}",
-        textwrap.dedent(RECIPE) + "base: {}\n",
+        textwrap.dedent(RECIPE) + "extra: [1, 2\n",
     )
     out = _sync("render", "k", "--inferencex", str(root))
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1
     assert (
         out.stderr.startswith("error: ")
-        and "r.yaml:15:1: " in out.stderr
-        and "duplicate key 'base'" in out.stderr
+        and "r.yaml:16:1: " in out.stderr
+        and "YAML syntax error" in out.stderr
     )
 
 

@@ -10,12 +10,18 @@ Two measurements, each against a reference run in the same process:
 * ``render``: ``render_config`` of every bundled example config (both routers, raw and cookbook
   form) against ``safe_load`` of the files it reads (master, recipes, shared block, golden AL),
   i.e. against the minimum any renderer has to do.
+* ``scale``: the bundled single-node config (7 points, one recipe variant each) against the
+  same config grown to ``--scale`` times the points (default 16: 112 points, 112 variants,
+  every row's concurrencies and every variant copied with its own CONC). Rendering reads the
+  whole recipe for every point, so the cost per point stays flat only if each variant is read
+  once: the ratio of the per-point costs is the figure (target 1.2 or less).
 
 Medians over ``--runs`` (default 9).
 """
 
 from __future__ import annotations
 
+import shutil
 import statistics
 import sys
 import tempfile
@@ -59,6 +65,56 @@ def _big_master(tmp: Path) -> Path:
     return tmp
 
 
+DSPARK = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+RECIPE = "benchmarks/single_node/srt-slurm-recipes/dsv41flash/sglang/gb300-fp4-mtp/agentic.yaml"
+
+
+def scaled_checkout(target: Path, scale: int) -> Path:
+    """The bundled example with the dspark config grown ``scale`` times: copy ``i`` of every
+    row measures ``conc + 1000 * i`` and copy ``i`` of every variant carries that CONC, so each
+    point still matches exactly one variant."""
+    shutil.copytree(EXAMPLE, target)
+    layout = target / "inferencex-e2e"
+    master_path = layout / "configs" / "nvidia-master.yaml"
+    master = yaml.load(master_path.read_text(encoding="utf-8"), Loader=LOADER)
+    block = master[DSPARK]["scenarios"]["agentic-coding"][0]
+    block["search-space"] = [
+        {**row, "conc-list": [c + 1000 * i for c in row["conc-list"]]}
+        for i in range(scale)
+        for row in block["search-space"]
+    ]
+    master_path.write_text(yaml.safe_dump(master, sort_keys=False), encoding="utf-8")
+    recipe_path = layout / RECIPE
+    recipe = yaml.load(recipe_path.read_text(encoding="utf-8"), Loader=LOADER)
+    grown = {k: v for k, v in recipe.items() if not k.startswith("override_")}
+    for i in range(scale):
+        for name, section in recipe.items():
+            if not name.startswith("override_"):
+                continue
+            copy = dict(section)
+            bench = dict(copy.get("benchmark") or {})
+            env = dict(bench.get("env") or {})
+            env["CONC"] = str(int(env["CONC"]) + 1000 * i)
+            copy["benchmark"] = {**bench, "env": env}
+            grown[f"{name}_x{i}"] = copy
+    recipe_path.write_text(yaml.safe_dump(grown, sort_keys=False), encoding="utf-8")
+    return target
+
+
+def scale_figures(scale: int, runs: int) -> tuple[int, float, int, float]:
+    """(points, seconds) of rendering the dspark config at 1x and at ``scale`` x."""
+    from syncer.inferencex.render import render_config
+
+    out: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for factor in (1, scale):
+            root = scaled_checkout(Path(tmp) / f"x{factor}", factor)
+            points = len(render_config(root, DSPARK).points)
+            out += [points, _median(lambda root=root: render_config(root, DSPARK), runs)]
+    small_points, small, big_points, big = out
+    return int(small_points), small, int(big_points), big
+
+
 def main(argv: list[str]) -> int:
     import argparse
 
@@ -67,6 +123,7 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m syncer.bench render")
     parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--scale", type=int, default=16)
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -94,6 +151,14 @@ def main(argv: list[str]) -> int:
     print(
         f"render: {len(configs)} configs, {points} points: render_config {ours * 1e3:.1f} ms, "
         f"C safe_load of {len(files)} input files {ref * 1e3:.1f} ms, ratio {ours / ref:.2f}x"
+    )
+
+    small_points, small, big_points, big = scale_figures(args.scale, args.runs)
+    per_small, per_big = small / small_points, big / big_points
+    print(
+        f"scale: {small_points} points {small * 1e3:.1f} ms ({per_small * 1e3:.2f} ms/point), "
+        f"{big_points} points {big * 1e3:.1f} ms ({per_big * 1e3:.2f} ms/point), "
+        f"per-point ratio {per_big / per_small:.2f}x (target <= 1.2)"
     )
     return 0
 

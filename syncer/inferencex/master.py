@@ -32,7 +32,17 @@ ENTRY_KEYS = {
     "scenarios",
     "kv-p2p-transfer",
 }
-BLOCK_KEYS = {"dram-utilization", "isl", "osl", "search-space", "trace-source", "require-power"}
+# `duration` is the agentic block's old run-length key (seconds); the job length is not part
+# of a launch command, so it is accepted and ignored.
+BLOCK_KEYS = {
+    "dram-utilization",
+    "duration",
+    "isl",
+    "osl",
+    "search-space",
+    "trace-source",
+    "require-power",
+}
 ROW_KEYS = {
     "tp",
     "ep",
@@ -72,6 +82,26 @@ ROLE_KEYS = {
 AGENTIC = "agentic-coding"
 
 
+class NotSGLang(SyncError):
+    """The config key's framework runs no SGLang worker: nothing here renders it."""
+
+
+class LaunchedByScript(SyncError):
+    """No search-space row names an srt-slurm recipe: InferenceX launches the key from a bash
+    script (the old single-node AgentX arms, the AMD multi-node disagg scripts)."""
+
+
+class RecipeAbsent(SyncError):
+    """A row names a recipe file the checkout does not hold (it lives only upstream, in the
+    srt-slurm checkout the runner clones)."""
+
+
+def is_sglang(framework: str) -> bool:
+    """Whether a master ``framework`` runs SGLang workers: ``sglang``, ``dynamo-sglang``,
+    ``sglang-disagg`` (the engine behind a ``dynamo-*`` framework decides)."""
+    return "sglang" in framework.split("-")
+
+
 def _closest(word: str, choices: set[str] | list[str], n: int = 3) -> str:
     close = difflib.get_close_matches(word, sorted(choices), n=n, cutoff=0.5)
     return ", ".join(close) if close else "-"
@@ -79,13 +109,16 @@ def _closest(word: str, choices: set[str] | list[str], n: int = 3) -> str:
 
 @dataclass
 class RoleSpec:
-    """The parallel shape a multi-node row declares for one role."""
+    """The parallel shape a multi-node row declares for one role. A worker's GPUs are
+    ``tp * pp * pcp`` (``pcp-size``: prefill context parallel, which SGLang runs inside the
+    tensor-parallel group)."""
 
     num_worker: int
     tp: int
     ep: int
     dp_attn: bool
     pp: int = 1
+    pcp: int = 1
 
     @classmethod
     def parse(cls, raw: dict[str, Any], where: str, path: str) -> RoleSpec:
@@ -95,12 +128,23 @@ class RoleSpec:
             raise SyncError(
                 f"{where}: unknown key {key!r}; closest keys: {_closest(key, ROLE_KEYS)}", path=path
             )
+        for name in ("num-worker", "tp", "ep", "pp", "pcp-size", "dcp-size"):
+            value = raw.get(name)
+            least = 0 if name == "num-worker" else 1  # aggregated rows say decode: 0 workers
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < least
+            ):
+                raise SyncError(
+                    f"{where}: {name} must be an integer of at least {least}, got {value!r}",
+                    path=path,
+                )
         return cls(
-            num_worker=int(raw.get("num-worker", 1)),
-            tp=int(raw.get("tp", 1)),
-            ep=int(raw.get("ep", 1)),
+            num_worker=raw.get("num-worker", 1),
+            tp=raw.get("tp", 1),
+            ep=raw.get("ep", 1),
             dp_attn=bool(raw.get("dp-attn", False)),
-            pp=int(raw.get("pp", 1)),
+            pp=raw.get("pp", 1),
+            pcp=raw.get("pcp-size", 1),
         )
 
 
@@ -125,6 +169,10 @@ class Row:
     router: dict[str, Any] | None = None
     roles: dict[str, RoleSpec] = field(default_factory=dict)
     config_file_style: bool = False  # recipe came from CONFIG_FILE=recipes/...
+    # The row's old synthetic-acceptance settings (`SYNTHETIC_ACCEPTANCE=true`,
+    # `SYNTHETIC_ACCEPTANCE_LENGTH=x` in additional-settings); None when the row has none.
+    synthetic_acceptance: bool | None = None
+    synthetic_acceptance_length: str | None = None
 
     @property
     def gpus(self) -> int:
@@ -158,6 +206,13 @@ class ConfigEntry:
     srt_recipe_dir: str | None
     rows: list[Row]
     dram_utilization: float | None = None
+
+    @property
+    def old_layout(self) -> bool:
+        """The tree keeps configs at its root (before the move under ``inferencex-e2e/``): its
+        runners rewrote recipes themselves (synthetic acceptance only on a row's
+        ``SYNTHETIC_ACCEPTANCE=true``), where the newer launcher derives it for every point."""
+        return self.layout_root.name != "inferencex-e2e"
 
     @property
     def hardware(self) -> str:
@@ -201,8 +256,8 @@ class ConfigEntry:
         for candidate in candidates:
             if candidate.is_file():
                 return candidate
-        raise SyncError(
-            f"{self.key}: recipe {name!r} of row {row.index} not found (looked in "
+        raise RecipeAbsent(
+            f"{self.key}: recipe {name!r} of row {row.index} is absent from the tree (looked in "
             f"{', '.join(str(c) for c in candidates[:2])})",
             path=self.path,
         )
@@ -223,6 +278,21 @@ class Master:
     def keys(self) -> list[str]:
         return list(self.data)
 
+    def check_sglang(self, key: str) -> None:
+        """Refuse a key whose framework runs no SGLang worker. Callers check it before any
+        other refusal: nothing of a vLLM, TRT-LLM or ATOM key is rendered, so its other
+        problems (rows, scripts, recipes) are not this tool's to report."""
+        if key not in self.data:
+            return
+        raw, path = self.data[key]
+        framework = raw.get("framework")
+        if isinstance(framework, str) and not is_sglang(framework):
+            raise NotSGLang(
+                f"{key}: framework {framework!r} is not SGLang (only SGLang workers are rendered)",
+                path=path,
+                line=yamlsafe.key_line(path, [key, "framework"]),
+            )
+
     def entry(self, key: str, *, script_launched: bool = False) -> ConfigEntry:
         if key not in self.data:
             close = difflib.get_close_matches(key, list(self.data), n=5, cutoff=0.6)
@@ -233,6 +303,7 @@ class Master:
                 f"unknown config key {key!r}{hint}", path=", ".join(str(f) for f in self.files)
             )
         raw, path = self.data[key]
+        self.check_sglang(key)
         return parse_entry(key, raw, path, self.layout_root, script_launched=script_launched)
 
 
@@ -364,6 +435,19 @@ def parse_entry(
             line=yamlsafe.key_line(path, [key]),
         )
     multinode = bool(raw.get("multinode", False))
+    rows_raw = [
+        row
+        for block in blocks
+        if isinstance(block, dict) and isinstance(block.get("search-space"), list)
+        for row in block["search-space"]
+    ]
+    if not script_launched and rows_raw and all(_row_recipe(row) is None for row in rows_raw):
+        raise LaunchedByScript(
+            f"{key}: launched by a bash script: no search-space row names an srt-slurm recipe "
+            "(no srt-recipe or CONFIG_FILE=)",
+            path=path,
+            line=yamlsafe.key_line(path, [key]),
+        )
     rows: list[Row] = []
     dram = None
     for block in blocks:
@@ -435,22 +519,11 @@ def _parse_row(
         for name in ("worker", "prefill", "decode")
         if isinstance(raw.get(name), dict)
     }
-    recipe, selector, config_file_style = None, None, False
-    if "srt-recipe" in raw:
-        recipe, selector = _split_selector(str(raw["srt-recipe"]))
-    else:
-        for role in ("worker", "prefill", "decode"):
-            block = raw.get(role)
-            for setting in (
-                block.get("additional-settings") if isinstance(block, dict) else None
-            ) or []:
-                if isinstance(setting, str) and setting.startswith("CONFIG_FILE="):
-                    spec = setting[len("CONFIG_FILE=") :]
-                    spec = spec[len("recipes/") :] if spec.startswith("recipes/") else spec
-                    recipe, selector = _split_selector(spec)
-                    config_file_style = True
-    if recipe is None and not script_launched:
+    named = _row_recipe(raw)
+    if named is None and not script_launched:
         raise SyncError(f"{where}: no srt-recipe (or CONFIG_FILE=) names the recipe", path=path)
+    recipe, selector, config_file_style = named or (None, None, False)
+    settings = _settings(raw)
     eval_recipe, eval_selector = (None, None)
     if "eval-srt-recipe" in raw:
         eval_recipe, eval_selector = _split_selector(str(raw["eval-srt-recipe"]))
@@ -473,13 +546,49 @@ def _parse_row(
         router=raw.get("router") if isinstance(raw.get("router"), dict) else None,
         roles=roles,
         config_file_style=config_file_style,
+        synthetic_acceptance=(
+            settings["SYNTHETIC_ACCEPTANCE"].strip().lower() == "true"
+            if "SYNTHETIC_ACCEPTANCE" in settings
+            else None
+        ),
+        synthetic_acceptance_length=settings.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None,
     )
-    if multinode and selector is None and not script_launched:
-        raise SyncError(
-            f"{where}: a multi-node row must name its variant (srt-recipe: <file>:<override>)",
-            path=path,
-        )
+    # A row without a selector names a plain recipe file: the file is one configuration
+    # (old-layout multi-node rows, `CONFIG_FILE=recipes/x.yaml`). A bundle named without a
+    # selector would submit every variant; that is refused where the file is read.
     return row
+
+
+def _settings(raw: dict[str, Any]) -> dict[str, str]:
+    """The row's ``additional-settings`` (row level, then each role block) as ``KEY=VALUE``;
+    later settings win, the way the workflow exports them in order."""
+    out: dict[str, str] = {}
+    blocks = [raw, *(raw.get(r) for r in ("worker", "prefill", "decode"))]
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        listed = block.get("additional-settings")
+        for setting in listed if isinstance(listed, list) else []:
+            if isinstance(setting, str) and "=" in setting:
+                name, _, value = setting.partition("=")
+                out[name.strip()] = value
+    return out
+
+
+def _row_recipe(raw: Any) -> tuple[str, str | None, bool] | None:
+    """``(file, selector, config_file_style)`` of the recipe a row names, or None."""
+    if not isinstance(raw, dict):
+        return None
+    if "srt-recipe" in raw:
+        recipe, selector = _split_selector(str(raw["srt-recipe"]))
+        return recipe, selector, False
+    spec = _settings(raw).get("CONFIG_FILE")
+    if spec is None:
+        return None
+    spec = spec.strip()
+    spec = spec[len("recipes/") :] if spec.startswith("recipes/") else spec
+    recipe, selector = _split_selector(spec)
+    return recipe, selector, True
 
 
 # ---- golden acceptance length ------------------------------------------------------------
@@ -533,6 +642,49 @@ def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool
         raise SyncError(
             f"golden AL file has no {mode} value for draft length {draft_length} "
             f"(lengths: {', '.join(str(k) for k in curve)})",
+            path=str(path),
+        )
+    return str(value)
+
+
+# The CONFIG_FILE era's reference curve (read by the runner's injector when a row sets
+# SYNTHETIC_ACCEPTANCE=true without a length): one file for every model, keyed by a name the
+# injector derives from the model prefix (the prefixes below were renamed; others are kept).
+LEGACY_REFERENCE_AL = "benchmarks/speedbench-reference-al.yaml"
+LEGACY_REFERENCE_KEYS = {
+    "dsv4": "deepseek-v4-pro",
+    "dsr1": "deepseek-r1",
+    "dsv4dspark": "deepseek-v4-pro-0813",
+    "dsv4dsparkprob": "deepseek-v4-pro-0813",
+}
+
+
+def legacy_reference_al(entry: ConfigEntry, draft_length: int) -> str:
+    """AL for ``draft_length`` from the era's reference curve; the injector of that era reads
+    thinking mode ``thinking_on`` (its default) when the curve is split by thinking mode."""
+    path = entry.layout_root / LEGACY_REFERENCE_AL
+    if not path.is_file():
+        raise SyncError(
+            f"{entry.key}: SYNTHETIC_ACCEPTANCE=true without SYNTHETIC_ACCEPTANCE_LENGTH needs "
+            f"the reference curve {LEGACY_REFERENCE_AL}, which the tree does not hold",
+            path=entry.path,
+        )
+    doc = yamlsafe.load(path)
+    name = LEGACY_REFERENCE_KEYS.get(entry.model_prefix, entry.model_prefix)
+    block = doc.get(name) if isinstance(doc, dict) else None
+    value: Any = None
+    if isinstance(block, list):
+        for item in block:
+            if isinstance(item, dict) and draft_length in item:
+                value = item[draft_length]
+                break
+    elif isinstance(block, dict):
+        if any(str(k).startswith("thinking") for k in block):
+            block = block.get("thinking_on")
+        value = block.get(draft_length) if isinstance(block, dict) else None
+    if value is None:
+        raise SyncError(
+            f"reference curve has no value for {name!r} at draft length {draft_length}",
             path=str(path),
         )
     return str(value)

@@ -440,7 +440,7 @@ def _schema2_roles(
             env=_env(
                 spec.get("env"), f"roles.{rname}.env", path, [*base_path, "roles", rname, "env"]
             ),
-            kv_events=spec.get("kv_events"),
+            kv_events=_kv_events_value(spec.get("kv_events"), f"roles.{rname}.kv_events", path),
             extra_args=list(spec.get("extra_args") or []),
         )
     return str(engine), roles
@@ -489,11 +489,40 @@ def _schema1_roles(
                 path,
                 [*base_path, "backend", f"{mode}_environment"],
             ),
-            kv_events=(backend.get("kv_events_config") or {}).get(mode),
+            kv_events=kv_events_for_mode(backend.get("kv_events_config"), mode, path),
         )
     if not roles:
         raise SyncError("recipe has no workers (no roles: and no backend config)", path=path)
     return str(engine), roles
+
+
+def kv_events_for_mode(config: Any, mode: str, path: str) -> Any:
+    """A role's KV-events setting from ``backend.kv_events_config``, as srt-slurm reads it:
+    ``true`` turns events on for prefill and decode (never for aggregated workers), a mapping
+    is per mode (``aggregated``, ``prefill``, ``decode``; each ``true`` or a mapping of
+    publisher overrides). Anything else is refused."""
+    if config is None or config is False:
+        return None
+    if config is True:
+        return True if mode in ("prefill", "decode") else None
+    if not isinstance(config, dict):
+        raise SyncError(
+            f"backend.kv_events_config must be true or a mapping per mode, got {config!r}",
+            path=path,
+        )
+    return _kv_events_value(config.get(mode), f"backend.kv_events_config.{mode}", path)
+
+
+def _kv_events_value(value: Any, where: str, path: str) -> Any:
+    """One mode's KV-events value: None (off), True (srt-slurm's defaults) or the publisher
+    overrides (an empty mapping is the defaults too: srt-slurm merges it over them)."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return True
+    if isinstance(value, dict):
+        return value or True
+    raise SyncError(f"{where} must be true or a mapping, got {value!r}", path=path)
 
 
 def _frontend(raw: dict[str, Any], schema: int, path: str, base_path: list[str]) -> Frontend:

@@ -11,6 +11,8 @@ with the frontend swapped, which is how published cells show it.
 from __future__ import annotations
 
 import copy
+import logging
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,7 @@ from syncer.inferencex.recipe import (
 from syncer.inferencex.scripts import refuse_script_launched
 from syncer.model import Block
 
+_LOG = logging.getLogger("syncer")
 BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
 SIMULATE = {
     "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
@@ -95,6 +98,7 @@ class RenderedConfig:
     entry: ConfigEntry
     points: list[RenderedPoint]
     srt_version: str = SRT_VERSION
+    warnings: list[str] = field(default_factory=list)
 
     def as_json(
         self,
@@ -222,6 +226,11 @@ def _mismatches(
 
 def _check_multinode(recipe: Recipe, row: Row, where: str, path: str) -> None:
     pairs = [("prefill", "prefill"), ("decode", "decode")] if recipe.disagg else [("worker", "agg")]
+    decode = row.roles.get("decode")
+    if not recipe.disagg and "worker" not in row.roles and decode and decode.num_worker == 0:
+        # old-layout aggregated rows describe the one worker kind as `prefill` next to a
+        # `decode` block with zero workers
+        pairs = [("prefill", "agg")]
     for spec_name, role_name in pairs:
         spec = row.roles.get(spec_name)
         role = recipe.roles.get(role_name)
@@ -234,10 +243,12 @@ def _check_multinode(recipe: Recipe, row: Row, where: str, path: str) -> None:
                 path=path,
             )
         tp = int(_arg(role.args, TP_ARGS, 1))
-        if spec.tp != tp:
+        # SGLang runs context parallelism inside the tensor-parallel group: a row's
+        # `tp: 1, pcp-size: 8` is a worker with tensor-parallel-size 8
+        if spec.tp * spec.pcp != tp:
+            said = f"{spec_name}.tp {spec.tp}" + (f" x pcp-size {spec.pcp}" if spec.pcp > 1 else "")
             raise SyncError(
-                f"{where}: row says {spec_name}.tp {spec.tp} "
-                f"but the recipe has tensor-parallel-size {tp}",
+                f"{where}: row says {said} but the recipe has tensor-parallel-size {tp}",
                 path=path,
             )
 
@@ -245,9 +256,17 @@ def _check_multinode(recipe: Recipe, row: Row, where: str, path: str) -> None:
 def _simulate_env(
     entry: ConfigEntry, recipe: Recipe, row: Row
 ) -> tuple[dict[str, str] | None, str | None]:
+    """The golden-acceptance env the launcher adds to every worker, and the AL the point ran
+    with. In the old layout :func:`inject_legacy_acceptance` did it before the recipe is read:
+    nothing is added here, the AL is whatever the workers' env carries."""
+    # the generation role (decode, else agg) sets the acceptance target: a prefill worker may
+    # draft to another depth, and InferenceX reads the decode worker's parameters
+    lead = recipe.roles.get("decode") or _lead_role(recipe)
+    if entry.old_layout:
+        env = {**lead.env, **recipe.environment}
+        return None, env.get("SGLANG_SIMULATE_ACC_LEN")
     if row.spec_decoding == "none":
         return None, None
-    lead = _lead_role(recipe)
     algo = _arg(lead.args, _SPEC_ALGO)
     if algo is None:
         return None, None
@@ -273,6 +292,81 @@ def _simulate_env(
     if al is None:
         return None, None
     return {"SGLANG_SIMULATE_ACC_LEN": al, **SIMULATE}, al
+
+
+LEGACY_SIMULATE_ENV_MODES = ("aggregated", "prefill", "decode")
+
+
+def inject_legacy_acceptance(
+    variant: dict[str, Any], entry: ConfigEntry, row: Row, plain: bool, path: str
+) -> dict[str, Any]:
+    """Synthetic acceptance of the old layout: the runner rewrote the recipe file only
+    when the row says ``SYNTHETIC_ACCEPTANCE=true``, adding the three SGLANG_SIMULATE_ACC_*
+    variables to each schema-1 ``backend.<mode>_environment`` block written at the file's top
+    level. The row's ``SYNTHETIC_ACCEPTANCE_LENGTH`` wins; without it the era's reference
+    curve is read with thinking on. A recipe it cannot rewrite stopped the job: refused."""
+    if not row.synthetic_acceptance:
+        return variant
+    backend = variant.get("backend")
+    modes = [
+        m
+        for m in LEGACY_SIMULATE_ENV_MODES
+        if plain and isinstance(backend, dict) and isinstance(backend.get(f"{m}_environment"), dict)
+    ]
+    if not modes:
+        raise SyncError(
+            f"{entry.key}: row {row.index} sets SYNTHETIC_ACCEPTANCE=true but the recipe has no "
+            "top-level backend.<mode>_environment block to add SGLANG_SIMULATE_ACC_* to "
+            "(the runner stops such a job)",
+            path=path,
+        )
+    if any("SGLANG_SIMULATE_ACC_LEN" in backend[f"{m}_environment"] for m in modes):
+        raise SyncError(
+            f"{entry.key}: row {row.index} sets SYNTHETIC_ACCEPTANCE=true but the recipe "
+            "already sets SGLANG_SIMULATE_ACC_LEN (the runner stops such a job)",
+            path=path,
+        )
+    al = legacy_acceptance_length(variant, entry, row, path)
+    out = dict(variant)
+    out["backend"] = dict(backend)
+    for m in modes:
+        out["backend"][f"{m}_environment"] = {
+            "SGLANG_SIMULATE_ACC_LEN": al,
+            **SIMULATE,
+            **backend[f"{m}_environment"],
+        }
+    return out
+
+
+def legacy_acceptance_length(
+    variant: dict[str, Any], entry: ConfigEntry, row: Row, path: str
+) -> str:
+    """The AL string the CONFIG_FILE-era injector writes (a float in ``%g`` form)."""
+    explicit = row.synthetic_acceptance_length
+    if explicit is None:
+        steps = None
+        config = (variant.get("backend") or {}).get("sglang_config") or {}
+        for mode in LEGACY_SIMULATE_ENV_MODES:
+            args = config.get(mode) if isinstance(config, dict) else None
+            if isinstance(args, dict) and args.get("speculative-num-steps") is not None:
+                steps = args["speculative-num-steps"]
+                break
+        if steps is None:
+            steps = 2  # the injector's default when the recipe names no step count
+        if isinstance(steps, bool) or not str(steps).isdigit():
+            raise SyncError(
+                f"{entry.key}: speculative-num-steps must be an integer, got {steps!r}",
+                path=path,
+            )
+        explicit = master_mod.legacy_reference_al(entry, int(steps))
+    try:
+        return f"{float(explicit):g}"
+    except ValueError:
+        raise SyncError(
+            f"{entry.key}: row {row.index}: SYNTHETIC_ACCEPTANCE_LENGTH must be a number, "
+            f"got {explicit!r}",
+            path=entry.path,
+        ) from None
 
 
 def measured_tier(recipe: Recipe) -> str:
@@ -359,15 +453,32 @@ def spec_detail(recipe: Recipe) -> str:
     return name
 
 
+def dynamo_wheel_version(dynamo: Any) -> str | None:
+    """The Dynamo version a recipe pins: ``dynamo.source.wheel`` (schema 2) or the flat
+    ``dynamo.wheel`` of older recipes, given as a version or as an ``ai_dynamo-<version>-
+    py3-none-any.whl`` file name (srt-slurm reads the version out of the name)."""
+    if not isinstance(dynamo, dict):
+        return None
+    source = dynamo.get("source")
+    wheel = (source.get("wheel") if isinstance(source, dict) else None) or dynamo.get("wheel")
+    if not isinstance(wheel, str) or not wheel:
+        return None
+    name = wheel.rsplit("/", 1)[-1]
+    if name.endswith(".whl"):
+        m = re.fullmatch(r"ai_dynamo-(.+)-py3-none-any\.whl", name)
+        return m.group(1) if m else None
+    return wheel
+
+
 def install_lines(recipe: Recipe) -> list[str]:
     """What a Dynamo deployment installs (srt-slurm's ``dynamo.install`` with a pinned wheel)."""
     dynamo = recipe.raw.get("dynamo") or {}
-    wheel = (dynamo.get("source") or {}).get("wheel") if isinstance(dynamo, dict) else None
-    if not dynamo.get("install") or not wheel:
+    version = dynamo_wheel_version(dynamo)
+    if not isinstance(dynamo, dict) or not dynamo.get("install") or not version:
         return []
     return [
         "pip install --pre --extra-index-url https://pypi.nvidia.com "
-        f'"ai-dynamo-runtime=={wheel}" "ai-dynamo=={wheel}"'
+        f'"ai-dynamo-runtime=={version}" "ai-dynamo=={version}"'
     ]
 
 
@@ -426,33 +537,113 @@ def render_config(
     policy: Policy | None = None,
     version: str = SRT_VERSION,
 ) -> RenderedConfig:
-    """Render every job of a config key; raises SyncError on any bad input."""
+    """Render every job of a config key; raises SyncError on any bad input. Warnings (a
+    recipe's duplicate YAML keys) are logged and kept on the result."""
     root = Path(inferencex_dir) if inferencex_dir is not None else BUNDLED_EXAMPLE
     master = master_mod.load_master(root)
+    master.check_sglang(key)  # the first reason given, before any other refusal
     refuse_script_launched(master, key)
     entry = master.entry(key)
     policy = policy or load_policy()
+    warnings: list[str] = []
     shared_path = entry.shared_block_path()
-    shared = yamlsafe.load(shared_path) if shared_path else None
+    shared = yamlsafe.load(shared_path, duplicates=warnings) if shared_path else None
     docs: dict[Path, Any] = {}
-    expanded: dict[tuple[Path, str | None], dict[str, dict[str, Any]]] = {}
+    recipes: dict[tuple[Path, str | None], _Variants] = {}
     points: list[RenderedPoint] = []
     jobs = entry.jobs()
-    for job in progress.track(jobs, f"rendering {key}", len(jobs), unit="points"):
-        path = entry.recipe_path(job.row)
-        if path not in docs:
-            docs[path] = compose_shared(shared, yamlsafe.load(path))
-        recipe_key = (path, job.row.selector)
-        if recipe_key not in expanded:
-            expanded[recipe_key] = expand_variants(docs[path], job.row.selector, path=str(path))
-        points.append(_render_job(entry, job, path, expanded[recipe_key], policy, root, version))
-    return RenderedConfig(key=key, entry=entry, points=points, srt_version=version)
+    try:
+        for job in progress.track(jobs, f"rendering {key}", len(jobs), unit="points"):
+            path = entry.recipe_path(job.row)
+            if path not in docs:
+                docs[path] = compose_shared(shared, yamlsafe.load(path, duplicates=warnings))
+            recipe_key = (path, job.row.selector)
+            if recipe_key not in recipes:
+                expanded = expand_variants(docs[path], job.row.selector, path=str(path))
+                for variant in expanded.values():
+                    check_sections(variant, str(path))
+                recipes[recipe_key] = _Variants(expanded)
+            points.append(_render_job(entry, job, path, recipes[recipe_key], policy, root, version))
+    finally:
+        # also when rendering fails: a duplicate key is often why
+        for warning in warnings:
+            _LOG.warning("warning: %s", warning)
+    return RenderedConfig(
+        key=key, entry=entry, points=points, srt_version=version, warnings=warnings
+    )
+
+
+@dataclass
+class _Variants:
+    """The variants one recipe selection expands to, each normalised at most once for
+    matching (the cost of a config is then linear in its points, not points x variants)."""
+
+    variants: dict[str, dict[str, Any]]
+    probes: dict[str, Recipe] = field(default_factory=dict)
+    index: dict[tuple[Any, ...], list[str]] | None = None
+
+    def probe(self, name: str, entry: ConfigEntry, row: Row, job: Job, spath: str) -> Recipe:
+        """The variant normalised under the first binding that asks: matching reads only its
+        roles and engine, which no binding changes."""
+        if name not in self.probes:
+            bound = bind(self.variants[name], entry, row, job.concs)
+            self.probes[name] = normalise(bound, path=spath, selector=name)
+        return self.probes[name]
+
+    def candidates(self, entry: ConfigEntry, job: Job, spath: str) -> list[str]:
+        """Variants whose parallel shape is the row's and whose own CONC (if any) is the job's:
+        the part of :func:`_mismatches` a dictionary answers, from an index built once."""
+        if self.index is None:
+            self.index = {}
+            for name, variant in self.variants.items():
+                signature = _signature(self.probe(name, entry, job.row, job, spath))
+                conc = ((variant.get("benchmark") or {}).get("env") or {}).get("CONC")
+                key = (*signature, None if conc is None else str(conc))
+                self.index.setdefault(key, []).append(name)
+        signature = _row_signature(entry, job.row)
+        return [
+            *self.index.get((*signature, str(job.concs[0])), []),
+            *self.index.get((*signature, None), []),
+        ]
+
+
+def _signature(recipe: Recipe) -> tuple[Any, ...]:
+    """What a single-node point is matched on, read from a normalised variant."""
+    agg = recipe.roles.get("agg")
+    if set(recipe.roles) != {"agg"} or agg is None:
+        return (recipe.engine, "not agg only")
+    args = agg.args
+    return (
+        recipe.engine,
+        int(_arg(args, TP_ARGS, 1)),
+        int(_arg(args, EP_ARGS, 1)),
+        bool(_arg(args, _DPA, False)),
+        int(_arg(args, DP_ARGS, 1)),
+        agg.gpus,
+        agg.nodes == 1 and agg.workers == 1,
+        _arg(args, _SPEC_ALGO) is not None,
+    )
+
+
+def _row_signature(entry: ConfigEntry, row: Row) -> tuple[Any, ...]:
+    """The signature a variant must have to run a row (see :func:`_mismatches`)."""
+    tp = row.tp or 1
+    return (
+        _framework_engine(entry.framework),
+        tp,
+        row.ep or 1,
+        row.dp_attn,
+        tp if row.dp_attn else 1,
+        row.gpus,
+        True,
+        row.spec_decoding != "none",
+    )
 
 
 def _variant_for_job(
     entry: ConfigEntry,
     job: Job,
-    variants: dict[str, dict[str, Any]],
+    found: _Variants,
     where: str,
     spath: str,
 ) -> tuple[str, dict[str, Any], Recipe]:
@@ -460,17 +651,23 @@ def _variant_for_job(
     against the row), or for a single-node row without one the variant whose parallelism,
     GPUs and concurrency match. Zero or several candidates is an error naming them."""
     row = job.row
-    for variant in variants.values():
-        check_sections(variant, spath)
+    variants = found.variants
     if row.selector is not None or entry.multinode:
         if len(variants) != 1:
+            named = (
+                f"selector {row.selector!r}"
+                if row.selector is not None
+                else "a row without a selector (one configuration per file)"
+            )
             raise SyncError(
-                f"{where}: selector {row.selector!r} yields {len(variants)} variants "
+                f"{where}: {named} yields {len(variants)} variants "
                 f"({', '.join(variants)}); expected exactly one",
                 path=spath,
             )
         name, variant = next(iter(variants.items()))
         bound = bind(variant, entry, row, job.concs)
+        if entry.old_layout:
+            bound = inject_legacy_acceptance(bound, entry, row, name == "", spath)
         recipe = normalise(bound, path=spath, selector=name)
         if entry.multinode:
             _check_multinode(recipe, row, where, spath)
@@ -481,35 +678,42 @@ def _variant_for_job(
                     f"{where}: variant {name} does not match the point: {'; '.join(why)}",
                     path=spath,
                 )
-    else:
-        matches: list[tuple[str, dict[str, Any], Recipe]] = []
+        return name, bound, recipe
+    conc = job.concs[0]
+    matches = [
+        name
+        for name in found.candidates(entry, job, spath)
+        if not _mismatches(variants[name], found.probes[name], entry, row, conc)
+    ]
+    if len(matches) != 1:
         rejected: list[str] = []
-        for name, variant in variants.items():
-            bound = bind(variant, entry, row, job.concs)
-            recipe = normalise(bound, path=spath, selector=name)
-            why = _mismatches(variant, recipe, entry, row, job.concs[0])
-            if why:
-                rejected.append(f"{name or '(recipe)'}: {why[0]}")
-            else:
-                matches.append((name, bound, recipe))
-        if len(matches) != 1:
-            found = ", ".join(m[0] or "(recipe)" for m in matches) or "none"
-            detail = "" if matches else f"; closest rejections: {'; '.join(rejected[:4])}"
-            raise SyncError(
-                f"{where}: expected exactly one recipe variant for tp {row.tp}, ep {row.ep or 1}, "
-                f"dp-attn {row.dp_attn}, {row.gpus} GPUs, conc {job.concs[0]}; "
-                f"matched {found}{detail}",
-                path=spath,
-            )
-        name, bound, recipe = matches[0]
-    return name, bound, recipe
+        if not matches:
+            for name, variant in variants.items():
+                why = _mismatches(
+                    variant, found.probe(name, entry, row, job, spath), entry, row, conc
+                )
+                if why:
+                    rejected.append(f"{name or '(recipe)'}: {why[0]}")
+        found_text = ", ".join(m or "(recipe)" for m in matches) or "none"
+        detail = "" if matches else f"; closest rejections: {'; '.join(rejected[:4])}"
+        raise SyncError(
+            f"{where}: expected exactly one recipe variant for tp {row.tp}, ep {row.ep or 1}, "
+            f"dp-attn {row.dp_attn}, {row.gpus} GPUs, conc {conc}; "
+            f"matched {found_text}{detail}",
+            path=spath,
+        )
+    name = matches[0]
+    bound = bind(variants[name], entry, row, job.concs)
+    if entry.old_layout:
+        bound = inject_legacy_acceptance(bound, entry, row, name == "", spath)
+    return name, bound, normalise(bound, path=spath, selector=name)
 
 
 def _render_job(
     entry: ConfigEntry,
     job: Job,
     path: Path,
-    variants: dict[str, dict[str, Any]],
+    variants: _Variants,
     policy: Policy,
     root: Path,
     version: str,

@@ -24,7 +24,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
-from syncer.inferencex.master import AGENTIC, Master
+from syncer.inferencex.master import AGENTIC, LaunchedByScript, Master
 
 SINGLE_NODE_DIR = "benchmarks/single_node/agentic"
 MULTI_NODE_DIR = "benchmarks/multi_node/agentic"
@@ -33,8 +33,9 @@ LEGACY_ENGINE_SUFFIX = {"trt": "_trt", "atom": "_atom"}
 MULTI_NODE_SCRIPT_FRAMEWORKS = ("sglang-disagg", "vllm-disagg", "atom-disagg")
 
 
-class ScriptLaunchedError(SyncError):
-    """A command that needs a recipe met a script-launched key; ``launch`` says which script."""
+class ScriptLaunchedError(LaunchedByScript):
+    """A command that needs a recipe met a script-launched key; ``launch`` says which script
+    (the master parser's own refusal, with the script found)."""
 
     def __init__(self, message: str, launch: ScriptLaunch, **where: object) -> None:
         super().__init__(message, **where)  # type: ignore[arg-type]

@@ -1,7 +1,9 @@
 """YAML loading the way srt-slurm does it (PyYAML ``safe_load``, YAML 1.1), made strict.
 
-srt-slurm silently keeps the last of two duplicate keys; a recipe with a duplicate key is
-almost always a mistake that changes the launch, so it is refused here with its line. Aliases
+PyYAML keeps the last of two duplicate keys without a word. Our own inputs (master configs,
+the policy, sync.yaml) refuse a duplicate with its line. A recipe is read as srt-slurm read it
+when it ran (``duplicates=`` a list): the last value wins, and a warning naming both lines is
+added to the list, since a duplicate is almost always a mistake that changed the launch. Aliases
 are resolved by PyYAML to shared objects, so an "alias bomb" costs nothing at load time but
 explodes in every later merge and render: the expanded size is measured once and refused
 above a sane limit.
@@ -28,6 +30,8 @@ class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
     """Safe loader that refuses duplicate mapping keys (merge keys excepted)."""
 
     source_path = "<yaml>"
+    # None: a duplicate key is refused; a list: the last value wins and a warning is appended
+    duplicates: list[str] | None = None
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -39,25 +43,32 @@ class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
                 hash(key)
             except TypeError:
                 continue
+            line = key_node.start_mark.line + 1
             if key in seen:
-                raise SyncError(
-                    f"duplicate key {key!r} (first defined on line {seen[key]})",
-                    path=self.source_path,
-                    line=key_node.start_mark.line + 1,
-                    column=key_node.start_mark.column + 1,
+                if self.duplicates is None:
+                    raise SyncError(
+                        f"duplicate key {key!r} (first defined on line {seen[key]})",
+                        path=self.source_path,
+                        line=line,
+                        column=key_node.start_mark.column + 1,
+                    )
+                self.duplicates.append(
+                    f"{self.source_path}:{line}: duplicate key {key!r} (lines {seen[key]} and "
+                    f"{line}): the value on line {line} wins, as srt-slurm reads it"
                 )
-            seen[key] = key_node.start_mark.line + 1
+            seen[key] = line
         return super().construct_mapping(node, deep=deep)
 
 
-def _loader_for(path: str) -> type:
-    return type("_PathLoader", (_StrictLoader,), {"source_path": path})
+def _loader_for(path: str, duplicates: list[str] | None = None) -> type:
+    return type("_PathLoader", (_StrictLoader,), {"source_path": path, "duplicates": duplicates})
 
 
-def loads(text: str, path: str = "<yaml>") -> Any:
-    """Parse YAML text strictly; errors name ``path`` and the line."""
+def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = None) -> Any:
+    """Parse YAML text strictly; errors name ``path`` and the line. With ``duplicates`` (a
+    list), a duplicate key keeps its last value and a warning is appended instead."""
     try:
-        data = yaml.load(text, Loader=_loader_for(path))
+        data = yaml.load(text, Loader=_loader_for(path, duplicates))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -73,8 +84,8 @@ def loads(text: str, path: str = "<yaml>") -> Any:
     return data
 
 
-def load(path: Path | str) -> Any:
-    """Read and parse a YAML file strictly (size-limited)."""
+def load(path: Path | str, *, duplicates: list[str] | None = None) -> Any:
+    """Read and parse a YAML file strictly (size-limited); ``duplicates`` as in :func:`loads`."""
     p = Path(path)
     try:
         size = p.stat().st_size
@@ -88,7 +99,7 @@ def load(path: Path | str) -> Any:
         text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise SyncError(f"YAML file is not UTF-8: {exc.reason}", path=str(p)) from None
-    return loads(text, str(p))
+    return loads(text, str(p), duplicates=duplicates)
 
 
 def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
