@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import AGENTIC, LaunchedByScript, Master
 
