@@ -99,6 +99,54 @@ class RouterArgs:
     assert dynamic == []
 
 
+def test_if_statements_the_file_decides_take_one_branch() -> None:
+    # The gateway's RouterArgs declares a flag only for the prefixed (server-side) parser;
+    # `launch_router` builds the unprefixed one, which never has it.
+    flags, dynamic = flags_of(
+        """
+STRICT = False
+class RouterArgs:
+    @staticmethod
+    def add_cli_args(parser, use_router_prefix=False, exclude_host_port=False, extra=None):
+        if use_router_prefix:
+            parser.add_argument("--router-no-fallback", action="store_true")
+        else:
+            parser.add_argument("--plain-only")
+        if not exclude_host_port:
+            parser.add_argument("--host")
+        if STRICT:
+            parser.add_argument("--strict")
+        if extra:
+            parser.add_argument("--extra")
+        elif use_router_prefix:
+            parser.add_argument("--never")
+        if envs.FEATURE.get():
+            parser.add_argument("--feature")
+"""
+    )
+    # `extra` has a constant default (None), so its branch is decided too; `envs...get()`
+    # is not, and both of its branches count.
+    assert flags == {"--plain-only", "--host", "--feature"}
+    assert dynamic == []
+
+
+def test_if_statements_in_a_helper_follow_each_call_site() -> None:
+    flags, _ = flags_of(
+        """
+def _router_flags(parser, prefixed):
+    if prefixed:
+        parser.add_argument("--router-policy")
+    else:
+        parser.add_argument("--policy")
+
+def add_cli_args(parser):
+    _router_flags(parser, prefixed=True)
+"""
+    )
+    # The helper's own walk leaves `prefixed` to its call sites; the one call takes one branch.
+    assert flags == {"--router-policy"}
+
+
 def test_boolean_optional_action_declares_the_negation() -> None:
     flags, _ = flags_of(
         """

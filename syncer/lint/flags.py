@@ -341,7 +341,21 @@ class _Collector:
             self._loop(stmt, env, called)
             self._block(stmt.orelse, env, called=called)
             return
-        if isinstance(stmt, ast.If | ast.While):
+        if isinstance(stmt, ast.If):
+            self._exprs(stmt.test, env, called)
+            # A test the file decides (a parameter's constant default, a module constant)
+            # takes one branch, as the f-string prefix a conditional expression picks does:
+            # RouterArgs declares `--router-*` only flags under `if use_router_prefix:`,
+            # which `launch_router` (prefix off) never reaches.
+            taken = self._decided(stmt.test, env)
+            if taken is None and called and self._eval(stmt.test, env) == PARAM:
+                return  # a helper's parameter decides: each call site's walk takes a branch
+            if taken is not False:
+                self._block(stmt.body, env, called=called)
+            if taken is not True:
+                self._block(stmt.orelse, env, called=called)
+            return
+        if isinstance(stmt, ast.While):
             self._exprs(stmt.test, env, called)
             self._block(stmt.body, env, called=called)
             self._block(stmt.orelse, env, called=called)
@@ -363,6 +377,14 @@ class _Collector:
             if isinstance(target, ast.Name):
                 self._bind(env, target.id, self._eval(stmt.value, env))
         self._exprs(stmt, env, called)
+
+    def _decided(self, test: ast.expr, env: dict[str, Values]) -> bool | None:
+        """The truth of an ``if`` test when every value it can take agrees, else None."""
+        values = self._eval(test, env)
+        if not _known(values) or not values:
+            return None
+        truths = {bool(v) for v in values}
+        return next(iter(truths)) if len(truths) == 1 else None
 
     def _loop(self, stmt: ast.For | ast.AsyncFor, env: dict[str, Values], called: bool) -> None:
         items = self._iter_values(stmt.iter, env)
