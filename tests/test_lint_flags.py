@@ -284,10 +284,98 @@ ServerArgs = msgspec.defstruct("ServerArgs", list(ServerArgs.__annotations__.ite
     }
     found = collect_flags(source, "server_args.py", modules=modules.get)
     assert set(found.flags) == {"--port", "--model-path", "--model", "--tp-size", "--tp"}
+    # The merging helper cannot be read (arg_utils is not supplied), so what the merge adds is
+    # not proven; the struct rebuilt from the class's own annotations adds nothing.
     assert [d.split(": ", 1)[1] for d in found.dynamic] == [
         "ServerArgs's fields are rebuilt at run time; fields of Model, Parallel read",
-        "ServerArgs's fields are rebuilt at run time",
     ]
+    assert not found.complete
+
+
+# The namespace merge as server_args.py composes it from 2026 on: a list of namespace classes,
+# a helper in the fields package that walks each class's fields, the class's annotations merged
+# with the helper's first result, and the class rebuilt as a struct from its own annotations.
+MERGED = """
+import msgspec
+from pkg.fields import collect, Model
+from pkg.parallel import Parallel
+
+class ServerArgs:
+    port: A[int, "port"] = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        add_cli_args_from_dataclass(parser, ServerArgs)
+
+NAMESPACES = [Model, Parallel]
+_ann, _defaults = collect(NAMESPACES)
+ServerArgs.__annotations__ = {**_ann, **ServerArgs.__annotations__}
+ServerArgs = msgspec.defstruct(
+    "ServerArgs",
+    [
+        (n, a, _defaults[n]) if n in _defaults else (n, a)
+        for n, a in ServerArgs.__annotations__.items()
+    ],
+)
+"""
+FIELDS_PKG = """
+import msgspec
+def collect(sources):
+    out, defaults = {}, {}
+    for source in sources:
+        for f in msgspec.structs.fields(source):
+            out[f.name] = f.type
+    return out, defaults
+
+class Model:
+    model_path: A[str, Arg(help="m", aliases=["--model"])] = ""
+"""
+PARALLEL = "class Parallel:\n    tp_size: A[int, 't'] = 1\n"
+
+
+def test_a_merge_through_a_field_collecting_helper_is_proven() -> None:
+    modules = {"pkg.fields": FIELDS_PKG, "pkg.parallel": PARALLEL}
+    found = collect_flags(MERGED, "server_args.py", modules=modules.get)
+    assert set(found.flags) == {"--port", "--model-path", "--model", "--tp-size"}
+    assert found.dynamic == [] and found.complete
+    assert found.extra_sources == ["pkg.fields", "pkg.parallel"]
+
+
+@pytest.mark.parametrize(
+    ("modules", "source", "noted"),
+    [
+        # The helper does something else with its classes: the merge is not proven.
+        (
+            {
+                "pkg.fields": FIELDS_PKG.replace("msgspec.structs.fields(source)", "extra()"),
+                "pkg.parallel": PARALLEL,
+            },
+            MERGED,
+            [15],
+        ),
+        # One class of the list cannot be read.
+        ({"pkg.fields": FIELDS_PKG}, MERGED, [15]),
+        # The struct is built from more than the class's annotations.
+        (
+            {"pkg.fields": FIELDS_PKG, "pkg.parallel": PARALLEL},
+            MERGED.replace(
+                "for n, a in ServerArgs.__annotations__.items()", "for n, a in EXTRA.items()"
+            ),
+            [16],
+        ),
+        # The merge adds something besides the helper's result and the class's own fields.
+        (
+            {"pkg.fields": FIELDS_PKG, "pkg.parallel": PARALLEL},
+            MERGED.replace("{**_ann, **", "{**_ann, **OTHER, **"),
+            [15],
+        ),
+    ],
+)
+def test_a_merge_that_is_not_of_the_known_shape_stays_unresolved(
+    modules: dict[str, str], source: str, noted: list[int]
+) -> None:
+    found = collect_flags(source, "server_args.py", modules=modules.get)
+    assert [int(d.split(":")[0].removeprefix("line ")) for d in found.dynamic] == noted
     assert not found.complete
 
 
