@@ -22,7 +22,12 @@ The file is parsed, never imported or executed. What counts as a declaration:
   ``sglang.srt.arg_groups.fields.exec_`` at the same commit. A class whose fields are rebuilt
   at module level after its body (``C.__annotations__ = {...}`` merged from a list of namespace
   classes, ``C = msgspec.defstruct(...)``) also gets the fields of the classes that code passes
-  around, and the file is marked as declaring dynamically (the merge itself is code).
+  around. The rebuild is proven (the file stays complete) in the shapes SGLang uses: the class's
+  annotations merged with the first result of a helper that loops over ``fields(...)`` of each
+  class in a list of readable classes, and a struct rebuilt from ``C.__annotations__.items()``;
+  any other rebuild marks the file as declaring dynamically (the merge itself is code);
+- ``if`` statements whose test the file decides (a parameter's constant default, a module
+  constant) take one branch; a test on a helper's parameter is decided at each call site.
 
 SGLang's ``Deprecated*`` argparse actions (in ``add_argument`` or ``Arg(action=...)``) declare
 their flags as deprecated, with the ``new_flag`` they name (``FlagSet.deprecated``); a parser
