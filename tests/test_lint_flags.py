@@ -440,3 +440,62 @@ def add(parser):
         "--enable-ep-moe": ("DeprecatedAction", None, True),
         "--nsa-backend": ("DeprecatedAliasStoreAction", "--dsa", False),
     }
+
+
+# A retired flag's action, in the three shapes it had: raise on every use (the class in
+# server_args.py itself), only warn, and stop only when declared with an error message (the
+# class in the argparse_actions module).
+RAISES = """
+class DeprecatedAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        raise ValueError(self.help)
+"""
+WARNS = """
+class DeprecatedAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        print_deprecated_warning(f"{option_string} is deprecated")
+"""
+ON_MESSAGE = """
+class DeprecatedAction(argparse.Action):
+    def __init__(self, option_strings, dest, error_message=None, nargs=0, **kwargs):
+        self.error_message = error_message
+        super().__init__(option_strings, dest, nargs=nargs, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.error_message is not None:
+            parser.error(self.error_message)
+        print_deprecated_warning(f"{option_string} is deprecated")
+"""
+RETIRING = """
+def add(parser):
+    parser.add_argument("--plain", action=DeprecatedAction, help="gone")
+    parser.add_argument("--told", action=DeprecatedAction, error_message="use --new")
+"""
+IMPORTED = "from sglang.srt.arg_groups.argparse_actions import DeprecatedAction\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "actions", "plain", "told"),
+    [
+        (RAISES + RETIRING, None, True, True),
+        (IMPORTED + RETIRING, WARNS, False, False),
+        (IMPORTED + RETIRING, ON_MESSAGE, False, True),
+        # An inverted test is not the shape whose outcome is known.
+        (IMPORTED + RETIRING, ON_MESSAGE.replace("is not None", "is None"), None, True),
+        # The action cannot be read: only a declared error message is known to stop.
+        (IMPORTED + RETIRING, None, None, True),
+    ],
+)
+def test_whether_a_retired_flag_stops_follows_its_action(
+    source: str, actions: str | None, plain: bool | None, told: bool | None
+) -> None:
+    modules = {"sglang.srt.arg_groups.argparse_actions": actions}
+    found = collect_flags(source, "server_args.py", modules=modules.get)
+    assert {k: d.stops for k, d in found.deprecated.items()} == {"--plain": plain, "--told": told}
+    described = found.deprecated["--plain"].describe()
+    expected = {
+        True: "stops the server",
+        False: "accepted with a warning, ignored",
+        None: "may stop the server",
+    }[plain]
+    assert expected in described
