@@ -30,7 +30,9 @@ The file is parsed, never imported or executed. What counts as a declaration:
   constant) take one branch; a test on a helper's parameter is decided at each call site.
 
 SGLang's ``Deprecated*`` argparse actions (in ``add_argument`` or ``Arg(action=...)``) declare
-their flags as deprecated, with the ``new_flag`` they name (``FlagSet.deprecated``); a parser
+their flags as deprecated, with the ``new_flag`` they name (``FlagSet.deprecated``); whether a
+retired flag (``DeprecatedAction``) stops the server is read from that class's ``__call__``,
+found in the file or the module it is imported from (``Deprecation.stops``); a parser
 built with ``allow_abbrev=False`` anywhere in the file turns argparse's prefix matching off
 (``FlagSet.abbreviations``).
 
