@@ -345,3 +345,51 @@ def test_fields_from_other_modules_of_the_same_commit(tmp_path: Path) -> None:
     assert flags[third] is flags[second]  # nothing it read changed: parsed once
     # server_args.py and fields/__init__.py twice each, the unchanged router file once.
     assert source.parses == 5
+
+
+def test_a_namespace_merge_is_proven_by_the_helper_at_the_same_commit(tmp_path: Path) -> None:
+    """The fields package holds both the namespace classes and the helper that merges them:
+    while the helper loops over each class's fields, the version is complete and a flag
+    missing from it is undeclared; a commit that changes only the helper makes it possibly
+    undeclared (the cached flags of the unchanged server_args.py are not reused)."""
+    root = tmp_path / "sglang"
+    make_sglang_repo(root)
+    server_args = (
+        "import msgspec\n"
+        "from sglang.srt.arg_groups.fields import Parallel, gather\n"
+        "class ServerArgs:\n"
+        "    port: A[int, 'port'] = 1\n"
+        "    def add_cli_args(parser):\n"
+        "        add_cli_args_from_dataclass(parser, ServerArgs)\n"
+        "SPACES = [Parallel]\n"
+        "_ann, _defaults = gather(SPACES)\n"
+        "ServerArgs.__annotations__ = {**_ann, **ServerArgs.__annotations__}\n"
+        "ServerArgs = msgspec.defstruct('ServerArgs', list(ServerArgs.__annotations__.items()))\n"
+    )
+    helper = (
+        "def gather(sources):\n"
+        "    out = {}\n"
+        "    for source in sources:\n"
+        "        for f in fields(source):\n"
+        "            out[f.name] = f.type\n"
+        "    return out, {}\n"
+        "class Parallel:\n"
+        "    dp_size: A[int, 'dp'] = 1\n"
+    )
+    fields = "python/sglang/srt/arg_groups/fields/__init__.py"
+    first = commit_files(
+        root, {"python/sglang/srt/server_args.py": server_args, fields: helper}, "merge"
+    )
+    opaque = helper.replace("for f in fields(source):", "for f in registry(source):")
+    second = commit_files(root, {fields: opaque}, "helper changed")
+    source = SGLangSource(root)
+    proven, unproven = source.version(first).worker, source.version(second).worker
+    assert proven.flags == unproven.flags == {"--port", "--dp-size"}
+    assert proven.complete and proven.extra_sources == ["sglang.srt.arg_groups.fields"]
+    assert [n.split(": ", 1)[1] for n in unproven.dynamic] == [
+        "ServerArgs's fields are rebuilt at run time; fields of Parallel read"
+    ]
+    for commit, status in ((first, UNDECLARED), (second, POSSIBLY)):
+        text = fixture_module({"v2": commit})
+        found = by_flag(lint_texts([("m.jsx", text)], source))
+        assert found[("c-v2#0", "--mem-fraction-static")].status == status

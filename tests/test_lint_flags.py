@@ -99,6 +99,54 @@ class RouterArgs:
     assert dynamic == []
 
 
+def test_if_statements_the_file_decides_take_one_branch() -> None:
+    # The gateway's RouterArgs declares a flag only for the prefixed (server-side) parser;
+    # `launch_router` builds the unprefixed one, which never has it.
+    flags, dynamic = flags_of(
+        """
+STRICT = False
+class RouterArgs:
+    @staticmethod
+    def add_cli_args(parser, use_router_prefix=False, exclude_host_port=False, extra=None):
+        if use_router_prefix:
+            parser.add_argument("--router-no-fallback", action="store_true")
+        else:
+            parser.add_argument("--plain-only")
+        if not exclude_host_port:
+            parser.add_argument("--host")
+        if STRICT:
+            parser.add_argument("--strict")
+        if extra:
+            parser.add_argument("--extra")
+        elif use_router_prefix:
+            parser.add_argument("--never")
+        if envs.FEATURE.get():
+            parser.add_argument("--feature")
+"""
+    )
+    # `extra` has a constant default (None), so its branch is decided too; `envs...get()`
+    # is not, and both of its branches count.
+    assert flags == {"--plain-only", "--host", "--feature"}
+    assert dynamic == []
+
+
+def test_if_statements_in_a_helper_follow_each_call_site() -> None:
+    flags, _ = flags_of(
+        """
+def _router_flags(parser, prefixed):
+    if prefixed:
+        parser.add_argument("--router-policy")
+    else:
+        parser.add_argument("--policy")
+
+def add_cli_args(parser):
+    _router_flags(parser, prefixed=True)
+"""
+    )
+    # The helper's own walk leaves `prefixed` to its call sites; the one call takes one branch.
+    assert flags == {"--router-policy"}
+
+
 def test_boolean_optional_action_declares_the_negation() -> None:
     flags, _ = flags_of(
         """
@@ -236,10 +284,98 @@ ServerArgs = msgspec.defstruct("ServerArgs", list(ServerArgs.__annotations__.ite
     }
     found = collect_flags(source, "server_args.py", modules=modules.get)
     assert set(found.flags) == {"--port", "--model-path", "--model", "--tp-size", "--tp"}
+    # The merging helper cannot be read (arg_utils is not supplied), so what the merge adds is
+    # not proven; the struct rebuilt from the class's own annotations adds nothing.
     assert [d.split(": ", 1)[1] for d in found.dynamic] == [
         "ServerArgs's fields are rebuilt at run time; fields of Model, Parallel read",
-        "ServerArgs's fields are rebuilt at run time",
     ]
+    assert not found.complete
+
+
+# The namespace merge as server_args.py composes it from 2026 on: a list of namespace classes,
+# a helper in the fields package that walks each class's fields, the class's annotations merged
+# with the helper's first result, and the class rebuilt as a struct from its own annotations.
+MERGED = """
+import msgspec
+from pkg.fields import collect, Model
+from pkg.parallel import Parallel
+
+class ServerArgs:
+    port: A[int, "port"] = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        add_cli_args_from_dataclass(parser, ServerArgs)
+
+NAMESPACES = [Model, Parallel]
+_ann, _defaults = collect(NAMESPACES)
+ServerArgs.__annotations__ = {**_ann, **ServerArgs.__annotations__}
+ServerArgs = msgspec.defstruct(
+    "ServerArgs",
+    [
+        (n, a, _defaults[n]) if n in _defaults else (n, a)
+        for n, a in ServerArgs.__annotations__.items()
+    ],
+)
+"""
+FIELDS_PKG = """
+import msgspec
+def collect(sources):
+    out, defaults = {}, {}
+    for source in sources:
+        for f in msgspec.structs.fields(source):
+            out[f.name] = f.type
+    return out, defaults
+
+class Model:
+    model_path: A[str, Arg(help="m", aliases=["--model"])] = ""
+"""
+PARALLEL = "class Parallel:\n    tp_size: A[int, 't'] = 1\n"
+
+
+def test_a_merge_through_a_field_collecting_helper_is_proven() -> None:
+    modules = {"pkg.fields": FIELDS_PKG, "pkg.parallel": PARALLEL}
+    found = collect_flags(MERGED, "server_args.py", modules=modules.get)
+    assert set(found.flags) == {"--port", "--model-path", "--model", "--tp-size"}
+    assert found.dynamic == [] and found.complete
+    assert found.extra_sources == ["pkg.fields", "pkg.parallel"]
+
+
+@pytest.mark.parametrize(
+    ("modules", "source", "noted"),
+    [
+        # The helper does something else with its classes: the merge is not proven.
+        (
+            {
+                "pkg.fields": FIELDS_PKG.replace("msgspec.structs.fields(source)", "extra()"),
+                "pkg.parallel": PARALLEL,
+            },
+            MERGED,
+            [15],
+        ),
+        # One class of the list cannot be read.
+        ({"pkg.fields": FIELDS_PKG}, MERGED, [15]),
+        # The struct is built from more than the class's annotations.
+        (
+            {"pkg.fields": FIELDS_PKG, "pkg.parallel": PARALLEL},
+            MERGED.replace(
+                "for n, a in ServerArgs.__annotations__.items()", "for n, a in EXTRA.items()"
+            ),
+            [16],
+        ),
+        # The merge adds something besides the helper's result and the class's own fields.
+        (
+            {"pkg.fields": FIELDS_PKG, "pkg.parallel": PARALLEL},
+            MERGED.replace("{**_ann, **", "{**_ann, **OTHER, **"),
+            [15],
+        ),
+    ],
+)
+def test_a_merge_that_is_not_of_the_known_shape_stays_unresolved(
+    modules: dict[str, str], source: str, noted: list[int]
+) -> None:
+    found = collect_flags(source, "server_args.py", modules=modules.get)
+    assert [int(d.split(":")[0].removeprefix("line ")) for d in found.dynamic] == noted
     assert not found.complete
 
 
@@ -304,3 +440,62 @@ def add(parser):
         "--enable-ep-moe": ("DeprecatedAction", None, True),
         "--nsa-backend": ("DeprecatedAliasStoreAction", "--dsa", False),
     }
+
+
+# A retired flag's action, in the three shapes it had: raise on every use (the class in
+# server_args.py itself), only warn, and stop only when declared with an error message (the
+# class in the argparse_actions module).
+RAISES = """
+class DeprecatedAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        raise ValueError(self.help)
+"""
+WARNS = """
+class DeprecatedAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        print_deprecated_warning(f"{option_string} is deprecated")
+"""
+ON_MESSAGE = """
+class DeprecatedAction(argparse.Action):
+    def __init__(self, option_strings, dest, error_message=None, nargs=0, **kwargs):
+        self.error_message = error_message
+        super().__init__(option_strings, dest, nargs=nargs, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.error_message is not None:
+            parser.error(self.error_message)
+        print_deprecated_warning(f"{option_string} is deprecated")
+"""
+RETIRING = """
+def add(parser):
+    parser.add_argument("--plain", action=DeprecatedAction, help="gone")
+    parser.add_argument("--told", action=DeprecatedAction, error_message="use --new")
+"""
+IMPORTED = "from sglang.srt.arg_groups.argparse_actions import DeprecatedAction\n"
+
+
+@pytest.mark.parametrize(
+    ("source", "actions", "plain", "told"),
+    [
+        (RAISES + RETIRING, None, True, True),
+        (IMPORTED + RETIRING, WARNS, False, False),
+        (IMPORTED + RETIRING, ON_MESSAGE, False, True),
+        # An inverted test is not the shape whose outcome is known.
+        (IMPORTED + RETIRING, ON_MESSAGE.replace("is not None", "is None"), None, True),
+        # The action cannot be read: only a declared error message is known to stop.
+        (IMPORTED + RETIRING, None, None, True),
+    ],
+)
+def test_whether_a_retired_flag_stops_follows_its_action(
+    source: str, actions: str | None, plain: bool | None, told: bool | None
+) -> None:
+    modules = {"sglang.srt.arg_groups.argparse_actions": actions}
+    found = collect_flags(source, "server_args.py", modules=modules.get)
+    assert {k: d.stops for k, d in found.deprecated.items()} == {"--plain": plain, "--told": told}
+    described = found.deprecated["--plain"].describe()
+    expected = {
+        True: "stops the server",
+        False: "accepted with a warning, ignored",
+        None: "may stop the server",
+    }[plain]
+    assert expected in described

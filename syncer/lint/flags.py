@@ -22,10 +22,17 @@ The file is parsed, never imported or executed. What counts as a declaration:
   ``sglang.srt.arg_groups.fields.exec_`` at the same commit. A class whose fields are rebuilt
   at module level after its body (``C.__annotations__ = {...}`` merged from a list of namespace
   classes, ``C = msgspec.defstruct(...)``) also gets the fields of the classes that code passes
-  around, and the file is marked as declaring dynamically (the merge itself is code).
+  around. The rebuild is proven (the file stays complete) in the shapes SGLang uses: the class's
+  annotations merged with the first result of a helper that loops over ``fields(...)`` of each
+  class in a list of readable classes, and a struct rebuilt from ``C.__annotations__.items()``;
+  any other rebuild marks the file as declaring dynamically (the merge itself is code);
+- ``if`` statements whose test the file decides (a parameter's constant default, a module
+  constant) take one branch; a test on a helper's parameter is decided at each call site.
 
 SGLang's ``Deprecated*`` argparse actions (in ``add_argument`` or ``Arg(action=...)``) declare
-their flags as deprecated, with the ``new_flag`` they name (``FlagSet.deprecated``); a parser
+their flags as deprecated, with the ``new_flag`` they name (``FlagSet.deprecated``); whether a
+retired flag (``DeprecatedAction``) stops the server is read from that class's ``__call__``,
+found in the file or the module it is imported from (``Deprecation.stops``); a parser
 built with ``allow_abbrev=False`` anywhere in the file turns argparse's prefix matching off
 (``FlagSet.abbreviations``).
 
@@ -70,16 +77,28 @@ class Deprecation:
 
     action: str  # e.g. DeprecatedAction, DeprecatedAliasStoreAction, DeprecatedStoreTrueAction
     new_flag: str | None  # the flag to use instead, when the declaration names it
-    stops: bool  # declared with an error message: the parser stops when it is given
+    # Whether giving the flag stops the server: True / False as the action's code (read at the
+    # same commit) decides, None when that code could not be read.
+    stops: bool | None
 
     def describe(self) -> str:
         use = f"; use {self.new_flag}" if self.new_flag else ""
         if self.action == "DeprecatedAction":
-            # Older SGLang versions raise on any DeprecatedAction flag, newer ones only when it
-            # carries an error message; which one applies lives in another file.
-            when = "stops the server" if self.stops else "may stop the server (version-dependent)"
+            # SGLang's DeprecatedAction raised on every use at first, then only warned, then
+            # stopped only when declared with an error message (see RETIRED_* below).
+            when = {
+                True: "stops the server",
+                False: "accepted with a warning, ignored",
+                None: "may stop the server (its action could not be read)",
+            }[self.stops]
             return f"retired ({self.action}): {when}{use}"
         return f"deprecated ({self.action}): accepted with a warning{use}"
+
+
+# What a retired-flag action's ``__call__`` does, as read from its class.
+RETIRED_ALWAYS = "always"  # raises (or calls parser.error) unconditionally
+RETIRED_NEVER = "never"  # neither raises nor calls parser.error: warns and goes on
+RETIRED_IF_MESSAGE = "if-error-message"  # stops only under `if self.error_message ...`
 
 
 @dataclass
@@ -239,6 +258,7 @@ class _Collector:
         self._module_cache: dict[str, _Module | None] = {}
         self._called: set[str] = set()
         self._walked_calls: set[tuple[int, tuple[tuple[str, Any], ...]]] = set()
+        self._behaviours: dict[tuple[str, str], str | None] = {}
         self._depth = 0
 
     # ---- driver ---------------------------------------------------------------------------
@@ -341,7 +361,21 @@ class _Collector:
             self._loop(stmt, env, called)
             self._block(stmt.orelse, env, called=called)
             return
-        if isinstance(stmt, ast.If | ast.While):
+        if isinstance(stmt, ast.If):
+            self._exprs(stmt.test, env, called)
+            # A test the file decides (a parameter's constant default, a module constant)
+            # takes one branch, as the f-string prefix a conditional expression picks does:
+            # RouterArgs declares `--router-*` only flags under `if use_router_prefix:`,
+            # which `launch_router` (prefix off) never reaches.
+            taken = self._decided(stmt.test, env)
+            if taken is None and called and self._eval(stmt.test, env) == PARAM:
+                return  # a helper's parameter decides: each call site's walk takes a branch
+            if taken is not False:
+                self._block(stmt.body, env, called=called)
+            if taken is not True:
+                self._block(stmt.orelse, env, called=called)
+            return
+        if isinstance(stmt, ast.While):
             self._exprs(stmt.test, env, called)
             self._block(stmt.body, env, called=called)
             self._block(stmt.orelse, env, called=called)
@@ -363,6 +397,14 @@ class _Collector:
             if isinstance(target, ast.Name):
                 self._bind(env, target.id, self._eval(stmt.value, env))
         self._exprs(stmt, env, called)
+
+    def _decided(self, test: ast.expr, env: dict[str, Values]) -> bool | None:
+        """The truth of an ``if`` test when every value it can take agrees, else None."""
+        values = self._eval(test, env)
+        if not _known(values) or not values:
+            return None
+        truths = {bool(v) for v in values}
+        return next(iter(truths)) if len(truths) == 1 else None
 
     def _loop(self, stmt: ast.For | ast.AsyncFor, env: dict[str, Values], called: bool) -> None:
         items = self._iter_values(stmt.iter, env)
@@ -481,9 +523,11 @@ class _Collector:
         action: ast.expr | None,
         kwargs: dict[str, ast.expr],
         env: dict[str, Values],
+        module: _Module | None = None,
     ) -> None:
         """Record ``names`` as declared, with their negations (``BooleanOptionalAction``) or as
-        deprecated (SGLang's ``Deprecated*`` actions, with the ``new_flag`` they point to)."""
+        deprecated (SGLang's ``Deprecated*`` actions, with the ``new_flag`` they point to).
+        ``module`` is the file the declaration is in (where its action's name is looked up)."""
         names = {n for n in names if n.startswith("-")}
         action_name = _call_name(action) if action is not None else None
         if action_name == "BooleanOptionalAction":
@@ -497,9 +541,54 @@ class _Collector:
             value = self._eval(kwargs["new_flag"], env)
             if _known(value) and len(value) == 1 and isinstance(next(iter(value)), str):
                 new_flag = next(iter(value))
-        stops = "error_message" in kwargs
+        stops: bool | None = "error_message" in kwargs
+        if action_name == "DeprecatedAction":
+            stops = self._retired_stops(action, kwargs, env, module or self.main)
         for name in names:
             self.deprecated[name] = Deprecation(action_name, new_flag, stops)
+
+    def _retired_stops(
+        self,
+        action: ast.expr | None,
+        kwargs: dict[str, ast.expr],
+        env: dict[str, Values],
+        module: _Module,
+    ) -> bool | None:
+        """Whether a flag declared with a retired-flag action stops the server, from what the
+        action class (in this file or a module it imports) does when the flag is given."""
+        message = kwargs.get("error_message")
+        has_message: bool | None = message is not None
+        if message is not None:
+            value = self._eval(message, env)
+            if _known(value):
+                has_message = any(v is not None for v in value)
+            else:
+                has_message = None if value == UNKNOWN else True
+        name = _dotted(action) if action is not None else None
+        behaviour = self._action_behaviour(name, module) if name else None
+        if behaviour == RETIRED_ALWAYS:
+            return True
+        if behaviour == RETIRED_NEVER:
+            return False
+        if behaviour == RETIRED_IF_MESSAGE:
+            return has_message
+        # The action's code could not be read: an error message is what every version that
+        # takes one stops on; without one it depends on the version.
+        return True if has_message else None
+
+    def _action_behaviour(self, name: str, module: _Module) -> str | None:
+        found = self._find_class(name, module)
+        if found is None:
+            return None
+        owner, cls = found
+        key = (owner.path, cls.name)
+        if key not in self._behaviours:
+            call = next(
+                (s for s in cls.body if isinstance(s, ast.FunctionDef) and s.name == "__call__"),
+                None,
+            )
+            self._behaviours[key] = _retired_behaviour(call) if call else None
+        return self._behaviours[key]
 
     def _depends_on_param(self, node: ast.expr, env: dict[str, Values]) -> bool:
         return any(isinstance(n, ast.Name) and env.get(n.id) == PARAM for n in ast.walk(node))
@@ -661,13 +750,117 @@ class _Collector:
                 self._field(stmt, stmt.target.id, owner)
         for stmt in owner.rebuilt.get(cls.name, []):
             # The fields are replaced at run time, typically merged from a list of namespace
-            # classes. Their fields are read (the likely outcome), but what the merging code
-            # does is not proven, so the file stays incomplete.
+            # classes. Their fields are read (the likely outcome). The file stays incomplete
+            # unless the statement is one of the two shapes whose outcome is known: a merge of
+            # the class's own annotations with those a field-collecting helper returns for a
+            # list of readable classes, or a struct rebuilt from its own annotations.
             refs = self._class_refs(stmt.value, owner, cls.name, 2)
             for ref in refs:
                 self._class_flags(ref, owner, stmt, only, seen)
+            if self._merge_is_proven(stmt, owner, cls.name):
+                continue
             read = f"; fields of {', '.join(refs)} read" if refs else ""
             self._note(stmt, f"{cls.name}'s fields are rebuilt at run time{read}", owner.path)
+
+    def _merge_is_proven(self, stmt: ast.Assign, module: _Module, cls: str) -> bool:
+        """Whether a module-level rebuild of ``cls`` adds exactly the fields already read.
+
+        - ``C.__annotations__ = {**collected, **C.__annotations__}``: every ``**`` entry is the
+          class's own annotations or the first value a field-collecting helper (below) returns
+          for one list of classes that can all be read;
+        - ``C = <m>.defstruct("C", [... for n, a in C.__annotations__.items()], ...)`` or
+          ``list(C.__annotations__.items())``: the struct gets the class's own annotations."""
+        own = f"{cls}.__annotations__"
+        value = stmt.value
+        target = stmt.targets[0] if len(stmt.targets) == 1 else None
+        if isinstance(target, ast.Attribute) and isinstance(value, ast.Dict):
+            if not value.keys or any(k is not None for k in value.keys):
+                return False
+            return all(_dotted(v) == own or self._collected_fields(v, module) for v in value.values)
+        if isinstance(target, ast.Name) and isinstance(value, ast.Call):
+            if _call_name(value.func) != "defstruct" or len(value.args) < 2:
+                return False
+            fields = value.args[1]
+            if isinstance(fields, ast.Call) and _call_name(fields.func) == "list":
+                source = fields.args[0] if len(fields.args) == 1 else None
+            elif isinstance(fields, ast.ListComp) and len(fields.generators) == 1:
+                source = fields.generators[0].iter
+            else:
+                return False
+            return (
+                isinstance(source, ast.Call)
+                and not source.args
+                and isinstance(source.func, ast.Attribute)
+                and source.func.attr == "items"
+                and _dotted(source.func.value) == own
+            )
+        return False
+
+    def _collected_fields(self, node: ast.expr, module: _Module) -> bool:
+        """``node`` names the first value bound by ``x, ... = helper(CLASSES)`` (or ``x =``),
+        where every element of ``CLASSES`` (a list, or a name bound to one) is a class that can
+        be read and ``helper`` iterates the fields of each class it is given."""
+        if not isinstance(node, ast.Name):
+            return False
+        call = None
+        for stmt in module.tree.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1):
+                continue
+            target = stmt.targets[0]
+            first = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
+            if isinstance(first, ast.Name) and first.id == node.id:
+                if call is not None:
+                    return False  # bound twice: which binding the merge sees is not proven
+                call = stmt.value
+        if not (isinstance(call, ast.Call) and len(call.args) == 1 and not call.keywords):
+            return False
+        classes = call.args[0]
+        if isinstance(classes, ast.Name):
+            classes = module.assigned.get(classes.id, classes)
+        if not isinstance(classes, ast.List | ast.Tuple) or not classes.elts:
+            return False
+        for elt in classes.elts:
+            name = _dotted(elt)
+            if name is None or self._find_class(name, module) is None:
+                return False
+        helper = _dotted(call.func)
+        return helper is not None and self._iterates_fields(helper, module)
+
+    def _iterates_fields(self, name: str, module: _Module) -> bool:
+        """A function (in this file or imported from a readable one) whose first parameter is
+        looped over, with a nested loop over ``fields(...)`` of the loop variable: how SGLang's
+        namespace helper gathers the annotations of the classes it is handed."""
+        fn = None
+        if name in module.functions:
+            fn = module.functions[name][0]
+        elif name in module.imports:
+            dotted, attr = module.imports[name]
+            other = self._load(dotted) if attr else None
+            if other is not None and attr in other.functions:
+                fn = other.functions[attr][0]
+        if fn is None or not fn.args.args:
+            return False
+        param = fn.args.args[0].arg
+        for loop in ast.walk(fn):
+            if not (
+                isinstance(loop, ast.For)
+                and isinstance(loop.iter, ast.Name)
+                and loop.iter.id == param
+                and isinstance(loop.target, ast.Name)
+            ):
+                continue
+            var = loop.target.id
+            for inner in ast.walk(loop):
+                if (
+                    isinstance(inner, ast.For)
+                    and isinstance(inner.iter, ast.Call)
+                    and _call_name(inner.iter.func) == "fields"
+                    and len(inner.iter.args) == 1
+                    and isinstance(inner.iter.args[0], ast.Name)
+                    and inner.iter.args[0].id == var
+                ):
+                    return True
+        return False
 
     def _class_refs(self, expr: ast.expr, module: _Module, itself: str, depth: int) -> list[str]:
         """Classes an expression passes around (not the functions it calls), following
@@ -766,7 +959,7 @@ class _Collector:
             for key, value in zip(action_kwargs.keys, action_kwargs.values, strict=True):
                 if isinstance(key, ast.Constant) and isinstance(key.value, str):
                     extra[key.value] = value
-        self._declare(names, kwargs.get("action"), extra, env)
+        self._declare(names, kwargs.get("action"), extra, env, module)
 
 
 class _Mapping(tuple):  # type: ignore[type-arg]
@@ -829,3 +1022,49 @@ def _annotation_meta(annotation: ast.expr) -> ast.Constant | ast.Call | None:
         if isinstance(meta, ast.Constant) and isinstance(meta.value, str):
             return meta
     return None
+
+
+def _stops(stmt: ast.stmt) -> bool:
+    """``raise ...`` or ``<parser>.error(...)`` (argparse's exit on bad input)."""
+    if isinstance(stmt, ast.Raise):
+        return True
+    return (
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and _call_name(stmt.value.func) == "error"
+    )
+
+
+def _retired_behaviour(call: ast.FunctionDef) -> str | None:
+    """What a retired-flag action's ``__call__`` does: stop always, never, or only when the
+    action carries an error message; None for any other shape (a raise the test of which is
+    not the message, one inside a loop, a ``try``...)."""
+    stopping = [n for n in ast.walk(call) if isinstance(n, ast.stmt) and _stops(n)]
+    if not stopping:
+        return RETIRED_NEVER
+    if any(_stops(stmt) for stmt in call.body):
+        return RETIRED_ALWAYS
+    for stmt in call.body:
+        if (
+            isinstance(stmt, ast.If)
+            and not stmt.orelse
+            and all(_stops(s) for s in stmt.body)
+            and _tests_message(stmt.test)
+            and len(stopping) == len(stmt.body)
+        ):
+            return RETIRED_IF_MESSAGE
+    return None
+
+
+def _tests_message(test: ast.expr) -> bool:
+    """``self.error_message`` or ``self.error_message is not None``: true when one is given."""
+    if isinstance(test, ast.Compare):
+        if not (
+            len(test.ops) == 1
+            and isinstance(test.ops[0], ast.IsNot)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            return False
+        test = test.left
+    return isinstance(test, ast.Attribute) and test.attr == "error_message"

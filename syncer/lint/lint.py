@@ -19,7 +19,7 @@ A missing flag that is the prefix of exactly one declared long option starts the
 version adds another flag with that prefix: an **abbreviation** finding, naming the full flag.
 A flag declared only through one of SGLang's ``Deprecated*`` actions is **deprecated**: an
 alias still accepted with a warning (its replacement named), or a retired ``DeprecatedAction``
-flag, which stops the server in the versions whose action raises.
+flag, which stops the server when its action (read at the same commit) says so.
 A cell whose pin does not resolve (unknown or ambiguous commit, a tag not in the checkout, no
 pin at all) is an **unresolved** finding; its flags are not checked. Each finding names the
 closest declared flags, since a rename is the usual cause.
