@@ -577,7 +577,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _runs(self, fake: FakeRepo, workflow: str, query: dict[str, str]) -> dict[str, Any]:
         runs = [
             self.model.run_json(fake, run)
-            for run in sorted(fake.runs.values(), key=lambda r: -r["id"])
+            # GitHub lists runs newest first (by creation time).
+            for run in sorted(
+                fake.runs.values(), key=lambda r: (r.get("created_at", TS), r["id"]), reverse=True
+            )
             if run["path"].rsplit("/", 1)[-1] == workflow
             and run["head_branch"] == query.get("branch", run["head_branch"])
             and run["event"] == query.get("event", run["event"])
