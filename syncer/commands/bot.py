@@ -199,17 +199,50 @@ def _float_env(name: str) -> float | None:
         raise SyncError(f"{name} must be a number of seconds, got {value!r}") from None
 
 
+# GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.
+MAX_EVENT_BYTES = 25 * 1024 * 1024
+# Every number in a GitHub event is an id, a count or a size: 20 digits hold any of them (a run
+# id is at most 20 digits). int() of thousands of digits raises, and only after parsing.
+MAX_EVENT_DIGITS = 20
+
+
+def _event_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > MAX_EVENT_DIGITS:
+        raise SyncError(
+            f"event: a number of {len(digits)} digits (GitHub's ids have at most "
+            f"{MAX_EVENT_DIGITS})"
+        )
+    return int(text)
+
+
 def _load_event(path: Path) -> dict:
+    from syncer.fsio import read_capped
+
+    raw = read_capped(path, MAX_EVENT_BYTES, "event")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SyncError(f"cannot read the event: {exc.strerror}", path=str(path)) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"the event is not UTF-8 (byte {exc.start}); GitHub sends UTF-8 JSON",
+            path=str(path),
+            line=line,
+        ) from None
     try:
-        payload = json.loads(text)
+        payload = json.loads(text, parse_int=_event_int)
     except json.JSONDecodeError as exc:
         raise SyncError(
             f"not JSON: {exc.msg}", path=str(path), line=exc.lineno, column=exc.colno
         ) from None
+    except RecursionError:
+        # GitHub's payloads nest a handful of levels; the parser's own limit is the bound here.
+        raise SyncError(
+            "the event nests too deeply to be a GitHub event payload", path=str(path)
+        ) from None
+    except SyncError as exc:
+        exc.path = str(path)
+        raise
     if not isinstance(payload, dict):
         raise SyncError("expected a JSON object (a GitHub event payload)", path=str(path))
     return payload

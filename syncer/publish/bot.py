@@ -42,6 +42,8 @@ from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.templating import render
 from syncer.untrusted import clip
 
+# GitHub's ids (PRs, comments, runs) fit in 20 digits.
+MAX_ID_DIGITS = 20
 LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 MAX_REPORT_CHARS = 40_000
 
@@ -159,7 +161,9 @@ class Bot:
             # Workflow inputs always arrive as strings.
             raw = _obj(payload, "inputs").get("cookbook_pr")
             digits = raw.strip() if isinstance(raw, str) else ""
-            value = int(digits) if digits.isascii() and digits.isdigit() else raw
+            # At most 20 digits, like every id: int() of thousands of digits raises.
+            plain = digits.isascii() and digits.isdigit() and len(digits) <= MAX_ID_DIGITS
+            value = int(digits) if plain else raw
             self.on_cookbook_closed(_number(value, "inputs.cookbook_pr"))
         else:
             self.out.say(f"ignored: event {event_name}")
@@ -178,13 +182,16 @@ class Bot:
             self.sync_pr(number)
             return
         # The event says who wrote what; the API is asked again, and only its answer is used
-        # for the body. Both must say the author is authorised.
+        # for the body. Both must say the author is authorised, and that is decided before the
+        # body is parsed at all: nothing an unauthorised commenter writes is interpreted.
+        event_ok = pinrules.authorised(_assoc(event_comment.get("author_association")))
         try:
             comment = self.infx.comment(repo, comment_id)
         except NotFound:
             # Deleted before we got here: the PR's pin is simply recomputed without it.
             self.sync_pr(number)
             return
+        api_ok = pinrules.authorised(comment.association)
         command = pinrules.parse_command(comment.body)
         malformed = pinrules.malformed_lines(comment.body)
         if command is None and not malformed:
@@ -194,8 +201,6 @@ class Bot:
             else:
                 self.out.say(f"comment {comment_id}: no command; nothing to do")
             return
-        event_ok = pinrules.authorised(event_comment.get("author_association"))
-        api_ok = pinrules.authorised(comment.association)
         if not (event_ok and api_ok) or command is None:
             pinrules.sync_reactions(self.infx, repo, comment, accepted=False)
             why = (
@@ -903,6 +908,11 @@ def _number(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise BadEvent(f"event: {what} must be a positive integer, got {clip(value, 40)!r}")
     return value
+
+
+def _assoc(value: Any) -> str | None:
+    """The event's ``author_association`` (a string, or nothing usable: not authorised)."""
+    return value if isinstance(value, str) else None
 
 
 def _carries(cookbook_pr: Pull, number: int, login: str, model: ModelSpec) -> bool:
