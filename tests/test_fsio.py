@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from syncer.errors import SyncError
-from syncer.fsio import write_atomic
+from syncer.fsio import write_all, write_atomic
 
 
 def test_writes_whole_text_and_leaves_no_temp_file(tmp_path: Path) -> None:
@@ -71,3 +71,19 @@ def test_generate_writes_modules_and_pages_with_the_usual_mode(tmp_path: Path) -
     [module] = (tmp_path / "out").rglob("*.jsx")
     assert stat.S_IMODE(module.stat().st_mode) == 0o644
     assert stat.S_IMODE(page.stat().st_mode) == 0o664
+
+
+def test_write_all_puts_back_what_a_failed_rename_left_half_done(tmp_path: Path) -> None:
+    # Staging succeeds for all three (the temp files sit beside their targets); the rename
+    # onto the directory fails after the first two were replaced: both are undone.
+    old = tmp_path / "old.jsx"
+    old.write_text("old\n")
+    old.chmod(0o640)
+    new = tmp_path / "new.mdx"
+    blocked = tmp_path / "blocked.jsx"
+    blocked.mkdir()
+    with pytest.raises(SyncError) as info:
+        write_all({old: "changed\n", new: "fresh\n", blocked: "x\n"})
+    assert info.value.path == str(blocked)
+    assert old.read_text() == "old\n" and stat.S_IMODE(old.stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked.jsx", "old.jsx"]

@@ -19,7 +19,7 @@ from syncer.cookbook import encode
 from syncer.cookbook.cells import CellSpec, ModuleSpec, PointSpec, RouterSpec
 from syncer.cookbook.decode import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
 from syncer.errors import SyncError
-from syncer.fsio import write_atomic
+from syncer.fsio import write_all
 from syncer.model import Block
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
@@ -577,10 +577,25 @@ def generate_model(
     return result
 
 
-def write_result(result: GenerateResult) -> None:
-    """Write what ``generate_model(..., check=True)`` found changed (module, then page); lets
-    a caller generate several models first and write only when every one of them succeeded."""
+def result_files(result: GenerateResult) -> dict[Path, str]:
+    """The files ``result`` changes (module and page), for one all-or-nothing write."""
+    files: dict[Path, str] = {}
     if result.changed:
-        write_atomic(result.path, result.text)
+        files[result.path] = result.text
     if result.page_text is not None and result.page_path is not None:
-        write_atomic(result.page_path, result.page_text)
+        files[result.page_path] = result.page_text
+    return files
+
+
+def write_results(results: list[GenerateResult]) -> None:
+    """Write what ``generate_model(..., check=True)`` found changed, for every model at once:
+    all files or none (a page that cannot be written leaves every module as it was)."""
+    files: dict[Path, str] = {}
+    for result in results:
+        files.update(result_files(result))
+    write_all(files)
+
+
+def write_result(result: GenerateResult) -> None:
+    """Write one model's module and page, both or neither."""
+    write_results([result])
