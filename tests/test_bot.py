@@ -890,3 +890,25 @@ def test_each_config_is_rendered_once_per_event(world, monkeypatch):
     first_use(world)
     assert '"status":"verified-pr"' in world.book_pulls()[0]["body"]
     assert KEY in calls and sorted(calls) == sorted(set(calls))
+
+
+def test_recipe_linked_out_of_the_pr_checkout_is_never_published(world, tmp_path):
+    # Issue 12.1 on the bot's path: the PR head (possibly a fork's) links its recipe to a file
+    # outside the checkout; its values must reach neither the cookbook PR nor the status.
+    checkout = tmp_path / "pr-head"
+    shutil.copytree(ROOT / "examples/inferencex", checkout)
+    recipes = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes"
+    recipe = checkout / recipes / "dsv41flash/sglang/gb300-fp4-mtp/agentic.yaml"
+    secret = tmp_path / "runner-home" / "agentic.yaml"
+    secret.parent.mkdir()
+    secret.write_text(recipe.read_text().replace("--", "--runner-secret-0451-", 1))
+    recipe.unlink()
+    recipe.symlink_to(secret)
+    world.inferencex = checkout
+    comment = world.comment(f"/use {RUN}")
+    with pytest.raises(SyncError, match="pointing outside the InferenceX checkout"):
+        world.send("issue_comment", world.comment_event(comment))
+    published = [c["body"] for c in world.gh.comments_on(INFX, PR)]
+    published += [p["body"] for p in world.book_pulls()]
+    assert published and not any("runner-secret-0451" in text for text in published)
+    assert "pointing outside the InferenceX checkout" in plain(world.status()["body"])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syncer import checkout
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
 
@@ -158,6 +159,11 @@ class ConfigEntry:
     srt_recipe_dir: str | None
     rows: list[Row]
     dram_utilization: float | None = None
+    checkout_root: Path | None = None  # every file read for this entry stays inside it
+
+    @property
+    def root_dir(self) -> Path:
+        return self.checkout_root or self.layout_root
 
     @property
     def hardware(self) -> str:
@@ -188,6 +194,10 @@ class ConfigEntry:
                 f"{'eval-srt-recipe' if eval_job else 'srt-recipe'}",
                 path=self.path,
             )
+        what = f"{self.key}: row {row.index} {'eval-srt-recipe' if eval_job else 'srt-recipe'}"
+        checkout.entry_name(self, name, what)
+        if self.srt_recipe_dir:
+            checkout.entry_name(self, self.srt_recipe_dir, f"{self.key}: srt-recipe-dir")
         lane = "multi_node" if self.multinode else "single_node"
         recipes_root = self.layout_root / "benchmarks" / lane / "srt-slurm-recipes"
         candidates: list[Path] = []
@@ -198,9 +208,10 @@ class ConfigEntry:
         if self.srt_recipe_dir:
             candidates.append(recipes_root / self.srt_recipe_dir / name)
         candidates += [self.layout_root / name, self.layout_root.parent / name, recipes_root / name]
+        candidates = [c for c in candidates if checkout.lexically_inside(self.root_dir, c)]
         for candidate in candidates:
             if candidate.is_file():
-                return candidate
+                return checkout.entry_file(self, candidate, what, row=True)
         raise SyncError(
             f"{self.key}: recipe {name!r} of row {row.index} not found (looked in "
             f"{', '.join(str(c) for c in candidates[:2])})",
@@ -210,7 +221,9 @@ class ConfigEntry:
     def shared_block_path(self) -> Path | None:
         lane = "agentic-multi.yaml" if self.multinode else "agentic-single.yaml"
         candidate = self.layout_root / "configs" / "srt-recipes" / lane
-        return candidate if candidate.is_file() else None
+        if not candidate.is_file():
+            return None
+        return checkout.entry_file(self, candidate, f"{self.key}: shared recipe block")
 
 
 @dataclass
@@ -233,7 +246,9 @@ class Master:
                 f"unknown config key {key!r}{hint}", path=", ".join(str(f) for f in self.files)
             )
         raw, path = self.data[key]
-        return parse_entry(key, raw, path, self.layout_root)
+        entry = parse_entry(key, raw, path, self.layout_root)
+        entry.checkout_root = self.root
+        return entry
 
 
 def find_layout(inferencex_dir: Path) -> Path:
@@ -266,6 +281,8 @@ def load_master(inferencex_dir: Path | str) -> Master:
     files = sorted((layout / "configs").glob("*-master.yaml")) or sorted(
         (layout / ".github" / "configs").glob("*-master.yaml")
     )
+    for f in files:
+        checkout.contained(root, f, what="master config")
     try:
         if any(f.stat().st_size > yamlsafe.MAX_FILE_BYTES for f in files):
             raise OSError  # never read whole; yamlsafe.load refuses it with its size
@@ -474,11 +491,12 @@ GOLDEN_DIRS = ("infx/golden_al_distribution", "golden_al_distribution")
 
 def golden_al_file(entry: ConfigEntry, method: str) -> Path | None:
     name = f"{entry.model_prefix}_{method}.yaml"
+    checkout.entry_name(entry, name, f"{entry.key}: golden AL file (from model-prefix)")
     for base in (entry.layout_root, entry.layout_root.parent):
         for sub in GOLDEN_DIRS:
             candidate = base / sub / name
-            if candidate.is_file():
-                return candidate
+            if checkout.lexically_inside(entry.root_dir, candidate) and candidate.is_file():
+                return checkout.entry_file(entry, candidate, f"{entry.key}: golden AL file")
     return None
 
 
