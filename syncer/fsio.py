@@ -14,7 +14,8 @@ MiB = 1024 * 1024
 
 
 def read_capped(path: Path | str, limit: int, what: str) -> bytes:
-    """The bytes of ``path``, refused with a ``SyncError`` when it holds more than ``limit``.
+    """The bytes of ``path``, refused with a ``SyncError`` when it holds more than ``limit``
+    (``what`` names the file in messages: "the event", "data module").
 
     The size is checked before the read (``stat``) *and* during it (at most ``limit + 1`` bytes
     are read), so a file that grows, a FIFO or ``/dev/zero`` cannot make the tool read
@@ -28,7 +29,7 @@ def read_capped(path: Path | str, limit: int, what: str) -> bytes:
                 raise _too_big(p, what, size, limit)
             data = handle.read(limit + 1)
     except OSError as exc:
-        raise SyncError(f"cannot read the {what}: {exc.strerror or exc}", path=str(p)) from None
+        raise SyncError(f"cannot read {what}: {exc.strerror or exc}", path=str(p)) from None
     if len(data) > limit:
         raise _too_big(p, what, None, limit)
     return data
@@ -37,7 +38,7 @@ def read_capped(path: Path | str, limit: int, what: str) -> bytes:
 def _too_big(path: Path, what: str, size: int | None, limit: int) -> SyncError:
     shown = f"{size} bytes" if size is not None else f"more than {limit} bytes"
     return SyncError(
-        f"the {what} is {shown}, over the {limit}-byte limit (not a file this tool reads)",
+        f"{what} is {shown}, over the {limit}-byte limit (not a file this tool reads)",
         path=str(path),
     )
 

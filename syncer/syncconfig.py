@@ -480,7 +480,7 @@ def load_sync_config(path: Path | str) -> SyncConfig:
     p = Path(path)
     if not p.exists():
         raise SyncError("sync configuration not found", path=str(p))
-    raw = read_capped(p, MAX_CONFIG_BYTES, "sync configuration")
+    raw = read_capped(p, MAX_CONFIG_BYTES, "the sync configuration")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

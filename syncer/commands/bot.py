@@ -219,7 +219,7 @@ def _event_int(text: str) -> int:
 def _load_event(path: Path) -> dict:
     from syncer.fsio import read_capped
 
-    raw = read_capped(path, MAX_EVENT_BYTES, "event")
+    raw = read_capped(path, MAX_EVENT_BYTES, "the event")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

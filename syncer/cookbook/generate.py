@@ -563,7 +563,7 @@ def generate_model(
         if not page_path.is_file():
             raise SyncError("cookbook page not found", path=str(page_path))
         update = update_page(
-            page_path.read_text(encoding="utf-8"),
+            _read_page(page_path),
             section=spec_model.section,
             module=spec_model.path,
             path=str(page_path),
@@ -575,6 +575,23 @@ def generate_model(
     if not check:
         write_result(result)
     return result
+
+
+# A cookbook page is tens of kB; the cap keeps a hostile or wrong file from being read whole.
+MAX_PAGE_BYTES = 8 * 1024 * 1024
+
+
+def _read_page(path: Path) -> str:
+    from syncer.fsio import read_capped
+
+    raw = read_capped(path, MAX_PAGE_BYTES, "cookbook page")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"cookbook page is not UTF-8 (byte {exc.start})", path=str(path), line=line
+        ) from None
 
 
 def result_files(result: GenerateResult) -> dict[Path, str]:
