@@ -32,6 +32,7 @@ class Fault:
     headers: dict[str, str]
     body: dict[str, Any]
     times: int
+    apply: bool = False  # make the write, then answer with the fault (a lost response)
 
 
 @dataclass
@@ -194,10 +195,19 @@ class GitHubModel:
         headers: dict[str, str] | None = None,
         message: str = "error",
         times: int = 1,
+        apply: bool = False,
     ) -> None:
+        """Answer the next ``times`` matching requests with ``status``; ``apply``: the request
+        is carried out first (GitHub made the write, the answer was lost on the way back)."""
         self.faults.append(
             Fault(
-                method, re.compile(path_regex), status, headers or {}, {"message": message}, times
+                method,
+                re.compile(path_regex),
+                status,
+                headers or {},
+                {"message": message},
+                times,
+                apply,
             )
         )
 
@@ -351,6 +361,9 @@ class _Handler(BaseHTTPRequestHandler):
             for fault in model.faults:
                 if fault.times > 0 and fault.method == method and fault.pattern.search(path):
                     fault.times -= 1
+                    if fault.apply:
+                        token = auth.split(" ", 1)[1] if auth and " " in auth else ""
+                        self._route(method, path, query, body, model.tokens[token])
                     self._send(fault.status, fault.body, fault.headers)
                     return
             if path.startswith("/_blob/"):

@@ -912,3 +912,18 @@ def test_recipe_linked_out_of_the_pr_checkout_is_never_published(world, tmp_path
     published += [p["body"] for p in world.book_pulls()]
     assert published and not any("runner-secret-0451" in text for text in published)
     assert "pointing outside the InferenceX checkout" in plain(world.status()["body"])
+
+
+def test_lost_answers_to_the_bots_posts_make_no_duplicates(world):
+    # Issue 12.8: GitHub made the PR and the status comment, but both answers were 502s. The
+    # retries used to post a second status comment and fail on 422 "already exists".
+    world.gh.fail_next("POST", rf"/repos/{BOOK}/pulls$", 502, apply=True)
+    world.gh.fail_next("POST", rf"/repos/{INFX}/issues/{PR}/comments$", 502, apply=True)
+    world.gh.fail_next("POST", r"/reactions$", 502, apply=True)
+    comment = first_use(world)
+    assert world.reactions(comment) == ["+1"]
+    [pull] = world.book_pulls()
+    assert pull["user"] == BOOK_BOT and st.pr_marker("deepseek-ai/deepseek-v4_1") in pull["body"]
+    statuses = [c for c in world.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
+    assert len(statuses) == 1 and statuses[0]["body"].startswith(st.STATUS_MARKER)
+    assert f"{BOOK}#{pull['number']}" in plain(statuses[0]["body"])

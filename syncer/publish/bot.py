@@ -803,7 +803,7 @@ class Bot:
         if existing is None and not create:
             self.out.say(f"PR #{number}: no status comment to update")
         elif existing is None:
-            self.infx.create_comment(repo, number, body)
+            self.infx.create_comment(repo, number, body, marker=st.STATUS_MARKER)
             self.out.say(f"PR #{number}: status comment posted")
         elif existing.body != body:
             self.infx.edit_comment(repo, existing.id, body)
