@@ -105,3 +105,25 @@ def test_a_cookbook_page_over_the_cap_is_refused(tmp_path: Path) -> None:
             pages_dir=tmp_path,
             check=True,
         )
+
+
+def test_a_big_module_off_the_generators_layout_is_refused_not_parsed_for_minutes(
+    tmp_path: Path,
+) -> None:
+    # esprima (the reader for hand-edited layouts, and for error positions) is quadratic in a
+    # string's length: 2 MB took a minute, 20 MB hours. Such a text is refused at once.
+    from syncer.cookbook.jsmodule import MAX_ESPRIMA_CHARS
+
+    path = tmp_path / "single-quoted.jsx"
+    path.write_text("export const agentx = {x: '" + "a" * 2_000_000 + "'};\n", encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "syncer", "decode", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == (
+        f"error: {path}: data module of 2000031 characters is not in the generator's layout "
+        f"(`export const NAME = <JSON>;`); other layouts are read up to {MAX_ESPRIMA_CHARS}\n"
+    )

@@ -104,7 +104,19 @@ def _parse_fast(text: str) -> JsModule | None:
     return JsModule(header=header, name=head.group(2), value=value)
 
 
+# esprima's scanner is quadratic in the length of a string literal (1 M characters: 13 s,
+# 2 M: 58 s), so it only gets texts of hand-edited size (real modules are ~150 kB); bigger
+# modules must be in the generator's layout, which json.loads reads in linear time.
+MAX_ESPRIMA_CHARS = 512 * 1024
+
+
 def _parse_esprima(text: str, path: str) -> JsModule:
+    if len(text) > MAX_ESPRIMA_CHARS:
+        raise SyncError(
+            f"data module of {len(text)} characters is not in the generator's layout "
+            f"(`export const NAME = <JSON>;`); other layouts are read up to {MAX_ESPRIMA_CHARS}",
+            path=path,
+        )
     import esprima  # only for files off the generator's layout, and for error positions
 
     try:
