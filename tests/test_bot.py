@@ -120,6 +120,7 @@ class World:
         self.inferencex = ROOT / "examples/inferencex"
         self.push_repo: str | None = None
         self.push_url: str | None = None
+        self.model: str | None = None  # the workflow's matrix job: one model per run
 
     def bot(self, *, dry_run: bool = False, body_limit: int = 65536) -> tuple[Bot, Plan]:
         plan = Plan(dry_run=dry_run)
@@ -133,6 +134,7 @@ class World:
             today="2026-10-13",
             push_repo=self.push_repo,
             push_url=self.push_url,
+            model=self.model,
         )
         bot = Bot(
             settings,
@@ -615,6 +617,7 @@ def test_hostile_values_stay_inert_in_the_status_comment():
         verify_run_url="https://evil.example/run",
         verify_report="| a |\n```\nunclosed",
         blocked={"branch": "b`x", "commits": [("c" * 40, "@org/team <x>")]},
+        model_path="o/m",
     )
     body = st.render_status([item], BOOK)
     tokens = MarkdownIt("commonmark", {"html": True}).parse(body)
@@ -622,6 +625,7 @@ def test_hostile_values_stay_inert_in_the_status_comment():
     html += [c.content for t in tokens for c in t.children or [] if c.type == "html_inline"]
     assert html == [
         "<!-- infx-cookbook-sync:status -->",
+        "<!-- infx-cookbook-sync:section o/m -->",
         "<details><summary>Verify report for run 5</summary>",
         "</details>",
     ]
@@ -927,3 +931,68 @@ def test_lost_answers_to_the_bots_posts_make_no_duplicates(world):
     statuses = [c for c in world.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
     assert len(statuses) == 1 and statuses[0]["body"].startswith(st.STATUS_MARKER)
     assert f"{BOOK}#{pull['number']}" in plain(statuses[0]["body"])
+
+
+def _push_event(number: int) -> dict[str, Any]:
+    return {
+        "action": "synchronize",
+        "repository": {"full_name": INFX},
+        "pull_request": {"number": number},
+    }
+
+
+def test_a_dropped_closed_event_is_caught_up_by_the_next_run_of_its_model(world):
+    # Issue 12.3: GitHub keeps one pending run per concurrency group; the `closed` event of
+    # #3859 was cancelled behind a later event of the same model (a push to #3871).
+    world.model = "deepseek-ai/deepseek-v4_1"
+    first_use(world)
+    status_id = world.status()["id"]
+    world.pull["state"] = "closed"  # closed unmerged; its event never runs
+    outcome, _ = world.send("pull_request", _push_event(3871))
+    assert "PR #3859: closed without merging; catching up" in outcome.lines
+    seen = plain(world.status()["body"])
+    assert world.status()["id"] == status_id
+    assert f"This PR was closed without merging, so its AgentX config ({KEY})" in seen
+    assert f"{BOOK}#1 stays open for the other InferenceX PRs it carries (#3871)" in seen
+    # Caught up once: the next run finds nothing new to write about #3859.
+    before = len(world.gh.log)
+    outcome, _ = world.send("pull_request", _push_event(3871))
+    assert [r for r in world.gh.log[before:] if r.method != "GET"] == []
+
+
+def test_a_dropped_merge_event_is_caught_up_by_the_next_run_of_its_model(world):
+    world.model = "deepseek-ai/deepseek-v4_1"
+    first_use(world)
+    world.pull["state"], world.pull["merged"] = "closed", True  # its event never runs
+    outcome, _ = world.send("pull_request", _push_event(3871))
+    assert "PR #3859: merged; catching up" in outcome.lines
+    [cookbook] = world.book_pulls()
+    assert (
+        st.read_state(
+            GitHubClient(BOOK_TOKEN, base_url=world.server.base_url, pause=0).pull(BOOK, 1),
+            BOOK_BOT,
+            "deepseek-ai/deepseek-v4_1",
+        )[KEY].status
+        == "verified"
+    )
+    assert cookbook["state"] == "open"
+
+
+def test_a_model_job_rewrites_only_its_own_section_of_the_status_comment(world):
+    # One job per model edits the one status comment of the PR: another model's section,
+    # written by that model's job, is kept as it is.
+    world.model = "deepseek-ai/deepseek-v4_1"
+    first_use(world)
+    status = world.status()
+    other = "<!-- infx-cookbook-sync:section acme/other -->\n[by infx-cookbook-sync] other model"
+    status["body"] = status["body"].rstrip("\n") + st.SECTION_SEPARATOR + other + "\n"
+    world.send("pull_request", _push_event(PR))
+    body = world.status()["body"]
+    sections = st.read_sections(body)
+    assert sorted(sections) == ["acme/other", "deepseek-ai/deepseek-v4_1"]
+    assert sections["acme/other"] == other
+    assert "measured in run" in plain(sections["deepseek-ai/deepseek-v4_1"])
+    # Without --model (every model of the event handled at once) the run owns the whole comment.
+    world.model = None
+    world.send("pull_request", _push_event(PR))
+    assert sorted(st.read_sections(world.status()["body"])) == ["deepseek-ai/deepseek-v4_1"]

@@ -331,3 +331,17 @@ def _run_raw(world: World, *extra: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def test_models_only_json_is_the_workflows_matrix_and_model_must_be_known(world):
+    comment = world.comment(f"/use {RUN}")
+    (world.tmp / "event.json").write_text(json.dumps(world.comment_event(comment)))
+    proc = _run_raw(world, "--models-only", "--json")
+    assert (proc.returncode, proc.stdout) == (0, '["deepseek-ai/deepseek-v4_1"]\n'), proc.stderr
+    proc = sync_bot(world, world.comment_event(comment), "--model", "acme/nope")
+    assert proc.returncode == 2
+    assert "acme/nope" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert world.gh.writes() == []
+    proc = sync_bot(world, world.comment_event(comment), "--model", "deepseek-ai/deepseek-v4_1")
+    assert proc.returncode == 0, proc.stderr
+    assert f"opened {BOOK}#1" in proc.stdout

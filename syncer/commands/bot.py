@@ -73,12 +73,24 @@ from syncer.errors import SyncError
 @click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today).")
 @click.option("--dry-run", is_flag=True, help="Print every write (files, commits, API calls).")
 @click.option(
+    "--model",
+    default=None,
+    metavar="ORG/MODEL",
+    help="Handle only this cookbook model (the workflow runs one job per model).",
+)
+@click.option(
     "--models-only",
     is_flag=True,
     help="Print the models the event can touch (event data + sync.yaml; no token, no API).",
 )
+@click.option("--json", "as_json", is_flag=True, help="With --models-only: a JSON list.")
 def bot_command(
-    event_path: Path, event_name: str, config_path: Path, models_only: bool, **options: Any
+    event_path: Path,
+    event_name: str,
+    config_path: Path,
+    models_only: bool,
+    as_json: bool,
+    **options: Any,
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
     from syncer import secrets
@@ -87,7 +99,8 @@ def bot_command(
     secrets.install()
     try:
         if models_only:
-            return _models_only(event_path, event_name, config_path, **options)
+            options.pop("model")
+            return _models_only(event_path, event_name, config_path, as_json=as_json, **options)
         return _run(event_path, event_name, config_path, **options)
     except BadEvent as exc:
         # The CLI prints it (masked, one line like every SyncError) naming the event file.
@@ -95,7 +108,9 @@ def bot_command(
         raise
 
 
-def _models_only(event_path: Path, event_name: str, config_path: Path, **options: Any) -> int:
+def _models_only(
+    event_path: Path, event_name: str, config_path: Path, *, as_json: bool, **options: Any
+) -> int:
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
     from syncer.publish.bot import event_models
     from syncer.syncconfig import load_sync_config
@@ -107,7 +122,8 @@ def _models_only(event_path: Path, event_name: str, config_path: Path, **options
         inferencex_repo=options["inferencex_repo"],
         cookbook_repo=options["cookbook_repo"],
     )
-    click.echo(" ".join(models))
+    # JSON for the workflow's matrix (fromJSON); model paths are [A-Za-z0-9._-]/[...] only.
+    click.echo(json.dumps(models, separators=(",", ":")) if as_json else " ".join(models))
     return 0
 
 
@@ -126,6 +142,7 @@ def _run(
     api_url: str,
     today: str | None,
     dry_run: bool,
+    model: str | None,
 ) -> int:
     from syncer import secrets
     from syncer.publish.bot import Bot, Settings
@@ -140,6 +157,8 @@ def _run(
     if not event_name:
         raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
     config = load_sync_config(config_path)
+    if model is not None:
+        model = config.model(model).path  # unknown: a SyncError listing the known models
     plan = Plan(dry_run=dry_run)
     infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"))
     book_token = secrets.token_from_env(("COOKBOOK_TOKEN",))
@@ -170,6 +189,7 @@ def _run(
         push_repo=push_repo,
         push_url=push_url,
         today=today,
+        model=model,
     )
     bot = Bot(
         settings,

@@ -74,6 +74,9 @@ class Settings:
     docs_url: str = "https://docs.sglang.io"
     body_limit: int = MAX_BODY_CHARS
     today: str | None = None
+    # The one cookbook model this run handles (the workflow runs one job per model, each in its
+    # model's concurrency group); None: every model the event touches.
+    model: str | None = None
 
 
 @dataclass
@@ -120,12 +123,15 @@ class Bot:
         self._book: Cookbook | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._renders: dict[str, Any] = {}
+        self._handled: set[int] = set()  # InferenceX PRs this run brought up to date
 
     # -- event routing ------------------------------------------------------------------------
 
     def handle(self, event_name: str, payload: dict[str, Any]) -> Outcome:
         try:
             self._route(event_name, payload)
+            if self.s.model is not None:
+                self._catch_up(self.s.config.model(self.s.model))
         finally:
             if self._scratch is not None:
                 self._scratch.cleanup()
@@ -220,10 +226,44 @@ class Bot:
     # -- an InferenceX PR -----------------------------------------------------------------------
 
     def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
-        return pr_configs(self.s.config, number)
+        found = pr_configs(self.s.config, number)
+        return [(m, c) for m, c in found if self.s.model in (None, m.path)]
+
+    def _catch_up(self, model: ModelSpec) -> None:
+        """Bring up to date the closed InferenceX PRs that ``model``'s open cookbook PR still
+        carries as not verified.
+
+        GitHub keeps one pending run per concurrency group and cancels the older pending one
+        when another event arrives, so a ``pull_request: closed`` can be dropped behind a later
+        event of the same model; the later run (this one) does its work. Both handlers are
+        idempotent: a PR already handled is read, not written again."""
+        me = self.cgh.login()
+        open_pr = next((p for p in self._bot_pulls(model) if p.state == "open"), None)
+        if open_pr is None:
+            return
+        recorded = st.read_state(open_pr, me, model.path)
+        waiting = sorted(
+            {int(p.pr) for p in recorded.values() if p.pr and p.status != "verified"}
+            - self._handled
+        )
+        for number in waiting:
+            try:
+                pull = self.infx.pull(self.s.inferencex_repo, number)
+            except NotFound:
+                continue
+            if pull.state != "closed" or not self.configs_of(number):
+                continue
+            if not pull.merged:
+                self.out.say(f"PR #{number}: closed without merging; catching up")
+                self._on_closed_unmerged(pull, self.configs_of(number))
+            elif any(p.status == "verified-pr" for p in recorded.values() if p.pr == str(number)):
+                # Merged with a pinned run the cookbook PR still calls a PR pin.
+                self.out.say(f"PR #{number}: merged; catching up")
+                self.sync_pr(number)
 
     def sync_pr(self, number: int) -> None:
         repo = self.s.inferencex_repo
+        self._handled.add(number)
         configs = self.configs_of(number)
         if not configs:
             self.out.say(f"PR #{number}: no config of sync.yaml comes from this PR; nothing to do")
@@ -261,6 +301,7 @@ class Bot:
         that only exists for it is closed (users of PR bots expect stale PRs closed, not left for
         reviewers); one that still carries another open or merged InferenceX PR stays open.
         Status comments are edited, never posted anew, on PRs that are closed."""
+        self._handled.add(pull.number)
         me = self.cgh.login()
         for model in {m.path: m for m, _ in configs}.values():
             pulls = self._bot_pulls(model)
@@ -456,6 +497,7 @@ class Bot:
         return st.StatusItem(
             key=key,
             model=model.model,
+            model_path=model.path,
             section=model.section,
             page_url=self._page_url(model),
             head_sha=head_sha,
@@ -750,6 +792,9 @@ class Bot:
             self.out.say(f"{self.s.cookbook_repo}#{number} is still open; nothing to do")
             return
         model = next((m for m in self.s.config.models if st.pr_marker(m.path) in pull.body), None)
+        if model is not None and self.s.model not in (None, model.path):
+            self.out.say(f"{self.s.cookbook_repo}#{number} is {model.path}'s; not this run's model")
+            return
         if pull.user != me or model is None:
             self.out.say(f"{self.s.cookbook_repo}#{number} is not a sync PR of this bot; ignored")
             return
@@ -797,9 +842,17 @@ class Bot:
     ) -> None:
         """Post or edit the PR's one status comment; ``create=False`` only edits an existing one."""
         repo = self.s.inferencex_repo
-        body = st.render_status(items, self.s.cookbook_repo)
-        body = fit_comment(body)
         existing = st.find_status_comment(self.infx.comments(repo, number), self.infx.login())
+        keep: dict[str, str] = {}
+        if existing is not None and self.s.model is not None:
+            # This run writes its own model's section; the other models' jobs write theirs.
+            keep = {
+                path: text
+                for path, text in st.read_sections(existing.body).items()
+                if path != self.s.model
+            }
+        order = [m.path for m in self.s.config.models]
+        body = fit_comment(st.render_status(items, self.s.cookbook_repo, keep=keep, order=order))
         if existing is None and not create:
             self.out.say(f"PR #{number}: no status comment to update")
         elif existing is None:
