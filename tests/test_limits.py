@@ -127,3 +127,24 @@ def test_a_big_module_off_the_generators_layout_is_refused_not_parsed_for_minute
         f"error: {path}: data module of 2000031 characters is not in the generator's layout "
         f"(`export const NAME = <JSON>;`); other layouts are read up to {MAX_ESPRIMA_CHARS}\n"
     )
+
+
+def test_a_number_of_thousands_of_digits_in_a_recipe_is_bad_input(tmp_path: Path) -> None:
+    # int() raised ValueError from the YAML loader: exit 3 on a file a PR controls.
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    checkout = tmp_path / "checkout"
+    shutil.copytree(root / "examples/inferencex", checkout)
+    recipe = next(checkout.rglob("gb300-fp4-mtp/agentic.yaml"))
+    recipe.write_text("huge: " + "9" * 5000 + "\n" + recipe.read_text())
+    key = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+    proc = subprocess.run(
+        [sys.executable, "-m", "syncer", "render", key, "--inferencex", str(checkout)],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(
+        f"error: {recipe}: YAML value the loader cannot build: Exceeds the limit"
+    )
