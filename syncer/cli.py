@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "generate": ("syncer.commands.generate", "Generate cookbook data modules and page sections."),
     "reencode": ("syncer.commands.generate", "Re-encode a module in the newest format."),
     "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
+    "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
     "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
 }
 
@@ -59,8 +60,12 @@ def main(argv: list[str] | None = None) -> None:
         # Messages quote recipe, log and archive text: keep the line one line, free of escape
         # sequences and tokens, whichever command raised it.
         from syncer.untrusted import term_text
+        from syncer.wording import cut_long_words
 
-        click.echo(f"error: {term_text(exc).replace(chr(10), '⏎')}", err=True)
+        # A value the message did not cut itself (a path, a number, a flag value of any
+        # length) is cut here: the line stays one line a person can read.
+        text = cut_long_words(term_text(exc).replace(chr(10), "⏎"))
+        click.echo(f"error: {text}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)

@@ -35,5 +35,3 @@ class SyncError(Exception):
     def __str__(self) -> str:
         where = self.where()
         return f"{where}: {self.message}" if where else self.message
-
-

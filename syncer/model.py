@@ -68,6 +68,28 @@ LEAD_FLAGS = (
 _LEAD_RANK = {flag: i for i, flag in enumerate(LEAD_FLAGS)}
 
 
+def group_argv(
+    tokens: list[str], *, split_equals: bool = True, short: bool = False
+) -> list[list[str]]:
+    """Tokens of a command line -> ``[flag, value...]`` args: a ``--flag`` (or, with
+    ``short``, a ``-f`` style flag such as NATS's ``-js``) starts an arg, other tokens are its
+    values. ``split_equals`` turns ``--a=b`` into ``[--a, b]``; without it the token is kept
+    whole, as the process received it."""
+    args: list[list[str]] = []
+    for tok in tokens:
+        is_flag = (tok.startswith("--") and len(tok) > 2) or (
+            short and len(tok) > 1 and tok[0] == "-" and tok[1].isalpha()
+        )
+        if is_flag:
+            flag, eq, value = tok.partition("=")
+            args.append([flag, value] if eq and split_equals and tok.startswith("--") else [tok])
+        elif args:
+            args[-1].append(tok)
+        else:
+            args.append([tok])
+    return args
+
+
 def worker_arg_key(arg: list[str]) -> tuple[int, str]:
     """Sort key of one worker arg under the cookbook's lead-flag rule."""
     flag = arg[0]

@@ -18,6 +18,8 @@ import yaml
 
 from syncer.errors import SyncError
 from syncer.model import ROUTERS
+from syncer.untrusted import clip
+from syncer.wording import VALUE_CHARS
 
 STATUSES = ("verified", "verified-pr", "in-progress")
 # Matched whole (fullmatch): `$` would let a trailing newline through, `\d` Unicode digits.
@@ -191,7 +193,9 @@ class _Reader:
                 raise self.fail(key_node, f"{what}: keys must be strings, got {_kind(key_node)}")
             key = self.value(key_node)
             if not isinstance(key, str):
-                raise self.fail(key_node, f"{what}: keys must be strings, got {key!r}")
+                raise self.fail(
+                    key_node, f"{what}: keys must be strings, got {_scalar(key_node, key)}"
+                )
             if key in out:
                 raise self.fail(key_node, f"{what}: duplicate key {key!r}")
             if key not in allowed:
@@ -226,7 +230,7 @@ class _Reader:
             raise self.fail(node, f"{what}: expected a string, got {_kind(node)}")
         value = self.value(node)
         if isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise self.fail(node, f"{what}: expected a string, got {value!r}")
+            raise self.fail(node, f"{what}: expected a string, got {_scalar(node, value)}")
         text = str(value)
         if text == "" or (pattern is not None and not pattern.fullmatch(text)):
             raise self.fail(node, f"{what}: expected {hint or 'a non-empty string'}, got {text!r}")
@@ -243,6 +247,22 @@ class _Reader:
 
 def _kind(node: yaml.Node) -> str:
     return "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
+
+
+def _scalar(node: yaml.ScalarNode, value: Any) -> str:
+    """A YAML scalar as written in the file, with what YAML 1.1 made of it (``yes (a
+    boolean)``, ``2026-10-13 (a date)``), never Python's repr (``True``, ``datetime.date(...)``)."""
+    if isinstance(value, bool):
+        what = "a boolean"
+    elif isinstance(value, int | float):
+        what = "a number"
+    elif value is None:
+        what = "null"
+    elif isinstance(value, datetime.date):
+        what = "a date"
+    else:
+        what = type(value).__name__
+    return f"{clip(str(node.value), VALUE_CHARS)} ({what})"
 
 
 def _hardware(r: _Reader, node: yaml.Node, what: str) -> list[dict[str, str]]:

@@ -8,7 +8,7 @@ from typing import Any
 
 import jinja2
 
-from syncer import untrusted
+from syncer import untrusted, wording
 
 
 @cache
@@ -26,6 +26,7 @@ def environment() -> jinja2.Environment:
     env.filters["link"] = untrusted.md_link
     env.filters["term"] = untrusted.term_text
     env.filters["block"] = untrusted.md_block
+    env.filters["count"] = wording.count  # {{ n|count("point") }}: "1 point", "2 points"
     return env
 
 

@@ -13,6 +13,16 @@ REFERENCE = Path(os.environ.get("SYNC_REFERENCE_DIR", ROOT.parent / "shared" / "
 EXAMPLES = ROOT / "examples"
 GOLDEN = ROOT / "golden"
 
+# Tests make commits in throwaway repositories; a fresh machine has no git identity, and the
+# test run must not need (or set) the machine's global one.
+for _var, _value in (
+    ("GIT_AUTHOR_NAME", "sync tests"),
+    ("GIT_AUTHOR_EMAIL", "tests@localhost"),
+    ("GIT_COMMITTER_NAME", "sync tests"),
+    ("GIT_COMMITTER_EMAIL", "tests@localhost"),
+):
+    os.environ.setdefault(_var, _value)
+
 
 @pytest.fixture
 def reference() -> Path:

@@ -493,8 +493,13 @@ def test_fit_body_cuts_an_oversized_diff_with_a_note():
 
 def test_dry_run_writes_nothing(world):
     comment = world.comment(f"/use {RUN}")
-    _outcome, plan = world.send("issue_comment", world.comment_event(comment), dry_run=True)
+    outcome, plan = world.send("issue_comment", world.comment_event(comment), dry_run=True)
     assert world.gh.writes() == []
+    assert outcome.lines[-3:] == [
+        f"{BRANCH}: would commit and push (dry run)",
+        f"deepseek-ai/deepseek-v4_1: would open a PR in {BOOK} (dry run)",
+        f"PR #{PR}: would post the status comment (dry run)",
+    ]
     assert not (world.tmp / "cache").exists()  # not even a clone in the cache
     assert world.tip() is None and world.book_pulls() == []
     assert world.reactions(comment) == []

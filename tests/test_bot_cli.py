@@ -8,12 +8,25 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
 import pytest
 from ghserver import GitHubServer
-from test_bot import BOOK, BOOK_TOKEN, BRANCH, INFX, INFX_BOT, INFX_TOKEN, PR, ROOT, RUN, World
+from test_bot import (
+    BOOK,
+    BOOK_TOKEN,
+    BRANCH,
+    INFX,
+    INFX_BOT,
+    INFX_TOKEN,
+    KEY,
+    PR,
+    ROOT,
+    RUN,
+    World,
+)
 
 TOKENS = (INFX_TOKEN, BOOK_TOKEN)
 
@@ -26,19 +39,25 @@ def world(tmp_path):
 
 
 def sync_bot(
-    world: World, payload: object, *extra: str, event: str = "issue_comment", raw: str | None = None
+    world: World,
+    payload: object,
+    *extra: str,
+    event: str = "issue_comment",
+    raw: str | None = None,
+    tokens: bool = True,
+    api_url: str | None = None,
 ):
     path = world.tmp / "event.json"
     path.write_text(raw if raw is not None else json.dumps(payload))
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(world.tmp),
-        "GITHUB_TOKEN": INFX_TOKEN,
-        "COOKBOOK_TOKEN": BOOK_TOKEN,
         "GITHUB_EVENT_NAME": event,
         "SYNC_INFX_LOGIN": INFX_BOT,
         "SYNC_API_PAUSE": "0",
     }
+    if tokens:
+        env.update({"GITHUB_TOKEN": INFX_TOKEN, "COOKBOOK_TOKEN": BOOK_TOKEN})
     proc = subprocess.run(
         [
             sys.executable,
@@ -56,7 +75,7 @@ def sync_bot(
             "--cache-dir",
             str(world.tmp / "cache"),
             "--api-url",
-            world.server.base_url,
+            api_url or world.server.base_url,
             "--date",
             "2026-10-13",
             *extra,
@@ -128,7 +147,81 @@ def test_dry_run_prints_every_write_and_makes_none(world):
         f"would: POST /repos/{INFX}/issues/{PR}/comments",
     ):
         assert expected in out
+    # It says what it would do, never that it did it.
+    assert f"deepseek-ai/deepseek-v4_1: would open a PR in {BOOK} (dry run)" in out
+    assert f"PR #{PR}: would post the status comment (dry run)" in out
+    said = out.split("dry run: ")[0]  # the outcome lines, before the planned writes
+    assert "opened" not in said and "posted" not in said and "committed" not in said
     assert_no_token(out, proc.stderr)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_dry_run_needs_no_token_and_no_api(world):
+    """The event file, the InferenceX checkout, a cookbook path and (for the logs) a local copy
+    of the run: everything the real run would write is shown, nothing is written or asked."""
+    comment = world.comment(f"/use {RUN}")
+    nowhere = f"http://127.0.0.1:{free_port()}"  # nothing listens: any request would fail
+    proc = sync_bot(
+        world,
+        world.comment_event(comment),
+        "--dry-run",
+        "--runs",
+        str(ROOT / "examples/runs"),
+        tokens=False,
+        api_url=nowhere,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert world.gh.log == []  # not even the local server was asked
+    assert world.tip() is None and not (world.tmp / "cache").exists()
+    lines = proc.stdout.splitlines()
+    said = lines[: lines.index("dry run: 6 writes not made") + 1]
+    # (Other lines, such as the SGLang flag check's, may come in between.)
+    assert [line for line in said if "SGLang flag check" not in line] == [
+        "dry run without a token for InferenceX and the cookbook: GitHub is not read there; "
+        "the event file stands in for it",
+        f"PR #{PR}: run {RUN} read from {ROOT / 'examples/runs' / str(RUN)}, not checked against "
+        "GitHub (no token)",
+        f"{BRANCH}: would commit and push (dry run)",
+        f"deepseek-ai/deepseek-v4_1: would open a PR in {BOOK} (dry run)",
+        f"PR #{PR}: would post the status comment (dry run)",
+        "dry run: 6 writes not made",
+    ]
+    out = proc.stdout
+    # Exactly what would be written and posted: the files, the PR title and body, the comment.
+    assert "would: git: write docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx" in out
+    assert (
+        f"would: POST /repos/{BOOK}/pulls head=sgl-project:{BRANCH} base=main "
+        "title='[AgentX] DeepSeek-V4.1: sync launch commands from InferenceX'"
+    ) in out
+    assert "<!-- infx-cookbook-sync:pr model=deepseek-ai/deepseek-v4_1 -->" in out
+    assert f"would: POST /repos/{INFX}/issues/{PR}/comments" in out
+    assert f"{KEY}: SemiAnalysisAI/InferenceX#{PR}" in out and f"run {RUN}, verified-pr" in out
+
+    # Without a local copy of the run, the pin cannot be checked: said, and shown in progress.
+    proc = sync_bot(world, world.comment_event(comment), "--dry-run", tokens=False, api_url=nowhere)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        f"PR #{PR}: run {RUN} not checked (no token: GitHub not read); its configs are shown in "
+        "progress"
+    ) in proc.stdout
+    assert world.gh.log == []
+
+
+def test_without_dry_run_a_token_is_required(world):
+    comment = world.comment(f"/use {RUN}")
+    proc = sync_bot(world, world.comment_event(comment), tokens=False)
+    assert proc.returncode == 2
+    assert (
+        proc.stderr
+        == "error: no GitHub token: set one of INFX_TOKEN, GITHUB_TOKEN in the environment\n"
+    )
+    assert world.gh.log == []
 
 
 def test_errors_are_one_masked_line(world):
@@ -162,12 +255,23 @@ def test_bad_event_file(world):
         },
     )
     assert proc.returncode == 2
-    assert "issue.number must be a positive integer" in proc.stderr
+    # The event's value as JSON spells it, cut: not Python's repr.
+    assert 'issue.number must be a positive integer, got "3859; rm"' in proc.stderr
+    proc = sync_bot(
+        world,
+        {
+            "action": "created",
+            "repository": {"full_name": INFX},
+            "issue": {"number": True, "pull_request": {"url": "x"}},
+        },
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.endswith("issue.number must be a positive integer, got true\n")
     # A payload of the wrong shape: one line naming the event file, no traceback.
     proc = sync_bot(world, {"action": "created", "repository": {"full_name": INFX}, "issue": []})
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        f"error: {world.tmp / 'event.json'}: event: issue must be an object, got list"
+        f"error: {world.tmp / 'event.json'}: event: issue must be an object, got an array"
     )
 
 

@@ -466,7 +466,7 @@ def test_absurdly_long_ref_chain_is_an_error_not_a_crash() -> None:
         ),
         (
             lambda d: d["cells"][1]["routers"]["sglang"]["blocks"][0].update(ref=[0, "vllm", 0]),
-            "unknown router 'vllm'",
+            'unknown router "vllm"',
         ),
         (
             lambda d: d["cells"][1]["routers"]["sglang"]["blocks"][0].update(ref=[0, "sglang"]),
@@ -481,8 +481,17 @@ def test_absurdly_long_ref_chain_is_an_error_not_a_crash() -> None:
             "dangling env index 5",
         ),
         (
+            # A data-module value is shown as JavaScript spells it, not as Python's repr.
+            lambda d: d["cells"][0]["routers"]["dynamo"]["blocks"][2].update(envRef=True),
+            "dangling env index true (module has",
+        ),
+        (
+            lambda d: d["cells"][1]["routers"]["sglang"]["blocks"][0].update(ref=[0, None]),
+            "expected [cell, router, block], found [0, null]",
+        ),
+        (
             lambda d: d["cells"][2]["routers"]["dynamo"].update(files=["missing#1"]),
-            "unknown file 'missing#1'",
+            'unknown file "missing#1"',
         ),
         (
             lambda d: d["cells"][0]["points"][1]["patch"].update(dynamo={"add": []}),
@@ -547,14 +556,14 @@ def test_unknown_router_selected(demo: Decoder) -> None:
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        ([1, 2], "expected an object, found list"),
+        ([1, 2], "expected an object, found an array"),
         ({"model": "x"}, "non-empty `cells` list (unknown module shape)"),
         ({"cells": [{"points": [], "routers": {}}]}, "cells[0]: expected a non-empty `points`"),
         ({"cells": [{"points": [{}], "routers": {}}]}, "non-empty `routers`"),
         ({"cells": [{"points": [{}], "routers": {"sglang": {}}}]}, "expected `blocks`"),
         (
             {"cells": [{"points": [{}], "routers": {"sglang": {"blocks": []}}, "submitted": "x"}]},
-            "router 'x' is not one of ['sglang']",
+            'router "x" is not one of ["sglang"]',
         ),
         (
             {
@@ -578,14 +587,14 @@ def test_unknown_module_shape(data: Any, expected: str) -> None:
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda d: d.update(source=1), "source: expected an object, found int"),
-        (lambda d: d["source"].update(prs=[1]), "source.prs: expected an object, found list"),
-        (lambda d: d.update(hardware={"a": 1}), "hardware: expected a list, found dict"),
+        (lambda d: d.update(source=1), "source: expected an object, found a number"),
+        (lambda d: d["source"].update(prs=[1]), "source.prs: expected an object, found an array"),
+        (lambda d: d.update(hardware={"a": 1}), "hardware: expected an array, found an object"),
         (lambda d: d["hardware"].append("gb200"), "hardware[2]: expected an object with a string"),
         (lambda d: d.update(checkpoints=[{"id": 1}]), "checkpoints[0]: expected an object"),
-        (lambda d: d.update(envs={}), "envs: expected a list, found dict"),
-        (lambda d: d.update(files=[]), "files: expected an object, found list"),
-        (lambda d: d.update(kvMooncake=1), "kvMooncake: expected an object, found int"),
+        (lambda d: d.update(envs={}), "envs: expected an array, found an object"),
+        (lambda d: d.update(files=[]), "files: expected an object, found an array"),
+        (lambda d: d.update(kvMooncake=1), "kvMooncake: expected an object, found a number"),
         (lambda d: d["kvMooncake"].update(master=1), "kvMooncake.master: expected an object"),
         (lambda d: d["kvMooncake"].update(args=[[1]]), "kvMooncake.args: expected `args`"),
         (lambda d: d["kvMooncake"].update(env=1), "kvMooncake.env: expected `env`"),
@@ -598,7 +607,10 @@ def test_unknown_module_shape(data: Any, expected: str) -> None:
             "kvMooncake.master.dynamo: expected a block with a `kind`",
         ),
         (lambda d: d["cells"][0].update(submitted=[]), "cells[0].submitted: router []"),
-        (lambda d: d["cells"][0].update(prov="x"), "cells[0].prov: expected an object, found str"),
+        (
+            lambda d: d["cells"][0].update(prov="x"),
+            "cells[0].prov: expected an object, found a string",
+        ),
         (lambda d: d["cells"][0]["points"][1].update(concs=4), "points[1].concs: expected a list"),
         (lambda d: d["cells"][0]["points"][1].update(kv=[]), "points[1].kv: expected a string"),
         (lambda d: d["cells"][0]["kv"].update(available=[[]]), "cells[0].kv: expected an object"),
@@ -613,7 +625,7 @@ def test_unknown_module_shape(data: Any, expected: str) -> None:
         ),
         (
             lambda d: d["cells"][3]["routers"]["sglang"]["blocks"][0].update(role=["agg"]),
-            "cells[3].routers.sglang.blocks[0].role: expected a string, found list",
+            "cells[3].routers.sglang.blocks[0].role: expected a string, found an array",
         ),
         (
             lambda d: d["cells"][3]["routers"]["sglang"]["blocks"][0].update(preamble="set -e"),

@@ -105,12 +105,15 @@ def test_all_filters_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     ("args", "message"),
     [
         (["--point", "1", "--conc", "4"], "give --point or --conc, not both"),
-        (["--point", "3"], "has points 0..2, not 3"),
-        (["--conc", "5"], "no point at concurrency 5 (measured: 1, 4, 8, 16); no cell has it"),
+        (["--point", "3"], "cell 'demo-fp4-gb300-dynamo-agg#0': --point 3 out of range (0..2)"),
+        (
+            ["--conc", "5"],
+            "no point at concurrency 5 (concurrencies: 1, 4, 8, 16); no cell has it",
+        ),
         (
             ["--conc", "64"],
-            "cell 'demo-fp4-gb300-dynamo-agg#0' has no point at concurrency 64 (measured: 1, 4, 8,"
-            " 16); measured at 64 in: demo-fp4-gb300-sglang-agg#0",
+            "cell 'demo-fp4-gb300-dynamo-agg#0': no point at concurrency 64 (concurrencies: 1, 4,"
+            " 8, 16); measured at 64 in: demo-fp4-gb300-sglang-agg#0",
         ),
         (
             ["--cell", "3", "--conc", "4"],
@@ -167,7 +170,7 @@ def test_unavailable_tier_names_the_reason(capsys: pytest.CaptureFixture[str]) -
             ":2:10:",
             "non-literal node CallExpression",
         ),
-        ("export const agentx = [1];\n", ":1:23: module:", "expected an object, found list"),
+        ("export const agentx = [1];\n", ":1:23: module:", "expected an object, found an array"),
         ('export const agentx = {"cells": 1};\n', ":1:23: module:", "unknown module shape"),
         ('// x\nexport const agentx = {\n "cells": [\n', ":4:1:", "Unexpected end of input"),
     ],

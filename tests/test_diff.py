@@ -100,7 +100,7 @@ def test_every_classification() -> None:
         [log],
         left="recipe",
         right="log",
-        exclusion=lambda k, f, n: excl.get((k, f, n)),
+        exclusion=lambda k, f, n, *_: excl.get((k, f, n)),
     )
     s = statuses(comp)
     assert s[("flag", "--a")] == "match"
@@ -209,3 +209,32 @@ def test_values_nested_too_deeply_compare_as_text_without_a_traceback() -> None:
     assert got[("flag", "--a")] == "differs"
     assert got[("flag", "--b")] == "match"
     assert got[("flag", "--c")] == "differs"
+
+
+def test_whole_cluster_tokens_match_any_logged_value_in_placement_mode() -> None:
+    from syncer.compare.diff import compare_blocks
+
+    rendered = [
+        {
+            "kind": "worker",
+            "role": "agg",
+            "cmd": "c",
+            "env": {"MOONCAKE_DEVICE": "$IB_DEVICES", "BIND": "<node>", "K": "v"},
+            "args": [],
+        }
+    ]
+    logged = [
+        {
+            "kind": "worker",
+            "role": "agg",
+            "cmd": "c",
+            "env": {"MOONCAKE_DEVICE": "mlx5_0,mlx5_1", "BIND": "gb300-n01", "K": "w"},
+            "args": [],
+        }
+    ]
+    comp = compare_blocks(rendered, logged, left="recipe", right="log", placement=True)
+    status = {e.key: e.status for e in comp.entries if e.field == "env"}
+    assert status == {"MOONCAKE_DEVICE": "match", "BIND": "match", "K": "differs"}
+    # outside placement comparisons a token is just text
+    comp = compare_blocks(rendered, logged, left="cookbook", right="recipe")
+    assert {e.key: e.status for e in comp.entries if e.field == "env"}["BIND"] == "differs"

@@ -74,7 +74,7 @@ def test_readme_opens_with_the_two_commands_ci_runs() -> None:
     assert len(block) == 2
     setup, tests = block
     assert "python3 -m venv .venv" in setup and "pip install" in setup and "/sync verify " in setup
-    assert tests.endswith("pytest")
+    assert tests.startswith(".venv/bin/python -m pytest")
     assert readme.index("```") < readme.index("\n## ")
 
 

@@ -161,6 +161,39 @@ def test_check_reports_drift_without_writing(config, workspace) -> None:
     assert code == 0
 
 
+def test_check_prints_the_reviewer_diff_of_what_drifted(workspace, capsys) -> None:
+    target = workspace["out"] / f"{MODEL}.jsx"
+    text = target.read_text(encoding="utf-8")
+    assert text.count('"--mem-fraction-static", "0.8"]') == 1
+    target.write_text(
+        text.replace('"--mem-fraction-static", "0.8"]', '"--mem-fraction-static", "0.75"]')
+    )
+    capsys.readouterr()
+    code = run_cli(
+        "generate", "--all", "--check", "--config", str(ROOT / "sync.yaml"),
+        "--inferencex", str(ROOT / "examples" / "inferencex"),
+        "--out", str(workspace["out"]), "--no-page",
+    )  # fmt: skip
+    assert code == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{target}: would change (5 cells, 18 cases decoded back identical)"
+    assert out[1] == f"Reviewer diff {target} → generated"
+    assert "-  --mem-fraction-static 0.75 \\" in out
+    assert "+  --mem-fraction-static 0.8 \\" in out
+    # Nothing drifted: no diff, only the verdict.
+    target.write_text(text, encoding="utf-8")
+    code = run_cli(
+        "generate", "--all", "--check", "--config", str(ROOT / "sync.yaml"),
+        "--inferencex", str(ROOT / "examples" / "inferencex"),
+        "--out", str(workspace["out"]), "--no-page",
+    )  # fmt: skip
+    assert code == 0
+    assert (
+        capsys.readouterr().out
+        == f"{target}: unchanged (5 cells, 18 cases decoded back identical)\n"
+    )
+
+
 def test_cli_bad_input_exits_2(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "sync.yaml"
     text = (ROOT / "sync.yaml").read_text(encoding="utf-8")

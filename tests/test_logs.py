@@ -278,7 +278,11 @@ def test_absurd_process_index_is_an_error_not_a_traceback(line: str) -> None:
     # int() raises ValueError past 4,300 digits; a log is attacker-controlled.
     with pytest.raises(SyncError) as err:
         parse_sweep_text(_log(line))
-    assert err.value.line == 1 and "is not a number srt-slurm logs" in err.value.message
+    assert err.value.line == 1
+    # The value is cut, saying how much was left out (not 5,000 digits in a one-line error).
+    assert err.value.message == (
+        "process index 999999999… (4991 more characters) is not a number srt-slurm logs"
+    )
 
 
 def test_odd_node_rank_values_are_not_ranks() -> None:
@@ -417,3 +421,48 @@ def test_two_different_command_lines_in_one_worker_block_are_a_problem() -> None
     ]
     # The same line logged twice says nothing new.
     assert build_launch(parse_sweep_text(text.replace("0.5", "0.8"))).problems == []
+
+
+def test_service_lines_of_the_2x_services_layer() -> None:
+    from syncer.runs.logs import parse_sweep_text
+
+    text = (
+        "2026-10-12 09:00:00 [INFO] Starting service store-decode-0 (mooncake-store) on n04: "
+        "python -m mooncake.mooncake_store_service --port 8800\n"
+        "2026-10-12 09:00:01 [INFO] Starting service store-decode-0 (mooncake-store) on n05: "
+        "python -m mooncake.mooncake_store_service --port 8800\n"
+        "2026-10-12 09:00:02 [INFO] Starting service gms (gms) on n04 for decode worker 0: "
+        "gms --gpus '0,1'\n"
+    )
+    log = parse_sweep_text(text)
+    assert [(p.service, p.kind, p.index, p.node) for p in log.services] == [
+        ("store-decode-0", "mooncake-store", 0, "n04"),
+        ("store-decode-0", "mooncake-store", 1, "n05"),
+        ("gms", "gms", 0, "n04"),
+    ]
+    assert log.services[2].argv == ["gms", "--gpus", "0,1"]
+    assert log.frontends == [] and log.workers == []
+
+
+def test_worker_env_host_name_is_compared_as_the_rendered_token() -> None:
+    text = (
+        "2026-10-12 09:00:00 [INFO] Starting prefill worker 0 on gb300-n07\n"
+        "2026-10-12 09:00:00 [INFO] Env: A=1 MC_TCP_BIND_ADDRESS=gb300-n07\n"
+        "2026-10-12 09:00:00 [INFO] Command: python3 -m sglang.launch_server --port 1\n"
+        "2026-10-12 09:00:00 [INFO] Log: /x/gb300-n07_prefill_w0.out\n"
+    )
+    [block] = build_launch(parse_sweep_text(text)).blocks
+    assert block["env"] == {"A": "1", "MC_TCP_BIND_ADDRESS": "<node>"}
+
+
+def test_services_without_a_block_kind_are_not_launch_blocks() -> None:
+    text = (
+        "2026-10-12 09:00:00 [INFO] Starting service node-exporter (node-exporter) on n01: "
+        "/configs/node_exporter --web.listen-address=:9100\n"
+        "2026-10-12 09:00:00 [INFO] Starting service etcd (etcd) on n01: /configs/etcd "
+        "--data-dir /tmp/etcd\n"
+    )
+    blocks = build_launch(parse_sweep_text(text)).blocks
+    assert [(b["kind"], b["service"], b["args"]) for b in blocks] == [
+        ("etcd", "etcd", [["--data-dir", "/tmp/etcd"]])
+    ]

@@ -139,6 +139,36 @@ CASES: dict[str, tuple[str, str, str, str, Any]] = {
         DROP,
     ),
     "client-binding": ("benchmark", "env", "KV_OFFLOADING", "none", DROP),
+    # one case per class of InferenceX-only setting
+    "mooncake-master-metrics": ("mooncake-master", "flag", "--metrics_port", "8702", DROP),
+    "mooncake-client-metrics": (
+        "mooncake-store",
+        "env",
+        "MC_STORE_CLIENT_METRIC_INTERVAL",
+        "5",
+        DROP,
+    ),
+    "cache-report": ("worker", "flag", "--enable-cache-report", "", DROP),
+    "cache-dir": ("worker", "env", "SGLANG_DG_CACHE_DIR", "/configs/deepgemm_cache", DROP),
+    "jit-workspace-dir": (
+        "worker",
+        "env",
+        "FLASHINFER_WORKSPACE_BASE",
+        "/configs/flashinfer-cache",
+        DROP,
+    ),
+    "log-level": ("worker", "flag", "--log-level", "info", DROP),
+    "decode-log-interval": ("worker", "flag", "--decode-log-interval", "1", DROP),
+    "sglang-log-env": ("worker", "env", "SGLANG_LOG_FORWARD_ITERS", "1", DROP),
+    "sglang-debug-log-env": ("worker", "env", "SGLANG_HICACHE_DEBUG_SAMPLE_RATE", "0.01", DROP),
+    "no-color": ("dynamo-frontend", "env", "NO_COLOR", "1", DROP),
+    "workspace-chat-template": (
+        "worker",
+        "flag",
+        "--chat-template",
+        "/infmax-workspace/benchmarks/single_node/chat_templates/t.jinja",
+        DROP,
+    ),
 }
 
 
@@ -158,7 +188,8 @@ def _block(kind: str, field: str, name: str, value: str) -> dict[str, Any]:
         "args": [["--keep-me", "1"]],
     }
     if kind == "worker":
-        block.update(role="prefill" if "PREFILL" in value else "agg", workers=1, nodes_per_worker=1)
+        # a multi-node prefill worker: srt-slurm injects every placement flag into it
+        block.update(role="prefill", workers=1, nodes_per_worker=2)
     if field == "env":
         block["env"][name] = value
     else:
@@ -170,7 +201,7 @@ def _block(kind: str, field: str, name: str, value: str) -> dict[str, Any]:
 def test_entry(name: str) -> None:
     kind, field, key, value, expected = CASES[name]
     policy = load_policy()
-    entry = policy.exclusion(kind, field, key)
+    entry = policy.exclusion(kind, field, key, value or None)
     assert entry is not None and entry.name == name
     if kind == "benchmark":
         # client env is never in a served process; the entry exists so reports can name it

@@ -262,7 +262,7 @@ def test_multi_node_worker_gets_dist_init_flags() -> None:
 
 
 def test_mooncake_master_env() -> None:
-    v = variant(services=[{"name": "mc", "type": "mooncake"}])
+    v = variant(services=[{"name": "mooncake-master", "type": "mooncake-master"}])
     blocks = raw(v)
     assert blocks[0]["kind"] == "mooncake-master"
     env = worker(blocks)["env"]

@@ -75,7 +75,7 @@ def test_markdown_budget_is_kept(hostile_run: Path) -> None:
     small = result.markdown(budget=3000)
     assert len(small) <= 3000 < len(full)
     assert small.startswith("### ❌ `sync verify`")
-    assert "do not agree" in small
+    assert "**1 of 7 points does not agree**" in small
     # Too small even for the report without its difference rows: cut at a line, folds closed.
     folds_cut = 0
     for budget in range(1500, 6000, 250):
@@ -127,12 +127,32 @@ def test_many_skipped_members_are_summarised_in_the_text_reports(tmp_path: Path)
     result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
     assert result.exit_code == 0  # skipped links change nothing compared
     md = result.markdown()
-    assert "archive member link19 skipped" in md and "link20" not in md
-    assert "10 more archive members skipped" in md
+    # Files of a run directory, not archive members.
+    assert "link19 in the run directory skipped" in md and "link20" not in md
+    assert "archive member" not in md
+    assert "10 more entries of the run skipped" in md
     buf = io.StringIO()
     result.text(Console(file=buf, width=300, color_system=None))
-    assert "10 more archive members skipped" in buf.getvalue()
+    text = buf.getvalue()
+    assert "link19 in the run directory skipped: symbolic link (never followed)" in text
+    assert "10 more entries of the run skipped" in text and "archive member" not in text
     assert len(result.json()["skipped_members"]) == 30
+
+
+def test_skipped_members_of_an_archive_are_archive_members(tmp_path: Path) -> None:
+    import tarfile
+
+    path = tmp_path / "run.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        tar.add(RUN, arcname=".")
+        link = tarfile.TarInfo("./evil")
+        link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(link)
+    result = verify_config(KEY, inferencex=INFX, run=path, cookbook=None)
+    assert result.exit_code == 0
+    buf = io.StringIO()
+    result.text(Console(file=buf, width=300, color_system=None))
+    assert "archive member run.tar.gz/./evil skipped: link (never followed)" in buf.getvalue()
 
 
 def test_notes_are_capped_in_the_text_reports(tmp_path: Path) -> None:

@@ -386,7 +386,7 @@ def test_bad_module_errors_name_the_line_of_the_entry(tmp_path: Path) -> None:
     assert done.returncode == 2 and done.stdout == ""
     line = bad[: bad.index('"submitted": ["dynamo"]')].count("\n") + 1
     assert done.stderr.startswith(f"error: {path}:{line}:")
-    assert "cells[0].submitted: router ['dynamo'] is not one of" in done.stderr
+    assert 'cells[0].submitted: router ["dynamo"] is not one of' in done.stderr
     assert done.stderr.count("\n") == 1
 
 

@@ -212,3 +212,29 @@ def test_sync_yaml_over_the_size_cap_is_refused(tmp_path: Path) -> None:
         out.truncate(5 * 1024 * 1024)
     with pytest.raises(SyncError, match="over the 4194304-byte limit"):
         load_sync_config(path)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        # YAML 1.1 reads yes as a boolean and an unquoted date as a date: the error shows the
+        # text as written and what YAML made of it, not Python's True or datetime.date(...).
+        (
+            "main: 0123456789abcdef0123456789abcdef01234567",
+            "main: yes",
+            "inferencex.main: expected a string, got yes (a boolean)",
+        ),
+        (
+            "main: 0123456789abcdef0123456789abcdef01234567",
+            "main: 2026-10-13",
+            "inferencex.main: expected a string, got 2026-10-13 (a date)",
+        ),
+        ("models:\n", "models:\n  - on: x\n", "keys must be strings, got on (a boolean)"),
+    ],
+)
+def test_yaml_scalars_are_shown_as_written(old: str, new: str, message: str) -> None:
+    text = GOOD.replace(old, new, 1)
+    assert text != GOOD
+    with pytest.raises(SyncError) as err:
+        parse_sync_config(text)
+    assert err.value.message.endswith(message), err.value.message

@@ -53,8 +53,18 @@ from syncer.errors import SyncError
     show_default=True,
     help="Cookbook checkout path or clone URL.",
 )
-@click.option("--cookbook-repo", default="sgl-project/sglang", show_default=True)
-@click.option("--inferencex-repo", default="SemiAnalysisAI/InferenceX", show_default=True)
+@click.option(
+    "--cookbook-repo",
+    default="sgl-project/sglang",
+    show_default=True,
+    help="The cookbook repository (owner/name) the bot opens its PRs in.",
+)
+@click.option(
+    "--inferencex-repo",
+    default="SemiAnalysisAI/InferenceX",
+    show_default=True,
+    help="The InferenceX repository (owner/name) whose PRs and comments the bot answers.",
+)
 @click.option("--push-repo", default=None, help="Fork (owner/name) to push the bot branch to.")
 @click.option("--push-url", default=None, help="Git URL of that fork.")
 @click.option(
@@ -71,7 +81,20 @@ from syncer.errors import SyncError
     help="GitHub API base URL.",
 )
 @click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today).")
-@click.option("--dry-run", is_flag=True, help="Print every write (files, commits, API calls).")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print every write (files, commits, API calls) and make none. Works without tokens: "
+    "a side without one is read from the event file alone.",
+)
+@click.option(
+    "--runs",
+    "local_runs",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Downloaded runs (<run_id>/...) a dry run without a token reads instead of the "
+    "run's artifacts.",
+)
 @click.option(
     "--model",
     default=None,
@@ -143,13 +166,16 @@ def _run(
     today: str | None,
     dry_run: bool,
     model: str | None,
+    local_runs: Path | None,
 ) -> int:
     from syncer import secrets
     from syncer.publish.bot import Bot, Settings
     from syncer.publish.git import Identity
     from syncer.publish.github import GitHubClient, Plan
+    from syncer.publish.offline import EventGitHub
     from syncer.syncconfig import load_sync_config
     from syncer.untrusted import term_text
+    from syncer.wording import count
 
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
@@ -160,25 +186,30 @@ def _run(
     if model is not None:
         model = config.model(model).path  # unknown: a SyncError listing the known models
     plan = Plan(dry_run=dry_run)
-    infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"))
-    book_token = secrets.token_from_env(("COOKBOOK_TOKEN",))
-    assert infx_token is not None and book_token is not None
+    # A dry run needs no token: GitHub is read only on the side that has one.
+    infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=not dry_run)
+    book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=not dry_run)
     # SYNC_API_PAUSE: seconds between API requests (default: GitHub's guidance, see GitHubClient).
     pause = _float_env("SYNC_API_PAUSE")
-    infx = GitHubClient(
-        infx_token,
-        base_url=api_url,
-        plan=plan,
-        pause=pause,
-        login=os.environ.get("SYNC_INFX_LOGIN") or None,
-    )
-    cookbook_gh = GitHubClient(
-        book_token,
-        base_url=api_url,
-        plan=plan,
-        pause=pause,
-        login=os.environ.get("SYNC_COOKBOOK_LOGIN") or None,
-    )
+
+    def client(token: str | None, login_env: str) -> GitHubClient:
+        login = os.environ.get(login_env) or None
+        if token is None:
+            return EventGitHub(payload, plan=plan, checkout=inferencex, login=login)
+        return GitHubClient(token, base_url=api_url, plan=plan, pause=pause, login=login)
+
+    infx = client(infx_token, "SYNC_INFX_LOGIN")
+    cookbook_gh = client(book_token, "SYNC_COOKBOOK_LOGIN")
+    unread = [
+        name
+        for name, token in (("InferenceX", infx_token), ("the cookbook", book_token))
+        if token is None
+    ]
+    if unread:
+        click.echo(
+            f"dry run without a token for {' and '.join(unread)}: GitHub is not read there; "
+            "the event file stands in for it"
+        )
     settings = Settings(
         config=config,
         inferencex=inferencex,
@@ -190,6 +221,7 @@ def _run(
         push_url=push_url,
         today=today,
         model=model,
+        local_runs=local_runs,
     )
     bot = Bot(
         settings,
@@ -203,7 +235,7 @@ def _run(
     for line in outcome.lines:
         click.echo(term_text(line))
     if dry_run:
-        click.echo(f"dry run: {len(plan.writes)} write(s) not made")
+        click.echo(f"dry run: {count(len(plan.writes), 'write')} not made")
         for write in plan.writes:
             click.echo("would: " + term_text(write))
     return 0

@@ -36,13 +36,26 @@ def _dump(value: Any) -> str:
 @click.command("decode")
 @click.argument("module", type=click.Path(dir_okay=False, path_type=str))
 @click.option("--cell", "cell", metavar="ID|INDEX", help="Cell id (configKey#n) or index.")
-@click.option("--point", "point", type=int, metavar="N", help="Point index (default 0).")
-@click.option("--conc", "conc", type=int, metavar="C", help="The point measured at concurrency C.")
+@click.option(
+    "--point", "point", type=int, metavar="N", help="Only the cell's point at index N (default 0)."
+)
+@click.option(
+    "--conc",
+    "conc",
+    type=int,
+    metavar="C",
+    help="Only the cell's points measured at concurrency C (one is needed unless --all).",
+)
 @click.option("--router", "router", metavar="R", help="sglang or dynamo (default: submitted).")
 @click.option("--kv", "kv", metavar="T", help="none, hicache or mooncake (default: measured).")
 @click.option("--all", "all_cases", is_flag=True, help="Every case (the selectors filter them).")
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help='text: the "Copy all" text the page shows; json: the cookbook decoder\'s case shape.',
 )
 def decode_command(
     module: str,
@@ -58,6 +71,7 @@ def decode_command(
     from syncer.cookbook.decode import load_decoder
 
     if point is not None and conc is not None:
+        # Before the module is read: the same message as selection.select, sooner.
         raise SyncError("give --point or --conc, not both")
     decoder = load_decoder(module)
     if all_cases:
@@ -79,12 +93,15 @@ def decode_command(
 
 
 def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
+    from syncer.selection import only_one, select
+
     points = decoder.cells[ci]["points"]
-    if conc is not None:
-        for pi, entry in enumerate(points):
-            if conc in (entry.get("concs") or []):
-                return pi
-        measured = sorted({c for p in points for c in p.get("concs") or []})
+    owner = f"cell {decoder.cells[ci].get('id')!r}"
+
+    def concs(pi: int) -> list[int]:
+        return points[pi].get("concs") or []
+
+    def elsewhere() -> str:
         # --conc alone keeps the page's default cell rather than guessing another deployment;
         # the error names the cells that do measure C so the user can pick one with --cell.
         others = [
@@ -92,19 +109,28 @@ def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
             for i, cell in enumerate(decoder.cells)
             if any(conc in (p.get("concs") or []) for p in cell["points"])
         ]
-        where = f"; measured at {conc} in: {', '.join(others)}" if others else "; no cell has it"
-        raise SyncError(
-            f"cell {decoder.cells[ci].get('id')!r} has no point at concurrency {conc} "
-            f"(measured: {', '.join(map(str, measured))}){where}",
-            path=decoder.path,
-        )
-    pi = 0 if point is None else point
-    if not 0 <= pi < len(points):
-        raise SyncError(
-            f"cell {decoder.cells[ci].get('id')!r} has points 0..{len(points) - 1}, not {pi}",
-            path=decoder.path,
-        )
-    return pi
+        return f"; measured at {conc} in: {', '.join(others)}" if others else "; no cell has it"
+
+    # The page shows point 0 until one is chosen.
+    chosen = select(
+        range(len(points)),
+        point=0 if point is None and conc is None else point,
+        conc=conc,
+        concs=concs,
+        owner=owner,
+        noun="point",
+        hint=elsewhere,
+        path=decoder.path,
+    )
+    return only_one(
+        chosen,
+        conc=conc,
+        index=lambda pi: pi,
+        describe=lambda pi: f"c{','.join(map(str, concs(pi)))}, item {points[pi].get('item')}",
+        owner=owner,
+        noun="point",
+        path=decoder.path,
+    )
 
 
 def _tier(decoder: Any, ci: int, pi: int, kv: str | None) -> str | None:

@@ -11,9 +11,9 @@ import subprocess
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from syncer.compare.review import review_texts
+from syncer.console import report_console
 from syncer.cookbook.jsmodule import decode_text, read_text
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
@@ -62,6 +62,7 @@ def read_side(spec: str, repo: str | None) -> str:
     type=click.Choice(["terminal", "markdown", "json"]),
     default="terminal",
     show_default=True,
+    help="terminal for reading, markdown for a PR body (see --budget), json for tools.",
 )
 @click.option(
     "--budget",
@@ -96,10 +97,10 @@ def diff_command(
         text = json_text(review.json(), indent=1) + "\n"
     else:
         if output is None:
-            review.text(Console(highlight=False))
+            review.text(report_console())
             return review.exit_code
         with open(os.devnull, "w", encoding="utf-8") as sink:
-            console = Console(record=True, width=120, highlight=False, file=sink)
+            console = report_console(sink, record=True)
             review.text(console)
             text = console.export_text()
     if output is None:

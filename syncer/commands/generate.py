@@ -2,7 +2,8 @@
 
 ``generate`` renders the configs a model shows (``sync.yaml``), encodes the data module, proves
 it by decoding it back, and writes the module and the page section only when they change;
-``--check`` writes nothing and exits 1 when anything would change (a CI drift gate).
+``--check`` writes nothing, prints the reviewer diff of each module that would change (what
+``sync diff`` shows) and exits 1 when anything would change (a CI drift gate).
 ``reencode`` decodes an existing module of any version completely and writes it again in the
 newest format, refusing when a single decoded case would differ.
 """
@@ -16,6 +17,7 @@ import click
 
 from syncer.errors import SyncError
 from syncer.untrusted import term_text
+from syncer.wording import count
 
 
 @click.command("generate")
@@ -60,7 +62,17 @@ from syncer.untrusted import term_text
     metavar="CONFIG",
     help="Re-render only this config; keep the module's other cells as decoded.",
 )
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if any output would change.")
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; print the reviewer diff of each module that would change; "
+    "exit 1 if any output would change.",
+)
+@click.option(
+    "--sglang",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="SGLang checkout for the flag check (default: --pages, when it is one).",
+)
 def generate_command(
     model: str | None,
     all_models: bool,
@@ -73,10 +85,14 @@ def generate_command(
     today: str | None,
     only: str | None,
     check: bool,
+    sglang: Path | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
     from syncer.cookbook.generate import generate_model, write_results
+    from syncer.lint.publish import generate_checkout, print_generated
     from syncer.syncconfig import load_sync_config
+
+    checkout = generate_checkout(sglang, None if no_page else pages_dir)
 
     if bool(model) == all_models:
         raise SyncError("give a MODEL (org/model path or display name) or --all")
@@ -114,8 +130,20 @@ def generate_command(
         verb = ("would change" if check else "written") if result.changed else "unchanged"
         click.echo(
             f"{term_text(result.path)}: {verb} "
-            f"({result.cells} cells, {result.cases} cases decoded back identical)"
+            f"({count(result.cells, 'cell')}, {count(result.cases, 'case')} decoded back identical)"
         )
+        for kept in result.kept:
+            click.echo(
+                f"{term_text(result.path)}: kept {count(len(kept.cells), 'cell')} of "
+                f"{term_text(kept.key)} as they were, without re-deriving them: launched by a "
+                f"bash script ({term_text(kept.script)}); check them against a run with "
+                f"`sync verify {term_text(kept.key)} --run RUN` "
+                f"({', '.join(term_text(c) for c in kept.cells)})"
+            )
+        if check and result.changed:
+            # The gate says what drifted, not only that something did: the reviewer diff of the
+            # commands (what `sync diff` shows) between the module on disk and the generated one.
+            _print_review(result.path, result.text)
         if result.page_path is not None:
             if result.page_conflict:
                 click.echo(f"{term_text(result.page_conflict)}", err=True)
@@ -126,7 +154,19 @@ def generate_command(
                 )
                 click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))
+    # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
+    print_generated([(str(r.path), r.text) for r in results], checkout)
     return 1 if drift else 0
+
+
+def _print_review(path: Path, new_text: str) -> None:
+    from syncer.compare.review import review_texts
+    from syncer.console import report_console
+    from syncer.cookbook.jsmodule import read_text
+
+    old_text = read_text(path) if path.is_file() else None
+    review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
+    review.text(report_console())
 
 
 def _check_date(text: str) -> None:
@@ -153,7 +193,7 @@ def reencode_command(module: Path, out: Path | None) -> int:
     size = len(text.encode("utf-8"))
     original = module.stat().st_size
     summary = (
-        f"{term_text(module)}: {cases} cases decoded back identical; "
+        f"{term_text(module)}: {count(cases, 'case')} decoded back identical; "
         f"{original} -> {size} bytes ({size / original:.3f})"
     )
     if out is None:

@@ -4,8 +4,8 @@ Text prints each job's "Copy all" text (the cookbook's own formatting, through
 ``syncer.cookbook.shell``); ``--format json`` prints ``{"config", "points": [{"item",
 "override", "concs", "routers": {router: [blocks]}}]}``. ``--point N`` indexes the job list
 (single node: one job per row and concurrency; multi node: one per row) in master-config
-order; ``--conc C`` picks the job measured at C. ``--raw`` shows what srt-slurm launches
-(only the router the recipe runs) instead of the cookbook form.
+order; ``--conc C`` selects every job measured at C (``syncer.selection``). ``--raw`` shows
+what srt-slurm launches (only the router the recipe runs) instead of the cookbook form.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from syncer.errors import SyncError
+from syncer.selection import CONC_HELP, POINT_HELP, select
 
 
 @click.command("render")
@@ -26,8 +27,8 @@ from syncer.errors import SyncError
     type=click.Path(file_okay=False, path_type=Path),
     help="InferenceX checkout (default: the bundled example).",
 )
-@click.option("--point", "point", type=int, metavar="N", help="Job index (master-config order).")
-@click.option("--conc", "conc", type=int, metavar="C", help="The job measured at concurrency C.")
+@click.option("--point", "point", type=int, metavar="N", help=POINT_HELP)
+@click.option("--conc", "conc", type=int, metavar="C", help=CONC_HELP)
 @click.option("--router", "router", metavar="R", help="sglang or dynamo (default: both).")
 @click.option("--raw", "raw", is_flag=True, help="What srt-slurm launches, not the cookbook form.")
 @click.option(
@@ -39,7 +40,12 @@ from syncer.errors import SyncError
     help="srt-slurm major version whose rendering rules apply.",
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: each job's \"Copy all\" text; json: each job's blocks per router.",
 )
 def render_command(
     config: str,
@@ -55,21 +61,10 @@ def render_command(
     from syncer.inferencex.render import render_config
     from syncer.model import ROUTERS
 
-    if point is not None and conc is not None:
-        raise SyncError("give --point or --conc, not both")
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
     rendered = render_config(inferencex, config, version=srt_slurm)
-    points = rendered.points
-    if point is not None:
-        if not 0 <= point < len(points):
-            raise SyncError(f"{config}: --point {point} out of range (0..{len(points) - 1})")
-        points = [points[point]]
-    elif conc is not None:
-        points = [p for p in points if conc in p.concs]
-        if not points:
-            concs = sorted({c for p in rendered.points for c in p.concs})
-            raise SyncError(f"{config}: no job at concurrency {conc} (concurrencies: {concs})")
+    points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config)
     if raw and router is not None and any(router not in p.raw for p in points):
         raise SyncError(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"

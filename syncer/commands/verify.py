@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from syncer.errors import SyncError
+from syncer.selection import CONC_HELP, POINT_HELP
 
 
 @click.command("verify")
@@ -38,14 +38,15 @@ from syncer.errors import SyncError
     help="Data module, or a directory searched for the module with CONFIG's cells "
     "(default: cookbook_snippets/).",
 )
-@click.option("--point", "point", type=int, metavar="N", help="Job index, as in `sync render`.")
-@click.option("--conc", "conc", type=int, metavar="C", help="The job measured at concurrency C.")
+@click.option("--point", "point", type=int, metavar="N", help=POINT_HELP)
+@click.option("--conc", "conc", type=int, metavar="C", help=CONC_HELP)
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "markdown", "json"]),
     default="text",
     show_default=True,
+    help='text for a terminal, markdown for a PR comment, json ("schema": 1) for tools.',
 )
 def verify_command(
     config: str,
@@ -57,26 +58,24 @@ def verify_command(
     fmt: str,
 ) -> int:
     """Three-way check: cookbook vs recipe vs run logs, per point."""
-    from syncer.compare.verify import point_for_conc, project_root, verify_config
+    from syncer.compare.verify import project_root, verify_config
     from syncer.untrusted import json_text
 
-    if point is not None and conc is not None:
-        raise SyncError("give --point or --conc, not both")
     if inferencex is None:
         inferencex = project_root() / "examples" / "inferencex"
         if not inferencex.is_dir():
             from syncer.inferencex.render import BUNDLED_EXAMPLE
 
             inferencex = BUNDLED_EXAMPLE
-    if conc is not None:
-        point = point_for_conc(inferencex, config, conc)
-    result = verify_config(config, inferencex=inferencex, run=run, cookbook=cookbook, point=point)
+    result = verify_config(
+        config, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
+    )
     if fmt == "json":
         sys.stdout.write(json_text(result.json(), indent=2) + "\n")
     elif fmt == "markdown":
         sys.stdout.write(result.markdown())
     else:
-        from rich.console import Console
+        from syncer.console import report_console
 
-        result.text(Console(soft_wrap=True, highlight=False))
+        result.text(report_console(soft_wrap=True))
     return result.exit_code

@@ -16,6 +16,7 @@ vs raw log) cluster addresses and ``$PLACEHOLDERS`` compare equal.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import re
 from collections.abc import Callable
@@ -38,8 +39,10 @@ FLAG_ALIASES = {
 }
 STRUCTURE_FIELDS = ("workers", "nodes_per_worker", "count", "count_nodes", "gpu_pinning", "ports")
 FAILING = ("differs", "only-cookbook", "only-recipe", "only-log", "ambiguous")
-# Kinds whose processes srt-slurm starts without logging a command line.
+# Kinds whose processes srt-slurm starts without logging a command line (1.x and the first
+# 2.x versions; the 2.x services layer logs etcd, NATS and Mooncake as `Starting service`).
 UNLOGGED_KINDS = ("etcd", "nats", "nginx", "mooncake-master", "mooncake-store")
+SERVICE_KINDS = ("etcd", "nats", "mooncake-master", "mooncake-store")
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")
@@ -53,8 +56,10 @@ class ExclusionRef:
     reason: str
 
 
-# (block kind, "flag" | "env", name) -> the policy entry that excludes it, or None.
-ExclusionLookup = Callable[[str, str, str], ExclusionRef | None]
+# (block kind, "flag" | "env", name[, value]) -> the policy entry that excludes it, or None.
+# The value matters for entries that cover only some values (a chat template inside the
+# InferenceX workspace, not any chat template).
+ExclusionLookup = Callable[..., ExclusionRef | None]
 
 
 @dataclass
@@ -141,7 +146,15 @@ def _parse_structured(value: str) -> Any:
         return None
 
 
+# A rendered value that is one cluster token as a whole (``$IB_DEVICES``, ``<node>``): the
+# cluster fills it in per run, so in a placement comparison it stands for any logged value.
+_ANY = ("any",)
+_WHOLE_TOKEN = re.compile(r"\$\{?[A-Z][A-Z0-9_]*\}?|<[a-z][a-z-]*>")
+
+
 def _norm_value(value: str, placement: bool) -> Any:
+    if placement and _WHOLE_TOKEN.fullmatch(value):
+        return _ANY
     data = _parse_structured(value)
     if data is not None:
         try:
@@ -209,18 +222,23 @@ class _Comparer:
         self.exclusion = exclusion
         self.placement = placement
 
-    def lookup(self, kind: str, fld: str, name: str, alt: str | None = None) -> ExclusionRef | None:
+    def lookup(
+        self, kind: str, fld: str, name: str, alt: str | None = None, value: str | None = None
+    ) -> ExclusionRef | None:
         if self.exclusion is None:
             return None
-        found = self.exclusion(kind, fld, name)
+        extra = () if value is None else (value,)
+        found = self.exclusion(kind, fld, name, *extra)
         if found is None and alt and alt != name:
-            found = self.exclusion(kind, fld, alt)
+            found = self.exclusion(kind, fld, alt, *extra)
         return found
 
     def pair(self, a: Block, b: Block, out: list[Entry]) -> None:
         label = block_label(a)
         kind = str(a.get("kind"))
         unlogged = set(b.get("unlogged") or []) | set(a.get("unlogged") or [])
+        # Who launched the logged side: srt-slurm, or a benchmark script (script-era runs).
+        logger = str(b.get("logged_by") or a.get("logged_by") or "srt-slurm")
         if "cmd" in unlogged:
             out.append(
                 Entry(
@@ -230,7 +248,8 @@ class _Comparer:
                     "not-logged",
                     _cmd(a.get("cmd")),
                     None,
-                    note="srt-slurm does not log this process's command line",
+                    note=f"{logger} does not log this process's command line or flags: "
+                    "cannot verify",
                 )
             )
         else:
@@ -277,11 +296,12 @@ class _Comparer:
                         "not-logged",
                         _j(a.get("env")) if "env" not in (a.get("unlogged") or []) else None,
                         None,
-                        note="srt-slurm does not log this process's environment",
+                        note=f"{logger} does not log this process's environment: cannot verify",
                     )
                 )
         else:
-            self.env(label, kind, a.get("env") or {}, b.get("env") or {}, out)
+            logged = b.get("logged_env") or a.get("logged_env")
+            self.env(label, kind, a.get("env") or {}, b.get("env") or {}, out, logged, logger)
 
     def flags(self, label: str, kind: str, a: list, b: list, out: list[Entry]) -> None:
         ma, mb = _args_map(a), _args_map(b)
@@ -292,7 +312,8 @@ class _Comparer:
             va = sa[1] if sa else None
             vb = sb[1] if sb else None
             shown_a, shown_b = _show_values(va), _show_values(vb)
-            excl = self.lookup(kind, "flag", canon, spelling)
+            first = next((v[0] for v in (va or vb or []) if v), None)
+            excl = self.lookup(kind, "flag", canon, spelling, first)
             if excl is not None:
                 agree = va is not None and vb is not None and self._same(va, vb)
                 note = "values agree" if agree else None
@@ -317,15 +338,35 @@ class _Comparer:
         def norm(vals: list[list[str]]) -> list[list[Any]]:
             return [[_norm_value(v, self.placement) for v in vs] for vs in vals]
 
-        return norm(va) == norm(vb)
+        na, nb = norm(va), norm(vb)
+        if not self.placement:
+            return na == nb
+        return len(na) == len(nb) and all(
+            len(x) == len(y) and all(a == b or _ANY in (a, b) for a, b in zip(x, y, strict=True))
+            for x, y in zip(na, nb, strict=True)
+        )
 
-    def env(self, label: str, kind: str, a: dict, b: dict, out: list[Entry]) -> None:
+    def env(
+        self,
+        label: str,
+        kind: str,
+        a: dict,
+        b: dict,
+        out: list[Entry],
+        logged: str | None = None,
+        logger: str = "srt-slurm",
+    ) -> None:
+        """``logged``: the env-name pattern the logged side shows (a script logs only
+        ``SGLANG_*``); a key outside it is not-logged, whatever the other side holds."""
         for key in sorted(set(a) | set(b)):
             va, vb = a.get(key), b.get(key)
-            excl = self.lookup(kind, "env", key)
+            excl = self.lookup(kind, "env", key, value=va if va is not None else vb)
             if excl is not None:
                 note = "values agree" if va is not None and va == vb else None
                 out.append(Entry(label, "env", key, "excluded", va, vb, excl, note))
+            elif logged is not None and not fnmatch.fnmatchcase(key, logged):
+                note = f"{logger} logs only {logged} env: cannot verify"
+                out.append(Entry(label, "env", key, "not-logged", va, vb, note=note))
             elif va is None:
                 out.append(Entry(label, "env", key, f"only-{self.right}", None, vb))
             elif vb is None:
@@ -359,11 +400,13 @@ def compare_blocks(
     exclusion: ExclusionLookup | None = None,
     placement: bool = False,
     right_logged: bool = False,
+    unlogged_kinds: tuple[str, ...] = UNLOGGED_KINDS,
 ) -> Comparison:
     """Compare two block lists key by key. Blocks pair by (kind, role), in order.
 
-    ``right_logged=True`` says the right side is a sweep log, so kinds srt-slurm never logs
-    (etcd, NATS, nginx, Mooncake) are ``not-logged`` rather than missing.
+    ``right_logged=True`` says the right side is a sweep log, so kinds srt-slurm does not log
+    (``unlogged_kinds``: etcd, NATS, nginx, Mooncake before the 2.x services layer) are
+    ``not-logged`` rather than missing.
     """
     comp = Comparison(left, right, router)
     comparer = _Comparer(left, right, exclusion, placement)
@@ -372,7 +415,7 @@ def compare_blocks(
         match = next((b for b in remaining if block_key(b) == block_key(a)), None)
         if match is None:
             label = block_label(a)
-            if right_logged and a.get("kind") in UNLOGGED_KINDS:
+            if right_logged and a.get("kind") in unlogged_kinds:
                 comp.entries.append(
                     Entry(
                         label,

@@ -8,6 +8,7 @@ value from a recipe, log or module goes through the ``code``/``text``/``term`` f
 
 from __future__ import annotations
 
+import re
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from syncer.model import GITHUB_TEXT_LIMIT
 from syncer.secrets import mask
 from syncer.templating import render
 from syncer.untrusted import term_text
+from syncer.wording import count
 
 if TYPE_CHECKING:
     from syncer.compare.verify import PointResult, VerifyResult
@@ -44,6 +46,18 @@ VERDICT_TEXT = {
 }
 
 
+_ARCHIVE_NAME = re.compile(r"\.(zip|tar|tgz|gz)$", re.IGNORECASE)
+
+
+def _skipped_entry(run: str, name: str) -> str:
+    """How a skipped entry is named: a member of an archive (the run, or an archive inside a
+    run directory, is in its path), else a file or link of the run directory, not a member."""
+    parents = (run, *PurePosixPath(name).parts[:-1])
+    if any(_ARCHIVE_NAME.search(p) for p in parents):
+        return f"archive member {name}"
+    return f"{name} in the run directory"
+
+
 def _comp_name(comp: Comparison) -> str:
     name = f"{comp.left} vs {comp.right}"
     return f"{name} ({comp.router})" if comp.router else name
@@ -56,18 +70,21 @@ def _short(source: str) -> str:
 def _rows(result: VerifyResult) -> list[dict[str, Any]]:
     """Every failing entry, launch problem and ambiguity as a table row."""
     rows: list[dict[str, Any]] = []
+    script = result.launched_by is not None
     for p in result.points:
         if not p.logs:
             rows.append(
                 _row(
                     p,
-                    "recipe vs log",
+                    "cookbook vs log" if script else "recipe vs log",
                     "(point)",
                     "log",
                     "no log",
                     None,
                     None,
-                    "no sweep log of the run belongs to this point",
+                    "no result directory of the run belongs to this point"
+                    if script
+                    else "no sweep log of the run belongs to this point",
                 )
             )
         for lc in p.logs:
@@ -158,6 +175,7 @@ def _point_rows(result: VerifyResult, rows: list[dict[str, Any]]) -> list[dict[s
                 "verdict": p.verdict,
                 "verdict_text": VERDICT_TEXT[p.verdict],
                 "problems": sum(1 for r in rows if r["point"] == p.index),
+                "unverified": list(p.unverified),
             }
         )
     return out
@@ -172,6 +190,7 @@ def _sources(result: VerifyResult) -> dict[str, Any]:
         "cookbook": result.cookbook,
         "srt_slurm": shas,
         "srt_version": result.srt_version,
+        "launched_by": result.launched_by,
         "versions": data.versions(),
     }
 
@@ -179,17 +198,19 @@ def _sources(result: VerifyResult) -> dict[str, Any]:
 def _notes(result: VerifyResult) -> list[str]:
     notes: list[str] = list(result.notes)
     a = result.assignment
+    what = "result directory" if result.launched_by is not None else "log"
     for u in a.unmatched:
-        notes.append(f"log {u.sweep.source} (job {u.sweep.job_id or '?'}) not used: {u.reason}")
+        job = f" (job {u.sweep.job_id or '?'})" if result.launched_by is None else ""
+        notes.append(f"{what} {u.sweep.source}{job} not used: {u.reason}")
     for s in a.evals:
-        notes.append(f"eval job log {s.source} set aside (evals are not the launch to mirror)")
+        notes.append(f"eval job {what} {s.source} set aside (evals are not the launch to mirror)")
     skipped = result.run_data.skipped
     for s in skipped[:MAX_SKIPPED_NOTES]:
-        notes.append(f"archive member {s.name} skipped: {s.reason}")
+        notes.append(f"{_skipped_entry(result.run, s.name)} skipped: {s.reason}")
     if len(skipped) > MAX_SKIPPED_NOTES:
         notes.append(
-            f"{len(skipped) - MAX_SKIPPED_NOTES} more archive members skipped "
-            "(all of them are in --format json)"
+            f"{count(len(skipped) - MAX_SKIPPED_NOTES, 'more entry', 'more entries')} of the run "
+            "skipped (all of them are in --format json)"
         )
     notes.extend(result.run_data.duplicates)
     for name in result.run_data.empty:
@@ -219,6 +240,7 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
                 "override": p.override,
                 "submitted": p.submitted,
                 "verdict": p.verdict,
+                "not_verifiable": list(p.unverified),
                 "logs": [
                     {
                         "source": lc.source,
@@ -244,6 +266,7 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "config": result.key,
+        "launched_by": result.launched_by,
         "verdict": result.verdict,
         "exit_code": result.exit_code,
         "verdicts": result.verdicts(),
@@ -271,6 +294,7 @@ def _context(result: VerifyResult, rows: list[dict[str, Any]]) -> dict[str, Any]
         "verdict": result.verdict,
         "verdicts": verdicts,
         "verdict_text": VERDICT_TEXT,
+        "launched_by": result.launched_by,
         "total": len(result.points),
         "agreeing": verdicts.get("agree", 0),
         "counts": [(STATUS_TEXT.get(k, k), n) for k, n in result.counts().items()],

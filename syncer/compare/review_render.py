@@ -17,6 +17,7 @@ from rich.text import Text
 
 from syncer.templating import render
 from syncer.untrusted import term_text
+from syncer.wording import count
 
 if TYPE_CHECKING:
     from syncer.compare.review import CellReview, MetaChange, Review, Row
@@ -297,9 +298,9 @@ def render_terminal(review: Review, console: Console) -> None:
     if review.has_changes:
         console.print(
             Text(
-                f"Commands changed: {cells['changed']} of {cells['matched']} cells in both, "
-                f"{cells['added']} added, {cells['removed']} removed; "
-                f"{counts['measuredRows']} measured changes, "
+                f"Commands changed: {cells['changed']} of {count(cells['matched'], 'cell')} "
+                f"in both, {cells['added']} added, {cells['removed']} removed; "
+                f"{count(counts['measuredRows'], 'measured change')}, "
                 f"{counts['derivedOnlyRows']} only in derived selections",
                 style="bold yellow",
             )

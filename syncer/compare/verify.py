@@ -19,13 +19,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer.compare.diff import Comparison, ExclusionLookup, ExclusionRef, compare_blocks
+from syncer.compare.diff import (
+    SERVICE_KINDS,
+    UNLOGGED_KINDS,
+    Comparison,
+    ExclusionLookup,
+    ExclusionRef,
+    compare_blocks,
+)
 from syncer.errors import SyncError
 from syncer.model import Block
 from syncer.runs.collect import RunData, read_run
 from syncer.runs.launch import ExpectedEnv, build_launch
 from syncer.runs.logs import SweepLog
 from syncer.runs.mapping import Assignment, assign
+from syncer.selection import select
 
 VERDICT_ORDER = ("agree", "differ", "ambiguous", "no-log", "no-cookbook")
 
@@ -69,6 +77,8 @@ class PointResult:
     submitted: str
     logs: list[LogCheck] = field(default_factory=list)
     cookbook: CookbookCheck | None = None
+    # What no log shows, listed per point as "not logged: cannot verify" (script-era keys).
+    unverified: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -109,6 +119,7 @@ class VerifyResult:
     assignment: Assignment
     srt_version: str
     notes: list[str] = field(default_factory=list)
+    launched_by: str | None = None  # the bash script(s) of a script-launched key
 
     @property
     def exit_code(self) -> int:
@@ -234,8 +245,8 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
 
 
 def _policy_lookup(policy: Any) -> ExclusionLookup:
-    def lookup(kind: str, fld: str, name: str) -> ExclusionRef | None:
-        found = policy.exclusion(kind, fld, name)
+    def lookup(kind: str, fld: str, name: str, value: str | None = None) -> ExclusionRef | None:
+        found = policy.exclusion(kind, fld, name, value)
         return ExclusionRef(found.name, found.reason) if found is not None else None
 
     return lookup
@@ -262,23 +273,6 @@ def _cookbook_point(decoder: Any, key: str, point: Any) -> tuple[int, int] | Non
             if set(point.concs) & concs:
                 return ci, pi
     return None
-
-
-def point_for_conc(inferencex: Path, key: str, conc: int) -> int:
-    """The index of the one job of ``key`` measured at ``conc``; several or none is an error."""
-    from syncer.inferencex.render import render_config
-
-    points = render_config(inferencex, key).points
-    hits = [p for p in points if conc in p.concs]
-    if not hits:
-        concs = sorted({c for p in points for c in p.concs})
-        raise SyncError(f"{key}: no job at concurrency {conc} (concurrencies: {concs})")
-    if len(hits) > 1:
-        listed = "; ".join(
-            f"--point {p.index} ({p.label}, {p.override or p.variant})" for p in hits
-        )
-        raise SyncError(f"{key}: concurrency {conc} matches {len(hits)} jobs: {listed}")
-    return hits[0].index
 
 
 def _raw_rendering(
@@ -330,6 +324,12 @@ def _log_check(
 ) -> LogCheck:
     """One sweep log against the raw blocks the recipe renders to, placement normalised."""
     launch = build_launch(sweep, _expected_env(raw))
+    # A log of the services layer names every service it started: one it lacks is missing.
+    unlogged = (
+        tuple(k for k in UNLOGGED_KINDS if k not in SERVICE_KINDS)
+        if sweep.services
+        else UNLOGGED_KINDS
+    )
     comp = compare_blocks(
         raw,
         launch.blocks,
@@ -339,6 +339,7 @@ def _log_check(
         exclusion=lookup,
         placement=True,
         right_logged=True,
+        unlogged_kinds=unlogged,
     )
     return LogCheck(
         sweep.source,
@@ -357,23 +358,32 @@ def verify_config(
     run: Path | None,
     cookbook: Path | None,
     point: int | None = None,
+    conc: int | None = None,
 ) -> VerifyResult:
-    """Verify every point of ``key`` (or only ``point``, an index as in ``sync render``)."""
+    """Verify every point of ``key``, or those ``--point``/``--conc`` select
+    (:mod:`syncer.selection`, the rule ``sync render`` follows too)."""
+    from syncer.inferencex.master import load_master
     from syncer.inferencex.policy import load_policy
     from syncer.inferencex.render import render_config
+    from syncer.inferencex.scripts import script_launch
 
+    launch = script_launch(load_master(inferencex), key)
+    if launch is not None:
+        from syncer.compare.verify_scripts import verify_script_config
+
+        return verify_script_config(  # type: ignore[no-any-return]
+            key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
+        )
     root = project_root()
     rendered = render_config(inferencex, key)
-    points = rendered.points
-    if point is not None:
-        if not 0 <= point < len(points):
-            raise SyncError(f"{key}: --point {point} out of range (0..{len(points) - 1})")
-        points = [points[point]]
+    points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    # A lone nameless log is taken for the verified point only when exactly one is verified.
+    only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
     run_path = run if run is not None else pinned_run(key, root)
     data = read_run(run_path)
     srt_version, raw_points, notes = _raw_rendering(key, inferencex, rendered, data)
     # All points take part in the assignment, so a log of an unselected point is not "unmatched".
-    assignment = assign(data.sweeps, rendered.points, only=point)
+    assignment = assign(data.sweeps, rendered.points, only=only)
     lookup = _policy_lookup(load_policy())
     decoder, module_path = _cookbook_module(
         key, cookbook if cookbook is not None else root / "cookbook_snippets"

@@ -18,6 +18,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.model import Block
+from syncer.wording import js
 
 # Provenance keys in module key order (cell ``prov`` and per-point overrides).
 PROV_KEYS = ("sha", "recipe", "run", "job", "pr", "comment", "status", "date")
@@ -94,7 +95,7 @@ _URL_KEYS = ("recipeUrl", "runUrl", "jobUrl", "prUrl", "useComment")
 
 def _strip(url: str, prefix: str, where: str) -> str:
     if not url.startswith(prefix) or len(url) == len(prefix):
-        raise SyncError(f"{where}: {url!r} is not under {prefix!r}; cannot express it as an id")
+        raise SyncError(f"{where}: {js(url)} is not under {js(prefix)}; cannot express it as an id")
     return url[len(prefix) :]
 
 
@@ -108,7 +109,7 @@ def point_prov_from_urls(point: dict[str, Any], repo: str, where: str) -> dict[s
         rest = _strip(point["recipeUrl"], f"{repo}/blob/", where)
         sha, _, recipe = rest.partition("/")
         if not recipe:
-            raise SyncError(f"{where}: recipeUrl {point['recipeUrl']!r} has no path")
+            raise SyncError(f"{where}: recipeUrl {js(point['recipeUrl'])} has no path")
         if "sha" in out and out["sha"] != sha:
             raise SyncError(
                 f"{where}: recipeUrl commit {sha} differs from the point's sha {out['sha']}; "
@@ -130,7 +131,7 @@ def point_prov_from_urls(point: dict[str, Any], repo: str, where: str) -> dict[s
         pr, sep, comment = rest.partition("#issuecomment-")
         if not sep or not comment or pr != out.get("pr"):
             raise SyncError(
-                f"{where}: useComment {point['useComment']!r} is not a comment of the PR"
+                f"{where}: useComment {js(point['useComment'])} is not a comment of the PR"
             )
         out["comment"] = comment
     return {k: out[k] for k in PROV_KEYS if k in out}
@@ -141,7 +142,7 @@ _POINT_KEYS = ("concs", "item", "override", "goldenAL", "kv", "patch")
 
 def _need(obj: dict[str, Any], key: str, where: str) -> Any:
     if key not in obj:
-        raise SyncError(f"{where}: missing {key!r}; cannot re-encode")
+        raise SyncError(f"{where}: missing {js(key)}; cannot re-encode")
     return obj[key]
 
 

@@ -19,6 +19,9 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.model import Block, Case, sorted_env, worker_arg_key
+from syncer.wording import count as count_of
+from syncer.wording import js
+from syncer.wording import kind as kind_of
 
 KV_LINKER_FLAGS = frozenset(
     {
@@ -53,7 +56,7 @@ _TOP_LEVEL_TYPES: dict[str, type] = {
     "files": dict,
     "kvMooncake": dict,
 }
-_TYPE_NAMES = {dict: "an object", list: "a list", str: "a string"}
+_TYPE_NAMES = {dict: "an object", list: "an array", str: "a string"}  # as JavaScript says
 
 _PROV_URLS = (
     # (url key, id key, url under the repository)
@@ -152,7 +155,7 @@ class Decoder:
         the format gives it, so a module of another shape is one error naming the entry."""
         data = self.data
         if not isinstance(data, dict):
-            raise self._error("module", f"expected an object, found {type(data).__name__}")
+            raise self._error("module", f"expected an object, found {kind_of(data)}")
         cells = data.get("cells")
         if not isinstance(cells, list) or not cells:
             raise self._error("module", "expected a non-empty `cells` list (unknown module shape)")
@@ -170,7 +173,7 @@ class Decoder:
 
     def _expect(self, value: Any, kind: type, where: str) -> None:
         if value is not None and not isinstance(value, kind):
-            raise self._error(where, f"expected {_TYPE_NAMES[kind]}, found {type(value).__name__}")
+            raise self._error(where, f"expected {_TYPE_NAMES[kind]}, found {kind_of(value)}")
 
     def _check_mooncake(self, mooncake: dict[str, Any]) -> None:
         self._expect(mooncake.get("master"), dict, "kvMooncake.master")
@@ -210,7 +213,7 @@ class Decoder:
         submitted = cell.get("submitted")
         if not isinstance(submitted, str) or submitted not in routers:
             raise self._error(
-                f"{where}.submitted", f"router {submitted!r} is not one of {sorted(routers)}"
+                f"{where}.submitted", f"router {js(submitted)} is not one of {js(sorted(routers))}"
             )
         kv = cell.get("kv")
         if kv is not None and not (
@@ -302,7 +305,8 @@ class Decoder:
         ):
             count = len(envs) if isinstance(envs, list) else 0
             raise self._error(
-                f"{where}.envRef", f"dangling env index {index!r} (module has {count} envs)"
+                f"{where}.envRef",
+                f"dangling env index {js(index)} (module has {count_of(count, 'env')})",
             )
         return envs[index]
 
@@ -317,14 +321,16 @@ class Decoder:
                 and not isinstance(ref[0], bool)
                 and isinstance(ref[1], str)
             ):
-                raise self._error(f"{where}.ref", f"expected [cell, router, block], found {ref!r}")
+                raise self._error(
+                    f"{where}.ref", f"expected [cell, router, block], found {js(ref)}"
+                )
             cj, rj, bj = ref
             if not 0 <= cj < len(self.cells):
                 raise self._error(
                     f"{where}.ref", f"dangling cell index {cj} (module has {len(self.cells)})"
                 )
             if rj not in self.cells[cj]["routers"]:
-                raise self._error(f"{where}.ref", f"unknown router {rj!r} in cells[{cj}]")
+                raise self._error(f"{where}.ref", f"unknown router {js(rj)} in cells[{cj}]")
             source = self._indexed(self.materialise(cj, rj), bj, f"{where}.ref")
             return self._from_ref(source, entry, where)
         if "from" in entry:
@@ -350,7 +356,7 @@ class Decoder:
 
     def _indexed(self, blocks: list[Block], index: Any, where: str) -> Block:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
-            raise self._error(where, f"dangling block index {index!r} (list has {len(blocks)})")
+            raise self._error(where, f"dangling block index {js(index)} (list has {len(blocks)})")
         return blocks[index]
 
     def _from_ref(self, source: Block, entry: dict[str, Any], where: str) -> Block:
@@ -366,7 +372,7 @@ class Decoder:
     def _point_index(self, ci: int, pi: int) -> int:
         points = self._cell(ci)["points"]
         if isinstance(pi, bool) or not isinstance(pi, int) or pi < 0:
-            raise self._error(f"cells[{ci}]", f"point index {pi!r} must be >= 0")
+            raise self._error(f"cells[{ci}]", f"point index {js(pi)} must be >= 0")
         return min(pi, len(points) - 1)
 
     def available_tiers(self, ci: int) -> list[str]:
@@ -569,7 +575,7 @@ class Decoder:
         for fid in self._router(ci, router).get("files") or []:
             entry = files.get(fid) if isinstance(files, dict) else None
             if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
-                raise self._error(f"cells[{ci}].routers.{router}.files", f"unknown file {fid!r}")
+                raise self._error(f"cells[{ci}].routers.{router}.files", f"unknown file {js(fid)}")
             out[fid] = entry["content"]
         return out
 
@@ -598,7 +604,7 @@ class Decoder:
         for ci, cell in enumerate(self.cells):
             if hw is None or cell.get("hw") == hw:
                 return ci
-        raise self._error("hardware", f"first hardware {hw!r} has no cell")
+        raise self._error("hardware", f"first hardware {js(hw)} has no cell")
 
     def routers(self, ci: int) -> list[str]:
         return sorted(self._cell(ci)["routers"])
@@ -670,7 +676,7 @@ def apply_diff(block: Block, diff: Any) -> Block:
     if js_falsy(diff):
         return clone(block)
     if not isinstance(diff, dict):
-        raise SyncError(f"expected a diff object, found {type(diff).__name__}")
+        raise SyncError(f"expected a diff object, found {kind_of(diff)}")
     if not js_falsy(diff.get("block")):
         return clone(diff["block"])
     out = clone(block)

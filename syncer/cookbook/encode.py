@@ -28,6 +28,7 @@ from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, PointSpec
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
 from syncer.model import Block
+from syncer.wording import js
 
 MODULE_NAME = "agentx"
 # Depth (nesting level) of a block entry inside ``cells[].routers.<r>.blocks[]`` and of a patch
@@ -144,12 +145,12 @@ def _check_spec(spec: ModuleSpec) -> None:
         ids.add(cell.id)
         if cell.meta.get("hw") not in hardware:
             raise SyncError(
-                f"{where}: hardware {cell.meta.get('hw')!r} is not in the hardware list"
+                f"{where}: hardware {js(cell.meta.get('hw'))} is not in the hardware list"
             )
         if not cell.points:
             raise SyncError(f"{where}: a cell needs at least one point")
         if cell.submitted not in cell.routers:
-            raise SyncError(f"{where}: submitted router {cell.submitted!r} has no blocks")
+            raise SyncError(f"{where}: submitted router {js(cell.submitted)} has no blocks")
         for pi, point in enumerate(cell.points):
             if set(point.blocks) != set(cell.routers):
                 raise SyncError(
@@ -158,7 +159,7 @@ def _check_spec(spec: ModuleSpec) -> None:
                 )
     for hw in spec.hardware:
         if not any(c.meta.get("hw") == hw["id"] for c in spec.cells):
-            raise SyncError(f"hardware {hw['id']!r} has no cell; the page needs one per chip")
+            raise SyncError(f"hardware {js(hw['id'])} has no cell; the page needs one per chip")
 
 
 def _pool_envs(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -273,13 +274,13 @@ def _describe(expected: list[Block], got: list[Block]) -> str:
                 for name in list(ee) + [n for n in ge if n not in ee]:
                     if ee.get(name) != ge.get(name):
                         return (
-                            f"{where}: env {name} expected {ee.get(name)!r}, "
-                            f"decoded {ge.get(name)!r}"
+                            f"{where}: env {name} expected {js(ee.get(name))}, "
+                            f"decoded {js(ge.get(name))}"
                         )
                 return f"{where}: env order differs"
             ev, gv = e.get(key, "<absent>"), g.get(key, "<absent>")
             if ev != gv:
-                return f"{where}: {key} expected {ev!r}, decoded {gv!r}"
+                return f"{where}: {key} expected {js(ev)}, decoded {js(gv)}"
     return "blocks differ"
 
 
@@ -348,7 +349,7 @@ def _compare_reference(
             raise SyncError(f"{where}: {_describe(case.blocks, mine.blocks)}", path=path)
         if mine.status != case.status:
             raise SyncError(
-                f"{where}: status {case.status!r} decoded as {mine.status!r}", path=path
+                f"{where}: status {js(case.status)} decoded as {js(mine.status)}", path=path
             )
         if (case.cell_id, case.point) not in seen_points:
             seen_points.add((case.cell_id, case.point))
@@ -358,7 +359,9 @@ def _compare_reference(
                 keys = sorted(
                     k for k in set(old_info) | set(new_info) if old_info.get(k) != new_info.get(k)
                 )
-                detail = ", ".join(f"{k}: {old_info.get(k)!r} -> {new_info.get(k)!r}" for k in keys)
+                detail = ", ".join(
+                    f"{k}: {js(old_info.get(k))} -> {js(new_info.get(k))}" for k in keys
+                )
                 raise SyncError(
                     f"roundtrip: cell {case.cell_id} point {case.point}: "
                     f"provenance differs ({detail})",
@@ -410,7 +413,7 @@ def header_lines(source: dict[str, Any]) -> list[str]:
     prs = sorted({str(p) for p in source.get("prs", {})}, key=lambda p: (len(p), p))
     main = str(source.get("main", ""))[:12]
     if not re.fullmatch(r"[0-9a-f]{12}", main):
-        raise SyncError(f"source.main {source.get('main')!r} is not a commit id")
+        raise SyncError(f"source.main {js(source.get('main'))} is not a commit id")
     bad = [p for p in prs if not (p.isascii() and p.isdigit())]
     if bad:
         raise SyncError(f"source.prs has keys that are not PR numbers: {bad}")

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,21 @@ from syncer.cookbook.cells import CellSpec, ModuleSpec, PointSpec, RouterSpec
 from syncer.cookbook.decode import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
 from syncer.errors import SyncError
 from syncer.fsio import write_all
+from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import Block
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
 _NIGHTLY_COMMIT = re.compile(r":nightly[^@]*-\d{8}-([0-9a-f]{7,12})(?:@|$)")
+
+
+@dataclass
+class KeptConfig:
+    """A script-launched config whose cells were kept from the existing module as they were:
+    there is no recipe to derive them from (its commands come from its run's logs)."""
+
+    key: str
+    script: str
+    cells: list[str]
 
 
 @dataclass
@@ -38,6 +49,7 @@ class GenerateResult:
     page_text: str | None = None  # the page to write when page_changed
     cells: int = 0
     cases: int = 0
+    kept: list[KeptConfig] = field(default_factory=list)
 
 
 # --- cell fields -----------------------------------------------------------------------------
@@ -212,7 +224,11 @@ def _cells_for_config(
         ids.add(cell_id)
         submitted = first.submitted
         routers = {
-            r: RouterSpec(install=list(cfg.install.get(r, [])), files=[]) for r in first.cookbook
+            r: RouterSpec(
+                install=list(cfg.install.get(r, [])),
+                files=list(dict.fromkeys(f for p in points for f in p.files.get(r, {}))),
+            )
+            for r in first.cookbook
         }
         if next(iter(routers)) != submitted:
             raise SyncError(f"config {cfg.key}: rendered routers must list {submitted!r} first")
@@ -225,6 +241,9 @@ def _cells_for_config(
         disclosures = list(cfg.disclosures)
         if any(p.golden_al for p in points) and "synthetic-acceptance" not in disclosures:
             disclosures.insert(0, "synthetic-acceptance")
+        for found in (d for p in points for d in p.disclosures):
+            if found not in disclosures:
+                disclosures.append(found)
         meta = {
             "id": cell_id,
             "hw": hw,
@@ -368,11 +387,31 @@ def _checkpoints(cells: list[CellSpec]) -> list[dict[str, str]]:
     return list(seen.values())
 
 
-def _find_donors(model: ModelSpec, config: SyncConfig, get: Callable[[str], Any]) -> _Donors:
-    """The KV-tier settings borrowed from the donor configs named in ``sync.yaml``."""
+def _find_donors(
+    model: ModelSpec,
+    config: SyncConfig,
+    get: Callable[[str], Any],
+    old: Callable[[], ModuleSpec | None] = lambda: None,
+) -> _Donors:
+    """The KV-tier settings borrowed from the donor configs named in ``sync.yaml``. A
+    script-launched donor cannot be rendered: its settings are the ones the existing module
+    (``old()``, read only then) already borrowed from it."""
     donors = _Donors()
     for kind, donor in (("hicache", model.hicache_donor), ("mooncake", model.mooncake_donor)):
         if not donor:
+            continue
+        try:
+            get(donor)
+        except ScriptLaunchedError as exc:
+            kept = _kept_donor(old(), kind, donor)
+            if kept is None:
+                raise SyncError(
+                    f"model {model.path}: KV donor {donor} is launched by a bash script and the "
+                    f"existing module has no {kind} settings borrowed from it ({exc.message})",
+                    path=config.path,
+                    line=model.line,
+                ) from None
+            setattr(donors, kind, kept)
             continue
         owner = config.model_of(donor)
         cfg = (
@@ -396,6 +435,40 @@ def _find_donors(model: ModelSpec, config: SyncConfig, get: Callable[[str], Any]
     return donors
 
 
+def _kept_donor(old: ModuleSpec | None, kind: str, donor: str) -> dict[str, Any] | None:
+    """The ``kind`` tier settings the existing module borrowed from ``donor``."""
+    if old is None:
+        return None
+    if kind == "mooncake":
+        kept = old.kv_mooncake
+        return kept if isinstance(kept, dict) and kept.get("donor") == donor else None
+    for cell in old.cells:
+        hicache = (cell.meta.get("kv") or {}).get("hicache")
+        if isinstance(hicache, dict) and hicache.get("donor") == donor:
+            return dict(hicache)
+    return None
+
+
+@dataclass
+class _Existing:
+    """The published module, decoded once, for the cells generation keeps."""
+
+    path: Path | None
+    spec: ModuleSpec | None = None
+    decoder: Any = None
+
+    def load(self) -> ModuleSpec | None:
+        if self.spec is None and self.path is not None and self.path.is_file():
+            from syncer.cookbook.cells import cells_from_module
+            from syncer.cookbook.decode import Decoder
+            from syncer.cookbook.jsmodule import load_module
+
+            old = load_module(self.path)
+            self.decoder = Decoder(old.value, str(self.path))
+            self.spec = cells_from_module(old.value, self.decoder, str(self.path))
+        return self.spec
+
+
 def build_module_spec(
     model: ModelSpec,
     *,
@@ -404,35 +477,107 @@ def build_module_spec(
     pins: dict[str, Pin] | None = None,
     today: str | None = None,
     renderer: Renderer | None = None,
+    existing: Path | None = None,
 ) -> ModuleSpec:
-    """Render every config of ``model`` and assemble the encoder's input."""
+    """Render every config of ``model`` and assemble the encoder's input (the cells of
+    script-launched configs are taken from the module at ``existing``)."""
+    return _build(
+        model, config=config, inferencex=inferencex, pins=pins, today=today, renderer=renderer,
+        existing=_Existing(existing),
+    )[0]  # fmt: skip
+
+
+def _build(
+    model: ModelSpec,
+    *,
+    config: SyncConfig,
+    inferencex: Path,
+    pins: dict[str, Pin] | None,
+    today: str | None,
+    renderer: Renderer | None,
+    existing: _Existing,
+) -> tuple[ModuleSpec, list[KeptConfig]]:
+    """The module spec and the script-launched configs whose cells were kept as they were."""
     all_pins = {**config.pins(), **(pins or {})}
     get = _memoised(renderer or _default_renderer, inferencex)
-    donors = _find_donors(model, config, get)
+    scripts: dict[str, ScriptLaunchedError] = {}
+    for cfg in model.configs:
+        try:
+            get(cfg.key)
+        except ScriptLaunchedError as exc:
+            scripts[cfg.key] = exc
+    old = existing.load() if scripts else None
+    donors = _find_donors(model, config, get, existing.load)
     if donors.mooncake is None:
         # A config measured with a Mooncake store still needs the module's Mooncake settings
         # for its other points' derived tier: take them from the first such config.
         for cfg in model.configs:
+            if cfg.key in scripts:
+                continue
             found = _mooncake_from(get(cfg.key), cfg.key, _hardware_of(cfg, model))
             if found is not None:
                 donors.mooncake = found
                 break
     cells: list[CellSpec] = []
+    kept: list[KeptConfig] = []
     for cfg in model.configs:
+        if cfg.key in scripts:
+            # No recipe to derive these cells from, and a run's logs are checked, not
+            # published (`sync verify`): the module's cells stay exactly as they are.
+            mine = [c for c in (old.cells if old else []) if c.config_key == cfg.key]
+            if not mine:
+                where = existing.path if existing.path and existing.path.is_file() else None
+                raise SyncError(
+                    f"{scripts[cfg.key].message}; its cells cannot be generated, and "
+                    + (f"{where} has none to keep" if where else "there is no existing module"),
+                    path=config.path,
+                    line=cfg.line,
+                )
+            cells.extend(mine)
+            kept.append(
+                KeptConfig(cfg.key, scripts[cfg.key].launch.describe(), [c.id for c in mine])
+            )
+            continue
         cells.extend(_cells_for_config(cfg, model, get(cfg.key), all_pins[cfg.key], donors))
     _disambiguate(cells)
     cells = _order(cells, model, [c.key for c in model.configs])
     used_hw = {c.meta["hw"] for c in cells}
-    return ModuleSpec(
+    spec = ModuleSpec(
         model=model.model,
         generated_on=today or _dt.datetime.now(_dt.UTC).date().isoformat(),
         source=source_block(config, pins),
         hardware=[dict(h) for h in model.hardware if h["id"] in used_hw],
         checkpoints=_checkpoints(cells),
         kv_mooncake=donors.mooncake,
-        files={},
+        files=_files(model, get, scripts, old),
         cells=cells,
     )
+    return spec, kept
+
+
+def _files(
+    model: ModelSpec, get: Any, kept: Collection[str] = (), old: ModuleSpec | None = None
+) -> dict[str, dict[str, str]]:
+    """Every config file a rendered router ships (e.g. srt-slurm's nats.conf), by file id; the
+    cells kept from the existing module (``kept`` configs) keep the files they name."""
+    out: dict[str, dict[str, str]] = {}
+    if old is not None:
+        named = {
+            fid
+            for cell in old.cells
+            if cell.config_key in kept
+            for router in cell.routers.values()
+            for fid in router.files
+        }
+        out.update({fid: dict(old.files[fid]) for fid in sorted(named) if fid in old.files})
+    for cfg in model.configs:
+        if cfg.key in kept:
+            continue
+        for point in get(cfg.key).points:
+            for files in point.files.values():
+                for fid, spec in files.items():
+                    out.setdefault(fid, dict(spec))
+    return out
 
 
 def refresh_module_spec(
@@ -459,7 +604,7 @@ def refresh_module_spec(
     reference = Decoder(old.value, str(existing))
     old_spec = cells_from_module(old.value, reference, str(existing))
     get = _memoised(renderer or _default_renderer, inferencex)
-    donors = _find_donors(model, config, get)
+    donors = _find_donors(model, config, get, lambda: old_spec)
     if donors.mooncake is None:
         donors.mooncake = old_spec.kv_mooncake
     pin = {**config.pins(), **(pins or {})}[config_key]
@@ -519,20 +664,23 @@ def generate_model(
     path = out_dir / spec_model.module_relpath
     reference: Any = None
     keep: set[str] | None = None
+    kept: list[KeptConfig] = []
     if only is not None and path.is_file():
         spec, reference, keep = refresh_module_spec(
             spec_model, only, path, config=config, inferencex=inferencex, pins=pins,
             today=today, renderer=renderer,
         )  # fmt: skip
     else:
-        spec = build_module_spec(
-            spec_model,
-            config=config,
-            inferencex=inferencex,
-            pins=pins,
-            today=today,
-            renderer=renderer,
-        )
+        existing = _Existing(path)
+        spec, kept = _build(
+            spec_model, config=config, inferencex=inferencex, pins=pins, today=today,
+            renderer=renderer, existing=existing,
+        )  # fmt: skip
+        if kept:
+            # The kept cells are proven against the old module case by case, like the
+            # one-config refresh's.
+            reference = existing.decoder
+            keep = {cell for k in kept for cell in k.cells}
     header = encode.header_lines(spec.source)
     from syncer.cookbook.jsmodule import read_text
 
@@ -554,6 +702,7 @@ def generate_model(
         text=text,
         cells=len(spec.cells),
         cases=cases,
+        kept=kept,
     )
     if pages_dir is not None:
         from syncer.cookbook.page import update_page

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,9 +123,12 @@ def _parse_esprima(text: str, path: str) -> JsModule:
     try:
         # `jsx` so JSX in a .jsx module is refused as a JSXElement node at its position rather
         # than as a bare syntax error.
-        program = esprima.parseModule(
-            text, {"comment": True, "loc": True, "range": True, "jsx": True}
-        )
+        # esprima cannot report its own progress: a large module gets a running task, so the
+        # tens of seconds it takes are not silent.
+        with _parsing(text, path):
+            program = esprima.parseModule(
+                text, {"comment": True, "loc": True, "range": True, "jsx": True}
+            )
     except esprima.Error as exc:
         reason = re.sub(r"^Line \d+: ", "", str(getattr(exc, "message", exc)))
         if _looks_truncated(text, exc.lineNumber):
@@ -160,6 +164,18 @@ def _parse_esprima(text: str, path: str) -> JsModule:
             header.extend(text[comment.range[0] : comment.range[1]].splitlines())
     value = _literal(declarator.init, path)
     return JsModule(header=header, name=declarator.id.name, value=value)
+
+
+# esprima parses roughly 0.1-0.3 MiB a second: past this size a module takes seconds.
+PARSE_PROGRESS_CHARS = 1 << 20
+
+
+def _parsing(text: str, path: str) -> AbstractContextManager[object]:
+    from syncer import progress
+
+    if len(text) < PARSE_PROGRESS_CHARS:
+        return nullcontext()
+    return progress.task(f"parsing {path} ({len(text) / (1 << 20):.1f} MiB)", None)
 
 
 def _looks_truncated(text: str, error_line: int) -> bool:

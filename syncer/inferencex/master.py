@@ -111,7 +111,7 @@ class Row:
 
     index: int
     concs: list[int]
-    recipe: str  # as written (file or path), without the selector
+    recipe: str | None  # as written (file or path), without the selector; None: script-launched
     selector: str | None
     eval_recipe: str | None
     eval_selector: str | None
@@ -236,7 +236,7 @@ class Master:
     def keys(self) -> list[str]:
         return list(self.data)
 
-    def entry(self, key: str) -> ConfigEntry:
+    def entry(self, key: str, *, script_launched: bool = False) -> ConfigEntry:
         if key not in self.data:
             close = difflib.get_close_matches(key, list(self.data), n=5, cutoff=0.6)
             if not close:
@@ -246,7 +246,7 @@ class Master:
                 f"unknown config key {key!r}{hint}", path=", ".join(str(f) for f in self.files)
             )
         raw, path = self.data[key]
-        entry = parse_entry(key, raw, path, self.layout_root)
+        entry = parse_entry(key, raw, path, self.layout_root, script_launched=script_launched)
         entry.checkout_root = self.root
         return entry
 
@@ -346,7 +346,15 @@ def _concs(row: dict[str, Any], where: str, path: str) -> list[int]:
     raise SyncError(f"{where}: expected conc-list or conc-start/conc-end", path=path)
 
 
-def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> ConfigEntry:
+def parse_entry(
+    key: str,
+    raw: dict[str, Any],
+    path: str,
+    layout_root: Path,
+    *,
+    script_launched: bool = False,
+) -> ConfigEntry:
+    """One config key; ``script_launched``: rows name no recipe (see ``inferencex.scripts``)."""
     unknown = set(raw) - ENTRY_KEYS
     if unknown:
         bad = sorted(unknown)[0]
@@ -391,7 +399,7 @@ def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> 
         if not isinstance(search_space, list):
             raise SyncError(f"{key}: search-space must be a list of rows", path=path)
         for row_raw in search_space:
-            rows.append(_parse_row(key, len(rows), row_raw, path, multinode))
+            rows.append(_parse_row(key, len(rows), row_raw, path, multinode, script_launched))
     router = raw.get("router")
     recipe_dir = raw.get("srt-recipe-dir")
     if recipe_dir is not None and not isinstance(recipe_dir, str):
@@ -416,7 +424,14 @@ def parse_entry(key: str, raw: dict[str, Any], path: str, layout_root: Path) -> 
     )
 
 
-def _parse_row(key: str, index: int, raw: dict[str, Any], path: str, multinode: bool) -> Row:
+def _parse_row(
+    key: str,
+    index: int,
+    raw: dict[str, Any],
+    path: str,
+    multinode: bool,
+    script_launched: bool = False,
+) -> Row:
     where = f"{key}: search-space row {index}"
     if not isinstance(raw, dict):
         raise SyncError(f"{where} must be a mapping", path=path)
@@ -451,7 +466,7 @@ def _parse_row(key: str, index: int, raw: dict[str, Any], path: str, multinode: 
                     spec = spec[len("recipes/") :] if spec.startswith("recipes/") else spec
                     recipe, selector = _split_selector(spec)
                     config_file_style = True
-    if recipe is None:
+    if recipe is None and not script_launched:
         raise SyncError(f"{where}: no srt-recipe (or CONFIG_FILE=) names the recipe", path=path)
     eval_recipe, eval_selector = (None, None)
     if "eval-srt-recipe" in raw:
@@ -476,7 +491,7 @@ def _parse_row(key: str, index: int, raw: dict[str, Any], path: str, multinode: 
         roles=roles,
         config_file_style=config_file_style,
     )
-    if multinode and selector is None:
+    if multinode and selector is None and not script_launched:
         raise SyncError(
             f"{where}: a multi-node row must name its variant (srt-recipe: <file>:<override>)",
             path=path,

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import copy
 import fnmatch
+import hashlib
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
@@ -47,52 +49,151 @@ class Exclusion:
     reason: str
     value: str | None = None
     nginx_value: str | None = None
+    # only values matching one of these globs (e.g. a path inside the InferenceX workspace)
+    values: tuple[str, ...] = ()
+    disclosure: str | None = None  # what the cookbook shows instead (a cell disclosure)
+    injected_for: tuple[str, ...] = ()  # roles / "multi-node" srt-slurm injects the flag into
 
-    def matches(self, kind: str, field: str, name: str) -> bool:
-        return (
-            field == self.field and kind in self.kinds and fnmatch.fnmatchcase(name, self.pattern)
+    def injected_into(self, block: Block) -> bool:
+        """Whether srt-slurm itself puts this flag into ``block`` (else a copy there can only
+        be the recipe's own)."""
+        if not self.injected_for:
+            return True
+        multi = int(block.get("nodes_per_worker", 1) or 1) > 1
+        return block.get("role") in self.injected_for or (
+            multi and "multi-node" in self.injected_for
         )
+
+    def matches(self, kind: str, field: str, name: str, value: str | None = None) -> bool:
+        if not (
+            field == self.field and kind in self.kinds and fnmatch.fnmatchcase(name, self.pattern)
+        ):
+            return False
+        if not self.values:
+            return True
+        return value is not None and any(fnmatch.fnmatchcase(value, v) for v in self.values)
+
+
+@dataclass(frozen=True)
+class ValueRule:
+    """A cluster value or srt-slurm template inside a kept value -> the cookbook placeholder."""
+
+    name: str
+    regex: re.Pattern[str]
+    replace: str
+    kinds: tuple[str, ...]
+    reason: str
+
+    def apply(self, kind: str, value: str) -> str:
+        return self.regex.sub(self.replace, value) if kind in self.kinds else value
 
 
 @dataclass
 class Policy:
     entries: list[Exclusion]
     path: str = "syncer/data/policy.yaml"
+    values: list[ValueRule] = field(default_factory=list)
     _memo: dict[tuple[str, str, str], Exclusion | None] = field(default_factory=dict, repr=False)
 
-    def exclusion(self, kind: str, field: str, name: str) -> Exclusion | None:
-        """First entry covering ``name`` (a flag with ``--`` or an env key) for a process kind."""
+    def exclusion(
+        self, kind: str, field: str, name: str, value: str | None = None
+    ) -> Exclusion | None:
+        """First entry covering ``name`` (a flag with ``--`` or an env key) for a process kind;
+        entries that apply only to some values (``values:``) need the ``value``."""
         key = (kind, field, name)
         if key not in self._memo:
-            self._memo[key] = next((e for e in self.entries if e.matches(kind, field, name)), None)
+            self._memo[key] = next(
+                (e for e in self.entries if not e.values and e.matches(kind, field, name)), None
+            )
+        if value is not None:
+            by_value = next(
+                (e for e in self.entries if e.values and e.matches(kind, field, name, value)),
+                None,
+            )
+            if by_value is not None:
+                return by_value
         return self._memo[key]
 
     def to_cookbook(self, raw_blocks: list[Block]) -> list[Block]:
         """Cookbook form of one deployment's raw blocks (never mutates the input)."""
         workers = [b for b in raw_blocks if b.get("kind") == "worker"]
         nginx = any(b.get("kind") == "nginx" for b in raw_blocks)
-        return _cookbook_order([self._block(copy.deepcopy(b), workers, nginx) for b in raw_blocks])
+        kinds = {str(b.get("kind")) for b in raw_blocks}
+        blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds) for b in raw_blocks]
+        return _cookbook_order(_merge_stores(blocks))
+
+    def files(self, raw_blocks: list[Block]) -> dict[str, dict[str, str]]:
+        """Config files the cookbook ships with the deployment's commands, keyed
+        ``<name>#<first 8 hex of the content's SHA-256>`` (the published modules' file ids):
+        the NATS config srt-slurm writes when the recipe limits the payload size."""
+        out: dict[str, dict[str, str]] = {}
+        for block in raw_blocks:
+            if block.get("kind") == "nats":
+                content = _nats_conf(block)
+                if content is not None:
+                    out[file_id("nats.conf", content)] = {"name": "nats.conf", "content": content}
+        return out
+
+    def disclosures(self, raw_blocks: list[Block]) -> list[str]:
+        """Disclosures the cookbook shows for settings the policy removed (e.g. a chat
+        template that lives in the InferenceX workspace)."""
+        found: list[str] = []
+        for block in raw_blocks:
+            kind = str(block.get("kind", ""))
+            for arg in block.get("args") or []:
+                entry = self.exclusion(kind, "flag", arg[0], _first(arg))
+                if entry and entry.disclosure and entry.disclosure not in found:
+                    found.append(entry.disclosure)
+            for key, value in (block.get("env") or {}).items():
+                entry = self.exclusion(kind, "env", key, value)
+                if entry and entry.disclosure and entry.disclosure not in found:
+                    found.append(entry.disclosure)
+        return found
 
     # -- per block ------------------------------------------------------------------------
 
-    def _block(self, block: Block, workers: list[Block], nginx: bool = False) -> Block:
+    def _block(
+        self, block: Block, workers: list[Block], nginx: bool = False, kinds: set[str] | None = None
+    ) -> Block:
         kind = block.get("kind", "")
         role = str(block.get("role", "agg"))
+        block.pop("service", None)
         env: dict[str, str] = {}
         for key, value in (block.get("env") or {}).items():
-            entry = self.exclusion(kind, "env", key)
+            if (
+                kind in ("mooncake-master", "mooncake-store")
+                and key in _DISCOVERY
+                and kinds is not None
+                and _DISCOVERY[key] not in kinds
+            ):
+                # the address of a service this deployment does not run (srt-slurm sets it on
+                # every Mooncake process; published SGLang-router cells show none)
+                continue
+            entry = self.exclusion(kind, "env", key, value)
             if entry is None:
-                env[key] = value
+                env[key] = self._placeholders(kind, value)
             elif entry.action == "set":
                 env[key] = self._value(entry, role, nginx)
             # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
+        raw_args = [list(a) for a in block.get("args") or []]
+        if kind == "mooncake-master":
+            raw_args = _split_equals(raw_args)
+        repeated = _repeated(raw_args) if kind == "worker" else set()
+        if kind in ("worker", "mooncake-master"):
+            raw_args = _last_wins(raw_args, keep_first_position=kind == "worker")
         args: list[list[str]] = []
-        for arg in block.get("args") or []:
-            entry = self.exclusion(kind, "flag", arg[0])
+        for arg in raw_args:
+            entry = self.exclusion(kind, "flag", arg[0], _first(arg))
             if entry is None:
-                args.append(list(arg))
+                args.append([arg[0], *(self._placeholders(kind, v) for v in arg[1:])])
             elif entry.action == "set":
-                args.append([arg[0], self._value(entry, role, nginx)])
+                if arg[0] in repeated or not entry.injected_into(block):
+                    # the recipe repeats a flag srt-slurm injects (its own value is the one
+                    # SGLang uses: argparse keeps the last), or sets one srt-slurm does not
+                    # inject here: either way the value is the recipe's and the cookbook shows it
+                    args.append(list(arg))
+                else:
+                    args.append([arg[0], self._value(entry, role, nginx)])
             elif entry.action == "kv-events":
                 args.append(
                     [arg[0], _kv_events(arg[1] if len(arg) > 1 else "{}", entry.value or "")]
@@ -106,17 +207,129 @@ class Policy:
         block["env"] = sorted_env(env)
         block["args"] = args
         cmd = str(block.get("cmd", ""))
-        if cmd.startswith("python -m "):
-            # the cookbook names one interpreter for every process
+        if kind in ("etcd", "nats"):
+            _infra_command(block)
+        elif cmd.startswith("python -m ") and kind != "mooncake-store":
+            # the cookbook names one interpreter for every SGLang/router process; published
+            # Mooncake store blocks keep the store's own `python -m` (deepseek-v4.jsx @2b484a51)
             block["cmd"] = "python3" + cmd[len("python") :]
         if kind == "sglang-router" and block.get("count", 1) == 1:
             block.pop("count", None)
         return _ordered(block)
 
+    def _placeholders(self, kind: str, value: str) -> str:
+        for rule in self.values:
+            value = rule.apply(kind, value)
+        return value
+
     @staticmethod
     def _value(entry: Exclusion, role: str, nginx: bool = False) -> str:
         value = entry.nginx_value if nginx and entry.nginx_value is not None else entry.value
         return (value or "").replace("{ROLE}", role.upper())
+
+
+# Discovery env -> the service it points at.
+_DISCOVERY = {"ETCD_ENDPOINTS": "etcd", "NATS_SERVER": "nats"}
+
+
+def file_id(name: str, content: str) -> str:
+    return f"{name}#{hashlib.sha256(content.encode('utf-8')).hexdigest()[:8]}"
+
+
+def _first(arg: list[str]) -> str | None:
+    return arg[1] if len(arg) > 1 else None
+
+
+def _nats_conf(block: Block) -> str | None:
+    """The config srt-slurm's NATS preamble writes (``printf %s '<conf>' > /tmp/nats.conf``)."""
+    for line in block.get("preamble") or []:
+        try:
+            tokens = shlex.split(line)
+        except ValueError:
+            continue
+        if len(tokens) == 5 and tokens[:2] == ["printf", "%s"] and tokens[3] == ">":
+            return tokens[2]
+    return None
+
+
+def _infra_command(block: Block) -> None:
+    """etcd / NATS as the cookbook shows them: the binary by name (srt-slurm runs its own
+    copy from the /configs mount), NATS's whole argv in ``cmd``, the config file in the
+    working directory, and none of srt-slurm's scratch-directory preamble."""
+    tokens = [str(block.get("cmd", ""))] + [t for arg in block.get("args") or [] for t in arg]
+    tokens[0] = tokens[0].rsplit("/", 1)[-1]
+    block.pop("preamble", None)
+    if block.get("kind") == "nats":
+        tokens = ["nats.conf" if t == "/tmp/nats.conf" else t for t in tokens]
+        block["cmd"] = " ".join(tokens)
+        block["args"] = []
+    else:
+        block["cmd"] = tokens[0]
+
+
+def _split_equals(args: list[list[str]]) -> list[list[str]]:
+    """``--flag=value`` tokens (the Mooncake master's argv) -> ``[--flag, value]``."""
+    out = []
+    for arg in args:
+        if len(arg) == 1 and arg[0].startswith("--") and "=" in arg[0]:
+            flag, _, value = arg[0].partition("=")
+            out.append([flag, value])
+        else:
+            out.append(arg)
+    return out
+
+
+def _last_wins(args: list[list[str]], *, keep_first_position: bool) -> list[list[str]]:
+    """Each flag once, with the value of its last occurrence (what argparse / gflags use when
+    srt-slurm passes a flag twice). The Mooncake master keeps that occurrence where it is
+    (the published master blocks list the recipe's eviction ratio last); worker args are
+    re-sorted afterwards, so their position does not matter."""
+    last: dict[str, int] = {}
+    for i, arg in enumerate(args):
+        last[arg[0]] = i
+    if keep_first_position:
+        first: dict[str, int] = {}
+        for i, arg in enumerate(args):
+            first.setdefault(arg[0], i)
+        return [args[last[a[0]]] for i, a in enumerate(args) if first[a[0]] == i]
+    return [a for i, a in enumerate(args) if last[a[0]] == i]
+
+
+def _repeated(args: list[list[str]]) -> set[str]:
+    """Flags given more than once: in a worker, srt-slurm's injected copy plus the recipe's
+    own (srt-slurm appends the recipe's args after the ones it injects)."""
+    seen: set[str] = set()
+    out: set[str] = set()
+    for arg in args:
+        (out if arg[0] in seen else seen).add(arg[0])
+    return out
+
+
+def _merge_stores(blocks: list[Block]) -> list[Block]:
+    """Mooncake store entries that differ only in their port become one block whose
+    ``ports`` lists theirs in declaration order (the first entry's args stand for all;
+    inferred from deepseek-v4.jsx @2b484a51, which shows four entries this way)."""
+    out: list[Block] = []
+    for block in blocks:
+        if block.get("kind") == "mooncake-store":
+            for prev in out:
+                if prev.get("kind") == "mooncake-store" and _same_store(prev, block):
+                    prev["ports"] = [*prev.get("ports", []), *block.get("ports", [])]
+                    break
+            else:
+                out.append(block)
+        else:
+            out.append(block)
+    return out
+
+
+def _same_store(a: Block, b: Block) -> bool:
+    def shape(block: Block) -> Any:
+        args = [arg for arg in block.get("args") or [] if arg[0] != "--port"]
+        rest = {k: v for k, v in block.items() if k not in ("args", "ports")}
+        return json.dumps([rest, args], sort_keys=True)
+
+    return shape(a) == shape(b)
 
 
 def _cookbook_order(blocks: list[Block]) -> list[Block]:
@@ -208,7 +421,8 @@ def load_policy(path: str | None = None) -> Policy:
 
 
 _REQUIRED_KEYS = {"name", "field", "pattern", "kinds", "action", "reason"}
-_OPTIONAL_KEYS = {"value", "nginx_value"}
+_OPTIONAL_KEYS = {"value", "nginx_value", "values", "disclosure", "injected_for"}
+_VALUE_KEYS = {"name", "regex", "replace", "kinds", "reason"}
 
 
 def parse_policy(doc: Any, path: str) -> Policy:
@@ -248,6 +462,21 @@ def parse_policy(doc: Any, path: str) -> Policy:
         if raw["name"] in names:
             raise SyncError(f"{where}: duplicate entry name {raw['name']!r}", path=path)
         names.add(raw["name"])
+        values = raw.get("values", [])
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            raise SyncError(f"{where}: values must be a list of glob strings", path=path)
+        if raw.get("disclosure") is not None and not isinstance(raw["disclosure"], str):
+            raise SyncError(f"{where}: disclosure must be a string", path=path)
+        injected = raw.get("injected_for", [])
+        if not isinstance(injected, list) or set(injected) - {
+            "agg",
+            "prefill",
+            "decode",
+            "multi-node",
+        }:
+            raise SyncError(
+                f"{where}: injected_for must list agg, prefill, decode or multi-node", path=path
+            )
         entries.append(
             Exclusion(
                 name=str(raw["name"]),
@@ -258,6 +487,33 @@ def parse_policy(doc: Any, path: str) -> Policy:
                 reason=str(raw["reason"]),
                 value=raw.get("value"),
                 nginx_value=raw.get("nginx_value"),
+                values=tuple(values),
+                disclosure=raw.get("disclosure"),
+                injected_for=tuple(injected),
             )
         )
-    return Policy(entries=entries, path=path)
+    return Policy(entries=entries, path=path, values=_value_rules(doc.get("values"), path))
+
+
+def _value_rules(doc: Any, path: str) -> list[ValueRule]:
+    """The ``values:`` section: cluster values and srt-slurm templates inside kept values."""
+    if doc is None:
+        return []
+    if not isinstance(doc, list):
+        raise SyncError("values must be a list of rules", path=path)
+    rules: list[ValueRule] = []
+    for i, raw in enumerate(doc):
+        where = f"values[{i}]"
+        if not isinstance(raw, dict) or set(raw) != _VALUE_KEYS:
+            raise SyncError(f"{where} needs exactly {', '.join(sorted(_VALUE_KEYS))}", path=path)
+        kinds = tuple(raw["kinds"]) if isinstance(raw["kinds"], list) else ()
+        if not kinds or set(kinds) - KINDS:
+            raise SyncError(f"{where}: kinds must be a list of process kinds", path=path)
+        try:
+            regex = re.compile(str(raw["regex"]))
+        except re.error as exc:
+            raise SyncError(f"{where}: bad regex: {exc}", path=path) from None
+        rules.append(
+            ValueRule(str(raw["name"]), regex, str(raw["replace"]), kinds, str(raw["reason"]))
+        )
+    return rules

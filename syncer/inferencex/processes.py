@@ -20,6 +20,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex.recipe import Recipe, Role
+from syncer.inferencex.services import effective_services, service_blocks
 from syncer.model import Block
 
 SRT_VERSION = "2"
@@ -72,6 +73,28 @@ def render_args(
     return out
 
 
+class _KeepUnknown(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+# What srt-slurm's worker-env templating knows: the host name and the node's index.
+WORKER_TEMPLATES = {"node": "<node>", "node_id": "$NODE_ID"}
+
+
+def worker_env_template(key: str, value: str) -> str:
+    """srt-slurm's templating of a worker env value: Python ``format_map`` with ``{node}`` (the
+    host name, not its address) and ``{node_id}`` only; other ``{names}`` stay as written
+    (``{node_ip}`` is *not* expanded for workers) and ``{{``/``}}`` become braces."""
+    try:
+        return value.format_map(_KeepUnknown(WORKER_TEMPLATES))
+    except (ValueError, IndexError, AttributeError, KeyError) as exc:
+        raise SyncError(
+            f"env {key}={value!r}: srt-slurm's env templating fails on it ({exc}); "
+            "write literal braces as {{ and }}"
+        ) from None
+
+
 def _served_name(recipe: Recipe, model: str) -> str:
     for role in ("prefill", "agg", "decode"):
         r = recipe.roles.get(role)
@@ -99,6 +122,18 @@ def _devices(role: Role, worker: int, gpus_per_node: int) -> str:
     """The GPU ids worker ``worker`` of a role uses on its node (workers fill nodes in order)."""
     start = (worker * role.gpus) % gpus_per_node
     return ",".join(str(g) for g in range(start, start + role.gpus))
+
+
+def _role_node_count(role: Role, gpus_per_node: int) -> int:
+    """Distinct nodes a role's workers occupy (workers smaller than a node share nodes)."""
+    return role.nodes or (role.workers * role.gpus + gpus_per_node - 1) // gpus_per_node
+
+
+def role_nodes(recipe: Recipe) -> dict[str, int]:
+    """Role -> distinct nodes: where a service placed on that role runs one instance each."""
+    return {
+        name: _role_node_count(role, recipe.gpus_per_node) for name, role in recipe.roles.items()
+    }
 
 
 class _Ports:
@@ -131,9 +166,12 @@ def render_raw(
     if not v2 and recipe.schema == 2:
         raise SyncError(f"srt-slurm {version}.x does not parse schema 2 recipes ({recipe.name})")
     blocks: list[Block] = []
-    has_nats = any(s["type"] == "nats" for s in recipe.services) or (dynamo and not v2)
-    if dynamo or recipe.services:
-        blocks.extend(_service_blocks(recipe, dynamo, has_nats))
+    services = effective_services(
+        recipe.raw, frontend=ftype, request_plane=recipe.request_plane, version=version
+    )
+    has_nats = any(s.type == "nats" for s in services)
+    mooncake = any(s.type == "mooncake-master" for s in services)
+    blocks.extend(service_blocks(services, role_nodes=role_nodes(recipe)))
     ports = _Ports()
     served = _served_name(recipe, recipe.model_path)
     node = 0
@@ -167,6 +205,7 @@ def render_raw(
                 direct,
                 v2,
                 has_nats,
+                mooncake,
                 simulate_env,
                 npw,
             )
@@ -174,10 +213,7 @@ def render_raw(
                 first = block
             for _ in range(npw - 1):
                 ports.nccl += 1
-        used_nodes = role.nodes or (
-            (role.workers * role.gpus + recipe.gpus_per_node - 1) // recipe.gpus_per_node
-        )
-        node += used_nodes
+        node += _role_node_count(role, recipe.gpus_per_node)
         assert first is not None
         blocks.append(first)
     blocks.extend(_frontend_blocks(recipe, leaders, dynamo, has_nats, v2))
@@ -197,6 +233,7 @@ def _worker_block(
     direct: bool,
     v2: bool,
     has_nats: bool,
+    mooncake: bool,
     simulate_env: dict[str, str] | None,
     npw: int,
 ) -> Block:
@@ -246,7 +283,7 @@ def _worker_block(
         env["DYN_SKIP_SGLANG_LOG_FORMATTING"] = "1"
         env["DYN_LOG"] = DYN_LOG
     ports.sys += 1
-    role_env = dict(role.env)
+    role_env = {k: worker_env_template(k, v) for k, v in role.env.items()}
     if simulate_env:
         role_env.update(simulate_env)
     if v2:
@@ -260,11 +297,11 @@ def _worker_block(
             role_env.setdefault("SGLANG_CUDA_COREDUMP_BEFORE_CRASH", "0")
         role_env.setdefault("SGLANG_PYSPY_DUMP_BEFORE_CRASH", "0")
     env.update(role_env)
-    env.update(recipe.environment)
+    env.update({k: worker_env_template(k, v) for k, v in recipe.environment.items()})
     pinning = gpu_pinning(role, recipe.gpus_per_node)
     if role.gpus < recipe.gpus_per_node:
         env["CUDA_VISIBLE_DEVICES"] = _devices(role, w, recipe.gpus_per_node)
-    if recipe.mooncake_master:
+    if mooncake:
         env.setdefault("MOONCAKE_LOCAL_HOSTNAME", ip)
         env["MOONCAKE_MASTER"] = "$INFRA_IP:8700"
         env["MOONCAKE_TE_META_DATA_SERVER"] = "http://$INFRA_IP:8701/metadata"
@@ -280,52 +317,6 @@ def _worker_block(
     block["env"] = {k: env[k] for k in sorted(env)}
     block["args"] = args
     return block
-
-
-def _service_blocks(recipe: Recipe, dynamo: bool, has_nats: bool) -> list[Block]:
-    out: list[Block] = []
-    types = [s["type"] for s in recipe.services]
-    if dynamo and "etcd" not in types:
-        types.insert(0, "etcd")
-    if has_nats and "nats" not in types:
-        types.insert(1, "nats")
-    for t in types:
-        if t == "etcd":
-            out.append(
-                {
-                    "kind": "etcd",
-                    "count_nodes": 1,
-                    "cmd": "etcd",
-                    "env": {},
-                    "args": [
-                        ["--data-dir", "/tmp/etcd"],
-                        ["--listen-client-urls", "http://0.0.0.0:2379"],
-                        ["--advertise-client-urls", "http://$INFRA_IP:2379"],
-                    ],
-                }
-            )
-        elif t == "nats":
-            out.append(
-                {
-                    "kind": "nats",
-                    "count_nodes": 1,
-                    "cmd": "nats-server -js -sd /tmp/nats",
-                    "env": {},
-                    "args": [],
-                }
-            )
-        elif t in ("mooncake", "mooncake-master"):
-            out.append(
-                {
-                    "kind": "mooncake-master",
-                    "count_nodes": 1,
-                    "ports": ["8700"],
-                    "cmd": "mooncake_master",
-                    "env": {},
-                    "args": [["--port", "8700"]],
-                }
-            )
-    return out
 
 
 def _frontend_blocks(

@@ -377,7 +377,9 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         container=str(model.get("container", "")),
         gpus_per_node=gpus_per_node,
         request_plane=str(dynamo.get("request_plane", "tcp")),
-        mooncake_master=any(s.get("type") in ("mooncake", "mooncake-master") for s in services),
+        # a declared master, or srt-slurm's schema-1 field that implies one
+        mooncake_master=any(s.get("type") in ("mooncake", "mooncake-master") for s in services)
+        or isinstance((variant.get("backend") or {}).get("mooncake_kv_store"), dict),
         benchmark_env=dict((variant.get("benchmark") or {}).get("env") or {}),
         raw=variant,
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syncer import progress
 from syncer.errors import SyncError
 from syncer.inferencex import master as master_mod
 from syncer.inferencex import yamlsafe
@@ -31,6 +32,7 @@ from syncer.inferencex.recipe import (
     expand_variants,
     normalise,
 )
+from syncer.inferencex.scripts import refuse_script_launched
 from syncer.model import Block
 
 BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
@@ -70,6 +72,9 @@ class RenderedPoint:
     label: str
     detail: str = ""  # speculative decoding, e.g. "DSpark 5", "MTP 3-1-4"
     install: dict[str, list[str]] = field(default_factory=dict)  # router -> install lines
+    # router -> config files shipped with its commands, "<name>#<8 hex>" -> {name, content}
+    files: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    disclosures: list[str] = field(default_factory=list)  # e.g. chat-template
     recipe_obj: Recipe = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
 
     def as_json(self, *, raw: bool = False, router: str | None = None) -> dict[str, Any]:
@@ -383,12 +388,23 @@ def derived_variant(variant: dict[str, Any], router: str) -> dict[str, Any]:
     if router == "dynamo":
         services.insert(0, {"name": "etcd", "type": "etcd"})
     out["services"] = services
+    # KV events off, whether srt-slurm configures them (kv_events) or the recipe passes the
+    # flag itself (deepseek-v4.jsx @2b484a51 drops a recipe's own --kv-events-config too)
+    arg_maps: list[Any] = []
     for role in (out.get("roles") or {}).values():
         if isinstance(role, dict):
             role.pop("kv_events", None)
+            arg_maps.append(role.get("args"))
     backend = out.get("backend")
     if isinstance(backend, dict):
         backend.pop("kv_events_config", None)
+        for config in (v for k, v in backend.items() if str(k).endswith("_config")):
+            if isinstance(config, dict):
+                arg_maps.extend(config.values())
+    for args in arg_maps:
+        if isinstance(args, dict):
+            args.pop("kv-events-config", None)
+            args.pop("kv_events_config", None)
     return out
 
 
@@ -413,6 +429,7 @@ def render_config(
     """Render every job of a config key; raises SyncError on any bad input."""
     root = Path(inferencex_dir) if inferencex_dir is not None else BUNDLED_EXAMPLE
     master = master_mod.load_master(root)
+    refuse_script_launched(master, key)
     entry = master.entry(key)
     policy = policy or load_policy()
     shared_path = entry.shared_block_path()
@@ -420,7 +437,8 @@ def render_config(
     docs: dict[Path, Any] = {}
     expanded: dict[tuple[Path, str | None], dict[str, dict[str, Any]]] = {}
     points: list[RenderedPoint] = []
-    for job in entry.jobs():
+    jobs = entry.jobs()
+    for job in progress.track(jobs, f"rendering {key}", len(jobs), unit="points"):
         path = entry.recipe_path(job.row)
         if path not in docs:
             docs[path] = compose_shared(shared, yamlsafe.load(path))
@@ -508,10 +526,11 @@ def _render_job(
     derived = normalise(derived_variant(bound, other), path=spath, selector=name)
     try:
         raw = render_raw(recipe, simulate_env=simulate, version=version)
-        cookbook = {
-            submitted: policy.to_cookbook(raw),
-            other: policy.to_cookbook(render_raw(derived, simulate_env=simulate, version=version)),
+        raws = {
+            submitted: raw,
+            other: render_raw(derived, simulate_env=simulate, version=version),
         }
+        cookbook = {r: policy.to_cookbook(blocks) for r, blocks in raws.items()}
     except SyncError as exc:
         # the rendering rules (srt-slurm version, frontend type, kv-events JSON) know the
         # recipe, not where it is: the point and the recipe file are added here
@@ -537,5 +556,7 @@ def _render_job(
         label=label,
         detail=spec_detail(recipe),
         install={r: (install_lines(recipe) if r == "dynamo" else []) for r in cookbook},
+        files={r: policy.files(blocks) for r, blocks in raws.items()},
+        disclosures=policy.disclosures(raw),
         recipe_obj=recipe,
     )

@@ -41,6 +41,7 @@ from syncer.runs import pins as pinrules
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.templating import render
 from syncer.untrusted import clip
+from syncer.wording import js, kind
 
 # GitHub's ids (PRs, comments, runs) fit in 20 digits.
 MAX_ID_DIGITS = 20
@@ -77,6 +78,8 @@ class Settings:
     # The one cookbook model this run handles (the workflow runs one job per model, each in its
     # model's concurrency group); None: every model the event touches.
     model: str | None = None
+    # Downloaded runs (<run_id>/...) a dry run without a token reads instead of the artifacts.
+    local_runs: Path | None = None
 
 
 @dataclass
@@ -124,6 +127,10 @@ class Bot:
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._renders: dict[str, Any] = {}
         self._handled: set[int] = set()  # InferenceX PRs this run brought up to date
+
+    def _did(self, done: str, would: str) -> None:
+        """Report a write: as made, or in a dry run as what would be made (nothing was)."""
+        self.out.say(f"{would} (dry run)" if self.plan.dry_run else done)
 
     # -- event routing ------------------------------------------------------------------------
 
@@ -216,7 +223,8 @@ class Bot:
                     f"author association {comment.association} is not OWNER, MEMBER or COLLABORATOR"
                 )
             )
-            self.out.say(f"comment {comment_id}: refused ({why}); reacted -1")
+            refused = f"comment {comment_id}: refused ({why})"
+            self._did(f"{refused}; reacted -1", f"{refused}; would react -1")
             if action == "edited" and api_ok:
                 # It may have been the pin before the edit broke it: the pin is recomputed.
                 self.sync_pr(number)
@@ -363,9 +371,10 @@ class Bot:
         )
         self.cgh.create_comment(self.s.cookbook_repo, open_pr.number, note)
         self.cgh.update_pull(self.s.cookbook_repo, open_pr.number, state="closed")
-        self.out.say(
+        self._did(
             f"closed {self.s.cookbook_repo}#{open_pr.number}: every InferenceX PR it carried "
-            "was closed without merging"
+            "was closed without merging",
+            f"would close {self.s.cookbook_repo}#{open_pr.number}",
         )
 
     def _still_coming(self, number: int) -> bool:
@@ -384,6 +393,8 @@ class Bot:
             return _PinChoice()
         # Provenance names the comment that set this run, so repeating it changes nothing.
         pinning = pinrules.pinning_comment(comments) or selection
+        if self.infx.offline:
+            return self._offline_pin(pull, selection.command.run_id, pinning.comment.id)
         commits = self.infx.pull_commits(repo, pull.number)
         command = selection.command
         if command.run_id is None:
@@ -408,6 +419,23 @@ class Bot:
             self.infx.download_artifact(art, run_dir / f"{_safe_name(art.name)}.zip")
         self.out.say(f"PR #{pull.number}: run {run.id} pinned by comment {pinning.comment.id}")
         return _PinChoice(run.id, pinning.comment.id, run.created_at[:10] or None, None, run_dir)
+
+    def _offline_pin(self, pull: Pull, run_id: int | None, comment_id: int) -> _PinChoice:
+        """A dry run without a token cannot check the run or download its logs: a local copy
+        (``Settings.local_runs/<run_id>``) stands in for the logs, unchecked and said so;
+        without one the configs stay in progress, also said so."""
+        what = f"run {run_id}" if run_id is not None else "the latest sweep run"
+        local = self.s.local_runs / str(run_id) if self.s.local_runs and run_id else None
+        if local is None or not local.exists():
+            self.out.say(
+                f"PR #{pull.number}: {what} not checked (no token: GitHub not read); "
+                "its configs are shown in progress"
+            )
+            return _PinChoice()
+        self.out.say(
+            f"PR #{pull.number}: {what} read from {local}, not checked against GitHub (no token)"
+        )
+        return _PinChoice(run_id, comment_id, None, None, local)
 
     def _sync_model(
         self,
@@ -514,6 +542,7 @@ class Bot:
         snippets: Path
         files: dict[str, str]
         notes: list[str]
+        lint: str | None = None  # the SGLang flag check's PR body section
 
     def _cookbook(self) -> Cookbook:
         if self._book is None:
@@ -570,7 +599,14 @@ class Bot:
         notes: list[str] = []
         if result.page_conflict:
             notes.append(f"page section left alone: {result.page_conflict}")
-        return Bot._Generated(snippets, files, notes)
+        # The cookbook clone is an SGLang checkout: each cell's flags are checked against the
+        # SGLang its image pins. Findings go into the PR body; they never stop the publish.
+        from syncer.lint.publish import lint_published
+
+        checked = lint_published([(self._module_path(model), result.text)], book.path)
+        if checked.skipped:
+            self.out.say(f"{model.path}: SGLang flag check skipped: {checked.skipped}")
+        return Bot._Generated(snippets, files, notes, checked.markdown())
 
     def _bot_pulls(self, model: ModelSpec) -> list[Pull]:
         """The bot's PRs for ``model`` (branch and marker), newest first."""
@@ -647,7 +683,7 @@ class Bot:
         if commit is not None:
             book.push(state, commit)
             result.committed = True
-            self.out.say(f"{branch}: committed {commit[:12]}")
+            self._did(f"{branch}: committed {commit[:12]}", f"{branch}: would commit and push")
         else:
             self.out.say(f"{branch}: generated files unchanged")
         if open_pr is None and not changed_vs_base:
@@ -667,7 +703,10 @@ class Bot:
             )
             result.open_pr = made
             result.pr_written = True
-            self.out.say(f"{model.path}: opened {self.s.cookbook_repo}#{made.number}")
+            self._did(
+                f"{model.path}: opened {self.s.cookbook_repo}#{made.number}",
+                f"{model.path}: would open a PR in {self.s.cookbook_repo}",
+            )
         elif open_pr.body != body or open_pr.title != title:
             self.cgh.update_pull(
                 self.s.cookbook_repo,
@@ -676,7 +715,10 @@ class Bot:
                 body=body if open_pr.body != body else None,
             )
             result.pr_written = True
-            self.out.say(f"{model.path}: updated {self.s.cookbook_repo}#{open_pr.number}")
+            self._did(
+                f"{model.path}: updated {self.s.cookbook_repo}#{open_pr.number}",
+                f"{model.path}: would update {self.s.cookbook_repo}#{open_pr.number}",
+            )
         else:
             self.out.say(f"{model.path}: {self.s.cookbook_repo}#{open_pr.number} already current")
         return result
@@ -704,6 +746,7 @@ class Bot:
             "files": sorted(gen.files),
             "provenance": self._provenance(model, pins),
             "notes": gen.notes,
+            "lint": gen.lint,
             "exclusions": self._exclusions(model),
         }
         return fit_body(ctx, review.markdown, self.s.body_limit)
@@ -766,10 +809,13 @@ class Bot:
                 for blocks in p.raw.values():
                     for block in blocks:
                         kind = block.get("kind", "")
-                        names = [("flag", a[0]) for a in block.get("args", [])]
-                        names += [("env", k) for k in block.get("env", {})]
-                        for fld, name in names:
-                            ex = policy.exclusion(kind, fld, name)
+                        names = [
+                            ("flag", a[0], a[1] if len(a) > 1 else None)
+                            for a in block.get("args", [])
+                        ]
+                        names += [("env", k, v) for k, v in block.get("env", {}).items()]
+                        for fld, name, value in names:
+                            ex = policy.exclusion(kind, fld, name, value)
                             if ex is not None:
                                 used.setdefault(ex.name, ex)
         return [used[k] for k in sorted(used)]
@@ -857,10 +903,16 @@ class Bot:
             self.out.say(f"PR #{number}: no status comment to update")
         elif existing is None:
             self.infx.create_comment(repo, number, body, marker=st.STATUS_MARKER)
-            self.out.say(f"PR #{number}: status comment posted")
+            self._did(
+                f"PR #{number}: status comment posted",
+                f"PR #{number}: would post the status comment",
+            )
         elif existing.body != body:
             self.infx.edit_comment(repo, existing.id, body)
-            self.out.say(f"PR #{number}: status comment {existing.id} edited")
+            self._did(
+                f"PR #{number}: status comment {existing.id} edited",
+                f"PR #{number}: would edit status comment {existing.id}",
+            )
         else:
             self.out.say(f"PR #{number}: status comment already current")
 
@@ -944,7 +996,7 @@ def _obj(data: dict[str, Any], key: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise BadEvent(f"event: {key} must be an object, got {type(value).__name__}")
+        raise BadEvent(f"event: {key} must be an object, got {kind(value)}")
     return value
 
 
@@ -953,13 +1005,13 @@ def _text(data: dict[str, Any], key: str, where: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise BadEvent(f"event: {where}.{key} must be a string, got {type(value).__name__}")
+        raise BadEvent(f"event: {where}.{key} must be a string, got {kind(value)}")
     return value
 
 
 def _number(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise BadEvent(f"event: {what} must be a positive integer, got {clip(value, 40)!r}")
+        raise BadEvent(f"event: {what} must be a positive integer, got {js(value, 40)}")
     return value
 
 

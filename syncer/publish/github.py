@@ -179,6 +179,9 @@ def _retry_after(
 class GitHubClient:
     """One authenticated connection; ``plan`` decides whether writes happen."""
 
+    # True for publish.offline.EventGitHub, which answers from the event file without a token.
+    offline = False
+
     def __init__(
         self,
         token: str,

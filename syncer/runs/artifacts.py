@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from syncer import progress
 from syncer.errors import SyncError
 
 GiB = 1 << 30
@@ -240,7 +241,7 @@ class Run:
             raise SyncError("the run is not a directory or a regular file", path=str(path))
         kind = _archive_kind(path.name)
         budget.count_member(path.name)
-        with path.open("rb") as fh:
+        with path.open("rb") as raw, progress.reading(raw, path.name, st.st_size) as fh:
             if kind is None:
                 yield Member(path.name, st.st_size, _opener(fh, budget, path.name))
             else:
@@ -269,7 +270,7 @@ class Run:
                     continue
                 budget.count_member(rel)
                 kind = _archive_kind(fname)
-                with full.open("rb") as fh:
+                with full.open("rb") as raw, progress.reading(raw, rel, st.st_size) as fh:
                     if kind is None:
                         yield Member(rel, st.st_size, _opener(fh, budget, rel))
                     else:

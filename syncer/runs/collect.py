@@ -16,6 +16,7 @@ from typing import BinaryIO
 from syncer.errors import SyncError
 from syncer.runs.artifacts import Limits, Skipped, open_run
 from syncer.runs.logs import SweepLog, parse_sweep_log
+from syncer.wording import count
 
 _SWEEP = re.compile(r"^sweep_[\w.-]*\.log$")
 _JOB_IN_NAME = re.compile(r"^sweep_(\d+)\.log$")
@@ -148,8 +149,10 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
             sweep.config_name = manifests[sweep.job_id]
     data.skipped = list(run.skipped)
     if not data.sweeps and data.empty:
+        n = len(data.empty)
+        logs = "the sweep log" if n == 1 else f"the {count(n, 'sweep log')}"
         raise SyncError(
-            "no srt-slurm worker launch in the sweep log(s) (expected 'Starting <mode> worker "
+            f"no srt-slurm worker launch in {logs} (expected 'Starting <mode> worker "
             "<i> on <node>' followed by Env: and Command: lines)",
             path=str(path),
         )

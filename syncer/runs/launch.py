@@ -11,9 +11,12 @@ comparison says so instead of calling it missing.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from syncer.inferencex.services import BLOCK_KINDS as SERVICE_BLOCK_KINDS
+from syncer.inferencex.services import split_service_argv
 from syncer.model import Block, sorted_env
 from syncer.runs.conflicts import command_conflicts
 from syncer.runs.envline import split_env
@@ -103,6 +106,14 @@ def _templated(value: str, node: str) -> str:
     return value.replace(node, "{node}") if node else value
 
 
+def _untemplated(env: dict[str, str], node: str) -> dict[str, str]:
+    """srt-slurm expanded ``{node}`` in worker env to the host name; the rendering writes that
+    as ``<node>``, so the logged value is put back the same way before comparing."""
+    if len(node) < 3:  # too short to tell a host name from other text
+        return env
+    return {k: v.replace(node, "<node>") for k, v in env.items()}
+
+
 def _consistency(
     lead: LoggedProcess, lead_env: dict, other: LoggedProcess, other_env: dict, out: LoggedLaunch
 ) -> None:
@@ -173,7 +184,7 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
             "workers": len(by_index),
             "nodes_per_worker": len(first),
             "cmd": cmd,
-            "env": lead_env,
+            "env": _untemplated(lead_env, lead.node),
             "args": args,
         }
         cvd = "CUDA_VISIBLE_DEVICES"
@@ -187,6 +198,36 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
             block["wrapper"] = wrapper
         block["source"] = {"line": lead.line, "log": lead.log}
         out.blocks.append(block)
+
+    services: dict[str, list[LoggedProcess]] = {}
+    for proc in sweep.services:
+        services.setdefault(proc.service or "", []).append(proc)
+    for name, procs in services.items():
+        lead = procs[0]
+        if lead.kind not in SERVICE_BLOCK_KINDS:
+            # exporters, GPU memory services, ...: srt-slurm starts them beside the deployment
+            # (telemetry is on by default) and the rendering has no block for them
+            continue
+        cmd, args = split_service_argv(lead.argv or [])
+        for proc in procs[1:]:
+            if split_service_argv(proc.argv or []) != (cmd, args):
+                out.problems.append(
+                    f"service {name} on {proc.node} (line {proc.line}) runs "
+                    f"{shlex.join(proc.argv or [])!r}, unlike {lead.node} (line {lead.line})"
+                )
+        out.blocks.append(
+            {
+                "kind": lead.kind,
+                "count_nodes": len({p.node for p in procs}),
+                "cmd": cmd,
+                "env": {},
+                "args": args,
+                # srt-slurm logs a service's argv, never its environment or preamble
+                "unlogged": ["env"],
+                "service": name,
+                "source": {"line": lead.line, "log": None},
+            }
+        )
 
     fronts: dict[str, list[LoggedProcess]] = {}
     for proc in sweep.frontends:

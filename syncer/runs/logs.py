@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from syncer.errors import SyncError
-from syncer.untrusted import ANSI_ESCAPE
+from syncer.model import group_argv
+from syncer.untrusted import ANSI_ESCAPE, clip
 
 CHUNK = 1 << 20
 MAX_LINE = 4 << 20  # one logged command or Env line; anything longer is not srt-slurm output
@@ -62,6 +63,11 @@ _FRONTEND = re.compile(
     r"^Starting (?P<type>dynamo frontend|[A-Za-z][\w.-]*) (?P<index>[0-9]+) on "
     r"(?P<node>[^\s:]+)(?::? ?$|: (?P<argv>.*)$)"
 )
+# 2.x services layer: one line per instance, argv after templating (real addresses).
+_SERVICE = re.compile(
+    r"^Starting service (?P<name>\S+) \((?P<type>[A-Za-z][\w-]*)\) on (?P<node>[^\s:]+)"
+    r"(?: for \S+ worker [0-9]+)?: (?P<argv>.*)$"
+)
 _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
 _MODES = {"aggregated": "agg"}
 
@@ -80,6 +86,7 @@ class LoggedProcess:
     env_line: int | None = None
     argv: list[str] | None = None
     log: str | None = None
+    service: str | None = None  # the service's name, for ``Starting service`` lines
     # Further Command: lines of the same block, (line, argv): reported by runs/conflicts.py.
     repeats: list[tuple[int, list[str]]] = field(default_factory=list)
 
@@ -116,7 +123,12 @@ class SweepLog:
 
     @property
     def frontends(self) -> list[LoggedProcess]:
-        return [p for p in self.processes if p.kind != "worker"]
+        return [p for p in self.processes if p.kind != "worker" and p.service is None]
+
+    @property
+    def services(self) -> list[LoggedProcess]:
+        """Service instances (``Starting service <name> (<type>) on <node>: <argv>``)."""
+        return [p for p in self.processes if p.service is not None]
 
 
 def split_command(argv: list[str]) -> tuple[list[str], str, list[list[str]]]:
@@ -138,16 +150,7 @@ def split_command(argv: list[str]) -> tuple[list[str], str, list[list[str]]]:
 
 
 def parse_args(tokens: list[str]) -> list[list[str]]:
-    args: list[list[str]] = []
-    for tok in tokens:
-        if tok.startswith("--") and len(tok) > 2:
-            flag, eq, value = tok.partition("=")
-            args.append([flag, value] if eq else [flag])
-        elif args:
-            args[-1].append(tok)
-        else:
-            args.append([tok])
-    return args
+    return group_argv(tokens)
 
 
 def _strip(line: str) -> tuple[bool, str]:
@@ -246,10 +249,26 @@ class _Parser:
     def number(self, text: str, lineno: int) -> int:
         """A process index as srt-slurm logs it; thousands of digits are not a log's."""
         if len(text) > MAX_INDEX_DIGITS:
-            raise self.error(f"process index {text[:20]}… is not a number srt-slurm logs", lineno)
+            shown = clip(text, MAX_INDEX_DIGITS)  # cut, saying how much was left out
+            raise self.error(f"process index {shown} is not a number srt-slurm logs", lineno)
         return int(text)
 
     def _starting(self, lineno: int, msg: str) -> None:
+        svc = _SERVICE.match(msg)
+        if svc:
+            name = svc.group("name")
+            proc = LoggedProcess(
+                svc.group("type"),
+                sum(p.service == name for p in self.log.processes),
+                svc.group("node"),
+                lineno,
+                service=name,
+            )
+            self._close_worker(lineno)
+            self.current = None
+            self.log.processes.append(proc)
+            self._command(proc, lineno, svc.group("argv"))
+            return
         m = _WORKER.match(msg)
         if m:
             self._close_worker(lineno)

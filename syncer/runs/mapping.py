@@ -67,10 +67,18 @@ class Assignment:
 
 
 def hints(sweep: SweepLog) -> Hints:
-    h = Hints(variant=sweep.config_name)
+    h = name_hints(sweep.source)
+    h.variant = sweep.config_name
     if h.variant is None and sweep.run_name and sweep.job_id:
         h.variant = sweep.run_name.removesuffix(f"_{sweep.job_id}")
-    parts = sweep.source.replace("\\", "/").split("/")
+    return h
+
+
+def name_hints(source: str) -> Hints:
+    """What a member path says about its job: eval job or not, and ``tp``/``ep``/``dpa``/``conc``
+    from the ``RESULT_FILENAME`` its artifact (or result directory) is named after."""
+    h = Hints()
+    parts = source.replace("\\", "/").split("/")
     h.eval_job = any(p.startswith(("eval_", "eval-")) for p in parts)
     for part in reversed(parts):
         m = _RESULT.search(part)

@@ -1,0 +1,106 @@
+"""`sync lint MODULE|--all [--sglang GIT_DIR]`: do the commands use only flags their pinned
+SGLang version declares?
+
+Each cell's image pins an SGLang version (``imageCommit``, else the release tag in ``image``);
+its ``server_args.py`` and router arguments are read from an SGLang git checkout with git
+plumbing (never checked out, imported or run). ``--sglang`` defaults to the git repository the
+module lives in: upstream, the cookbook is part of the SGLang repository. Exit codes: 0 every
+flag declared, 1 findings (undeclared or possibly undeclared flags, unresolvable versions),
+2 bad input.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+
+from syncer.errors import SyncError
+
+
+@click.command("lint")
+@click.argument("module", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--all", "all_modules", is_flag=True, help="Every module under --cookbook.")
+@click.option(
+    "--cookbook",
+    "cookbook",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("cookbook_snippets"),
+    show_default=True,
+    help="Directory of the data modules (<org>/<model>.jsx) that --all reads.",
+)
+@click.option(
+    "--sglang",
+    "sglang",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="SGLang git checkout (default: the git repository holding the modules).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a PR body, json for tools.",
+)
+def lint_command(
+    module: Path | None, all_modules: bool, cookbook: Path, sglang: Path | None, fmt: str
+) -> int:
+    """Check every flag against the SGLang version each cell's image pins."""
+    from syncer.lint.lint import lint_paths
+    from syncer.lint.source import SGLangSource
+    from syncer.untrusted import json_text
+
+    if (module is None) == (not all_modules):
+        raise SyncError("give a MODULE or --all")
+    if all_modules:
+        if not cookbook.is_dir():
+            raise SyncError("no such directory", path=str(cookbook))
+        paths = sorted(str(p) for p in cookbook.rglob("*.jsx"))
+        if not paths:
+            raise SyncError("no data modules (*.jsx) here", path=str(cookbook))
+        where = cookbook
+    else:
+        assert module is not None
+        if not module.is_file():
+            raise SyncError("no such module", path=str(module))
+        paths = [str(module)]
+        where = module.parent
+    if sglang is None:
+        sglang = _toplevel(where)
+        source = SGLangSource(sglang)
+        if not source.has_server_args():
+            raise SyncError(
+                "the modules' git repository has no python/sglang/srt/server_args.py at HEAD "
+                "(not an SGLang checkout); give --sglang GIT_DIR",
+                path=str(sglang),
+            )
+    else:
+        source = SGLangSource(sglang)
+    result = lint_paths(paths, source)
+    if fmt == "json":
+        sys.stdout.write(json_text(result.json(), indent=2) + "\n")
+    elif fmt == "markdown":
+        sys.stdout.write(result.markdown())
+    else:
+        from syncer.console import report_console
+
+        result.text(report_console(soft_wrap=True))
+    return result.exit_code
+
+
+def _toplevel(where: Path) -> Path:
+    proc = subprocess.run(
+        ["git", "-C", str(where), "rev-parse", "--show-toplevel"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SyncError(
+            "not inside a git repository; give --sglang GIT_DIR (an SGLang checkout)",
+            path=str(where),
+        )
+    return Path(proc.stdout.strip())

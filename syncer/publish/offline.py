@@ -1,0 +1,161 @@
+"""GitHub as the event file shows it: what ``sync bot --dry-run`` reads without a token.
+
+A dry run must work where no token and no API are at hand (a maintainer trying an event file
+locally). Each side without a token gets an :class:`EventGitHub`: its reads answer from the
+event payload (the PR, the issue and the comment it carries; the PR head from the InferenceX
+checkout when the event does not name it) and know nothing else, so there is no earlier bot PR,
+status comment or reaction. Runs cannot be checked without the API: the bot says so and leaves
+the pin alone (see ``Bot._choose_pin``). Its writes are ``GitHubClient``'s own dry-run writes,
+planned in full (titles, bodies) and never sent; any request that would reach the network is an
+internal error rather than a silent call.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any, NoReturn
+
+from syncer.errors import SyncError
+from syncer.publish.github import (
+    Artifact,
+    Comment,
+    GitHubClient,
+    NotFound,
+    Plan,
+    Pull,
+    Reaction,
+    Run,
+    _comment,
+    _pull,
+)
+
+# Who the bot's own comments and PRs would be by: unknown without a token.
+UNKNOWN_LOGIN = "(the bot: no token)"
+
+
+class EventGitHub(GitHubClient):
+    """Reads from the event payload, writes planned only (dry runs without a token)."""
+
+    offline = True
+
+    def __init__(
+        self,
+        payload: dict[str, Any],
+        *,
+        plan: Plan,
+        checkout: Path | None = None,
+        login: str | None = None,
+    ) -> None:
+        # No super().__init__: there is no token to register and no connection to open.
+        if not plan.dry_run:
+            raise SyncError("GitHub cannot be written without a token (a dry run can)")
+        self.plan = plan
+        self.base_url = ""
+        self.retries = 0
+        self._login = login or UNKNOWN_LOGIN
+        self._dry_ids = iter(range(-1, -(10**9), -1))
+        repo = (payload.get("repository") or {}).get("full_name") or ""
+        self._pulls: dict[tuple[str, int], Pull] = {}
+        self._comments: dict[tuple[str, int], list[Comment]] = {}
+        pr = payload.get("pull_request")
+        if isinstance(pr, dict) and isinstance(pr.get("number"), int):
+            self._pulls[(repo, pr["number"])] = _pull(repo, pr)
+        issue = payload.get("issue")
+        if (
+            isinstance(issue, dict)
+            and issue.get("pull_request")
+            and isinstance(issue.get("number"), int)
+        ):
+            number = issue["number"]
+            self._pulls[(repo, number)] = _issue_pull(repo, issue, _head(checkout))
+            comment = payload.get("comment")
+            if isinstance(comment, dict) and isinstance(comment.get("id"), int):
+                self._comments[(repo, number)] = [_comment(comment)]
+
+    # -- reads: the event, nothing else ------------------------------------------------------
+
+    def _json(self, verb: str, path: str, **_: Any) -> NoReturn:
+        raise AssertionError(f"an offline dry run asked GitHub for {verb} {path}")
+
+    def login(self) -> str:
+        return self._login
+
+    def pull(self, repo: str, number: int) -> Pull:
+        found = self._pulls.get((repo, number))
+        if found is None:
+            raise NotFound(f"{repo}#{number} is not in the event (no token: GitHub not read)")
+        return found
+
+    def pull_commits(self, repo: str, number: int) -> list[str]:
+        head = self.pull(repo, number).head_sha
+        return [head] if head else []
+
+    def comments(self, repo: str, number: int) -> list[Comment]:
+        return list(self._comments.get((repo, number), []))
+
+    def comment(self, repo: str, comment_id: int) -> Comment:
+        for comments in self._comments.values():
+            for comment in comments:
+                if comment.id == comment_id:
+                    return comment
+        raise NotFound(f"comment {comment_id} is not in the event (no token: GitHub not read)")
+
+    def reactions(self, repo: str, comment_id: int) -> list[Reaction]:
+        return []
+
+    def find_pulls(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
+        return []
+
+    def run(self, repo: str, run_id: int) -> Run:
+        raise NotFound(f"run {run_id}: not checked (no token: GitHub not read)")
+
+    def workflow_runs(
+        self, repo: str, workflow: str, *, branch: str, event: str, status: str
+    ) -> list[Run]:
+        return []
+
+    def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
+        return []
+
+    def download_artifact(self, artifact: Artifact, dest: Path, **_: Any) -> Path:
+        raise SyncError(f"artifact {artifact.name}: not downloaded (no token: GitHub not read)")
+
+
+def _issue_pull(repo: str, issue: dict[str, Any], head_sha: str) -> Pull:
+    """The PR an ``issue_comment`` event names; its head is the checkout's (the event has none)."""
+    return Pull(
+        repo=repo,
+        number=int(issue["number"]),
+        title=issue.get("title") or "",
+        body=issue.get("body") or "",
+        state=issue.get("state") or "open",
+        merged=bool((issue.get("pull_request") or {}).get("merged_at")),
+        user=(issue.get("user") or {}).get("login", ""),
+        head_ref="",
+        head_sha=head_sha,
+        head_repo=repo,
+        base_ref="",
+        labels=tuple(
+            str(label.get("name"))
+            for label in issue.get("labels") or []
+            if isinstance(label, dict) and label.get("name")
+        ),
+        html_url=issue.get("html_url") or "",
+    )
+
+
+def _head(checkout: Path | None) -> str:
+    """The commit checked out at ``checkout`` (the PR head the workflow checked out), or ""."""
+    if checkout is None:
+        return ""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(checkout), "rev-parse", "--verify", "-q", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:  # no git: the head stays unknown, as in an event without one
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""

@@ -1,0 +1,65 @@
+"""How numbers and values read in messages: one place for plurals, JSON spelling and cutting.
+
+* ``count(1, "point")`` is "1 point", never "1 points";
+* a value read from a data module or an event (JSON / JavaScript data) is shown as that
+  format spells it (``true``, ``null``, ``"text"``), not as Python's ``repr`` (``True``,
+  ``None``, ``'text'``);
+* a long value is cut (``untrusted.clip``, saying how much was left out): a message is one
+  line to read, not a dump of whatever the input held.
+
+Imported by ``sync decode`` (whose start-up time is benchmarked): ``syncer.untrusted`` (and
+with it logging) is imported only when a message is built.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+# A value in a message is cut beyond this many characters.
+VALUE_CHARS = 80
+# Any run of non-blank characters longer than this in a printed error is cut (cli.main): the
+# guard for values a message did not cut itself.
+WORD_CHARS = 200
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 (``plural`` when not just ``noun + "s"``)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def js(value: object, limit: int = VALUE_CHARS) -> str:
+    """``value`` (read from JSON or a JavaScript literal) as that data spells it, cut."""
+    from syncer.untrusted import clip
+
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON data (e.g. a set built by the caller)
+        text = str(value)
+    return clip(text, limit)
+
+
+def kind(value: object) -> str:
+    """What JSON / JavaScript calls ``value``'s type, with its article ("an array", "null")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: bool is an int in Python
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def cut_long_words(text: str, limit: int = WORD_CHARS) -> str:
+    """``text`` with every run of more than ``limit`` non-blank characters cut."""
+    if len(text) <= limit:
+        return text
+    from syncer.untrusted import clip
+
+    return re.sub(rf"\S{{{limit + 1},}}", lambda m: clip(m.group(), limit), text)

@@ -1,0 +1,70 @@
+"""EventGitHub: what a dry run without a token reads (the event) and writes (a plan only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from syncer.errors import SyncError
+from syncer.publish.github import NotFound, Plan
+from syncer.publish.offline import EventGitHub
+
+REPO = "SemiAnalysisAI/InferenceX"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_reads_answer_from_the_event_only() -> None:
+    event = {
+        "repository": {"full_name": REPO},
+        "pull_request": {
+            "number": 12,
+            "state": "closed",
+            "merged": True,
+            "head": {"sha": "a" * 40, "ref": "topic"},
+            "labels": [{"name": "full-sweep"}],
+        },
+    }
+    gh = EventGitHub(event, plan=Plan(dry_run=True))
+    pull = gh.pull(REPO, 12)
+    assert (pull.state, pull.merged, pull.head_sha, pull.labels) == (
+        "closed",
+        True,
+        "a" * 40,
+        ("full-sweep",),
+    )
+    assert gh.pull_commits(REPO, 12) == ["a" * 40]
+    assert gh.find_pulls(REPO, "o:b") == [] and gh.reactions(REPO, 1) == []
+    with pytest.raises(NotFound, match="not in the event"):
+        gh.pull(REPO, 13)
+    with pytest.raises(NotFound, match="not checked"):
+        gh.run(REPO, 5)
+    with pytest.raises(AssertionError, match="asked GitHub"):
+        gh._json("GET", "/user")
+
+
+def test_a_comment_event_takes_the_head_from_the_checkout(tmp_path: Path) -> None:
+    event = {
+        "repository": {"full_name": REPO},
+        "issue": {"number": 7, "pull_request": {"url": "x"}, "labels": [{"x": 1}, "bad"]},
+        "comment": {"id": 99, "body": "/use 1", "author_association": "MEMBER"},
+    }
+    gh = EventGitHub(event, plan=Plan(dry_run=True), checkout=ROOT)
+    assert len(gh.pull(REPO, 7).head_sha) == 40
+    assert gh.pull(REPO, 7).labels == ()
+    assert [c.id for c in gh.comments(REPO, 7)] == [99] and gh.comment(REPO, 99).body == "/use 1"
+    assert gh.comments(REPO, 8) == []
+    assert (
+        EventGitHub(event, plan=Plan(dry_run=True), checkout=tmp_path).pull(REPO, 7).head_sha == ""
+    )
+
+
+def test_writes_are_planned_never_made() -> None:
+    plan = Plan(dry_run=True)
+    gh = EventGitHub({}, plan=plan)
+    gh.create_comment(REPO, 7, "hello")
+    made = gh.create_pull("o/r", title="t", body="b", head="o:x", base="main")
+    assert made.number == 0 and len(plan.writes) == 2
+    assert plan.writes[0] == f"POST /repos/{REPO}/issues/7/comments (5 chars)\nhello"
+    with pytest.raises(SyncError, match="without a token"):
+        EventGitHub({}, plan=Plan(dry_run=False))
