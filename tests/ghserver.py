@@ -69,6 +69,9 @@ class GitHubModel:
         self.base = ""
         self.relative_redirects = False  # HTTP allows a relative Location; GitHub sends absolute
         self.lock = threading.RLock()
+        # (method, path regex, fn): fn(model) runs right after a matching request was served,
+        # as another job writing in between this job's requests would.
+        self.after: list[tuple[str, re.Pattern[str], Any]] = []
 
     # -- setup helpers used by tests -------------------------------------------------------
 
@@ -210,6 +213,10 @@ class GitHubModel:
                 apply,
             )
         )
+
+    def after_next(self, method: str, path_regex: str, hook: Any) -> None:
+        """Run ``hook(model)`` once, right after the next matching request was answered."""
+        self.after.append((method, re.compile(path_regex), hook))
 
     def writes(self) -> list[Request]:
         return [r for r in self.log if r.method in WRITE_METHODS]
@@ -380,6 +387,10 @@ class _Handler(BaseHTTPRequestHandler):
             except KeyError as exc:
                 status, payload, headers = 404, {"message": f"Not Found: {exc}"}, {}
             self._send(status, payload, headers)
+            for verb, pattern, hook in list(model.after):
+                if verb == method and pattern.search(path):
+                    model.after.remove((verb, pattern, hook))
+                    hook(model)
 
     def _route(
         self, method: str, path: str, query: dict[str, str], body: Any, login: str
@@ -430,6 +441,11 @@ class _Handler(BaseHTTPRequestHandler):
                 lambda i: (200, model.comment_json(fake, fake.comments[int(i)])),
             ),
             ("PATCH", r"/issues/comments/(\d+)", lambda i: self._edit_comment(fake, int(i), body)),
+            (
+                "DELETE",
+                r"/issues/comments/(\d+)",
+                lambda i: (204, fake.comments.pop(int(i)) and None),
+            ),
             (
                 "GET",
                 r"/issues/comments/(\d+)/reactions",

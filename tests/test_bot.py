@@ -1001,3 +1001,51 @@ def test_a_model_job_rewrites_only_its_own_section_of_the_status_comment(world):
     world.model = None
     world.send("pull_request", _push_event(PR))
     assert sorted(st.read_sections(world.status()["body"])) == ["deepseek-ai/deepseek-v4_1"]
+
+
+OTHER_SECTION = (
+    "<!-- infx-cookbook-sync:section acme/other -->\n[by infx-cookbook-sync] other model"
+)
+
+
+def test_a_status_edit_lost_to_another_models_job_is_made_again(world):
+    # Two jobs of one event (one per model) edit the PR's one status comment at once: the
+    # other job writes over this one's edit with the copy of this section it had read.
+    world.model = "deepseek-ai/deepseek-v4_1"
+    first_use(world)
+    status = world.status()
+    stale = status["body"]
+    world.pull["labels"] = ["agentx-fast"]  # this job's section changes: the pin is refused
+
+    def other_job(model: Any) -> None:
+        status["body"] = stale.rstrip("\n") + st.SECTION_SEPARATOR + OTHER_SECTION + "\n"
+
+    world.gh.after_next("PATCH", rf"/issues/comments/{status['id']}$", other_job)
+    world.send("pull_request", _push_event(PR))
+    sections = st.read_sections(world.status()["body"])
+    assert sections["acme/other"] == OTHER_SECTION
+    assert "agentx-fast" not in stale
+    assert "carries the label agentx-fast" in plain(sections["deepseek-ai/deepseek-v4_1"])
+
+
+def test_two_status_comments_posted_at_once_become_one(world):
+    # Both jobs found no status comment and posted one: the newer merges into the older.
+    world.model = "deepseek-ai/deepseek-v4_1"
+
+    def other_job(model: Any) -> None:
+        model.add_comment(
+            INFX,
+            PR,
+            st.STATUS_MARKER + "\n" + OTHER_SECTION + "\n",
+            user=INFX_BOT,
+            association="NONE",
+            created_at="2026-10-12T09:59:00Z",  # it posted first
+        )
+
+    world.gh.after_next("POST", rf"/repos/{INFX}/issues/{PR}/comments$", other_job)
+    first_use(world)
+    [status] = [c for c in world.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
+    assert status["created_at"] == "2026-10-12T09:59:00Z"
+    sections = st.read_sections(status["body"])
+    assert sorted(sections) == ["acme/other", "deepseek-ai/deepseek-v4_1"]
+    assert "measured in run" in plain(sections["deepseek-ai/deepseek-v4_1"])

@@ -915,6 +915,43 @@ class Bot:
             )
         else:
             self.out.say(f"PR #{number}: status comment already current")
+        if self.s.model is not None and not self.plan.dry_run and (existing or create):
+            self._settle_status(number, st.read_sections(body).get(self.s.model))
+
+    def _settle_status(self, number: int, mine: str | None) -> None:
+        """Make the one status comment hold this run's section, after the other models' jobs
+        of the same event wrote theirs at the same time (each job is in its own model's
+        concurrency group, so nothing serialises their edits of the PR's one comment).
+
+        Read back what is there: a comment whose copy of this section is stale (another job
+        wrote over it with what it had read before) is edited again; a second status comment
+        (two jobs that both found none and posted) is merged into the oldest and deleted. Every
+        other section is taken from the newest comment that has it."""
+        repo, me = self.s.inferencex_repo, self.infx.login()
+        order = [m.path for m in self.s.config.models]
+        for _ in range(3):
+            found = [
+                c
+                for c in self.infx.comments(repo, number)
+                if c.user == me and c.body.startswith(st.STATUS_MARKER)
+            ]
+            if not found:
+                return
+            found.sort(key=lambda c: (c.created_at, c.id))
+            sections: dict[str, str] = {}
+            for comment in sorted(found, key=lambda c: (c.updated_at, c.id)):
+                sections.update(st.read_sections(comment.body))
+            if mine is not None:
+                sections[self.s.model or ""] = mine
+            keeper, extras = found[0], found[1:]
+            body = st.render_status([], self.s.cookbook_repo, keep=sections, order=order)
+            if keeper.body == body and not extras:
+                return
+            if keeper.body != body:
+                self.infx.edit_comment(repo, keeper.id, fit_comment(body))
+            for extra in extras:
+                self.infx.delete_comment(repo, extra.id)
+            self.out.say(f"PR #{number}: status comment {keeper.id} merged with another job's")
 
 
 def event_models(

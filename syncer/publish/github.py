@@ -479,6 +479,13 @@ class GitHubClient:
                 None,
             )
 
+    def delete_comment(self, repo: str, comment_id: int) -> None:
+        """Delete a comment; one already gone is not an error (another job deleted it)."""
+        self.plan.note(f"DELETE /repos/{repo}/issues/comments/{comment_id}")
+        if not self.plan.dry_run:
+            with contextlib.suppress(NotFound):
+                self._json("DELETE", f"/repos/{repo}/issues/comments/{comment_id}")
+
     def remove_reaction(self, repo: str, comment_id: int, reaction_id: int) -> None:
         self.plan.note(f"DELETE /repos/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}")
         if not self.plan.dry_run:
