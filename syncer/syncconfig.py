@@ -23,10 +23,12 @@ from syncer.wording import VALUE_CHARS
 
 STATUSES = ("verified", "verified-pr", "in-progress")
 # Matched whole (fullmatch): `$` would let a trailing newline through, `\d` Unicode digits.
+# sync.yaml lists a few dozen configs (a few kB); a bigger file is not one.
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _SHA = re.compile(r"[0-9a-f]{40}")
-_RUN = re.compile(r"[0-9]+(/attempts/[0-9]+)?")
+_RUN = re.compile(r"[0-9]{1,20}(/attempts/[0-9]{1,4})?")
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_DIGITS = re.compile(r"[0-9]+")
+_DIGITS = re.compile(r"[0-9]{1,20}")  # GitHub's ids fit in 20 digits
 MODEL_PATH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
 DEFAULT_REPO = "https://github.com/SemiAnalysisAI/InferenceX"
 
@@ -189,7 +191,7 @@ class _Reader:
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
                 raise self.fail(key_node, f"{what}: keys must be strings, got {_kind(key_node)}")
-            key = self.loader.construct_object(key_node, deep=True)
+            key = self.value(key_node)
             if not isinstance(key, str):
                 raise self.fail(
                     key_node, f"{what}: keys must be strings, got {_scalar(key_node, key)}"
@@ -209,7 +211,16 @@ class _Reader:
         return list(node.value)
 
     def value(self, node: yaml.Node) -> Any:
-        return self.loader.construct_object(node, deep=True)
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            # A tag the safe loader does not know (`!evil`, `!!python/name:...`): sync.yaml
+            # holds plain strings, numbers, lists and mappings only.
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise self.fail(node, f"not a plain YAML value: {problem}") from None
+        except ValueError:
+            # A scalar PyYAML resolves to an int that int() refuses (thousands of digits).
+            raise self.fail(node, "a number too long to be a PR, run or comment id") from None
 
     def text(
         self, node: yaml.Node, what: str, pattern: re.Pattern[str] | None = None, hint: str = ""
@@ -484,11 +495,14 @@ def parse_sync_config(text: str, path: str = "sync.yaml") -> SyncConfig:
 
 def load_sync_config(path: Path | str) -> SyncConfig:
     """Read and validate ``sync.yaml``."""
+    from syncer.fsio import read_capped
+
     p = Path(path)
+    if not p.exists():
+        raise SyncError("sync configuration not found", path=str(p))
+    raw = read_capped(p, MAX_CONFIG_BYTES, "the sync configuration")
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SyncError("sync configuration not found", path=str(p)) from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SyncError(f"not UTF-8: {exc}", path=str(p)) from None
     return parse_sync_config(text, str(p))

@@ -32,6 +32,7 @@ class Fault:
     headers: dict[str, str]
     body: dict[str, Any]
     times: int
+    apply: bool = False  # make the write, then answer with the fault (a lost response)
 
 
 @dataclass
@@ -68,6 +69,9 @@ class GitHubModel:
         self.base = ""
         self.relative_redirects = False  # HTTP allows a relative Location; GitHub sends absolute
         self.lock = threading.RLock()
+        # (method, path regex, fn): fn(model) runs right after a matching request was served,
+        # as another job writing in between this job's requests would.
+        self.after: list[tuple[str, re.Pattern[str], Any]] = []
 
     # -- setup helpers used by tests -------------------------------------------------------
 
@@ -194,12 +198,25 @@ class GitHubModel:
         headers: dict[str, str] | None = None,
         message: str = "error",
         times: int = 1,
+        apply: bool = False,
     ) -> None:
+        """Answer the next ``times`` matching requests with ``status``; ``apply``: the request
+        is carried out first (GitHub made the write, the answer was lost on the way back)."""
         self.faults.append(
             Fault(
-                method, re.compile(path_regex), status, headers or {}, {"message": message}, times
+                method,
+                re.compile(path_regex),
+                status,
+                headers or {},
+                {"message": message},
+                times,
+                apply,
             )
         )
+
+    def after_next(self, method: str, path_regex: str, hook: Any) -> None:
+        """Run ``hook(model)`` once, right after the next matching request was answered."""
+        self.after.append((method, re.compile(path_regex), hook))
 
     def writes(self) -> list[Request]:
         return [r for r in self.log if r.method in WRITE_METHODS]
@@ -351,6 +368,9 @@ class _Handler(BaseHTTPRequestHandler):
             for fault in model.faults:
                 if fault.times > 0 and fault.method == method and fault.pattern.search(path):
                     fault.times -= 1
+                    if fault.apply:
+                        token = auth.split(" ", 1)[1] if auth and " " in auth else ""
+                        self._route(method, path, query, body, model.tokens[token])
                     self._send(fault.status, fault.body, fault.headers)
                     return
             if path.startswith("/_blob/"):
@@ -367,6 +387,10 @@ class _Handler(BaseHTTPRequestHandler):
             except KeyError as exc:
                 status, payload, headers = 404, {"message": f"Not Found: {exc}"}, {}
             self._send(status, payload, headers)
+            for verb, pattern, hook in list(model.after):
+                if verb == method and pattern.search(path):
+                    model.after.remove((verb, pattern, hook))
+                    hook(model)
 
     def _route(
         self, method: str, path: str, query: dict[str, str], body: Any, login: str
@@ -417,6 +441,11 @@ class _Handler(BaseHTTPRequestHandler):
                 lambda i: (200, model.comment_json(fake, fake.comments[int(i)])),
             ),
             ("PATCH", r"/issues/comments/(\d+)", lambda i: self._edit_comment(fake, int(i), body)),
+            (
+                "DELETE",
+                r"/issues/comments/(\d+)",
+                lambda i: (204, fake.comments.pop(int(i)) and None),
+            ),
             (
                 "GET",
                 r"/issues/comments/(\d+)/reactions",
@@ -577,7 +606,10 @@ class _Handler(BaseHTTPRequestHandler):
     def _runs(self, fake: FakeRepo, workflow: str, query: dict[str, str]) -> dict[str, Any]:
         runs = [
             self.model.run_json(fake, run)
-            for run in sorted(fake.runs.values(), key=lambda r: -r["id"])
+            # GitHub lists runs newest first (by creation time).
+            for run in sorted(
+                fake.runs.values(), key=lambda r: (r.get("created_at", TS), r["id"]), reverse=True
+            )
             if run["path"].rsplit("/", 1)[-1] == workflow
             and run["head_branch"] == query.get("branch", run["head_branch"])
             and run["event"] == query.get("event", run["event"])

@@ -120,6 +120,7 @@ class World:
         self.inferencex = ROOT / "examples/inferencex"
         self.push_repo: str | None = None
         self.push_url: str | None = None
+        self.model: str | None = None  # the workflow's matrix job: one model per run
 
     def bot(self, *, dry_run: bool = False, body_limit: int = 65536) -> tuple[Bot, Plan]:
         plan = Plan(dry_run=dry_run)
@@ -133,6 +134,7 @@ class World:
             today="2026-10-13",
             push_repo=self.push_repo,
             push_url=self.push_url,
+            model=self.model,
         )
         bot = Bot(
             settings,
@@ -505,8 +507,10 @@ def test_dry_run_writes_nothing(world):
     assert f"POST /repos/{INFX}/issues/comments/{comment['id']}/reactions +1" in kinds
     assert any(k.startswith(f"git: write {MODULE}") for k in kinds)
     assert any(k.startswith(f"git: push 000000000000 to origin refs/heads/{BRANCH}") for k in kinds)
-    assert any(k.startswith(f"POST /repos/{BOOK}/pulls head=infx-sync-bot") is False for k in kinds)
-    assert any(k.startswith(f"POST /repos/{BOOK}/pulls") for k in kinds)
+    # One PR creation, headed on the cookbook repository's owner (never the bot's login).
+    creations = [k for k in kinds if k.startswith(f"POST /repos/{BOOK}/pulls")]
+    assert len(creations) == 1
+    assert creations[0].startswith(f"POST /repos/{BOOK}/pulls head=sgl-project:{BRANCH} base=main")
     assert any(k.startswith(f"POST /repos/{INFX}/issues/{PR}/comments") for k in kinds)
 
 
@@ -574,10 +578,21 @@ def test_edited_comment_is_re_evaluated(world):
 
 
 def test_bare_reuse_sweep_run_takes_the_newest_successful_run(world):
+    # An older run that qualifies just as well (same PR, result artifacts, success): only
+    # "newest" tells the two apart.
+    world.gh.add_run(
+        INFX,
+        RUN - 7,
+        head_sha=EARLIER,
+        head_branch="dsv41flash-gb300",
+        created_at="2026-10-12T08:00:00Z",
+        artifacts=run_artifacts(),
+    )
     comment = world.comment("/reuse-sweep-run")
     world.send("issue_comment", world.comment_event(comment))
     assert world.reactions(comment) == ["+1"]
-    assert f"measured in run {RUN}" in plain(world.status()["body"])
+    seen = plain(world.status()["body"])
+    assert f"measured in run {RUN}" in seen and str(RUN - 7) not in seen
 
 
 def test_disqualifying_label_refuses_the_pin(world):
@@ -607,6 +622,7 @@ def test_hostile_values_stay_inert_in_the_status_comment():
         verify_run_url="https://evil.example/run",
         verify_report="| a |\n```\nunclosed",
         blocked={"branch": "b`x", "commits": [("c" * 40, "@org/team <x>")]},
+        model_path="o/m",
     )
     body = st.render_status([item], BOOK)
     tokens = MarkdownIt("commonmark", {"html": True}).parse(body)
@@ -614,6 +630,7 @@ def test_hostile_values_stay_inert_in_the_status_comment():
     html += [c.content for t in tokens for c in t.children or [] if c.type == "html_inline"]
     assert html == [
         "<!-- infx-cookbook-sync:status -->",
+        "<!-- infx-cookbook-sync:section o/m -->",
         "<details><summary>Verify report for run 5</summary>",
         "</details>",
     ]
@@ -882,3 +899,153 @@ def test_each_config_is_rendered_once_per_event(world, monkeypatch):
     first_use(world)
     assert '"status":"verified-pr"' in world.book_pulls()[0]["body"]
     assert KEY in calls and sorted(calls) == sorted(set(calls))
+
+
+def test_recipe_linked_out_of_the_pr_checkout_is_never_published(world, tmp_path):
+    # Issue 12.1 on the bot's path: the PR head (possibly a fork's) links its recipe to a file
+    # outside the checkout; its values must reach neither the cookbook PR nor the status.
+    checkout = tmp_path / "pr-head"
+    shutil.copytree(ROOT / "examples/inferencex", checkout)
+    recipes = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes"
+    recipe = checkout / recipes / "dsv41flash/sglang/gb300-fp4-mtp/agentic.yaml"
+    secret = tmp_path / "runner-home" / "agentic.yaml"
+    secret.parent.mkdir()
+    secret.write_text(recipe.read_text().replace("--", "--runner-secret-0451-", 1))
+    recipe.unlink()
+    recipe.symlink_to(secret)
+    world.inferencex = checkout
+    comment = world.comment(f"/use {RUN}")
+    with pytest.raises(SyncError, match="pointing outside the InferenceX checkout"):
+        world.send("issue_comment", world.comment_event(comment))
+    published = [c["body"] for c in world.gh.comments_on(INFX, PR)]
+    published += [p["body"] for p in world.book_pulls()]
+    assert published and not any("runner-secret-0451" in text for text in published)
+    assert "pointing outside the InferenceX checkout" in plain(world.status()["body"])
+
+
+def test_lost_answers_to_the_bots_posts_make_no_duplicates(world):
+    # Issue 12.8: GitHub made the PR and the status comment, but both answers were 502s. The
+    # retries used to post a second status comment and fail on 422 "already exists".
+    world.gh.fail_next("POST", rf"/repos/{BOOK}/pulls$", 502, apply=True)
+    world.gh.fail_next("POST", rf"/repos/{INFX}/issues/{PR}/comments$", 502, apply=True)
+    world.gh.fail_next("POST", r"/reactions$", 502, apply=True)
+    comment = first_use(world)
+    assert world.reactions(comment) == ["+1"]
+    [pull] = world.book_pulls()
+    assert pull["user"] == BOOK_BOT and st.pr_marker("deepseek-ai/deepseek-v4_1") in pull["body"]
+    statuses = [c for c in world.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
+    assert len(statuses) == 1 and statuses[0]["body"].startswith(st.STATUS_MARKER)
+    assert f"{BOOK}#{pull['number']}" in plain(statuses[0]["body"])
+
+
+def _push_event(number: int) -> dict[str, Any]:
+    return {
+        "action": "synchronize",
+        "repository": {"full_name": INFX},
+        "pull_request": {"number": number},
+    }
+
+
+def test_a_dropped_closed_event_is_caught_up_by_the_next_run_of_its_model(world):
+    # Issue 12.3: GitHub keeps one pending run per concurrency group; the `closed` event of
+    # #3859 was cancelled behind a later event of the same model (a push to #3871).
+    world.model = "deepseek-ai/deepseek-v4_1"
+    first_use(world)
+    status_id = world.status()["id"]
+    world.pull["state"] = "closed"  # closed unmerged; its event never runs
+    outcome, _ = world.send("pull_request", _push_event(3871))
+    assert "PR #3859: closed without merging; catching up" in outcome.lines
+    seen = plain(world.status()["body"])
+    assert world.status()["id"] == status_id
+    assert f"This PR was closed without merging, so its AgentX config ({KEY})" in seen
+    assert f"{BOOK}#1 stays open for the other InferenceX PRs it carries (#3871)" in seen
+    # Caught up once: the next run finds nothing new to write about #3859.
+    before = len(world.gh.log)
+    outcome, _ = world.send("pull_request", _push_event(3871))
+    assert [r for r in world.gh.log[before:] if r.method != "GET"] == []
+
+
+def test_a_dropped_merge_event_is_caught_up_by_the_next_run_of_its_model(world):
+    world.model = "deepseek-ai/deepseek-v4_1"
+    first_use(world)
+    world.pull["state"], world.pull["merged"] = "closed", True  # its event never runs
+    outcome, _ = world.send("pull_request", _push_event(3871))
+    assert "PR #3859: merged; catching up" in outcome.lines
+    [cookbook] = world.book_pulls()
+    assert (
+        st.read_state(
+            GitHubClient(BOOK_TOKEN, base_url=world.server.base_url, pause=0).pull(BOOK, 1),
+            BOOK_BOT,
+            "deepseek-ai/deepseek-v4_1",
+        )[KEY].status
+        == "verified"
+    )
+    assert cookbook["state"] == "open"
+
+
+def test_a_model_job_rewrites_only_its_own_section_of_the_status_comment(world):
+    # One job per model edits the one status comment of the PR: another model's section,
+    # written by that model's job, is kept as it is.
+    world.model = "deepseek-ai/deepseek-v4_1"
+    first_use(world)
+    status = world.status()
+    other = "<!-- infx-cookbook-sync:section acme/other -->\n[by infx-cookbook-sync] other model"
+    status["body"] = status["body"].rstrip("\n") + st.SECTION_SEPARATOR + other + "\n"
+    world.send("pull_request", _push_event(PR))
+    body = world.status()["body"]
+    sections = st.read_sections(body)
+    assert sorted(sections) == ["acme/other", "deepseek-ai/deepseek-v4_1"]
+    assert sections["acme/other"] == other
+    assert "measured in run" in plain(sections["deepseek-ai/deepseek-v4_1"])
+    # Without --model (every model of the event handled at once) the run owns the whole comment.
+    world.model = None
+    world.send("pull_request", _push_event(PR))
+    assert sorted(st.read_sections(world.status()["body"])) == ["deepseek-ai/deepseek-v4_1"]
+
+
+OTHER_SECTION = (
+    "<!-- infx-cookbook-sync:section acme/other -->\n[by infx-cookbook-sync] other model"
+)
+
+
+def test_a_status_edit_lost_to_another_models_job_is_made_again(world):
+    # Two jobs of one event (one per model) edit the PR's one status comment at once: the
+    # other job writes over this one's edit with the copy of this section it had read.
+    world.model = "deepseek-ai/deepseek-v4_1"
+    first_use(world)
+    status = world.status()
+    stale = status["body"]
+    world.pull["labels"] = ["agentx-fast"]  # this job's section changes: the pin is refused
+
+    def other_job(model: Any) -> None:
+        status["body"] = stale.rstrip("\n") + st.SECTION_SEPARATOR + OTHER_SECTION + "\n"
+
+    world.gh.after_next("PATCH", rf"/issues/comments/{status['id']}$", other_job)
+    world.send("pull_request", _push_event(PR))
+    sections = st.read_sections(world.status()["body"])
+    assert sections["acme/other"] == OTHER_SECTION
+    assert "agentx-fast" not in stale
+    assert "carries the label agentx-fast" in plain(sections["deepseek-ai/deepseek-v4_1"])
+
+
+def test_two_status_comments_posted_at_once_become_one(world):
+    # Both jobs found no status comment and posted one: the newer merges into the older.
+    world.model = "deepseek-ai/deepseek-v4_1"
+
+    def other_job(model: Any) -> None:
+        model.add_comment(
+            INFX,
+            PR,
+            st.STATUS_MARKER + "\n" + OTHER_SECTION + "\n",
+            user=INFX_BOT,
+            association="NONE",
+            created_at="2026-10-12T09:59:00Z",  # it posted first
+        )
+
+    world.gh.after_next("POST", rf"/repos/{INFX}/issues/{PR}/comments$", other_job)
+    first_use(world)
+    [status] = [c for c in world.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
+    assert status["created_at"] == "2026-10-12T09:59:00Z"
+    sections = st.read_sections(status["body"])
+    assert sorted(sections) == ["acme/other", "deepseek-ai/deepseek-v4_1"]
+    assert "measured in run" in plain(sections["deepseek-ai/deepseek-v4_1"])

@@ -335,3 +335,117 @@ def test_event_models():
     assert event_models(config, "pull_request", cookbook) == ["deepseek-ai/deepseek-v4_1"]
     cookbook["pull_request"]["head"]["ref"] = "infx-sync/evil/../x"
     assert event_models(config, "pull_request", cookbook) == []
+
+
+@pytest.mark.parametrize("command", ["/use", "/reuse-sweep-run"])
+def test_run_id_of_thousands_of_digits_is_refused_after_authorisation(world, command):
+    # Issue 12.2: int() of 5,000 digits raised ValueError inside the publishing job, before
+    # the commenter's authorisation was looked at; anyone could make it fail.
+    for association in ("NONE", "MEMBER"):
+        comment = world.comment(f"{command} {'9' * 5000}", association=association)
+        proc = sync_bot(world, world.comment_event(comment))
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr == ""
+        assert f"comment {comment['id']}: refused (" in proc.stdout
+        assert [r["content"] for r in comment["reactions"]] == ["-1"]
+    assert world.book_pulls() == []
+
+
+def test_event_numbers_are_bounded(world):
+    # Issue 12.2: a number of thousands of digits anywhere in the event file (json.loads turns
+    # it into int and raised ValueError: exit 3).
+    big = "9" * 5000
+    issue = '{"number": ' + big + ', "pull_request": {"url": "x"}}'
+    raw = json.dumps({"action": "created", "repository": {"full_name": INFX}, "comment": {}})
+    raw = raw[:-1] + ', "issue": ' + issue + "}"
+    for extra in ((), ("--models-only",)):
+        proc = sync_bot(world, None, *extra, raw=raw)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.strip() == (
+            f"error: {world.tmp / 'event.json'}: event: a number of 5000 digits "
+            "(GitHub's ids have at most 20)"
+        )
+    proc = sync_bot(
+        world,
+        {"repository": {"full_name": INFX}, "inputs": {"cookbook_pr": big}},
+        event="workflow_dispatch",
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "event: inputs.cookbook_pr must be a positive integer" in proc.stderr
+    assert world.gh.writes() == []
+
+
+def test_event_file_not_utf8_or_nested_too_deep_is_bad_input(world):
+    # Issue 12.4: UnicodeDecodeError and RecursionError were internal errors (exit 3).
+    path = world.tmp / "event.json"
+    cases = [
+        (b'{"action": "created",\n "x": "caf\xe9"}', ":2: the event is not UTF-8 (byte 32)"),
+        (b"[" * 100_000 + b"]" * 100_000, ": the event nests too deeply"),
+    ]
+    for raw, expected in cases:
+        for extra in ((), ("--models-only",)):
+            path.write_bytes(raw)
+            proc = _run_raw(world, *extra)
+            assert proc.returncode == 2, proc.stderr
+            assert proc.stderr.startswith(f"error: {path}{expected}"), proc.stderr
+            assert len(proc.stderr.strip().splitlines()) == 1
+    assert world.gh.log == []
+
+
+def test_event_file_over_the_size_cap_is_refused_unread(world):
+    path = world.tmp / "event.json"
+    with path.open("wb") as out:
+        out.truncate(26 * 1024 * 1024)  # sparse: 26 MiB that cost nothing to make
+    proc = _run_raw(world, "--models-only")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"error: {path}: the event is 27262976 bytes, over the 26214400-byte limit "
+        "(not a file this tool reads)"
+    )
+
+
+def _run_raw(world: World, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``sync bot`` on the event file already written at ``<tmp>/event.json``."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "syncer",
+            "bot",
+            "--event",
+            str(world.tmp / "event.json"),
+            "--event-name",
+            "issue_comment",
+            "--config",
+            str(ROOT / "sync.yaml"),
+            "--inferencex",
+            str(ROOT / "examples/inferencex"),
+            "--api-url",
+            world.server.base_url,
+            *extra,
+        ],
+        cwd=world.tmp,
+        env={
+            "PATH": os.environ.get("PATH", ""),
+            "HOME": str(world.tmp),
+            "GITHUB_TOKEN": INFX_TOKEN,
+            "COOKBOOK_TOKEN": BOOK_TOKEN,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_models_only_json_is_the_workflows_matrix_and_model_must_be_known(world):
+    comment = world.comment(f"/use {RUN}")
+    (world.tmp / "event.json").write_text(json.dumps(world.comment_event(comment)))
+    proc = _run_raw(world, "--models-only", "--json")
+    assert (proc.returncode, proc.stdout) == (0, '["deepseek-ai/deepseek-v4_1"]\n'), proc.stderr
+    proc = sync_bot(world, world.comment_event(comment), "--model", "acme/nope")
+    assert proc.returncode == 2
+    assert "acme/nope" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert world.gh.writes() == []
+    proc = sync_bot(world, world.comment_event(comment), "--model", "deepseek-ai/deepseek-v4_1")
+    assert proc.returncode == 0, proc.stderr
+    assert f"opened {BOOK}#1" in proc.stdout

@@ -63,11 +63,78 @@ def test_pr_content_is_data_only():
 
 
 def test_one_sync_per_model_at_a_time():
+    # Issue 12.3: a group built from the *set* of models let two events sharing one model run
+    # at once. One matrix job per model, each in that model's group, queued and never cancelled.
     doc = load()
-    concurrency = doc["jobs"]["publish"]["concurrency"]
-    assert concurrency == {"group": "${{ needs.gate.outputs.group }}", "cancel-in-progress": False}
-    assert "--models-only" in doc["jobs"]["gate"]["steps"][-1]["run"]
-    assert "cookbook-sync-" in doc["jobs"]["gate"]["steps"][-1]["run"]
+    gate, publish = doc["jobs"]["gate"], doc["jobs"]["publish"]
+    models = gate["steps"][-1]["run"]
+    assert "--models-only --json" in models and 'echo "models=${models}"' in models
+    assert gate["outputs"] == {"models": "${{ steps.models.outputs.models }}"}
+    assert publish["strategy"]["matrix"] == {"model": "${{ fromJSON(needs.gate.outputs.models) }}"}
+    assert publish["strategy"]["fail-fast"] is False
+    assert publish["concurrency"] == {
+        "group": "cookbook-sync-${{ matrix.model }}",
+        "cancel-in-progress": False,
+    }
+    [bot] = [s for s in publish["steps"] if s.get("run", "").startswith("sync bot")]
+    assert '--model "$SYNC_MODEL"' in bot["run"]
+    assert bot["env"]["SYNC_MODEL"] == "${{ matrix.model }}"  # never spliced into the script
+    assert "needs.gate.outputs.models != '[]'" in publish["if"]
+
+
+def test_gate_filters_on_author_association():
+    # Issue 12.3: any commenter writing "/use" started the job holding the cookbook token.
+    gate = load()["jobs"]["gate"]["if"]
+    assert (
+        'contains(fromJSON(\'["OWNER", "MEMBER", "COLLABORATOR"]\'), '
+        "github.event.comment.author_association)"
+    ) in " ".join(gate.split())
+    # It guards the comment branch of the condition, not an alternative to it.
+    comment_branch = gate.split("||", 1)[1]
+    assert comment_branch.index("author_association") < comment_branch.index("/use")
+
+
+def test_permissions_are_least_privilege():
+    doc = load()
+    assert doc["jobs"]["gate"]["permissions"] == {"contents": "read"}
+    # The InferenceX token writes comments and reactions, never a PR.
+    assert doc["jobs"]["publish"]["permissions"] == {
+        "contents": "read",
+        "pull-requests": "read",
+        "issues": "write",
+        "actions": "read",
+    }
+
+
+def test_the_tool_is_installed_from_the_hashed_lock():
+    doc = load()
+    for name in ("gate", "publish"):
+        installs = [
+            s["run"] for s in doc["jobs"][name]["steps"] if "pip install" in s.get("run", "")
+        ]
+        assert installs, name
+        for run in installs:
+            lines = [ln.strip() for ln in run.strip().splitlines()]
+            assert lines == [
+                "python -m pip install --quiet --require-hashes --no-build-isolation "
+                "-r tool/requirements/bot.lock",
+                "python -m pip install --quiet --no-deps --no-build-isolation ./tool",
+            ]
+
+
+def test_the_lock_pins_and_hashes_every_dependency():
+    lock = (WORKFLOW.parents[2] / "requirements" / "bot.lock").read_text()
+    assert "pip-compile" in lock and "--generate-hashes" in lock
+    entries = re.findall(
+        r"^([A-Za-z0-9._-]+)==(\S+) \\\n((?:    --hash=sha256:[0-9a-f]{64}.*\n)+)", lock, re.M
+    )
+    names = {name.lower() for name, _, _ in entries}
+    requirement_lines = [ln for ln in lock.splitlines() if re.match(r"^[A-Za-z0-9]", ln)]
+    assert len(requirement_lines) == len(entries)  # nothing unpinned or unhashed
+    pyproject = (WORKFLOW.parents[2] / "pyproject.toml").read_text()
+    deps = re.findall(r'^  "([A-Za-z0-9_-]+)', pyproject.split("dependencies = [", 1)[1], re.M)
+    assert deps and {d.lower() for d in deps} <= names
+    assert "setuptools" in names  # the build backend, for --no-build-isolation
 
 
 def test_gate_lets_through_an_edit_that_removed_a_command():

@@ -482,3 +482,41 @@ def test_refresh_proof_catches_a_changed_kept_cell(config, workspace, monkeypatc
             out_dir=workspace["out"],
         )  # fmt: skip
     assert path.read_text(encoding="utf-8") == before
+
+
+def test_generate_all_writes_every_model_or_none(tmp_path: Path) -> None:
+    # Issue 12.6: `generate --all` whose second model cannot be written had already rewritten
+    # the first model's module and page.
+    text = (ROOT / "sync.yaml").read_text(encoding="utf-8")
+    first, disagg = text.split("      # No authorised run yet", 1)
+    first = first.replace(f"hicache: {DISAGG}", "hicache: null")
+    second = (
+        "  - path: acme/second\n    model: Second\n    page: docs/second.mdx\n"
+        "    section: Agentic Long-Context Deployment\n"
+        "    hardware:\n      - {id: gb300, label: GB300}\n"
+        f"    kv_donors:\n      hicache: {DISAGG}\n      mooncake: null\n    configs:\n"
+        "      # No authorised run yet" + disagg
+    )
+    config = tmp_path / "sync.yaml"
+    config.write_text(first + second, encoding="utf-8")
+    pages = tmp_path / "cookbook"
+    (pages / PAGE).parent.mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "cookbook" / PAGE, pages / PAGE)
+    (pages / "docs/second.mdx").write_text("# Second\n", encoding="utf-8")
+    out = tmp_path / "snippets"
+    (out / "deepseek-ai").mkdir(parents=True)
+    shutil.copy(ROOT / "cookbook_snippets" / f"{MODEL}.jsx", out / f"{MODEL}.jsx")
+    (out / "acme").write_text("a file where the second model's folder goes\n")
+    before = {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+    argv = ["generate", "--all", "--config", str(config), "--inferencex",
+            str(ROOT / "examples/inferencex"), "--out", str(out), "--pages", str(pages),
+            "--date", "2031-01-02"]  # fmt: skip
+    assert run_cli(*argv) == 2
+    after = {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+    assert after == before  # not the first model's module, not its page, no temp file
+    # With the obstacle gone the same command writes both models.
+    (out / "acme").unlink()
+    assert run_cli(*argv) == 0
+    assert (out / "acme/second.jsx").is_file()
+    assert (out / f"{MODEL}.jsx").read_bytes() != before[out / f"{MODEL}.jsx"]
+    assert (pages / "docs/second.mdx").read_text(encoding="utf-8") != "# Second\n"

@@ -87,10 +87,13 @@ def test_pull_create_find_update(server):
     gh.update_pull("sgl-project/sglang", made.number, body="new", title="t2")
     again = gh.pull("sgl-project/sglang", made.number)
     assert (again.title, again.body) == ("t2", "new")
-    with pytest.raises(SyncError, match="already exists"):
-        gh.create_pull(
-            "sgl-project/sglang", title="t", body="b", head="sgl-project:infx-sync/a/b", base="main"
-        )
+    # Issue 12.8: GitHub's 422 "already exists" for the bot's own open PR means "found it";
+    # the PR gets the title and body of this call.
+    again = gh.create_pull(
+        "sgl-project/sglang", title="t", body="b", head="sgl-project:infx-sync/a/b", base="main"
+    )
+    assert (again.number, again.title, again.body) == (made.number, "t", "b")
+    assert len(model.repo("sgl-project/sglang").pulls) == 1
 
 
 def test_rate_limit_403_retry_after_is_honoured(server):
@@ -223,3 +226,64 @@ def test_download_follows_a_relative_redirect(server, tmp_path):
     gh = client(server)
     [art] = gh.artifacts(INFX, 6)
     assert gh.download_artifact(art, tmp_path / "x.zip").read_bytes() == b"PK-data"
+
+
+# ---- lost responses (issue 12.8): the write was made, the answer is a 502 ---------------------
+
+
+def test_status_comment_posted_once_when_the_answer_is_lost(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    model.fail_next("POST", r"/issues/\d+/comments$", 502, apply=True)
+    made = client(server).create_comment(
+        INFX, pr["number"], "<!-- m -->\nstatus", marker="<!-- m -->"
+    )
+    [comment] = model.comments_on(INFX, pr["number"])
+    assert made.id == comment["id"] and comment["body"] == "<!-- m -->\nstatus"
+    posts = [r for r in model.log if r.method == "POST"]
+    assert len(posts) == 1  # looked up, found, not posted again
+
+
+def test_a_comment_that_was_not_made_is_posted_again(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    model.fail_next("POST", r"/issues/\d+/comments$", 502)  # refused, nothing made
+    client(server).create_comment(INFX, pr["number"], "hello")
+    assert [c["body"] for c in model.comments_on(INFX, pr["number"])] == ["hello"]
+    assert len([r for r in model.log if r.method == "POST"]) == 2
+
+
+def test_pull_request_created_once_when_the_answer_is_lost(server):
+    model = server.model
+    model.fail_next("POST", r"/pulls$", 502, apply=True)
+    gh = client(server)
+    pull = gh.create_pull(INFX, title="t", body="b", head="SemiAnalysisAI:infx-sync/x", base="main")
+    [made] = model.repo(INFX).pulls.values()
+    assert (pull.number, pull.head_ref, made["user"]) == (
+        made["number"],
+        "infx-sync/x",
+        "cookbook-sync-bot",
+    )
+    assert len([r for r in model.log if r.method == "POST"]) == 1
+
+
+def test_422_already_exists_means_found_it(server):
+    # The first POST made the PR and its answer was lost in a way the client could not see
+    # (a proxy timeout): the next POST gets 422 "already exists", which means "there it is".
+    model = server.model
+    model.fail_next("POST", r"/pulls$", 422, apply=True, message="Validation Failed")
+    model.faults[-1].body = {
+        "message": "Validation Failed",
+        "errors": [{"message": "A pull request already exists for SemiAnalysisAI:infx-sync/x."}],
+    }
+    pull = client(server).create_pull(
+        INFX, title="t", body="b", head="SemiAnalysisAI:infx-sync/x", base="main"
+    )
+    assert [p["number"] for p in model.repo(INFX).pulls.values()] == [pull.number]
+    # Someone else's PR on that head is not the bot's: the 422 stays an error.
+    other = model.add_pull(INFX, head="infx-sync/y", user="mallory")
+    with pytest.raises(SyncError, match="422"):
+        client(server).create_pull(
+            INFX, title="t", body="b", head="SemiAnalysisAI:infx-sync/y", base="main"
+        )
+    assert other["user"] == "mallory"

@@ -399,6 +399,30 @@ def test_env_line_with_thousands_of_keys_is_refused_quickly() -> None:
         split_env(payload + " Z=1")
 
 
+def test_two_different_command_lines_in_one_worker_block_are_a_problem() -> None:
+    # Issue 12.9: the second Command: line of a block was taken for a benchmark command and
+    # ignored; the point "agreed" on the strength of the first.
+    first = "Command: python3 -m sglang.launch_server --port 6100 --mem-fraction-static 0.8"
+    text = _log(
+        "Starting agg worker 0 on n1",
+        "Env: X=1",
+        first,
+        "Command: python3 -m sglang.launch_server --port 6100 --mem-fraction-static 0.5",
+        "Log: l",
+        "Script: <custom command>",
+        "Command: bash -lc 'bash /infmax-workspace/benchmarks/srt_agentic.sh'",
+    )
+    log = parse_sweep_text(text)
+    assert [b.line for b in log.benchmarks] == [7]  # only the benchmark's, after Script:
+    launch = build_launch(log)
+    assert launch.problems == [
+        "agg worker 0 on n1 (line 1) logs two different Command: lines; the one on line 4 has "
+        "'0.5' where the first has '0.8' (argument 6)"
+    ]
+    # The same line logged twice says nothing new.
+    assert build_launch(parse_sweep_text(text.replace("0.5", "0.8"))).problems == []
+
+
 def test_service_lines_of_the_2x_services_layer() -> None:
     from syncer.runs.logs import parse_sweep_text
 

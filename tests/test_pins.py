@@ -144,6 +144,10 @@ def test_unknown_run_is_refused_not_an_error(gh):
 def test_bare_reuse_picks_newest_successful_run_of_the_pr(gh):
     model, client = gh
     number = _pr(model)
+    # Two runs qualify (10 older, 11 newer): only "newest" tells them apart.
+    model.add_run(
+        INFX, 10, head_sha=SHA_A, created_at="2026-10-11T10:00:00Z", artifacts={"results_bmk": b"1"}
+    )
     model.add_run(INFX, 11, head_sha=SHA_A, artifacts={"results_bmk": b"1"})
     model.add_run(INFX, 12, head_sha="d" * 40, artifacts={"results_bmk": b"1"})  # not in PR
     model.add_run(INFX, 13, head_sha=SHA_B, conclusion="failure", artifacts={"results_bmk": b"1"})

@@ -1,10 +1,11 @@
 """Real InferenceX files of the newest layout (../shared/reference/inferencex), assembled into a
-checkout in a temp dir with symlinks (never copied into the project): every point maps to the
-variant its override name says, and every key renders."""
+checkout in a temp dir (copied, never into the project; a checkout linking out is refused):
+every point maps to the variant its override name says, and every key renders."""
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def checkout(reference: Path, tmp_path: Path) -> Path:
     for source, dest in links:
         target = tmp_path / dest
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.symlink_to(reference / "inferencex" / f"{source}.yaml")
+        shutil.copyfile(reference / "inferencex" / f"{source}.yaml", target)
     return tmp_path
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,6 +163,55 @@ def test_missing_and_broken_files(tmp_path: Path) -> None:
     with pytest.raises(SyncError) as err:
         load_sync_config(bad)
     assert err.value.line is not None
+
+
+@pytest.mark.parametrize(
+    ("tagged", "message"),
+    [
+        ("!evil 0123456789abcdef0123456789abcdef01234567", "could not determine a constructor"),
+        ("!!python/name:os.system", "could not determine a constructor"),
+        ("!!python/object/apply:os.system id", "could not determine a constructor"),
+        ("9" * 5000, "a number too long"),
+    ],
+)
+def test_tags_and_huge_numbers_are_bad_input_with_exit_2(
+    tmp_path: Path, tagged: str, message: str
+) -> None:
+    # Issue 12.4: the safe loader's ConstructorError (and int() on thousands of digits) went
+    # out of `sync generate` as an internal error, exit 3 with a traceback.
+    text = GOOD.replace("main: 0123456789abcdef0123456789abcdef01234567", f"main: {tagged}", 1)
+    path = tmp_path / "sync.yaml"
+    path.write_text(text, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "syncer", "generate", "--all", "--config", str(path), "--check"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"error: {path}:2:9: not a plain YAML value") or line.startswith(
+        f"error: {path}:2:9: a number too long"
+    ), line
+    assert message in line
+
+
+def test_tag_in_a_key_or_nested_value_names_its_line() -> None:
+    for old, new, line in [
+        ("section: AgentX", "!evil section: AgentX", 7),
+        ("pin: {status: in-progress}", "pin: {status: !!python/name:os.system in-progress}", 20),
+    ]:
+        with pytest.raises(SyncError) as err:
+            parse_sync_config(GOOD.replace(old, new, 1), "sync.yaml")
+        assert err.value.line == line, err.value
+
+
+def test_sync_yaml_over_the_size_cap_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "sync.yaml"
+    with path.open("wb") as out:
+        out.truncate(5 * 1024 * 1024)
+    with pytest.raises(SyncError, match="over the 4194304-byte limit"):
+        load_sync_config(path)
 
 
 @pytest.mark.parametrize(

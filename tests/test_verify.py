@@ -518,3 +518,23 @@ def test_json_output_escapes_what_a_terminal_would_act_on(
     entries = json.loads(out)["points"][0]["logs"][0]["comparison"]["entries"]
     [entry] = [e for e in entries if e["key"] == "SGLANG_TIMEOUT_KEEP_ALIVE"]
     assert entry["right"] == value and entry["status"] == "differs"
+
+
+def test_conflicting_command_lines_in_one_worker_block_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 12.9: a second, different Command: inside the worker block (before its Log:) was
+    # ignored and point 5 "agreed".
+    run = copy_run(tmp_path)
+    path = sweep(run, 5230106)
+    lines = path.read_text().splitlines(keepends=True)
+    [i] = [n for n, ln in enumerate(lines) if "Command: python3 -m sglang.launch_server" in ln]
+    lines.insert(i + 1, lines[i].replace("--max-running-requests 128", "--max-running-requests 9"))
+    path.write_text("".join(lines))
+    result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
+    assert result.exit_code == 1
+    [problem] = result.points[5].logs[0].problems
+    assert "agg worker 0 on gb300-b02-n08" in problem and "two different Command: lines" in problem
+    assert "'9' where the first has '128'" in problem
+    code, out, _ = run_cli(capsys, KEY, "--run", str(run))
+    assert code == 1 and "1 of 7 points does not agree" in out

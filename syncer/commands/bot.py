@@ -96,12 +96,24 @@ from syncer.errors import SyncError
     "run's artifacts.",
 )
 @click.option(
+    "--model",
+    default=None,
+    metavar="ORG/MODEL",
+    help="Handle only this cookbook model (the workflow runs one job per model).",
+)
+@click.option(
     "--models-only",
     is_flag=True,
     help="Print the models the event can touch (event data + sync.yaml; no token, no API).",
 )
+@click.option("--json", "as_json", is_flag=True, help="With --models-only: a JSON list.")
 def bot_command(
-    event_path: Path, event_name: str, config_path: Path, models_only: bool, **options: Any
+    event_path: Path,
+    event_name: str,
+    config_path: Path,
+    models_only: bool,
+    as_json: bool,
+    **options: Any,
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
     from syncer import secrets
@@ -110,7 +122,8 @@ def bot_command(
     secrets.install()
     try:
         if models_only:
-            return _models_only(event_path, event_name, config_path, **options)
+            options.pop("model")
+            return _models_only(event_path, event_name, config_path, as_json=as_json, **options)
         return _run(event_path, event_name, config_path, **options)
     except BadEvent as exc:
         # The CLI prints it (masked, one line like every SyncError) naming the event file.
@@ -118,7 +131,9 @@ def bot_command(
         raise
 
 
-def _models_only(event_path: Path, event_name: str, config_path: Path, **options: Any) -> int:
+def _models_only(
+    event_path: Path, event_name: str, config_path: Path, *, as_json: bool, **options: Any
+) -> int:
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
     from syncer.publish.bot import event_models
     from syncer.syncconfig import load_sync_config
@@ -130,7 +145,8 @@ def _models_only(event_path: Path, event_name: str, config_path: Path, **options
         inferencex_repo=options["inferencex_repo"],
         cookbook_repo=options["cookbook_repo"],
     )
-    click.echo(" ".join(models))
+    # JSON for the workflow's matrix (fromJSON); model paths are [A-Za-z0-9._-]/[...] only.
+    click.echo(json.dumps(models, separators=(",", ":")) if as_json else " ".join(models))
     return 0
 
 
@@ -149,6 +165,7 @@ def _run(
     api_url: str,
     today: str | None,
     dry_run: bool,
+    model: str | None,
     local_runs: Path | None,
 ) -> int:
     from syncer import secrets
@@ -166,6 +183,8 @@ def _run(
     if not event_name:
         raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
     config = load_sync_config(config_path)
+    if model is not None:
+        model = config.model(model).path  # unknown: a SyncError listing the known models
     plan = Plan(dry_run=dry_run)
     # A dry run needs no token: GitHub is read only on the side that has one.
     infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=not dry_run)
@@ -201,6 +220,7 @@ def _run(
         push_repo=push_repo,
         push_url=push_url,
         today=today,
+        model=model,
         local_runs=local_runs,
     )
     bot = Bot(
@@ -231,17 +251,50 @@ def _float_env(name: str) -> float | None:
         raise SyncError(f"{name} must be a number of seconds, got {value!r}") from None
 
 
+# GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.
+MAX_EVENT_BYTES = 25 * 1024 * 1024
+# Every number in a GitHub event is an id, a count or a size: 20 digits hold any of them (a run
+# id is at most 20 digits). int() of thousands of digits raises, and only after parsing.
+MAX_EVENT_DIGITS = 20
+
+
+def _event_int(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > MAX_EVENT_DIGITS:
+        raise SyncError(
+            f"event: a number of {len(digits)} digits (GitHub's ids have at most "
+            f"{MAX_EVENT_DIGITS})"
+        )
+    return int(text)
+
+
 def _load_event(path: Path) -> dict:
+    from syncer.fsio import read_capped
+
+    raw = read_capped(path, MAX_EVENT_BYTES, "the event")
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SyncError(f"cannot read the event: {exc.strerror}", path=str(path)) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"the event is not UTF-8 (byte {exc.start}); GitHub sends UTF-8 JSON",
+            path=str(path),
+            line=line,
+        ) from None
     try:
-        payload = json.loads(text)
+        payload = json.loads(text, parse_int=_event_int)
     except json.JSONDecodeError as exc:
         raise SyncError(
             f"not JSON: {exc.msg}", path=str(path), line=exc.lineno, column=exc.colno
         ) from None
+    except RecursionError:
+        # GitHub's payloads nest a handful of levels; the parser's own limit is the bound here.
+        raise SyncError(
+            "the event nests too deeply to be a GitHub event payload", path=str(path)
+        ) from None
+    except SyncError as exc:
+        exc.path = str(path)
+        raise
     if not isinstance(payload, dict):
         raise SyncError("expected a JSON object (a GitHub event payload)", path=str(path))
     return payload

@@ -88,7 +88,7 @@ def generate_command(
     sglang: Path | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
-    from syncer.cookbook.generate import generate_model, write_result
+    from syncer.cookbook.generate import generate_model, write_results
     from syncer.lint.publish import generate_checkout, print_generated
     from syncer.syncconfig import load_sync_config
 
@@ -121,10 +121,12 @@ def generate_command(
         )
         for name in names
     ]
+    if not check:
+        # Every file of every model in one step: written all, or (a page or module that cannot
+        # be written, a full disk) none, so a failure never leaves the first model updated alone.
+        write_results(results)
     drift = False
     for result in results:
-        if not check:
-            write_result(result)
         verb = ("would change" if check else "written") if result.changed else "unchanged"
         click.echo(
             f"{term_text(result.path)}: {verb} "

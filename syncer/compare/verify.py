@@ -221,7 +221,8 @@ def pinned_run(key: str, root: Path) -> Path:
 def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
     """Data modules under ``cookbook`` (a file or a directory) that name ``key``, with their
     text (each file is read once)."""
-    from syncer.cookbook.jsmodule import decode_text, read_text
+    from syncer.cookbook.jsmodule import MAX_MODULE_BYTES, decode_text, read_text
+    from syncer.fsio import read_capped
 
     if cookbook.is_file():
         return [(cookbook, read_text(cookbook))]
@@ -234,7 +235,7 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
         for name in sorted(filenames):
             if name.endswith((".jsx", ".js", ".mjs")):
                 path = Path(dirpath) / name
-                raw = path.read_bytes()
+                raw = read_capped(path, MAX_MODULE_BYTES, "data module")
                 if needle in raw:
                     found.append((path, decode_text(raw, str(path))))
     return found

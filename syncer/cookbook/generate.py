@@ -19,7 +19,7 @@ from syncer.cookbook import encode
 from syncer.cookbook.cells import CellSpec, ModuleSpec, PointSpec, RouterSpec
 from syncer.cookbook.decode import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
 from syncer.errors import SyncError
-from syncer.fsio import write_atomic
+from syncer.fsio import write_all
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import Block
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
@@ -712,7 +712,7 @@ def generate_model(
         if not page_path.is_file():
             raise SyncError("cookbook page not found", path=str(page_path))
         update = update_page(
-            page_path.read_text(encoding="utf-8"),
+            _read_page(page_path),
             section=spec_model.section,
             module=spec_model.path,
             path=str(page_path),
@@ -726,10 +726,42 @@ def generate_model(
     return result
 
 
-def write_result(result: GenerateResult) -> None:
-    """Write what ``generate_model(..., check=True)`` found changed (module, then page); lets
-    a caller generate several models first and write only when every one of them succeeded."""
+# A cookbook page is tens of kB; the cap keeps a hostile or wrong file from being read whole.
+MAX_PAGE_BYTES = 8 * 1024 * 1024
+
+
+def _read_page(path: Path) -> str:
+    from syncer.fsio import read_capped
+
+    raw = read_capped(path, MAX_PAGE_BYTES, "cookbook page")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"cookbook page is not UTF-8 (byte {exc.start})", path=str(path), line=line
+        ) from None
+
+
+def result_files(result: GenerateResult) -> dict[Path, str]:
+    """The files ``result`` changes (module and page), for one all-or-nothing write."""
+    files: dict[Path, str] = {}
     if result.changed:
-        write_atomic(result.path, result.text)
+        files[result.path] = result.text
     if result.page_text is not None and result.page_path is not None:
-        write_atomic(result.page_path, result.page_text)
+        files[result.page_path] = result.page_text
+    return files
+
+
+def write_results(results: list[GenerateResult]) -> None:
+    """Write what ``generate_model(..., check=True)`` found changed, for every model at once:
+    all files or none (a page that cannot be written leaves every module as it was)."""
+    files: dict[Path, str] = {}
+    for result in results:
+        files.update(result_files(result))
+    write_all(files)
+
+
+def write_result(result: GenerateResult) -> None:
+    """Write one model's module and page, both or neither."""
+    write_results([result])

@@ -52,13 +52,17 @@ def load_module(path: str | Path) -> JsModule:
     return parse_module(read_text(path), str(path))
 
 
+# The biggest real module is ~150 kB; 200 times that still parses in about a second, and the
+# cap bounds what a hostile file can make the readers (and esprima) hold in memory.
+MAX_MODULE_BYTES = 32 * 1024 * 1024
+
+
 def read_text(path: str | Path) -> str:
-    """A module file's text (UTF-8); unreadable files are a ``SyncError`` naming the file."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise SyncError(f"cannot read data module: {exc.strerror or exc}", path=str(path)) from None
-    return decode_text(raw, str(path))
+    """A module file's text (UTF-8); unreadable or oversized files are a ``SyncError`` naming
+    the file."""
+    from syncer.fsio import read_capped
+
+    return decode_text(read_capped(path, MAX_MODULE_BYTES, "data module"), str(path))
 
 
 def decode_text(raw: bytes, path: str) -> str:
@@ -101,7 +105,19 @@ def _parse_fast(text: str) -> JsModule | None:
     return JsModule(header=header, name=head.group(2), value=value)
 
 
+# esprima's scanner is quadratic in the length of a string literal (1 M characters: 13 s,
+# 2 M: 58 s), so it only gets texts of hand-edited size (real modules are ~150 kB); bigger
+# modules must be in the generator's layout, which json.loads reads in linear time.
+MAX_ESPRIMA_CHARS = 512 * 1024
+
+
 def _parse_esprima(text: str, path: str) -> JsModule:
+    if len(text) > MAX_ESPRIMA_CHARS:
+        raise SyncError(
+            f"data module of {len(text)} characters is not in the generator's layout "
+            f"(`export const NAME = <JSON>;`); other layouts are read up to {MAX_ESPRIMA_CHARS}",
+            path=path,
+        )
     import esprima  # only for files off the generator's layout, and for error positions
 
     try:
@@ -246,28 +262,56 @@ def is_identifier(name: str) -> bool:
 
 # ---- positions (only computed when an error needs them) -------------------------------------
 
+# Every alternative is linear for the regex engine: strings and block comments are written as
+# "unrolled loops" ("[^"\\]*(?:\\.[^"\\]*)*") rather than (?:[^"\\]|\\.)*, which costs the
+# engine a saved state per character (a 20 MB string took 2.4 GB to tokenise).
 _TOKEN = re.compile(
-    r"""\s+|//[^\n]*|/\*.*?\*/"""
-    r"""|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`(?:[^`\\]|\\.)*`"""
+    r"""\s+|//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
+    r"""|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|`[^`\\]*(?:\\.[^`\\]*)*`"""
     r"""|[{}\[\],:;=]|[^\s{}\[\],:;="'`/]+""",
-    re.DOTALL,
+    re.DOTALL,  # an escaped line break inside a string
 )
+# Tokens longer than this are never compared whole (keys are short): only their start is kept.
+_KEEP = 4096
+
+
+class _Tokens:
+    """The significant tokens of a text, one at a time (never a list of them all), so finding a
+    position costs no more memory than parsing did."""
+
+    def __init__(self, text: str) -> None:
+        self._it = _TOKEN.finditer(text)
+        self.offset = 0
+        self.tok = ""
+        self.advance()
+
+    def advance(self) -> None:
+        for m in self._it:
+            start, end = m.span()
+            head = m.string[start : start + 2]
+            if head[:1].isspace() or head in ("//", "/*"):
+                continue
+            self.offset = start
+            # A long string is not copied out of the text: its first characters say what it is.
+            self.tok = m.string[start : end if end - start <= _KEEP else start + _KEEP]
+            return
+        raise StopIteration
 
 
 def locate(text: str, keys: tuple[str | int, ...]) -> tuple[int, int] | None:
     """1-based (line, column) of the value at ``keys`` inside the exported literal (or of the
     deepest part of that path that exists); None when the text cannot be walked."""
-    tokens = [
-        (m.start(), m.group())
-        for m in _TOKEN.finditer(text)
-        if not m.group().isspace() and not m.group().startswith(("//", "/*"))
-    ]
+    best: list[Any] = [None, -1]
     try:
-        start = next(i for i, (_, tok) in enumerate(tokens) if tok == "=") + 1
-        best: list[Any] = [None, -1]
-        _walk(tokens, start, 0, keys, best)
-    except (StopIteration, IndexError, ValueError, RecursionError):
-        return None
+        tokens = _Tokens(text)
+        while tokens.tok != "=":
+            tokens.advance()
+        tokens.advance()
+        _walk(tokens, 0, keys, best)
+    except (StopIteration, ValueError, RecursionError):
+        # Ran off the end or into something that is not a literal: the deepest point reached
+        # so far is still the best position there is.
+        pass
     if best[0] is None:
         return None
     offset = best[0]
@@ -283,31 +327,28 @@ def _key_text(token: str) -> str:
     return token
 
 
-def _walk(
-    tokens: list[tuple[int, str]], i: int, depth: int | None, keys: tuple, best: list[Any]
-) -> int:
-    """Skip the value at token ``i``; note its offset when it lies on ``keys``."""
-    offset, tok = tokens[i]
+def _walk(tokens: _Tokens, depth: int | None, keys: tuple, best: list[Any]) -> None:
+    """Skip the value at the current token; note its offset when it lies on ``keys``."""
     if depth is not None and depth > best[1]:
-        best[0], best[1] = offset, depth
+        best[0], best[1] = tokens.offset, depth
     on_path = depth is not None and depth < len(keys)
-    if tok == "{":
-        i += 1
-        while tokens[i][1] != "}":
-            key = _key_text(tokens[i][1])
+    if tokens.tok == "{":
+        tokens.advance()
+        while tokens.tok != "}":
+            key = _key_text(tokens.tok)
             child = depth + 1 if on_path and keys[depth] == key else None
-            i = _walk(tokens, i + 2, child, keys, best)
-            if tokens[i][1] == ",":
-                i += 1
-        return i + 1
-    if tok == "[":
-        i += 1
+            tokens.advance()  # past the key
+            tokens.advance()  # past the colon
+            _walk(tokens, child, keys, best)
+            if tokens.tok == ",":
+                tokens.advance()
+    elif tokens.tok == "[":
+        tokens.advance()
         n = 0
-        while tokens[i][1] != "]":
+        while tokens.tok != "]":
             child = depth + 1 if on_path and keys[depth] == n else None
-            i = _walk(tokens, i, child, keys, best)
+            _walk(tokens, child, keys, best)
             n += 1
-            if tokens[i][1] == ",":
-                i += 1
-        return i + 1
-    return i + 1
+            if tokens.tok == ",":
+                tokens.advance()
+    tokens.advance()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syncer import checkout
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
 
@@ -206,6 +207,11 @@ class ConfigEntry:
     srt_recipe_dir: str | None
     rows: list[Row]
     dram_utilization: float | None = None
+    checkout_root: Path | None = None  # every file read for this entry stays inside it
+
+    @property
+    def root_dir(self) -> Path:
+        return self.checkout_root or self.layout_root
 
     @property
     def old_layout(self) -> bool:
@@ -243,6 +249,10 @@ class ConfigEntry:
                 f"{'eval-srt-recipe' if eval_job else 'srt-recipe'}",
                 path=self.path,
             )
+        what = f"{self.key}: row {row.index} {'eval-srt-recipe' if eval_job else 'srt-recipe'}"
+        checkout.entry_name(self, name, what)
+        if self.srt_recipe_dir:
+            checkout.entry_name(self, self.srt_recipe_dir, f"{self.key}: srt-recipe-dir")
         lane = "multi_node" if self.multinode else "single_node"
         recipes_root = self.layout_root / "benchmarks" / lane / "srt-slurm-recipes"
         candidates: list[Path] = []
@@ -253,9 +263,10 @@ class ConfigEntry:
         if self.srt_recipe_dir:
             candidates.append(recipes_root / self.srt_recipe_dir / name)
         candidates += [self.layout_root / name, self.layout_root.parent / name, recipes_root / name]
+        candidates = [c for c in candidates if checkout.lexically_inside(self.root_dir, c)]
         for candidate in candidates:
             if candidate.is_file():
-                return candidate
+                return checkout.entry_file(self, candidate, what, row=True)
         raise RecipeAbsent(
             f"{self.key}: recipe {name!r} of row {row.index} is absent from the tree (looked in "
             f"{', '.join(str(c) for c in candidates[:2])})",
@@ -265,7 +276,9 @@ class ConfigEntry:
     def shared_block_path(self) -> Path | None:
         lane = "agentic-multi.yaml" if self.multinode else "agentic-single.yaml"
         candidate = self.layout_root / "configs" / "srt-recipes" / lane
-        return candidate if candidate.is_file() else None
+        if not candidate.is_file():
+            return None
+        return checkout.entry_file(self, candidate, f"{self.key}: shared recipe block")
 
 
 @dataclass
@@ -304,7 +317,9 @@ class Master:
             )
         raw, path = self.data[key]
         self.check_sglang(key)
-        return parse_entry(key, raw, path, self.layout_root, script_launched=script_launched)
+        entry = parse_entry(key, raw, path, self.layout_root, script_launched=script_launched)
+        entry.checkout_root = self.root
+        return entry
 
 
 def find_layout(inferencex_dir: Path) -> Path:
@@ -337,6 +352,8 @@ def load_master(inferencex_dir: Path | str) -> Master:
     files = sorted((layout / "configs").glob("*-master.yaml")) or sorted(
         (layout / ".github" / "configs").glob("*-master.yaml")
     )
+    for f in files:
+        checkout.contained(root, f, what="master config")
     try:
         if any(f.stat().st_size > yamlsafe.MAX_FILE_BYTES for f in files):
             raise OSError  # never read whole; yamlsafe.load refuses it with its size
@@ -598,11 +615,12 @@ GOLDEN_DIRS = ("infx/golden_al_distribution", "golden_al_distribution")
 
 def golden_al_file(entry: ConfigEntry, method: str) -> Path | None:
     name = f"{entry.model_prefix}_{method}.yaml"
+    checkout.entry_name(entry, name, f"{entry.key}: golden AL file (from model-prefix)")
     for base in (entry.layout_root, entry.layout_root.parent):
         for sub in GOLDEN_DIRS:
             candidate = base / sub / name
-            if candidate.is_file():
-                return candidate
+            if checkout.lexically_inside(entry.root_dir, candidate) and candidate.is_file():
+                return checkout.entry_file(entry, candidate, f"{entry.key}: golden AL file")
     return None
 
 

@@ -80,6 +80,9 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
         ) from None
     except yaml.YAMLError as exc:
         raise SyncError(f"YAML error: {exc}", path=path) from None
+    except ValueError as exc:
+        # int() refuses a scalar of thousands of digits: a PR's recipe must not crash the bot.
+        raise SyncError(f"YAML value the loader cannot build: {str(exc)[:80]}", path=path) from None
     check_size(data, path)
     return data
 

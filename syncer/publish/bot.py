@@ -43,6 +43,8 @@ from syncer.templating import render
 from syncer.untrusted import clip
 from syncer.wording import js, kind
 
+# GitHub's ids (PRs, comments, runs) fit in 20 digits.
+MAX_ID_DIGITS = 20
 LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 MAX_REPORT_CHARS = 40_000
 
@@ -73,6 +75,9 @@ class Settings:
     docs_url: str = "https://docs.sglang.io"
     body_limit: int = MAX_BODY_CHARS
     today: str | None = None
+    # The one cookbook model this run handles (the workflow runs one job per model, each in its
+    # model's concurrency group); None: every model the event touches.
+    model: str | None = None
     # Downloaded runs (<run_id>/...) a dry run without a token reads instead of the artifacts.
     local_runs: Path | None = None
 
@@ -121,6 +126,7 @@ class Bot:
         self._book: Cookbook | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._renders: dict[str, Any] = {}
+        self._handled: set[int] = set()  # InferenceX PRs this run brought up to date
 
     def _did(self, done: str, would: str) -> None:
         """Report a write: as made, or in a dry run as what would be made (nothing was)."""
@@ -131,6 +137,8 @@ class Bot:
     def handle(self, event_name: str, payload: dict[str, Any]) -> Outcome:
         try:
             self._route(event_name, payload)
+            if self.s.model is not None:
+                self._catch_up(self.s.config.model(self.s.model))
         finally:
             if self._scratch is not None:
                 self._scratch.cleanup()
@@ -166,7 +174,9 @@ class Bot:
             # Workflow inputs always arrive as strings.
             raw = _obj(payload, "inputs").get("cookbook_pr")
             digits = raw.strip() if isinstance(raw, str) else ""
-            value = int(digits) if digits.isascii() and digits.isdigit() else raw
+            # At most 20 digits, like every id: int() of thousands of digits raises.
+            plain = digits.isascii() and digits.isdigit() and len(digits) <= MAX_ID_DIGITS
+            value = int(digits) if plain else raw
             self.on_cookbook_closed(_number(value, "inputs.cookbook_pr"))
         else:
             self.out.say(f"ignored: event {event_name}")
@@ -185,13 +195,16 @@ class Bot:
             self.sync_pr(number)
             return
         # The event says who wrote what; the API is asked again, and only its answer is used
-        # for the body. Both must say the author is authorised.
+        # for the body. Both must say the author is authorised, and that is decided before the
+        # body is parsed at all: nothing an unauthorised commenter writes is interpreted.
+        event_ok = pinrules.authorised(_assoc(event_comment.get("author_association")))
         try:
             comment = self.infx.comment(repo, comment_id)
         except NotFound:
             # Deleted before we got here: the PR's pin is simply recomputed without it.
             self.sync_pr(number)
             return
+        api_ok = pinrules.authorised(comment.association)
         command = pinrules.parse_command(comment.body)
         malformed = pinrules.malformed_lines(comment.body)
         if command is None and not malformed:
@@ -201,8 +214,6 @@ class Bot:
             else:
                 self.out.say(f"comment {comment_id}: no command; nothing to do")
             return
-        event_ok = pinrules.authorised(event_comment.get("author_association"))
-        api_ok = pinrules.authorised(comment.association)
         if not (event_ok and api_ok) or command is None:
             pinrules.sync_reactions(self.infx, repo, comment, accepted=False)
             why = (
@@ -223,10 +234,44 @@ class Bot:
     # -- an InferenceX PR -----------------------------------------------------------------------
 
     def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
-        return pr_configs(self.s.config, number)
+        found = pr_configs(self.s.config, number)
+        return [(m, c) for m, c in found if self.s.model in (None, m.path)]
+
+    def _catch_up(self, model: ModelSpec) -> None:
+        """Bring up to date the closed InferenceX PRs that ``model``'s open cookbook PR still
+        carries as not verified.
+
+        GitHub keeps one pending run per concurrency group and cancels the older pending one
+        when another event arrives, so a ``pull_request: closed`` can be dropped behind a later
+        event of the same model; the later run (this one) does its work. Both handlers are
+        idempotent: a PR already handled is read, not written again."""
+        me = self.cgh.login()
+        open_pr = next((p for p in self._bot_pulls(model) if p.state == "open"), None)
+        if open_pr is None:
+            return
+        recorded = st.read_state(open_pr, me, model.path)
+        waiting = sorted(
+            {int(p.pr) for p in recorded.values() if p.pr and p.status != "verified"}
+            - self._handled
+        )
+        for number in waiting:
+            try:
+                pull = self.infx.pull(self.s.inferencex_repo, number)
+            except NotFound:
+                continue
+            if pull.state != "closed" or not self.configs_of(number):
+                continue
+            if not pull.merged:
+                self.out.say(f"PR #{number}: closed without merging; catching up")
+                self._on_closed_unmerged(pull, self.configs_of(number))
+            elif any(p.status == "verified-pr" for p in recorded.values() if p.pr == str(number)):
+                # Merged with a pinned run the cookbook PR still calls a PR pin.
+                self.out.say(f"PR #{number}: merged; catching up")
+                self.sync_pr(number)
 
     def sync_pr(self, number: int) -> None:
         repo = self.s.inferencex_repo
+        self._handled.add(number)
         configs = self.configs_of(number)
         if not configs:
             self.out.say(f"PR #{number}: no config of sync.yaml comes from this PR; nothing to do")
@@ -264,6 +309,7 @@ class Bot:
         that only exists for it is closed (users of PR bots expect stale PRs closed, not left for
         reviewers); one that still carries another open or merged InferenceX PR stays open.
         Status comments are edited, never posted anew, on PRs that are closed."""
+        self._handled.add(pull.number)
         me = self.cgh.login()
         for model in {m.path: m for m, _ in configs}.values():
             pulls = self._bot_pulls(model)
@@ -479,6 +525,7 @@ class Bot:
         return st.StatusItem(
             key=key,
             model=model.model,
+            model_path=model.path,
             section=model.section,
             page_url=self._page_url(model),
             head_sha=head_sha,
@@ -791,6 +838,9 @@ class Bot:
             self.out.say(f"{self.s.cookbook_repo}#{number} is still open; nothing to do")
             return
         model = next((m for m in self.s.config.models if st.pr_marker(m.path) in pull.body), None)
+        if model is not None and self.s.model not in (None, model.path):
+            self.out.say(f"{self.s.cookbook_repo}#{number} is {model.path}'s; not this run's model")
+            return
         if pull.user != me or model is None:
             self.out.say(f"{self.s.cookbook_repo}#{number} is not a sync PR of this bot; ignored")
             return
@@ -838,13 +888,21 @@ class Bot:
     ) -> None:
         """Post or edit the PR's one status comment; ``create=False`` only edits an existing one."""
         repo = self.s.inferencex_repo
-        body = st.render_status(items, self.s.cookbook_repo)
-        body = fit_comment(body)
         existing = st.find_status_comment(self.infx.comments(repo, number), self.infx.login())
+        keep: dict[str, str] = {}
+        if existing is not None and self.s.model is not None:
+            # This run writes its own model's section; the other models' jobs write theirs.
+            keep = {
+                path: text
+                for path, text in st.read_sections(existing.body).items()
+                if path != self.s.model
+            }
+        order = [m.path for m in self.s.config.models]
+        body = fit_comment(st.render_status(items, self.s.cookbook_repo, keep=keep, order=order))
         if existing is None and not create:
             self.out.say(f"PR #{number}: no status comment to update")
         elif existing is None:
-            self.infx.create_comment(repo, number, body)
+            self.infx.create_comment(repo, number, body, marker=st.STATUS_MARKER)
             self._did(
                 f"PR #{number}: status comment posted",
                 f"PR #{number}: would post the status comment",
@@ -857,6 +915,43 @@ class Bot:
             )
         else:
             self.out.say(f"PR #{number}: status comment already current")
+        if self.s.model is not None and not self.plan.dry_run and (existing or create):
+            self._settle_status(number, st.read_sections(body).get(self.s.model))
+
+    def _settle_status(self, number: int, mine: str | None) -> None:
+        """Make the one status comment hold this run's section, after the other models' jobs
+        of the same event wrote theirs at the same time (each job is in its own model's
+        concurrency group, so nothing serialises their edits of the PR's one comment).
+
+        Read back what is there: a comment whose copy of this section is stale (another job
+        wrote over it with what it had read before) is edited again; a second status comment
+        (two jobs that both found none and posted) is merged into the oldest and deleted. Every
+        other section is taken from the newest comment that has it."""
+        repo, me = self.s.inferencex_repo, self.infx.login()
+        order = [m.path for m in self.s.config.models]
+        for _ in range(3):
+            found = [
+                c
+                for c in self.infx.comments(repo, number)
+                if c.user == me and c.body.startswith(st.STATUS_MARKER)
+            ]
+            if not found:
+                return
+            found.sort(key=lambda c: (c.created_at, c.id))
+            sections: dict[str, str] = {}
+            for comment in sorted(found, key=lambda c: (c.updated_at, c.id)):
+                sections.update(st.read_sections(comment.body))
+            if mine is not None:
+                sections[self.s.model or ""] = mine
+            keeper, extras = found[0], found[1:]
+            body = st.render_status([], self.s.cookbook_repo, keep=sections, order=order)
+            if keeper.body == body and not extras:
+                return
+            if keeper.body != body:
+                self.infx.edit_comment(repo, keeper.id, fit_comment(body))
+            for extra in extras:
+                self.infx.delete_comment(repo, extra.id)
+            self.out.say(f"PR #{number}: status comment {keeper.id} merged with another job's")
 
 
 def event_models(
@@ -955,6 +1050,11 @@ def _number(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise BadEvent(f"event: {what} must be a positive integer, got {js(value, 40)}")
     return value
+
+
+def _assoc(value: Any) -> str | None:
+    """The event's ``author_association`` (a string, or nothing usable: not authorised)."""
+    return value if isinstance(value, str) else None
 
 
 def _carries(cookbook_pr: Pull, number: int, login: str, model: ModelSpec) -> bool:

@@ -135,8 +135,10 @@ def _retry(retries: int, max_wait: float, backoff: float) -> Retry:
         total=retries,
         backoff_factor=backoff,
         status_forcelist=[*range(500, 600), 429],
-        # PATCH is idempotent for every call made here (comment and PR edits).
-        allowed_methods=frozenset({"GET", "POST", "PATCH", "PUT", "DELETE"}),
+        # PATCH is idempotent for every call made here (comment and PR edits). POST is not:
+        # GitHub may have made the write when the answer is a 502, so a blind retry posts a
+        # second comment. GitHubClient._post retries it only after looking the object up.
+        allowed_methods=frozenset({"GET", "PATCH", "PUT", "DELETE"}),
         max_rate_limit_wait=max_wait,
         secondary_rate_wait=min(60.0, max_wait),
     )
@@ -255,6 +257,75 @@ class GitHubClient:
 
         return self._call(f"{verb} {path}", go)
 
+    def _post(
+        self,
+        path: str,
+        body: dict[str, Any],
+        find: Callable[[], Any | None] | None,
+        *,
+        exists: Callable[[GithubException], bool] = lambda exc: False,
+    ) -> Any:
+        """POST ``body`` once, and again only when the write is known not to have been made.
+
+        A 5xx, a timeout or a dropped connection does not say whether GitHub made the write:
+        ``find()`` looks the object up first (by its hidden marker or its branch) and returns
+        it when it is there; only when it is not is the POST sent again. A rate-limit answer
+        (429, or 403 with a limit header) means nothing was made. ``exists(exc)`` marks an
+        error that means "it is already there" (422 for a PR), answered by ``find()`` too.
+        ``find=None``: a POST GitHub itself makes idempotent (a reaction).
+        """
+        url = f"{self.base_url}{path}"
+
+        def go() -> Any:
+            attempt = 0
+            while True:
+                try:
+                    return self._gh.requester.requestJsonAndCheck("POST", url, input=body)[1]
+                except GithubException as exc:
+                    if exists(exc) and find is not None:
+                        found = find()
+                        if found is not None:
+                            return found
+                        raise
+                    wait = self._post_wait(exc.status, exc.headers or {}, attempt)
+                    if wait is None or attempt >= self.retries:
+                        raise
+                    maybe_made = exc.status >= 500
+                except (requests.ConnectionError, requests.Timeout):
+                    if attempt >= self.retries:
+                        raise
+                    wait, maybe_made = self.backoff * (2**attempt), True
+                if maybe_made and find is not None:
+                    found = find()
+                    if found is not None:
+                        return found
+                time.sleep(wait)
+                attempt += 1
+
+        return self._call(f"POST {path}", go)
+
+    def _post_wait(self, status: int, headers: dict[str, Any], attempt: int) -> float | None:
+        """Seconds before a failed POST may be sent again; None: the failure is final."""
+        limited = status == 429 or (
+            status == 403
+            and (
+                "retry-after" in {k.lower() for k in headers}
+                or _header(headers, "x-ratelimit-remaining") == "0"
+            )
+        )
+        if not (limited or 500 <= status < 600):
+            return None
+        wait = self.backoff * (2**attempt)
+        after = _header(headers, "retry-after")
+        if after is not None:
+            with contextlib.suppress(ValueError):
+                wait = float(after)
+        if wait > self.max_wait:
+            raise RateLimitTooLong(
+                f"GitHub asks to retry in {wait:.0f}s, over the {self.max_wait:.0f}s cap"
+            )
+        return max(0.0, wait)
+
     def _pages(self, path: str, key: str | None = None) -> list[dict[str, Any]]:
         """Every item of a paginated list (``per_page=100``, following ``page`` until short)."""
         items: list[dict[str, Any]] = []
@@ -367,13 +438,29 @@ class GitHubClient:
 
     # -- writes (planned in dry-run) ---------------------------------------------------------
 
-    def create_comment(self, repo: str, number: int, body: str) -> Comment:
+    def create_comment(
+        self, repo: str, number: int, body: str, *, marker: str | None = None
+    ) -> Comment:
+        """Post a comment. When the answer is lost, the bot's own comment carrying ``marker``
+        (or this very body) is looked up before posting again: one comment, never two."""
         self.plan.note(f"POST /repos/{repo}/issues/{number}/comments ({len(body)} chars)\n{body}")
         if self.plan.dry_run:
             return Comment(next(self._dry_ids), body, self.login(), "NONE", "", "")
-        return _comment(
-            self._json("POST", f"/repos/{repo}/issues/{number}/comments", body={"body": body})
-        )
+        me = self.login()
+
+        def find() -> dict[str, Any] | None:
+            mine = [
+                c
+                for c in self._pages(f"/repos/{repo}/issues/{number}/comments")
+                if (c.get("user") or {}).get("login") == me
+                and (
+                    c.get("body") == body
+                    or (marker is not None and marker in (c.get("body") or ""))
+                )
+            ]
+            return mine[-1] if mine else None
+
+        return _comment(self._post(f"/repos/{repo}/issues/{number}/comments", {"body": body}, find))
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
         self.plan.note(
@@ -385,11 +472,19 @@ class GitHubClient:
     def add_reaction(self, repo: str, comment_id: int, content: str) -> None:
         self.plan.note(f"POST /repos/{repo}/issues/comments/{comment_id}/reactions {content}")
         if not self.plan.dry_run:
-            self._json(
-                "POST",
+            # GitHub answers an existing reaction with 200: posting it again is harmless.
+            self._post(
                 f"/repos/{repo}/issues/comments/{comment_id}/reactions",
-                body={"content": content},
+                {"content": content},
+                None,
             )
+
+    def delete_comment(self, repo: str, comment_id: int) -> None:
+        """Delete a comment; one already gone is not an error (another job deleted it)."""
+        self.plan.note(f"DELETE /repos/{repo}/issues/comments/{comment_id}")
+        if not self.plan.dry_run:
+            with contextlib.suppress(NotFound):
+                self._json("DELETE", f"/repos/{repo}/issues/comments/{comment_id}")
 
     def remove_reaction(self, repo: str, comment_id: int, reaction_id: int) -> None:
         self.plan.note(f"DELETE /repos/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}")
@@ -428,17 +523,36 @@ class GitHubClient:
                 (),
                 "",
             )
-        data = self._json(
-            "POST",
+        me = self.login()
+
+        def find() -> dict[str, Any] | None:
+            # The open PR of this head made by the bot: the one a lost answer created.
+            found = self._json(
+                "GET", f"/repos/{repo}/pulls", params={"head": head, "state": "open"}
+            )
+            mine = [p for p in found if (p.get("user") or {}).get("login") == me]
+            return mine[0] if mine else None
+
+        data = self._post(
             f"/repos/{repo}/pulls",
-            body={
+            {
                 "title": title,
                 "body": body,
                 "head": head,
                 "base": base,
                 "maintainer_can_modify": maintainer_can_modify,
             },
+            find,
+            exists=_already_exists,
         )
+        if (data.get("title"), data.get("body") or "") != (title, body):
+            # Found rather than made (an earlier run's PR the listing had not shown yet): it
+            # gets this run's title and body, as the one PR of this head must.
+            data = self._json(
+                "PATCH",
+                f"/repos/{repo}/pulls/{data['number']}",
+                body={"title": title, "body": body},
+            )
         return _pull(repo, data)
 
     def update_pull(
@@ -462,6 +576,19 @@ class GitHubClient:
         )
         if not self.plan.dry_run:
             self._json("PATCH", f"/repos/{repo}/pulls/{number}", body=fields)
+
+
+def _header(headers: dict[str, Any], name: str) -> str | None:
+    for key, value in headers.items():
+        if key.lower() == name:
+            return str(value)
+    return None
+
+
+def _already_exists(exc: GithubException) -> bool:
+    """GitHub's 422 for a second PR of the same head ("A pull request already exists for
+    owner:branch."): the PR is there, made by an earlier attempt whose answer was lost."""
+    return exc.status == 422 and "already exists" in str(exc.data)
 
 
 def _stream_to(response: requests.Response, dest: Path, max_bytes: int, name: str) -> Path:

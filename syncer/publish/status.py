@@ -55,6 +55,7 @@ class StatusItem:
     closed_pr: int | None = None  # the bot's PR for these pins, closed unmerged
     source_closed: bool = False  # this InferenceX PR was closed without merging
     kept_for: list[int] = field(default_factory=list)  # other PRs keeping open_pr open
+    model_path: str = ""  # org/model: the comment's section this item belongs to
 
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -79,20 +80,59 @@ def close_blocks(text: str) -> str:
     return text + "\n\n</details>" * max(0, opened)
 
 
-def render_status(items: list[StatusItem], cookbook_repo: str) -> str:
+SECTION_PREFIX = "<!-- infx-cookbook-sync:section "
+_SECTION = re.compile(r"^<!-- infx-cookbook-sync:section (\S+) -->$", re.M)
+SECTION_SEPARATOR = "\n\n---\n\n"
+
+
+def section_marker(model_path: str) -> str:
+    return f"{SECTION_PREFIX}{model_path} -->"
+
+
+def render_status(
+    items: list[StatusItem],
+    cookbook_repo: str,
+    *,
+    keep: dict[str, str] | None = None,
+    order: list[str] | None = None,
+) -> str:
+    """The status comment: one section per cookbook model, each behind its hidden marker.
+
+    ``keep``: sections of other models to carry over unchanged (from the comment as it is), so
+    the per-model jobs of one event each rewrite only their own model's section.
+    ``order``: model paths in sync.yaml order (sections of unknown models go last)."""
     items = [
         replace(item, verify_report=close_blocks(item.verify_report))
         if item.verify_report is not None
         else item
         for item in items
     ]
-    return render(
-        "status_comment.md.j2",
-        marker=STATUS_MARKER,
-        by=BY,
-        cookbook_repo=cookbook_repo,
-        items=items,
-    )
+    sections = dict(keep or {})
+    groups: dict[str, list[StatusItem]] = {}
+    for item in items:
+        groups.setdefault(item.model_path, []).append(item)
+    for path, group in groups.items():
+        sections[path] = render(
+            "status_comment.md.j2",
+            marker=section_marker(path),
+            by=BY,
+            cookbook_repo=cookbook_repo,
+            items=group,
+        ).strip("\n")
+    rank = {path: i for i, path in enumerate(order or [])}
+    paths = sorted(sections, key=lambda p: (rank.get(p, len(rank)), p))
+    return STATUS_MARKER + "\n" + SECTION_SEPARATOR.join(sections[p] for p in paths) + "\n"
+
+
+def read_sections(body: str) -> dict[str, str]:
+    """The per-model sections of a status comment the bot wrote (model path -> text)."""
+    marks = list(_SECTION.finditer(body))
+    out: dict[str, str] = {}
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(body)
+        text = body[m.start() : end].rstrip("\n")
+        out[m.group(1)] = text.removesuffix(SECTION_SEPARATOR.rstrip("\n")).rstrip("\n")
+    return out
 
 
 def find_status_comment(comments: list[Comment], login: str) -> Comment | None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from syncer.inferencex.services import BLOCK_KINDS as SERVICE_BLOCK_KINDS
 from syncer.inferencex.services import split_service_argv
 from syncer.model import Block, sorted_env
+from syncer.runs.conflicts import command_conflicts
 from syncer.runs.envline import split_env
 from syncer.runs.logs import LoggedProcess, SweepLog
 
@@ -152,7 +153,7 @@ def _show(values: list[tuple[str, ...]] | None) -> str:
 def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> LoggedLaunch:
     """Raw blocks of ``sweep``. ``expected_env(kind, role)`` gives the env the recipe expects
     for a block (used only to split ``Env:`` lines; see :mod:`syncer.runs.envline`)."""
-    out = LoggedLaunch(sweep, [])
+    out = LoggedLaunch(sweep, [], problems=command_conflicts(sweep))
 
     def expected(kind: str, role: str | None) -> Mapping[str, str] | None:
         return expected_env(kind, role) if expected_env else None

@@ -87,6 +87,8 @@ class LoggedProcess:
     argv: list[str] | None = None
     log: str | None = None
     service: str | None = None  # the service's name, for ``Starting service`` lines
+    # Further Command: lines of the same block, (line, argv): reported by runs/conflicts.py.
+    repeats: list[tuple[int, list[str]]] = field(default_factory=list)
 
     @property
     def split(self) -> tuple[list[str], str, list[list[str]]]:
@@ -209,7 +211,9 @@ class _Parser:
                 self.env_open = self.current
             return
         if msg.startswith("Command: "):
-            proc = self.current if self.current is not None and self.current.argv is None else None
+            # Inside a worker block every Command: is the worker's (a second one is a conflict to
+            # report, not the benchmark's); the benchmark's comes after its Script: line.
+            proc = self.current if self.script is None else None
             self._command(proc, lineno, msg[len("Command: ") :])
             return
         if msg.startswith("Router command: "):
@@ -322,6 +326,9 @@ class _Parser:
         if proc is None:
             self.log.benchmarks.append(BenchmarkCommand(lineno, argv, self.script))
             self.script = None
+            return
+        if proc.argv is not None:
+            proc.repeats.append((lineno, argv))
             return
         proc.argv = argv
 

@@ -33,8 +33,11 @@ RESULT_PREFIXES = ("bmk_agentic_",)
 QUALIFICATION_PREFIX = "qualification"
 
 # ASCII digits only: \d would accept other scripts' digits, which int() then quietly converts.
-_USE = re.compile(r"^[ \t]*/use[ \t]+([0-9]+)[ \t]*$")
-_REUSE = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+([0-9]+))?[ \t]*$")
+# At most 20 of them (GitHub run ids fit): int() of thousands of digits raises ValueError, and a
+# comment anyone can write must never make the bot fail. A longer id is a malformed command.
+MAX_RUN_ID_DIGITS = 20
+_USE = re.compile(r"^[ \t]*/use[ \t]+([0-9]{1,20})[ \t]*$")
+_REUSE = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+([0-9]{1,20}))?[ \t]*$")
 # Lines that try to be a command and are not one (bare /use, /use abc, /reuse-sweep-run x).
 _ATTEMPT = re.compile(r"^[ \t]*/(use|reuse-sweep-run)(?:[ \t]|$)")
 
@@ -94,8 +97,11 @@ def authorised_commands(comments: list[Comment]) -> list[Selection]:
     """Every authorised command comment, oldest first."""
     out = []
     for comment in sorted(comments, key=lambda c: (c.created_at, c.id)):
+        # Authorisation first: an unauthorised comment's body is never interpreted.
+        if not authorised(comment.association):
+            continue
         command = parse_command(comment.body)
-        if command is not None and authorised(comment.association):
+        if command is not None:
             out.append(Selection(comment, command))
     return out
 

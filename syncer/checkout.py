@@ -1,0 +1,103 @@
+"""Paths read from an InferenceX checkout stay inside it.
+
+On the bot's path the checkout is a pull request's head, possibly from a fork: whatever it names
+(a recipe by an absolute path or through ``..``, a recipe file or folder that is a symlink to
+``/etc`` or to the runner's home) would be read, rendered and published in the cookbook PR and
+the status comment. Every file the tool reads from a checkout (master configs, recipes, shared
+recipe blocks, golden acceptance files) goes through :func:`contained`: its real location, every
+symlink on the way followed, must lie under the checkout's real root. Links that stay inside
+are fine (the tool never follows one out).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from typing import TYPE_CHECKING
+
+from syncer.errors import SyncError
+
+if TYPE_CHECKING:
+    from syncer.inferencex.master import ConfigEntry
+
+
+def check_name(name: str, *, what: str, path: str | None, line: int | None = None) -> None:
+    """A file name a master config gives (``srt-recipe``, ``CONFIG_FILE=``, ``srt-recipe-dir``)
+    is relative and never climbs with ``..``: InferenceX names its recipes by plain relative
+    paths, and nothing else is looked up."""
+    posix, windows = PurePosixPath(name), PureWindowsPath(name)
+    if posix.is_absolute() or windows.is_absolute() or windows.drive or name.startswith("~"):
+        raise SyncError(
+            f"{what} {name!r} is an absolute path; files are read from inside the InferenceX "
+            "checkout only",
+            path=path,
+            line=line,
+        )
+    if ".." in posix.parts or ".." in windows.parts:
+        raise SyncError(
+            f"{what} {name!r} climbs out with '..'; files are read from inside the InferenceX "
+            "checkout only",
+            path=path,
+            line=line,
+        )
+
+
+def lexically_inside(root: Path, candidate: Path) -> bool:
+    """Whether ``candidate`` names a place under ``root`` before any link is looked at (used to
+    drop look-up locations such as the checkout's parent folder without touching them)."""
+    base = os.path.normpath(os.path.abspath(root))
+    target = os.path.normpath(os.path.abspath(candidate))
+    return target == base or target.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def inside(root: Path, candidate: Path) -> bool:
+    """Whether ``candidate`` (which exists) really lies under ``root``: every symlink on its path,
+    folders included, followed."""
+    try:
+        real_root = root.resolve(strict=True)
+        real = candidate.resolve(strict=True)
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+        return False
+    return real == real_root or real_root in real.parents
+
+
+def contained(
+    root: Path, candidate: Path, *, what: str, path: str | None = None, line: int | None = None
+) -> Path:
+    """``candidate`` when it really lies inside the checkout ``root``; a ``SyncError`` naming
+    ``what`` (and the master row's file and line when given) otherwise."""
+    if not lexically_inside(root, candidate):
+        raise SyncError(
+            f"{what}: {candidate} is outside the InferenceX checkout {root}; not read",
+            path=path,
+            line=line,
+        )
+    if not inside(root, candidate):
+        shown = os.path.relpath(os.path.abspath(candidate), os.path.abspath(root))
+        raise SyncError(
+            f"{what}: {shown} is a symlink (or lies under one) pointing outside the InferenceX "
+            "checkout; not followed",
+            path=path if path is not None else str(candidate),
+            line=line,
+        )
+    return candidate
+
+
+def entry_file(entry: ConfigEntry, candidate: Path, what: str, *, row: bool = False) -> Path:
+    """``candidate``, a file found for master entry ``entry``, when it lies inside the
+    checkout; ``row``: the error names the master file and the entry's line (the row's
+    recipe name led there)."""
+    from syncer.inferencex import yamlsafe
+
+    line = yamlsafe.key_line(entry.path, [entry.key]) if row else None
+    return contained(
+        entry.root_dir, candidate, what=what, path=entry.path if row else None, line=line
+    )
+
+
+def entry_name(entry: ConfigEntry, name: str, what: str) -> None:
+    """:func:`check_name` for a name master entry ``entry`` gives; the error names the master
+    file and the entry's line."""
+    from syncer.inferencex import yamlsafe
+
+    check_name(name, what=what, path=entry.path, line=yamlsafe.key_line(entry.path, [entry.key]))
