@@ -82,9 +82,35 @@ def parse_module(text: str, path: str = "<module>") -> JsModule:
         fast = _parse_fast(text)
         if fast is not None:
             return fast
+        if _blank(text):
+            # refused without esprima: importing it alone costs several times what reading a
+            # good module of the generator's layout does
+            raise SyncError(NO_STATEMENT, path=path)
         return _parse_esprima(text, path)
     except RecursionError:
         raise SyncError("literal nested too deeply to be a data module", path=path) from None
+
+
+NO_STATEMENT = "expected `export const <name> = <literal>`, found no statement"
+
+
+def _blank(text: str) -> bool:
+    """Whether ``text`` holds nothing but white space and comments (an empty or truncated-to-
+    nothing module), read in one linear pass."""
+    at = 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if text.startswith("//", at):
+            end = text.find("\n", at)
+            at = len(text) if end < 0 else end
+        elif text.startswith("/*", at):
+            end = text.find("*/", at + 2)
+            if end < 0:
+                return False  # an unclosed comment: esprima says where
+            at = end + 2
+        else:
+            return at == len(text)
 
 
 def _reject_constant(name: str) -> Any:
@@ -141,7 +167,7 @@ def _parse_esprima(text: str, path: str) -> JsModule:
         ) from None
     body = program.body
     if not body:
-        raise SyncError("expected `export const <name> = <literal>`, found no statement", path=path)
+        raise SyncError(NO_STATEMENT, path=path)
     export = body[0]
     decl = getattr(export, "declaration", None)
     if (
