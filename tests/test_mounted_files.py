@@ -174,6 +174,35 @@ def test_missing_file_is_named_and_render_says_its_content_is_unknown(tmp_path, 
     )
 
 
+def test_render_json_lists_shipped_and_missing_files(tmp_path, capsys) -> None:
+    import json
+
+    infx = _tree(tmp_path)
+    argv = ["render", DISAGG, "--inferencex", str(infx), "--point", "0", "--format", "json"]
+    assert _run(*argv, "--router", "sglang") == 0
+    point = json.loads(capsys.readouterr().out)["points"][0]
+    assert "files" not in point
+    assert point["missing_files"] == {
+        "sglang": [
+            {
+                "name": "deepep_config.json",
+                "source": "configs/deepep_config.json",
+                "mount": "/configs",
+            },
+            {"name": "moe.toml", "source": "configs/tuning/moe.toml", "mount": "/configs"},
+        ]
+    }
+    configs = _configs(tmp_path / "srt-configs")
+    assert _run(*argv, "--srt-slurm-configs", str(configs)) == 0
+    point = json.loads(capsys.readouterr().out)["points"][0]
+    assert "missing_files" not in point and set(point["files"]) == {"dynamo", "sglang"}
+    fid = _fid("deepep_config.json", DEEPEP)
+    assert point["files"]["sglang"][fid] == {"name": "deepep_config.json", "content": DEEPEP}
+    assert _run(*argv, "--raw") == 0  # the raw form is what srt-slurm ran: no cookbook files
+    point = json.loads(capsys.readouterr().out)["points"][0]
+    assert "files" not in point and "missing_files" not in point
+
+
 def test_generate_refuses_a_missing_file_naming_it_and_the_commit(tmp_path, capsys) -> None:
     infx = _tree(tmp_path)
     # the newest layout pins srt-slurm as a submodule: the gitlink names the commit

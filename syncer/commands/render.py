@@ -6,6 +6,9 @@ Text prints each job's "Copy all" text (the cookbook's own formatting, through
 (single node: one job per row and concurrency; multi node: one per row) in master-config
 order; ``--conc C`` selects every job measured at C (``syncer.selection``). ``--raw`` shows
 what srt-slurm launches (only the router the recipe runs) instead of the cookbook form.
+The cookbook form also lists the config files each router ships (text: ``files:``; json:
+``files``) and the files of srt-slurm's checkout whose content is not available (text: a
+"content unknown" line; json: ``missing_files``); ``--srt-slurm-configs DIR`` provides them.
 """
 
 from __future__ import annotations

@@ -87,12 +87,27 @@ class RenderedPoint:
         routers = self.raw if raw else self.cookbook
         if router is not None:
             routers = {router: routers[router]} if router in routers else {}
-        return {
+        out: dict[str, Any] = {
             "item": self.item,
             "override": self.override,
             "concs": list(self.concs),
             "routers": routers,
         }
+        if raw:
+            return out
+        # the cookbook form's config files, and the srt-slurm files whose content is unknown
+        # (named, never invented); present only when a router has any
+        files = {r: self.files[r] for r in routers if self.files.get(r)}
+        missing = {
+            r: [{"name": f.name, "source": f.source, "mount": f.rule.mount} for f in refs]
+            for r, refs in self.missing_files.items()
+            if r in routers and refs
+        }
+        if files:
+            out["files"] = files
+        if missing:
+            out["missing_files"] = missing
+        return out
 
 
 @dataclass
