@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from syncer.errors import SyncError
+from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.untrusted import term_text
 from syncer.wording import count
 
@@ -73,6 +75,13 @@ from syncer.wording import count
     type=click.Path(file_okay=False, path_type=Path),
     help="SGLang checkout for the flag check (default: --pages, when it is one).",
 )
+@click.option(
+    "--srt-slurm-configs",
+    "srt_slurm_configs",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="DIR",
+    help=SRT_CONFIGS_HELP,
+)
 def generate_command(
     model: str | None,
     all_models: bool,
@@ -86,6 +95,7 @@ def generate_command(
     only: str | None,
     check: bool,
     sglang: Path | None,
+    srt_slurm_configs: Path | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
     from syncer.cookbook.generate import generate_model, write_results
@@ -105,6 +115,16 @@ def generate_command(
         if owner is None or owner.path not in names:
             raise SyncError(f"--only {only}: not a config of {', '.join(names)} in sync.yaml")
         names = [owner.path]
+    renderer = None
+    if srt_slurm_configs is not None:
+        from syncer.inferencex.render import render_config
+        from syncer.inferencex.srtconfigs import discover
+
+        srt = discover(inferencex, srt_slurm_configs)
+
+        def renderer(root: Path, key: str) -> Any:
+            return render_config(root, key, srt_files=srt)
+
     # Every model is generated and proven before anything is written: a bad config of the
     # second model must not leave the first one updated alone.
     results = [
@@ -118,6 +138,7 @@ def generate_command(
             today=today,
             force_page=force_page,
             only=only,
+            renderer=renderer,
         )
         for name in names
     ]

@@ -212,6 +212,10 @@ def _cells_for_config(
     pin: Pin,
     donors: _Donors,
 ) -> list[CellSpec]:
+    missing = rendered.missing_file_error()
+    if missing is not None:
+        # the module must ship every file its commands name, with srt-slurm's own bytes
+        raise missing
     hw = _hardware_of(cfg, model)
     own_hicache = _hicache_from(rendered, cfg.key, hw)
     cells: list[CellSpec] = []
