@@ -17,17 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from syncer.compare.diff import block_key, canonical_flag
+from syncer.compare.diff import block_key
 from syncer.cookbook import decode, shell
 from syncer.errors import SyncError
+from syncer.flags import DP_ATTENTION_FLAG, DP_FLAG, EP_FLAG, TP_FLAG, canonical_flag
 from syncer.model import WORKER_ROLES, Block
-
-# The parallelism that names a deployment, by canonical flag (every sglang spelling of it
-# reads the same through ``canonical_flag``).
-_TP_FLAG = "--tensor-parallel-size"
-_EP_FLAG = "--expert-parallel-size"
-_DP_FLAG = "--data-parallel-size"
-_DP_ATTENTION = "--enable-dp-attention"
 
 
 @dataclass(frozen=True)
@@ -170,10 +164,10 @@ def deployment_shape(blocks: Iterable[Block]) -> tuple[Any, ...]:
                 str(block.get("role", "agg")),
                 _as_int(block.get("workers"), 1),
                 _as_int(block.get("nodes_per_worker"), 1),
-                _int_flag(block, _TP_FLAG, 1),
-                _int_flag(block, _EP_FLAG, 1),
-                _int_flag(block, _DP_FLAG, 1),
-                _DP_ATTENTION in flags,
+                _int_flag(block, TP_FLAG, 1),
+                _int_flag(block, EP_FLAG, 1),
+                _int_flag(block, DP_FLAG, 1),
+                DP_ATTENTION_FLAG in flags,
             )
         )
     order = {role: i for i, role in enumerate(WORKER_ROLES)}

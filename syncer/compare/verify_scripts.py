@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from syncer.compare.diff import Comparison, canonical_flag, compare_blocks
+from syncer.compare.diff import Comparison, compare_blocks
 from syncer.errors import SyncError
+from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, HICACHE_FLAG, TP_FLAG, canonical_flag
 from syncer.inferencex.master import ConfigEntry, Row
 from syncer.inferencex.scripts import ScriptLaunch
 from syncer.runs.mapping import Assignment, Unmatched, name_hints
@@ -96,10 +97,10 @@ def argv_shape(rd: ResultDir) -> tuple[int, int, bool, bool]:
         return int(values[0]) if values and _INT.fullmatch(values[0]) else 1
 
     return (
-        number("--tensor-parallel-size"),
-        number("--expert-parallel-size"),
-        "--enable-dp-attention" in flags,
-        "--enable-hierarchical-cache" in flags,
+        number(TP_FLAG),
+        number(EP_FLAG),
+        DP_ATTENTION_FLAG in flags,
+        HICACHE_FLAG in flags,
     )
 
 

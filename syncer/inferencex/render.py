@@ -19,15 +19,13 @@ from typing import Any
 
 from syncer import progress
 from syncer.errors import SyncError
+from syncer.flags import DP_ARGS, DPA_ARGS, EP_ARGS, TP_ARGS
 from syncer.inferencex import master as master_mod
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import ConfigEntry, Job, Row
 from syncer.inferencex.policy import Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, render_raw
 from syncer.inferencex.recipe import (
-    DP_ARGS,
-    EP_ARGS,
-    TP_ARGS,
     Recipe,
     check_sections,
     compose_shared,
@@ -52,7 +50,6 @@ DERIVED_FRONTEND = {
         "args": {"policy": "cache_aware"},
     },
 }
-_DPA = ("enable-dp-attention", "enable_dp_attention")
 _SPEC_ALGO = ("speculative-algorithm", "speculative_algorithm")
 
 
@@ -191,7 +188,7 @@ def _mismatches(
     tp = int(_arg(args, TP_ARGS, 1))
     ep = int(_arg(args, EP_ARGS, 1))
     dp = int(_arg(args, DP_ARGS, 1))
-    dpa = bool(_arg(args, _DPA, False))
+    dpa = bool(_arg(args, DPA_ARGS, False))
     if tp != (row.tp or 1):
         why.append(f"tensor-parallel-size {tp} != tp {row.tp}")
     if ep != (row.ep or 1):
@@ -383,7 +380,7 @@ def measured_tier(recipe: Recipe) -> str:
 def _parallel(args: dict[str, Any], npw: int) -> str:
     tp = int(_arg(args, TP_ARGS, 1))
     ep = int(_arg(args, EP_ARGS, 1))
-    if _arg(args, _DPA, False):
+    if _arg(args, DPA_ARGS, False):
         text = f"DEP{int(_arg(args, DP_ARGS, tp))}"
     else:
         text = f"TP{tp}" + (f"·EP{ep}" if ep > 1 else "")
@@ -406,7 +403,7 @@ def shape_and_label(recipe: Recipe) -> tuple[tuple[Any, ...], str]:
                 int(_arg(args, TP_ARGS, 1)),
                 int(_arg(args, EP_ARGS, 1)),
                 int(_arg(args, DP_ARGS, 1)),
-                bool(_arg(args, _DPA, False)),
+                bool(_arg(args, DPA_ARGS, False)),
             )
         )
     if recipe.disagg:
@@ -617,7 +614,7 @@ def _signature(recipe: Recipe) -> tuple[Any, ...]:
         recipe.engine,
         int(_arg(args, TP_ARGS, 1)),
         int(_arg(args, EP_ARGS, 1)),
-        bool(_arg(args, _DPA, False)),
+        bool(_arg(args, DPA_ARGS, False)),
         int(_arg(args, DP_ARGS, 1)),
         agg.gpus,
         agg.nodes == 1 and agg.workers == 1,
