@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from syncer.cli import main
-from syncer.compare.verify import verify_config
+from syncer.usecases.verify import verify_config
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures" / "scriptera"

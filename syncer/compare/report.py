@@ -20,7 +20,9 @@ from syncer.untrusted import term_text
 from syncer.wording import count
 
 if TYPE_CHECKING:
-    from syncer.compare.verify import PointResult, VerifyResult
+    # Annotations only: VerifyResult renders itself through this module (``markdown``,
+    # ``json``, ``text``), so results imports report and a runtime import back would be a cycle.
+    from syncer.compare.results import PointResult, VerifyResult
 
 SCHEMA = 1
 # Skipped archive members (links, devices, unsafe paths) named one by one in the text reports;

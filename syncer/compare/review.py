@@ -19,6 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.console import Console
+
+from syncer.compare import review_render
 from syncer.compare.modules import (
     CellPair,
     CellRef,
@@ -300,14 +303,10 @@ class Review:
         }
 
     def markdown(self, budget: int | None = None) -> str:
-        from syncer.compare.review_render import render_markdown
+        return review_render.render_markdown(self, budget)
 
-        return render_markdown(self, budget)
-
-    def text(self, console: Any) -> None:
-        from syncer.compare.review_render import render_terminal
-
-        render_terminal(self, console)
+    def text(self, console: Console) -> None:
+        review_render.render_terminal(self, console)
 
 
 # ---- building the review -------------------------------------------------------------------

@@ -33,10 +33,10 @@ from syncer.inferencex.recipe import (
     normalise,
 )
 from syncer.inferencex.scripts import refuse_script_launched
+from syncer.locations import bundled_inferencex
 from syncer.model import Block
 
 _LOG = logging.getLogger("syncer")
-BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
 SIMULATE = {
     "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
     "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
@@ -536,7 +536,7 @@ def render_config(
 ) -> RenderedConfig:
     """Render every job of a config key; raises SyncError on any bad input. Warnings (a
     recipe's duplicate YAML keys) are logged and kept on the result."""
-    root = Path(inferencex_dir) if inferencex_dir is not None else BUNDLED_EXAMPLE
+    root = Path(inferencex_dir) if inferencex_dir is not None else bundled_inferencex()
     master = master_mod.load_master(root)
     master.check_sglang(key)  # the first reason given, before any other refusal
     refuse_script_launched(master, key)
