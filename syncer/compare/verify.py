@@ -67,16 +67,6 @@ def _expected_env(raw_blocks: list[Block]) -> ExpectedEnv:
     return expected
 
 
-def _expected_env(raw_blocks: list[Block]) -> ExpectedEnv:
-    def expected(kind: str, role: str | None) -> dict[str, str] | None:
-        for b in raw_blocks:
-            if b.get("kind") == kind and (b.get("role") or None) == role:
-                return dict(b.get("env") or {})
-        return None
-
-    return expected
-
-
 def cookbook_point(decoder: Decoder, key: str, point: MeasuredPoint) -> tuple[int, int] | None:
     """``(cell, point)`` of the cookbook point of ``key`` measuring ``point`` (same master row,
     a shared concurrency), or ``None``."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, TP_FLAG, canonical_flag
+from syncer.model import Block
 from syncer.runs.logs import SweepLog
 
 _RESULT = re.compile(
@@ -29,7 +30,7 @@ class PointLike(Protocol):
     index: int
     variant: str
     concs: list[int]
-    raw: dict[str, list[dict[str, Any]]]
+    raw: dict[str, list[Block]]
 
 
 @dataclass
