@@ -15,7 +15,14 @@ from pathlib import Path
 
 import click
 
+from syncer.compare.review import review_texts
+from syncer.console import report_console
+from syncer.cookbook.encode import reencode_file
+from syncer.cookbook.generate import generate_model, write_results
+from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
+from syncer.lint.publish import generate_checkout, print_generated
+from syncer.syncconfig import is_date, load_sync_config
 from syncer.untrusted import term_text
 from syncer.wording import count
 
@@ -88,10 +95,6 @@ def generate_command(
     sglang: Path | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
-    from syncer.cookbook.generate import generate_model, write_results
-    from syncer.lint.publish import generate_checkout, print_generated
-    from syncer.syncconfig import load_sync_config
-
     checkout = generate_checkout(sglang, None if no_page else pages_dir)
 
     if bool(model) == all_models:
@@ -160,10 +163,6 @@ def generate_command(
 
 
 def _print_review(path: Path, new_text: str) -> None:
-    from syncer.compare.review import review_texts
-    from syncer.console import report_console
-    from syncer.cookbook.jsmodule import read_text
-
     old_text = read_text(path) if path.is_file() else None
     review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
     review.text(report_console())
@@ -171,8 +170,6 @@ def _print_review(path: Path, new_text: str) -> None:
 
 def _check_date(text: str) -> None:
     """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
-    from syncer.syncconfig import is_date
-
     if not is_date(text):
         raise SyncError(f"--date {text!r}: expected a date as YYYY-MM-DD")
 
@@ -187,8 +184,6 @@ def _check_date(text: str) -> None:
 )
 def reencode_command(module: Path, out: Path | None) -> int:
     """Re-encode a data module (any version) in the newest format, proven case by case."""
-    from syncer.cookbook.encode import reencode_file
-
     text, cases = reencode_file(module, out)
     size = len(text.encode("utf-8"))
     original = module.stat().st_size

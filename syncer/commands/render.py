@@ -15,8 +15,13 @@ from pathlib import Path
 
 import click
 
+from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
+from syncer.inferencex.render import render_config
+from syncer.model import ROUTERS
 from syncer.selection import CONC_HELP, POINT_HELP, select
+from syncer.templating import render
+from syncer.untrusted import json_text
 
 
 @click.command("render")
@@ -58,9 +63,6 @@ def render_command(
     fmt: str,
 ) -> None:
     """Render a config's launch commands from its srt-slurm recipe."""
-    from syncer.inferencex.render import render_config
-    from syncer.model import ROUTERS
-
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
     rendered = render_config(inferencex, config, version=srt_slurm)
@@ -70,13 +72,9 @@ def render_command(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"
         )
     if fmt == "json":
-        from syncer.untrusted import json_text
-
         doc = rendered.as_json(raw=raw, router=router, points=points)
         sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
-    from syncer.cookbook.shell import copy_all
-    from syncer.templating import render
 
     items = []
     for p in points:
