@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from syncer.cookbook.decode import load_decoder
+from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
 from syncer.selection import only_one, select
@@ -92,7 +92,7 @@ def decode_command(
     sys.stdout.write(term_text(text) + "\n")
 
 
-def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
+def _point(decoder: Decoder, ci: int, point: int | None, conc: int | None) -> int:
     points = decoder.cells[ci]["points"]
     owner = f"cell {decoder.cells[ci].get('id')!r}"
 
@@ -131,7 +131,7 @@ def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
     )
 
 
-def _tier(decoder: Any, ci: int, pi: int, kv: str | None) -> str | None:
+def _tier(decoder: Decoder, ci: int, pi: int, kv: str | None) -> str | None:
     measured = decoder.measured_tier(ci, pi)
     if kv is None:
         return measured
@@ -149,7 +149,7 @@ def _tier(decoder: Any, ci: int, pi: int, kv: str | None) -> str | None:
 
 
 def _print_all(
-    decoder: Any,
+    decoder: Decoder,
     module: str,
     cell: str | None,
     point: int | None,

@@ -331,7 +331,7 @@ def verify_roundtrip(
 
 
 def _compare_reference(
-    decoder: Any, reference: Any, path: str, keep: set[str] | None = None
+    decoder: Decoder, reference: Decoder, path: str, keep: set[str] | None = None
 ) -> int:
     """Every case of ``reference`` (of the cells whose id is in ``keep``, or all) must decode
     identically from the new module: blocks, status and provenance. Cells are matched by id,

@@ -109,7 +109,7 @@ class _Donors:
     mooncake: dict[str, Any] | None = None  # the module's kvMooncake
 
 
-def _hicache_from(rendered: Any, key: str, hw: str) -> dict[str, Any] | None:
+def _hicache_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any] | None:
     # The flags and roles are the decoder's: it strips and re-adds exactly these for a tier.
     for point in rendered.points:
         if point.kv != "hicache":
@@ -132,7 +132,7 @@ def _mooncake_env(block: Block) -> dict[str, str]:
     return {k: env[k] for k in sorted(env) if k.startswith(("MC_", "MOONCAKE_"))}
 
 
-def _mooncake_from(rendered: Any, key: str, hw: str) -> dict[str, Any] | None:
+def _mooncake_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any] | None:
     for point in rendered.points:
         if point.kv != "mooncake":
             continue
@@ -220,7 +220,7 @@ def group_points(points: list[Any]) -> list[list[Any]]:
 def _cells_for_config(
     cfg: ConfigSpec,
     model: ModelSpec,
-    rendered: Any,
+    rendered: RenderedConfig,
     pin: Pin,
     donors: _Donors,
 ) -> list[CellSpec]:
@@ -370,7 +370,7 @@ def _order(cells: list[CellSpec], model: ModelSpec, config_order: list[str]) -> 
     )
 
 
-Renderer = Callable[[Path, str], Any]
+Renderer = Callable[[Path, str], RenderedConfig]
 
 
 def _default_renderer(inferencex: Path, key: str) -> RenderedConfig:
@@ -379,11 +379,11 @@ def _default_renderer(inferencex: Path, key: str) -> RenderedConfig:
     return render_mod.render_config(inferencex, key)
 
 
-def _memoised(render: Renderer, inferencex: Path) -> Callable[[str], Any]:
+def _memoised(render: Renderer, inferencex: Path) -> Callable[[str], RenderedConfig]:
     """``render`` once per config key: donors and cells ask for the same configs."""
-    cache: dict[str, Any] = {}
+    cache: dict[str, RenderedConfig] = {}
 
-    def get(key: str) -> Any:
+    def get(key: str) -> RenderedConfig:
         if key not in cache:
             cache[key] = render(inferencex, key)
         return cache[key]
@@ -467,7 +467,7 @@ class _Existing:
 
     path: Path | None
     spec: ModuleSpec | None = None
-    decoder: Any = None
+    decoder: Decoder | None = None
 
     def load(self) -> ModuleSpec | None:
         if self.spec is None and self.path is not None and self.path.is_file():

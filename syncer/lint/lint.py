@@ -31,11 +31,15 @@ import bisect
 import difflib
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
 from syncer.lint import report
 from syncer.lint.source import Pin, SGLangSource, Version, image_pin
+
+if TYPE_CHECKING:
+    # rich is imported only when a terminal report is printed (start-up time of the CLI).
+    from rich.console import Console
 
 SCHEMA = 1
 
@@ -154,7 +158,7 @@ class LintResult:
     def markdown(self, budget: int | None = None) -> str:
         return report.markdown(self, budget)
 
-    def text(self, console: Any) -> None:
+    def text(self, console: Console) -> None:
         report.text(self, console)
 
 

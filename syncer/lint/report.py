@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from syncer.lint.flags import FlagSet
 from syncer.lint.source import SERVER_ARGS
 from syncer.model import GITHUB_TEXT_LIMIT
 from syncer.secrets import mask
@@ -14,9 +15,10 @@ from syncer.templating import render
 from syncer.untrusted import term_text
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     # Annotations only: LintResult renders itself through this module (``json``, ``markdown``,
     # ``text``), so lint imports report and a runtime import back would be a cycle.
-    from syncer.lint.flags import FlagSet
     from syncer.lint.lint import Finding, LintResult
 
 SCHEMA = 1
@@ -163,7 +165,7 @@ def markdown(result: LintResult, budget: int | None = None) -> str:
     return mask(text)
 
 
-def text(result: LintResult, console: Any) -> None:
+def text(result: LintResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
