@@ -1,9 +1,11 @@
 """Where the project's own files are: ``sync.yaml``, the bundled example, the downloaded runs,
 the generated modules.
 
-One rule for all of them: the project checkout is the working directory or its nearest
-ancestor holding ``sync.yaml``; failing that, the source checkout this package runs from (a
-development install), so the commands keep working from any directory there. An installed
+The commands' options default to these names relative to the working directory (their reports
+show the paths as given). Where a command finds a file itself there is one rule: the project
+checkout is the working directory or its nearest ancestor holding ``sync.yaml``; failing that,
+the source checkout this package runs from (a development install), so the commands keep
+working from any directory there. An installed
 package has no checkout of its own: a file that is not found then raises a ``SyncError`` naming
 the option that supplies it, never a path inside site-packages.
 """
@@ -17,6 +19,7 @@ from syncer.errors import SyncError
 SYNC_YAML = "sync.yaml"
 EXAMPLE_INFERENCEX = Path("examples") / "inferencex"
 EXAMPLE_RUNS = Path("examples") / "runs"
+EXAMPLE_PAGES = Path("examples") / "cookbook"
 SNIPPETS = Path("cookbook_snippets")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from syncer import locations
 from syncer.compare.review import review_texts
 from syncer.console import report_console
 from syncer.cookbook.encode import reencode_file
@@ -34,14 +35,14 @@ from syncer.wording import count
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("sync.yaml"),
+    default=Path(locations.SYNC_YAML),
     show_default=True,
     help="Sync configuration (models, configs, pins).",
 )
 @click.option(
     "--inferencex",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("examples/inferencex"),
+    default=locations.EXAMPLE_INFERENCEX,
     show_default=True,
     help="InferenceX checkout.",
 )
@@ -49,7 +50,7 @@ from syncer.wording import count
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("cookbook_snippets"),
+    default=locations.SNIPPETS,
     show_default=True,
     help="Directory of the data modules (<org>/<model>.jsx).",
 )
@@ -57,7 +58,7 @@ from syncer.wording import count
     "--pages",
     "pages_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("examples/cookbook"),
+    default=locations.EXAMPLE_PAGES,
     show_default=True,
     help="Cookbook checkout holding the model pages (sync.yaml 'page' paths).",
 )

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from syncer import locations
 from syncer.console import report_console
 from syncer.errors import SyncError
 from syncer.lint.lint import lint_paths
@@ -31,7 +32,7 @@ from syncer.untrusted import json_text
     "--cookbook",
     "cookbook",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("cookbook_snippets"),
+    default=locations.SNIPPETS,
     show_default=True,
     help="Directory of the data modules (<org>/<model>.jsx) that --all reads.",
 )
