@@ -16,8 +16,16 @@ from typing import Any
 
 import click
 
+from syncer import locations
+from syncer.compare.review import review_texts
+from syncer.console import report_console
+from syncer.cookbook.encode import reencode_file
+from syncer.cookbook.generate import generate_model, write_results
+from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
+from syncer.lint.publish import generate_checkout, print_generated
+from syncer.syncconfig import is_date, load_sync_config
 from syncer.untrusted import term_text
 from syncer.wording import count
 
@@ -29,14 +37,14 @@ from syncer.wording import count
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("sync.yaml"),
+    default=Path(locations.SYNC_YAML),
     show_default=True,
     help="Sync configuration (models, configs, pins).",
 )
 @click.option(
     "--inferencex",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("examples/inferencex"),
+    default=locations.EXAMPLE_INFERENCEX,
     show_default=True,
     help="InferenceX checkout.",
 )
@@ -44,7 +52,7 @@ from syncer.wording import count
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("cookbook_snippets"),
+    default=locations.SNIPPETS,
     show_default=True,
     help="Directory of the data modules (<org>/<model>.jsx).",
 )
@@ -52,7 +60,7 @@ from syncer.wording import count
     "--pages",
     "pages_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("examples/cookbook"),
+    default=locations.EXAMPLE_PAGES,
     show_default=True,
     help="Cookbook checkout holding the model pages (sync.yaml 'page' paths).",
 )
@@ -98,10 +106,6 @@ def generate_command(
     srt_slurm_configs: Path | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
-    from syncer.cookbook.generate import generate_model, write_results
-    from syncer.lint.publish import generate_checkout, print_generated
-    from syncer.syncconfig import load_sync_config
-
     checkout = generate_checkout(sglang, None if no_page else pages_dir)
 
     if bool(model) == all_models:
@@ -181,10 +185,6 @@ def generate_command(
 
 
 def _print_review(path: Path, new_text: str) -> None:
-    from syncer.compare.review import review_texts
-    from syncer.console import report_console
-    from syncer.cookbook.jsmodule import read_text
-
     old_text = read_text(path) if path.is_file() else None
     review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
     review.text(report_console())
@@ -192,8 +192,6 @@ def _print_review(path: Path, new_text: str) -> None:
 
 def _check_date(text: str) -> None:
     """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
-    from syncer.syncconfig import is_date
-
     if not is_date(text):
         raise SyncError(f"--date {text!r}: expected a date as YYYY-MM-DD")
 
@@ -208,8 +206,6 @@ def _check_date(text: str) -> None:
 )
 def reencode_command(module: Path, out: Path | None) -> int:
     """Re-encode a data module (any version) in the newest format, proven case by case."""
-    from syncer.cookbook.encode import reencode_file
-
     text, cases = reencode_file(module, out)
     size = len(text.encode("utf-8"))
     original = module.stat().st_size

@@ -18,9 +18,16 @@ from pathlib import Path
 
 import click
 
+from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
+from syncer.inferencex.render import render_config
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
+from syncer.inferencex.srtconfigs import discover
+from syncer.locations import bundled_inferencex
+from syncer.model import ROUTERS
 from syncer.selection import CONC_HELP, POINT_HELP, select
+from syncer.templating import render
+from syncer.untrusted import json_text
 
 
 @click.command("render")
@@ -70,17 +77,11 @@ def render_command(
     fmt: str,
 ) -> None:
     """Render a config's launch commands from its srt-slurm recipe."""
-    from syncer.inferencex.render import render_config
-    from syncer.model import ROUTERS
-
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
     srt_files = None
     if srt_slurm_configs is not None:
-        from syncer.inferencex.render import BUNDLED_EXAMPLE
-        from syncer.inferencex.srtconfigs import discover
-
-        srt_files = discover(inferencex or BUNDLED_EXAMPLE, srt_slurm_configs)
+        srt_files = discover(inferencex or bundled_inferencex(), srt_slurm_configs)
     rendered = render_config(inferencex, config, version=srt_slurm, srt_files=srt_files)
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config)
     if raw and router is not None and any(router not in p.raw for p in points):
@@ -88,13 +89,9 @@ def render_command(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"
         )
     if fmt == "json":
-        from syncer.untrusted import json_text
-
         doc = rendered.as_json(raw=raw, router=router, points=points)
         sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
-    from syncer.cookbook.shell import copy_all
-    from syncer.templating import render
 
     items = []
     for p in points:

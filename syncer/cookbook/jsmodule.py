@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from syncer import progress
+from syncer.cookbook.shell import js_string  # JS turns a numeric key into String(n)
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
 
 # JS line terminators other than "\n" would end a `//` comment early, so the fast path refuses
 # them in header lines and leaves such files to esprima.
@@ -60,8 +63,6 @@ MAX_MODULE_BYTES = 32 * 1024 * 1024
 def read_text(path: str | Path) -> str:
     """A module file's text (UTF-8); unreadable or oversized files are a ``SyncError`` naming
     the file."""
-    from syncer.fsio import read_capped
-
     return decode_text(read_capped(path, MAX_MODULE_BYTES, "data module"), str(path))
 
 
@@ -197,8 +198,6 @@ PARSE_PROGRESS_CHARS = 1 << 20
 
 
 def _parsing(text: str, path: str) -> AbstractContextManager[object]:
-    from syncer import progress
-
     if len(text) < PARSE_PROGRESS_CHARS:
         return nullcontext()
     return progress.task(f"parsing {path} ({len(text) / (1 << 20):.1f} MiB)", None)
@@ -274,8 +273,6 @@ def _key(node: Any, path: str) -> str:
     if node.type == "Literal" and isinstance(node.value, str):
         return node.value
     if node.type == "Literal" and isinstance(node.value, int | float):
-        from syncer.cookbook.shell import js_string  # JS turns a numeric key into String(n)
-
         return js_string(float(node.value))
     _fail(path, node, f"non-literal object key {node.type}")
     raise AssertionError("unreachable")

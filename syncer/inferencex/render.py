@@ -19,15 +19,13 @@ from typing import Any
 
 from syncer import progress
 from syncer.errors import SyncError
+from syncer.flags import DP_ARGS, DPA_ARGS, EP_ARGS, TP_ARGS
 from syncer.inferencex import master as master_mod
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import ConfigEntry, Job, Row
 from syncer.inferencex.policy import MountedFile, Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, render_raw
 from syncer.inferencex.recipe import (
-    DP_ARGS,
-    EP_ARGS,
-    TP_ARGS,
     Recipe,
     check_sections,
     compose_shared,
@@ -36,10 +34,10 @@ from syncer.inferencex.recipe import (
 )
 from syncer.inferencex.scripts import refuse_script_launched
 from syncer.inferencex.srtconfigs import SrtSlurmFiles, discover
+from syncer.locations import bundled_inferencex
 from syncer.model import Block
 
 _LOG = logging.getLogger("syncer")
-BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
 SIMULATE = {
     "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
     "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
@@ -53,7 +51,6 @@ DERIVED_FRONTEND = {
         "args": {"policy": "cache_aware"},
     },
 }
-_DPA = ("enable-dp-attention", "enable_dp_attention")
 _SPEC_ALGO = ("speculative-algorithm", "speculative_algorithm")
 
 
@@ -228,7 +225,7 @@ def _mismatches(
     tp = int(_arg(args, TP_ARGS, 1))
     ep = int(_arg(args, EP_ARGS, 1))
     dp = int(_arg(args, DP_ARGS, 1))
-    dpa = bool(_arg(args, _DPA, False))
+    dpa = bool(_arg(args, DPA_ARGS, False))
     if tp != (row.tp or 1):
         why.append(f"tensor-parallel-size {tp} != tp {row.tp}")
     if ep != (row.ep or 1):
@@ -420,7 +417,7 @@ def measured_tier(recipe: Recipe) -> str:
 def _parallel(args: dict[str, Any], npw: int) -> str:
     tp = int(_arg(args, TP_ARGS, 1))
     ep = int(_arg(args, EP_ARGS, 1))
-    if _arg(args, _DPA, False):
+    if _arg(args, DPA_ARGS, False):
         text = f"DEP{int(_arg(args, DP_ARGS, tp))}"
     else:
         text = f"TP{tp}" + (f"·EP{ep}" if ep > 1 else "")
@@ -443,7 +440,7 @@ def shape_and_label(recipe: Recipe) -> tuple[tuple[Any, ...], str]:
                 int(_arg(args, TP_ARGS, 1)),
                 int(_arg(args, EP_ARGS, 1)),
                 int(_arg(args, DP_ARGS, 1)),
-                bool(_arg(args, _DPA, False)),
+                bool(_arg(args, DPA_ARGS, False)),
             )
         )
     if recipe.disagg:
@@ -579,7 +576,7 @@ def render_config(
     recipe's duplicate YAML keys) are logged and kept on the result. ``srt_files``: where
     files of srt-slurm's checkout come from (default: the InferenceX checkout's srt-slurm
     submodule when present); files it lacks are listed in each point's ``missing_files``."""
-    root = Path(inferencex_dir) if inferencex_dir is not None else BUNDLED_EXAMPLE
+    root = Path(inferencex_dir) if inferencex_dir is not None else bundled_inferencex()
     srt = srt_files if srt_files is not None else discover(root)
     master = master_mod.load_master(root)
     master.check_sglang(key)  # the first reason given, before any other refusal
@@ -660,7 +657,7 @@ def _signature(recipe: Recipe) -> tuple[Any, ...]:
         recipe.engine,
         int(_arg(args, TP_ARGS, 1)),
         int(_arg(args, EP_ARGS, 1)),
-        bool(_arg(args, _DPA, False)),
+        bool(_arg(args, DPA_ARGS, False)),
         int(_arg(args, DP_ARGS, 1)),
         agg.gpus,
         agg.nodes == 1 and agg.workers == 1,

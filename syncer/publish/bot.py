@@ -53,7 +53,7 @@ Verifier = Callable[[str, Path, Path, Path], tuple[bool, str]]
 
 
 def default_verifier(key: str, inferencex: Path, run_dir: Path, cookbook: Path) -> tuple[bool, str]:
-    from syncer.compare.verify import verify_config
+    from syncer.usecases.verify import verify_config
 
     result = verify_config(key, inferencex=inferencex, run=run_dir, cookbook=cookbook)
     # The report shrinks itself to the budget (whole rows dropped, folds closed) rather than
