@@ -17,7 +17,7 @@ from typing import Any
 
 from syncer.cookbook import encode
 from syncer.cookbook.cells import CellSpec, ModuleSpec, PointSpec, RouterSpec
-from syncer.cookbook.decode import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
+from syncer.cookbook.kvtier import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
 from syncer.errors import SyncError
 from syncer.fsio import write_all
 from syncer.inferencex.scripts import ScriptLaunchedError
