@@ -20,19 +20,8 @@ Block = dict[str, Any]
 Args = list[list[str]]
 Env = dict[str, str]
 
-BLOCK_KINDS = (
-    "worker",
-    "etcd",
-    "nats",
-    "dynamo-frontend",
-    "sglang-router",
-    "nginx",
-    "mooncake-master",
-    "mooncake-store",
-)
 WORKER_ROLES = ("agg", "prefill", "decode")
 ROUTERS = ("sglang", "dynamo")
-STATUSES = ("verified", "verified-pr", "in-progress", "derived")
 
 # GitHub refuses PR bodies and comments longer than this (characters).
 GITHUB_TEXT_LIMIT = 65_536

@@ -3,10 +3,15 @@ need it skip cleanly when it does not (it is never copied into the project)."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from syncer.runs.logs import SweepLog
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(os.environ.get("SYNC_REFERENCE_DIR", ROOT.parent / "shared" / "reference"))
@@ -49,3 +54,10 @@ def match_golden(path: Path, text: str) -> None:
         path.write_text(text, encoding="utf-8")
     assert path.is_file(), f"missing golden {path} (set SYNC_UPDATE_GOLDEN=1 to write it)"
     assert text == path.read_text(encoding="utf-8")
+
+
+def parse_sweep_text(text: str, source: str = "<log>") -> SweepLog:
+    """A sweep log held in memory, parsed as the run reader parses a log member."""
+    from syncer.runs.logs import parse_sweep_log
+
+    return parse_sweep_log(io.BytesIO(text.encode("utf-8")), source)

@@ -29,7 +29,6 @@ DIRECT_MODULE = "python3 -m sglang.launch_server"
 ROUTER_CMD = "python -m sglang_router.launch_router"
 FRONTEND_CMD = "python3 -m dynamo.frontend"
 ROLE_ORDER = ("prefill", "decode", "agg")
-MODE = {"agg": "aggregated", "prefill": "prefill", "decode": "decode"}
 DYN_LOG = "info,dynamo_runtime::pipeline::network::ingress::push_handler=warn"
 _DROPPED_ARGS = {
     "model-path",

@@ -443,10 +443,3 @@ def parse_sweep_log(stream: BinaryIO, source: str, where: str | None = None) -> 
     parser = _Parser(source, where)
     _scan(stream, parser)
     return parser.finish()
-
-
-def parse_sweep_text(text: str, source: str = "<log>") -> SweepLog:
-    """Parse a sweep log held in memory (tests, small inputs)."""
-    import io
-
-    return parse_sweep_log(io.BytesIO(text.encode("utf-8")), source)
