@@ -32,7 +32,7 @@ from syncer.compare.modules import (
 from syncer.compare.review_changes import (
     KINDS,
     Change,
-    compare_blocks,
+    block_changes,
     compare_files,
     named_files,
 )
@@ -504,7 +504,7 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
                 )
                 ob = old.blocks(pair.old.index, pp.old.index, router, kv)
                 nb = new.blocks(pair.new.index, pp.new.index, router, kv)
-                changes = compare_blocks(ob, nb) + file_changes[router]
+                changes = block_changes(ob, nb) + file_changes[router]
                 if not changes:
                     continue
                 if is_measured:
