@@ -47,8 +47,10 @@ def golden() -> Path:
 
 
 def match_golden(path: Path, text: str) -> None:
-    """``text`` must equal the golden file; ``SYNC_UPDATE_GOLDEN=1`` rewrites it (on purpose
-    only: read the diff before committing)."""
+    """``text`` must equal the golden file under ``golden/`` byte for byte (JSON goldens are
+    compared as the text the test dumps, so key order counts too). The one way to regenerate
+    any golden file: ``SYNC_UPDATE_GOLDEN=1`` rewrites it (on purpose only: read the diff
+    before committing)."""
     if os.environ.get("SYNC_UPDATE_GOLDEN") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
