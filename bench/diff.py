@@ -1,4 +1,4 @@
-"""`python -m syncer.bench diff [OLD NEW]`: the reviewer diff's cost relative to the least any
+"""`python -m bench diff [OLD NEW]`: the reviewer diff's cost relative to the least any
 command diff must do, the reference run made in the same process: decode every (cell, point,
 router, tier) of both modules and format its "Copy all" text.
 
@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from syncer.bench import REFERENCE
+from bench import REFERENCE
 
 DEFAULT_DIR = REFERENCE / "cookbook" / "agentx" / "deepseek-ai" / "deepseek-v4_1"
 ROUNDS = 3
@@ -48,7 +48,7 @@ def main(argv: list[str]) -> int:
     from syncer.model import GITHUB_TEXT_LIMIT as GITHUB_BODY_LIMIT
 
     if len(argv) not in (0, 2):
-        print("usage: python -m syncer.bench diff [OLD NEW]", file=sys.stderr)
+        print("usage: python -m bench diff [OLD NEW]", file=sys.stderr)
         return 2
     paths = [Path(a) for a in argv] or [DEFAULT_DIR / "37da6c0b.jsx", DEFAULT_DIR / "2b484a51.jsx"]
     missing = [p for p in paths if not p.is_file()]
