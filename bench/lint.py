@@ -36,12 +36,11 @@ def _largest() -> Path | None:
 
 def _decode(text: str, path: str) -> int:
     from syncer.cookbook.decode import decoder_for_text
-    from syncer.cookbook.shell import copy_all
 
     decoder = decoder_for_text(text, path)
     cases = 0
     for case in decoder.cases():
-        copy_all(case.blocks, decoder.router_files(case.cell, case.router))
+        _ = case.copy_all
         cases += 1
     return cases
 

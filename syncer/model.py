@@ -13,6 +13,7 @@ InferenceX-only settings, cluster values as ``$PLACEHOLDERS``). Both use this sa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,6 +108,16 @@ class Case:
     status: str
     blocks: list[Block]
     text: list[str] = field(default_factory=list)
+    # The router's config files (file id -> content), read only when the "Copy all" text is
+    # built: most users of a case want its blocks alone, and must not fail on a file entry.
+    router_files: Callable[[], dict[str, str]] = field(default=dict, repr=False, compare=False)
+
+    @property
+    def copy_all(self) -> str:
+        """The selection's "Copy all" text, exactly as the page copies it (files included)."""
+        from syncer.cookbook.shell import copy_all
+
+        return copy_all(self.blocks, self.router_files())
 
     def as_json(self) -> dict[str, Any]:
         return {

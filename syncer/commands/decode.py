@@ -85,11 +85,9 @@ def decode_command(
     if fmt == "json":
         sys.stdout.write(_dump(case.as_json()) + "\n")
         return
-    from syncer.cookbook.shell import copy_all
     from syncer.untrusted import term_text
 
-    text = copy_all(case.blocks, decoder.router_files(ci, chosen_router))
-    sys.stdout.write(term_text(text) + "\n")
+    sys.stdout.write(term_text(case.copy_all) + "\n")
 
 
 def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
@@ -182,14 +180,13 @@ def _print_all(
         lines = ",\n".join(f"    {_dump(c.as_json())}" for c in cases)  # never empty here
         sys.stdout.write(f'{{\n  "module": {_dump(module)},\n  "cases": [\n{lines}\n  ]\n}}\n')
         return
-    from syncer.cookbook.shell import copy_all
     from syncer.templating import render
 
     items = [
         {
             "case": c,
             "concs": decoder.cells[c.cell]["points"][c.point].get("concs") or [],
-            "text": copy_all(c.blocks, decoder.router_files(c.cell, c.router)),
+            "text": c.copy_all,
         }
         for c in cases
     ]

@@ -13,6 +13,7 @@ router) this raises ``SyncError`` naming the file and the offending entry instea
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -383,6 +384,7 @@ class Decoder:
             status=self.status_for(ci, pi, router, kv),
             blocks=blocks,
             text=[format_block(b) for b in blocks],
+            router_files=partial(self.router_files, ci, router),
         )
 
     def cases(self) -> Iterator[Case]:
