@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 Block = dict[str, Any]
@@ -23,6 +24,18 @@ Env = dict[str, str]
 
 WORKER_ROLES = ("agg", "prefill", "decode")
 ROUTERS = ("sglang", "dynamo")
+
+
+class PointStatus(StrEnum):
+    """A cookbook point's status (``status_for``): what the measured selection's provenance
+    says, or ``derived`` for any other router or KV tier of the point. String-valued, so the
+    module data, JSON output and templates spell it as before."""
+
+    VERIFIED = "verified"  # the pinned run's PR is merged
+    VERIFIED_PR = "verified-pr"  # pinned to a run of an open InferenceX PR
+    IN_PROGRESS = "in-progress"  # the config changes in an open PR, no run pinned yet
+    DERIVED = "derived"  # not what was measured: another router or KV tier of the point
+
 
 # GitHub refuses PR bodies and comments longer than this (characters).
 GITHUB_TEXT_LIMIT = 65_536

@@ -26,7 +26,7 @@ from syncer.cookbook.kvtier import (  # the placements are part of the decoder's
 )
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, Case, sorted_env, worker_arg_key
+from syncer.model import Block, Case, PointStatus, sorted_env, worker_arg_key
 from syncer.wording import count as count_of
 from syncer.wording import js
 from syncer.wording import kind as kind_of
@@ -301,7 +301,7 @@ class Decoder:
         if router != cell["submitted"] or self.target_tier(ci, pi, kv) != self.measured_tier(
             ci, pi
         ):
-            return "derived"
+            return PointStatus.DERIVED
         status = self.point_info(ci, pi).get("status")
         if not isinstance(status, str):
             raise self.check.error(f"cells[{ci}].points[{pi}]", "no provenance `status`")

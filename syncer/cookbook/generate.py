@@ -21,7 +21,7 @@ from syncer.cookbook.kvtier import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_fl
 from syncer.errors import SyncError
 from syncer.fsio import write_all
 from syncer.inferencex.scripts import ScriptLaunchedError
-from syncer.model import Block
+from syncer.model import Block, PointStatus
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
 _NIGHTLY_COMMIT = re.compile(r":nightly[^@]*-\d{8}-([0-9a-f]{7,12})(?:@|$)")
@@ -420,7 +420,7 @@ def _find_donors(
             else ConfigSpec(
                 key=donor,
                 source="main",
-                pin=Pin(donor, None, config.main, None, None, "verified", None),
+                pin=Pin(donor, None, config.main, None, None, PointStatus.VERIFIED, None),
             )
         )
         hw = _hardware_of(cfg, owner or model)

@@ -16,6 +16,7 @@ import json
 import re
 import shlex
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -24,7 +25,18 @@ from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
 from syncer.model import BLOCK_KEY_ORDER, Block, sort_worker_args, sorted_env
 
-ACTIONS = {"drop", "set", "kv-events", "worker-url", "pinning"}
+
+class PolicyAction(StrEnum):
+    """What the cookbook form does with a setting a policy entry matches."""
+
+    DROP = "drop"  # removed
+    SET = "set"  # the entry's value (a placeholder) replaces srt-slurm's injected one
+    KV_EVENTS = "kv-events"  # the KV-events JSON with the entry's endpoint
+    WORKER_URL = "worker-url"  # a router's worker URL with the entry's host placeholder
+    PINNING = "pinning"  # removed: the block's `gpu_pinning` carries it
+
+
+ACTIONS = frozenset(PolicyAction)
 KINDS = {
     "worker",
     "sglang-router",
@@ -45,7 +57,7 @@ class Exclusion:
     field: str  # flag | env
     pattern: str
     kinds: tuple[str, ...]
-    action: str
+    action: PolicyAction
     reason: str
     value: str | None = None
     nginx_value: str | None = None
@@ -172,7 +184,7 @@ class Policy:
             entry = self.exclusion(kind, "env", key, value)
             if entry is None:
                 env[key] = self._placeholders(kind, value)
-            elif entry.action == "set":
+            elif entry.action == PolicyAction.SET:
                 env[key] = self._value(entry, role, nginx)
             # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
         raw_args = [list(a) for a in block.get("args") or []]
@@ -186,7 +198,7 @@ class Policy:
             entry = self.exclusion(kind, "flag", arg[0], _first(arg))
             if entry is None:
                 args.append([arg[0], *(self._placeholders(kind, v) for v in arg[1:])])
-            elif entry.action == "set":
+            elif entry.action == PolicyAction.SET:
                 if arg[0] in repeated or not entry.injected_into(block):
                     # the recipe repeats a flag srt-slurm injects (its own value is the one
                     # SGLang uses: argparse keeps the last), or sets one srt-slurm does not
@@ -194,11 +206,11 @@ class Policy:
                     args.append(list(arg))
                 else:
                     args.append([arg[0], self._value(entry, role, nginx)])
-            elif entry.action == "kv-events":
+            elif entry.action == PolicyAction.KV_EVENTS:
                 args.append(
                     [arg[0], _kv_events(arg[1] if len(arg) > 1 else "{}", entry.value or "")]
                 )
-            elif entry.action == "worker-url":
+            elif entry.action == PolicyAction.WORKER_URL:
                 args.append(_worker_url(arg, entry.value or "30000", workers))
         if kind == "worker":
             args = sort_worker_args(args)
@@ -483,7 +495,7 @@ def parse_policy(doc: Any, path: str) -> Policy:
                 field=raw["field"],
                 pattern=str(raw["pattern"]),
                 kinds=kinds,
-                action=raw["action"],
+                action=PolicyAction(raw["action"]),
                 reason=str(raw["reason"]),
                 value=raw.get("value"),
                 nginx_value=raw.get("nginx_value"),
