@@ -7,8 +7,9 @@ A *block* is one process of a deployment, exactly as the cookbook's decoder yiel
 Blocks stay plain dicts on purpose: they are compared with the oracle as data, serialised to
 JSON and fed back to the encoder without a converter between stages.
 
-Two forms exist (see DESIGN.md): *raw* (what srt-slurm launched) and *cookbook form* (raw minus
-InferenceX-only settings, cluster values as ``$PLACEHOLDERS``). Both use this same shape.
+Two forms exist (docs/ARCHITECTURE.md, Vocabulary): *raw* (what srt-slurm launched) and
+*cookbook form* (raw minus InferenceX-only settings, cluster values as ``$PLACEHOLDERS``). Both
+use this same shape.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cookbook's AgentX decoder, rule for rule (docs/cookbook-format.md, section b).
+"""The cookbook's AgentX decoder, rule for rule (docs/cookbook-module-format.md).
 
 ``Decoder(data).blocks_for(ci, pi, router, kv)`` returns exactly the blocks the page's
 ``blocksFor`` yields: materialise the cell's base blocks (``ref`` / ``from`` / overlays /

@@ -223,7 +223,7 @@ class Policy:
             _infra_command(block)
         elif cmd.startswith("python -m ") and kind != "mooncake-store":
             # the cookbook names one interpreter for every SGLang/router process; published
-            # Mooncake store blocks keep the store's own `python -m` (deepseek-v4.jsx @2b484a51)
+            # Mooncake store blocks keep the store's own `python -m` (as the published modules do)
             block["cmd"] = "python3" + cmd[len("python") :]
         if kind == "sglang-router" and block.get("count", 1) == 1:
             block.pop("count", None)
@@ -319,8 +319,8 @@ def _repeated(args: list[list[str]]) -> set[str]:
 
 def _merge_stores(blocks: list[Block]) -> list[Block]:
     """Mooncake store entries that differ only in their port become one block whose
-    ``ports`` lists theirs in declaration order (the first entry's args stand for all;
-    inferred from deepseek-v4.jsx @2b484a51, which shows four entries this way)."""
+    ``ports`` lists theirs in declaration order (the first entry's args stand for all; the
+    layout the published cookbook modules use for a Mooncake tier's four store entries)."""
     out: list[Block] = []
     for block in blocks:
         if block.get("kind") == "mooncake-store":

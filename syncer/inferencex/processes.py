@@ -1,4 +1,4 @@
-"""Recipe variant -> raw blocks, by srt-slurm 2.x rules (docs/srt-slurm.md §4-7).
+"""Recipe variant -> raw blocks, by srt-slurm 2.x rules (docs/srt-slurm-rules.md, Processes).
 
 Implemented version: the newest srt-slurm 2.x described (``SRT_VERSION``): router-free
 ``frontend.type: sglang`` on port 8000, ``--enable-metrics`` auto-added for direct frontends,
