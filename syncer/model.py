@@ -7,32 +7,36 @@ A *block* is one process of a deployment, exactly as the cookbook's decoder yiel
 Blocks stay plain dicts on purpose: they are compared with the oracle as data, serialised to
 JSON and fed back to the encoder without a converter between stages.
 
-Two forms exist (see DESIGN.md): *raw* (what srt-slurm launched) and *cookbook form* (raw minus
-InferenceX-only settings, cluster values as ``$PLACEHOLDERS``). Both use this same shape.
+Two forms exist (docs/ARCHITECTURE.md, Vocabulary): *raw* (what srt-slurm launched) and
+*cookbook form* (raw minus InferenceX-only settings, cluster values as ``$PLACEHOLDERS``). Both
+use this same shape.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 Block = dict[str, Any]
 Args = list[list[str]]
 Env = dict[str, str]
 
-BLOCK_KINDS = (
-    "worker",
-    "etcd",
-    "nats",
-    "dynamo-frontend",
-    "sglang-router",
-    "nginx",
-    "mooncake-master",
-    "mooncake-store",
-)
 WORKER_ROLES = ("agg", "prefill", "decode")
 ROUTERS = ("sglang", "dynamo")
-STATUSES = ("verified", "verified-pr", "in-progress", "derived")
+
+
+class PointStatus(StrEnum):
+    """A cookbook point's status (``status_for``): what the measured selection's provenance
+    says, or ``derived`` for any other router or KV tier of the point. String-valued, so the
+    module data, JSON output and templates spell it as before."""
+
+    VERIFIED = "verified"  # the pinned run's PR is merged
+    VERIFIED_PR = "verified-pr"  # pinned to a run of an open InferenceX PR
+    IN_PROGRESS = "in-progress"  # the config changes in an open PR, no run pinned yet
+    DERIVED = "derived"  # not what was measured: another router or KV tier of the point
+
 
 # GitHub refuses PR bodies and comments longer than this (characters).
 GITHUB_TEXT_LIMIT = 65_536
@@ -129,6 +133,16 @@ class Case:
     status: str
     blocks: list[Block]
     text: list[str] = field(default_factory=list)
+    # The router's config files (file id -> content), read only when the "Copy all" text is
+    # built: most users of a case want its blocks alone, and must not fail on a file entry.
+    router_files: Callable[[], dict[str, str]] = field(default=dict, repr=False, compare=False)
+
+    @property
+    def copy_all(self) -> str:
+        """The selection's "Copy all" text, exactly as the page copies it (files included)."""
+        from syncer.cookbook.shell import copy_all
+
+        return copy_all(self.blocks, self.router_files())
 
     def as_json(self) -> dict[str, Any]:
         return {

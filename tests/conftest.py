@@ -3,10 +3,15 @@ need it skip cleanly when it does not (it is never copied into the project)."""
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from syncer.runs.logs import SweepLog
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = Path(os.environ.get("SYNC_REFERENCE_DIR", ROOT.parent / "shared" / "reference"))
@@ -42,10 +47,19 @@ def golden() -> Path:
 
 
 def match_golden(path: Path, text: str) -> None:
-    """``text`` must equal the golden file; ``SYNC_UPDATE_GOLDEN=1`` rewrites it (on purpose
-    only: read the diff before committing)."""
+    """``text`` must equal the golden file under ``golden/`` byte for byte (JSON goldens are
+    compared as the text the test dumps, so key order counts too). The one way to regenerate
+    any golden file: ``SYNC_UPDATE_GOLDEN=1`` rewrites it (on purpose only: read the diff
+    before committing)."""
     if os.environ.get("SYNC_UPDATE_GOLDEN") == "1":
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     assert path.is_file(), f"missing golden {path} (set SYNC_UPDATE_GOLDEN=1 to write it)"
     assert text == path.read_text(encoding="utf-8")
+
+
+def parse_sweep_text(text: str, source: str = "<log>") -> SweepLog:
+    """A sweep log held in memory, parsed as the run reader parses a log member."""
+    from syncer.runs.logs import parse_sweep_log
+
+    return parse_sweep_log(io.BytesIO(text.encode("utf-8")), source)

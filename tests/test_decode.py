@@ -1,5 +1,5 @@
 """Decoder rules on our own fixture modules (tests/fixtures/cookbook), expected values worked out
-by hand from docs/cookbook-format.md section b."""
+by hand from docs/cookbook-module-format.md."""
 
 from __future__ import annotations
 

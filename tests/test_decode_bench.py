@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from syncer.bench import decode as bench
+from bench import decode as bench
 
 FIXTURE = Path(__file__).parent / "fixtures" / "cookbook" / "agg_sglang.jsx"
 

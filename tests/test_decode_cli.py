@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import match_golden
 
 from syncer.cli import main
 
@@ -38,13 +39,13 @@ def test_copy_all_text(
 ) -> None:
     code, out, err = run(capsys, DEMO, *args)
     assert (code, err) == (0, "")
-    assert out == (golden / "decode" / golden_name).read_text(encoding="utf-8")
+    match_golden(golden / "decode" / golden_name, out)
 
 
 def test_legacy_placement_text(capsys: pytest.CaptureFixture[str], golden: Path) -> None:
     code, out, _ = run(capsys, LEGACY, "--router", "sglang", "--kv", "mooncake")
     assert code == 0
-    assert out == (golden / "decode" / "legacy.sglang.kv-mooncake.txt").read_text("utf-8")
+    match_golden(golden / "decode" / "legacy.sglang.kv-mooncake.txt", out)
 
 
 def test_defaults_are_the_pages(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from syncer.cookbook import compact, encode
 from syncer.cookbook.cells import cells_from_module
-from syncer.cookbook.decode import Decoder
+from syncer.cookbook.decode import Decoder, apply_diff
 from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.shell import format_block
 from syncer.errors import SyncError
@@ -88,7 +88,7 @@ def test_patch_key_order_and_minimal_diff() -> None:
         "env": {"C": "3", "B": None},
     }
     assert list(d["args"]) == ["--a", "--d", "--zz", "--b", "--c"]
-    assert compact.same(compact.apply_diff(base, d), target)
+    assert compact.same(apply_diff(base, d), target)
 
 
 def test_repeated_flags_with_different_values_are_stored_whole() -> None:

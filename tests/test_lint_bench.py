@@ -1,4 +1,4 @@
-"""`python -m syncer.bench lint` runs end to end (its figures are for people, not asserted)."""
+"""`python -m bench lint` runs end to end (its figures are for people, not asserted)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from syncer.bench import lint as bench
+from bench import lint as bench
 
 ROOT = Path(__file__).resolve().parent.parent
 

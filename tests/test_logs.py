@@ -7,11 +7,12 @@ import shlex
 from pathlib import Path
 
 import pytest
+from conftest import parse_sweep_text
 
 from syncer.errors import SyncError
 from syncer.runs.envline import split_env
 from syncer.runs.launch import build_launch
-from syncer.runs.logs import parse_sweep_log, parse_sweep_text, split_command
+from syncer.runs.logs import parse_sweep_log, split_command
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runs"
 
@@ -424,8 +425,6 @@ def test_two_different_command_lines_in_one_worker_block_are_a_problem() -> None
 
 
 def test_service_lines_of_the_2x_services_layer() -> None:
-    from syncer.runs.logs import parse_sweep_text
-
     text = (
         "2026-10-12 09:00:00 [INFO] Starting service store-decode-0 (mooncake-store) on n04: "
         "python -m mooncake.mooncake_store_service --port 8800\n"

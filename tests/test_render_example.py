@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -12,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import match_golden
 
 from syncer.errors import SyncError
 from syncer.inferencex.render import render_config
 
 DSPARK = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
-REGEN = os.environ.get("SYNC_REGEN_GOLDEN") == "1"
 
 
 def _summary(key: str) -> dict[str, Any]:
@@ -54,11 +53,7 @@ def _summary(key: str) -> dict[str, Any]:
 @pytest.mark.parametrize("key", [DSPARK, DISAGG])
 def test_example_matches_golden(golden: Path, key: str) -> None:
     path = golden / "render" / f"{key}.json"
-    got = _summary(key)
-    if REGEN:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(got, indent=1, ensure_ascii=False) + "\n")
-    assert got == json.loads(path.read_text())
+    match_golden(path, json.dumps(_summary(key), indent=1, ensure_ascii=False) + "\n")
 
 
 def test_dspark_points_follow_the_seed_shape() -> None:
@@ -258,10 +253,7 @@ def test_cli_point_n_is_entry_n_of_the_full_list() -> None:
 def test_cli_text_is_the_copy_all_text(golden: Path) -> None:
     out = _sync("render", DSPARK, "--conc", "64", "--router", "sglang")
     assert out.returncode == 0, out.stderr
-    path = golden / "render" / "dspark_c64_sglang.txt"
-    if REGEN:
-        path.write_text(out.stdout)
-    assert out.stdout == path.read_text()
+    match_golden(golden / "render" / "dspark_c64_sglang.txt", out.stdout)
     assert out.stdout.splitlines()[1] == "# Worker"
 
 

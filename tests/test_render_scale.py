@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from syncer.bench import render as bench
+from bench import render as bench
 from syncer.inferencex import render as render_mod
 
 

@@ -464,9 +464,10 @@ def test_snapshot_recipe_infra_becomes_services(recipe: str, conf: str, referenc
 
 def test_rendered_services_agree_with_their_logged_argv() -> None:
     """The raw form is what srt-slurm logs: master `=` tokens, store args, real addresses."""
+    from conftest import parse_sweep_text
+
     from syncer.compare.diff import compare_blocks
     from syncer.runs.launch import build_launch
-    from syncer.runs.logs import parse_sweep_text
 
     prefix = "2026-10-12 09:00:00 [INFO] Starting service "
     master = (

@@ -146,7 +146,7 @@ def test_copy_all_with_and_without_placeholders() -> None:
 
 
 def test_worked_example_of_the_format_doc(reference: Path) -> None:
-    # docs/cookbook-format.md section e: deepseek-v4_1 @2b484a51, cell 1, point 0, sglang, none.
+    # A worked example: reference module deepseek-v4_1 @2b484a51, cell 1, point 0, sglang, none.
     from syncer.cookbook.decode import load_decoder
 
     module = reference / "cookbook" / "agentx" / "deepseek-ai" / "deepseek-v4_1" / "2b484a51.jsx"

@@ -164,8 +164,9 @@ def test_cli_exit_codes_on_the_snapshot(snapshot: Path, key: str, reason: str | 
 
 # ---- the cookbook form of the rendered keys ------------------------------------------------
 
-# Settings InferenceX or srt-slurm add for the benchmark, never part of a production launch
-# (the InferenceX-side notes, §8 A and B), independent of the policy file that removes them.
+# Settings InferenceX or srt-slurm add for the benchmark (metrics, the NCCL port, config dumps,
+# the router's policy config), never part of a production launch: listed here independently of
+# the policy file that removes them.
 INFX_ONLY_FLAGS = re.compile(
     r"--(enable-metrics|nccl-port|dump-config-to|router-policy-config|prometheus-\S+)$"
 )

@@ -7,10 +7,10 @@ HTML enabled) and assert that no hostile value produces HTML, a link or a mentio
 from __future__ import annotations
 
 import json
-import os
 import re
 
 import pytest
+from conftest import match_golden
 from markdown_it import MarkdownIt
 
 from syncer import untrusted
@@ -49,12 +49,7 @@ def _golden() -> dict[str, dict[str, str]]:
 
 
 def test_golden_hostile_values(golden):
-    path = golden / GOLDEN_NAME
-    produced = _golden()
-    if os.environ.get("SYNC_UPDATE_GOLDEN"):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(produced, indent=2, ensure_ascii=False) + "\n")
-    assert json.loads(path.read_text()) == produced
+    match_golden(golden / GOLDEN_NAME, json.dumps(_golden(), indent=2, ensure_ascii=False) + "\n")
 
 
 MD = MarkdownIt("commonmark", {"html": True}).enable("table")

@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import match_golden
 
 from syncer.cli import main
 from syncer.inferencex.policy import load_policy
@@ -148,10 +149,9 @@ def test_json_and_markdown_match_golden(golden: Path, capsys: pytest.CaptureFixt
     # policy itself, the rest of the report against the golden file.
     head, rest = out.split("<details><summary>Excluded as InferenceX-only", 1)
     fold, tail = rest.split("</details>", 1)
-    golden_text = (golden / "verify" / "dspark.md").read_text()
-    assert (
-        head + "<details><summary>Excluded as InferenceX-only (see policy)</details>" + tail
-        == golden_text
+    match_golden(
+        golden / "verify" / "dspark.md",
+        head + "<details><summary>Excluded as InferenceX-only (see policy)</details>" + tail,
     )
     policy = load_policy()
     lines = [ln for ln in fold.splitlines() if ln.startswith("- ")]

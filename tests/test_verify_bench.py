@@ -1,12 +1,12 @@
 """The verify benchmark's synthetic run is a valid run (timings are only measured by
-`python -m syncer.bench verify`, never asserted here)."""
+`python -m bench verify`, never asserted here)."""
 
 from __future__ import annotations
 
 import tarfile
 from pathlib import Path
 
-from syncer.bench.verify import write_archive
+from bench.verify import write_archive
 from syncer.runs.collect import read_run
 
 

@@ -17,7 +17,6 @@ from typing import Any
 import click
 
 from syncer.cookbook.decode import Decoder, load_decoder
-from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
 from syncer.selection import only_one, select
 from syncer.untrusted import term_text
@@ -88,8 +87,7 @@ def decode_command(
         sys.stdout.write(_dump(case.as_json()) + "\n")
         return
 
-    text = copy_all(case.blocks, decoder.router_files(ci, chosen_router))
-    sys.stdout.write(term_text(text) + "\n")
+    sys.stdout.write(term_text(case.copy_all) + "\n")
 
 
 def _point(decoder: Decoder, ci: int, point: int | None, conc: int | None) -> int:
@@ -186,7 +184,7 @@ def _print_all(
         {
             "case": c,
             "concs": decoder.cells[c.cell]["points"][c.point].get("concs") or [],
-            "text": copy_all(c.blocks, decoder.router_files(c.cell, c.router)),
+            "text": c.copy_all,
         }
         for c in cases
     ]

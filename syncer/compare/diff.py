@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncer.compare.verdicts import FAILING, Verdict
 from syncer.flags import canonical_flag
 from syncer.model import Block
 
 STRUCTURE_FIELDS = ("workers", "nodes_per_worker", "count", "count_nodes", "gpu_pinning", "ports")
-FAILING = ("differs", "only-cookbook", "only-recipe", "only-log", "ambiguous")
 # Kinds whose processes srt-slurm starts without logging a command line (1.x and the first
 # 2.x versions; the 2.x services layer logs etcd, NATS and Mooncake as `Starting service`).
 UNLOGGED_KINDS = ("etcd", "nats", "nginx", "mooncake-master", "mooncake-store")
@@ -56,7 +56,7 @@ class Entry:
     block: str
     field: str  # cmd | flag | env | structure | block | wrapper | process
     key: str
-    status: str
+    status: Verdict
     left: str | None = None
     right: str | None = None
     exclusion: ExclusionRef | None = None
@@ -229,7 +229,7 @@ class _Comparer:
                     label,
                     "cmd",
                     "command",
-                    "not-logged",
+                    Verdict.NOT_LOGGED,
                     _cmd(a.get("cmd")),
                     None,
                     note=f"{logger} does not log this process's command line or flags: "
@@ -238,7 +238,11 @@ class _Comparer:
             )
         else:
             ca, cb = _cmd(a.get("cmd")), _cmd(b.get("cmd"))
-            out.append(Entry(label, "cmd", "command", "match" if ca == cb else "differs", ca, cb))
+            out.append(
+                Entry(
+                    label, "cmd", "command", Verdict.MATCH if ca == cb else Verdict.DIFFERS, ca, cb
+                )
+            )
         fields = (
             STRUCTURE_FIELDS if not self.placement else ("workers", "nodes_per_worker", "count")
         )
@@ -247,15 +251,19 @@ class _Comparer:
                 va, vb = a.get(name), b.get(name)
                 if (va is None or vb is None) and self.placement:
                     continue  # one side does not state it (e.g. the log's count of routers)
-                status = "match" if va == vb else "differs"
+                status = Verdict.MATCH if va == vb else Verdict.DIFFERS
                 out.append(Entry(label, "structure", name, status, _j(va), _j(vb)))
         wa, wb = a.get("wrapper") or [], b.get("wrapper") or []
         if wa or wb:
             status = (
-                "match"
+                Verdict.MATCH
                 if wa == wb
                 else (
-                    f"only-{self.left}" if not wb else f"only-{self.right}" if not wa else "differs"
+                    Verdict.only_in(self.left)
+                    if not wb
+                    else Verdict.only_in(self.right)
+                    if not wa
+                    else Verdict.DIFFERS
                 )
             )
             out.append(
@@ -277,7 +285,7 @@ class _Comparer:
                         label,
                         "env",
                         "(environment)",
-                        "not-logged",
+                        Verdict.NOT_LOGGED,
                         _j(a.get("env")) if "env" not in (a.get("unlogged") or []) else None,
                         None,
                         note=f"{logger} does not log this process's environment: cannot verify",
@@ -301,22 +309,26 @@ class _Comparer:
             if excl is not None:
                 agree = va is not None and vb is not None and self._same(va, vb)
                 note = "values agree" if agree else None
-                out.append(Entry(label, "flag", canon, "excluded", shown_a, shown_b, excl, note))
+                out.append(
+                    Entry(label, "flag", canon, Verdict.EXCLUDED, shown_a, shown_b, excl, note)
+                )
                 continue
             if va is None:
-                out.append(Entry(label, "flag", canon, f"only-{self.right}", None, shown_b))
+                out.append(Entry(label, "flag", canon, Verdict.only_in(self.right), None, shown_b))
             elif vb is None:
-                out.append(Entry(label, "flag", canon, f"only-{self.left}", shown_a, None))
+                out.append(Entry(label, "flag", canon, Verdict.only_in(self.left), shown_a, None))
             elif self._same(va, vb):
                 note = None
                 if sa and sb and sa[0] != sb[0]:
                     note = f"spelled {sa[0]} / {sb[0]}"
-                out.append(Entry(label, "flag", canon, "match", shown_a, shown_b, note=note))
+                out.append(Entry(label, "flag", canon, Verdict.MATCH, shown_a, shown_b, note=note))
             else:
                 note = None
                 if len(va) == 1 and len(vb) == 1 and len(va[0]) == 1 and len(vb[0]) == 1:
                     note = _detail(va[0][0], vb[0][0])
-                out.append(Entry(label, "flag", canon, "differs", shown_a, shown_b, note=note))
+                out.append(
+                    Entry(label, "flag", canon, Verdict.DIFFERS, shown_a, shown_b, note=note)
+                )
 
     def _same(self, va: list[list[str]], vb: list[list[str]]) -> bool:
         def norm(vals: list[list[str]]) -> list[list[Any]]:
@@ -347,18 +359,18 @@ class _Comparer:
             excl = self.lookup(kind, "env", key, value=va if va is not None else vb)
             if excl is not None:
                 note = "values agree" if va is not None and va == vb else None
-                out.append(Entry(label, "env", key, "excluded", va, vb, excl, note))
+                out.append(Entry(label, "env", key, Verdict.EXCLUDED, va, vb, excl, note))
             elif logged is not None and not fnmatch.fnmatchcase(key, logged):
                 note = f"{logger} logs only {logged} env: cannot verify"
-                out.append(Entry(label, "env", key, "not-logged", va, vb, note=note))
+                out.append(Entry(label, "env", key, Verdict.NOT_LOGGED, va, vb, note=note))
             elif va is None:
-                out.append(Entry(label, "env", key, f"only-{self.right}", None, vb))
+                out.append(Entry(label, "env", key, Verdict.only_in(self.right), None, vb))
             elif vb is None:
-                out.append(Entry(label, "env", key, f"only-{self.left}", va, None))
+                out.append(Entry(label, "env", key, Verdict.only_in(self.left), va, None))
             elif self._same([[va]], [[vb]]):
-                out.append(Entry(label, "env", key, "match", va, vb))
+                out.append(Entry(label, "env", key, Verdict.MATCH, va, vb))
             else:
-                out.append(Entry(label, "env", key, "differs", va, vb, note=_detail(va, vb)))
+                out.append(Entry(label, "env", key, Verdict.DIFFERS, va, vb, note=_detail(va, vb)))
 
 
 def _j(value: Any) -> str | None:
@@ -405,7 +417,7 @@ def compare_blocks(
                         label,
                         "block",
                         "process",
-                        "not-logged",
+                        Verdict.NOT_LOGGED,
                         _cmd(a.get("cmd")),
                         None,
                         note="srt-slurm starts this service without logging its command",
@@ -413,13 +425,17 @@ def compare_blocks(
                 )
             else:
                 comp.entries.append(
-                    Entry(label, "block", "process", f"only-{left}", _cmd(a.get("cmd")), None)
+                    Entry(
+                        label, "block", "process", Verdict.only_in(left), _cmd(a.get("cmd")), None
+                    )
                 )
             continue
         remaining.remove(match)
         comparer.pair(a, match, comp.entries)
     for b in remaining:
         comp.entries.append(
-            Entry(block_label(b), "block", "process", f"only-{right}", None, _cmd(b.get("cmd")))
+            Entry(
+                block_label(b), "block", "process", Verdict.only_in(right), None, _cmd(b.get("cmd"))
+            )
         )
     return comp

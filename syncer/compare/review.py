@@ -35,7 +35,7 @@ from syncer.compare.modules import (
 from syncer.compare.review_changes import (
     KINDS,
     Change,
-    compare_blocks,
+    block_changes,
     compare_files,
     named_files,
 )
@@ -506,7 +506,7 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
                 new_sel = Selection(pair.new.index, pp.new.index, router, kv)
                 ob = old.blocks(old_sel)
                 nb = new.blocks(new_sel)
-                changes = compare_blocks(ob, nb) + file_changes[router]
+                changes = block_changes(ob, nb) + file_changes[router]
                 if not changes:
                     continue
                 if is_measured:

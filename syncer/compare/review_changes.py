@@ -120,7 +120,7 @@ def compare_block(process: str, old: Block, new: Block) -> list[Change]:
     return changes
 
 
-def compare_blocks(old: Sequence[Block], new: Sequence[Block]) -> list[Change]:
+def block_changes(old: Sequence[Block], new: Sequence[Block]) -> list[Change]:
     """Rows for one selection: processes added, removed or reordered, then per-process rows."""
     changes: list[Change] = []
     pairs = match_blocks(old, new)

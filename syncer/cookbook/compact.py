@@ -13,7 +13,7 @@ import copy
 import json
 from typing import Any
 
-from syncer.cookbook.decode import OVERLAY_SKIP, apply_diff
+from syncer.cookbook.decode import OVERLAY_SKIP
 from syncer.cookbook.decode import overlay as materialise_entry
 from syncer.errors import SyncError
 from syncer.model import Block
@@ -195,11 +195,3 @@ def router_patch(base: list[Block], target: list[Block], depth: int) -> Any:
     if layout_size(elements, depth) <= layout_size(replace, depth):
         return elements
     return replace
-
-
-def apply_patch(base: list[Block], patch: Any) -> list[Block]:
-    if patch is None:
-        return copy.deepcopy(base)
-    if isinstance(patch, dict):
-        return copy.deepcopy(patch["replace"])
-    return [apply_diff(b, patch[i] if i < len(patch) else None) for i, b in enumerate(base)]

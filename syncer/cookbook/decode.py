@@ -1,4 +1,4 @@
-"""The cookbook's AgentX decoder, rule for rule (docs/cookbook-format.md, section b).
+"""The cookbook's AgentX decoder, rule for rule (docs/cookbook-module-format.md).
 
 ``Decoder(data).blocks_for(ci, pi, router, kv)`` returns exactly the blocks the page's
 ``blocksFor`` yields: materialise the cell's base blocks (``ref`` / ``from`` / overlays /
@@ -12,51 +12,37 @@ router) this raises ``SyncError`` naming the file and the offending entry instea
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from syncer.cookbook import kvtier
+from syncer.cookbook.jsvalues import clone, js_falsy
+from syncer.cookbook.kvtier import (  # the placements are part of the decoder's interface
+    AFTER_CONTROL_PLANE,
+    BEFORE_FIRST_WORKER,
+    kv_transform,
+)
+from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, Case, sorted_env, worker_arg_key
+from syncer.model import Block, Case, PointStatus, sorted_env, worker_arg_key
 from syncer.wording import count as count_of
 from syncer.wording import js
 from syncer.wording import kind as kind_of
 
-KV_LINKER_FLAGS = frozenset(
-    {
-        "--enable-unified-cache-external-linker",
-        "--unified-cache-external-linker-backend",
-        "--hicache-storage-backend-extra-config",
-    }
-)
-# Env keys only a Mooncake *store* deployment needs; dropped when leaving a measured mooncake tier.
-MOONCAKE_STORE_ONLY_ENV = frozenset(
-    {
-        "MOONCAKE_MASTER",
-        "MOONCAKE_TE_META_DATA_SERVER",
-        "MOONCAKE_GLOBAL_SEGMENT_SIZE",
-        "MOONCAKE_STANDALONE_STORAGE",
-    }
-)
-CACHE_OWNING_ROLES = frozenset({"agg", "prefill"})
-MOONCAKE_BLOCK_KINDS = frozenset({"mooncake-master", "mooncake-store"})
+__all__ = [
+    "AFTER_CONTROL_PLANE",
+    "BEFORE_FIRST_WORKER",
+    "OVERLAY_SKIP",
+    "Decoder",
+    "apply_diff",
+    "decoder_for_text",
+    "load_decoder",
+    "overlay",
+]
+
 OVERLAY_SKIP = frozenset({"from", "diff", "drop", "ref"})
-
-# Where a derived Mooncake tier puts the `mooncake-master` block (see Decoder.master_placement).
-BEFORE_FIRST_WORKER = "before-first-worker"
-AFTER_CONTROL_PLANE = "after-control-plane"
-
-# Optional top-level keys and the type each must have when present.
-_TOP_LEVEL_TYPES: dict[str, type] = {
-    "source": dict,
-    "hardware": list,
-    "checkpoints": list,
-    "envs": list,
-    "files": dict,
-    "kvMooncake": dict,
-}
-_TYPE_NAMES = {dict: "an object", list: "an array", str: "a string"}  # as JavaScript says
 
 _PROV_URLS = (
     # (url key, id key, url under the repository)
@@ -66,41 +52,6 @@ _PROV_URLS = (
     ("prUrl", "pr", lambda repo, p: f"{repo}/pull/{p['pr']}"),
     ("useComment", "comment", lambda repo, p: f"{repo}/pull/{p['pr']}#issuecomment-{p['comment']}"),
 )
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def js_falsy(value: Any) -> bool:
-    """JavaScript falsiness (``[]`` and ``{}`` are truthy there, unlike in Python)."""
-    return (
-        value is None
-        or value is False
-        or value == ""
-        or (isinstance(value, int | float) and not isinstance(value, bool) and value == 0)
-    )
-
-
-_CONTAINERS = (dict, list)
-
-
-def clone(value: Any) -> Any:
-    """Deep copy of JSON-shaped data (the page's ``JSON.parse(JSON.stringify(x))``)."""
-    kind = type(value)
-    if kind is dict:
-        return {k: clone(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
-    if kind is list:
-        return [clone(v) if type(v) in _CONTAINERS else v for v in value]
-    return value
-
-
-def is_kv_flag(flag: str) -> bool:
-    return (
-        flag == "--enable-hierarchical-cache"
-        or flag.startswith("--hicache-")
-        or flag in KV_LINKER_FLAGS
-    )
 
 
 def load_decoder(path: str | Path) -> Decoder:
@@ -127,133 +78,28 @@ class Decoder:
         data: Any,
         path: str = "<module>",
         *,
-        locate: Callable[[tuple[str | int, ...]], tuple[int, int] | None] | None = None,
+        locate: Locate | None = None,
     ) -> None:
         self.path = path
         self.data = data
-        self._locate = locate
-        self._check_shape()
+        self.check = ModuleValidator(path, locate)
+        self.check.module(data)
         self.cells: list[dict[str, Any]] = data["cells"]
         self._memo: dict[tuple[int, str], list[Block]] = {}
         self._active: list[tuple[int, str]] = []
         self._placement: str | None = None
 
-    # ---- errors -------------------------------------------------------------------------
-
-    def _error(self, where: str, message: str) -> SyncError:
-        """``where`` is the entry's path in the module (``cells[3].routers.sglang.blocks[0]``);
-        with the module text at hand the error also gets that entry's line and column."""
-        line = column = None
-        if self._locate is not None:
-            found = self._locate(_key_path(where))
-            if found:
-                line, column = found
-        return SyncError(f"{where}: {message}", path=self.path, line=line, column=column)
-
-    def _check_shape(self) -> None:
-        """Every part of the module the decoder, the shell text or a report reads has the type
-        the format gives it, so a module of another shape is one error naming the entry."""
-        data = self.data
-        if not isinstance(data, dict):
-            raise self._error("module", f"expected an object, found {kind_of(data)}")
-        cells = data.get("cells")
-        if not isinstance(cells, list) or not cells:
-            raise self._error("module", "expected a non-empty `cells` list (unknown module shape)")
-        for key, kind in _TOP_LEVEL_TYPES.items():
-            self._expect(data.get(key), kind, key)
-        self._expect((data.get("source") or {}).get("prs"), dict, "source.prs")
-        self._expect((data.get("source") or {}).get("repo"), str, "source.repo")
-        for key in ("hardware", "checkpoints"):
-            for i, entry in enumerate(data.get(key) or []):
-                if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
-                    raise self._error(f"{key}[{i}]", "expected an object with a string `id`")
-        self._check_mooncake(data.get("kvMooncake") or {})
-        for ci, cell in enumerate(cells):
-            self._check_cell(ci, cell)
-
-    def _expect(self, value: Any, kind: type, where: str) -> None:
-        if value is not None and not isinstance(value, kind):
-            raise self._error(where, f"expected {_TYPE_NAMES[kind]}, found {kind_of(value)}")
-
-    def _check_mooncake(self, mooncake: dict[str, Any]) -> None:
-        self._expect(mooncake.get("master"), dict, "kvMooncake.master")
-        self._check_args(mooncake.get("args"), "kvMooncake.args")
-        for key in ("env", "decode_env"):
-            self._check_env(mooncake.get(key), f"kvMooncake.{key}")
-
-    def _check_cell(self, ci: int, cell: Any) -> None:
-        where = f"cells[{ci}]"
-        if not isinstance(cell, dict):
-            raise self._error(where, "expected an object")
-        points = cell.get("points")
-        if not isinstance(points, list) or not points:
-            raise self._error(where, "expected a non-empty `points` list")
-        for pi, point in enumerate(points):
-            if not isinstance(point, dict):
-                raise self._error(f"{where}.points[{pi}]", "expected an object")
-            concs = point.get("concs")
-            if concs is not None and not (
-                isinstance(concs, list) and all(_is_int(c) for c in concs)
-            ):
-                raise self._error(f"{where}.points[{pi}].concs", "expected a list of integers")
-            self._expect(point.get("kv"), str, f"{where}.points[{pi}].kv")
-        self._expect(cell.get("prov"), dict, f"{where}.prov")
-        routers = cell.get("routers")
-        if not isinstance(routers, dict) or not routers:
-            raise self._error(where, "expected a non-empty `routers` object")
-        for name, router in routers.items():
-            blocks = router.get("blocks") if isinstance(router, dict) else None
-            if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
-                raise self._error(f"{where}.routers.{name}", "expected `blocks`: a list of objects")
-            files = router.get("files")
-            if files is not None and not (
-                isinstance(files, list) and all(isinstance(f, str) for f in files)
-            ):
-                raise self._error(f"{where}.routers.{name}.files", "expected a list of file ids")
-        submitted = cell.get("submitted")
-        if not isinstance(submitted, str) or submitted not in routers:
-            raise self._error(
-                f"{where}.submitted", f"router {js(submitted)} is not one of {js(sorted(routers))}"
-            )
-        kv = cell.get("kv")
-        if kv is not None and not (
-            isinstance(kv, dict)
-            and isinstance(kv.get("available"), list)
-            and all(isinstance(t, str) for t in kv["available"])
-        ):
-            raise self._error(f"{where}.kv", "expected an object with an `available` list of tiers")
-        hicache = (kv or {}).get("hicache")
-        self._expect(hicache, dict, f"{where}.kv.hicache")
-        self._check_args((hicache or {}).get("args"), f"{where}.kv.hicache.args")
-
-    def _check_args(self, args: Any, where: str) -> None:
-        if args is not None and not (
-            isinstance(args, list)
-            and all(
-                isinstance(a, list)
-                and a
-                and isinstance(a[0], str)
-                and not any(isinstance(v, dict | list) for v in a[1:])
-                for a in args
-            )
-        ):
-            raise self._error(where, "expected `args`: a list of [flag, values...] lists")
-
-    def _check_env(self, env: Any, where: str) -> None:
-        if env is not None and not (
-            isinstance(env, dict) and not any(isinstance(v, dict | list) for v in env.values())
-        ):
-            raise self._error(where, "expected `env`: an object of name -> value")
-
     def _cell(self, ci: int) -> dict[str, Any]:
         if isinstance(ci, bool) or not isinstance(ci, int) or not 0 <= ci < len(self.cells):
-            raise self._error("cell", f"index {ci!r} out of range (module has {len(self.cells)})")
+            raise self.check.error(
+                "cell", f"index {ci!r} out of range (module has {len(self.cells)})"
+            )
         return self.cells[ci]
 
     def _router(self, ci: int, router: str) -> dict[str, Any]:
         routers = self._cell(ci)["routers"]
         if router not in routers:
-            raise self._error(
+            raise self.check.error(
                 f"cells[{ci}]", f"unknown router {router!r} (cell has {', '.join(sorted(routers))})"
             )
         return routers[router]
@@ -270,7 +116,7 @@ class Decoder:
         if key in self._active:
             loop = self._active[self._active.index(key) :]
             chain = " -> ".join(f"cells[{c}].routers.{r}" for c, r in [*loop, key])
-            raise self._error(f"cells[{ci}].routers.{router}", f"ref cycle: {chain}")
+            raise self.check.error(f"cells[{ci}].routers.{router}", f"ref cycle: {chain}")
         self._active.append(key)
         try:
             out = [self._entry(ci, router, bi, entry) for bi, entry in enumerate(entries)]
@@ -278,7 +124,7 @@ class Decoder:
             # Only the outermost call reports it, once the stack has room again.
             if len(self._active) > 1:
                 raise
-            raise self._error(
+            raise self.check.error(
                 f"cells[{ci}].routers.{router}", "ref chain too long (hundreds of cells deep)"
             ) from None
         finally:
@@ -291,7 +137,7 @@ class Decoder:
                 block.pop("envRef")
                 block["env"] = sorted_env(env)
         for bi, block in enumerate(out):
-            self._check_block(block, f"cells[{ci}].routers.{router}.blocks[{bi}]")
+            self.check.block(block, f"cells[{ci}].routers.{router}.blocks[{bi}]")
         self._memo[key] = out
         return out
 
@@ -304,7 +150,7 @@ class Decoder:
             or not isinstance(envs[index], dict)
         ):
             count = len(envs) if isinstance(envs, list) else 0
-            raise self._error(
+            raise self.check.error(
                 f"{where}.envRef",
                 f"dangling env index {js(index)} (module has {count_of(count, 'env')})",
             )
@@ -321,16 +167,16 @@ class Decoder:
                 and not isinstance(ref[0], bool)
                 and isinstance(ref[1], str)
             ):
-                raise self._error(
+                raise self.check.error(
                     f"{where}.ref", f"expected [cell, router, block], found {js(ref)}"
                 )
             cj, rj, bj = ref
             if not 0 <= cj < len(self.cells):
-                raise self._error(
+                raise self.check.error(
                     f"{where}.ref", f"dangling cell index {cj} (module has {len(self.cells)})"
                 )
             if rj not in self.cells[cj]["routers"]:
-                raise self._error(f"{where}.ref", f"unknown router {js(rj)} in cells[{cj}]")
+                raise self.check.error(f"{where}.ref", f"unknown router {js(rj)} in cells[{cj}]")
             source = self._indexed(self.materialise(cj, rj), bj, f"{where}.ref")
             return self._from_ref(source, entry, where)
         if "from" in entry:
@@ -339,40 +185,27 @@ class Decoder:
             return self._from_ref(source, entry, where)
         return clone(entry)
 
-    def _check_block(self, block: Any, where: str) -> None:
-        """What the shell text needs: a kind, an ``args`` list of ``[flag, values...]`` lists,
-        an ``env`` object, a ``role`` name and ``preamble`` lines (malformed data is an error
-        here, not a traceback later)."""
-        if not isinstance(block, dict) or not isinstance(block.get("kind"), str):
-            raise self._error(where, "expected a block with a `kind` (or a `ref` / `from`)")
-        self._check_args(block.get("args"), where)
-        self._check_env(block.get("env"), where)
-        self._expect(block.get("role"), str, f"{where}.role")
-        preamble = block.get("preamble")
-        if preamble is not None and not (
-            isinstance(preamble, list) and all(isinstance(line, str) for line in preamble)
-        ):
-            raise self._error(f"{where}.preamble", "expected a list of lines")
-
     def _indexed(self, blocks: list[Block], index: Any, where: str) -> Block:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
-            raise self._error(where, f"dangling block index {js(index)} (list has {len(blocks)})")
+            raise self.check.error(
+                where, f"dangling block index {js(index)} (list has {len(blocks)})"
+            )
         return blocks[index]
 
     def _from_ref(self, source: Block, entry: dict[str, Any], where: str) -> Block:
         if not isinstance(entry.get("drop") or [], list):
-            raise self._error(f"{where}.drop", "expected a list of key names")
+            raise self.check.error(f"{where}.drop", "expected a list of key names")
         try:
             return overlay(source, entry)
         except SyncError as exc:
-            raise self._error(f"{where}.diff", exc.message) from None
+            raise self.check.error(f"{where}.diff", exc.message) from None
 
     # ---- 2-5. blocksFor -----------------------------------------------------------------
 
     def _point_index(self, ci: int, pi: int) -> int:
         points = self._cell(ci)["points"]
         if isinstance(pi, bool) or not isinstance(pi, int) or pi < 0:
-            raise self._error(f"cells[{ci}]", f"point index {js(pi)} must be >= 0")
+            raise self.check.error(f"cells[{ci}]", f"point index {js(pi)} must be >= 0")
         return min(pi, len(points) - 1)
 
     def available_tiers(self, ci: int) -> list[str]:
@@ -399,13 +232,22 @@ class Decoder:
             patches = cell["points"][pi].get("patch") or {}
             where = f"cells[{ci}].points[{pi}].patch"
             if not isinstance(patches, dict):
-                raise self._error(where, "expected an object of router -> patch")
+                raise self.check.error(where, "expected an object of router -> patch")
             blocks = self._apply_patch(base, patches.get(router), f"{where}.{router}")
         source = cell["points"][pi].get("kv")
         target = self.target_tier(ci, pi, kv)
         if source == target:
             return blocks
-        return self._kv_transform(blocks, source, target, ci, router)
+        return kv_transform(
+            blocks,
+            source,
+            target,
+            data=self.data,
+            ci=ci,
+            router=router,
+            placement=lambda: self.master_placement,
+            check=self.check,
+        )
 
     def _apply_patch(self, base: list[Block], patch: Any, where: str) -> list[Block]:
         """Point blocks from the checked base; only what the patch changed needs checking
@@ -422,116 +264,32 @@ class Decoder:
                 try:
                     changed = apply_diff(block, diff)
                 except SyncError as exc:
-                    raise self._error(f"{where}[{i}]", exc.message) from None
-                self._check_block(changed, f"{where}[{i}]")
+                    raise self.check.error(f"{where}[{i}]", exc.message) from None
+                self.check.block(changed, f"{where}[{i}]")
                 out.append(changed)
             return out
         if isinstance(patch, dict) and isinstance(patch.get("replace"), list):
             out = clone(patch["replace"])
             for i, block in enumerate(out):
-                self._check_block(block, f"{where}[{i}]")
+                self.check.block(block, f"{where}[{i}]")
             return out
-        raise self._error(where, "expected null, a list of per-block diffs or {replace: [...]}")
-
-    def _kv_transform(
-        self, blocks: list[Block], source: str | None, target: str | None, ci: int, router: str
-    ) -> list[Block]:
-        cell = self.cells[ci]
-        mooncake = self.data.get("kvMooncake") or {}
-        out: list[Block] = []
-        for b0 in blocks:
-            if source == "mooncake" and b0.get("kind") in MOONCAKE_BLOCK_KINDS:
-                continue
-            block = dict(b0)
-            block["args"] = [list(a) for a in b0.get("args") or []]
-            block["env"] = dict(b0.get("env") or {})
-            if block.get("kind") == "worker":
-                self._kv_worker(block, source, target, cell, mooncake, ci)
-            out.append(block)
-        if target == "mooncake":
-            master = (mooncake.get("master") or {}).get(router)
-            if not isinstance(master, dict):
-                raise self._error(
-                    "kvMooncake.master", f"no `{router}` block for the derived mooncake tier"
-                )
-            self._check_block(master, f"kvMooncake.master.{router}")
-            out.insert(self._master_index(out), clone(master))
-        return out
-
-    def _kv_worker(
-        self,
-        block: Block,
-        source: str | None,
-        target: str | None,
-        cell: dict[str, Any],
-        mooncake: dict[str, Any],
-        ci: int,
-    ) -> None:
-        block["args"] = [a for a in block["args"] if not is_kv_flag(a[0])]
-        if source == "mooncake":
-            block["env"] = {
-                k: v for k, v in block["env"].items() if k not in MOONCAKE_STORE_ONLY_ENV
-            }
-        add: list[list[str]] = []
-        env: dict[str, str] = {}
-        if block.get("role") in CACHE_OWNING_ROLES:
-            if target == "hicache":
-                hicache = cell["kv"].get("hicache")
-                if not isinstance(hicache, dict):
-                    raise self._error(f"cells[{ci}].kv", "tier hicache offered without `hicache`")
-                add = hicache.get("args") or []
-            elif target == "mooncake":
-                add = mooncake.get("args") or []
-                env = mooncake.get("env") or {}
-        elif target == "mooncake":
-            env = mooncake.get("decode_env") or {}
-        names = {a[0] for a in block["args"]}
-        for arg in add:
-            if arg[0] not in names:
-                block["args"].append(list(arg))
-        block["args"].sort(key=worker_arg_key)
-        for key, value in env.items():
-            if key not in block["env"]:
-                block["env"][key] = value
-        block["env"] = sorted_env(block["env"])
+        raise self.check.error(
+            where, "expected null, a list of per-block diffs or {replace: [...]}"
+        )
 
     # ---- Mooncake master placement ------------------------------------------------------
 
     @property
     def master_placement(self) -> str:
-        """Which decoder generation the module was generated for, read from its format.
-
-        The c4b47c36 decoder put a derived ``mooncake-master`` right after the last etcd/NATS
-        block before the first worker; every later decoder puts it right before the first
-        worker. The generator of that era wrote Dynamo routers as etcd, [nats], workers,
-        frontend (frontend *last*); from 37da6c0b on the frontend comes before the workers. So
-        a module in which some Dynamo router lists a ``dynamo-frontend`` after a worker expects
-        the old rule; any other module the newest one. On real modules the two rules agree
-        (with the frontend last, nothing but etcd/NATS precedes the first Dynamo worker); they
-        differ only when such a module also has another kind of block ahead of the first worker
-        (e.g. an ``sglang-router`` listed first), which a test shows.
-        """
+        """The module's decoder generation's Mooncake-master placement (``kvtier``), read once
+        from its Dynamo routers."""
         if self._placement is None:
-            self._placement = BEFORE_FIRST_WORKER
-            for ci, cell in enumerate(self.cells):
-                if "dynamo" in cell["routers"] and _frontend_after_worker(
-                    self.materialise(ci, "dynamo")
-                ):
-                    self._placement = AFTER_CONTROL_PLANE
-                    break
+            self._placement = kvtier.master_placement(
+                self.materialise(ci, "dynamo")
+                for ci, cell in enumerate(self.cells)
+                if "dynamo" in cell["routers"]
+            )
         return self._placement
-
-    def _master_index(self, blocks: list[Block]) -> int:
-        first_worker = next((i for i, b in enumerate(blocks) if b.get("kind") == "worker"), -1)
-        if self.master_placement == AFTER_CONTROL_PLANE:
-            limit = first_worker if first_worker >= 0 else len(blocks)
-            index = 0
-            for i in range(limit):
-                if blocks[i].get("kind") in ("etcd", "nats"):
-                    index = i + 1
-            return index
-        # JS `splice(-1, 0, x)` when no worker: before the last block (not reached in practice).
-        return first_worker if first_worker >= 0 else max(len(blocks) - 1, 0)
 
     # ---- status, provenance, files, cases ------------------------------------------------
 
@@ -543,10 +301,10 @@ class Decoder:
         if router != cell["submitted"] or self.target_tier(ci, pi, kv) != self.measured_tier(
             ci, pi
         ):
-            return "derived"
+            return PointStatus.DERIVED
         status = self.point_info(ci, pi).get("status")
         if not isinstance(status, str):
-            raise self._error(f"cells[{ci}].points[{pi}]", "no provenance `status`")
+            raise self.check.error(f"cells[{ci}].points[{pi}]", "no provenance `status`")
         return status
 
     def point_info(self, ci: int, pi: int) -> dict[str, Any]:
@@ -575,7 +333,9 @@ class Decoder:
         for fid in self._router(ci, router).get("files") or []:
             entry = files.get(fid) if isinstance(files, dict) else None
             if not isinstance(entry, dict) or not isinstance(entry.get("content"), str):
-                raise self._error(f"cells[{ci}].routers.{router}.files", f"unknown file {js(fid)}")
+                raise self.check.error(
+                    f"cells[{ci}].routers.{router}.files", f"unknown file {js(fid)}"
+                )
             out[fid] = entry["content"]
         return out
 
@@ -595,7 +355,7 @@ class Decoder:
         ids = [str(c.get("id")) for c in self.cells]
         close = difflib.get_close_matches(str(selector), ids, n=5, cutoff=0.4)
         hint = f"; closest: {', '.join(close)}" if close else ""
-        raise self._error("cells", f"no cell with id {selector!r}{hint}")
+        raise self.check.error("cells", f"no cell with id {selector!r}{hint}")
 
     def default_cell(self) -> int:
         """The page's first selection: first hardware, its first checkpoint, first cell."""
@@ -604,7 +364,7 @@ class Decoder:
         for ci, cell in enumerate(self.cells):
             if hw is None or cell.get("hw") == hw:
                 return ci
-        raise self._error("hardware", f"first hardware {js(hw)} has no cell")
+        raise self.check.error("hardware", f"first hardware {js(hw)} has no cell")
 
     def routers(self, ci: int) -> list[str]:
         return sorted(self._cell(ci)["routers"])
@@ -624,6 +384,7 @@ class Decoder:
             status=self.status_for(ci, pi, router, kv),
             blocks=blocks,
             text=[format_block(b) for b in blocks],
+            router_files=partial(self.router_files, ci, router),
         )
 
     def cases(self) -> Iterator[Case]:
@@ -635,29 +396,6 @@ class Decoder:
                 for router in self.routers(ci):
                     for kv in tiers or [point.get("kv") or "none"]:
                         yield self.case(ci, pi, router, kv)
-
-
-_KEY_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
-
-
-def _key_path(where: str) -> tuple[str | int, ...]:
-    """``cells[3].routers.sglang`` -> ("cells", 3, "routers", "sglang")."""
-    if where == "module":
-        return ()
-    if where == "cell":
-        return ("cells",)
-    return tuple(int(index) if index else name for index, name in _KEY_PART.findall(where))
-
-
-def _frontend_after_worker(blocks: list[Block]) -> bool:
-    seen_worker = False
-    for block in blocks:
-        kind = block.get("kind")
-        if kind == "worker":
-            seen_worker = True
-        elif kind == "dynamo-frontend" and seen_worker:
-            return True
-    return False
 
 
 def overlay(source: Block, entry: dict[str, Any]) -> Block:

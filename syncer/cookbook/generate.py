@@ -25,15 +25,16 @@ from syncer.cookbook.cells import (
     RouterSpec,
     replace_config_cells,
 )
-from syncer.cookbook.decode import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, Decoder, is_kv_flag
+from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import load_module, parse_module, read_text
+from syncer.cookbook.kvtier import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
 from syncer.cookbook.page import update_page
 from syncer.errors import SyncError
 from syncer.fsio import read_capped, write_all
 from syncer.inferencex import render as render_mod
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
-from syncer.model import Block
+from syncer.model import Block, PointStatus
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
 _NIGHTLY_COMMIT = re.compile(r":nightly[^@]*-\d{8}-([0-9a-f]{7,12})(?:@|$)")
@@ -436,7 +437,7 @@ def _find_donors(
             else ConfigSpec(
                 key=donor,
                 source="main",
-                pin=Pin(donor, None, config.main, None, None, "verified", None),
+                pin=Pin(donor, None, config.main, None, None, PointStatus.VERIFIED, None),
             )
         )
         hw = _hardware_of(cfg, owner or model)

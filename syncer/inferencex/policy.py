@@ -17,6 +17,7 @@ import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -26,7 +27,18 @@ from syncer.inferencex import yamlsafe
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
 from syncer.model import BLOCK_KEY_ORDER, Block, sort_worker_args, sorted_env
 
-ACTIONS = {"drop", "set", "kv-events", "worker-url", "pinning"}
+
+class PolicyAction(StrEnum):
+    """What the cookbook form does with a setting a policy entry matches."""
+
+    DROP = "drop"  # removed
+    SET = "set"  # the entry's value (a placeholder) replaces srt-slurm's injected one
+    KV_EVENTS = "kv-events"  # the KV-events JSON with the entry's endpoint
+    WORKER_URL = "worker-url"  # a router's worker URL with the entry's host placeholder
+    PINNING = "pinning"  # removed: the block's `gpu_pinning` carries it
+
+
+ACTIONS = frozenset(PolicyAction)
 KINDS = {
     "worker",
     "sglang-router",
@@ -47,7 +59,7 @@ class Exclusion:
     field: str  # flag | env
     pattern: str
     kinds: tuple[str, ...]
-    action: str
+    action: PolicyAction
     reason: str
     value: str | None = None
     nginx_value: str | None = None
@@ -282,7 +294,7 @@ class Policy:
             entry = self.exclusion(kind, "env", key, value)
             if entry is None:
                 env[key] = self._placeholders(kind, value)
-            elif entry.action == "set":
+            elif entry.action == PolicyAction.SET:
                 env[key] = self._value(entry, role, nginx)
             # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
         raw_args = [list(a) for a in block.get("args") or []]
@@ -296,7 +308,7 @@ class Policy:
             entry = self.exclusion(kind, "flag", arg[0], _first(arg))
             if entry is None:
                 args.append([arg[0], *(self._placeholders(kind, v) for v in arg[1:])])
-            elif entry.action == "set":
+            elif entry.action == PolicyAction.SET:
                 if arg[0] in repeated or not entry.injected_into(block):
                     # the recipe repeats a flag srt-slurm injects (its own value is the one
                     # SGLang uses: argparse keeps the last), or sets one srt-slurm does not
@@ -304,11 +316,11 @@ class Policy:
                     args.append(list(arg))
                 else:
                     args.append([arg[0], self._value(entry, role, nginx)])
-            elif entry.action == "kv-events":
+            elif entry.action == PolicyAction.KV_EVENTS:
                 args.append(
                     [arg[0], _kv_events(arg[1] if len(arg) > 1 else "{}", entry.value or "")]
                 )
-            elif entry.action == "worker-url":
+            elif entry.action == PolicyAction.WORKER_URL:
                 args.append(_worker_url(arg, entry.value or "30000", workers))
         if kind == "worker":
             args = sort_worker_args(args)
@@ -321,7 +333,7 @@ class Policy:
             _infra_command(block)
         elif cmd.startswith("python -m ") and kind != "mooncake-store":
             # the cookbook names one interpreter for every SGLang/router process; published
-            # Mooncake store blocks keep the store's own `python -m` (deepseek-v4.jsx @2b484a51)
+            # Mooncake store blocks keep the store's own `python -m` (as the published modules do)
             block["cmd"] = "python3" + cmd[len("python") :]
         if kind == "sglang-router" and block.get("count", 1) == 1:
             block.pop("count", None)
@@ -421,8 +433,8 @@ def _repeated(args: list[list[str]]) -> set[str]:
 
 def _merge_stores(blocks: list[Block]) -> list[Block]:
     """Mooncake store entries that differ only in their port become one block whose
-    ``ports`` lists theirs in declaration order (the first entry's args stand for all;
-    inferred from deepseek-v4.jsx @2b484a51, which shows four entries this way)."""
+    ``ports`` lists theirs in declaration order (the first entry's args stand for all; the
+    layout the published cookbook modules use for a Mooncake tier's four store entries)."""
     out: list[Block] = []
     for block in blocks:
         if block.get("kind") == "mooncake-store":
@@ -597,7 +609,7 @@ def parse_policy(doc: Any, path: str) -> Policy:
                 field=raw["field"],
                 pattern=str(raw["pattern"]),
                 kinds=kinds,
-                action=raw["action"],
+                action=PolicyAction(raw["action"]),
                 reason=str(raw["reason"]),
                 value=raw.get("value"),
                 nginx_value=raw.get("nginx_value"),

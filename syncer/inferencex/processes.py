@@ -1,4 +1,4 @@
-"""Recipe variant -> raw blocks, by srt-slurm 2.x rules (docs/srt-slurm.md §4-7).
+"""Recipe variant -> raw blocks, by srt-slurm 2.x rules (docs/srt-slurm-rules.md, Processes).
 
 Implemented version: the newest srt-slurm 2.x described (``SRT_VERSION``): router-free
 ``frontend.type: sglang`` on port 8000, ``--enable-metrics`` auto-added for direct frontends,
@@ -29,7 +29,6 @@ DIRECT_MODULE = "python3 -m sglang.launch_server"
 ROUTER_CMD = "python -m sglang_router.launch_router"
 FRONTEND_CMD = "python3 -m dynamo.frontend"
 ROLE_ORDER = ("prefill", "decode", "agg")
-MODE = {"agg": "aggregated", "prefill": "prefill", "decode": "decode"}
 DYN_LOG = "info,dynamo_runtime::pipeline::network::ingress::push_handler=warn"
 _DROPPED_ARGS = {
     "model-path",

@@ -1,10 +1,11 @@
 """srt-slurm recipes read the way srt-slurm reads them.
 
-Pipeline (srt-slurm 2.x, see docs/srt-slurm.md §2-3): PyYAML ``safe_load`` (anchors, ``<<``
-merges, YAML 1.1 scalars) -> shared block merged *under* the fragment (InferenceX fragment
-era) -> variant expansion (``base`` + ``override_*`` / ``zip_override_*``, deep merge where
-mappings recurse, lists and scalars replace and ``null`` deletes) -> launcher bindings ->
-normalisation of schema 2 ``engine``/``roles`` and schema 1 ``backend``/``resources`` into one
+Pipeline (srt-slurm 2.x; summarised in docs/srt-slurm-rules.md, Recipes): PyYAML
+``safe_load`` (anchors, ``<<`` merges, YAML 1.1 scalars) -> shared block merged *under* the
+fragment (InferenceX fragment era) -> variant expansion (``base`` + ``override_*`` /
+``zip_override_*``, deep merge where mappings recurse, lists and scalars replace and ``null``
+deletes) -> launcher bindings -> normalisation of schema 2 ``engine``/``roles`` and schema 1
+``backend``/``resources`` into one
 :class:`Recipe`.
 """
 

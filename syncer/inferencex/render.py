@@ -534,7 +534,7 @@ def derived_variant(variant: dict[str, Any], router: str) -> dict[str, Any]:
         services.insert(0, {"name": "etcd", "type": "etcd"})
     out["services"] = services
     # KV events off, whether srt-slurm configures them (kv_events) or the recipe passes the
-    # flag itself (deepseek-v4.jsx @2b484a51 drops a recipe's own --kv-events-config too)
+    # flag itself (the published cookbook modules drop a recipe's own --kv-events-config too)
     arg_maps: list[Any] = []
     for role in (out.get("roles") or {}).values():
         if isinstance(role, dict):

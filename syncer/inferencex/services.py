@@ -1,6 +1,6 @@
 """srt-slurm services (etcd, NATS, Mooncake master, Mooncake stores) -> raw blocks.
 
-The rules, in srt-slurm's own terms (docs/srt-slurm-services.md):
+The rules, in srt-slurm's own terms (summarised in docs/srt-slurm-rules.md, Services):
 
 * Which services run: the *implied* ones first, then the declared ``services:`` entries in
   declaration order. A declared entry with the same ``name`` as an implied one takes its place;

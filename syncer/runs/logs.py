@@ -1,6 +1,6 @@
 """Parse srt-slurm sweep logs (``sweep_<job>.log``) into the processes they launched.
 
-What is read (srt-slurm 1.x and 2.x; see ``docs/srt-slurm.md`` §8-§10):
+What is read (srt-slurm 1.x and 2.x; summarised in ``docs/srt-slurm-rules.md``, Sweep logs):
 
 * worker blocks ``Starting <mode> worker <i> on <node>`` / ``Env: …`` / ``Command: …`` /
   ``Log: …`` (one block per node of a multi-node worker);
@@ -443,10 +443,3 @@ def parse_sweep_log(stream: BinaryIO, source: str, where: str | None = None) -> 
     parser = _Parser(source, where)
     _scan(stream, parser)
     return parser.finish()
-
-
-def parse_sweep_text(text: str, source: str = "<log>") -> SweepLog:
-    """Parse a sweep log held in memory (tests, small inputs)."""
-    import io
-
-    return parse_sweep_log(io.BytesIO(text.encode("utf-8")), source)

@@ -1,4 +1,4 @@
-"""`python -m syncer.bench decode [MODULE] [--runs N]`: whole-process `sync decode --all --format
+"""`python -m bench decode [MODULE] [--runs N]`: whole-process `sync decode --all --format
 json` wall time on a data module (default: the largest reference module, deepseek-v4_1 at
 37da6c0b, 564 cases), start-up included.
 
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from syncer.bench import REFERENCE
+from bench import REFERENCE
 
 NODE_SECONDS = 0.38
 # The module the node figure was measured on; another module's time is not compared with it.
@@ -65,7 +65,7 @@ def _oracle_for(module: Path) -> Path | None:
 def main(argv: list[str]) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m syncer.bench decode")
+    parser = argparse.ArgumentParser(prog="python -m bench decode")
     parser.add_argument("module", nargs="?", type=Path, default=DEFAULT_MODULE)
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Dispatch `python -m syncer.bench NAME ...` to ``syncer.bench.<NAME>.main(argv)``."""
+"""Dispatch `python -m bench NAME ...` to ``bench.<NAME>.main(argv)``."""
 
 from __future__ import annotations
 
@@ -6,20 +6,20 @@ import importlib
 import pkgutil
 import sys
 
-import syncer.bench
+import bench
 
 
 def available() -> list[str]:
-    modules = pkgutil.iter_modules(syncer.bench.__path__)
+    modules = pkgutil.iter_modules(bench.__path__)
     return sorted(m.name for m in modules if m.name != "__main__")
 
 
 def main(argv: list[str]) -> int:
     names = available()
     if not argv or argv[0] not in names:
-        print(f"usage: python -m syncer.bench {{{','.join(names)}}} [args]", file=sys.stderr)
+        print(f"usage: python -m bench {{{','.join(names)}}} [args]", file=sys.stderr)
         return 2
-    module = importlib.import_module(f"syncer.bench.{argv[0]}")
+    module = importlib.import_module(f"bench.{argv[0]}")
     return int(module.main(argv[1:]) or 0)
 
 

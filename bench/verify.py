@@ -1,4 +1,4 @@
-"""`python -m syncer.bench verify [--gib N] [--runs N] [--keep DIR]`: `sync verify` on a large run.
+"""`python -m bench verify [--gib N] [--runs N] [--keep DIR]`: `sync verify` on a large run.
 
 Writes a synthetic run archive (default 1 GiB decompressed) into a temporary directory — never
 into the repository — built from the bundled example run: the seven sweep logs of run
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
-RUN = Path(__file__).resolve().parents[2] / "examples" / "runs" / "41000000001"
+RUN = Path(__file__).resolve().parents[1] / "examples" / "runs" / "41000000001"
 RSS_TARGET_MB = 150.0
 TIME_TARGET = 1.5
 MiB = 1 << 20
@@ -178,7 +178,7 @@ def _time_verify(archive: Path) -> tuple[float, float, int]:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m syncer.bench verify")
+    parser = argparse.ArgumentParser(prog="python -m bench verify")
     parser.add_argument("--gib", type=float, default=1.0, help="decompressed size (default 1)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="write the archive here and keep it")
@@ -201,7 +201,7 @@ def main(argv: list[str]) -> int:
             [
                 sys.executable,
                 "-m",
-                "syncer.bench",
+                "bench",
                 "verify",
                 "--gib",
                 str(args.gib),
@@ -211,6 +211,7 @@ def main(argv: list[str]) -> int:
             check=True,
             capture_output=True,
             text=True,
+            cwd=RUN.parents[2],  # the repository root, where `-m bench` is found
         )
         size = int(writer.stdout.strip())
         print(

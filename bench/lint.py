@@ -1,4 +1,4 @@
-"""`python -m syncer.bench lint [MODULE] [--sglang GIT_DIR --rev REV]`: linting a module
+"""`python -m bench lint [MODULE] [--sglang GIT_DIR --rev REV]`: linting a module
 against one SGLang version, relative to decoding the same module (the reference run, made in
 the same process): parse the module and decode every (cell, point, router, tier) case with its
 shell text, as ``sync decode --all`` does. Target: lint <= 2x that reference.
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from syncer.bench import REFERENCE
+from bench import REFERENCE
 
 ROUNDS = 5
 TARGET = 2.0
@@ -36,12 +36,11 @@ def _largest() -> Path | None:
 
 def _decode(text: str, path: str) -> int:
     from syncer.cookbook.decode import decoder_for_text
-    from syncer.cookbook.shell import copy_all
 
     decoder = decoder_for_text(text, path)
     cases = 0
     for case in decoder.cases():
-        copy_all(case.blocks, decoder.router_files(case.cell, case.router))
+        _ = case.copy_all
         cases += 1
     return cases
 

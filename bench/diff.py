@@ -1,4 +1,4 @@
-"""`python -m syncer.bench diff [OLD NEW]`: the reviewer diff's cost relative to the least any
+"""`python -m bench diff [OLD NEW]`: the reviewer diff's cost relative to the least any
 command diff must do, the reference run made in the same process: decode every (cell, point,
 router, tier) of both modules and format its "Copy all" text.
 
@@ -14,14 +14,13 @@ import sys
 import time
 from pathlib import Path
 
-from syncer.bench import REFERENCE
+from bench import REFERENCE
 
 DEFAULT_DIR = REFERENCE / "cookbook" / "agentx" / "deepseek-ai" / "deepseek-v4_1"
 ROUNDS = 3
 
 
 def _reference(texts: list[str]) -> int:
-    from syncer.cookbook import shell
     from syncer.cookbook.decode import Decoder
     from syncer.cookbook.jsmodule import parse_module
 
@@ -29,7 +28,7 @@ def _reference(texts: list[str]) -> int:
     for i, text in enumerate(texts):
         decoder = Decoder(parse_module(text, f"side{i}").value, f"side{i}")
         for case in decoder.cases():
-            shell.copy_all(case.blocks, decoder.router_files(case.cell, case.router))
+            _ = case.copy_all
             cases += 1
     return cases
 
@@ -48,7 +47,7 @@ def main(argv: list[str]) -> int:
     from syncer.model import GITHUB_TEXT_LIMIT as GITHUB_BODY_LIMIT
 
     if len(argv) not in (0, 2):
-        print("usage: python -m syncer.bench diff [OLD NEW]", file=sys.stderr)
+        print("usage: python -m bench diff [OLD NEW]", file=sys.stderr)
         return 2
     paths = [Path(a) for a in argv] or [DEFAULT_DIR / "37da6c0b.jsx", DEFAULT_DIR / "2b484a51.jsx"]
     missing = [p for p in paths if not p.is_file()]

@@ -1,4 +1,4 @@
-"""`python -m syncer.bench reencode [DIR]`: size of every re-encoded reference module relative to
+"""`python -m bench reencode [DIR]`: size of every re-encoded reference module relative to
 the original file (upstream generator output on the same data); target <= 1.0 with an exact
 roundtrip (``reencode_file`` refuses otherwise). Also the encode time relative to decoding the
 same module once, the reference run made in the same process.
@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from syncer.bench import REFERENCE
+from bench import REFERENCE
 from syncer.errors import SyncError
 
 DEFAULT_DIR = REFERENCE / "cookbook"

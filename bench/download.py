@@ -1,4 +1,4 @@
-"""`python -m syncer.bench download [SMALL_MB LARGE_MB]`: memory stays flat while the bot
+"""`python -m bench download [SMALL_MB LARGE_MB]`: memory stays flat while the bot
 downloads a run artifact.
 
 A loopback server answers like GitHub (a redirect to signed storage, then the zip bytes);

@@ -1,4 +1,4 @@
-"""`python -m syncer.bench render [--runs N]`: cost of recipe rendering, as ratios.
+"""`python -m bench render [--runs N]`: cost of recipe rendering, as ratios.
 
 Two measurements, each against a reference run in the same process:
 
@@ -31,9 +31,9 @@ from pathlib import Path
 
 import yaml
 
-from syncer.bench import REFERENCE
+from bench import REFERENCE
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 BIG_MASTER = (
     REFERENCE / "inferencex" / "inferencex-e2e__configs__nvidia-master.yaml" / "a6ab0ecb.yaml"
 )
@@ -121,7 +121,7 @@ def main(argv: list[str]) -> int:
     from syncer.inferencex.master import find_layout, load_master, read_master
     from syncer.inferencex.render import render_config
 
-    parser = argparse.ArgumentParser(prog="python -m syncer.bench render")
+    parser = argparse.ArgumentParser(prog="python -m bench render")
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--scale", type=int, default=16)
     args = parser.parse_args(argv)

@@ -1,0 +1,38 @@
+"""What the comparison says about one key of one block (``compare/diff.py: Entry.status``).
+
+String-valued, so JSON reports and templates print the same words as before; a module of its
+own so every comparison (the verify use cases, the diff, the reports) can share it without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    MATCH = "match"
+    DIFFERS = "differs"
+    ONLY_COOKBOOK = "only-cookbook"
+    ONLY_RECIPE = "only-recipe"
+    ONLY_LOG = "only-log"
+    EXCLUDED = "excluded"  # an InferenceX-only setting, by the policy entry it names
+    NOT_LOGGED = "not-logged"  # the run does not log it: neither agreeing nor differing
+    AMBIGUOUS = "ambiguous"
+
+    @classmethod
+    def only_in(cls, side: str) -> Verdict:
+        """The key appears on ``side`` (cookbook, recipe or log) alone."""
+        return cls(f"only-{side}")
+
+
+# The verdicts that make a comparison disagree.
+FAILING = frozenset(
+    {
+        Verdict.DIFFERS,
+        Verdict.ONLY_COOKBOOK,
+        Verdict.ONLY_RECIPE,
+        Verdict.ONLY_LOG,
+        Verdict.AMBIGUOUS,
+    }
+)

@@ -1,0 +1,170 @@
+"""The page's KV-offload transform: a point's blocks shown at another KV tier than measured.
+
+A cell offers tiers (``kv.available``); a point was measured at one (``points[i].kv``). Showing
+another tier strips the measured tier's worker flags (and a Mooncake store's env and service
+blocks), adds the target tier's flags and env to the cache-owning workers (``agg``,
+``prefill``; a decode worker of a Mooncake tier gets ``decode_env`` only), and for a derived
+Mooncake tier inserts the module's ``kvMooncake.master`` block where the module's decoder
+generation puts it (``master_placement``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from syncer.cookbook.jsvalues import clone
+from syncer.cookbook.validate import ModuleValidator
+from syncer.model import Block, sorted_env, worker_arg_key
+
+KV_LINKER_FLAGS = frozenset(
+    {
+        "--enable-unified-cache-external-linker",
+        "--unified-cache-external-linker-backend",
+        "--hicache-storage-backend-extra-config",
+    }
+)
+# Env keys only a Mooncake *store* deployment needs; dropped when leaving a measured mooncake tier.
+MOONCAKE_STORE_ONLY_ENV = frozenset(
+    {
+        "MOONCAKE_MASTER",
+        "MOONCAKE_TE_META_DATA_SERVER",
+        "MOONCAKE_GLOBAL_SEGMENT_SIZE",
+        "MOONCAKE_STANDALONE_STORAGE",
+    }
+)
+CACHE_OWNING_ROLES = frozenset({"agg", "prefill"})
+MOONCAKE_BLOCK_KINDS = frozenset({"mooncake-master", "mooncake-store"})
+
+# Where a derived Mooncake tier puts the `mooncake-master` block (see master_placement).
+BEFORE_FIRST_WORKER = "before-first-worker"
+AFTER_CONTROL_PLANE = "after-control-plane"
+
+
+def is_kv_flag(flag: str) -> bool:
+    return (
+        flag == "--enable-hierarchical-cache"
+        or flag.startswith("--hicache-")
+        or flag in KV_LINKER_FLAGS
+    )
+
+
+def kv_transform(
+    blocks: list[Block],
+    source: str | None,
+    target: str | None,
+    *,
+    data: dict[str, Any],
+    ci: int,
+    router: str,
+    placement: Callable[[], str],
+    check: ModuleValidator,
+) -> list[Block]:
+    """``blocks`` (measured at tier ``source``) as the page shows them at tier ``target``.
+    ``placement`` is asked only when a master block is inserted, since finding it decodes the
+    module's Dynamo routers."""
+    cell = data["cells"][ci]
+    mooncake = data.get("kvMooncake") or {}
+    out: list[Block] = []
+    for b0 in blocks:
+        if source == "mooncake" and b0.get("kind") in MOONCAKE_BLOCK_KINDS:
+            continue
+        block = dict(b0)
+        block["args"] = [list(a) for a in b0.get("args") or []]
+        block["env"] = dict(b0.get("env") or {})
+        if block.get("kind") == "worker":
+            _kv_worker(block, source, target, cell, mooncake, ci, check)
+        out.append(block)
+    if target == "mooncake":
+        master = (mooncake.get("master") or {}).get(router)
+        if not isinstance(master, dict):
+            raise check.error(
+                "kvMooncake.master", f"no `{router}` block for the derived mooncake tier"
+            )
+        check.block(master, f"kvMooncake.master.{router}")
+        out.insert(master_index(out, placement()), clone(master))
+    return out
+
+
+def _kv_worker(
+    block: Block,
+    source: str | None,
+    target: str | None,
+    cell: dict[str, Any],
+    mooncake: dict[str, Any],
+    ci: int,
+    check: ModuleValidator,
+) -> None:
+    block["args"] = [a for a in block["args"] if not is_kv_flag(a[0])]
+    if source == "mooncake":
+        block["env"] = {k: v for k, v in block["env"].items() if k not in MOONCAKE_STORE_ONLY_ENV}
+    add: list[list[str]] = []
+    env: dict[str, str] = {}
+    if block.get("role") in CACHE_OWNING_ROLES:
+        if target == "hicache":
+            hicache = cell["kv"].get("hicache")
+            if not isinstance(hicache, dict):
+                raise check.error(f"cells[{ci}].kv", "tier hicache offered without `hicache`")
+            add = hicache.get("args") or []
+        elif target == "mooncake":
+            add = mooncake.get("args") or []
+            env = mooncake.get("env") or {}
+    elif target == "mooncake":
+        env = mooncake.get("decode_env") or {}
+    names = {a[0] for a in block["args"]}
+    for arg in add:
+        if arg[0] not in names:
+            block["args"].append(list(arg))
+    block["args"].sort(key=worker_arg_key)
+    for key, value in env.items():
+        if key not in block["env"]:
+            block["env"][key] = value
+    block["env"] = sorted_env(block["env"])
+
+
+# ---- Mooncake master placement ------------------------------------------------------------
+
+
+def master_placement(dynamo_routers: Iterable[list[Block]]) -> str:
+    """Which decoder generation a module was generated for, read from the blocks of its Dynamo
+    routers (consumed lazily: the first telling router decides).
+
+    The first decoder with derived Mooncake tiers put a derived ``mooncake-master`` right after
+    the last etcd/NATS block before the first worker; every later decoder puts it right before
+    the first worker. The generator of that era wrote Dynamo routers as etcd, [nats], workers,
+    frontend (frontend *last*); later generators put the frontend before the workers. So a
+    module in which some Dynamo router lists a ``dynamo-frontend`` after a worker expects the
+    old rule; any other module the newest one. On real modules the two rules agree (with the
+    frontend last, nothing but etcd/NATS precedes the first Dynamo worker); they differ only
+    when such a module also has another kind of block ahead of the first worker (e.g. an
+    ``sglang-router`` listed first), which a test shows.
+    """
+    for blocks in dynamo_routers:
+        if _frontend_after_worker(blocks):
+            return AFTER_CONTROL_PLANE
+    return BEFORE_FIRST_WORKER
+
+
+def _frontend_after_worker(blocks: list[Block]) -> bool:
+    seen_worker = False
+    for block in blocks:
+        kind = block.get("kind")
+        if kind == "worker":
+            seen_worker = True
+        elif kind == "dynamo-frontend" and seen_worker:
+            return True
+    return False
+
+
+def master_index(blocks: list[Block], placement: str) -> int:
+    """Where the derived master goes in ``blocks`` under ``placement``."""
+    first_worker = next((i for i, b in enumerate(blocks) if b.get("kind") == "worker"), -1)
+    if placement == AFTER_CONTROL_PLANE:
+        limit = first_worker if first_worker >= 0 else len(blocks)
+        index = 0
+        for i in range(limit):
+            if blocks[i].get("kind") in ("etcd", "nats"):
+                index = i + 1
+        return index
+    # JS `splice(-1, 0, x)` when no worker: before the last block (not reached in practice).
+    return first_worker if first_worker >= 0 else max(len(blocks) - 1, 0)
