@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from syncer.errors import SyncError
+from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.git import BRANCH_PREFIX, Cookbook, Identity, branch_name
 from syncer.publish.github import MAX_BODY_CHARS, GitHubClient, NotFound, Plan, Pull
-from syncer.runs import pins as pinrules
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.templating import render
 from syncer.untrusted import clip
