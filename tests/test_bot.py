@@ -25,7 +25,8 @@ from test_git import run as git  # git as a human (not the bot) runs it
 
 from syncer.errors import SyncError
 from syncer.publish import status as st
-from syncer.publish.bot import Bot, Settings, fit_body
+from syncer.publish.bodies import fit_body
+from syncer.publish.bot import Bot, Settings
 from syncer.publish.git import Identity
 from syncer.publish.github import GitHubClient, Plan
 from syncer.syncconfig import load_sync_config

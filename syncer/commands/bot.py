@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from syncer.errors import SyncError
+from syncer.publish import links
 
 
 @click.command("bot")
@@ -49,19 +50,19 @@ from syncer.errors import SyncError
 )
 @click.option(
     "--cookbook",
-    default="https://github.com/sgl-project/sglang.git",
+    default=links.COOKBOOK_CLONE_URL,
     show_default=True,
     help="Cookbook checkout path or clone URL.",
 )
 @click.option(
     "--cookbook-repo",
-    default="sgl-project/sglang",
+    default=links.COOKBOOK_REPO,
     show_default=True,
     help="The cookbook repository (owner/name) the bot opens its PRs in.",
 )
 @click.option(
     "--inferencex-repo",
-    default="SemiAnalysisAI/InferenceX",
+    default=links.INFERENCEX_REPO,
     show_default=True,
     help="The InferenceX repository (owner/name) whose PRs and comments the bot answers.",
 )

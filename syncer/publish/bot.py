@@ -34,10 +34,12 @@ from pathlib import Path
 from typing import Any
 
 from syncer.errors import SyncError
+from syncer.publish import links
 from syncer.publish import pins as pinrules
 from syncer.publish import status as st
+from syncer.publish.bodies import MAX_BODY_CHARS, fit_body, fit_comment
 from syncer.publish.git import BRANCH_PREFIX, Cookbook, Identity, branch_name
-from syncer.publish.github import MAX_BODY_CHARS, GitHubClient, NotFound, Plan, Pull
+from syncer.publish.github import GitHubClient, NotFound, Plan, Pull
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.templating import render
 from syncer.untrusted import clip
@@ -67,12 +69,12 @@ class Settings:
     inferencex: Path  # checkout of the InferenceX PR head: data, never executed
     cookbook: str  # cookbook checkout path or clone URL
     cache_dir: Path
-    inferencex_repo: str = "SemiAnalysisAI/InferenceX"
-    cookbook_repo: str = "sgl-project/sglang"
+    inferencex_repo: str = links.INFERENCEX_REPO
+    cookbook_repo: str = links.COOKBOOK_REPO
     push_repo: str | None = None  # a fork to push the branch to (PR opened from it)
     push_url: str | None = None  # git URL of that fork
     snippets_dir: str = "docs/src/snippets/agentx"
-    docs_url: str = "https://docs.sglang.io"
+    docs_url: str = links.DOCS_URL
     body_limit: int = MAX_BODY_CHARS
     today: str | None = None
     # The one cookbook model this run handles (the workflow runs one job per model, each in its
@@ -533,7 +535,7 @@ class Bot:
         )
 
     def _run_url(self, run: str) -> str:
-        return f"https://github.com/{self.s.inferencex_repo}/actions/runs/{run}"
+        return links.run_url(self.s.inferencex_repo, run)
 
     # -- generation and the cookbook PR ------------------------------------------------------------
 
@@ -610,8 +612,7 @@ class Bot:
 
     def _bot_pulls(self, model: ModelSpec) -> list[Pull]:
         """The bot's PRs for ``model`` (branch and marker), newest first."""
-        owner = (self.s.push_repo or self.s.cookbook_repo).split("/")[0]
-        head = f"{owner}:{branch_name(model.path)}"
+        head = links.head_ref(self.s.push_repo or self.s.cookbook_repo, branch_name(model.path))
         me = self.cgh.login()
         marker = st.pr_marker(model.path)
         return [
@@ -625,7 +626,6 @@ class Bot:
         branch = branch_name(model.path)
         base = book.default_branch()
         state = book.branch_state(branch, base)
-        owner = (self.s.push_repo or self.s.cookbook_repo).split("/")[0]
         pulls = self._bot_pulls(model)
         open_pr = next((p for p in pulls if p.state == "open"), None)
         result = st.PublishResult(
@@ -697,7 +697,7 @@ class Bot:
                 self.s.cookbook_repo,
                 title=title,
                 body=body,
-                head=f"{owner}:{branch}",
+                head=links.head_ref(self.s.push_repo or self.s.cookbook_repo, branch),
                 base=base,
                 maintainer_can_modify=True,
             )
@@ -753,7 +753,7 @@ class Bot:
 
     def _provenance(self, model: ModelSpec, pins: dict[str, Pin]) -> list[dict[str, Any]]:
         """One row per config and deployment; ``pins`` holds every config of ``model``."""
-        infx_url = f"https://github.com/{self.s.inferencex_repo}"
+        repo = self.s.inferencex_repo
         rows = []
         for cfg in model.configs:
             pin = pins[cfg.key]
@@ -772,13 +772,13 @@ class Bot:
                         "label": label,
                         "concs": ", ".join(str(c) for c in concs),
                         "pr": pin.pr,
-                        "pr_url": f"{infx_url}/pull/{pin.pr}" if pin.pr else None,
+                        "pr_url": links.pr_url(repo, pin.pr) if pin.pr else None,
                         "sha": pin.sha,
                         "run": pin.run,
                         "run_url": self._run_url(pin.run) if pin.run else None,
                         "comment": pin.comment,
-                        "comment_url": f"{infx_url}/pull/{pin.pr}#issuecomment-{pin.comment}"
-                        if pin.comment
+                        "comment_url": links.comment_url(repo, pin.pr, pin.comment)
+                        if pin.comment and pin.pr
                         else None,
                         "status": pin.status,
                     }
@@ -821,11 +821,7 @@ class Bot:
         return [used[k] for k in sorted(used)]
 
     def _page_url(self, model: ModelSpec) -> str:
-        path = model.page
-        if path.startswith("docs/"):
-            path = path[len("docs/") :]
-        path = path.rsplit(".", 1)[0]
-        return f"{self.s.docs_url}/{path}#{_slug(model.section)}"
+        return links.page_url(self.s.docs_url, model.page, model.section)
 
     # -- the cookbook side -------------------------------------------------------------------------
 
@@ -959,8 +955,8 @@ def event_models(
     event_name: str,
     payload: dict[str, Any],
     *,
-    inferencex_repo: str = "SemiAnalysisAI/InferenceX",
-    cookbook_repo: str = "sgl-project/sglang",
+    inferencex_repo: str = links.INFERENCEX_REPO,
+    cookbook_repo: str = links.COOKBOOK_REPO,
 ) -> list[str]:
     """The models an event can touch, from the event data and sync.yaml alone (no API, no
     token): what the workflow's gate job uses to pick the per-model concurrency group."""
@@ -990,37 +986,6 @@ def pr_configs(config: SyncConfig, number: int) -> list[tuple[ModelSpec, ConfigS
         for cfg in model.configs
         if cfg.source == "pr" and cfg.pin.pr == str(number)
     ]
-
-
-def fit_body(ctx: dict[str, Any], review_markdown: Callable[[int | None], str], limit: int) -> str:
-    """The PR body within ``limit`` characters: the reviewer diff gets what the rest leaves.
-
-    The diff renders itself within a budget (its own trimming says what it left out); if the
-    body is still too long, the diff is cut here with a note naming the full size.
-    """
-    skeleton = render("pr_body.md.j2", review="", trimmed=None, **ctx)
-    note_room = 300
-    budget = max(0, limit - len(skeleton) - note_room)
-    review = review_markdown(budget)
-    body = render("pr_body.md.j2", review=review, trimmed=None, **ctx)
-    if len(body) <= limit:
-        return body
-    full = len(review)
-    cut = st.close_blocks(review[: max(0, budget - 200)])
-    note = (
-        f"The reviewer diff was cut to fit GitHub's {limit}-character limit "
-        f"({full} characters in full); run sync diff locally for all of it."
-    )
-    body = render("pr_body.md.j2", review=cut, trimmed=note, **ctx)
-    if len(body) > limit:
-        raise SyncError(f"PR body is {len(body)} characters even without the diff (limit {limit})")
-    return body
-
-
-def fit_comment(body: str, limit: int = MAX_BODY_CHARS) -> str:
-    if len(body) <= limit:
-        return body
-    raise SyncError(f"status comment is {len(body)} characters, over GitHub's {limit}")
 
 
 class BadEvent(SyncError):
@@ -1065,8 +1030,3 @@ def _carries(cookbook_pr: Pull, number: int, login: str, model: ModelSpec) -> bo
 
 def _safe_name(name: str) -> str:
     return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)[:200]
-
-
-def _slug(heading: str) -> str:
-    out = "".join(ch.lower() if ch.isalnum() else "-" if ch in " -" else "" for ch in heading)
-    return "-".join(part for part in out.split("-") if part)
