@@ -118,7 +118,7 @@ def bot_command(
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
     from syncer import secrets
-    from syncer.publish.bot import BadEvent
+    from syncer.publish.routing import BadEvent
 
     secrets.install()
     try:
@@ -136,7 +136,7 @@ def _models_only(
     event_path: Path, event_name: str, config_path: Path, *, as_json: bool, **options: Any
 ) -> int:
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
-    from syncer.publish.bot import event_models
+    from syncer.publish.routing import event_models
     from syncer.syncconfig import load_sync_config
 
     models = event_models(
