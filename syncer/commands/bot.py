@@ -15,8 +15,13 @@ from typing import Any
 
 import click
 
+from syncer import secrets
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
 from syncer.publish import links
+from syncer.syncconfig import load_sync_config
+from syncer.untrusted import term_text
+from syncer.wording import count
 
 
 @click.command("bot")
@@ -117,7 +122,6 @@ def bot_command(
     **options: Any,
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
-    from syncer import secrets
     from syncer.publish.routing import BadEvent
 
     secrets.install()
@@ -137,7 +141,6 @@ def _models_only(
 ) -> int:
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
     from syncer.publish.routing import event_models
-    from syncer.syncconfig import load_sync_config
 
     models = event_models(
         load_sync_config(config_path),
@@ -169,14 +172,11 @@ def _run(
     model: str | None,
     local_runs: Path | None,
 ) -> int:
-    from syncer import secrets
+    # syncer.publish.* import PyGithub: loaded only when an event is handled.
     from syncer.publish.bot import Bot, Settings
     from syncer.publish.git import Identity
     from syncer.publish.github import GitHubClient, Plan
     from syncer.publish.offline import EventGitHub
-    from syncer.syncconfig import load_sync_config
-    from syncer.untrusted import term_text
-    from syncer.wording import count
 
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
@@ -269,8 +269,7 @@ def _event_int(text: str) -> int:
     return int(text)
 
 
-def _load_event(path: Path) -> dict:
-    from syncer.fsio import read_capped
+def _load_event(path: Path) -> dict[str, object]:
 
     raw = read_capped(path, MAX_EVENT_BYTES, "the event")
     try:

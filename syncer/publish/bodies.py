@@ -8,7 +8,6 @@ body still over the limit is refused here rather than by GitHub halfway through 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from syncer.errors import SyncError
 from syncer.model import GITHUB_TEXT_LIMIT
@@ -32,7 +31,9 @@ def fit_comment(body: str, limit: int = MAX_BODY_CHARS) -> str:
     return fit(body, "status comment", limit)
 
 
-def fit_body(ctx: dict[str, Any], review_markdown: Callable[[int | None], str], limit: int) -> str:
+def fit_body(
+    ctx: dict[str, object], review_markdown: Callable[[int | None], str], limit: int
+) -> str:
     """The PR body within ``limit`` characters: the reviewer diff gets what the rest leaves.
 
     The diff renders itself within a budget (its own trimming says what it left out); if the

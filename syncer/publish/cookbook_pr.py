@@ -12,7 +12,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from syncer.compare.review import review_texts
 from syncer.cookbook.generate import generate_model
@@ -33,6 +33,22 @@ from syncer.templating import render
 # What a generated module depends on besides sync.yaml, the InferenceX checkout and the date:
 # (model path, module text at the ref, page text at the ref, every pin).
 _GenKey = tuple[str, str | None, str | None, tuple[tuple[str, Pin], ...]]
+
+
+class ProvenanceRow(TypedDict):
+    """One deployment of one config in the PR body's provenance table."""
+
+    key: str
+    label: str
+    concs: str
+    pr: str | None
+    pr_url: str | None
+    sha: str
+    run: str | None
+    run_url: str | None
+    comment: str | None
+    comment_url: str | None
+    status: str
 
 
 @dataclass
@@ -358,10 +374,10 @@ class CookbookPR:
         }
         return fit_body(ctx, review.markdown, self.s.body_limit)
 
-    def _provenance(self, model: ModelSpec, pins: dict[str, Pin]) -> list[dict[str, Any]]:
+    def _provenance(self, model: ModelSpec, pins: dict[str, Pin]) -> list[ProvenanceRow]:
         """One row per config and deployment; ``pins`` holds every config of ``model``."""
         repo = self.s.inferencex_repo
-        rows = []
+        rows: list[ProvenanceRow] = []
         for cfg in model.configs:
             pin = pins[cfg.key]
             try:

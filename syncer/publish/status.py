@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TypedDict
 
 from syncer.publish.github import Comment, Pull
 from syncer.syncconfig import _DATE, _DIGITS, _RUN, _SHA, STATUSES, Pin, is_date
@@ -32,6 +32,13 @@ def pr_marker(model_path: str) -> str:
     return f"{PR_MARKER_PREFIX}model={model_path} -->"
 
 
+class Blocked(TypedDict):
+    """Why nothing was pushed: the bot branch holds commits someone else made."""
+
+    branch: str
+    commits: list[tuple[str, str]]  # (sha, "Author <email>")
+
+
 @dataclass
 class StatusItem:
     """What the status comment says about one config of the PR."""
@@ -50,7 +57,7 @@ class StatusItem:
     verify_failed_run: str | None = None
     verify_run_url: str | None = None
     verify_report: str | None = None
-    blocked: dict[str, Any] | None = None
+    blocked: Blocked | None = None
     error: str | None = None  # why nothing could be published for this config
     closed_pr: int | None = None  # the bot's PR for these pins, closed unmerged
     source_closed: bool = False  # this InferenceX PR was closed without merging
