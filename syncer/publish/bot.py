@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from syncer.compare.verify import verify_config
@@ -50,7 +49,6 @@ from syncer.publish.status_comment import StatusComments
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin
 from syncer.untrusted import clip
 
-LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 MAX_REPORT_CHARS = 40_000
 
 # (key, inferencex checkout, run directory, cookbook snippets dir) -> (agrees, markdown report)
@@ -62,17 +60,6 @@ def default_verifier(key: str, inferencex: Path, run_dir: Path, cookbook: Path) 
     # The report shrinks itself to the budget (whole rows dropped, folds closed) rather than
     # being cut mid-table by the clip below, which stays as a guard for other verifiers.
     return result.exit_code == 0, result.markdown(budget=MAX_REPORT_CHARS)
-
-
-@dataclass
-class _PinChoice:
-    """The PR's pin after InferenceX's rules: a run, or the reason there is none."""
-
-    run_id: int | None = None
-    comment_id: int | None = None
-    date: str | None = None
-    refusal: str | None = None
-    run_dir: Path | None = None
 
 
 class Bot:
@@ -169,7 +156,14 @@ class Bot:
             self._on_closed_unmerged(pull, configs)
             return
         with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp:
-            choice = self._choose_pin(pull, Path(tmp))
+            choice = pinrules.choose(
+                self.infx,
+                self.s.inferencex_repo,
+                pull,
+                Path(tmp),
+                local_runs=self.s.local_runs,
+                out=self.out,
+            )
             status = "verified" if pull.merged else "verified-pr"
             items: list[st.StatusItem] = []
             models: dict[str, list[ConfigSpec]] = {}
@@ -260,64 +254,12 @@ class Bot:
             return False
         return other.state == "open" or other.merged
 
-    def _choose_pin(self, pull: Pull, tmp: Path) -> _PinChoice:
-        repo = self.s.inferencex_repo
-        comments = self.infx.comments(repo, pull.number)
-        selection = pinrules.select(comments)
-        if selection is None:
-            return _PinChoice()
-        # Provenance names the comment that set this run, so repeating it changes nothing.
-        pinning = pinrules.pinning_comment(comments) or selection
-        if self.infx.offline:
-            return self._offline_pin(pull, selection.command.run_id, pinning.comment.id)
-        commits = self.infx.pull_commits(repo, pull.number)
-        command = selection.command
-        if command.run_id is None:
-            verdict = pinrules.latest_successful_run(self.infx, repo, pull, commits)
-        else:
-            verdict = pinrules.check_run(self.infx, repo, pull, command.run_id, commits)
-        pinrules.sync_reactions(self.infx, repo, selection.comment, verdict.ok)
-        if not verdict.ok or verdict.run is None:
-            self.out.say(f"PR #{pull.number}: pin refused: {verdict.reason}")
-            return _PinChoice(comment_id=selection.comment.id, refusal=verdict.reason)
-        run = verdict.run
-        run_dir = tmp / f"run-{run.id}"
-        logs = [
-            a
-            for a in verdict.artifacts
-            if a.name.startswith(LOG_ARTIFACT_PREFIXES) and not a.expired
-        ]
-        if not logs:
-            reason = f"run {run.id} has no unexpired server-log artifact to verify against"
-            return _PinChoice(comment_id=selection.comment.id, refusal=reason)
-        for art in logs:
-            self.infx.download_artifact(art, run_dir / f"{_safe_name(art.name)}.zip")
-        self.out.say(f"PR #{pull.number}: run {run.id} pinned by comment {pinning.comment.id}")
-        return _PinChoice(run.id, pinning.comment.id, run.created_at[:10] or None, None, run_dir)
-
-    def _offline_pin(self, pull: Pull, run_id: int | None, comment_id: int) -> _PinChoice:
-        """A dry run without a token cannot check the run or download its logs: a local copy
-        (``Settings.local_runs/<run_id>``) stands in for the logs, unchecked and said so;
-        without one the configs stay in progress, also said so."""
-        what = f"run {run_id}" if run_id is not None else "the latest sweep run"
-        local = self.s.local_runs / str(run_id) if self.s.local_runs and run_id else None
-        if local is None or not local.exists():
-            self.out.say(
-                f"PR #{pull.number}: {what} not checked (no token: GitHub not read); "
-                "its configs are shown in progress"
-            )
-            return _PinChoice()
-        self.out.say(
-            f"PR #{pull.number}: {what} read from {local}, not checked against GitHub (no token)"
-        )
-        return _PinChoice(run_id, comment_id, None, None, local)
-
     def _sync_model(
         self,
         model: ModelSpec,
         cfgs: list[ConfigSpec],
         pull: Pull,
-        choice: _PinChoice,
+        choice: pinrules.PinChoice,
         status: str,
         tmp: Path,
     ) -> list[st.StatusItem]:
@@ -451,7 +393,3 @@ class Bot:
             items.append(self._item(model, cfg.key, pin.sha, pin=pin, result=result))
         if items:
             self.status.upsert(number, items)
-
-
-def _safe_name(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)[:200]
