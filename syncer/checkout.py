@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import TYPE_CHECKING
 
 from syncer.errors import SyncError
-
-if TYPE_CHECKING:
-    from syncer.inferencex.master import ConfigEntry
 
 
 def check_name(name: str, *, what: str, path: str | None, line: int | None = None) -> None:
@@ -81,23 +77,3 @@ def contained(
             line=line,
         )
     return candidate
-
-
-def entry_file(entry: ConfigEntry, candidate: Path, what: str, *, row: bool = False) -> Path:
-    """``candidate``, a file found for master entry ``entry``, when it lies inside the
-    checkout; ``row``: the error names the master file and the entry's line (the row's
-    recipe name led there)."""
-    from syncer.inferencex import yamlsafe
-
-    line = yamlsafe.key_line(entry.path, [entry.key]) if row else None
-    return contained(
-        entry.root_dir, candidate, what=what, path=entry.path if row else None, line=line
-    )
-
-
-def entry_name(entry: ConfigEntry, name: str, what: str) -> None:
-    """:func:`check_name` for a name master entry ``entry`` gives; the error names the master
-    file and the entry's line."""
-    from syncer.inferencex import yamlsafe
-
-    check_name(name, what=what, path=entry.path, line=yamlsafe.key_line(entry.path, [entry.key]))

@@ -13,6 +13,9 @@ import sys
 import click
 
 from syncer.errors import SyncError
+from syncer.secrets import mask
+from syncer.untrusted import term_text
+from syncer.wording import cut_long_words
 
 # name -> (module, one-line help shown by `sync --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -59,8 +62,6 @@ def main(argv: list[str] | None = None) -> None:
     except SyncError as exc:
         # Messages quote recipe, log and archive text: keep the line one line, free of escape
         # sequences and tokens, whichever command raised it.
-        from syncer.untrusted import term_text
-        from syncer.wording import cut_long_words
 
         # A value the message did not cut itself (a path, a number, a flag value of any
         # length) is cut here: the line stays one line a person can read.
@@ -79,8 +80,6 @@ def main(argv: list[str] | None = None) -> None:
         # A bug, not bad input: keep the traceback for the report, but never exit 1, which
         # `verify`, `diff` and `generate --check` use to mean "drift".
         import traceback
-
-        from syncer.secrets import mask
 
         click.echo(mask(traceback.format_exc()), err=True, nl=False)
         click.echo("error: internal error (a bug in infx-cookbook-sync; traceback above)", err=True)

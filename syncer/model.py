@@ -106,6 +106,17 @@ def sorted_env(env: Env | None) -> Env:
     return {key: env[key] for key in sorted(env or {})}
 
 
+@dataclass(frozen=True)
+class Selection:
+    """One (cell, point, router, KV tier) of a data module: what a reader picks on the page, by
+    cell and point index. ``kv=None`` is the point's measured tier."""
+
+    cell: int
+    point: int
+    router: str
+    kv: str | None = None
+
+
 @dataclass
 class Case:
     """One decoded (cell, point, router, KV tier) selection of a data module."""

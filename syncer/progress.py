@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, BinaryIO, TypeVar
 
+from syncer.untrusted import term_text
+
 T = TypeVar("T")
 
 Advance = Callable[[int], None]
@@ -95,7 +97,6 @@ def task(description: str, total: int | None = None, *, unit: str = "bytes") -> 
             yield _noop
             return
         _live = _start(console)
-    from syncer.untrusted import term_text
 
     live = _live
     _depth += 1

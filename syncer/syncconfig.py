@@ -1,9 +1,9 @@
 """The sync configuration (``sync.yaml``): which cookbook models show which InferenceX configs, and
 the pin of every config (the measured run a `/use` comment chose, or "in progress").
 
-The file is read node by node (PyYAML's composer, safe constructors only) so that every error
-names the line of the offending value, and unknown keys are refused instead of ignored: a typo in
-a pin must not silently publish the wrong run.
+The file is read node by node (``yamlsafe.Nodes``: the composer and the safe constructors of the
+project's one YAML loader) so that every error names the line of the offending value, and unknown
+keys are refused instead of ignored: a typo in a pin must not silently publish the wrong run.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from typing import Any
 import yaml
 
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
+from syncer.inferencex import yamlsafe
 from syncer.model import ROUTERS
 from syncer.untrusted import clip
 from syncer.wording import VALUE_CHARS
@@ -159,30 +161,16 @@ class _Reader:
 
     def __init__(self, path: str, text: str) -> None:
         self.path = path
-        self.loader = yaml.SafeLoader(text)
+        self.nodes = yamlsafe.Nodes(text, path)
 
     def root(self) -> yaml.Node:
-        try:
-            node = self.loader.get_single_node()
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise SyncError(
-                f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                path=self.path,
-                line=mark.line + 1 if mark else None,
-                column=mark.column + 1 if mark else None,
-            ) from None
+        node = self.nodes.root()
         if node is None:
             raise SyncError("empty file; expected a mapping with 'models'", path=self.path)
         return node
 
     def fail(self, node: yaml.Node, message: str) -> SyncError:
-        return SyncError(
-            message,
-            path=self.path,
-            line=node.start_mark.line + 1,
-            column=node.start_mark.column + 1,
-        )
+        return self.nodes.fail(node, message)
 
     def mapping(self, node: yaml.Node, what: str, allowed: tuple[str, ...]) -> dict[str, yaml.Node]:
         if not isinstance(node, yaml.MappingNode):
@@ -211,16 +199,7 @@ class _Reader:
         return list(node.value)
 
     def value(self, node: yaml.Node) -> Any:
-        try:
-            return self.loader.construct_object(node, deep=True)
-        except yaml.YAMLError as exc:
-            # A tag the safe loader does not know (`!evil`, `!!python/name:...`): sync.yaml
-            # holds plain strings, numbers, lists and mappings only.
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise self.fail(node, f"not a plain YAML value: {problem}") from None
-        except ValueError:
-            # A scalar PyYAML resolves to an int that int() refuses (thousands of digits).
-            raise self.fail(node, "a number too long to be a PR, run or comment id") from None
+        return self.nodes.construct(node)
 
     def text(
         self, node: yaml.Node, what: str, pattern: re.Pattern[str] | None = None, hint: str = ""
@@ -495,8 +474,6 @@ def parse_sync_config(text: str, path: str = "sync.yaml") -> SyncConfig:
 
 def load_sync_config(path: Path | str) -> SyncConfig:
     """Read and validate ``sync.yaml``."""
-    from syncer.fsio import read_capped
-
     p = Path(path)
     if not p.exists():
         raise SyncError("sync configuration not found", path=str(p))

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import re
 
+from syncer.untrusted import clip
+
 # A value in a message is cut beyond this many characters.
 VALUE_CHARS = 80
 # Any run of non-blank characters longer than this in a printed error is cut (cli.main): the
@@ -30,8 +32,6 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 def js(value: object, limit: int = VALUE_CHARS) -> str:
     """``value`` (read from JSON or a JavaScript literal) as that data spells it, cut."""
-    from syncer.untrusted import clip
-
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):  # not JSON data (e.g. a set built by the caller)
@@ -60,6 +60,5 @@ def cut_long_words(text: str, limit: int = WORD_CHARS) -> str:
     """``text`` with every run of more than ``limit`` non-blank characters cut."""
     if len(text) <= limit:
         return text
-    from syncer.untrusted import clip
 
     return re.sub(rf"\S{{{limit + 1},}}", lambda m: clip(m.group(), limit), text)

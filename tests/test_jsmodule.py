@@ -179,3 +179,29 @@ def test_absurd_nesting_is_an_error_not_a_crash() -> None:
     deep = "[" * 100_000 + "]" * 100_000
     with pytest.raises(SyncError, match="nested too deeply"):
         parse_module(f"export const agentx = {deep};\n", "deep.jsx")
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n", "// generated\n/* nothing */\n"])
+def test_a_module_of_nothing_is_refused_without_esprima(text: str, tmp_path: Path) -> None:
+    """Refusing an empty module must not cost more than reading a good one: esprima's import
+    alone is several times the whole fast path, so it is not loaded for a blank file."""
+    import subprocess
+    import sys
+
+    module = tmp_path / "empty.jsx"
+    module.write_text(text, encoding="utf-8")
+    probe = (
+        "import sys\n"
+        "from syncer.cookbook.jsmodule import load_module\n"
+        "from syncer.errors import SyncError\n"
+        "try:\n"
+        f"    load_module({str(module)!r})\n"
+        "except SyncError as exc:\n"
+        "    print(exc.message)\n"
+        "print('esprima' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.splitlines() == [
+        "expected `export const <name> = <literal>`, found no statement",
+        "False",
+    ]

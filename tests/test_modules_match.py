@@ -14,6 +14,7 @@ from syncer.compare.modules import (
     match_names,
     match_points,
 )
+from syncer.model import Selection
 
 FIXTURES = Path(__file__).parent / "fixtures" / "diff"
 
@@ -164,4 +165,4 @@ def test_fixture_module_sides_expose_cells_shapes_and_tiers() -> None:
     assert disagg.shape == (("prefill", 1, 1, 2, 2, 1, False), ("decode", 2, 1, 2, 2, 1, False))
     assert side.is_measured(disagg, disagg.points[1], "dynamo", "none")
     assert not side.is_measured(disagg, disagg.points[1], "sglang", "none")
-    assert "nats-server -c nats.conf" in side.text(0, 0, "dynamo", "none")
+    assert "nats-server -c nats.conf" in side.text(Selection(0, 0, "dynamo", "none"))

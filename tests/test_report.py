@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from syncer.compare.verify import verify_config
+from syncer.usecases.verify import verify_config
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"

@@ -159,3 +159,29 @@ def test_snapshot_render_refusal(capsys: pytest.CaptureFixture[str]) -> None:
         "launched by a bash script (benchmarks/single_node/agentic/dsv4_fp4_b300_sglang_mtp.sh)"
         in err
     )
+
+
+@pytest.mark.parametrize("how", ["climbs out", "linked out"])
+def test_a_script_outside_the_checkout_is_never_looked_at(tmp_path: Path, how: str) -> None:
+    """The script name is built from master values a pull request controls: a name climbing
+    out of the checkout, or a script that is a link leading out, counts as absent."""
+    tree = tmp_path / "ix"
+    shutil.copytree(INFX, tree)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    name = "m1_fp8_b300_sglang_mtp.sh"
+    (outside / name).write_text("#!/bin/bash\n")
+    master = tree / "configs" / "nvidia-master.yaml"
+    agentic = tree / "benchmarks" / "single_node" / "agentic"
+    if how == "climbs out":
+        raw = yaml.safe_load(master.read_text())
+        for row in raw[KEY]["scenarios"]["agentic-coding"][0]["search-space"]:
+            # benchmarks/single_node/agentic/../../../../outside/m1_... is tmp_path/outside/...
+            row["exp-name"] = "../../../../outside/m1"
+        master.write_text(yaml.safe_dump(raw))
+    else:
+        (agentic / name).unlink()
+        (agentic / name).symlink_to(outside / name)
+    launch = script_launch(load_master(tree), KEY)
+    assert launch is not None
+    assert not launch.found and all(ref.path is None for ref in launch.rows.values())

@@ -28,10 +28,6 @@ from syncer.inferencex.master import (
 from syncer.inferencex.render import RenderedConfig, render_config
 
 SNAPSHOT = REFERENCE / "inferencex-snapshots" / "843c6254"
-# srt-slurm ships config files in its own checkout, mounted at /configs (e.g. the DeepEP
-# config the glm5.2 recipes pass by path); the cookbook shows them as router files, and no
-# rule renders that yet.
-CONFIGS_MOUNT = "srt-slurm /configs files (--deepep-config /configs/...) have no cookbook rule yet"
 
 # The refusal reasons an old tree may give (the acceptance list), matched on the message so
 # that a refusal raised elsewhere with the same reason counts too.
@@ -223,7 +219,6 @@ def test_no_inferencex_only_setting_in_the_cookbook_form(
     assert not found, "\n".join(sorted(found))
 
 
-@pytest.mark.xfail(strict=True, reason=CONFIGS_MOUNT)
 def test_no_srt_slurm_template_or_cluster_literal_in_the_cookbook_form(
     snapshot: Path, outcomes: dict[str, RenderedConfig | SyncError]
 ) -> None:
@@ -236,6 +231,35 @@ def test_no_srt_slurm_template_or_cluster_literal_in_the_cookbook_form(
             if any(CLUSTER_LITERAL.search(v) for v in arg[1:]):
                 found.add(f"{key} {router} {block['kind']}: {' '.join(arg)}")
     assert not found, "\n".join(sorted(found))
+
+
+def test_files_of_srt_slurms_checkout_are_named_and_their_content_is_not_invented(
+    snapshot: Path, outcomes: dict[str, RenderedConfig | SyncError]
+) -> None:
+    """The glm5.2 recipes pass srt-slurm's configs/deepep_config.json by its /configs path:
+    the cookbook form names the file, and since the snapshot holds no srt-slurm checkout its
+    content is reported missing (generate refuses) rather than shipped."""
+    missing: dict[str, set[str]] = collections.defaultdict(set)
+    for key, rendered in outcomes.items():
+        if not isinstance(rendered, RenderedConfig):
+            continue
+        for point in rendered.points:
+            for router, refs in point.missing_files.items():
+                missing[key] |= {f"{router}: {ref.source}" for ref in refs}
+                names = {a[1] for b in point.cookbook[router] for a in b["args"] if len(a) > 1}
+                assert {ref.name for ref in refs} <= names, key
+            assert not any(
+                fid.startswith("deepep_config.json#") for f in point.files.values() for fid in f
+            ), key
+    glm = {k for k in missing if k.startswith("glm5.2-")}
+    assert glm and set(missing) == glm
+    assert set().union(*missing.values()) == {
+        "dynamo: configs/deepep_config.json",
+        "sglang: configs/deepep_config.json",
+    }
+    for key in glm:
+        error = outcomes[key].missing_file_error()  # type: ignore[union-attr]
+        assert error is not None and "configs/deepep_config.json" in error.message
 
 
 def _declared_services(recipe: dict[str, Any]) -> set[str]:

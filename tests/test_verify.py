@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from syncer.cli import main
-from syncer.compare.verify import verify_config
 from syncer.inferencex.policy import load_policy
 from syncer.untrusted import md_text
+from syncer.usecases.verify import verify_config
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from syncer.cli import main
-from syncer.compare.verify import verify_config
+from syncer.usecases.verify import verify_config
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "tests" / "fixtures" / "scriptera"
@@ -155,7 +155,7 @@ def test_a_directory_fitting_no_point_leaves_its_point_without_a_log(tmp_path: P
     from syncer.compare.report import _notes, _rows
 
     assert f"result directory {HASHED} not used: fits no point" in _notes(result)[-1]
-    assert _rows(result)[0]["note"] == "no result directory of the run belongs to this point"
+    assert _rows(result)[0].note == "no result directory of the run belongs to this point"
 
 
 def test_a_name_contradicting_the_command_is_not_used(tmp_path: Path) -> None:

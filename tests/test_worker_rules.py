@@ -212,12 +212,12 @@ def test_workspace_chat_template_becomes_the_disclosure() -> None:
 
 def test_verify_report_names_the_value_conditioned_exclusion() -> None:
     from syncer.compare.diff import compare_blocks
-    from syncer.compare.verify import _policy_lookup
+    from syncer.compare.verify import policy_lookup
 
     template = "/infmax-workspace/benchmarks/single_node/chat_templates/x.jinja"
     raw = render_raw(normalise(variant(args={"chat-template": template})))
     comp = compare_blocks(
-        raw, raw, left="recipe", right="log", exclusion=_policy_lookup(load_policy())
+        raw, raw, left="recipe", right="log", exclusion=policy_lookup(load_policy())
     )
     entry = next(e for e in comp.entries if e.key == "--chat-template")
     assert entry.status == "excluded" and entry.exclusion is not None

@@ -16,7 +16,11 @@ from typing import Any
 
 import click
 
+from syncer.cookbook.decode import Decoder, load_decoder
+from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
+from syncer.selection import only_one, select
+from syncer.untrusted import term_text
 
 # C1 controls and JS line separators are valid inside JSON strings but not harmless on a
 # terminal, so JSON output escapes them too. The same escape as ``untrusted.json_text`` but
@@ -68,8 +72,6 @@ def decode_command(
     fmt: str,
 ) -> None:
     """Decode a cookbook AgentX data module into launch commands."""
-    from syncer.cookbook.decode import load_decoder
-
     if point is not None and conc is not None:
         # Before the module is read: the same message as selection.select, sooner.
         raise SyncError("give --point or --conc, not both")
@@ -85,16 +87,12 @@ def decode_command(
     if fmt == "json":
         sys.stdout.write(_dump(case.as_json()) + "\n")
         return
-    from syncer.cookbook.shell import copy_all
-    from syncer.untrusted import term_text
 
     text = copy_all(case.blocks, decoder.router_files(ci, chosen_router))
     sys.stdout.write(term_text(text) + "\n")
 
 
-def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
-    from syncer.selection import only_one, select
-
+def _point(decoder: Decoder, ci: int, point: int | None, conc: int | None) -> int:
     points = decoder.cells[ci]["points"]
     owner = f"cell {decoder.cells[ci].get('id')!r}"
 
@@ -133,7 +131,7 @@ def _point(decoder: Any, ci: int, point: int | None, conc: int | None) -> int:
     )
 
 
-def _tier(decoder: Any, ci: int, pi: int, kv: str | None) -> str | None:
+def _tier(decoder: Decoder, ci: int, pi: int, kv: str | None) -> str | None:
     measured = decoder.measured_tier(ci, pi)
     if kv is None:
         return measured
@@ -151,7 +149,7 @@ def _tier(decoder: Any, ci: int, pi: int, kv: str | None) -> str | None:
 
 
 def _print_all(
-    decoder: Any,
+    decoder: Decoder,
     module: str,
     cell: str | None,
     point: int | None,
@@ -182,7 +180,6 @@ def _print_all(
         lines = ",\n".join(f"    {_dump(c.as_json())}" for c in cases)  # never empty here
         sys.stdout.write(f'{{\n  "module": {_dump(module)},\n  "cases": [\n{lines}\n  ]\n}}\n')
         return
-    from syncer.cookbook.shell import copy_all
     from syncer.templating import render
 
     items = [

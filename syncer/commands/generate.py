@@ -12,10 +12,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
+from syncer import locations
+from syncer.compare.review import review_texts
+from syncer.console import report_console
+from syncer.cookbook.encode import reencode_file
+from syncer.cookbook.generate import generate_model, write_results
+from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
+from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
+from syncer.lint.publish import generate_checkout, print_generated
+from syncer.syncconfig import is_date, load_sync_config
 from syncer.untrusted import term_text
 from syncer.wording import count
 
@@ -27,14 +37,14 @@ from syncer.wording import count
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("sync.yaml"),
+    default=Path(locations.SYNC_YAML),
     show_default=True,
     help="Sync configuration (models, configs, pins).",
 )
 @click.option(
     "--inferencex",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("examples/inferencex"),
+    default=locations.EXAMPLE_INFERENCEX,
     show_default=True,
     help="InferenceX checkout.",
 )
@@ -42,7 +52,7 @@ from syncer.wording import count
     "--out",
     "out_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("cookbook_snippets"),
+    default=locations.SNIPPETS,
     show_default=True,
     help="Directory of the data modules (<org>/<model>.jsx).",
 )
@@ -50,7 +60,7 @@ from syncer.wording import count
     "--pages",
     "pages_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("examples/cookbook"),
+    default=locations.EXAMPLE_PAGES,
     show_default=True,
     help="Cookbook checkout holding the model pages (sync.yaml 'page' paths).",
 )
@@ -73,6 +83,13 @@ from syncer.wording import count
     type=click.Path(file_okay=False, path_type=Path),
     help="SGLang checkout for the flag check (default: --pages, when it is one).",
 )
+@click.option(
+    "--srt-slurm-configs",
+    "srt_slurm_configs",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="DIR",
+    help=SRT_CONFIGS_HELP,
+)
 def generate_command(
     model: str | None,
     all_models: bool,
@@ -86,12 +103,9 @@ def generate_command(
     only: str | None,
     check: bool,
     sglang: Path | None,
+    srt_slurm_configs: Path | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
-    from syncer.cookbook.generate import generate_model, write_results
-    from syncer.lint.publish import generate_checkout, print_generated
-    from syncer.syncconfig import load_sync_config
-
     checkout = generate_checkout(sglang, None if no_page else pages_dir)
 
     if bool(model) == all_models:
@@ -105,6 +119,16 @@ def generate_command(
         if owner is None or owner.path not in names:
             raise SyncError(f"--only {only}: not a config of {', '.join(names)} in sync.yaml")
         names = [owner.path]
+    renderer = None
+    if srt_slurm_configs is not None:
+        from syncer.inferencex.render import render_config
+        from syncer.inferencex.srtconfigs import discover
+
+        srt = discover(inferencex, srt_slurm_configs)
+
+        def renderer(root: Path, key: str) -> Any:
+            return render_config(root, key, srt_files=srt)
+
     # Every model is generated and proven before anything is written: a bad config of the
     # second model must not leave the first one updated alone.
     results = [
@@ -118,6 +142,7 @@ def generate_command(
             today=today,
             force_page=force_page,
             only=only,
+            renderer=renderer,
         )
         for name in names
     ]
@@ -160,10 +185,6 @@ def generate_command(
 
 
 def _print_review(path: Path, new_text: str) -> None:
-    from syncer.compare.review import review_texts
-    from syncer.console import report_console
-    from syncer.cookbook.jsmodule import read_text
-
     old_text = read_text(path) if path.is_file() else None
     review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
     review.text(report_console())
@@ -171,8 +192,6 @@ def _print_review(path: Path, new_text: str) -> None:
 
 def _check_date(text: str) -> None:
     """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
-    from syncer.syncconfig import is_date
-
     if not is_date(text):
         raise SyncError(f"--date {text!r}: expected a date as YYYY-MM-DD")
 
@@ -187,8 +206,6 @@ def _check_date(text: str) -> None:
 )
 def reencode_command(module: Path, out: Path | None) -> int:
     """Re-encode a data module (any version) in the newest format, proven case by case."""
-    from syncer.cookbook.encode import reencode_file
-
     text, cases = reencode_file(module, out)
     size = len(text.encode("utf-8"))
     original = module.stat().st_size

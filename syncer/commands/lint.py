@@ -17,7 +17,12 @@ from pathlib import Path
 
 import click
 
+from syncer import locations
+from syncer.console import report_console
 from syncer.errors import SyncError
+from syncer.lint.lint import lint_paths
+from syncer.lint.source import SGLangSource
+from syncer.untrusted import json_text
 
 
 @click.command("lint")
@@ -27,7 +32,7 @@ from syncer.errors import SyncError
     "--cookbook",
     "cookbook",
     type=click.Path(file_okay=False, path_type=Path),
-    default=Path("cookbook_snippets"),
+    default=locations.SNIPPETS,
     show_default=True,
     help="Directory of the data modules (<org>/<model>.jsx) that --all reads.",
 )
@@ -49,10 +54,6 @@ def lint_command(
     module: Path | None, all_modules: bool, cookbook: Path, sglang: Path | None, fmt: str
 ) -> int:
     """Check every flag against the SGLang version each cell's image pins."""
-    from syncer.lint.lint import lint_paths
-    from syncer.lint.source import SGLangSource
-    from syncer.untrusted import json_text
-
     if (module is None) == (not all_modules):
         raise SyncError("give a MODULE or --all")
     if all_modules:
@@ -85,8 +86,6 @@ def lint_command(
     elif fmt == "markdown":
         sys.stdout.write(result.markdown())
     else:
-        from syncer.console import report_console
-
         result.text(report_console(soft_wrap=True))
     return result.exit_code
 

@@ -6,6 +6,9 @@ Text prints each job's "Copy all" text (the cookbook's own formatting, through
 (single node: one job per row and concurrency; multi node: one per row) in master-config
 order; ``--conc C`` selects every job measured at C (``syncer.selection``). ``--raw`` shows
 what srt-slurm launches (only the router the recipe runs) instead of the cookbook form.
+The cookbook form also lists the config files each router ships (text: ``files:``; json:
+``files``) and the files of srt-slurm's checkout whose content is not available (text: a
+"content unknown" line; json: ``missing_files``); ``--srt-slurm-configs DIR`` provides them.
 """
 
 from __future__ import annotations
@@ -15,8 +18,16 @@ from pathlib import Path
 
 import click
 
+from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
+from syncer.inferencex.render import render_config
+from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
+from syncer.inferencex.srtconfigs import discover
+from syncer.locations import bundled_inferencex
+from syncer.model import ROUTERS
 from syncer.selection import CONC_HELP, POINT_HELP, select
+from syncer.templating import render
+from syncer.untrusted import json_text
 
 
 @click.command("render")
@@ -40,6 +51,13 @@ from syncer.selection import CONC_HELP, POINT_HELP, select
     help="srt-slurm major version whose rendering rules apply.",
 )
 @click.option(
+    "--srt-slurm-configs",
+    "srt_slurm_configs",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="DIR",
+    help=SRT_CONFIGS_HELP,
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(["text", "json"]),
@@ -55,28 +73,25 @@ def render_command(
     router: str | None,
     raw: bool,
     srt_slurm: str,
+    srt_slurm_configs: Path | None,
     fmt: str,
 ) -> None:
     """Render a config's launch commands from its srt-slurm recipe."""
-    from syncer.inferencex.render import render_config
-    from syncer.model import ROUTERS
-
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
-    rendered = render_config(inferencex, config, version=srt_slurm)
+    srt_files = None
+    if srt_slurm_configs is not None:
+        srt_files = discover(inferencex or bundled_inferencex(), srt_slurm_configs)
+    rendered = render_config(inferencex, config, version=srt_slurm, srt_files=srt_files)
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config)
     if raw and router is not None and any(router not in p.raw for p in points):
         raise SyncError(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"
         )
     if fmt == "json":
-        from syncer.untrusted import json_text
-
         doc = rendered.as_json(raw=raw, router=router, points=points)
         sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
-    from syncer.cookbook.shell import copy_all
-    from syncer.templating import render
 
     items = []
     for p in points:
@@ -92,7 +107,28 @@ def render_command(
                     "override": p.override or "-",
                     "router": name,
                     "submitted": name == p.submitted,
-                    "text": copy_all(blocks),
+                    "text": copy_all(blocks, {} if raw else _contents(p.files.get(name, {}))),
+                    "files": [] if raw else list(p.files.get(name, {})),
+                    # a file the commands name whose content is unknown: said, never invented
+                    "missing": []
+                    if raw
+                    else [
+                        {"name": f.name, "source": f.source, "mount": f.rule.mount}
+                        for f in p.missing_files.get(name, [])
+                    ],
                 }
             )
-    sys.stdout.write(render("render_points.txt.j2", key=config, items=items, raw=raw))
+    sys.stdout.write(
+        render(
+            "render_points.txt.j2",
+            key=config,
+            items=items,
+            raw=raw,
+            commit=rendered.srt_files.describe_commit(),
+        )
+    )
+
+
+def _contents(files: dict[str, dict[str, str]]) -> dict[str, str]:
+    """File id -> content, as the page's "Copy all" reads a router's files."""
+    return {fid: spec["content"] for fid, spec in files.items()}

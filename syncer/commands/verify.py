@@ -13,7 +13,11 @@ from pathlib import Path
 
 import click
 
+from syncer.console import report_console
+from syncer.locations import bundled_inferencex
 from syncer.selection import CONC_HELP, POINT_HELP
+from syncer.untrusted import json_text
+from syncer.usecases.verify import verify_config
 
 
 @click.command("verify")
@@ -58,15 +62,8 @@ def verify_command(
     fmt: str,
 ) -> int:
     """Three-way check: cookbook vs recipe vs run logs, per point."""
-    from syncer.compare.verify import project_root, verify_config
-    from syncer.untrusted import json_text
-
     if inferencex is None:
-        inferencex = project_root() / "examples" / "inferencex"
-        if not inferencex.is_dir():
-            from syncer.inferencex.render import BUNDLED_EXAMPLE
-
-            inferencex = BUNDLED_EXAMPLE
+        inferencex = bundled_inferencex()
     result = verify_config(
         config, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
     )
@@ -75,7 +72,5 @@ def verify_command(
     elif fmt == "markdown":
         sys.stdout.write(result.markdown())
     else:
-        from syncer.console import report_console
-
         result.text(report_console(soft_wrap=True))
     return result.exit_code

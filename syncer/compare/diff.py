@@ -23,20 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncer.flags import canonical_flag
 from syncer.model import Block
 
-FLAG_ALIASES = {
-    "--tp": "--tensor-parallel-size",
-    "--tp-size": "--tensor-parallel-size",
-    "--dp": "--data-parallel-size",
-    "--dp-size": "--data-parallel-size",
-    "--ep": "--expert-parallel-size",
-    "--ep-size": "--expert-parallel-size",
-    "--pp": "--pipeline-parallel-size",
-    "--pp-size": "--pipeline-parallel-size",
-    "--model": "--model-path",
-    "--tokenizer": "--tokenizer-path",
-}
 STRUCTURE_FIELDS = ("workers", "nodes_per_worker", "count", "count_nodes", "gpu_pinning", "ports")
 FAILING = ("differs", "only-cookbook", "only-recipe", "only-log", "ambiguous")
 # Kinds whose processes srt-slurm starts without logging a command line (1.x and the first
@@ -119,11 +108,6 @@ class Comparison:
             "counts": self.counts(),
             "entries": [e.as_json() for e in self.entries],
         }
-
-
-def canonical_flag(flag: str) -> str:
-    name = "--" + flag.lstrip("-").replace("_", "-") if flag.startswith("--") else flag
-    return FLAG_ALIASES.get(name, name)
 
 
 def block_label(block: Block) -> str:

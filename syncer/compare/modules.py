@@ -17,17 +17,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from syncer.compare.diff import block_key, canonical_flag
+from syncer.compare.diff import block_key
 from syncer.cookbook import decode, shell
 from syncer.errors import SyncError
-from syncer.model import WORKER_ROLES, Block
-
-# The parallelism that names a deployment, by canonical flag (every sglang spelling of it
-# reads the same through ``canonical_flag``).
-_TP_FLAG = "--tensor-parallel-size"
-_EP_FLAG = "--expert-parallel-size"
-_DP_FLAG = "--data-parallel-size"
-_DP_ATTENTION = "--enable-dp-attention"
+from syncer.flags import DP_ATTENTION_FLAG, DP_FLAG, EP_FLAG, TP_FLAG, canonical_flag
+from syncer.model import WORKER_ROLES, Block, Selection
 
 
 @dataclass(frozen=True)
@@ -73,8 +67,8 @@ class ModuleSide:
         self.data: dict[str, Any] = decoder.data
         self.decoder = decoder
         self.label = decoder.path
-        self._blocks: dict[tuple[int, int, str, str], list[Block]] = {}
-        self._texts: dict[tuple[int, int, str, str], str] = {}
+        self._blocks: dict[Selection, list[Block]] = {}
+        self._texts: dict[Selection, str] = {}
         self.hardware = [dict(h) for h in self.data.get("hardware") or []]
         self.checkpoints = [dict(c) for c in self.data.get("checkpoints") or []]
         self.cells = [self._cell(i, c) for i, c in enumerate(decoder.cells)]
@@ -105,27 +99,23 @@ class ModuleSide:
             shape=(),
             raw=cell,
         )
-        measured = self.blocks(index, 0, ref.submitted, points[0].kv)
+        measured = self.blocks(Selection(index, 0, ref.submitted, points[0].kv))
         ref.shape = deployment_shape(measured)
         return ref
 
-    def blocks(self, ci: int, pi: int, router: str, kv: str) -> list[Block]:
-        key = (ci, pi, router, kv)
-        if key not in self._blocks:
-            self._blocks[key] = self.decoder.blocks_for(ci, pi, router, kv)
-        return self._blocks[key]
+    def blocks(self, sel: Selection) -> list[Block]:
+        if sel not in self._blocks:
+            self._blocks[sel] = self.decoder.blocks_for(sel.cell, sel.point, sel.router, sel.kv)
+        return self._blocks[sel]
 
     def files(self, ci: int, router: str) -> dict[str, str]:
         return self.decoder.router_files(ci, router)
 
-    def text(self, ci: int, pi: int, router: str, kv: str) -> str:
+    def text(self, sel: Selection) -> str:
         """The "Copy all" text of one selection, exactly as the page would copy it."""
-        key = (ci, pi, router, kv)
-        if key not in self._texts:
-            self._texts[key] = shell.copy_all(
-                self.blocks(ci, pi, router, kv), self.files(ci, router)
-            )
-        return self._texts[key]
+        if sel not in self._texts:
+            self._texts[sel] = shell.copy_all(self.blocks(sel), self.files(sel.cell, sel.router))
+        return self._texts[sel]
 
     def point_info(self, ci: int, pi: int) -> dict[str, Any]:
         return self.decoder.point_info(ci, pi)
@@ -170,10 +160,10 @@ def deployment_shape(blocks: Iterable[Block]) -> tuple[Any, ...]:
                 str(block.get("role", "agg")),
                 _as_int(block.get("workers"), 1),
                 _as_int(block.get("nodes_per_worker"), 1),
-                _int_flag(block, _TP_FLAG, 1),
-                _int_flag(block, _EP_FLAG, 1),
-                _int_flag(block, _DP_FLAG, 1),
-                _DP_ATTENTION in flags,
+                _int_flag(block, TP_FLAG, 1),
+                _int_flag(block, EP_FLAG, 1),
+                _int_flag(block, DP_FLAG, 1),
+                DP_ATTENTION_FLAG in flags,
             )
         )
     order = {role: i for i, role in enumerate(WORKER_ROLES)}

@@ -9,6 +9,7 @@ value from a recipe, log or module goes through the ``code``/``text``/``term`` f
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,12 @@ from syncer.untrusted import term_text
 from syncer.wording import count
 
 if TYPE_CHECKING:
-    from syncer.compare.verify import PointResult, VerifyResult
+    # rich is imported only when a terminal report is printed (start-up time of the CLI).
+    from rich.console import Console
+
+    # Annotations only: VerifyResult renders itself through this module (``markdown``,
+    # ``json``, ``text``), so results imports report and a runtime import back would be a cycle.
+    from syncer.compare.results import PointResult, VerifyResult
 
 SCHEMA = 1
 # Skipped archive members (links, devices, unsafe paths) named one by one in the text reports;
@@ -67,9 +73,9 @@ def _short(source: str) -> str:
     return PurePosixPath(source.replace("\\", "/")).name
 
 
-def _rows(result: VerifyResult) -> list[dict[str, Any]]:
+def _rows(result: VerifyResult) -> list[DiffRow]:
     """Every failing entry, launch problem and ambiguity as a table row."""
-    rows: list[dict[str, Any]] = []
+    rows: list[DiffRow] = []
     script = result.launched_by is not None
     for p in result.points:
         if not p.logs:
@@ -116,6 +122,22 @@ def _rows(result: VerifyResult) -> list[dict[str, Any]]:
     return rows
 
 
+@dataclass(frozen=True)
+class DiffRow:
+    """One row of the differences table: a failing entry, a launch problem or an ambiguity."""
+
+    point: int
+    comparison: str
+    block: str
+    key: str
+    status: str
+    left: str | None
+    right: str | None
+    note: str | None
+    left_side: str = ""  # which side ``left`` is (cookbook, recipe, log), for the terminal
+    right_side: str = ""
+
+
 def _row(
     p: PointResult,
     comparison: str,
@@ -127,22 +149,13 @@ def _row(
     note: str | None,
     left_side: str = "",
     right_side: str = "",
-) -> dict[str, Any]:
-    return {
-        "point": p.index,
-        "comparison": comparison,
-        "block": block,
-        "key": key,
-        "status": status,
-        "left": left,
-        "right": right,
-        "left_side": left_side,
-        "right_side": right_side,
-        "note": note,
-    }
+) -> DiffRow:
+    return DiffRow(
+        p.index, comparison, block, key, status, left, right, note, left_side, right_side
+    )
 
 
-def _entry_row(p: PointResult, comp: Comparison, e: Entry) -> dict[str, Any]:
+def _entry_row(p: PointResult, comp: Comparison, e: Entry) -> DiffRow:
     return _row(
         p,
         _comp_name(comp),
@@ -157,7 +170,7 @@ def _entry_row(p: PointResult, comp: Comparison, e: Entry) -> dict[str, Any]:
     )
 
 
-def _point_rows(result: VerifyResult, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _point_rows(result: VerifyResult, rows: list[DiffRow]) -> list[dict[str, Any]]:
     out = []
     for p in result.points:
         logs = [{"name": _short(lc.source), "job": lc.job_id} for lc in p.logs]
@@ -174,7 +187,7 @@ def _point_rows(result: VerifyResult, rows: list[dict[str, Any]]) -> list[dict[s
                 "cookbook": cb,
                 "verdict": p.verdict,
                 "verdict_text": VERDICT_TEXT[p.verdict],
-                "problems": sum(1 for r in rows if r["point"] == p.index),
+                "problems": sum(1 for r in rows if r.point == p.index),
                 "unverified": list(p.unverified),
             }
         )
@@ -287,7 +300,7 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
     }
 
 
-def _context(result: VerifyResult, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _context(result: VerifyResult, rows: list[DiffRow]) -> dict[str, Any]:
     verdicts = result.verdicts()
     return {
         "key": result.key,
@@ -336,7 +349,7 @@ def _cut(text: str, limit: int) -> str:
     return "\n".join(lines) + closing + "\n</details>\n" * max(depth, 0)
 
 
-def text(result: VerifyResult, console: Any) -> None:
+def text(result: VerifyResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -352,7 +365,7 @@ def text(result: VerifyResult, console: Any) -> None:
         console.print(Text(mask(line), style=style or ""), highlight=False)
     if ctx["rows"]:
         table = Table(title="Differences", show_lines=True)
-        longest = max(len(term_text(r["key"])) for r in ctx["rows"])
+        longest = max(len(term_text(r.key)) for r in ctx["rows"])
         table.add_column("point", justify="right", no_wrap=True)
         table.add_column("where", overflow="fold")
         table.add_column("key", overflow="fold", min_width=min(longest, 36))
@@ -362,16 +375,16 @@ def text(result: VerifyResult, console: Any) -> None:
         for r in ctx["rows"]:
             values = [
                 f"{side}: {term_text(v, limit=200)}" if side else term_text(v, limit=200)
-                for side, v in ((r["left_side"], r["left"]), (r["right_side"], r["right"]))
+                for side, v in ((r.left_side, r.left), (r.right_side, r.right))
                 if v is not None
             ]
             cells = (
-                str(r["point"]),
-                f"{term_text(r['comparison'])}\n{term_text(r['block'])}",
-                term_text(r["key"]),
-                r["status"],
+                str(r.point),
+                f"{term_text(r.comparison)}\n{term_text(r.block)}",
+                term_text(r.key),
+                r.status,
                 "\n".join(values) or "—",
-                term_text(r["note"], limit=300) if r["note"] else "",
+                term_text(r.note, limit=300) if r.note else "",
             )
             table.add_row(*(Text(mask(c)) for c in cells))
         console.print(table)

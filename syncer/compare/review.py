@@ -19,6 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.console import Console
+
+from syncer.compare import review_render
 from syncer.compare.modules import (
     CellPair,
     CellRef,
@@ -36,6 +39,7 @@ from syncer.compare.review_changes import (
     compare_files,
     named_files,
 )
+from syncer.model import Selection
 
 SCHEMA = 1
 
@@ -300,14 +304,10 @@ class Review:
         }
 
     def markdown(self, budget: int | None = None) -> str:
-        from syncer.compare.review_render import render_markdown
+        return review_render.render_markdown(self, budget)
 
-        return render_markdown(self, budget)
-
-    def text(self, console: Any) -> None:
-        from syncer.compare.review_render import render_terminal
-
-        render_terminal(self, console)
+    def text(self, console: Console) -> None:
+        review_render.render_terminal(self, console)
 
 
 # ---- building the review -------------------------------------------------------------------
@@ -459,10 +459,10 @@ def _selection_name(point: PointRef, router: str, kv: str) -> str:
     return f"{point.name} · {router} · KV {kv}"
 
 
-def _full_text(side: ModuleSide, ci: int, pi: int, router: str, kv: str) -> str:
+def _full_text(side: ModuleSide, sel: Selection) -> str:
     """The copied commands plus the router's config files, which a reviewer must also read."""
-    text = side.text(ci, pi, router, kv)
-    files = named_files(side.files(ci, router))
+    text = side.text(sel)
+    files = named_files(side.files(sel.cell, sel.router))
     for name, content in files.items():
         text += f"\n\n# file {name}\n{content}"
     return text
@@ -502,16 +502,18 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
                 is_measured = old.is_measured(pair.old, pp.old, router, kv) or new.is_measured(
                     pair.new, pp.new, router, kv
                 )
-                ob = old.blocks(pair.old.index, pp.old.index, router, kv)
-                nb = new.blocks(pair.new.index, pp.new.index, router, kv)
+                old_sel = Selection(pair.old.index, pp.old.index, router, kv)
+                new_sel = Selection(pair.new.index, pp.new.index, router, kv)
+                ob = old.blocks(old_sel)
+                nb = new.blocks(new_sel)
                 changes = compare_blocks(ob, nb) + file_changes[router]
                 if not changes:
                     continue
                 if is_measured:
                     for change in changes:
                         measured.setdefault(change, []).append(pp.new.name)
-                    old_text = _full_text(old, pair.old.index, pp.old.index, router, kv)
-                    new_text = _full_text(new, pair.new.index, pp.new.index, router, kv)
+                    old_text = _full_text(old, old_sel)
+                    new_text = _full_text(new, new_sel)
                     if old_text != new_text:
                         diff = unified(old_text, new_text, old.label, new.label)
                         diffs.setdefault(diff, []).append(_selection_name(pp.new, router, kv))
@@ -535,7 +537,7 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
 def _measured_texts(side: ModuleSide, cell: CellRef, points: list[PointRef]) -> list[NewText]:
     texts: dict[str, list[str]] = {}
     for point in points:
-        text = _full_text(side, cell.index, point.index, cell.submitted, point.kv)
+        text = _full_text(side, Selection(cell.index, point.index, cell.submitted, point.kv))
         texts.setdefault(text, []).append(_selection_name(point, cell.submitted, point.kv))
     return [NewText(w, t) for t, w in texts.items()]
 

@@ -20,6 +20,8 @@ from syncer.untrusted import term_text
 from syncer.wording import count
 
 if TYPE_CHECKING:
+    # Annotations only: a Review renders itself through this module (``markdown``, ``text``),
+    # so review imports review_render and a runtime import back would be a cycle.
     from syncer.compare.review import CellReview, MetaChange, Review, Row
 
 _NOTE_SLACK = 400  # room for the "left out" note, whose length depends on what is left out

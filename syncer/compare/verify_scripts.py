@@ -21,18 +21,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from syncer.compare.diff import Comparison, canonical_flag, compare_blocks
-from syncer.errors import SyncError
+from syncer.compare.diff import Comparison, ExclusionLookup, compare_blocks
+from syncer.compare.results import CookbookCheck, LogCheck, PointResult
+from syncer.compare.verify import cookbook_point
+from syncer.cookbook.decode import Decoder
+from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, HICACHE_FLAG, TP_FLAG, canonical_flag
 from syncer.inferencex.master import ConfigEntry, Row
+from syncer.inferencex.render import _parallel
 from syncer.inferencex.scripts import ScriptLaunch
+from syncer.runs.logs import split_command
 from syncer.runs.mapping import Assignment, Unmatched, name_hints
-from syncer.runs.scriptrun import ResultDir, logged_blocks, read_script_run
-from syncer.selection import select
-
-if TYPE_CHECKING:
-    from syncer.compare.verify import CookbookCheck, VerifyResult
+from syncer.runs.scriptrun import ResultDir, logged_blocks
 
 _INT = re.compile(r"[0-9]{1,9}")
 SCRIPT_ROUTER = "sglang"  # the scripts launch sglang.launch_server (and sglang_router)
@@ -58,8 +58,6 @@ class ScriptPoint:
 
 
 def script_points(entry: ConfigEntry, launch: ScriptLaunch) -> list[ScriptPoint]:
-    from syncer.inferencex.render import _parallel
-
     out = []
     for job in entry.jobs():
         row = job.row
@@ -87,8 +85,6 @@ def _offloads(row: Row) -> bool:
 
 def argv_shape(rd: ResultDir) -> tuple[int, int, bool, bool]:
     """(tp, ep, DP attention, HiCache) of the logged server argv (SGLang's defaults when absent)."""
-    from syncer.runs.logs import split_command
-
     flags = {canonical_flag(a[0]): a[1:] for a in split_command(rd.argv or [])[2]}
 
     def number(flag: str) -> int:
@@ -96,10 +92,10 @@ def argv_shape(rd: ResultDir) -> tuple[int, int, bool, bool]:
         return int(values[0]) if values and _INT.fullmatch(values[0]) else 1
 
     return (
-        number("--tensor-parallel-size"),
-        number("--expert-parallel-size"),
-        "--enable-dp-attention" in flags,
-        "--enable-hierarchical-cache" in flags,
+        number(TP_FLAG),
+        number(EP_FLAG),
+        DP_ATTENTION_FLAG in flags,
+        HICACHE_FLAG in flags,
     )
 
 
@@ -174,120 +170,78 @@ def _not_logged(comp: Comparison) -> list[str]:
     return out
 
 
-def verify_script_config(
-    key: str,
-    launch: ScriptLaunch,
+def compare_script_point(
+    p: ScriptPoint,
     *,
-    inferencex: Path,
-    run: Path | None,
+    key: str,
+    model: str,
+    assignment: Assignment,
+    lookup: ExclusionLookup,
+    decoder: Decoder | None,
+    module_path: str | None,
     cookbook: Path | None,
-    point: int | None = None,
-    conc: int | None = None,
-) -> VerifyResult:
-    """Verify every point of the script-launched ``key``, or those ``--point``/``--conc``
-    select (:mod:`syncer.selection`), against ``run``."""
-    from syncer.compare.verify import (
-        LogCheck,
-        PointResult,
-        VerifyResult,
-        _cookbook_module,
-        _policy_lookup,
-        _shown,
-        pinned_run,
-        project_root,
+) -> tuple[PointResult, list[str]]:
+    """The one comparison of a script point, cookbook against each of its result directories,
+    and what no log shows; with the notes on how each directory's blocks were read."""
+    notes: list[str] = []
+    res = PointResult(p.index, p.label, list(p.concs), p.script, None, p.item, SCRIPT_ROUTER)
+    check = cell_of(decoder, module_path, key, p, cookbook)
+    res.cookbook = check
+    cell_routers = (
+        decoder.routers(check.cell) if decoder is not None and check.cell is not None else []
     )
-    from syncer.inferencex.master import load_master
-    from syncer.inferencex.policy import load_policy
-
-    if launch.multinode:
-        raise SyncError(
-            f"{key}: launched by a multi-node bash script ({launch.describe()}); its run's logs "
-            "are not read by this tool",
-            path=launch.master_path,
-            line=launch.line,
-        )
-    entry = load_master(inferencex).entry(key, script_launched=True)
-    points = script_points(entry, launch)
-    selected = select(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
-    # A lone nameless result directory is taken for the verified point only when one is.
-    only = selected[0].index if len(selected) == 1 and (point, conc) != (None, None) else None
-    root = project_root()
-    run_path = run if run is not None else pinned_run(key, root)
-    data = read_script_run(run_path)
-    assignment = assign_dirs(data.dirs, points, only=only)
-    lookup = _policy_lookup(load_policy())
-    decoder, module_path = _cookbook_module(
-        key, cookbook if cookbook is not None else root / "cookbook_snippets"
-    )
-    notes: list[str] = list(data.missing)
-    results = []
-    for p in selected:
-        res = PointResult(p.index, p.label, list(p.concs), p.script, None, p.item, SCRIPT_ROUTER)
-        check = _cell_of(decoder, module_path, key, p, cookbook)
-        res.cookbook = check
-        cell_routers = decoder.routers(check.cell) if check.cell is not None else []
-        for rd in assignment.by_point.get(p.index, []):
-            logged, how_notes = logged_blocks(rd, entry.model)  # type: ignore[arg-type]
-            notes.extend(f"point {p.index}: {n}" for n in how_notes)
-            if check.cell is not None and check.point is not None:
-                cb = decoder.blocks_for(check.cell, check.point, SCRIPT_ROUTER)
-                comp = compare_blocks(
-                    cb,
-                    logged,
-                    left="cookbook",
-                    right="log",
-                    router=SCRIPT_ROUTER,
-                    exclusion=lookup,
-                    placement=True,
-                    right_logged=True,
-                )
-            else:
-                comp = Comparison("cookbook", "log", SCRIPT_ROUTER)
-            res.logs.append(
-                LogCheck(
-                    rd.source,  # type: ignore[attr-defined]
-                    None,
-                    assignment.how.get(rd.source, ""),  # type: ignore[attr-defined]
-                    comp,
-                    list(rd.problems),  # type: ignore[attr-defined]
-                )
+    for rd in assignment.by_point.get(p.index, []):
+        logged, how_notes = logged_blocks(rd, model)  # type: ignore[arg-type]
+        notes.extend(f"point {p.index}: {n}" for n in how_notes)
+        if decoder is not None and check.cell is not None and check.point is not None:
+            cb = decoder.blocks_for(check.cell, check.point, SCRIPT_ROUTER)
+            comp = compare_blocks(
+                cb,
+                logged,
+                left="cookbook",
+                right="log",
+                router=SCRIPT_ROUTER,
+                exclusion=lookup,
+                placement=True,
+                right_logged=True,
             )
-        for router in cell_routers:
-            if router != SCRIPT_ROUTER:
-                res.unverified.append(
-                    f"the cookbook's {router} arm (derived by the cookbook; the script never "
-                    "launched it)"
-                )
-        for lc in res.logs:
-            res.unverified.extend(_not_logged(lc.comparison))
-        results.append(res)
-    return VerifyResult(
-        key=key,
-        inferencex=_shown(inferencex),
-        run=_shown(run_path),
-        cookbook=_shown(module_path) if module_path else None,
-        points=results,
-        run_data=data,
-        assignment=assignment,
-        srt_version="",
-        notes=notes,
-        launched_by=launch.describe(),
-    )
+        else:
+            comp = Comparison("cookbook", "log", SCRIPT_ROUTER)
+        res.logs.append(
+            LogCheck(
+                rd.source,  # type: ignore[attr-defined]
+                None,
+                assignment.how.get(rd.source, ""),  # type: ignore[attr-defined]
+                comp,
+                list(rd.problems),  # type: ignore[attr-defined]
+            )
+        )
+    for router in cell_routers:
+        if router != SCRIPT_ROUTER:
+            res.unverified.append(
+                f"the cookbook's {router} arm (derived by the cookbook; the script never "
+                "launched it)"
+            )
+    for lc in res.logs:
+        res.unverified.extend(_not_logged(lc.comparison))
+    return res, notes
 
 
-def _cell_of(
-    decoder: Any, module_path: str | None, key: str, p: ScriptPoint, cookbook: Path | None
+def cell_of(
+    decoder: Decoder | None,
+    module_path: str | None,
+    key: str,
+    p: ScriptPoint,
+    cookbook: Path | None,
 ) -> CookbookCheck:
     """The cookbook point of ``p`` (a ``CookbookCheck`` without comparisons: the one comparison
     of a script point is the cookbook against the log, kept with the log)."""
-    from syncer.compare.verify import CookbookCheck, _cookbook_point
-
     if decoder is None or module_path is None:
         where = str(cookbook) if cookbook is not None else "cookbook_snippets/"
         return CookbookCheck(
             where, None, None, None, missing=f"no cookbook module in {where} has a cell for {key}"
         )
-    found = _cookbook_point(decoder, key, p)
+    found = cookbook_point(decoder, key, p)
     if found is None:
         return CookbookCheck(
             module_path,

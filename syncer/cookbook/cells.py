@@ -16,6 +16,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncer.cookbook.decode import Decoder
 from syncer.errors import SyncError
 from syncer.model import Block
 from syncer.wording import js
@@ -146,7 +147,7 @@ def _need(obj: dict[str, Any], key: str, where: str) -> Any:
     return obj[key]
 
 
-def cells_from_module(data: dict[str, Any], decoder: Any, path: str = "<module>") -> ModuleSpec:
+def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<module>") -> ModuleSpec:
     """Decode a data module of any version completely into the encoder's input.
 
     ``decoder`` is a ``syncer.cookbook.decode.Decoder`` over ``data``; its ``blocks_for`` gives

@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from syncer.cookbook.jsmodule import is_identifier
 from syncer.errors import SyncError
 
 _encode_string = json.JSONEncoder(ensure_ascii=False).encode
@@ -33,8 +34,6 @@ def emit_module(header_lines: Sequence[str], name: str, value: Any) -> str:
     ``header_lines`` are the comment lines as ``JsModule.header`` holds them (starting with
     ``//``); a line without the marker gets ``// `` put in front of it.
     """
-    from syncer.cookbook.jsmodule import is_identifier
-
     if not is_identifier(name):
         raise SyncError(f"cannot export {name!r}: not a JavaScript identifier")
     lines = []

@@ -23,11 +23,18 @@ import re
 from pathlib import Path
 from typing import Any
 
+# Through the module: the refresh proof's tests replace cells_from_module there.
+from syncer.cookbook import cells as cells_mod
 from syncer.cookbook import compact
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, PointSpec
+from syncer.cookbook.decode import Decoder
+from syncer.cookbook.emit import emit_module
+from syncer.cookbook.jsmodule import load_module, parse_module
+from syncer.cookbook.shell import check_publishable
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
 from syncer.model import Block
+from syncer.templating import render
 from syncer.wording import js
 
 MODULE_NAME = "agentx"
@@ -301,9 +308,6 @@ def verify_roundtrip(
     safe to paste. Returns the number of cases compared; raises ``SyncError`` naming the first
     difference.
     """
-    from syncer.cookbook.decode import Decoder
-    from syncer.cookbook.shell import check_publishable
-
     decoder = Decoder(value, path)
     compared = 0
     for ci, cell in enumerate(spec.cells):
@@ -327,7 +331,7 @@ def verify_roundtrip(
 
 
 def _compare_reference(
-    decoder: Any, reference: Any, path: str, keep: set[str] | None = None
+    decoder: Decoder, reference: Decoder, path: str, keep: set[str] | None = None
 ) -> int:
     """Every case of ``reference`` (of the cells whose id is in ``keep``, or all) must decode
     identically from the new module: blocks, status and provenance. Cells are matched by id,
@@ -408,8 +412,6 @@ def _comparable_info(info: dict[str, Any]) -> dict[str, Any]:
 
 def header_lines(source: dict[str, Any]) -> list[str]:
     """The module's comment header, from ``syncer/templates/module_header.j2``."""
-    from syncer.templating import render
-
     prs = sorted({str(p) for p in source.get("prs", {})}, key=lambda p: (len(p), p))
     main = str(source.get("main", ""))[:12]
     if not re.fullmatch(r"[0-9a-f]{12}", main):
@@ -422,8 +424,6 @@ def header_lines(source: dict[str, Any]) -> list[str]:
 
 
 def module_text(value: dict[str, Any], header: list[str]) -> str:
-    from syncer.cookbook.emit import emit_module
-
     return emit_module(header, MODULE_NAME, value)
 
 
@@ -441,7 +441,6 @@ def encode_module(
     compared = verify_roundtrip(value, spec, path=path, reference=reference, keep=keep)
     text = module_text(value, header if header is not None else header_lines(spec.source))
     # The text is what gets written: parse it back too, so the emitter is covered by the proof.
-    from syncer.cookbook.jsmodule import parse_module
 
     parsed = parse_module(text, path)
     if parsed.name != MODULE_NAME or parsed.value != value:
@@ -455,13 +454,9 @@ def reencode_file(source: Path, out: Path | None = None) -> tuple[str, int]:
     """Decode ``source`` (any module version) completely and encode it again in the newest
     format; the result is written to ``out`` only when it decodes to exactly the same cases.
     Returns the new text and the number of cases compared."""
-    from syncer.cookbook.cells import cells_from_module
-    from syncer.cookbook.decode import Decoder
-    from syncer.cookbook.jsmodule import load_module
-
     module = load_module(source)
     reference = Decoder(module.value, str(source))
-    spec = cells_from_module(module.value, reference, str(source))
+    spec = cells_mod.cells_from_module(module.value, reference, str(source))
     # The header names the whole sync run's PRs, which is not always this module's source.prs:
     # keep it as it was.
     _, text, compared = encode_module(

@@ -15,11 +15,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+# Through the module: the refresh proof's tests replace cells_from_module there.
+from syncer.cookbook import cells as cells_mod
 from syncer.cookbook import encode
-from syncer.cookbook.cells import CellSpec, ModuleSpec, PointSpec, RouterSpec
-from syncer.cookbook.decode import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
+from syncer.cookbook.cells import (
+    CellSpec,
+    ModuleSpec,
+    PointSpec,
+    RouterSpec,
+    replace_config_cells,
+)
+from syncer.cookbook.decode import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, Decoder, is_kv_flag
+from syncer.cookbook.jsmodule import load_module, parse_module, read_text
+from syncer.cookbook.page import update_page
 from syncer.errors import SyncError
-from syncer.fsio import write_all
+from syncer.fsio import read_capped, write_all
+from syncer.inferencex import render as render_mod
+from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import Block
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
@@ -97,7 +109,7 @@ class _Donors:
     mooncake: dict[str, Any] | None = None  # the module's kvMooncake
 
 
-def _hicache_from(rendered: Any, key: str, hw: str) -> dict[str, Any] | None:
+def _hicache_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any] | None:
     # The flags and roles are the decoder's: it strips and re-adds exactly these for a tier.
     for point in rendered.points:
         if point.kv != "hicache":
@@ -120,7 +132,7 @@ def _mooncake_env(block: Block) -> dict[str, str]:
     return {k: env[k] for k in sorted(env) if k.startswith(("MC_", "MOONCAKE_"))}
 
 
-def _mooncake_from(rendered: Any, key: str, hw: str) -> dict[str, Any] | None:
+def _mooncake_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any] | None:
     for point in rendered.points:
         if point.kv != "mooncake":
             continue
@@ -208,10 +220,14 @@ def group_points(points: list[Any]) -> list[list[Any]]:
 def _cells_for_config(
     cfg: ConfigSpec,
     model: ModelSpec,
-    rendered: Any,
+    rendered: RenderedConfig,
     pin: Pin,
     donors: _Donors,
 ) -> list[CellSpec]:
+    missing = rendered.missing_file_error()
+    if missing is not None:
+        # the module must ship every file its commands name, with srt-slurm's own bytes
+        raise missing
     hw = _hardware_of(cfg, model)
     own_hicache = _hicache_from(rendered, cfg.key, hw)
     cells: list[CellSpec] = []
@@ -358,20 +374,20 @@ def _order(cells: list[CellSpec], model: ModelSpec, config_order: list[str]) -> 
     )
 
 
-Renderer = Callable[[Path, str], Any]
+Renderer = Callable[[Path, str], RenderedConfig]
 
 
-def _default_renderer(inferencex: Path, key: str) -> Any:
-    from syncer.inferencex.render import render_config
+def _default_renderer(inferencex: Path, key: str) -> RenderedConfig:
+    # Through the module, at call time: the bot's tests count the renders of one event by
+    # replacing ``render_config`` there.
+    return render_mod.render_config(inferencex, key)
 
-    return render_config(inferencex, key)
 
-
-def _memoised(render: Renderer, inferencex: Path) -> Callable[[str], Any]:
+def _memoised(render: Renderer, inferencex: Path) -> Callable[[str], RenderedConfig]:
     """``render`` once per config key: donors and cells ask for the same configs."""
-    cache: dict[str, Any] = {}
+    cache: dict[str, RenderedConfig] = {}
 
-    def get(key: str) -> Any:
+    def get(key: str) -> RenderedConfig:
         if key not in cache:
             cache[key] = render(inferencex, key)
         return cache[key]
@@ -455,17 +471,13 @@ class _Existing:
 
     path: Path | None
     spec: ModuleSpec | None = None
-    decoder: Any = None
+    decoder: Decoder | None = None
 
     def load(self) -> ModuleSpec | None:
         if self.spec is None and self.path is not None and self.path.is_file():
-            from syncer.cookbook.cells import cells_from_module
-            from syncer.cookbook.decode import Decoder
-            from syncer.cookbook.jsmodule import load_module
-
             old = load_module(self.path)
             self.decoder = Decoder(old.value, str(self.path))
-            self.spec = cells_from_module(old.value, self.decoder, str(self.path))
+            self.spec = cells_mod.cells_from_module(old.value, self.decoder, str(self.path))
         return self.spec
 
 
@@ -595,14 +607,10 @@ def refresh_module_spec(
     (the bot's update after a pin): every other cell is decoded and kept as it is, so configs
     that are not being touched are never re-rendered. Returns the spec, the old module's
     decoder and the ids of the kept cells (both for the roundtrip proof)."""
-    from syncer.cookbook.cells import cells_from_module, replace_config_cells
-    from syncer.cookbook.decode import Decoder
-    from syncer.cookbook.jsmodule import load_module
-
     cfg = model.config(config_key)
     old = load_module(existing)
     reference = Decoder(old.value, str(existing))
-    old_spec = cells_from_module(old.value, reference, str(existing))
+    old_spec = cells_mod.cells_from_module(old.value, reference, str(existing))
     get = _memoised(renderer or _default_renderer, inferencex)
     donors = _find_donors(model, config, get, lambda: old_spec)
     if donors.mooncake is None:
@@ -629,7 +637,6 @@ def _existing_date(text: str | None, path: Path) -> str | None:
     """``generatedOn`` of the existing module's ``text``, if it parses."""
     if text is None:
         return None
-    from syncer.cookbook.jsmodule import parse_module
 
     try:
         value = parse_module(text, str(path)).value
@@ -682,7 +689,6 @@ def generate_model(
             reference = existing.decoder
             keep = {cell for k in kept for cell in k.cells}
     header = encode.header_lines(spec.source)
-    from syncer.cookbook.jsmodule import read_text
 
     old_text = read_text(path) if path.is_file() else None
     old_date = _existing_date(old_text, path)
@@ -705,8 +711,6 @@ def generate_model(
         kept=kept,
     )
     if pages_dir is not None:
-        from syncer.cookbook.page import update_page
-
         page_path = pages_dir / spec_model.page
         result.page_path = page_path
         if not page_path.is_file():
@@ -731,8 +735,6 @@ MAX_PAGE_BYTES = 8 * 1024 * 1024
 
 
 def _read_page(path: Path) -> str:
-    from syncer.fsio import read_capped
-
     raw = read_capped(path, MAX_PAGE_BYTES, "cookbook page")
     try:
         return raw.decode("utf-8")

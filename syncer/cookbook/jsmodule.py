@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from syncer import progress
+from syncer.cookbook.shell import js_string  # JS turns a numeric key into String(n)
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
 
 # JS line terminators other than "\n" would end a `//` comment early, so the fast path refuses
 # them in header lines and leaves such files to esprima.
@@ -60,8 +63,6 @@ MAX_MODULE_BYTES = 32 * 1024 * 1024
 def read_text(path: str | Path) -> str:
     """A module file's text (UTF-8); unreadable or oversized files are a ``SyncError`` naming
     the file."""
-    from syncer.fsio import read_capped
-
     return decode_text(read_capped(path, MAX_MODULE_BYTES, "data module"), str(path))
 
 
@@ -82,9 +83,35 @@ def parse_module(text: str, path: str = "<module>") -> JsModule:
         fast = _parse_fast(text)
         if fast is not None:
             return fast
+        if _blank(text):
+            # refused without esprima: importing it alone costs several times what reading a
+            # good module of the generator's layout does
+            raise SyncError(NO_STATEMENT, path=path)
         return _parse_esprima(text, path)
     except RecursionError:
         raise SyncError("literal nested too deeply to be a data module", path=path) from None
+
+
+NO_STATEMENT = "expected `export const <name> = <literal>`, found no statement"
+
+
+def _blank(text: str) -> bool:
+    """Whether ``text`` holds nothing but white space and comments (an empty or truncated-to-
+    nothing module), read in one linear pass."""
+    at = 0
+    while True:
+        while at < len(text) and text[at].isspace():
+            at += 1
+        if text.startswith("//", at):
+            end = text.find("\n", at)
+            at = len(text) if end < 0 else end
+        elif text.startswith("/*", at):
+            end = text.find("*/", at + 2)
+            if end < 0:
+                return False  # an unclosed comment: esprima says where
+            at = end + 2
+        else:
+            return at == len(text)
 
 
 def _reject_constant(name: str) -> Any:
@@ -141,7 +168,7 @@ def _parse_esprima(text: str, path: str) -> JsModule:
         ) from None
     body = program.body
     if not body:
-        raise SyncError("expected `export const <name> = <literal>`, found no statement", path=path)
+        raise SyncError(NO_STATEMENT, path=path)
     export = body[0]
     decl = getattr(export, "declaration", None)
     if (
@@ -171,8 +198,6 @@ PARSE_PROGRESS_CHARS = 1 << 20
 
 
 def _parsing(text: str, path: str) -> AbstractContextManager[object]:
-    from syncer import progress
-
     if len(text) < PARSE_PROGRESS_CHARS:
         return nullcontext()
     return progress.task(f"parsing {path} ({len(text) / (1 << 20):.1f} MiB)", None)
@@ -248,8 +273,6 @@ def _key(node: Any, path: str) -> str:
     if node.type == "Literal" and isinstance(node.value, str):
         return node.value
     if node.type == "Literal" and isinstance(node.value, int | float):
-        from syncer.cookbook.shell import js_string  # JS turns a numeric key into String(n)
-
         return js_string(float(node.value))
     _fail(path, node, f"non-literal object key {node.type}")
     raise AssertionError("unreachable")

@@ -250,9 +250,9 @@ class ConfigEntry:
                 path=self.path,
             )
         what = f"{self.key}: row {row.index} {'eval-srt-recipe' if eval_job else 'srt-recipe'}"
-        checkout.entry_name(self, name, what)
+        _entry_name(self, name, what)
         if self.srt_recipe_dir:
-            checkout.entry_name(self, self.srt_recipe_dir, f"{self.key}: srt-recipe-dir")
+            _entry_name(self, self.srt_recipe_dir, f"{self.key}: srt-recipe-dir")
         lane = "multi_node" if self.multinode else "single_node"
         recipes_root = self.layout_root / "benchmarks" / lane / "srt-slurm-recipes"
         candidates: list[Path] = []
@@ -266,7 +266,7 @@ class ConfigEntry:
         candidates = [c for c in candidates if checkout.lexically_inside(self.root_dir, c)]
         for candidate in candidates:
             if candidate.is_file():
-                return checkout.entry_file(self, candidate, what, row=True)
+                return _entry_file(self, candidate, what, row=True)
         raise RecipeAbsent(
             f"{self.key}: recipe {name!r} of row {row.index} is absent from the tree (looked in "
             f"{', '.join(str(c) for c in candidates[:2])})",
@@ -278,7 +278,7 @@ class ConfigEntry:
         candidate = self.layout_root / "configs" / "srt-recipes" / lane
         if not candidate.is_file():
             return None
-        return checkout.entry_file(self, candidate, f"{self.key}: shared recipe block")
+        return _entry_file(self, candidate, f"{self.key}: shared recipe block")
 
 
 @dataclass
@@ -615,12 +615,12 @@ GOLDEN_DIRS = ("infx/golden_al_distribution", "golden_al_distribution")
 
 def golden_al_file(entry: ConfigEntry, method: str) -> Path | None:
     name = f"{entry.model_prefix}_{method}.yaml"
-    checkout.entry_name(entry, name, f"{entry.key}: golden AL file (from model-prefix)")
+    _entry_name(entry, name, f"{entry.key}: golden AL file (from model-prefix)")
     for base in (entry.layout_root, entry.layout_root.parent):
         for sub in GOLDEN_DIRS:
             candidate = base / sub / name
             if checkout.lexically_inside(entry.root_dir, candidate) and candidate.is_file():
-                return checkout.entry_file(entry, candidate, f"{entry.key}: golden AL file")
+                return _entry_file(entry, candidate, f"{entry.key}: golden AL file")
     return None
 
 
@@ -706,3 +706,21 @@ def legacy_reference_al(entry: ConfigEntry, draft_length: int) -> str:
             path=str(path),
         )
     return str(value)
+
+
+def _entry_file(entry: ConfigEntry, candidate: Path, what: str, *, row: bool = False) -> Path:
+    """``candidate``, a file found for master entry ``entry``, when it lies inside the
+    checkout; ``row``: the error names the master file and the entry's line (the row's
+    recipe name led there)."""
+    line = yamlsafe.key_line(entry.path, [entry.key]) if row else None
+    return checkout.contained(
+        entry.root_dir, candidate, what=what, path=entry.path if row else None, line=line
+    )
+
+
+def _entry_name(entry: ConfigEntry, name: str, what: str) -> None:
+    """:func:`syncer.checkout.check_name` for a name master entry ``entry`` gives; the error
+    names the master file and the entry's line."""
+    checkout.check_name(
+        name, what=what, path=entry.path, line=yamlsafe.key_line(entry.path, [entry.key])
+    )

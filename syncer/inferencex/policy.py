@@ -13,6 +13,7 @@ import copy
 import fnmatch
 import hashlib
 import json
+import posixpath
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
+from syncer.inferencex.srtconfigs import SrtSlurmFiles
 from syncer.model import BLOCK_KEY_ORDER, Block, sort_worker_args, sorted_env
 
 ACTIONS = {"drop", "set", "kv-events", "worker-url", "pinning"}
@@ -88,11 +90,54 @@ class ValueRule:
         return self.regex.sub(self.replace, value) if kind in self.kinds else value
 
 
+@dataclass(frozen=True)
+class MountRule:
+    """A directory of srt-slurm's checkout mounted into every container (``configs/`` at
+    ``/configs``): a value naming a file there becomes the file's name plus a router file."""
+
+    name: str
+    mount: str
+    directory: str
+    kinds: tuple[str, ...]
+    reason: str
+
+    def relpath(self, kind: str, value: str) -> str | None:
+        """The path inside the mounted directory when ``value`` is exactly a file under the
+        mount (normalised, no ``..``), else None: a path elsewhere is not srt-slurm's."""
+        if kind not in self.kinds or not value.startswith(self.mount + "/"):
+            return None
+        rel = value[len(self.mount) + 1 :]
+        parts = rel.split("/")
+        if not rel or any(p in ("", ".", "..") for p in parts) or posixpath.normpath(rel) != rel:
+            return None
+        return rel
+
+
+@dataclass(frozen=True)
+class MountedFile:
+    """One reference to a file of srt-slurm's checkout in a kept value."""
+
+    rule: MountRule
+    relpath: str  # inside rule.directory
+    kind: str
+    setting: str  # the flag or env key that names it
+    value: str  # the value as srt-slurm passed it
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.relpath)
+
+    @property
+    def source(self) -> str:
+        return f"{self.rule.directory}/{self.relpath}"
+
+
 @dataclass
 class Policy:
     entries: list[Exclusion]
     path: str = "syncer/data/policy.yaml"
     values: list[ValueRule] = field(default_factory=list)
+    mounts: list[MountRule] = field(default_factory=list)
     _memo: dict[tuple[str, str, str], Exclusion | None] = field(default_factory=dict, repr=False)
 
     def exclusion(
@@ -122,17 +167,82 @@ class Policy:
         blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds) for b in raw_blocks]
         return _cookbook_order(_merge_stores(blocks))
 
-    def files(self, raw_blocks: list[Block]) -> dict[str, dict[str, str]]:
+    def files(
+        self, raw_blocks: list[Block], srt: SrtSlurmFiles | None = None
+    ) -> dict[str, dict[str, str]]:
         """Config files the cookbook ships with the deployment's commands, keyed
-        ``<name>#<first 8 hex of the content's SHA-256>`` (the published modules' file ids):
-        the NATS config srt-slurm writes when the recipe limits the payload size."""
+        ``<name>#<first 8 hex of the content's SHA-256>`` (the published modules' file ids), in
+        id order (the published routers list them so): the NATS config srt-slurm writes when
+        the recipe limits the payload size, and each file of srt-slurm's checkout a kept value
+        names whose content ``srt`` has (see :meth:`missing_files` for the others)."""
         out: dict[str, dict[str, str]] = {}
         for block in raw_blocks:
             if block.get("kind") == "nats":
                 content = _nats_conf(block)
                 if content is not None:
                     out[file_id("nats.conf", content)] = {"name": "nats.conf", "content": content}
+        for ref in self.mounted_files(raw_blocks):
+            content = srt.read(ref.rule.directory, ref.relpath) if srt is not None else None
+            if content is not None:
+                out[file_id(ref.name, content)] = {"name": ref.name, "content": content}
+        return {fid: out[fid] for fid in sorted(out)}
+
+    def missing_files(
+        self, raw_blocks: list[Block], srt: SrtSlurmFiles | None = None
+    ) -> list[MountedFile]:
+        """The files of srt-slurm's checkout the commands name but ``srt`` cannot provide
+        (one reference per file): the cookbook form names them, the content is unknown."""
+        out: list[MountedFile] = []
+        seen: set[str] = set()
+        for ref in self.mounted_files(raw_blocks):
+            if ref.source in seen:
+                continue
+            seen.add(ref.source)
+            if srt is None or srt.read(ref.rule.directory, ref.relpath) is None:
+                out.append(ref)
         return out
+
+    def mounted_files(self, raw_blocks: list[Block]) -> list[MountedFile]:
+        """Every kept arg or env value naming a file of srt-slurm's checkout, in block
+        order. Two different files with one name cannot both be in the working directory the
+        cookbook's commands assume, so that is refused."""
+        if not self.mounts:
+            return []
+        refs: list[MountedFile] = []
+        for block in raw_blocks:
+            kind = str(block.get("kind", ""))
+            values = [
+                (arg[0], v)
+                for arg in block.get("args") or []
+                if self.exclusion(kind, "flag", arg[0], _first(arg)) is None
+                for v in arg[1:]
+            ]
+            values += [
+                (key, v)
+                for key, v in (block.get("env") or {}).items()
+                if self.exclusion(kind, "env", key, v) is None
+            ]
+            for setting, value in values:
+                ref = self._mounted(kind, setting, value)
+                if ref is not None:
+                    refs.append(ref)
+        by_name: dict[str, MountedFile] = {}
+        for ref in refs:
+            other = by_name.setdefault(ref.name, ref)
+            if other.source != ref.source:
+                raise SyncError(
+                    f"{other.setting} {other.value} and {ref.setting} {ref.value} are two "
+                    f"srt-slurm files named {ref.name}; the cookbook's commands name files in "
+                    "the working directory, where only one of them can be"
+                )
+        return refs
+
+    def _mounted(self, kind: str, setting: str, value: str) -> MountedFile | None:
+        for rule in self.mounts:
+            rel = rule.relpath(kind, value)
+            if rel is not None:
+                return MountedFile(rule, rel, kind, setting, value)
+        return None
 
     def disclosures(self, raw_blocks: list[Block]) -> list[str]:
         """Disclosures the cookbook shows for settings the policy removed (e.g. a chat
@@ -218,6 +328,10 @@ class Policy:
         return _ordered(block)
 
     def _placeholders(self, kind: str, value: str) -> str:
+        mounted = self._mounted(kind, "", value)
+        if mounted is not None:
+            # the router ships the file; the command names it in the working directory
+            return mounted.name
         for rule in self.values:
             value = rule.apply(kind, value)
         return value
@@ -492,7 +606,12 @@ def parse_policy(doc: Any, path: str) -> Policy:
                 injected_for=tuple(injected),
             )
         )
-    return Policy(entries=entries, path=path, values=_value_rules(doc.get("values"), path))
+    return Policy(
+        entries=entries,
+        path=path,
+        values=_value_rules(doc.get("values"), path),
+        mounts=_mount_rules(doc.get("mounted_files"), path),
+    )
 
 
 def _value_rules(doc: Any, path: str) -> list[ValueRule]:
@@ -516,4 +635,35 @@ def _value_rules(doc: Any, path: str) -> list[ValueRule]:
         rules.append(
             ValueRule(str(raw["name"]), regex, str(raw["replace"]), kinds, str(raw["reason"]))
         )
+    return rules
+
+
+_MOUNT_KEYS = {"name", "mount", "directory", "kinds", "reason"}
+
+
+def _mount_rules(doc: Any, path: str) -> list[MountRule]:
+    """The ``mounted_files:`` section: directories of srt-slurm's checkout mounted into the
+    containers."""
+    if doc is None:
+        return []
+    if not isinstance(doc, list):
+        raise SyncError("mounted_files must be a list of rules", path=path)
+    rules: list[MountRule] = []
+    for i, raw in enumerate(doc):
+        where = f"mounted_files[{i}]"
+        if not isinstance(raw, dict) or set(raw) != _MOUNT_KEYS:
+            raise SyncError(f"{where} needs exactly {', '.join(sorted(_MOUNT_KEYS))}", path=path)
+        mount, directory = raw["mount"], raw["directory"]
+        if not isinstance(mount, str) or not re.fullmatch(r"(/[A-Za-z0-9_.-]+)+", mount):
+            raise SyncError(f"{where}: mount must be an absolute path like /configs", path=path)
+        if (
+            not isinstance(directory, str)
+            or not re.fullmatch(r"[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*", directory)
+            or ".." in directory.split("/")
+        ):
+            raise SyncError(f"{where}: directory must be a relative path like configs", path=path)
+        kinds = tuple(raw["kinds"]) if isinstance(raw["kinds"], list) else ()
+        if not kinds or set(kinds) - KINDS:
+            raise SyncError(f"{where}: kinds must be a list of process kinds", path=path)
+        rules.append(MountRule(str(raw["name"]), mount, directory, kinds, str(raw["reason"])))
     return rules

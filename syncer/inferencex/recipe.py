@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncer.errors import SyncError
+from syncer.flags import SIZE_ARGS
 from syncer.inferencex import yamlsafe
 
 ROLE_MODES = {"agg": "aggregated", "prefill": "prefill", "decode": "decode"}
@@ -256,14 +257,6 @@ class Recipe:
     @property
     def total_nodes(self) -> int:
         return sum(role.nodes for role in self.roles.values())
-
-
-# Parallelism args, under every spelling recipes use: points are matched on them and labels
-# built from them, so each must be a whole number (srt-slurm passes them on as CLI values).
-TP_ARGS = ("tensor-parallel-size", "tensor_parallel_size", "tp-size", "tp_size", "tp")
-EP_ARGS = ("expert-parallel-size", "expert_parallel_size", "ep-size", "ep_size", "ep")
-DP_ARGS = ("data-parallel-size", "data_parallel_size", "dp-size", "dp_size", "dp")
-SIZE_ARGS = frozenset((*TP_ARGS, *EP_ARGS, *DP_ARGS))
 
 
 # Draft lengths: the golden acceptance length is looked up by them.

@@ -19,15 +19,13 @@ from typing import Any
 
 from syncer import progress
 from syncer.errors import SyncError
+from syncer.flags import DP_ARGS, DPA_ARGS, EP_ARGS, TP_ARGS
 from syncer.inferencex import master as master_mod
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import ConfigEntry, Job, Row
-from syncer.inferencex.policy import Policy, load_policy
+from syncer.inferencex.policy import MountedFile, Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, render_raw
 from syncer.inferencex.recipe import (
-    DP_ARGS,
-    EP_ARGS,
-    TP_ARGS,
     Recipe,
     check_sections,
     compose_shared,
@@ -35,10 +33,11 @@ from syncer.inferencex.recipe import (
     normalise,
 )
 from syncer.inferencex.scripts import refuse_script_launched
+from syncer.inferencex.srtconfigs import SrtSlurmFiles, discover
+from syncer.locations import bundled_inferencex
 from syncer.model import Block
 
 _LOG = logging.getLogger("syncer")
-BUNDLED_EXAMPLE = Path(__file__).resolve().parent.parent.parent / "examples" / "inferencex"
 SIMULATE = {
     "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
     "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token",
@@ -52,7 +51,6 @@ DERIVED_FRONTEND = {
         "args": {"policy": "cache_aware"},
     },
 }
-_DPA = ("enable-dp-attention", "enable_dp_attention")
 _SPEC_ALGO = ("speculative-algorithm", "speculative_algorithm")
 
 
@@ -77,6 +75,8 @@ class RenderedPoint:
     install: dict[str, list[str]] = field(default_factory=dict)  # router -> install lines
     # router -> config files shipped with its commands, "<name>#<8 hex>" -> {name, content}
     files: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    # router -> files of srt-slurm's checkout its commands name whose content is not available
+    missing_files: dict[str, list[MountedFile]] = field(default_factory=dict)
     disclosures: list[str] = field(default_factory=list)  # e.g. chat-template
     recipe_obj: Recipe = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
 
@@ -84,12 +84,27 @@ class RenderedPoint:
         routers = self.raw if raw else self.cookbook
         if router is not None:
             routers = {router: routers[router]} if router in routers else {}
-        return {
+        out: dict[str, Any] = {
             "item": self.item,
             "override": self.override,
             "concs": list(self.concs),
             "routers": routers,
         }
+        if raw:
+            return out
+        # the cookbook form's config files, and the srt-slurm files whose content is unknown
+        # (named, never invented); present only when a router has any
+        files = {r: self.files[r] for r in routers if self.files.get(r)}
+        missing = {
+            r: [{"name": f.name, "source": f.source, "mount": f.rule.mount} for f in refs]
+            for r, refs in self.missing_files.items()
+            if r in routers and refs
+        }
+        if files:
+            out["files"] = files
+        if missing:
+            out["missing_files"] = missing
+        return out
 
 
 @dataclass
@@ -99,6 +114,25 @@ class RenderedConfig:
     points: list[RenderedPoint]
     srt_version: str = SRT_VERSION
     warnings: list[str] = field(default_factory=list)
+    srt_files: SrtSlurmFiles = field(default_factory=SrtSlurmFiles)
+
+    def missing_file_error(self) -> SyncError | None:
+        """Why this config cannot be published yet: a command names a file of srt-slurm's
+        checkout whose content is not available (the cookbook must ship it, and nothing may
+        invent it). None when every file is there."""
+        for point in self.points:
+            for router, refs in point.missing_files.items():
+                for ref in refs:
+                    return SyncError(
+                        f"{self.key}: point {point.index} ({router} router): {ref.kind} "
+                        f"{ref.setting} {ref.value} is srt-slurm's {ref.source} (mounted at "
+                        f"{ref.rule.mount}), which the cookbook ships as {ref.name}; its content "
+                        f"at {self.srt_files.describe_commit()} is not available here: pass "
+                        f"--srt-slurm-configs DIR (srt-slurm's {ref.rule.directory}/ directory at "
+                        "that commit)",
+                        path=point.recipe,
+                    )
+        return None
 
     def as_json(
         self,
@@ -191,7 +225,7 @@ def _mismatches(
     tp = int(_arg(args, TP_ARGS, 1))
     ep = int(_arg(args, EP_ARGS, 1))
     dp = int(_arg(args, DP_ARGS, 1))
-    dpa = bool(_arg(args, _DPA, False))
+    dpa = bool(_arg(args, DPA_ARGS, False))
     if tp != (row.tp or 1):
         why.append(f"tensor-parallel-size {tp} != tp {row.tp}")
     if ep != (row.ep or 1):
@@ -383,7 +417,7 @@ def measured_tier(recipe: Recipe) -> str:
 def _parallel(args: dict[str, Any], npw: int) -> str:
     tp = int(_arg(args, TP_ARGS, 1))
     ep = int(_arg(args, EP_ARGS, 1))
-    if _arg(args, _DPA, False):
+    if _arg(args, DPA_ARGS, False):
         text = f"DEP{int(_arg(args, DP_ARGS, tp))}"
     else:
         text = f"TP{tp}" + (f"·EP{ep}" if ep > 1 else "")
@@ -406,7 +440,7 @@ def shape_and_label(recipe: Recipe) -> tuple[tuple[Any, ...], str]:
                 int(_arg(args, TP_ARGS, 1)),
                 int(_arg(args, EP_ARGS, 1)),
                 int(_arg(args, DP_ARGS, 1)),
-                bool(_arg(args, _DPA, False)),
+                bool(_arg(args, DPA_ARGS, False)),
             )
         )
     if recipe.disagg:
@@ -536,10 +570,14 @@ def render_config(
     *,
     policy: Policy | None = None,
     version: str = SRT_VERSION,
+    srt_files: SrtSlurmFiles | None = None,
 ) -> RenderedConfig:
     """Render every job of a config key; raises SyncError on any bad input. Warnings (a
-    recipe's duplicate YAML keys) are logged and kept on the result."""
-    root = Path(inferencex_dir) if inferencex_dir is not None else BUNDLED_EXAMPLE
+    recipe's duplicate YAML keys) are logged and kept on the result. ``srt_files``: where
+    files of srt-slurm's checkout come from (default: the InferenceX checkout's srt-slurm
+    submodule when present); files it lacks are listed in each point's ``missing_files``."""
+    root = Path(inferencex_dir) if inferencex_dir is not None else bundled_inferencex()
+    srt = srt_files if srt_files is not None else discover(root)
     master = master_mod.load_master(root)
     master.check_sglang(key)  # the first reason given, before any other refusal
     refuse_script_launched(master, key)
@@ -563,13 +601,15 @@ def render_config(
                 for variant in expanded.values():
                     check_sections(variant, str(path))
                 recipes[recipe_key] = _Variants(expanded)
-            points.append(_render_job(entry, job, path, recipes[recipe_key], policy, root, version))
+            points.append(
+                _render_job(entry, job, path, recipes[recipe_key], policy, root, version, srt)
+            )
     finally:
         # also when rendering fails: a duplicate key is often why
         for warning in warnings:
             _LOG.warning("warning: %s", warning)
     return RenderedConfig(
-        key=key, entry=entry, points=points, srt_version=version, warnings=warnings
+        key=key, entry=entry, points=points, srt_version=version, warnings=warnings, srt_files=srt
     )
 
 
@@ -617,7 +657,7 @@ def _signature(recipe: Recipe) -> tuple[Any, ...]:
         recipe.engine,
         int(_arg(args, TP_ARGS, 1)),
         int(_arg(args, EP_ARGS, 1)),
-        bool(_arg(args, _DPA, False)),
+        bool(_arg(args, DPA_ARGS, False)),
         int(_arg(args, DP_ARGS, 1)),
         agg.gpus,
         agg.nodes == 1 and agg.workers == 1,
@@ -717,6 +757,7 @@ def _render_job(
     policy: Policy,
     root: Path,
     version: str,
+    srt: SrtSlurmFiles,
 ) -> RenderedPoint:
     row = job.row
     where = (
@@ -735,6 +776,8 @@ def _render_job(
             other: render_raw(derived, simulate_env=simulate, version=version),
         }
         cookbook = {r: policy.to_cookbook(blocks) for r, blocks in raws.items()}
+        files = {r: policy.files(blocks, srt) for r, blocks in raws.items()}
+        missing = {r: policy.missing_files(blocks, srt) for r, blocks in raws.items()}
     except SyncError as exc:
         # the rendering rules (srt-slurm version, frontend type, kv-events JSON) know the
         # recipe, not where it is: the point and the recipe file are added here
@@ -760,7 +803,8 @@ def _render_job(
         label=label,
         detail=spec_detail(recipe),
         install={r: (install_lines(recipe) if r == "dynamo" else []) for r in cookbook},
-        files={r: policy.files(blocks) for r, blocks in raws.items()},
+        files=files,
+        missing_files={r: refs for r, refs in missing.items() if refs},
         disclosures=policy.disclosures(raw),
         recipe_obj=recipe,
     )

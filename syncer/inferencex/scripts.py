@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syncer import checkout
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import AGENTIC, LaunchedByScript, Master
 
@@ -165,7 +166,7 @@ def script_launch(master: Master, key: str) -> ScriptLaunch | None:
     launch = ScriptLaunch(key, path, yamlsafe.key_line(path, [key]), multinode)
     for index, row in enumerate(rows):
         names = _candidates(raw, row, key)
-        existing = [n for n in names if (master.layout_root / n).is_file()]
+        existing = [n for n in names if _present(master, master.layout_root / n)]
         name = existing[0] if existing else names[0]
         launch.rows[index] = ScriptRef(
             name=name,
@@ -174,6 +175,17 @@ def script_launch(master: Master, key: str) -> ScriptLaunch | None:
             also=tuple(existing[1:]),
         )
     return launch
+
+
+def _present(master: Master, candidate: Path) -> bool:
+    """Whether a script file is there, looked at only inside the checkout: the name is built from
+    master values a pull request controls (``exp-name``, ``model-prefix``), and even whether a
+    file exists outside the checkout is not ours to tell."""
+    return (
+        checkout.lexically_inside(master.root, candidate)
+        and candidate.is_file()
+        and checkout.inside(master.root, candidate)
+    )
 
 
 def refuse_script_launched(master: Master, key: str) -> None:

@@ -105,6 +105,54 @@ def load(path: Path | str, *, duplicates: list[str] | None = None) -> Any:
     return loads(text, str(p), duplicates=duplicates)
 
 
+class Nodes:
+    """One YAML document as composed nodes, for a reader that names the line and column of
+    every key and value and refuses unknown keys (``sync.yaml``): the same safe constructors
+    (YAML 1.1) as :func:`loads`, applied node by node with :meth:`construct`. Duplicate keys are
+    the reader's to refuse, since it walks every mapping itself."""
+
+    def __init__(self, text: str, path: str) -> None:
+        self.path = path
+        # The pure-Python composer: its marks and problem texts are the ones this reader's
+        # messages have always shown.
+        self._loader = yaml.SafeLoader(text)
+
+    def root(self) -> yaml.Node | None:
+        """The document's root node, ``None`` for an empty document."""
+        try:
+            return self._loader.get_single_node()
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise SyncError(
+                f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                path=self.path,
+                line=mark.line + 1 if mark else None,
+                column=mark.column + 1 if mark else None,
+            ) from None
+
+    def fail(self, node: yaml.Node, message: str) -> SyncError:
+        """An error at ``node``'s line and column."""
+        return SyncError(
+            message,
+            path=self.path,
+            line=node.start_mark.line + 1,
+            column=node.start_mark.column + 1,
+        )
+
+    def construct(self, node: yaml.Node) -> Any:
+        """The value of ``node``, built by the safe constructors."""
+        try:
+            return self._loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            # A tag the safe loader does not know (`!evil`, `!!python/name:...`): our own
+            # inputs hold plain strings, numbers, lists and mappings only.
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise self.fail(node, f"not a plain YAML value: {problem}") from None
+        except ValueError:
+            # A scalar PyYAML resolves to an int that int() refuses (thousands of digits).
+            raise self.fail(node, "a number too long to be a PR, run or comment id") from None
+
+
 def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
     """Number of nodes ``data`` has once every shared (aliased) object is copied out.
 

@@ -31,10 +31,15 @@ import bisect
 import difflib
 import itertools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from syncer.cookbook.decode import Decoder
+from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
+from syncer.lint import report
 from syncer.lint.source import Pin, SGLangSource, Version, image_pin
+
+if TYPE_CHECKING:
+    # rich is imported only when a terminal report is printed (start-up time of the CLI).
+    from rich.console import Console
 
 SCHEMA = 1
 
@@ -148,19 +153,13 @@ class LintResult:
         return out
 
     def json(self) -> dict[str, Any]:
-        from syncer.lint.report import as_json
-
-        return as_json(self)
+        return report.as_json(self)
 
     def markdown(self, budget: int | None = None) -> str:
-        from syncer.lint.report import markdown
+        return report.markdown(self, budget)
 
-        return markdown(self, budget)
-
-    def text(self, console: Any) -> None:
-        from syncer.lint.report import text
-
-        text(self, console)
+    def text(self, console: Console) -> None:
+        report.text(self, console)
 
 
 def component_of(block: dict[str, Any]) -> str | None:
@@ -288,15 +287,11 @@ def _has_router(decoder: Decoder, ci: int) -> bool:
 
 def lint_texts(modules: list[tuple[str, str]], source: SGLangSource) -> LintResult:
     """Lint module sources (``(path, text)`` pairs) against one checkout."""
-    from syncer.cookbook.decode import decoder_for_text
-
     linted = [lint_decoder(decoder_for_text(text, path), source, path) for path, text in modules]
     return _result(source, linted)
 
 
 def lint_paths(paths: list[str], source: SGLangSource) -> LintResult:
-    from syncer.cookbook.decode import load_decoder
-
     return _result(source, [lint_decoder(load_decoder(p), source, p) for p in paths])
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from syncer.console import report_console
 from syncer.errors import SyncError
-
-if TYPE_CHECKING:
-    from syncer.lint.lint import LintResult
+from syncer.lint.lint import LintResult, lint_texts
+from syncer.lint.source import SGLangSource
+from syncer.templating import render
+from syncer.untrusted import term_text
 
 # The PR body's share for the lint section; the reviewer diff gets what the rest leaves.
 PR_SECTION_BUDGET = 12_000
@@ -32,8 +33,6 @@ class PublishLint:
 
     def markdown(self, budget: int = PR_SECTION_BUDGET) -> str | None:
         """The PR body section; None when the check did not run (nothing to show)."""
-        from syncer.templating import render
-
         if self.result is not None:
             return self.result.markdown(budget)
         if self.error is not None:
@@ -43,8 +42,6 @@ class PublishLint:
 
 def sglang_checkout(candidate: Path | None) -> Path | None:
     """``candidate`` when it is an SGLang git checkout (``server_args.py`` at HEAD)."""
-    from syncer.lint.source import SGLangSource
-
     if candidate is None:
         return None
     try:
@@ -55,9 +52,6 @@ def sglang_checkout(candidate: Path | None) -> Path | None:
 
 def lint_published(modules: list[tuple[str, str]], git_dir: Path | None) -> PublishLint:
     """Lint module texts (``(path, text)``) about to be published, against ``git_dir``."""
-    from syncer.lint.lint import lint_texts
-    from syncer.lint.source import SGLangSource
-
     checkout = sglang_checkout(git_dir)
     if checkout is None:
         return PublishLint(None, skipped="no SGLang checkout at hand (give --sglang)")
@@ -80,7 +74,6 @@ def generate_checkout(sglang: Path | None, pages: Path | None) -> Path | None:
         return sglang
     if pages is None:
         return None
-    from syncer.lint.source import SGLangSource
 
     try:
         top = SGLangSource(pages).toplevel()
@@ -100,10 +93,7 @@ def print_generated(modules: list[tuple[str, str]], checkout: Path | None) -> No
         return
     outcome = lint_published(modules, checkout)
     if outcome.result is None:
-        from syncer.untrusted import term_text
-
         click.echo(f"SGLang flag check not run: {term_text(outcome.error)}", err=True)
         return
-    from syncer.console import report_console
 
     outcome.result.text(report_console(soft_wrap=True))

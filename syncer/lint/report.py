@@ -7,12 +7,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from syncer.lint.flags import FlagSet
+from syncer.lint.source import SERVER_ARGS
 from syncer.model import GITHUB_TEXT_LIMIT
 from syncer.secrets import mask
 from syncer.templating import render
+from syncer.untrusted import term_text
 
 if TYPE_CHECKING:
-    from syncer.lint.flags import FlagSet
+    from rich.console import Console
+
+    # Annotations only: LintResult renders itself through this module (``json``, ``markdown``,
+    # ``text``), so lint imports report and a runtime import back would be a cycle.
     from syncer.lint.lint import Finding, LintResult
 
 SCHEMA = 1
@@ -44,8 +50,6 @@ def _flagset_json(flags: FlagSet | None, path: str | None) -> dict[str, Any] | N
 
 
 def as_json(result: LintResult) -> dict[str, Any]:
-    from syncer.lint.source import SERVER_ARGS
-
     return {
         "schema": SCHEMA,
         "sglang": result.git_dir,
@@ -106,8 +110,6 @@ def _row(f: Finding) -> dict[str, Any]:
 
 
 def _context(result: LintResult) -> dict[str, Any]:
-    from syncer.lint.source import SERVER_ARGS
-
     flag_rows = [_row(f) for f in result.findings if f.flag is not None]
     unresolved = [_row(f) for f in result.findings if f.flag is None]
     versions = []
@@ -163,11 +165,9 @@ def markdown(result: LintResult, budget: int | None = None) -> str:
     return mask(text)
 
 
-def text(result: LintResult, console: Any) -> None:
+def text(result: LintResult, console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
-
-    from syncer.untrusted import term_text
 
     ctx = _context(result)
     for line in render("lint_report.txt.j2", **ctx).splitlines():

@@ -35,7 +35,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from syncer.compare.verify import verify_config
 from syncer.errors import SyncError
 from syncer.publish import links
 from syncer.publish import pins as pinrules
@@ -48,6 +47,7 @@ from syncer.publish.settings import Outcome, Settings
 from syncer.publish.status_comment import StatusComments
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin
 from syncer.untrusted import clip
+from syncer.usecases.verify import verify_config
 
 MAX_REPORT_CHARS = 40_000
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from syncer.compare.diff import canonical_flag
+from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, TP_FLAG, canonical_flag
+from syncer.model import Block
 from syncer.runs.logs import SweepLog
 
 _RESULT = re.compile(
@@ -29,7 +30,7 @@ class PointLike(Protocol):
     index: int
     variant: str
     concs: list[int]
-    raw: dict[str, list[dict[str, Any]]]
+    raw: dict[str, list[Block]]
 
 
 @dataclass
@@ -98,12 +99,12 @@ def point_shape(point: PointLike) -> tuple[int | None, int | None, bool]:
             if block.get("kind") != "worker":
                 continue
             flags = {canonical_flag(a[0]): a[1:] for a in block.get("args", []) if a}
-            tp = flags.get("--tensor-parallel-size")
-            ep = flags.get("--expert-parallel-size")
+            tp = flags.get(TP_FLAG)
+            ep = flags.get(EP_FLAG)
             return (
                 int(tp[0]) if tp and _SMALL_INT.fullmatch(tp[0]) else 1,
                 int(ep[0]) if ep and _SMALL_INT.fullmatch(ep[0]) else 1,
-                "--enable-dp-attention" in flags,
+                DP_ATTENTION_FLAG in flags,
             )
     return (None, None, False)
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from syncer.compare.diff import canonical_flag
 from syncer.errors import SyncError
+from syncer.flags import MODEL_PATH_FLAG, canonical_flag
 from syncer.model import Block
 from syncer.runs.artifacts import Limits, open_run
 from syncer.runs.collect import RunData, _read_small
@@ -261,7 +261,7 @@ def logged_blocks(rd: ResultDir, model: str) -> tuple[list[Block], list[str]]:
     model_name = model.rsplit("/", 1)[-1]
     for arg in args:
         staged = (
-            canonical_flag(arg[0]) == "--model-path"
+            canonical_flag(arg[0]) == MODEL_PATH_FLAG
             and len(arg) == 2
             and arg[1].startswith("/")
             and PurePosixPath(arg[1]).name == model_name

@@ -1,0 +1,152 @@
+"""What `sync verify` found: per point the log checks and the cookbook check, and the verdicts.
+
+The reports (:mod:`syncer.compare.report`) read these; the result renders itself through them
+(``markdown``, ``json``, ``text``), so this module imports the report module and the report
+module names these types for its annotations only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from syncer.compare import report
+from syncer.compare.diff import Comparison
+from syncer.runs.collect import RunData
+from syncer.runs.mapping import Assignment
+
+if TYPE_CHECKING:
+    # rich is imported only where a terminal report is printed (start-up time of the CLI).
+    from rich.console import Console
+
+VERDICT_ORDER = ("agree", "differ", "ambiguous", "no-log", "no-cookbook")
+
+
+@dataclass
+class LogCheck:
+    source: str
+    job_id: str | None
+    matched_by: str
+    comparison: Comparison
+    problems: list[str] = field(default_factory=list)
+    ambiguities: list[str] = field(default_factory=list)
+
+    @property
+    def agrees(self) -> bool:
+        return self.comparison.agrees and not self.problems and not self.ambiguities
+
+
+@dataclass
+class CookbookCheck:
+    module: str
+    cell_id: str | None
+    cell: int | None
+    point: int | None
+    comparisons: list[Comparison] = field(default_factory=list)
+    missing: str | None = None
+
+    @property
+    def agrees(self) -> bool:
+        return self.missing is None and all(c.agrees for c in self.comparisons)
+
+
+@dataclass
+class PointResult:
+    index: int
+    label: str
+    concs: list[int]
+    variant: str
+    override: str | None
+    item: int
+    submitted: str
+    logs: list[LogCheck] = field(default_factory=list)
+    cookbook: CookbookCheck | None = None
+    # What no log shows, listed per point as "not logged: cannot verify" (script-era keys).
+    unverified: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if not self.logs:
+            return "no-log"
+        if any(not (lc.comparison.agrees and not lc.problems) for lc in self.logs):
+            return "differ"
+        if self.cookbook is not None and self.cookbook.missing:
+            return "no-cookbook"
+        if self.cookbook is not None and not self.cookbook.agrees:
+            return "differ"
+        if any(lc.ambiguities for lc in self.logs):
+            return "ambiguous"
+        return "agree"
+
+    def comparisons(self) -> list[Comparison]:
+        out = [lc.comparison for lc in self.logs]
+        if self.cookbook:
+            out.extend(self.cookbook.comparisons)
+        return out
+
+
+@dataclass
+class ExclusionUse:
+    name: str
+    reason: str
+    keys: list[str] = field(default_factory=list)
+
+
+@dataclass
+class VerifyResult:
+    key: str
+    inferencex: str
+    run: str
+    cookbook: str | None
+    points: list[PointResult]
+    run_data: RunData
+    assignment: Assignment
+    srt_version: str
+    notes: list[str] = field(default_factory=list)
+    launched_by: str | None = None  # the bash script(s) of a script-launched key
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if all(p.verdict == "agree" for p in self.points) else 1
+
+    @property
+    def verdict(self) -> str:
+        return "agree" if self.exit_code == 0 else "differ"
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.points:
+            for comp in p.comparisons():
+                for status, n in comp.counts().items():
+                    out[status] = out.get(status, 0) + n
+        return dict(sorted(out.items()))
+
+    def verdicts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.points:
+            out[p.verdict] = out.get(p.verdict, 0) + 1
+        return {v: out[v] for v in VERDICT_ORDER if v in out}
+
+    def exclusions(self) -> list[ExclusionUse]:
+        uses: dict[str, ExclusionUse] = {}
+        for p in self.points:
+            for comp in p.comparisons():
+                for e in comp.entries:
+                    if e.exclusion is None:
+                        continue
+                    use = uses.setdefault(
+                        e.exclusion.name, ExclusionUse(e.exclusion.name, e.exclusion.reason)
+                    )
+                    label = f"{e.block}: {e.key}"
+                    if label not in use.keys:
+                        use.keys.append(label)
+        return list(uses.values())
+
+    def markdown(self, budget: int | None = None) -> str:
+        return report.markdown(self, budget=budget)
+
+    def json(self) -> dict[str, Any]:
+        return report.as_json(self)
+
+    def text(self, console: Console) -> None:
+        report.text(self, console)

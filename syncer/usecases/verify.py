@@ -1,0 +1,225 @@
+"""`sync verify`: for every point of a config, the cookbook command, the command rendered from
+the recipe and the command srt-slurm logged, compared.
+
+This module finds the inputs (the pinned run in ``sync.yaml``, the data module with the key's
+cells) and hands them to the comparisons: :mod:`syncer.compare.verify` for a recipe-launched
+key, :mod:`syncer.compare.verify_scripts` for a key launched by a bash script. The CLI command
+and the bot call ``verify_config``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from syncer import locations
+from syncer.compare.results import PointResult, VerifyResult
+from syncer.compare.verify import compare_point, policy_lookup, raw_rendering
+from syncer.compare.verify_scripts import assign_dirs, compare_script_point, script_points
+from syncer.cookbook.decode import Decoder, decoder_for_text
+from syncer.cookbook.jsmodule import MAX_MODULE_BYTES, decode_text, read_text
+from syncer.errors import SyncError
+from syncer.fsio import read_capped
+from syncer.inferencex.master import load_master
+from syncer.inferencex.policy import load_policy
+from syncer.inferencex.render import render_config
+from syncer.inferencex.scripts import ScriptLaunch, script_launch
+from syncer.runs.collect import read_run
+from syncer.runs.mapping import assign
+from syncer.runs.scriptrun import read_script_run
+from syncer.selection import select
+from syncer.syncconfig import load_sync_config
+
+# ---- locating the inputs -------------------------------------------------------------------
+
+
+def pinned_run(key: str, root: Path) -> Path:
+    """The downloaded run ``sync.yaml`` pins for ``key`` (``examples/runs/<run_id>/``)."""
+    cfg_path = locations.sync_config_path(root)
+    if not cfg_path.is_file():
+        raise SyncError("no sync.yaml to find the pinned run in; pass --run PATH", path=str(root))
+    pin = load_sync_config(cfg_path).pins().get(key)
+    if pin is None:
+        raise SyncError(f"{key} is not a config of sync.yaml; pass --run PATH", path=str(cfg_path))
+    if not pin.run:
+        raise SyncError(
+            f"{key} has no pinned run in sync.yaml (status {pin.status}); pass --run PATH",
+            path=str(cfg_path),
+        )
+    run_id = str(pin.run)
+    runs = locations.runs_dir(root)
+    for candidate in (runs / run_id, runs / run_id.split("/")[0]):
+        if candidate.exists():
+            return candidate
+    raise SyncError(
+        f"run {run_id} is pinned for {key} but not downloaded under examples/runs/; "
+        "pass --run PATH (a run directory, artifact archive or sweep log)",
+        path=str(cfg_path),
+    )
+
+
+def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
+    """Data modules under ``cookbook`` (a file or a directory) that name ``key``, with their
+    text (each file is read once)."""
+    if cookbook.is_file():
+        return [(cookbook, read_text(cookbook))]
+    if not cookbook.is_dir():
+        raise SyncError("no such cookbook module or directory", path=str(cookbook))
+    found = []
+    needle = key.encode("utf-8")
+    for dirpath, dirnames, filenames in os.walk(cookbook):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.endswith((".jsx", ".js", ".mjs")):
+                path = Path(dirpath) / name
+                raw = read_capped(path, MAX_MODULE_BYTES, "data module")
+                if needle in raw:
+                    found.append((path, decode_text(raw, str(path))))
+    return found
+
+
+def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | None]:
+    """The decoder and path of the one module under ``cookbook`` with cells of ``key``, or
+    ``(None, None)``. A module may name the key without showing it (e.g. as a KV-tier donor),
+    so only cells count; two modules with cells of the key are ambiguous."""
+    having = []
+    for m, text in find_modules(key, cookbook):
+        candidate = decoder_for_text(text, str(m))
+        if any(c.get("configKey") == key for c in candidate.cells):
+            having.append((candidate, str(m)))
+    if len(having) > 1:
+        names = ", ".join(path for _, path in having)
+        raise SyncError(f"several cookbook modules have cells of {key} ({names}); pass --cookbook")
+    if not having:
+        return None, None
+    return having[0]
+
+
+def shown(path: str | Path) -> str:
+    """A path as reports show it: relative to the working directory when inside it."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return str(path) if rel.startswith("..") else Path(rel).as_posix()
+
+
+# ---- the use case --------------------------------------------------------------------------
+
+
+def verify_config(
+    key: str,
+    *,
+    inferencex: Path,
+    run: Path | None,
+    cookbook: Path | None,
+    point: int | None = None,
+    conc: int | None = None,
+) -> VerifyResult:
+    """Verify every point of ``key``, or those ``--point``/``--conc`` select
+    (:mod:`syncer.selection`, the rule ``sync render`` follows too)."""
+    launch = script_launch(load_master(inferencex), key)
+    if launch is not None:
+        return verify_script_config(
+            key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
+        )
+    root = locations.project_root()
+    rendered = render_config(inferencex, key)
+    points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    # A lone nameless log is taken for the verified point only when exactly one is verified.
+    only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
+    run_path = run if run is not None else pinned_run(key, root)
+    data = read_run(run_path)
+    srt_version, raw_points, notes = raw_rendering(key, inferencex, rendered, data)
+    # All points take part in the assignment, so a log of an unselected point is not "unmatched".
+    assignment = assign(data.sweeps, rendered.points, only=only)
+    lookup = policy_lookup(load_policy())
+    decoder, module_path = cookbook_module(
+        key, cookbook if cookbook is not None else locations.snippets_dir(root)
+    )
+
+    results: list[PointResult] = []
+    for p in points:
+        raw = raw_points[p.index].raw.get(p.submitted) or next(iter(p.raw.values()), [])
+        results.append(
+            compare_point(
+                p,
+                raw,
+                key=key,
+                assignment=assignment,
+                lookup=lookup,
+                decoder=decoder,
+                module_path=module_path,
+                cookbook=cookbook,
+            )
+        )
+
+    return VerifyResult(
+        key=key,
+        inferencex=shown(inferencex),
+        run=shown(run_path),
+        cookbook=shown(module_path) if module_path else None,
+        points=results,
+        run_data=data,
+        assignment=assignment,
+        srt_version=srt_version,
+        notes=notes,
+    )
+
+
+def verify_script_config(
+    key: str,
+    launch: ScriptLaunch,
+    *,
+    inferencex: Path,
+    run: Path | None,
+    cookbook: Path | None,
+    point: int | None = None,
+    conc: int | None = None,
+) -> VerifyResult:
+    """Verify every point of the script-launched ``key``, or those ``--point``/``--conc``
+    select (:mod:`syncer.selection`), against ``run``."""
+    if launch.multinode:
+        raise SyncError(
+            f"{key}: launched by a multi-node bash script ({launch.describe()}); its run's logs "
+            "are not read by this tool",
+            path=launch.master_path,
+            line=launch.line,
+        )
+    entry = load_master(inferencex).entry(key, script_launched=True)
+    points = script_points(entry, launch)
+    selected = select(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    # A lone nameless result directory is taken for the verified point only when one is.
+    only = selected[0].index if len(selected) == 1 and (point, conc) != (None, None) else None
+    root = locations.project_root()
+    run_path = run if run is not None else pinned_run(key, root)
+    data = read_script_run(run_path)
+    assignment = assign_dirs(data.dirs, points, only=only)
+    lookup = policy_lookup(load_policy())
+    decoder, module_path = cookbook_module(
+        key, cookbook if cookbook is not None else locations.snippets_dir(root)
+    )
+    notes: list[str] = list(data.missing)
+    results = []
+    for p in selected:
+        res, how_notes = compare_script_point(
+            p,
+            key=key,
+            model=entry.model,
+            assignment=assignment,
+            lookup=lookup,
+            decoder=decoder,
+            module_path=module_path,
+            cookbook=cookbook,
+        )
+        notes.extend(how_notes)
+        results.append(res)
+    return VerifyResult(
+        key=key,
+        inferencex=shown(inferencex),
+        run=shown(run_path),
+        cookbook=shown(module_path) if module_path else None,
+        points=results,
+        run_data=data,
+        assignment=assignment,
+        srt_version="",
+        notes=notes,
+        launched_by=launch.describe(),
+    )
