@@ -12,6 +12,7 @@ import io
 import re
 import shutil
 import subprocess
+import tempfile
 import zipfile
 from functools import cache
 from pathlib import Path
@@ -25,7 +26,8 @@ from test_git import run as git  # git as a human (not the bot) runs it
 
 from syncer.errors import SyncError
 from syncer.publish import status as st
-from syncer.publish.bot import Bot, Settings, fit_body
+from syncer.publish.bodies import fit_body
+from syncer.publish.bot import Bot, Settings
 from syncer.publish.git import Identity
 from syncer.publish.github import GitHubClient, Plan
 from syncer.syncconfig import load_sync_config
@@ -74,6 +76,26 @@ def run_artifacts(tamper: bool = False) -> dict[str, bytes]:
     return out
 
 
+_SEEDED = tempfile.TemporaryDirectory(prefix="bot-cookbook-")
+
+
+@cache
+def seeded_cookbook() -> Path:
+    """A bare cookbook whose main holds the model page, and a working clone of it: made once
+    per test process, copied by each World (never changed in place)."""
+    root = Path(_SEEDED.name)
+    bare, seed = root / "sglang.git", root / "seed"
+    git("init", "--quiet", "--bare", "--initial-branch=main", str(bare), cwd=root)
+    git("clone", "--quiet", str(bare), str(seed), cwd=root)
+    page = seed / PAGE
+    page.parent.mkdir(parents=True)
+    page.write_text((FIXTURES / "DeepSeek-V4_1.mdx").read_text())
+    git("add", ".", cwd=seed)
+    git("commit", "--quiet", "-m", "cookbook page", cwd=seed)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=seed)
+    return root
+
+
 def check_golden(golden: Path, name: str, text: str) -> None:
     match_golden(golden / name, text)
 
@@ -106,16 +128,14 @@ class World:
             created_at="2026-10-13T08:00:00Z",
             artifacts=run_artifacts(),
         )
+        # A copy of the one cookbook this process seeded (five git commands, once), with the
+        # working clone pointed at the copy.
+        template = seeded_cookbook()
         self.bare = tmp / "sglang.git"
-        git("init", "--quiet", "--bare", "--initial-branch=main", str(self.bare), cwd=tmp)
+        shutil.copytree(template / "sglang.git", self.bare, symlinks=True)
         seed = tmp / "seed"
-        git("clone", "--quiet", str(self.bare), str(seed), cwd=tmp)
-        page = seed / PAGE
-        page.parent.mkdir(parents=True)
-        page.write_text((FIXTURES / "DeepSeek-V4_1.mdx").read_text())
-        git("add", ".", cwd=seed)
-        git("commit", "--quiet", "-m", "cookbook page", cwd=seed)
-        git("push", "--quiet", "origin", "HEAD:main", cwd=seed)
+        shutil.copytree(template / "seed", seed, symlinks=True)
+        git("remote", "set-url", "origin", str(self.bare), cwd=seed)
         self.config = load_sync_config(ROOT / "sync.yaml")
         self.inferencex = ROOT / "examples/inferencex"
         self.push_repo: str | None = None

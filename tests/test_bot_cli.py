@@ -313,7 +313,7 @@ def test_models_only_needs_no_token_and_no_api(world):
 
 
 def test_event_models():
-    from syncer.publish.bot import event_models
+    from syncer.publish.routing import event_models
     from syncer.syncconfig import load_sync_config
 
     config = load_sync_config(ROOT / "sync.yaml")

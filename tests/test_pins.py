@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from ghserver import GitHubServer
 
+from syncer.publish import pins
 from syncer.publish.github import Comment, GitHubClient
-from syncer.runs import pins
 
 TOKEN = "ghs_" + "P" * 36
 INFX = "SemiAnalysisAI/InferenceX"

@@ -15,7 +15,13 @@ from typing import Any
 
 import click
 
+from syncer import secrets
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
+from syncer.publish import links
+from syncer.syncconfig import load_sync_config
+from syncer.untrusted import term_text
+from syncer.wording import count
 
 
 @click.command("bot")
@@ -49,19 +55,19 @@ from syncer.errors import SyncError
 )
 @click.option(
     "--cookbook",
-    default="https://github.com/sgl-project/sglang.git",
+    default=links.COOKBOOK_CLONE_URL,
     show_default=True,
     help="Cookbook checkout path or clone URL.",
 )
 @click.option(
     "--cookbook-repo",
-    default="sgl-project/sglang",
+    default=links.COOKBOOK_REPO,
     show_default=True,
     help="The cookbook repository (owner/name) the bot opens its PRs in.",
 )
 @click.option(
     "--inferencex-repo",
-    default="SemiAnalysisAI/InferenceX",
+    default=links.INFERENCEX_REPO,
     show_default=True,
     help="The InferenceX repository (owner/name) whose PRs and comments the bot answers.",
 )
@@ -116,8 +122,7 @@ def bot_command(
     **options: Any,
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
-    from syncer import secrets
-    from syncer.publish.bot import BadEvent
+    from syncer.publish.routing import BadEvent
 
     secrets.install()
     try:
@@ -135,8 +140,7 @@ def _models_only(
     event_path: Path, event_name: str, config_path: Path, *, as_json: bool, **options: Any
 ) -> int:
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
-    from syncer.publish.bot import event_models
-    from syncer.syncconfig import load_sync_config
+    from syncer.publish.routing import event_models
 
     models = event_models(
         load_sync_config(config_path),
@@ -168,14 +172,11 @@ def _run(
     model: str | None,
     local_runs: Path | None,
 ) -> int:
-    from syncer import secrets
+    # syncer.publish.* import PyGithub: loaded only when an event is handled.
     from syncer.publish.bot import Bot, Settings
     from syncer.publish.git import Identity
     from syncer.publish.github import GitHubClient, Plan
     from syncer.publish.offline import EventGitHub
-    from syncer.syncconfig import load_sync_config
-    from syncer.untrusted import term_text
-    from syncer.wording import count
 
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
@@ -268,8 +269,7 @@ def _event_int(text: str) -> int:
     return int(text)
 
 
-def _load_event(path: Path) -> dict:
-    from syncer.fsio import read_capped
+def _load_event(path: Path) -> dict[str, object]:
 
     raw = read_capped(path, MAX_EVENT_BYTES, "the event")
     try:

@@ -30,10 +30,8 @@ from urllib3.util.retry import Retry
 
 from syncer import secrets
 from syncer.errors import SyncError
-from syncer.model import GITHUB_TEXT_LIMIT
 
 API_URL = "https://api.github.com"
-MAX_BODY_CHARS = GITHUB_TEXT_LIMIT
 # Artifacts hold logs, not models: anything bigger is not what the bot expects.
 MAX_ARTIFACT_BYTES = 2 * 1024**3
 _CHUNK = 1 << 16

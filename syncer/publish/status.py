@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TypedDict
 
 from syncer.publish.github import Comment, Pull
-from syncer.syncconfig import STATUSES, Pin
+from syncer.syncconfig import _DATE, _DIGITS, _RUN, _SHA, STATUSES, Pin, is_date
 from syncer.templating import render
 
 STATUS_MARKER = "<!-- infx-cookbook-sync:status -->"
@@ -21,15 +21,22 @@ PR_MARKER_PREFIX = "<!-- infx-cookbook-sync:pr "
 STATE_PREFIX = "<!-- infx-cookbook-sync:state "
 BY = "[by infx-cookbook-sync]"
 _STATE = re.compile(r"^<!-- infx-cookbook-sync:state (\{.*\}) -->$", re.M)
-_DIGITS = re.compile(r"^[0-9]{1,20}$")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
-_RUN = re.compile(r"^[0-9]{1,20}(/attempts/[0-9]{1,4})?$")
-_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-_KEY = re.compile(r"^[A-Za-z0-9._-]{1,200}$")
+# A config key as the state records it (sync.yaml's keys are this shape).
+_KEY = re.compile(r"[A-Za-z0-9._-]{1,200}")
+# A recorded pin is held to sync.yaml's own patterns, matched whole (fullmatch): `$` would let
+# a trailing newline through.
+_PIN_FIELDS = {"pr": _DIGITS, "sha": _SHA, "run": _RUN, "comment": _DIGITS, "date": _DATE}
 
 
 def pr_marker(model_path: str) -> str:
     return f"{PR_MARKER_PREFIX}model={model_path} -->"
+
+
+class Blocked(TypedDict):
+    """Why nothing was pushed: the bot branch holds commits someone else made."""
+
+    branch: str
+    commits: list[tuple[str, str]]  # (sha, "Author <email>")
 
 
 @dataclass
@@ -50,7 +57,7 @@ class StatusItem:
     verify_failed_run: str | None = None
     verify_run_url: str | None = None
     verify_report: str | None = None
-    blocked: dict[str, Any] | None = None
+    blocked: Blocked | None = None
     error: str | None = None  # why nothing could be published for this config
     closed_pr: int | None = None  # the bot's PR for these pins, closed unmerged
     source_closed: bool = False  # this InferenceX PR was closed without merging
@@ -176,17 +183,19 @@ def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
 
 
 def _pin(key: object, raw: object) -> Pin | None:
-    if not isinstance(key, str) or not _KEY.match(key) or not isinstance(raw, dict):
+    """The pin a PR body's state records for ``key``; None when anything in it is malformed."""
+    if not isinstance(key, str) or not _KEY.fullmatch(key) or not isinstance(raw, dict):
         return None
-    checks = {"pr": _DIGITS, "sha": _SHA, "run": _RUN, "comment": _DIGITS, "date": _DATE}
     values: dict[str, str | None] = {}
-    for name, pattern in checks.items():
+    for name, pattern in _PIN_FIELDS.items():
         value = raw.get(name)
-        if value is not None and (not isinstance(value, str) or not pattern.match(value)):
+        if value is not None and (not isinstance(value, str) or not pattern.fullmatch(value)):
             return None
         values[name] = value
     status = raw.get("status")
     if status not in STATUSES or values["sha"] is None:
+        return None
+    if values["date"] is not None and not is_date(values["date"]):
         return None
     return Pin(
         config=key,

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from syncer.publish.github import Artifact, Comment, GitHubClient, NotFound, Pull, Run
+from syncer.publish.settings import Outcome
 
 AUTHORISED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
 SWEEP_WORKFLOW = ".github/workflows/run-sweep.yml"
@@ -31,6 +33,8 @@ PINNED_CONCLUSIONS = frozenset({"success", "failure", "cancelled"})
 RESULT_ARTIFACTS = ("results_bmk", "eval_results_all")
 RESULT_PREFIXES = ("bmk_agentic_",)
 QUALIFICATION_PREFIX = "qualification"
+# The artifacts a pinned run is verified against (its sweep logs).
+LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 
 # ASCII digits only: \d would accept other scripts' digits, which int() then quietly converts.
 # At most 20 of them (GitHub run ids fit): int() of thousands of digits raises ValueError, and a
@@ -241,3 +245,79 @@ def sync_reactions(gh: GitHubClient, repo: str, comment: Comment, accepted: bool
         gh.add_reaction(repo, comment.id, want)
         wrote = True
     return wrote
+
+
+@dataclass
+class PinChoice:
+    """The PR's pin after InferenceX's rules: a run with its logs, or the reason there is none."""
+
+    run_id: int | None = None
+    comment_id: int | None = None
+    date: str | None = None
+    refusal: str | None = None
+    run_dir: Path | None = None
+
+
+def choose(
+    gh: GitHubClient,
+    repo: str,
+    pull: Pull,
+    tmp: Path,
+    *,
+    local_runs: Path | None,
+    out: Outcome,
+) -> PinChoice:
+    """The pin of ``pull``: the newest authorised command's run, checked, reacted to, and its
+    sweep logs downloaded under ``tmp``."""
+    comments = gh.comments(repo, pull.number)
+    selection = select(comments)
+    if selection is None:
+        return PinChoice()
+    # Provenance names the comment that set this run, so repeating it changes nothing.
+    pinning = pinning_comment(comments) or selection
+    if gh.offline:
+        return _offline(pull, selection.command.run_id, pinning.comment.id, local_runs, out)
+    commits = gh.pull_commits(repo, pull.number)
+    command = selection.command
+    if command.run_id is None:
+        verdict = latest_successful_run(gh, repo, pull, commits)
+    else:
+        verdict = check_run(gh, repo, pull, command.run_id, commits)
+    sync_reactions(gh, repo, selection.comment, verdict.ok)
+    if not verdict.ok or verdict.run is None:
+        out.say(f"PR #{pull.number}: pin refused: {verdict.reason}")
+        return PinChoice(comment_id=selection.comment.id, refusal=verdict.reason)
+    run = verdict.run
+    run_dir = tmp / f"run-{run.id}"
+    logs = [
+        a for a in verdict.artifacts if a.name.startswith(LOG_ARTIFACT_PREFIXES) and not a.expired
+    ]
+    if not logs:
+        reason = f"run {run.id} has no unexpired server-log artifact to verify against"
+        return PinChoice(comment_id=selection.comment.id, refusal=reason)
+    for art in logs:
+        gh.download_artifact(art, run_dir / f"{_safe_name(art.name)}.zip")
+    out.say(f"PR #{pull.number}: run {run.id} pinned by comment {pinning.comment.id}")
+    return PinChoice(run.id, pinning.comment.id, run.created_at[:10] or None, None, run_dir)
+
+
+def _offline(
+    pull: Pull, run_id: int | None, comment_id: int, local_runs: Path | None, out: Outcome
+) -> PinChoice:
+    """A dry run without a token cannot check the run or download its logs: a local copy
+    (``local_runs/<run_id>``) stands in for the logs, unchecked and said so; without one the
+    configs stay in progress, also said so."""
+    what = f"run {run_id}" if run_id is not None else "the latest sweep run"
+    local = local_runs / str(run_id) if local_runs and run_id else None
+    if local is None or not local.exists():
+        out.say(
+            f"PR #{pull.number}: {what} not checked (no token: GitHub not read); "
+            "its configs are shown in progress"
+        )
+        return PinChoice()
+    out.say(f"PR #{pull.number}: {what} read from {local}, not checked against GitHub (no token)")
+    return PinChoice(run_id, comment_id, None, None, local)
+
+
+def _safe_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)[:200]

@@ -1,0 +1,201 @@
+"""Which work a GitHub event asks for, from the event data alone.
+
+The event is untrusted input: every field is type-checked here (``BadEvent``), and a comment's
+author and body are read again through the API before anything in it is interpreted. Routing
+decides only *which* InferenceX PR or cookbook PR to bring up to date; the bot does the rest
+from the API's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from syncer.errors import SyncError
+from syncer.publish import links
+from syncer.publish import pins as pinrules
+from syncer.publish.git import BRANCH_PREFIX
+from syncer.publish.github import GitHubClient, NotFound
+from syncer.publish.settings import Outcome, Settings
+from syncer.syncconfig import ConfigSpec, ModelSpec, SyncConfig
+from syncer.wording import js, kind
+
+# GitHub's ids (PRs, comments, runs) fit in 20 digits.
+MAX_ID_DIGITS = 20
+
+# A JSON object as the event file holds it (its values are checked where they are read).
+Payload = dict[str, object]
+
+
+class BadEvent(SyncError):
+    """The event payload is not shaped like GitHub's (the command names the event file)."""
+
+
+@dataclass
+class Handlers:
+    """What an event can lead to."""
+
+    sync_pr: Callable[[int], None]  # bring InferenceX PR n (its pin, configs, status) up to date
+    cookbook_closed: Callable[[int], None]  # cookbook PR n was merged or closed
+
+
+def route(
+    event_name: str,
+    payload: Payload,
+    *,
+    settings: Settings,
+    infx: GitHubClient,
+    out: Outcome,
+    handlers: Handlers,
+) -> None:
+    repo = _text(_obj(payload, "repository"), "full_name", "repository")
+    if event_name == "issue_comment":
+        if repo != settings.inferencex_repo:
+            out.say(f"ignored: comment event from {repo or 'an unknown repository'}")
+        else:
+            _on_comment(payload, settings=settings, infx=infx, out=out, handlers=handlers)
+    elif event_name == "pull_request":
+        pr = _obj(payload, "pull_request")
+        number = _number(pr.get("number"), "pull_request.number")
+        action = payload.get("action")
+        if repo == settings.inferencex_repo:
+            if action in ("opened", "reopened", "synchronize", "edited", "closed"):
+                handlers.sync_pr(number)
+            else:
+                out.say(f"ignored: pull_request {action}")
+        elif repo == settings.cookbook_repo and action == "closed":
+            handlers.cookbook_closed(number)
+        else:
+            out.say(f"ignored: pull_request {action} in {repo or 'unknown'}")
+    elif event_name == "repository_dispatch":
+        client = _obj(payload, "client_payload")
+        handlers.cookbook_closed(_number(client.get("cookbook_pr"), "client_payload.cookbook_pr"))
+    elif event_name == "workflow_dispatch":
+        # Workflow inputs always arrive as strings.
+        raw = _obj(payload, "inputs").get("cookbook_pr")
+        digits = raw.strip() if isinstance(raw, str) else ""
+        # At most 20 digits, like every id: int() of thousands of digits raises.
+        plain = digits.isascii() and digits.isdigit() and len(digits) <= MAX_ID_DIGITS
+        value = int(digits) if plain else raw
+        handlers.cookbook_closed(_number(value, "inputs.cookbook_pr"))
+    else:
+        out.say(f"ignored: event {event_name}")
+
+
+def _on_comment(
+    payload: Payload, *, settings: Settings, infx: GitHubClient, out: Outcome, handlers: Handlers
+) -> None:
+    issue = _obj(payload, "issue")
+    if not issue.get("pull_request"):
+        out.say("ignored: comment on an issue, not a PR")
+        return
+    number = _number(issue.get("number"), "issue.number")
+    event_comment = _obj(payload, "comment")
+    comment_id = _number(event_comment.get("id"), "comment.id")
+    action = payload.get("action")
+    repo = settings.inferencex_repo
+    if action == "deleted":
+        handlers.sync_pr(number)
+        return
+    # The event says who wrote what; the API is asked again, and only its answer is used
+    # for the body. Both must say the author is authorised, and that is decided before the
+    # body is parsed at all: nothing an unauthorised commenter writes is interpreted.
+    event_ok = pinrules.authorised(_assoc(event_comment.get("author_association")))
+    try:
+        comment = infx.comment(repo, comment_id)
+    except NotFound:
+        # Deleted before we got here: the PR's pin is simply recomputed without it.
+        handlers.sync_pr(number)
+        return
+    api_ok = pinrules.authorised(comment.association)
+    command = pinrules.parse_command(comment.body)
+    malformed = pinrules.malformed_lines(comment.body)
+    if command is None and not malformed:
+        if action == "edited":
+            pinrules.sync_reactions(infx, repo, comment, accepted=None)
+            handlers.sync_pr(number)
+        else:
+            out.say(f"comment {comment_id}: no command; nothing to do")
+        return
+    if not (event_ok and api_ok) or command is None:
+        pinrules.sync_reactions(infx, repo, comment, accepted=False)
+        why = (
+            "malformed command"
+            if command is None
+            else (f"author association {comment.association} is not OWNER, MEMBER or COLLABORATOR")
+        )
+        refused = f"comment {comment_id}: refused ({why})"
+        out.did(f"{refused}; reacted -1", f"{refused}; would react -1")
+        if action == "edited" and api_ok:
+            # It may have been the pin before the edit broke it: the pin is recomputed.
+            handlers.sync_pr(number)
+        return
+    handlers.sync_pr(number)
+
+
+def event_models(
+    config: SyncConfig,
+    event_name: str,
+    payload: Payload,
+    *,
+    inferencex_repo: str = links.INFERENCEX_REPO,
+    cookbook_repo: str = links.COOKBOOK_REPO,
+) -> list[str]:
+    """The models an event can touch, from the event data and sync.yaml alone (no API, no
+    token): what the workflow's gate job uses to pick the per-model concurrency group."""
+    repo = _text(_obj(payload, "repository"), "full_name", "repository")
+    number: object = None
+    if event_name == "issue_comment" and repo == inferencex_repo:
+        issue = _obj(payload, "issue")
+        number = issue.get("number") if issue.get("pull_request") else None
+    elif event_name == "pull_request" and repo == inferencex_repo:
+        number = _obj(payload, "pull_request").get("number")
+    elif event_name == "pull_request" and repo == cookbook_repo:
+        ref = _text(_obj(_obj(payload, "pull_request"), "head"), "ref", "pull_request.head")
+        path = ref[len(BRANCH_PREFIX) :] if ref.startswith(BRANCH_PREFIX) else None
+        return [m.path for m in config.models if m.path == path]
+    elif event_name in ("repository_dispatch", "workflow_dispatch"):
+        return [m.path for m in config.models]
+    if isinstance(number, bool) or not isinstance(number, int):
+        return []
+    return sorted({m.path for m, _ in pr_configs(config, number)})
+
+
+def pr_configs(config: SyncConfig, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
+    """The configs of ``sync.yaml`` that come from InferenceX PR ``number``, with their model."""
+    return [
+        (model, cfg)
+        for model in config.models
+        for cfg in model.configs
+        if cfg.source == "pr" and cfg.pin.pr == str(number)
+    ]
+
+
+def _obj(data: Payload, key: str) -> Payload:
+    """``data[key]`` as an object ({} when absent); any other type is a malformed event."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadEvent(f"event: {key} must be an object, got {kind(value)}")
+    return value
+
+
+def _text(data: Payload, key: str, where: str) -> str:
+    value = data.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BadEvent(f"event: {where}.{key} must be a string, got {kind(value)}")
+    return value
+
+
+def _number(value: object, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise BadEvent(f"event: {what} must be a positive integer, got {js(value, 40)}")
+    return value
+
+
+def _assoc(value: object) -> str | None:
+    """The event's ``author_association`` (a string, or nothing usable: not authorised)."""
+    return value if isinstance(value, str) else None

@@ -1,0 +1,94 @@
+"""The one status comment on an InferenceX PR: posted, edited, and settled with the other
+models' jobs of the same event.
+
+The text (sections, markers, the state in the cookbook PR body) is ``status.py``'s; this module
+finds the bot's comment through the API and writes it.
+"""
+
+from __future__ import annotations
+
+from syncer.publish import status as st
+from syncer.publish.bodies import fit_comment
+from syncer.publish.github import GitHubClient, Plan
+from syncer.publish.settings import Outcome, Settings
+
+
+class StatusComments:
+    """The bot's status comments on InferenceX PRs, written through ``gh``."""
+
+    def __init__(self, settings: Settings, *, gh: GitHubClient, plan: Plan, out: Outcome) -> None:
+        self.s = settings
+        self.gh = gh
+        self.plan = plan
+        self.out = out
+
+    def _order(self) -> list[str]:
+        return [m.path for m in self.s.config.models]
+
+    def upsert(self, number: int, items: list[st.StatusItem], *, create: bool = True) -> None:
+        """Post or edit the PR's one status comment; ``create=False`` only edits an existing one."""
+        repo = self.s.inferencex_repo
+        existing = st.find_status_comment(self.gh.comments(repo, number), self.gh.login())
+        keep: dict[str, str] = {}
+        if existing is not None and self.s.model is not None:
+            # This run writes its own model's section; the other models' jobs write theirs.
+            keep = {
+                path: text
+                for path, text in st.read_sections(existing.body).items()
+                if path != self.s.model
+            }
+        body = fit_comment(
+            st.render_status(items, self.s.cookbook_repo, keep=keep, order=self._order())
+        )
+        if existing is None and not create:
+            self.out.say(f"PR #{number}: no status comment to update")
+        elif existing is None:
+            self.gh.create_comment(repo, number, body, marker=st.STATUS_MARKER)
+            self.out.did(
+                f"PR #{number}: status comment posted",
+                f"PR #{number}: would post the status comment",
+            )
+        elif existing.body != body:
+            self.gh.edit_comment(repo, existing.id, body)
+            self.out.did(
+                f"PR #{number}: status comment {existing.id} edited",
+                f"PR #{number}: would edit status comment {existing.id}",
+            )
+        else:
+            self.out.say(f"PR #{number}: status comment already current")
+        if self.s.model is not None and not self.plan.dry_run and (existing or create):
+            self._settle(number, st.read_sections(body).get(self.s.model))
+
+    def _settle(self, number: int, mine: str | None) -> None:
+        """Make the one status comment hold this run's section, after the other models' jobs
+        of the same event wrote theirs at the same time (each job is in its own model's
+        concurrency group, so nothing serialises their edits of the PR's one comment).
+
+        Read back what is there: a comment whose copy of this section is stale (another job
+        wrote over it with what it had read before) is edited again; a second status comment
+        (two jobs that both found none and posted) is merged into the oldest and deleted. Every
+        other section is taken from the newest comment that has it."""
+        repo, me = self.s.inferencex_repo, self.gh.login()
+        for _ in range(3):
+            found = [
+                c
+                for c in self.gh.comments(repo, number)
+                if c.user == me and c.body.startswith(st.STATUS_MARKER)
+            ]
+            if not found:
+                return
+            found.sort(key=lambda c: (c.created_at, c.id))
+            sections: dict[str, str] = {}
+            for comment in sorted(found, key=lambda c: (c.updated_at, c.id)):
+                sections.update(st.read_sections(comment.body))
+            if mine is not None:
+                sections[self.s.model or ""] = mine
+            keeper, extras = found[0], found[1:]
+            body = st.render_status([], self.s.cookbook_repo, keep=sections, order=self._order())
+            if keeper.body == body and not extras:
+                return
+            if keeper.body != body:
+                self.gh.edit_comment(repo, keeper.id, fit_comment(body))
+            for extra in extras:
+                self.gh.delete_comment(repo, extra.id)
+            self.out.say(f"PR #{number}: status comment {keeper.id} merged with another job's")
