@@ -88,7 +88,8 @@ def raw_rendering(
 ) -> tuple[str, dict[int, RenderedPoint], list[str]]:
     """``(srt-slurm major version, point index -> rendered point, notes)`` to compare the logs
     with. Logs from srt-slurm 1.x (router on ``Router command:`` lines) are compared with the
-    1.x rendering: the two differ in env defaults and router flags (docs/srt-slurm.md §12)."""
+    1.x rendering: the two differ in env defaults and router flags (see
+    ``docs/srt-slurm-rules.md``)."""
     current: tuple[str, dict[int, RenderedPoint], list[str]] = (
         rendered.srt_version,
         {p.index: p for p in rendered.points},
