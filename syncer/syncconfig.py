@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from syncer import links
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
@@ -27,17 +28,27 @@ STATUSES = ("verified", "verified-pr", "in-progress")
 # Matched whole (fullmatch): `$` would let a trailing newline through, `\d` Unicode digits.
 # sync.yaml lists a few dozen configs (a few kB); a bigger file is not one.
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-_SHA = re.compile(r"[0-9a-f]{40}")
-_RUN = re.compile(r"[0-9]{1,20}(/attempts/[0-9]{1,4})?")
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_DIGITS = re.compile(r"[0-9]{1,20}")  # GitHub's ids fit in 20 digits
+# The values of a pin (sync.yaml's `pin:`, and the state the bot records in a cookbook PR body).
+SHA = re.compile(r"[0-9a-f]{40}")
+RUN = links.RUN_REF  # `<run id>` or `<run id>/attempts/<n>`
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+DIGITS = re.compile(r"[0-9]{1,20}")  # GitHub's ids fit in 20 digits
+PIN_VALUES = {"pr": DIGITS, "sha": SHA, "run": RUN, "comment": DIGITS, "date": DATE}
 MODEL_PATH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*")
-DEFAULT_REPO = "https://github.com/SemiAnalysisAI/InferenceX"
+DEFAULT_REPO = links.repo_url(links.INFERENCEX_REPO)
+
+
+def is_pin_value(name: str, value: object) -> bool:
+    """Whether ``value`` is a valid pin field ``name`` (``PIN_VALUES``: matched whole; a date
+    also a real calendar day)."""
+    if not isinstance(value, str) or not PIN_VALUES[name].fullmatch(value):
+        return False
+    return name != "date" or is_date(value)
 
 
 def is_date(text: str) -> bool:
     """``YYYY-MM-DD`` and a real calendar day (a pin's date, ``sync generate --date``)."""
-    if not _DATE.fullmatch(text):
+    if not DATE.fullmatch(text):
         return False
     try:
         datetime.date.fromisoformat(text)
@@ -277,10 +288,8 @@ def _pin(
                 source_node, f"{what}.source: expected 'main' or a mapping with 'pr' and 'sha'"
             )
         source = "pr"
-        pr = r.text(src["pr"], f"{what}.source.pr", _DIGITS, "a PR number")
-        sha = r.text(
-            src["sha"], f"{what}.source.sha", _SHA, "the PR head commit (40 lowercase hex)"
-        )
+        pr = r.text(src["pr"], f"{what}.source.pr", DIGITS, "a PR number")
+        sha = r.text(src["sha"], f"{what}.source.sha", SHA, "the PR head commit (40 lowercase hex)")
     if pin_node is None:
         raise r.fail(
             source_node, f"{what}: missing 'pin' (status verified, verified-pr or in-progress)"
@@ -295,25 +304,25 @@ def _pin(
             f"{what}.pin.status: expected one of {', '.join(STATUSES)}, got {status!r}",
         )
     run = r.optional_text(
-        pin, "run", f"{what}.pin", pattern=_RUN, hint="a run id or '<run id>/attempts/<n>'"
+        pin, "run", f"{what}.pin", pattern=RUN, hint="a run id or '<run id>/attempts/<n>'"
     )
     comment = r.optional_text(
-        pin, "comment", f"{what}.pin", pattern=_DIGITS, hint="an issue-comment id"
+        pin, "comment", f"{what}.pin", pattern=DIGITS, hint="an issue-comment id"
     )
-    date = r.optional_text(pin, "date", f"{what}.pin", pattern=_DATE, hint="a date YYYY-MM-DD")
+    date = r.optional_text(pin, "date", f"{what}.pin", pattern=DATE, hint="a date YYYY-MM-DD")
     if date is not None and not is_date(date):
         raise r.fail(pin["date"], f"{what}.pin.date: {date!r} is not a calendar date")
     # A config on main may still name the PR that introduced it and the commit it was measured at.
     if "pr" in pin:
         if source == "pr":
             raise r.fail(pin["pr"], f"{what}.pin.pr: the PR is given by 'source' for a PR config")
-        pr = r.optional_text(pin, "pr", f"{what}.pin", pattern=_DIGITS, hint="a PR number")
+        pr = r.optional_text(pin, "pr", f"{what}.pin", pattern=DIGITS, hint="a PR number")
     if "sha" in pin:
         if source == "pr":
             raise r.fail(
                 pin["sha"], f"{what}.pin.sha: the commit is given by 'source' for a PR config"
             )
-        sha = r.text(pin["sha"], f"{what}.pin.sha", _SHA, "a commit (40 lowercase hex)")
+        sha = r.text(pin["sha"], f"{what}.pin.sha", SHA, "a commit (40 lowercase hex)")
     node = pin["status"]
     if status == "in-progress" and (run or comment):
         raise r.fail(node, f"{what}.pin: an in-progress config has no pinned run or /use comment")
@@ -448,7 +457,7 @@ def parse_sync_config(text: str, path: str = "sync.yaml") -> SyncConfig:
     if "main" not in ix:
         raise r.fail(top["inferencex"], "inferencex: missing 'main' (the InferenceX main commit)")
     repo = r.text(ix["repo"], "inferencex.repo") if "repo" in ix else DEFAULT_REPO
-    main = r.text(ix["main"], "inferencex.main", _SHA, "a commit (40 lowercase hex)")
+    main = r.text(ix["main"], "inferencex.main", SHA, "a commit (40 lowercase hex)")
     models: list[ModelSpec] = []
     for item in r.sequence(top["models"], "models"):
         model = _model(r, item, main)

@@ -14,16 +14,13 @@ import re
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from syncer import links
 from syncer.secrets import mask
 
 MAX_VALUE_CHARS = 300
 # Links are allowed only to these hosts, and on github.com only into these repositories.
-ALLOWED_GITHUB_REPOS = (
-    "SemiAnalysisAI/InferenceX",
-    "sgl-project/sglang",
-    "NVIDIA/srt-slurm",
-)
-ALLOWED_HOSTS = ("docs.sglang.io", "inferencex.semianalysis.com")
+ALLOWED_GITHUB_REPOS = (links.INFERENCEX_REPO, links.COOKBOOK_REPO, links.SRT_SLURM_REPO)
+ALLOWED_HOSTS = (urlsplit(links.DOCS_URL).hostname, "inferencex.semianalysis.com")
 
 # Terminal escape sequences: CSI (colours, cursor), OSC (titles, hyperlinks) and two-byte ESC x.
 ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")

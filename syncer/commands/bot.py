@@ -15,10 +15,9 @@ from typing import Any
 
 import click
 
-from syncer import secrets
+from syncer import links, secrets
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
-from syncer.publish import links
 from syncer.syncconfig import load_sync_config
 from syncer.untrusted import term_text
 from syncer.wording import count
@@ -83,7 +82,7 @@ from syncer.wording import count
 )
 @click.option(
     "--api-url",
-    default=lambda: os.environ.get("GITHUB_API_URL", "https://api.github.com"),
+    default=lambda: os.environ.get("GITHUB_API_URL", links.API_URL),
     help="GitHub API base URL.",
 )
 @click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today).")

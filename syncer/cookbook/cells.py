@@ -16,6 +16,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncer import links
 from syncer.cookbook.decode import Decoder
 from syncer.errors import SyncError
 from syncer.model import Block
@@ -107,7 +108,7 @@ def point_prov_from_urls(point: dict[str, Any], repo: str, where: str) -> dict[s
         if point.get(key) is not None:
             out[key] = str(point[key])
     if point.get("recipeUrl"):
-        rest = _strip(point["recipeUrl"], f"{repo}/blob/", where)
+        rest = _strip(point["recipeUrl"], f"{repo}{links.BLOB}", where)
         sha, _, recipe = rest.partition("/")
         if not recipe:
             raise SyncError(f"{where}: recipeUrl {js(point['recipeUrl'])} has no path")
@@ -119,17 +120,17 @@ def point_prov_from_urls(point: dict[str, Any], repo: str, where: str) -> dict[s
         out["sha"] = sha
         out["recipe"] = recipe
     if point.get("runUrl"):
-        out["run"] = _strip(point["runUrl"], f"{repo}/actions/runs/", where)
+        out["run"] = _strip(point["runUrl"], f"{repo}{links.RUNS}", where)
     if point.get("jobUrl"):
-        out["job"] = _strip(point["jobUrl"], f"{repo}/actions/runs/", where)
+        out["job"] = _strip(point["jobUrl"], f"{repo}{links.RUNS}", where)
     if point.get("prUrl"):
-        pr = _strip(point["prUrl"], f"{repo}/pull/", where)
+        pr = _strip(point["prUrl"], f"{repo}{links.PULL}", where)
         if "pr" in out and out["pr"] != pr:
             raise SyncError(f"{where}: prUrl names PR {pr}, the point says {out['pr']}")
         out["pr"] = pr
     if point.get("useComment"):
-        rest = _strip(point["useComment"], f"{repo}/pull/", where)
-        pr, sep, comment = rest.partition("#issuecomment-")
+        rest = _strip(point["useComment"], f"{repo}{links.PULL}", where)
+        pr, sep, comment = rest.partition(links.COMMENT)
         if not sep or not comment or pr != out.get("pr"):
             raise SyncError(
                 f"{where}: useComment {js(point['useComment'])} is not a comment of the PR"

@@ -17,6 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from syncer import links
 from syncer.cookbook import kvtier
 from syncer.cookbook.jsvalues import clone, js_falsy
 from syncer.cookbook.kvtier import (  # the placements are part of the decoder's interface
@@ -46,11 +47,11 @@ OVERLAY_SKIP = frozenset({"from", "diff", "drop", "ref"})
 
 _PROV_URLS = (
     # (url key, id key, url under the repository)
-    ("recipeUrl", "recipe", lambda repo, p: f"{repo}/blob/{p['sha']}/{p['recipe']}"),
-    ("runUrl", "run", lambda repo, p: f"{repo}/actions/runs/{p['run']}"),
-    ("jobUrl", "job", lambda repo, p: f"{repo}/actions/runs/{p['job']}"),
-    ("prUrl", "pr", lambda repo, p: f"{repo}/pull/{p['pr']}"),
-    ("useComment", "comment", lambda repo, p: f"{repo}/pull/{p['pr']}#issuecomment-{p['comment']}"),
+    ("recipeUrl", "recipe", lambda repo, p: links.blob_link(repo, p["sha"], p["recipe"])),
+    ("runUrl", "run", lambda repo, p: links.run_link(repo, p["run"])),
+    ("jobUrl", "job", lambda repo, p: links.job_link(repo, p["job"])),
+    ("prUrl", "pr", lambda repo, p: links.pr_link(repo, p["pr"])),
+    ("useComment", "comment", lambda repo, p: links.comment_link(repo, p["pr"], p["comment"])),
 )
 
 

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syncer import links
+
 # Through the module: the refresh proof's tests replace cells_from_module there.
 from syncer.cookbook import cells as cells_mod
 from syncer.cookbook import encode
@@ -88,7 +90,9 @@ def _hardware_of(cfg: ConfigSpec, model: ModelSpec) -> str:
 
 
 def _run_url(repo: str, run: str | None) -> str | None:
-    return f"{repo}/actions/runs/{run.split('/')[0]}" if run else None
+    """A PR's run as a whole in the ``source`` block: no attempt (the attempts rule of
+    ``syncer/links.py``)."""
+    return links.run_link(repo, run, attempt=False) if run else None
 
 
 def source_block(config: SyncConfig, pins: dict[str, Pin] | None = None) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypedDict
 
+from syncer import links
 from syncer.compare.review import review_texts
 from syncer.cookbook.generate import generate_model
 from syncer.errors import SyncError
@@ -21,7 +22,6 @@ from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.policy import Exclusion, load_policy
 from syncer.inferencex.render import RenderedConfig
 from syncer.lint.publish import lint_published
-from syncer.publish import links
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_body
 from syncer.publish.git import Cookbook, Identity, branch_name

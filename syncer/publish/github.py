@@ -28,10 +28,10 @@ import requests
 from github import Auth, Github, GithubException, GithubRetry
 from urllib3.util.retry import Retry
 
-from syncer import secrets
+from syncer import links, secrets
 from syncer.errors import SyncError
 
-API_URL = "https://api.github.com"
+API_URL = links.API_URL
 # Artifacts hold logs, not models: anything bigger is not what the bot expects.
 MAX_ARTIFACT_BYTES = 2 * 1024**3
 _CHUNK = 1 << 16

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from syncer import links
 from syncer.errors import SyncError
-from syncer.publish import links
 from syncer.publish import pins as pinrules
 from syncer.publish.git import BRANCH_PREFIX
 from syncer.publish.github import GitHubClient, NotFound

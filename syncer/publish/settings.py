@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer.publish import links
+from syncer import links
 from syncer.publish.bodies import MAX_BODY_CHARS
 from syncer.syncconfig import SyncConfig
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
 from syncer.publish.github import Comment, Pull
-from syncer.syncconfig import _DATE, _DIGITS, _RUN, _SHA, STATUSES, Pin, is_date
+from syncer.syncconfig import PIN_VALUES, STATUSES, Pin, is_pin_value
 from syncer.templating import render
 
 STATUS_MARKER = "<!-- infx-cookbook-sync:status -->"
@@ -23,9 +23,6 @@ BY = "[by infx-cookbook-sync]"
 _STATE = re.compile(r"^<!-- infx-cookbook-sync:state (\{.*\}) -->$", re.M)
 # A config key as the state records it (sync.yaml's keys are this shape).
 _KEY = re.compile(r"[A-Za-z0-9._-]{1,200}")
-# A recorded pin is held to sync.yaml's own patterns, matched whole (fullmatch): `$` would let
-# a trailing newline through.
-_PIN_FIELDS = {"pr": _DIGITS, "sha": _SHA, "run": _RUN, "comment": _DIGITS, "date": _DATE}
 
 
 def pr_marker(model_path: str) -> str:
@@ -187,15 +184,14 @@ def _pin(key: object, raw: object) -> Pin | None:
     if not isinstance(key, str) or not _KEY.fullmatch(key) or not isinstance(raw, dict):
         return None
     values: dict[str, str | None] = {}
-    for name, pattern in _PIN_FIELDS.items():
+    # A recorded pin is held to sync.yaml's own pin values (``syncconfig.is_pin_value``).
+    for name in PIN_VALUES:
         value = raw.get(name)
-        if value is not None and (not isinstance(value, str) or not pattern.fullmatch(value)):
+        if value is not None and not is_pin_value(name, value):
             return None
         values[name] = value
     status = raw.get("status")
     if status not in STATUSES or values["sha"] is None:
-        return None
-    if values["date"] is not None and not is_date(values["date"]):
         return None
     return Pin(
         config=key,
