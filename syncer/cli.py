@@ -53,10 +53,14 @@ def cli() -> None:
     """Keep the SGLang cookbook's AgentX launch explorer true to InferenceX."""
 
 
+BROKEN_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; bad input is one line on stderr and exit code 2, never a traceback.
 
-    Exit codes: 0 clean, 1 drift or changes, 2 bad input, 3 an internal error (a bug)."""
+    Exit codes: 0 clean, 1 drift or changes, 2 bad input, 3 an internal error (a bug), 141 the
+    reader of the output went away before it was all written."""
     try:
         code = cli.main(args=argv, standalone_mode=False)
     except SyncError as exc:
@@ -76,6 +80,13 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(2)
+    except BrokenPipeError:
+        # The reader of stdout went away (`sync verify KEY | head`): not drift and not a bug.
+        # 141 is what a shell reports for a program a closed pipe stopped (128 + SIGPIPE).
+        from syncer.console import silence_stdout
+
+        silence_stdout()
+        sys.exit(BROKEN_PIPE)
     except Exception:
         # A bug, not bad input: keep the traceback for the report, but never exit 1, which
         # `verify`, `diff` and `generate --check` use to mean "drift".

@@ -8,6 +8,8 @@ so ``sync diff ... | less`` reads like ``sync diff -o FILE``.
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import IO, Any
 
 WIDTH = 120
@@ -17,8 +19,23 @@ def report_console(file: IO[str] | None = None, **options: Any) -> Any:
     """A Console for a report on ``file`` (default stdout); ``options`` go to rich."""
     from rich.console import Console
 
-    console = Console(file=file, highlight=False, **options)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 here, which `verify`, `diff` and `generate --check` use to mean
+            # "drift": let the CLI say the reader went away instead (see cli.main).
+            self.quiet = True
+            silence_stdout()
+            raise BrokenPipeError
+
+    console = _Console(file=file, highlight=False, **options)
     if not console.is_terminal:
         piped = {**options, "width": WIDTH, "soft_wrap": True}
-        console = Console(file=file, highlight=False, **piped)
+        console = _Console(file=file, highlight=False, **piped)
     return console
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null once its reader has gone, so the interpreter's last flush does
+    not fail again on the closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())

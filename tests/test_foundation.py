@@ -106,3 +106,23 @@ def test_a_superscript_digit_cell_selector_is_an_unknown_id_not_a_crash() -> Non
     decoder = load_decoder(root / "cookbook_snippets" / "deepseek-ai" / "deepseek-v4_1.jsx")
     with pytest.raises(SyncError, match="no cell with id '²'"):
         decoder.cell_index("²")
+
+
+def test_a_reader_closing_the_pipe_is_not_drift() -> None:
+    """`sync verify KEY | head -1`: the report outlives its reader. That is neither drift (1)
+    nor a bug (3): the shell's code for a program a closed pipe stopped, and no traceback. The
+    reader is gone before the first write, so the outcome does not depend on timing."""
+    import os
+
+    bindir = Path(sys.executable).parent
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    done = subprocess.run(
+        [str(bindir / "sync"), "verify", "dsv41flash-fp4-gb300-sglang-agentic-dspark"],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        cwd=Path(__file__).parent.parent,
+    )
+    os.close(write_end)
+    assert done.returncode == 141
+    assert done.stderr == b""
