@@ -892,33 +892,43 @@ def test_a_verified_config_as_synced_does_not_keep_the_cookbook_pr_open(world):
     )
 
 
-def test_each_config_is_rendered_once_per_event(world, monkeypatch):
-    # Trial module, published module, provenance and exclusions all read the same render
-    # (the three-way verify renders on its own and is not counted).
+def _count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every real ``render_config`` call of the current-srt-slurm rendering, by config key:
+    the bot's render cache and the three-way verify alike (both name it through a module)."""
     import syncer.inferencex.render as render_mod
-    import syncer.publish.bot as bot_mod
+    import syncer.usecases.verify as verify_mod
 
     calls: list[str] = []
-    verifying = [False]
-    real_render, real_verify = render_mod.render_config, bot_mod.default_verifier
+    real_render = render_mod.render_config
 
     def counting(inferencex: Path, key: str, **kw: Any) -> Any:
-        if not verifying[0]:
-            calls.append(key)
+        calls.append(key)
         return real_render(inferencex, key, **kw)
 
-    def verifier(*args: Any) -> tuple[bool, str]:
-        verifying[0] = True
-        try:
-            return real_verify(*args)
-        finally:
-            verifying[0] = False
-
     monkeypatch.setattr(render_mod, "render_config", counting)
-    monkeypatch.setattr(bot_mod, "default_verifier", verifier)
+    monkeypatch.setattr(verify_mod, "render_config", counting)
+    return calls
+
+
+def test_each_config_is_rendered_once_per_event(world, monkeypatch):
+    # Trial module, its three-way verify, published module, provenance and exclusions all
+    # read the same render.
+    calls = _count_renders(monkeypatch)
     first_use(world)
     assert '"status":"verified-pr"' in world.book_pulls()[0]["body"]
     assert KEY in calls and sorted(calls) == sorted(set(calls))
+
+
+def test_verify_without_the_cache_renders_again(world, monkeypatch):
+    # The counter sees the verify's own render when it is not handed the cached one.
+    import syncer.publish.bot as bot_mod
+
+    calls = _count_renders(monkeypatch)
+    monkeypatch.setattr(
+        bot_mod.Bot, "_verify_rendered", lambda _self, *args: bot_mod.default_verifier(*args)
+    )
+    first_use(world)
+    assert calls.count(KEY) == 2
 
 
 def test_recipe_linked_out_of_the_pr_checkout_is_never_published(world, tmp_path):

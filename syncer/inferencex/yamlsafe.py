@@ -11,6 +11,8 @@ above a sane limit.
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -208,8 +210,10 @@ def key_line(path: Path | str, dotted: list[str]) -> int | None:
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+    except (OSError, UnicodeDecodeError):
+        return None
+    node = _composed(text)
+    if node is None:
         return None
     line: int | None = None
     for part in dotted:
@@ -219,6 +223,33 @@ def key_line(path: Path | str, dotted: list[str]) -> int | None:
         key_node, node = found
         line = key_node.start_mark.line + 1
     return line
+
+
+# The node trees ``key_line`` looks keys up in, by the file content's digest: one render
+# asks for dozens of lines of the same master YAML, and composing it is the costly part.
+_COMPOSED: OrderedDict[bytes, Any] = OrderedDict()
+_COMPOSED_MAX = 32
+compose_count = 0  # ``yaml.compose`` calls made by ``key_line`` (tests read it)
+
+
+def _composed(text: str) -> Any:
+    """The composed node tree of ``text`` (None when it is no YAML), once per content."""
+    global compose_count
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    try:
+        _COMPOSED.move_to_end(digest)
+        return _COMPOSED[digest]
+    except KeyError:
+        pass
+    compose_count += 1
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        node = None
+    _COMPOSED[digest] = node
+    if len(_COMPOSED) > _COMPOSED_MAX:
+        _COMPOSED.popitem(last=False)
+    return node
 
 
 def _find_key(node: Any, name: str, depth: int) -> tuple[Any, Any] | None:

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from syncer import links
 from syncer.errors import SyncError
+from syncer.inferencex.render import RenderedConfig
 from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.cookbook_pr import CookbookPR
@@ -55,8 +56,19 @@ MAX_REPORT_CHARS = 40_000
 Verifier = Callable[[str, Path, Path, Path], tuple[bool, str]]
 
 
-def default_verifier(key: str, inferencex: Path, run_dir: Path, cookbook: Path) -> tuple[bool, str]:
-    result = verify_config(key, inferencex=inferencex, run=run_dir, cookbook=cookbook)
+def default_verifier(
+    key: str,
+    inferencex: Path,
+    run_dir: Path,
+    cookbook: Path,
+    *,
+    rendered: RenderedConfig | None = None,
+) -> tuple[bool, str]:
+    """``rendered``: the config as the event already rendered it (the bot passes its render
+    cache's, so one event renders each config once)."""
+    result = verify_config(
+        key, inferencex=inferencex, run=run_dir, cookbook=cookbook, rendered=rendered
+    )
     # The report shrinks itself to the budget (whole rows dropped, folds closed) rather than
     # being cut mid-table by the clip below, which stays as a guard for other verifiers.
     return result.exit_code == 0, result.markdown(budget=MAX_REPORT_CHARS)
@@ -78,7 +90,7 @@ class Bot:
         self.infx = infx
         self.cgh = cookbook_gh
         self.plan = plan
-        self.verifier = verifier or default_verifier
+        self.verifier = verifier or self._verify_rendered
         self.out = Outcome(dry_run=plan.dry_run)
         self.book = CookbookPR(
             settings,
@@ -90,6 +102,13 @@ class Bot:
         )
         self.status = StatusComments(settings, gh=infx, plan=plan, out=self.out)
         self._handled: set[int] = set()  # InferenceX PRs this run brought up to date
+
+    def _verify_rendered(
+        self, key: str, inferencex: Path, run_dir: Path, cookbook: Path
+    ) -> tuple[bool, str]:
+        """:func:`default_verifier` on the render the trial module was generated from."""
+        rendered = self.book.rendered(key) if inferencex == self.s.inferencex else None
+        return default_verifier(key, inferencex, run_dir, cookbook, rendered=rendered)
 
     def handle(self, event_name: str, payload: Payload) -> Outcome:
         try:

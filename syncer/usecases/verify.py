@@ -22,7 +22,7 @@ from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex.master import load_master
 from syncer.inferencex.policy import load_policy
-from syncer.inferencex.render import render_config
+from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.inferencex.scripts import ScriptLaunch, script_launch
 from syncer.runs.collect import read_run
 from syncer.runs.mapping import assign
@@ -112,16 +112,20 @@ def verify_config(
     cookbook: Path | None,
     point: int | None = None,
     conc: int | None = None,
+    rendered: RenderedConfig | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
-    (:mod:`syncer.selection`, the rule ``sync render`` follows too)."""
+    (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``rendered``: the
+    config's ``render_config(inferencex, key)`` when the caller already has it (the bot's
+    render cache), so it is not rendered a second time."""
     launch = script_launch(load_master(inferencex), key)
     if launch is not None:
         return verify_script_config(
             key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
         )
     root = locations.project_root()
-    rendered = render_config(inferencex, key)
+    if rendered is None:
+        rendered = render_config(inferencex, key)
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless log is taken for the verified point only when exactly one is verified.
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
