@@ -1,4 +1,4 @@
-"""The shared vocabulary: blocks, cases and the cookbook's worker-argument order.
+"""The shared vocabulary: blocks, selections and the cookbook's worker-argument order.
 
 A *block* is one process of a deployment, exactly as the cookbook's decoder yields it: a plain
 ``dict`` with ``kind``, ``cmd``, ``env`` (str -> str, sorted keys), ``args`` (list of
@@ -14,8 +14,7 @@ use this same shape.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -119,39 +118,3 @@ class Selection:
     point: int
     router: str
     kv: str | None = None
-
-
-@dataclass
-class Case:
-    """One decoded (cell, point, router, KV tier) selection of a data module."""
-
-    cell: int
-    cell_id: str
-    point: int
-    router: str
-    kv: str
-    status: str
-    blocks: list[Block]
-    text: list[str] = field(default_factory=list)
-    # The router's config files (file id -> content), read only when the "Copy all" text is
-    # built: most users of a case want its blocks alone, and must not fail on a file entry.
-    router_files: Callable[[], dict[str, str]] = field(default=dict, repr=False, compare=False)
-
-    @property
-    def copy_all(self) -> str:
-        """The selection's "Copy all" text, exactly as the page copies it (files included)."""
-        from syncer.cookbook.shell import copy_all
-
-        return copy_all(self.blocks, self.router_files())
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "cell": self.cell,
-            "cellId": self.cell_id,
-            "point": self.point,
-            "router": self.router,
-            "kv": self.kv,
-            "status": self.status,
-            "blocks": self.blocks,
-            "text": self.text,
-        }

@@ -20,6 +20,7 @@ from syncer.cookbook.decode import (
 from syncer.cookbook.jsmodule import load_module
 from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
+from syncer.model import Selection
 
 FIXTURES = Path(__file__).parent / "fixtures" / "cookbook"
 REPO = "https://github.com/SemiAnalysisAI/InferenceX"
@@ -56,7 +57,7 @@ def test_fixture_modules_are_what_the_builder_writes() -> None:
 
 
 def test_full_blocks_and_env_ref(demo: Decoder) -> None:
-    etcd, frontend, worker = demo.blocks_for(0, 0, "dynamo")
+    etcd, frontend, worker = demo.blocks_for(Selection(0, 0, "dynamo"))
     assert etcd["kind"] == "etcd" and etcd["env"] == {}
     # envRef is replaced by the pooled env, keys sorted, `env` put last.
     assert list(frontend) == ["kind", "count", "cmd", "args", "env"]
@@ -70,7 +71,7 @@ def test_full_blocks_and_env_ref(demo: Decoder) -> None:
 
 
 def test_from_overlays_drop_and_diff(demo: Decoder) -> None:
-    (worker,) = demo.blocks_for(0, 0, "sglang")
+    (worker,) = demo.blocks_for(Selection(0, 0, "sglang"))
     assert list(worker) == ["kind", "role", "workers", "nodes_per_worker", "cmd", "args", "env"]
     assert worker["cmd"] == "python3 -m sglang.launch_server"
     assert worker["env"] == {"SGLANG_A": "1", "SGLANG_B": "2"}
@@ -85,7 +86,7 @@ def test_from_overlays_drop_and_diff(demo: Decoder) -> None:
 
 
 def test_ref_with_overlay_and_diff_sorts_worker_args(demo: Decoder) -> None:
-    (worker,) = demo.blocks_for(1, 0, "sglang")
+    (worker,) = demo.blocks_for(Selection(1, 0, "sglang"))
     assert worker["workers"] == 2
     assert list(worker)[:3] == ["kind", "role", "workers"]  # overlay keeps the key's position
     assert worker["args"] == [
@@ -100,15 +101,18 @@ def test_ref_with_overlay_and_diff_sorts_worker_args(demo: Decoder) -> None:
         ["--trust-remote-code"],
     ]
     # A bare ref is an exact copy of the referenced (already materialised) block.
-    assert demo.blocks_for(1, 0, "dynamo", "none")[:2] == demo.blocks_for(0, 0, "dynamo")[:2]
-    dyn_worker = demo.blocks_for(1, 0, "dynamo")[2]
+    assert (
+        demo.blocks_for(Selection(1, 0, "dynamo", "none"))[:2]
+        == demo.blocks_for(Selection(0, 0, "dynamo"))[:2]
+    )
+    dyn_worker = demo.blocks_for(Selection(1, 0, "dynamo"))[2]
     assert "gpu_pinning" not in dyn_worker and dyn_worker["workers"] == 2
 
 
 def test_materialise_is_memoised_and_callers_get_copies(demo: Decoder) -> None:
-    first = demo.blocks_for(0, 0, "dynamo")
+    first = demo.blocks_for(Selection(0, 0, "dynamo"))
     first[2]["args"].clear()
-    assert demo.blocks_for(0, 0, "dynamo")[2]["args"]
+    assert demo.blocks_for(Selection(0, 0, "dynamo"))[2]["args"]
     assert demo.materialise(0, "dynamo") is demo.materialise(0, "dynamo")
 
 
@@ -116,7 +120,7 @@ def test_materialise_is_memoised_and_callers_get_copies(demo: Decoder) -> None:
 
 
 def test_point_patch_replaces_in_place_appends_and_deletes(demo: Decoder) -> None:
-    worker = demo.blocks_for(0, 1, "dynamo")[2]
+    worker = demo.blocks_for(Selection(0, 1, "dynamo"))[2]
     assert worker["args"] == [
         ["--model-path", "demo/Demo-1-FP4"],
         ["--host", "0.0.0.0"],
@@ -129,11 +133,14 @@ def test_point_patch_replaces_in_place_appends_and_deletes(demo: Decoder) -> Non
     assert worker["env"] == {"DYN_REQUEST_PLANE": "tcp", "SGLANG_B": "2", "SGLANG_C": "3"}
     assert list(worker["env"]) == sorted(worker["env"])
     # Patches are relative to point 0, not cumulative.
-    assert demo.blocks_for(0, 2, "dynamo")[2] == demo.blocks_for(0, 0, "dynamo")[2]
+    assert (
+        demo.blocks_for(Selection(0, 2, "dynamo"))[2]
+        == demo.blocks_for(Selection(0, 0, "dynamo"))[2]
+    )
 
 
 def test_block_patch_is_raw(demo: Decoder) -> None:
-    frontend = demo.blocks_for(0, 2, "dynamo")[1]
+    frontend = demo.blocks_for(Selection(0, 2, "dynamo"))[1]
     assert frontend == {
         "kind": "dynamo-frontend",
         "count": 1,
@@ -142,11 +149,11 @@ def test_block_patch_is_raw(demo: Decoder) -> None:
         "args": [["--http-port", "8000"], ["--router-mode", "round-robin"]],
     }
     # A point without a patch for a router keeps point 0's blocks.
-    assert demo.blocks_for(0, 2, "sglang") == demo.blocks_for(0, 0, "sglang")
+    assert demo.blocks_for(Selection(0, 2, "sglang")) == demo.blocks_for(Selection(0, 0, "sglang"))
 
 
 def test_replace_patch_is_raw(demo: Decoder) -> None:
-    (worker,) = demo.blocks_for(1, 1, "sglang")
+    (worker,) = demo.blocks_for(Selection(1, 1, "sglang"))
     assert worker["args"][-1] == ["--hicache-ratio", "4"]
     assert worker["env"] == {"SGLANG_A": "1"}
 
@@ -203,56 +210,58 @@ def test_patch_list_shorter_or_longer_than_blocks(demo: Decoder) -> None:
     data["cells"][0]["points"][1]["patch"]["dynamo"] = [None, None, None, {"args": {"--x": []}}]
     data["cells"][0]["points"][2]["patch"]["dynamo"] = [{"args": {"--y": []}}]
     decoder = Decoder(data)
-    assert decoder.blocks_for(0, 1, "dynamo") == decoder.blocks_for(0, 0, "dynamo")
-    patched = decoder.blocks_for(0, 2, "dynamo")
+    assert decoder.blocks_for(Selection(0, 1, "dynamo")) == decoder.blocks_for(
+        Selection(0, 0, "dynamo")
+    )
+    patched = decoder.blocks_for(Selection(0, 2, "dynamo"))
     assert patched[0]["args"][-1] == ["--y"]
-    assert patched[1:] == decoder.blocks_for(0, 0, "dynamo")[1:]
+    assert patched[1:] == decoder.blocks_for(Selection(0, 0, "dynamo"))[1:]
 
 
 def test_point_zero_is_never_patched() -> None:
     data = demo_data()
     data["cells"][0]["points"][0]["patch"] = {"dynamo": [{"args": {"--x": []}}]}
-    assert Decoder(data).blocks_for(0, 0, "dynamo") == Decoder(demo_data()).blocks_for(
-        0, 0, "dynamo"
+    assert Decoder(data).blocks_for(Selection(0, 0, "dynamo")) == Decoder(demo_data()).blocks_for(
+        Selection(0, 0, "dynamo")
     )
 
 
 def test_point_index_is_clamped(demo: Decoder) -> None:
-    assert demo.blocks_for(0, 99, "dynamo") == demo.blocks_for(0, 2, "dynamo")
+    assert demo.blocks_for(Selection(0, 99, "dynamo")) == demo.blocks_for(Selection(0, 2, "dynamo"))
 
 
 # ---- KV-offload transform ------------------------------------------------------------------
 
 
 def test_none_to_hicache_adds_cell_args(demo: Decoder) -> None:
-    worker = demo.blocks_for(0, 0, "dynamo", "hicache")[2]
+    worker = demo.blocks_for(Selection(0, 0, "dynamo", "hicache"))[2]
     names = [a[0] for a in worker["args"]]
     assert names.index("--enable-hierarchical-cache") < names.index("--hicache-ratio")
     assert ["--hicache-ratio", "2"] in worker["args"]
-    assert worker["env"] == demo.blocks_for(0, 0, "dynamo")[2]["env"]
+    assert worker["env"] == demo.blocks_for(Selection(0, 0, "dynamo"))[2]["env"]
 
 
 def test_hicache_to_none_strips_kv_flags(demo: Decoder) -> None:
-    (worker,) = demo.blocks_for(1, 0, "sglang", "none")
+    (worker,) = demo.blocks_for(Selection(1, 0, "sglang", "none"))
     assert not [a for a in worker["args"] if "hicache" in a[0] or "hierarchical" in a[0]]
     assert ["--dp-size", "2"] in worker["args"]
 
 
 def test_to_mooncake_adds_linker_env_and_master(demo: Decoder) -> None:
-    master, worker = demo.blocks_for(1, 0, "sglang", "mooncake")
+    master, worker = demo.blocks_for(Selection(1, 0, "sglang", "mooncake"))
     assert master["kind"] == "mooncake-master" and master["env"] == {}
     assert ["--hicache-ratio", "2"] not in worker["args"]
     assert ["--unified-cache-external-linker-backend", "mooncake"] in worker["args"]
     # Added env keys never overwrite the worker's own values.
     assert worker["env"]["SGLANG_A"] == "1"
     assert worker["env"]["MOONCAKE_MASTER"] == "$MOONCAKE_MASTER_IP:8700"
-    dynamo = demo.blocks_for(0, 0, "dynamo", "mooncake")
+    dynamo = demo.blocks_for(Selection(0, 0, "dynamo", "mooncake"))
     assert [b["kind"] for b in dynamo] == ["etcd", "dynamo-frontend", "mooncake-master", "worker"]
     assert dynamo[2]["env"] == {"ETCD_ENDPOINTS": "http://$ETCD_IP:2379"}
 
 
 def test_measured_mooncake_to_none_drops_store(demo: Decoder) -> None:
-    blocks = demo.blocks_for(2, 0, "dynamo", "none")
+    blocks = demo.blocks_for(Selection(2, 0, "dynamo", "none"))
     assert [b["kind"] for b in blocks] == ["etcd", "nats", "nginx", "dynamo-frontend"] + [
         "worker"
     ] * 2
@@ -268,21 +277,23 @@ def test_measured_mooncake_to_none_drops_store(demo: Decoder) -> None:
 
 
 def test_measured_mooncake_to_hicache_only_cache_owning_roles(demo: Decoder) -> None:
-    blocks = demo.blocks_for(2, 0, "dynamo", "hicache")
+    blocks = demo.blocks_for(Selection(2, 0, "dynamo", "hicache"))
     prefill, decode = blocks[-2:]
     assert ["--enable-hierarchical-cache"] in prefill["args"]
     assert not any("hicache" in a[0] for a in decode["args"])
 
 
 def test_measured_tier_is_untouched(demo: Decoder) -> None:
-    measured = demo.blocks_for(2, 0, "dynamo")
-    assert measured == demo.blocks_for(2, 0, "dynamo", "mooncake")
+    measured = demo.blocks_for(Selection(2, 0, "dynamo"))
+    assert measured == demo.blocks_for(Selection(2, 0, "dynamo", "mooncake"))
     assert [b["kind"] for b in measured][4:6] == ["mooncake-master", "mooncake-store"]
 
 
 def test_unavailable_tier_is_ignored(demo: Decoder) -> None:
-    assert demo.blocks_for(3, 0, "sglang", "mooncake") == demo.blocks_for(3, 0, "sglang")
-    assert demo.status_for(3, 0, "sglang", "mooncake") == "in-progress"
+    assert demo.blocks_for(Selection(3, 0, "sglang", "mooncake")) == demo.blocks_for(
+        Selection(3, 0, "sglang")
+    )
+    assert demo.status_for(Selection(3, 0, "sglang", "mooncake")) == "in-progress"
 
 
 # ---- Mooncake master placement -------------------------------------------------------------
@@ -296,18 +307,18 @@ def test_placement_detected_from_dynamo_layout(demo: Decoder, legacy: Decoder) -
 def test_the_two_placements_differ_on_the_legacy_module(legacy: Decoder) -> None:
     # Frontend-last data (c4b47c36 era) with an sglang router listed before its worker: the old
     # decoder puts the master first, the newest one right before the worker.
-    old = [b["kind"] for b in legacy.blocks_for(0, 0, "sglang", "mooncake")]
+    old = [b["kind"] for b in legacy.blocks_for(Selection(0, 0, "sglang", "mooncake"))]
     assert old == ["mooncake-master", "sglang-router", "worker"]
     newest = load_decoder(FIXTURES / "legacy_perpoint.jsx")
     newest._placement = BEFORE_FIRST_WORKER
-    assert [b["kind"] for b in newest.blocks_for(0, 0, "sglang", "mooncake")] == [
+    assert [b["kind"] for b in newest.blocks_for(Selection(0, 0, "sglang", "mooncake"))] == [
         "sglang-router",
         "mooncake-master",
         "worker",
     ]
     # On the Dynamo router (frontend last) both rules coincide.
-    dyn = [b["kind"] for b in legacy.blocks_for(0, 0, "dynamo", "mooncake")]
-    assert dyn == [b["kind"] for b in newest.blocks_for(0, 0, "dynamo", "mooncake")]
+    dyn = [b["kind"] for b in legacy.blocks_for(Selection(0, 0, "dynamo", "mooncake"))]
+    assert dyn == [b["kind"] for b in newest.blocks_for(Selection(0, 0, "dynamo", "mooncake"))]
     assert dyn == ["etcd", "mooncake-master", "worker", "dynamo-frontend"]
 
 
@@ -315,12 +326,12 @@ def test_the_two_placements_differ_on_the_legacy_module(legacy: Decoder) -> None
 
 
 def test_status_per_router_and_tier(demo: Decoder) -> None:
-    assert demo.status_for(0, 0, "dynamo", None) == "verified-pr"
-    assert demo.status_for(0, 0, "dynamo", "none") == "verified-pr"
-    assert demo.status_for(0, 1, "dynamo", None) == "verified"  # point overrides prov
-    assert demo.status_for(0, 0, "dynamo", "hicache") == "derived"
-    assert demo.status_for(0, 0, "sglang", None) == "derived"
-    assert demo.status_for(1, 0, "sglang", "hicache") == "in-progress"
+    assert demo.status_for(Selection(0, 0, "dynamo", None)) == "verified-pr"
+    assert demo.status_for(Selection(0, 0, "dynamo", "none")) == "verified-pr"
+    assert demo.status_for(Selection(0, 1, "dynamo", None)) == "verified"  # point overrides prov
+    assert demo.status_for(Selection(0, 0, "dynamo", "hicache")) == "derived"
+    assert demo.status_for(Selection(0, 0, "sglang", None)) == "derived"
+    assert demo.status_for(Selection(1, 0, "sglang", "hicache")) == "in-progress"
 
 
 def test_point_info_expands_ids(demo: Decoder) -> None:
@@ -346,7 +357,7 @@ def test_point_info_legacy_urls_kept(legacy: Decoder) -> None:
     assert info["recipeUrl"] == f"{REPO}/blob/{SHA_A}/benchmarks/demo/legacy.yaml"
     assert info["useComment"] == f"{REPO}/pull/7#issuecomment-99"
     assert info["status"] == "verified"
-    assert legacy.status_for(0, 0, "dynamo", None) == "verified"
+    assert legacy.status_for(Selection(0, 0, "dynamo", None)) == "verified"
 
 
 def test_cell_selection(demo: Decoder, legacy: Decoder) -> None:
@@ -392,7 +403,7 @@ def test_module_without_kv_tiers() -> None:
     decoder = Decoder(data)
     cases = [c for c in decoder.cases() if c.cell == 3]
     assert [(c.kv, c.status) for c in cases] == [("none", "in-progress")]
-    assert decoder.blocks_for(3, 0, "sglang", "mooncake") == cases[0].blocks
+    assert decoder.blocks_for(Selection(3, 0, "sglang", "mooncake")) == cases[0].blocks
 
 
 # ---- errors --------------------------------------------------------------------------------
@@ -424,7 +435,7 @@ def test_cycle_chain_starts_where_the_loop_closes() -> None:
     # cell 1 -> cell 0 -> cell 4 -> cell 0: the loop is cells 0 and 4, entered from cell 1.
     data["cells"][0]["routers"]["sglang"]["blocks"] = [{"ref": [4, "sglang", 0]}]
     data["cells"][4]["routers"]["sglang"]["blocks"] = [{"ref": [0, "sglang", 0]}]
-    error = _error(data, lambda decoder: decoder.blocks_for(1, 0, "sglang"))
+    error = _error(data, lambda decoder: decoder.blocks_for(Selection(1, 0, "sglang")))
     assert error.message.endswith(
         "ref cycle: cells[0].routers.sglang -> cells[4].routers.sglang -> cells[0].routers.sglang"
     )
@@ -447,7 +458,9 @@ def test_absurdly_long_ref_chain_is_an_error_not_a_crash() -> None:
         }
         for i in range(3000)
     ]
-    error = _error({"cells": cells}, lambda decoder: decoder.blocks_for(2999, 0, "sglang"))
+    error = _error(
+        {"cells": cells}, lambda decoder: decoder.blocks_for(Selection(2999, 0, "sglang"))
+    )
     assert (
         error.message == "cells[2999].routers.sglang: ref chain too long (hundreds of cells deep)"
     )
@@ -548,9 +561,9 @@ def test_dangling_and_malformed_entries(mutate: Any, expected: str) -> None:
 
 def test_unknown_router_selected(demo: Decoder) -> None:
     with pytest.raises(SyncError, match=r"unknown router 'vllm' \(cell has dynamo, sglang\)"):
-        demo.blocks_for(0, 0, "vllm")
+        demo.blocks_for(Selection(0, 0, "vllm"))
     with pytest.raises(SyncError, match="unknown router"):
-        demo.status_for(0, 0, "vllm", None)
+        demo.status_for(Selection(0, 0, "vllm", None))
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.shell import format_block
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
+from syncer.model import Selection
 
 # Our own model (agg + disagg cells, Dynamo and SGLang submissions, several concurrencies, a
 # pinned and an in-progress config): the committed example module, kept current by the drift
@@ -305,8 +306,8 @@ def test_reencode_oldest_format(tmp_path: Path) -> None:
                 new_decoder.point_info(ci, pi)["jobUrl"] == old_decoder.point_info(ci, pi)["jobUrl"]
             )
             for router in cell["routers"]:
-                assert new_decoder.blocks_for(ci, pi, router) == old_decoder.blocks_for(
-                    ci, pi, router
+                assert new_decoder.blocks_for(Selection(ci, pi, router)) == old_decoder.blocks_for(
+                    Selection(ci, pi, router)
                 )
 
 

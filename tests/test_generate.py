@@ -15,7 +15,7 @@ from syncer.cookbook.generate import build_module_spec, generate_model, image_co
 from syncer.cookbook.jsmodule import load_module
 from syncer.errors import SyncError
 from syncer.inferencex.render import render_config
-from syncer.model import sort_worker_args
+from syncer.model import Selection, sort_worker_args
 from syncer.syncconfig import Pin, load_sync_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,15 +74,15 @@ def test_example_module_content() -> None:
     assert dep2["prov"]["run"] == "41000000001" and dep2["prov"]["status"] == "verified-pr"
     assert dep2["imageCommit"] == "e6072935"
     assert [p["concs"] for p in dep2["points"]] == [[64], [128]]
-    assert decoder.status_for(ci, 0, "sglang") == "verified-pr"
-    assert decoder.status_for(ci, 0, "dynamo") == "derived"
+    assert decoder.status_for(Selection(ci, 0, "sglang")) == "verified-pr"
+    assert decoder.status_for(Selection(ci, 0, "dynamo")) == "derived"
     info = decoder.point_info(ci, 1)
     assert info["runUrl"] == "https://github.com/SemiAnalysisAI/InferenceX/actions/runs/41000000001"
     assert info["useComment"].endswith("/pull/3859#issuecomment-4100000000117")
     di, disagg = cells[f"{DISAGG}#1"]
     assert disagg["submitted"] == "dynamo" and disagg["label"].startswith("Disagg 1P1D")
     assert "run" not in disagg["prov"] and disagg["prov"]["status"] == "in-progress"
-    assert decoder.status_for(di, 0, "dynamo") == "in-progress"
+    assert decoder.status_for(Selection(di, 0, "dynamo")) == "in-progress"
     assert disagg["points"][0]["kv"] == "hicache"
     assert disagg["kv"]["available"] == ["none", "hicache"]
     assert disagg["kv"]["hicache"]["donor"] == DISAGG
@@ -96,7 +96,7 @@ def test_example_module_content() -> None:
         ci, _ = cells[f"{DSPARK}#{item}"]
         for pi, point in enumerate(points):
             for router in ("sglang", "dynamo"):
-                assert decoder.blocks_for(ci, pi, router) == point.cookbook[router]
+                assert decoder.blocks_for(Selection(ci, pi, router)) == point.cookbook[router]
 
 
 def test_generate_writes_then_is_idempotent(config, workspace) -> None:
@@ -335,9 +335,9 @@ def test_mooncake_donor_gives_derived_tier(config) -> None:
     decoder = Decoder(value)
     ci = next(i for i, c in enumerate(value["cells"]) if c["configKey"] == DSPARK)
     assert value["cells"][ci]["kv"]["available"] == ["none", "hicache", "mooncake"]
-    blocks = decoder.blocks_for(ci, 0, "sglang", "mooncake")
+    blocks = decoder.blocks_for(Selection(ci, 0, "sglang", "mooncake"))
     assert [b["kind"] for b in blocks] == ["mooncake-master", "worker"]
-    assert decoder.status_for(ci, 0, "sglang", "mooncake") == "derived"
+    assert decoder.status_for(Selection(ci, 0, "sglang", "mooncake")) == "derived"
 
 
 def test_hicache_donor_without_hicache_point(config) -> None:

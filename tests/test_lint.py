@@ -29,6 +29,7 @@ from syncer.lint.lint import (
     lint_texts,
 )
 from syncer.lint.source import SGLangSource, image_pin
+from syncer.model import Selection
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +76,7 @@ def test_findings_per_version(repo: tuple[Path, dict[str, str]]) -> None:
     renamed = found[("c-v2#0", "--max-running-requests")]
     assert renamed.status == UNDECLARED and renamed.nearest[0] == "--max-running-reqs"
     # The renamed flag is only in point 1's patch of the sglang router, in both KV tiers.
-    assert renamed.cases == [(1, "sglang", "none"), (1, "sglang", "hicache")]
+    assert renamed.cases == [Selection(1, 1, "sglang", "none"), Selection(1, 1, "sglang", "hicache")]
     removed = found[("c-v2#0", "--enable-torch-compile")]
     assert len(removed.cases) == 8  # 2 points x 2 routers x 2 tiers
     assert removed.cmds == ["python3 -m dynamo.sglang", "python3 -m sglang.launch_server"]

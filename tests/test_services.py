@@ -15,6 +15,7 @@ from syncer.errors import SyncError
 from syncer.inferencex.policy import load_policy
 from syncer.inferencex.processes import render_raw
 from syncer.inferencex.recipe import normalise
+from syncer.model import Selection
 
 STORE_ENV = {
     "MOONCAKE_PROTOCOL": "rdma",
@@ -571,6 +572,6 @@ def test_payload_knob_implies_nats_for_the_derived_dynamo_router_as_published(
         for i, c in enumerate(decoder.cells)
         if c["configKey"] == "qwen3.5-fp4-gb300-dynamo-sglang-agentic-agg"
     )
-    published = [b["kind"] for b in decoder.blocks_for(ci, 0, "dynamo")]
+    published = [b["kind"] for b in decoder.blocks_for(Selection(ci, 0, "dynamo"))]
     assert kinds(load_policy().to_cookbook(derived)) == published
     assert list(load_policy().files(derived)) == list(decoder.router_files(ci, "dynamo"))

@@ -19,6 +19,7 @@ from syncer.cookbook.shell import (
     quote,
 )
 from syncer.errors import SyncError
+from syncer.model import Selection
 
 
 @pytest.mark.parametrize(
@@ -151,7 +152,9 @@ def test_worked_example_of_the_format_doc(reference: Path) -> None:
 
     module = reference / "cookbook" / "agentx" / "deepseek-ai" / "deepseek-v4_1" / "2b484a51.jsx"
     decoder = load_decoder(module)
-    text = copy_all(decoder.blocks_for(1, 0, "sglang", "none"), decoder.router_files(1, "sglang"))
+    text = copy_all(
+        decoder.blocks_for(Selection(1, 0, "sglang", "none")), decoder.router_files(1, "sglang")
+    )
     lines = text.split("\n")
     assert lines[:3] == [
         "# Worker",
@@ -163,7 +166,7 @@ def test_worked_example_of_the_format_doc(reference: Path) -> None:
         "  --model-path deepseek-ai/DeepSeek-V4.1-Flash \\",
     ]
     assert lines[-1] == "  --watchdog-timeout 3600" and len(lines) == 26
-    mooncake = copy_all(decoder.blocks_for(1, 0, "sglang", "mooncake"))
+    mooncake = copy_all(decoder.blocks_for(Selection(1, 0, "sglang", "mooncake")))
     assert mooncake.split("\n")[1:4] == [
         "export NODE_IP=<IP of the node the command runs on>",
         "export IB_DEVICES=<the node's RDMA NICs>",

@@ -18,6 +18,7 @@ import click
 
 from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.errors import SyncError
+from syncer.model import Selection
 from syncer.selection import only_one, select
 from syncer.untrusted import term_text
 
@@ -82,7 +83,7 @@ def decode_command(
     pi = _point(decoder, ci, point, conc)
     chosen_router = router or decoder.cells[ci]["submitted"]
     tier = _tier(decoder, ci, pi, kv)
-    case = decoder.case(ci, pi, chosen_router, tier)
+    case = decoder.case(Selection(ci, pi, chosen_router, tier))
     if fmt == "json":
         sys.stdout.write(_dump(case.as_json()) + "\n")
         return

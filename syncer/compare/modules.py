@@ -105,7 +105,7 @@ class ModuleSide:
 
     def blocks(self, sel: Selection) -> list[Block]:
         if sel not in self._blocks:
-            self._blocks[sel] = self.decoder.blocks_for(sel.cell, sel.point, sel.router, sel.kv)
+            self._blocks[sel] = self.decoder.blocks_for(sel)
         return self._blocks[sel]
 
     def files(self, ci: int, router: str) -> dict[str, str]:

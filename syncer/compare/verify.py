@@ -30,7 +30,7 @@ from syncer.cookbook.decode import Decoder
 from syncer.errors import SyncError
 from syncer.inferencex.policy import Policy
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
-from syncer.model import Block
+from syncer.model import Block, Selection
 from syncer.runs.collect import RunData
 from syncer.runs.launch import ExpectedEnv, build_launch
 from syncer.runs.logs import SweepLog
@@ -177,7 +177,7 @@ def cookbook_check(
     check = CookbookCheck(module_path, decoder.cells[ci].get("id"), ci, pi)
     cell_routers = decoder.routers(ci)
     for router in [*p.cookbook, *(r for r in cell_routers if r not in p.cookbook)]:
-        cb_blocks = decoder.blocks_for(ci, pi, router) if router in cell_routers else []
+        cb_blocks = decoder.blocks_for(Selection(ci, pi, router)) if router in cell_routers else []
         recipe_blocks = p.cookbook.get(router, [])
         comp = compare_blocks(
             cb_blocks, recipe_blocks, left="cookbook", right="recipe", router=router

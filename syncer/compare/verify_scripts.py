@@ -30,6 +30,7 @@ from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, HICACHE_FLAG, TP_FLAG, cano
 from syncer.inferencex.master import ConfigEntry, Row
 from syncer.inferencex.render import _parallel
 from syncer.inferencex.scripts import ScriptLaunch
+from syncer.model import Selection
 from syncer.runs.logs import split_command
 from syncer.runs.mapping import Assignment, Unmatched, name_hints
 from syncer.runs.scriptrun import ResultDir, logged_blocks
@@ -194,7 +195,7 @@ def compare_script_point(
         logged, how_notes = logged_blocks(rd, model)  # type: ignore[arg-type]
         notes.extend(f"point {p.index}: {n}" for n in how_notes)
         if decoder is not None and check.cell is not None and check.point is not None:
-            cb = decoder.blocks_for(check.cell, check.point, SCRIPT_ROUTER)
+            cb = decoder.blocks_for(Selection(check.cell, check.point, SCRIPT_ROUTER))
             comp = compare_blocks(
                 cb,
                 logged,

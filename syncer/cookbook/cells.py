@@ -19,7 +19,7 @@ from typing import Any
 from syncer import links
 from syncer.cookbook.decode import Decoder
 from syncer.errors import SyncError
-from syncer.model import Block
+from syncer.model import Block, Selection
 from syncer.wording import js
 
 # Provenance keys in module key order (cell ``prov`` and per-point overrides).
@@ -192,7 +192,7 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
                 if bad:
                     raise SyncError(f"{pwhere}: unknown point keys {sorted(bad)}; cannot re-encode")
                 prov = point_prov_from_urls(point, repo, pwhere)
-            blocks = {r: decoder.blocks_for(ci, pi, r, None) for r in cell["routers"]}
+            blocks = {r: decoder.blocks_for(Selection(ci, pi, r, None)) for r in cell["routers"]}
             points.append(
                 PointSpec(
                     concs=list(_need(point, "concs", pwhere)),

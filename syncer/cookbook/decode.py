@@ -1,7 +1,7 @@
 """The cookbook's AgentX decoder, rule for rule (docs/cookbook-module-format.md).
 
-``Decoder(data).blocks_for(ci, pi, router, kv)`` returns exactly the blocks the page's
-``blocksFor`` yields: materialise the cell's base blocks (``ref`` / ``from`` / overlays /
+``Decoder(data).blocks_for(Selection(ci, pi, router, kv))`` returns exactly the blocks the
+page's ``blocksFor`` yields: materialise the cell's base blocks (``ref`` / ``from`` / overlays /
 ``diff`` / ``envRef``), apply the point's patch, then the KV-offload transform. Every module
 version is read: per-point provenance with full URLs and cell-level ``prov`` with ids, modules
 with or without KV tiers, and both placements of a derived Mooncake master.
@@ -19,15 +19,18 @@ from typing import Any
 
 from syncer import links
 from syncer.cookbook import kvtier
+from syncer.cookbook.case import Case
+from syncer.cookbook.jsmodule import locate, parse_module, read_text
 from syncer.cookbook.jsvalues import clone, js_falsy
 from syncer.cookbook.kvtier import (  # the placements are part of the decoder's interface
     AFTER_CONTROL_PLANE,
     BEFORE_FIRST_WORKER,
     kv_transform,
 )
+from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, Case, PointStatus, sorted_env, worker_arg_key
+from syncer.model import Block, PointStatus, Selection, sorted_env, worker_arg_key
 from syncer.wording import count as count_of
 from syncer.wording import js
 from syncer.wording import kind as kind_of
@@ -57,15 +60,11 @@ _PROV_URLS = (
 
 def load_decoder(path: str | Path) -> Decoder:
     """Parse the data module at ``path`` and return its decoder."""
-    from syncer.cookbook.jsmodule import read_text
-
     return decoder_for_text(read_text(path), str(path))
 
 
 def decoder_for_text(text: str, path: str) -> Decoder:
     """The decoder of module source ``text``; its errors name ``path`` and the entry's line."""
-    from syncer.cookbook.jsmodule import locate, parse_module
-
     module = parse_module(text, path)
     return Decoder(module.value, path, locate=lambda keys: locate(text, keys))
 
@@ -222,10 +221,11 @@ class Decoder:
             return kv
         return self.measured_tier(ci, pi)
 
-    def blocks_for(self, ci: int, pi: int, router: str, kv: str | None = None) -> list[Block]:
+    def blocks_for(self, sel: Selection) -> list[Block]:
         """The page's ``blocksFor``: fresh blocks for (cell, point, router, KV tier)."""
+        ci, router, kv = sel.cell, sel.router, sel.kv
         cell = self._cell(ci)
-        pi = self._point_index(ci, pi)
+        pi = self._point_index(ci, sel.point)
         base = self.materialise(ci, router)
         if pi == 0:
             blocks = clone(base)
@@ -294,9 +294,10 @@ class Decoder:
 
     # ---- status, provenance, files, cases ------------------------------------------------
 
-    def status_for(self, ci: int, pi: int, router: str, kv: str | None = None) -> str:
+    def status_for(self, sel: Selection) -> str:
         """``verified`` / ``verified-pr`` / ``in-progress`` for the measured selection, else
         ``derived``."""
+        ci, pi, router, kv = sel.cell, sel.point, sel.router, sel.kv
         cell = self._cell(ci)
         self._router(ci, router)
         if router != cell["submitted"] or self.target_tier(ci, pi, kv) != self.measured_tier(
@@ -370,33 +371,34 @@ class Decoder:
     def routers(self, ci: int) -> list[str]:
         return sorted(self._cell(ci)["routers"])
 
-    def case(self, ci: int, pi: int, router: str, kv: str | None = None) -> Case:
+    def case(self, sel: Selection) -> Case:
         """One selection as the oracle lists it (``kv`` None: the measured tier, shown as
         ``none`` when the point has none), each block's text by ``shell.format_block``."""
-        from syncer.cookbook.shell import format_block
-
-        blocks = self.blocks_for(ci, pi, router, kv)
+        blocks = self.blocks_for(sel)
         return Case(
-            cell=ci,
-            cell_id=str(self._cell(ci).get("id", ci)),
-            point=pi,
-            router=router,
-            kv=kv or "none",
-            status=self.status_for(ci, pi, router, kv),
+            selection=sel,
+            cell_id=str(self._cell(sel.cell).get("id", sel.cell)),
+            kv=sel.kv or "none",
+            status=self.status_for(sel),
             blocks=blocks,
             text=[format_block(b) for b in blocks],
-            router_files=partial(self.router_files, ci, router),
+            router_files=partial(self.router_files, sel.cell, sel.router),
         )
 
+    def selections(self, ci: int) -> Iterator[Selection]:
+        """Every selection of cell ``ci`` in the oracle's order: point, router sorted by name,
+        tier in ``kv.available`` (else the point's measured tier, ``none`` when it has none)."""
+        tiers = self.available_tiers(ci)
+        for pi, point in enumerate(self._cell(ci)["points"]):
+            for router in self.routers(ci):
+                for kv in tiers or [point.get("kv") or "none"]:
+                    yield Selection(ci, pi, router, kv)
+
     def cases(self) -> Iterator[Case]:
-        """Every (cell, point, router sorted by name, tier in ``kv.available``), as the oracle
-        lists them."""
-        for ci, cell in enumerate(self.cells):
-            tiers = self.available_tiers(ci)
-            for pi, point in enumerate(cell["points"]):
-                for router in self.routers(ci):
-                    for kv in tiers or [point.get("kv") or "none"]:
-                        yield self.case(ci, pi, router, kv)
+        """Every case of the module, as the oracle lists them."""
+        for ci in range(len(self.cells)):
+            for sel in self.selections(ci):
+                yield self.case(sel)
 
 
 def overlay(source: Block, entry: dict[str, Any]) -> Block:

@@ -33,7 +33,7 @@ from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.shell import check_publishable
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
-from syncer.model import Block
+from syncer.model import Block, Selection
 from syncer.templating import render
 from syncer.wording import js
 
@@ -313,7 +313,7 @@ def verify_roundtrip(
     for ci, cell in enumerate(spec.cells):
         for pi, point in enumerate(cell.points):
             for router in cell.routers:
-                got = decoder.blocks_for(ci, pi, router, None)
+                got = decoder.blocks_for(Selection(ci, pi, router, None))
                 if not compact.same_list(point.blocks[router], got):
                     raise SyncError(
                         f"roundtrip: cell {cell.id} point {pi} router {router} tier {point.kv}: "

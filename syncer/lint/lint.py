@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
 from syncer.lint import report
 from syncer.lint.source import Pin, SGLangSource, Version, image_pin
+from syncer.model import Selection
 
 if TYPE_CHECKING:
     # rich is imported only when a terminal report is printed (start-up time of the CLI).
@@ -92,7 +93,7 @@ class Finding:
     component: str | None = None  # "worker" or "router"
     cmds: list[str] = field(default_factory=list)  # the commands it appears in
     nearest: list[str] = field(default_factory=list)
-    cases: list[tuple[int, str, str]] = field(default_factory=list)  # (point, router, tier)
+    cases: list[Selection] = field(default_factory=list)
     reason: str | None = None
 
     def as_json(self) -> dict[str, Any]:
@@ -106,7 +107,7 @@ class Finding:
             "component": self.component,
             "cmds": self.cmds,
             "nearest": self.nearest,
-            "cases": [{"point": p, "router": r, "kv": k} for p, r, k in self.cases],
+            "cases": [{"point": c.point, "router": c.router, "kv": c.kv} for c in self.cases],
             "reason": self.reason,
         }
 
@@ -241,40 +242,36 @@ def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = No
                 f"{pin.label})"
             )
         by_flag: dict[tuple[str, str], Finding] = {}
-        tiers = decoder.available_tiers(ci)
-        for pi, point in enumerate(cell["points"]):
-            for router in decoder.routers(ci):
-                for kv in tiers or [point.get("kv") or "none"]:
-                    cases += 1
-                    for block in decoder.blocks_for(ci, pi, router, kv):
-                        component = component_of(block)
-                        if component is None:
-                            continue
-                        cmd = block["cmd"]
-                        dynamo = DYNAMO_COMMAND in cmd
-                        for arg in block.get("args") or []:
-                            outcome = checker.check(component, arg[0], dynamo)
-                            if outcome is None:
-                                continue
-                            key = (component, arg[0])
-                            found = by_flag.get(key)
-                            if found is None:
-                                found = by_flag[key] = Finding(
-                                    name,
-                                    ci,
-                                    cell_id,
-                                    outcome[0],
-                                    pin.label,
-                                    flag=arg[0],
-                                    component=component,
-                                    nearest=outcome[1],
-                                    reason=outcome[2],
-                                )
-                            if cmd not in found.cmds:
-                                found.cmds.append(cmd)
-                            case = (pi, router, kv)
-                            if not found.cases or found.cases[-1] != case:
-                                found.cases.append(case)
+        for sel in decoder.selections(ci):
+            cases += 1
+            for block in decoder.blocks_for(sel):
+                component = component_of(block)
+                if component is None:
+                    continue
+                cmd = block["cmd"]
+                dynamo = DYNAMO_COMMAND in cmd
+                for arg in block.get("args") or []:
+                    outcome = checker.check(component, arg[0], dynamo)
+                    if outcome is None:
+                        continue
+                    key = (component, arg[0])
+                    found = by_flag.get(key)
+                    if found is None:
+                        found = by_flag[key] = Finding(
+                            name,
+                            ci,
+                            cell_id,
+                            outcome[0],
+                            pin.label,
+                            flag=arg[0],
+                            component=component,
+                            nearest=outcome[1],
+                            reason=outcome[2],
+                        )
+                    if cmd not in found.cmds:
+                        found.cmds.append(cmd)
+                    if not found.cases or found.cases[-1] != sel:
+                        found.cases.append(sel)
         findings.extend(by_flag.values())
     return ModuleLint(name, cells, findings, cases, notes)
 

@@ -87,7 +87,7 @@ def as_json(result: LintResult) -> dict[str, Any]:
 
 
 def _cases_text(f: Finding) -> str:
-    shown = ", ".join(f"p{p} {r} {k}" for p, r, k in f.cases[:CASES_SHOWN])
+    shown = ", ".join(f"p{c.point} {c.router} {c.kv}" for c in f.cases[:CASES_SHOWN])
     more = len(f.cases) - CASES_SHOWN
     return shown + (f", … {more} more" if more > 0 else "")
 

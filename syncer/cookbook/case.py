@@ -1,0 +1,55 @@
+"""One decoded selection of a data module, as the cookbook decoder's oracle lists it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from syncer.cookbook.shell import copy_all
+from syncer.model import Block, Selection
+
+
+@dataclass
+class Case:
+    """The blocks, status and block texts of one (cell, point, router, KV tier) selection.
+    ``kv`` is the tier as the oracle names it (``none`` for a point without one)."""
+
+    selection: Selection
+    cell_id: str
+    kv: str
+    status: str
+    blocks: list[Block]
+    text: list[str] = field(default_factory=list)
+    # The router's config files (file id -> content), read only when the "Copy all" text is
+    # built: most users of a case want its blocks alone, and must not fail on a file entry.
+    router_files: Callable[[], dict[str, str]] = field(default=dict, repr=False, compare=False)
+
+    @property
+    def cell(self) -> int:
+        return self.selection.cell
+
+    @property
+    def point(self) -> int:
+        return self.selection.point
+
+    @property
+    def router(self) -> str:
+        return self.selection.router
+
+    @property
+    def copy_all(self) -> str:
+        """The selection's "Copy all" text, exactly as the page copies it (files included)."""
+        return copy_all(self.blocks, self.router_files())
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "cell": self.cell,
+            "cellId": self.cell_id,
+            "point": self.point,
+            "router": self.router,
+            "kv": self.kv,
+            "status": self.status,
+            "blocks": self.blocks,
+            "text": self.text,
+        }
