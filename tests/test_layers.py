@@ -204,7 +204,7 @@ def test_no_import_cycles(graph) -> None:
         path.append(module)
         for target in sorted(after[module]):
             if state.get(target) == 1:
-                cycles.append(" -> ".join(path[path.index(target) :] + [target]))
+                cycles.append(" -> ".join([*path[path.index(target) :], target]))
             elif target not in state:
                 walk(target)
         path.pop()

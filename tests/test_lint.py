@@ -76,7 +76,8 @@ def test_findings_per_version(repo: tuple[Path, dict[str, str]]) -> None:
     renamed = found[("c-v2#0", "--max-running-requests")]
     assert renamed.status == UNDECLARED and renamed.nearest[0] == "--max-running-reqs"
     # The renamed flag is only in point 1's patch of the sglang router, in both KV tiers.
-    assert renamed.cases == [Selection(1, 1, "sglang", "none"), Selection(1, 1, "sglang", "hicache")]
+    in_point_1 = [Selection(1, 1, "sglang", "none"), Selection(1, 1, "sglang", "hicache")]
+    assert renamed.cases == in_point_1
     removed = found[("c-v2#0", "--enable-torch-compile")]
     assert len(removed.cases) == 8  # 2 points x 2 routers x 2 tiers
     assert removed.cmds == ["python3 -m dynamo.sglang", "python3 -m sglang.launch_server"]
