@@ -160,9 +160,7 @@ def test_packages_only_name_their_modules(graph) -> None:
 
 def test_every_module_has_one_layer(graph) -> None:
     modules, patterns, _ = graph
-    unplaced = [
-        m for m in modules if m not in packages(modules) and layer_of(m, patterns) is None
-    ]
+    unplaced = [m for m in modules if m not in packages(modules) and layer_of(m, patterns) is None]
     assert unplaced == [], "modules missing from the layer table of docs/ARCHITECTURE.md"
 
 
