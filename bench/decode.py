@@ -106,7 +106,8 @@ def main(argv: list[str]) -> int:
     node_applies = module.resolve().parts[-3:] == NODE_MODULE
     print(
         render(
-            "bench_decode.txt.j2",
+            "decode.txt.j2",
+            folder=Path(__file__).parent / "templates",
             module=str(module),
             cases=cases,
             runs=args.runs,

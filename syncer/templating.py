@@ -1,9 +1,11 @@
 """Every generated text (module header, page section, PR body, comments, reports) is rendered
-here, from ``syncer/templates/``, with the untrusted-value filters registered."""
+here, from ``syncer/templates/``, with the untrusted-value filters registered. The benchmarks,
+which are not installed, render theirs the same way from their own folder."""
 
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -12,9 +14,13 @@ from syncer import untrusted, wording
 
 
 @cache
-def environment() -> jinja2.Environment:
+def environment(folder: Path | None = None) -> jinja2.Environment:
+    """The environment of ``syncer/templates/``, or of ``folder`` when given."""
+    loader = (
+        jinja2.FileSystemLoader(folder) if folder else jinja2.PackageLoader("syncer", "templates")
+    )
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("syncer", "templates"),
+        loader=loader,
         undefined=jinja2.StrictUndefined,
         autoescape=False,  # markdown and JS, not HTML: untrusted values go through the filters
         keep_trailing_newline=True,
@@ -30,6 +36,6 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(template: str, /, **context: Any) -> str:
-    """Render ``syncer/templates/<template>`` with ``context``."""
-    return environment().get_template(template).render(**context)
+def render(template: str, /, *, folder: Path | None = None, **context: Any) -> str:
+    """Render ``syncer/templates/<template>`` (or ``<folder>/<template>``) with ``context``."""
+    return environment(folder).get_template(template).render(**context)

@@ -324,7 +324,7 @@ def test_mooncake_donor_gives_derived_tier(config) -> None:
     spec = build_module_spec(
         model, config=config, inferencex=ROOT / "examples" / "inferencex", renderer=renderer,
         today="2026-10-14",
-    )  # fmt: skip
+    ).spec  # fmt: skip
     assert spec.kv_mooncake["donor"] == DISAGG
     assert spec.kv_mooncake["args"] == [["--enable-unified-cache-external-linker"]]
     assert set(spec.kv_mooncake["master"]) == {"dynamo", "sglang"}
@@ -420,7 +420,7 @@ def test_pin_override_in_progress(config) -> None:
     spec = build_module_spec(
         config.model(MODEL), config=config, inferencex=ROOT / "examples" / "inferencex",
         pins={DSPARK: pin},
-    )  # fmt: skip
+    ).spec  # fmt: skip
     for cell in spec.cells:
         if cell.config_key == DSPARK:
             assert all(p.prov["status"] == "in-progress" and "run" not in p.prov

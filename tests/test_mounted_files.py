@@ -119,7 +119,7 @@ def test_available_file_is_in_the_generated_module(tmp_path) -> None:
         inferencex=infx,
         today="2026-12-01",
         renderer=lambda root, key: render_config(root, key, srt_files=srt),
-    )
+    ).spec
     fid = _fid("deepep_config.json", DEEPEP)
     assert spec.files[fid] == {"name": "deepep_config.json", "content": DEEPEP}
     cell = next(c for c in spec.cells if c.config_key == DISAGG)

@@ -403,7 +403,7 @@ def test_generated_module_ships_nats_conf_and_chat_template_disclosure(tmp_path)
         config=config,
         inferencex=infx,
         today="2026-12-01",
-    )
+    ).spec
     assert spec.files == {
         "nats.conf#13771a85": {
             "name": "nats.conf",

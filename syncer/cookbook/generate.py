@@ -486,6 +486,15 @@ class _Existing:
         return self.spec
 
 
+@dataclass
+class BuiltSpec:
+    """The encoder's input for a whole model, and what was kept of the existing module."""
+
+    spec: ModuleSpec
+    kept: list[KeptConfig]  # script-launched configs whose cells were kept as they were
+    existing: Decoder | None  # the existing module's decoder when cells were kept from it
+
+
 def build_module_spec(
     model: ModelSpec,
     *,
@@ -494,27 +503,11 @@ def build_module_spec(
     pins: dict[str, Pin] | None = None,
     today: str | None = None,
     renderer: Renderer | None = None,
-    existing: Path | None = None,
-) -> ModuleSpec:
+    existing_path: Path | None = None,
+) -> BuiltSpec:
     """Render every config of ``model`` and assemble the encoder's input (the cells of
-    script-launched configs are taken from the module at ``existing``)."""
-    return _build(
-        model, config=config, inferencex=inferencex, pins=pins, today=today, renderer=renderer,
-        existing=_Existing(existing),
-    )[0]  # fmt: skip
-
-
-def _build(
-    model: ModelSpec,
-    *,
-    config: SyncConfig,
-    inferencex: Path,
-    pins: dict[str, Pin] | None,
-    today: str | None,
-    renderer: Renderer | None,
-    existing: _Existing,
-) -> tuple[ModuleSpec, list[KeptConfig]]:
-    """The module spec and the script-launched configs whose cells were kept as they were."""
+    script-launched configs are taken from the module at ``existing_path``)."""
+    existing = _Existing(existing_path)
     all_pins = {**config.pins(), **(pins or {})}
     get = _memoised(renderer or _default_renderer, inferencex)
     scripts: dict[str, ScriptLaunchedError] = {}
@@ -569,7 +562,7 @@ def _build(
         files=_files(model, get, scripts, old),
         cells=cells,
     )
-    return spec, kept
+    return BuiltSpec(spec, kept, existing.decoder if kept else None)
 
 
 def _files(
@@ -607,7 +600,7 @@ def refresh_module_spec(
     pins: dict[str, Pin] | None = None,
     today: str | None = None,
     renderer: Renderer | None = None,
-) -> tuple[ModuleSpec, Any, set[str]]:
+) -> tuple[ModuleSpec, Decoder, set[str]]:
     """The published module at ``existing`` with only ``config_key``'s cells rendered again
     (the bot's update after a pin): every other cell is decoded and kept as it is, so configs
     that are not being touched are never re-rendered. Returns the spec, the old module's
@@ -674,7 +667,7 @@ def generate_model(
     """
     spec_model = config.model(model)
     path = out_dir / spec_model.module_relpath
-    reference: Any = None
+    reference: Decoder | None = None
     keep: set[str] | None = None
     kept: list[KeptConfig] = []
     if only is not None and path.is_file():
@@ -683,15 +676,15 @@ def generate_model(
             today=today, renderer=renderer,
         )  # fmt: skip
     else:
-        existing = _Existing(path)
-        spec, kept = _build(
+        built = build_module_spec(
             spec_model, config=config, inferencex=inferencex, pins=pins, today=today,
-            renderer=renderer, existing=existing,
+            renderer=renderer, existing_path=path,
         )  # fmt: skip
+        spec, kept = built.spec, built.kept
         if kept:
             # The kept cells are proven against the old module case by case, like the
             # one-config refresh's.
-            reference = existing.decoder
+            reference = built.existing
             keep = {cell for k in kept for cell in k.cells}
     header = encode.header_lines(spec.source)
 
