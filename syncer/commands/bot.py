@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from syncer import links, secrets
+from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.syncconfig import load_sync_config
@@ -24,12 +25,8 @@ from syncer.wording import count
 
 
 @click.command("bot")
-@click.option(
-    "--event",
-    "event_path",
-    required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="The event payload (GITHUB_EVENT_PATH).",
+@options.file_option(
+    "--event", "event_path", required=True, help="The event payload (GITHUB_EVENT_PATH)."
 )
 @click.option(
     "--event-name",
@@ -37,20 +34,9 @@ from syncer.wording import count
     help="issue_comment, pull_request, repository_dispatch or workflow_dispatch "
     "(default: GITHUB_EVENT_NAME).",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("sync.yaml"),
-    show_default=True,
-    help="Sync configuration.",
-)
-@click.option(
-    "--inferencex",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("inferencex"),
-    show_default=True,
-    help="Checkout of the InferenceX PR (read as data, never executed).",
+@options.config_option("Sync configuration.")
+@options.inferencex_option(
+    Path("inferencex"), help="Checkout of the InferenceX PR (read as data, never executed)."
 )
 @click.option(
     "--cookbook",
@@ -72,9 +58,8 @@ from syncer.wording import count
 )
 @click.option("--push-repo", default=None, help="Fork (owner/name) to push the bot branch to.")
 @click.option("--push-url", default=None, help="Git URL of that fork.")
-@click.option(
+@options.folder_option(
     "--cache-dir",
-    type=click.Path(file_okay=False, path_type=Path),
     default=lambda: (
         Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "infx-cookbook-sync"
     ),
@@ -85,18 +70,16 @@ from syncer.wording import count
     default=lambda: os.environ.get("GITHUB_API_URL", links.API_URL),
     help="GitHub API base URL.",
 )
-@click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today).")
+@options.date_option("generatedOn (default: today).")
 @click.option(
     "--dry-run",
     is_flag=True,
     help="Print every write (files, commits, API calls) and make none. Works without tokens: "
     "a side without one is read from the event file alone.",
 )
-@click.option(
+@options.folder_option(
     "--runs",
     "local_runs",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
     help="Downloaded runs (<run_id>/...) a dry run without a token reads instead of the "
     "run's artifacts.",
 )

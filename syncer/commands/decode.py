@@ -16,6 +16,7 @@ from typing import Any
 
 import click
 
+from syncer.commands import options
 from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.errors import SyncError
 from syncer.model import Selection
@@ -53,12 +54,8 @@ def _dump(value: Any) -> str:
 @click.option("--router", "router", metavar="R", help="sglang or dynamo (default: submitted).")
 @click.option("--kv", "kv", metavar="T", help="none, hicache or mooncake (default: measured).")
 @click.option("--all", "all_cases", is_flag=True, help="Every case (the selectors filter them).")
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
+@options.format_option(
+    ["text", "json"],
     help='text: the "Copy all" text the page shows; json: the cookbook decoder\'s case shape.',
 )
 def decode_command(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from syncer.commands import options
 from syncer.compare.review import review_texts
 from syncer.console import report_console
 from syncer.cookbook.jsmodule import decode_text, read_text
@@ -56,12 +57,8 @@ def read_side(spec: str, repo: str | None) -> str:
     default=None,
     help="Git repository (and base directory) for both sides; default: the current directory.",
 )
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["terminal", "markdown", "json"]),
-    default="terminal",
-    show_default=True,
+@options.format_option(
+    ["terminal", "markdown", "json"],
     help="terminal for reading, markdown for a PR body (see --budget), json for tools.",
 )
 @click.option(
@@ -70,12 +67,8 @@ def read_side(spec: str, repo: str | None) -> str:
     default=None,
     help="Markdown size budget in characters (a GitHub PR body holds 65536).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Write the report to this file instead of standard output.",
+@options.file_option(
+    "-o", "--output", help="Write the report to this file instead of standard output."
 )
 def diff_command(
     old: str, new: str, repo: str | None, fmt: str, budget: int | None, output: Path | None

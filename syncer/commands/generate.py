@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from syncer import locations
+from syncer.commands import options
 from syncer.compare.review import review_texts
 from syncer.console import report_console
 from syncer.cookbook.encode import reencode_file
@@ -33,40 +34,20 @@ from syncer.wording import count
 @click.command("generate")
 @click.argument("model", required=False)
 @click.option("--all", "all_models", is_flag=True, help="Every model in the sync configuration.")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path(locations.SYNC_YAML),
-    show_default=True,
-    help="Sync configuration (models, configs, pins).",
+@options.config_option()
+@options.inferencex_option(locations.EXAMPLE_INFERENCEX, help="InferenceX checkout.")
+@options.cookbook_dir_option(
+    "--out", "out_dir", help="Directory of the data modules (<org>/<model>.jsx)."
 )
-@click.option(
-    "--inferencex",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=locations.EXAMPLE_INFERENCEX,
-    show_default=True,
-    help="InferenceX checkout.",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=locations.SNIPPETS,
-    show_default=True,
-    help="Directory of the data modules (<org>/<model>.jsx).",
-)
-@click.option(
+@options.folder_option(
     "--pages",
     "pages_dir",
-    type=click.Path(file_okay=False, path_type=Path),
     default=locations.EXAMPLE_PAGES,
-    show_default=True,
     help="Cookbook checkout holding the model pages (sync.yaml 'page' paths).",
 )
 @click.option("--no-page", is_flag=True, help="Leave the model pages alone.")
 @click.option("--force-page", is_flag=True, help="Overwrite a hand-edited AgentX section.")
-@click.option("--date", "today", metavar="YYYY-MM-DD", help="generatedOn (default: today, UTC).")
+@options.date_option("generatedOn (default: today, UTC).")
 @click.option(
     "--only",
     metavar="CONFIG",
@@ -78,18 +59,8 @@ from syncer.wording import count
     help="Write nothing; print the reviewer diff of each module that would change; "
     "exit 1 if any output would change.",
 )
-@click.option(
-    "--sglang",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="SGLang checkout for the flag check (default: --pages, when it is one).",
-)
-@click.option(
-    "--srt-slurm-configs",
-    "srt_slurm_configs",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    metavar="DIR",
-    help=SRT_CONFIGS_HELP,
-)
+@options.sglang_option("SGLang checkout for the flag check (default: --pages, when it is one).")
+@options.srt_slurm_configs_option(SRT_CONFIGS_HELP)
 def generate_command(
     model: str | None,
     all_models: bool,

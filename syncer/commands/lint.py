@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from syncer import locations
+from syncer.commands import options
 from syncer.console import report_console
 from syncer.errors import SyncError
 from syncer.lint.lint import lint_paths
@@ -28,26 +28,14 @@ from syncer.untrusted import json_text
 @click.command("lint")
 @click.argument("module", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--all", "all_modules", is_flag=True, help="Every module under --cookbook.")
-@click.option(
+@options.cookbook_dir_option(
     "--cookbook",
     "cookbook",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=locations.SNIPPETS,
-    show_default=True,
     help="Directory of the data modules (<org>/<model>.jsx) that --all reads.",
 )
-@click.option(
-    "--sglang",
-    "sglang",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="SGLang git checkout (default: the git repository holding the modules).",
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "json"]),
-    default="text",
-    show_default=True,
+@options.sglang_option("SGLang git checkout (default: the git repository holding the modules).")
+@options.format_option(
+    ["text", "markdown", "json"],
     help="text for a terminal, markdown for a PR body, json for tools.",
 )
 def lint_command(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from syncer.commands import options
 from syncer.cookbook.shell import copy_all
 from syncer.errors import SyncError
 from syncer.inferencex.render import render_config
@@ -25,21 +26,15 @@ from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
-from syncer.selection import CONC_HELP, POINT_HELP, select
+from syncer.selection import select
 from syncer.templating import render
 from syncer.untrusted import json_text
 
 
 @click.command("render")
 @click.argument("config")
-@click.option(
-    "--inferencex",
-    "inferencex",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="InferenceX checkout (default: the bundled example).",
-)
-@click.option("--point", "point", type=int, metavar="N", help=POINT_HELP)
-@click.option("--conc", "conc", type=int, metavar="C", help=CONC_HELP)
+@options.inferencex_option()
+@options.selection_options
 @click.option("--router", "router", metavar="R", help="sglang or dynamo (default: both).")
 @click.option("--raw", "raw", is_flag=True, help="What srt-slurm launches, not the cookbook form.")
 @click.option(
@@ -50,20 +45,9 @@ from syncer.untrusted import json_text
     show_default=True,
     help="srt-slurm major version whose rendering rules apply.",
 )
-@click.option(
-    "--srt-slurm-configs",
-    "srt_slurm_configs",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    metavar="DIR",
-    help=SRT_CONFIGS_HELP,
-)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="text: each job's \"Copy all\" text; json: each job's blocks per router.",
+@options.srt_slurm_configs_option(SRT_CONFIGS_HELP)
+@options.format_option(
+    ["text", "json"], help="text: each job's \"Copy all\" text; json: each job's blocks per router."
 )
 def render_command(
     config: str,

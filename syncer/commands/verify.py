@@ -13,9 +13,9 @@ from pathlib import Path
 
 import click
 
+from syncer.commands import options
 from syncer.console import report_console
 from syncer.locations import bundled_inferencex
-from syncer.selection import CONC_HELP, POINT_HELP
 from syncer.untrusted import json_text
 from syncer.usecases.verify import verify_config
 
@@ -29,12 +29,7 @@ from syncer.usecases.verify import verify_config
     help="Run directory, artifact archive (.zip/.tar.gz) or sweep log "
     "(default: the run sync.yaml pins, under examples/runs/).",
 )
-@click.option(
-    "--inferencex",
-    "inferencex",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="InferenceX checkout (default: the bundled example).",
-)
+@options.inferencex_option()
 @click.option(
     "--cookbook",
     "cookbook",
@@ -42,14 +37,9 @@ from syncer.usecases.verify import verify_config
     help="Data module, or a directory searched for the module with CONFIG's cells "
     "(default: cookbook_snippets/).",
 )
-@click.option("--point", "point", type=int, metavar="N", help=POINT_HELP)
-@click.option("--conc", "conc", type=int, metavar="C", help=CONC_HELP)
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "markdown", "json"]),
-    default="text",
-    show_default=True,
+@options.selection_options
+@options.format_option(
+    ["text", "markdown", "json"],
     help='text for a terminal, markdown for a PR comment, json ("schema": 1) for tools.',
 )
 def verify_command(

@@ -10,9 +10,13 @@ and the bot call ``verify_config``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from syncer import locations
+from syncer.compare.diff import ExclusionLookup
 from syncer.compare.results import PointResult, VerifyResult
 from syncer.compare.verify import compare_point, policy_lookup, raw_rendering
 from syncer.compare.verify_scripts import assign_dirs, compare_script_point, script_points
@@ -29,6 +33,8 @@ from syncer.runs.mapping import assign
 from syncer.runs.scriptrun import read_script_run
 from syncer.selection import select
 from syncer.syncconfig import load_sync_config
+
+T = TypeVar("T")
 
 # ---- locating the inputs -------------------------------------------------------------------
 
@@ -104,6 +110,44 @@ def shown(path: str | Path) -> str:
 # ---- the use case --------------------------------------------------------------------------
 
 
+@dataclass
+class _Inputs:
+    """What every key is verified against, found the same way whatever launched it: the run
+    (``--run``, else the one sync.yaml pins) and the data module with the key's cells."""
+
+    key: str
+    inferencex: Path
+    run_path: Path
+    decoder: Decoder | None
+    module_path: str | None
+    lookup: ExclusionLookup
+
+    def result(self, points: list[PointResult], **found: Any) -> VerifyResult:
+        return VerifyResult(
+            key=self.key,
+            inferencex=shown(self.inferencex),
+            run=shown(self.run_path),
+            cookbook=shown(self.module_path) if self.module_path else None,
+            points=points,
+            **found,
+        )
+
+
+def _inputs(
+    key: str, inferencex: Path, run: Path | None, cookbook: Path | None, read: Callable[[Path], T]
+) -> tuple[_Inputs, T]:
+    """The inputs, with the run read by ``read`` (before the module is looked for, so a bad
+    run is reported first)."""
+    root = locations.project_root()
+    run_path = run if run is not None else pinned_run(key, root)
+    data = read(run_path)
+    decoder, module_path = cookbook_module(
+        key, cookbook if cookbook is not None else locations.snippets_dir(root)
+    )
+    lookup = policy_lookup(load_policy())
+    return _Inputs(key, inferencex, run_path, decoder, module_path, lookup), data
+
+
 def verify_config(
     key: str,
     *,
@@ -123,22 +167,15 @@ def verify_config(
         return verify_script_config(
             key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
         )
-    root = locations.project_root()
     if rendered is None:
         rendered = render_config(inferencex, key)
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless log is taken for the verified point only when exactly one is verified.
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
-    run_path = run if run is not None else pinned_run(key, root)
-    data = read_run(run_path)
+    found, data = _inputs(key, inferencex, run, cookbook, read_run)
     srt_version, raw_points, notes = raw_rendering(key, inferencex, rendered, data)
     # All points take part in the assignment, so a log of an unselected point is not "unmatched".
     assignment = assign(data.sweeps, rendered.points, only=only)
-    lookup = policy_lookup(load_policy())
-    decoder, module_path = cookbook_module(
-        key, cookbook if cookbook is not None else locations.snippets_dir(root)
-    )
-
     results: list[PointResult] = []
     for p in points:
         raw = raw_points[p.index].raw.get(p.submitted) or next(iter(p.raw.values()), [])
@@ -148,23 +185,14 @@ def verify_config(
                 raw,
                 key=key,
                 assignment=assignment,
-                lookup=lookup,
-                decoder=decoder,
-                module_path=module_path,
+                lookup=found.lookup,
+                decoder=found.decoder,
+                module_path=found.module_path,
                 cookbook=cookbook,
             )
         )
-
-    return VerifyResult(
-        key=key,
-        inferencex=shown(inferencex),
-        run=shown(run_path),
-        cookbook=shown(module_path) if module_path else None,
-        points=results,
-        run_data=data,
-        assignment=assignment,
-        srt_version=srt_version,
-        notes=notes,
+    return found.result(
+        results, run_data=data, assignment=assignment, srt_version=srt_version, notes=notes
     )
 
 
@@ -192,14 +220,8 @@ def verify_script_config(
     selected = select(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless result directory is taken for the verified point only when one is.
     only = selected[0].index if len(selected) == 1 and (point, conc) != (None, None) else None
-    root = locations.project_root()
-    run_path = run if run is not None else pinned_run(key, root)
-    data = read_script_run(run_path)
+    found, data = _inputs(key, inferencex, run, cookbook, read_script_run)
     assignment = assign_dirs(data.dirs, points, only=only)
-    lookup = policy_lookup(load_policy())
-    decoder, module_path = cookbook_module(
-        key, cookbook if cookbook is not None else locations.snippets_dir(root)
-    )
     notes: list[str] = list(data.missing)
     results = []
     for p in selected:
@@ -208,19 +230,15 @@ def verify_script_config(
             key=key,
             model=entry.model,
             assignment=assignment,
-            lookup=lookup,
-            decoder=decoder,
-            module_path=module_path,
+            lookup=found.lookup,
+            decoder=found.decoder,
+            module_path=found.module_path,
             cookbook=cookbook,
         )
         notes.extend(how_notes)
         results.append(res)
-    return VerifyResult(
-        key=key,
-        inferencex=shown(inferencex),
-        run=shown(run_path),
-        cookbook=shown(module_path) if module_path else None,
-        points=results,
+    return found.result(
+        results,
         run_data=data,
         assignment=assignment,
         srt_version="",

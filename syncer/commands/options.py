@@ -1,0 +1,90 @@
+"""Options several commands share, declared once so their spelling, type and help agree.
+
+A path option says whether it names a folder or a file; one with a default shows it in
+``--help``. Imported by every command module, so it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from syncer import locations
+from syncer.selection import CONC_HELP, POINT_HELP
+
+F = TypeVar("F", bound=Callable[..., Any])
+Decorator = Callable[[F], F]
+
+
+def folder_option(*decls: str, help: str, default: Any = None, **extra: Any) -> Decorator:
+    """An option naming a folder (``default`` shown in ``--help`` when given)."""
+    return click.option(
+        *decls,
+        type=click.Path(file_okay=False, path_type=Path, exists=extra.pop("exists", False)),
+        default=default,
+        show_default=default is not None and not callable(default),
+        help=help,
+        **extra,
+    )
+
+
+def file_option(*decls: str, help: str, default: Any = None, **extra: Any) -> Decorator:
+    """An option naming a file (``default`` shown in ``--help`` when given)."""
+    return click.option(
+        *decls,
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=default,
+        show_default=default is not None,
+        help=help,
+        **extra,
+    )
+
+
+def format_option(choices: Sequence[str], *, help: str) -> Decorator:
+    """``--format`` (into ``fmt``); the first choice is the default."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(list(choices)),
+        default=choices[0],
+        show_default=True,
+        help=help,
+    )
+
+
+def config_option(help: str = "Sync configuration (models, configs, pins).") -> Decorator:
+    return file_option("--config", "config_path", default=Path(locations.SYNC_YAML), help=help)
+
+
+def inferencex_option(
+    default: Path | None = None, help: str = "InferenceX checkout (default: the bundled example)."
+) -> Decorator:
+    return folder_option("--inferencex", "inferencex", default=default, help=help)
+
+
+def cookbook_dir_option(*decls: str, help: str) -> Decorator:
+    """The folder of the data modules (``<org>/<model>.jsx``)."""
+    return folder_option(*decls, default=locations.SNIPPETS, help=help)
+
+
+def sglang_option(help: str) -> Decorator:
+    return folder_option("--sglang", "sglang", help=help)
+
+
+def srt_slurm_configs_option(help: str) -> Decorator:
+    return folder_option(
+        "--srt-slurm-configs", "srt_slurm_configs", exists=True, metavar="DIR", help=help
+    )
+
+
+def date_option(help: str) -> Decorator:
+    return click.option("--date", "today", metavar="YYYY-MM-DD", help=help)
+
+
+def selection_options(command: F) -> F:
+    """``--point N`` and ``--conc C`` with the help every command shares."""
+    command = click.option("--conc", "conc", type=int, metavar="C", help=CONC_HELP)(command)
+    return click.option("--point", "point", type=int, metavar="N", help=POINT_HELP)(command)
