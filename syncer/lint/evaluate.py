@@ -45,22 +45,7 @@ def evaluate(node: ast.expr, env: dict[str, Values]) -> Values:
     if isinstance(node, ast.Name):
         return env.get(node.id, UNKNOWN)
     if isinstance(node, ast.JoinedStr):
-        parts: list[Values] = []
-        for value in node.values:
-            if isinstance(value, ast.Constant):
-                parts.append(frozenset({str(value.value)}))
-            elif (
-                isinstance(value, ast.FormattedValue)
-                and value.conversion == -1
-                and value.format_spec is None
-            ):
-                inner = evaluate(value.value, env)
-                if known(inner):
-                    inner = frozenset(v if isinstance(v, str) else str(v) for v in inner)
-                parts.append(inner)
-            else:
-                return UNKNOWN
-        return _combine(parts, lambda combo: "".join(combo))
+        return _fstring(node, env)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return _combine(
             [evaluate(node.left, env), evaluate(node.right, env)],
@@ -100,19 +85,45 @@ def evaluate(node: ast.expr, env: dict[str, Values]) -> Values:
         and len(node.args) == 2
         and not node.keywords
     ):
-        old, new = evaluate(node.args[0], env), evaluate(node.args[1], env)
-        target = evaluate(node.func.value, env)
-        if not (known(old) and known(new) and len(old) == len(new) == 1):
-            return UNKNOWN
-        o, n = next(iter(old)), next(iter(new))
-        if not (isinstance(o, str) and isinstance(n, str)):
-            return UNKNOWN
-        if known(target):
-            if not all(isinstance(t, str) for t in target):
-                return UNKNOWN
-            return frozenset(t.replace(o, n) for t in target)
-        return target
+        return _replace(node.func.value, node.args[0], node.args[1], env)
     return UNKNOWN
+
+
+def _fstring(node: ast.JoinedStr, env: dict[str, Values]) -> Values:
+    parts: list[Values] = []
+    for value in node.values:
+        if isinstance(value, ast.Constant):
+            parts.append(frozenset({str(value.value)}))
+        elif (
+            isinstance(value, ast.FormattedValue)
+            and value.conversion == -1
+            and value.format_spec is None
+        ):
+            inner = evaluate(value.value, env)
+            if known(inner):
+                inner = frozenset(v if isinstance(v, str) else str(v) for v in inner)
+            parts.append(inner)
+        else:
+            return UNKNOWN  # `!r` or a format spec: the text is not evaluated
+    return _combine(parts, lambda combo: "".join(combo))
+
+
+def _replace(
+    string: ast.expr, old_node: ast.expr, new_node: ast.expr, env: dict[str, Values]
+) -> Values:
+    """``string.replace(old, new)`` with a constant ``old`` and ``new``."""
+    old, new = evaluate(old_node, env), evaluate(new_node, env)
+    target = evaluate(string, env)
+    if not (known(old) and known(new) and len(old) == len(new) == 1):
+        return UNKNOWN
+    o, n = next(iter(old)), next(iter(new))
+    if not (isinstance(o, str) and isinstance(n, str)):
+        return UNKNOWN
+    if known(target):
+        if not all(isinstance(t, str) for t in target):
+            return UNKNOWN
+        return frozenset(t.replace(o, n) for t in target)
+    return target  # still unknown, or still a parameter the call site pins down
 
 
 def _combine(parts: list[Values], join: Callable[[tuple[Any, ...]], Any]) -> Values:
