@@ -1,6 +1,6 @@
 """Which run an InferenceX PR pins, by InferenceX's own rules for ``/use`` and ``/reuse-sweep-run``.
 
-Rules (as InferenceX's own ``reuse.py`` applies them):
+The rules, as InferenceX applies them when a PR reuses a sweep run:
 
 * a command occupies a whole line (surrounding spaces and tabs allowed); ``/use`` needs a run id
   on the same line, ``/reuse-sweep-run`` may be bare (= newest successful PR run); when a comment
