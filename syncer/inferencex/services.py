@@ -212,57 +212,15 @@ def effective_services(
         path,
     )
     infra_place = "dedicated" if dedicated else "infra"
-    dynamo = raw.get("dynamo") if isinstance(raw.get("dynamo"), dict) else {}
-    event_plane = str((dynamo or {}).get("event_plane", ""))
-    backend = raw.get("backend") if isinstance(raw.get("backend"), dict) else {}
-    kv_store = (backend or {}).get("mooncake_kv_store")
-
-    implied: list[Service] = []
-    if not version.startswith("2"):
-        # 1.x starts etcd and NATS for every SGLang job, whatever the frontend.
-        implied.append(Service("etcd", "etcd", infra_place, implied_by="srt-slurm 1.x"))
-        implied.append(
-            Service(
-                "nats",
-                "nats",
-                infra_place,
-                options={"max_payload_mb": payload} if payload else {},
-                implied_by="srt-slurm 1.x",
-            )
-        )
-    elif frontend == "dynamo":
-        implied.append(Service("etcd", "etcd", infra_place, implied_by="frontend.type dynamo"))
-        if "nats" in (request_plane, event_plane) or payload is not None:
-            why = (
-                "dynamo.request_plane nats"
-                if request_plane == "nats"
-                else "dynamo.event_plane nats"
-                if event_plane == "nats"
-                else "NATS payload limit"
-            )
-            implied.append(
-                Service(
-                    "nats",
-                    "nats",
-                    infra_place,
-                    options={"max_payload_mb": payload} if payload else {},
-                    implied_by=why,
-                )
-            )
-    if isinstance(kv_store, dict):
-        # schema 1 (and srt-slurm's internal field): the master with its extra args
-        extra = kv_store.get("master_extra_args")
-        if isinstance(extra, str):
-            extra = shlex.split(extra)
-        implied.append(
-            Service(
-                "mooncake-master",
-                "mooncake-master",
-                infra_place,
-                args=_strings(extra, "backend.mooncake_kv_store.master_extra_args", path),
-                implied_by="backend.mooncake_kv_store",
-            )
-        )
+    implied = _implied(
+        raw,
+        frontend=frontend,
+        request_plane=request_plane,
+        version=version,
+        place=infra_place,
+        payload=payload,
+        path=path,
+    )
 
     out: list[Service] = []
     used: set[str] = set()
@@ -286,6 +244,72 @@ def effective_services(
     if sum(s.type == "mooncake-master" for s in out) > 1:
         raise SyncError("at most one mooncake-master service", path=path)
     return out
+
+
+def _implied(
+    raw: dict[str, Any],
+    *,
+    frontend: str,
+    request_plane: str,
+    version: str,
+    place: str,
+    payload: int | None,
+    path: str | None,
+) -> list[Service]:
+    """The services srt-slurm starts without the recipe declaring them: etcd and NATS for the
+    frontend (every job under 1.x), the Mooncake master for a schema-1 KV store."""
+    dynamo = raw.get("dynamo") if isinstance(raw.get("dynamo"), dict) else {}
+    event_plane = str((dynamo or {}).get("event_plane", ""))
+    backend = raw.get("backend") if isinstance(raw.get("backend"), dict) else {}
+    kv_store = (backend or {}).get("mooncake_kv_store")
+
+    implied: list[Service] = []
+    if not version.startswith("2"):
+        # 1.x starts etcd and NATS for every SGLang job, whatever the frontend.
+        implied.append(Service("etcd", "etcd", place, implied_by="srt-slurm 1.x"))
+        implied.append(
+            Service(
+                "nats",
+                "nats",
+                place,
+                options={"max_payload_mb": payload} if payload else {},
+                implied_by="srt-slurm 1.x",
+            )
+        )
+    elif frontend == "dynamo":
+        implied.append(Service("etcd", "etcd", place, implied_by="frontend.type dynamo"))
+        if "nats" in (request_plane, event_plane) or payload is not None:
+            why = (
+                "dynamo.request_plane nats"
+                if request_plane == "nats"
+                else "dynamo.event_plane nats"
+                if event_plane == "nats"
+                else "NATS payload limit"
+            )
+            implied.append(
+                Service(
+                    "nats",
+                    "nats",
+                    place,
+                    options={"max_payload_mb": payload} if payload else {},
+                    implied_by=why,
+                )
+            )
+    if isinstance(kv_store, dict):
+        # schema 1 (and srt-slurm's internal field): the master with its extra args
+        extra = kv_store.get("master_extra_args")
+        if isinstance(extra, str):
+            extra = shlex.split(extra)
+        implied.append(
+            Service(
+                "mooncake-master",
+                "mooncake-master",
+                place,
+                args=_strings(extra, "backend.mooncake_kv_store.master_extra_args", path),
+                implied_by="backend.mooncake_kv_store",
+            )
+        )
+    return implied
 
 
 def _service(
