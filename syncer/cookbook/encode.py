@@ -296,7 +296,7 @@ def verify_roundtrip(
     spec: ModuleSpec,
     *,
     path: str = "<module>",
-    reference: Any = None,
+    reference: Decoder | None = None,
     keep: set[str] | None = None,
 ) -> int:
     """Decode ``value`` with the project's decoder and compare with what it was built from.
@@ -431,7 +431,7 @@ def encode_module(
     spec: ModuleSpec,
     *,
     path: str = "<module>",
-    reference: Any = None,
+    reference: Decoder | None = None,
     keep: set[str] | None = None,
     header: list[str] | None = None,
 ) -> tuple[dict[str, Any], str, int]:

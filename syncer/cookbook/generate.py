@@ -566,7 +566,10 @@ def build_module_spec(
 
 
 def _files(
-    model: ModelSpec, get: Any, kept: Collection[str] = (), old: ModuleSpec | None = None
+    model: ModelSpec,
+    get: Callable[[str], RenderedConfig],
+    kept: Collection[str] = (),
+    old: ModuleSpec | None = None,
 ) -> dict[str, dict[str, str]]:
     """Every config file a rendered router ships (e.g. srt-slurm's nats.conf), by file id; the
     cells kept from the existing module (``kept`` configs) keep the files they name."""
