@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
+from syncer.fitting import close_blocks
 from syncer.publish.github import Comment, Pull
 from syncer.syncconfig import PIN_VALUES, STATUSES, Pin, is_pin_value
 from syncer.templating import render
@@ -60,28 +61,6 @@ class StatusItem:
     source_closed: bool = False  # this InferenceX PR was closed without merging
     kept_for: list[int] = field(default_factory=list)  # other PRs keeping open_pr open
     model_path: str = ""  # org/model: the comment's section this item belongs to
-
-
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
-def close_blocks(text: str) -> str:
-    """``text`` with any code fence and ``<details>`` it leaves open closed, so an embedded
-    report (clipped, or malformed) cannot swallow the markup that follows it."""
-    fence: str | None = None
-    for line in text.split("\n"):
-        m = _FENCE.match(line)
-        if not m:
-            continue
-        run = m.group(1)
-        if fence is None:
-            fence = run
-        elif run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :]:
-            fence = None
-    if fence is not None:
-        text += "\n" + fence
-    opened = len(re.findall(r"<details\b", text)) - text.count("</details>")
-    return text + "\n\n</details>" * max(0, opened)
 
 
 SECTION_PREFIX = "<!-- infx-cookbook-sync:section "
