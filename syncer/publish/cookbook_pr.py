@@ -300,7 +300,6 @@ class CookbookPR:
             )
         if commit is not None:
             book.push(state, commit)
-            result.committed = True
             self.out.did(f"{branch}: committed {commit[:12]}", f"{branch}: would commit and push")
         else:
             self.out.say(f"{branch}: generated files unchanged")
@@ -321,7 +320,6 @@ class CookbookPR:
             )
             self._pulls.pop(model.path, None)
             result.open_pr = made
-            result.pr_written = True
             self.out.did(
                 f"{model.path}: opened {self.s.cookbook_repo}#{made.number}",
                 f"{model.path}: would open a PR in {self.s.cookbook_repo}",
@@ -334,7 +332,6 @@ class CookbookPR:
                 body=body if open_pr.body != body else None,
             )
             self._pulls.pop(model.path, None)
-            result.pr_written = True
             self.out.did(
                 f"{model.path}: updated {self.s.cookbook_repo}#{open_pr.number}",
                 f"{model.path}: would update {self.s.cookbook_repo}#{open_pr.number}",

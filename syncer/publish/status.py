@@ -190,11 +190,8 @@ class PublishResult:
     model: str
     open_pr: Pull | None = None
     merged: list[Pull] = field(default_factory=list)  # the bot's merged PRs, newest first
-    committed: bool = False
-    pr_written: bool = False
     blocked: list[tuple[str, str]] = field(default_factory=list)
     branch: str = ""
-    notes: list[str] = field(default_factory=list)
     closed: Pull | None = None  # the bot's newest PR, closed unmerged with the same pins
 
     def merged_with(self, key: str, login: str, model_path: str) -> list[int]:
