@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urljoin
@@ -39,13 +40,21 @@ _CHUNK = 1 << 16
 T = TypeVar("T")
 
 
+class PullState(StrEnum):
+    """A pull request's ``state`` as GitHub spells it (merged PRs are ``closed``, with
+    ``merged`` set)."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+
+
 @dataclass(frozen=True)
 class Pull:
     repo: str
     number: int
     title: str
     body: str
-    state: str
+    state: str  # a PullState's value, kept as GitHub sent it
     merged: bool
     user: str
     head_ref: str
@@ -511,7 +520,7 @@ class GitHubClient:
                 0,
                 title,
                 body,
-                "open",
+                PullState.OPEN,
                 False,
                 self.login(),
                 head.split(":")[-1],
@@ -526,7 +535,7 @@ class GitHubClient:
         def find() -> dict[str, Any] | None:
             # The open PR of this head made by the bot: the one a lost answer created.
             found = self._json(
-                "GET", f"/repos/{repo}/pulls", params={"head": head, "state": "open"}
+                "GET", f"/repos/{repo}/pulls", params={"head": head, "state": str(PullState.OPEN)}
             )
             mine = [p for p in found if (p.get("user") or {}).get("login") == me]
             return mine[0] if mine else None
@@ -560,10 +569,13 @@ class GitHubClient:
         *,
         title: str | None = None,
         body: str | None = None,
-        state: str | None = None,
+        state: PullState | None = None,
     ) -> None:
+        # str(): the plan shows and the API gets a state as GitHub spells it.
         fields = {
-            k: v for k, v in (("title", title), ("body", body), ("state", state)) if v is not None
+            k: str(v)
+            for k, v in (("title", title), ("body", body), ("state", state))
+            if v is not None
         }
         shown = ", ".join(
             f"{k}" + (f"={v!r}" if k != "body" else f" ({len(v)} chars)") for k, v in fields.items()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
 from syncer.fitting import close_blocks
+from syncer.model import PointStatus
 from syncer.publish.github import Comment, Pull
 from syncer.syncconfig import PIN_VALUES, STATUSES, Pin, is_pin_value
 from syncer.templating import render
@@ -45,7 +46,7 @@ class StatusItem:
     model: str
     section: str
     page_url: str
-    status: str  # in-progress | verified-pr | verified
+    status: PointStatus  # in-progress | verified-pr | verified
     head_sha: str
     open_pr: int | None = None
     merged_pr: int | None = None  # the newest merged bot PR carrying this config (live since)
@@ -178,7 +179,7 @@ def _pin(key: object, raw: object) -> Pin | None:
         sha=values["sha"] or "",
         run=values["run"],
         comment=values["comment"],
-        status=status,
+        status=PointStatus(status),
         date=values["date"],
     )
 
