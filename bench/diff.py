@@ -44,7 +44,7 @@ def _best(run: object, rounds: int = ROUNDS) -> float:
 
 def main(argv: list[str]) -> int:
     from syncer.compare.review import review_texts
-    from syncer.model import GITHUB_TEXT_LIMIT as GITHUB_BODY_LIMIT
+    from syncer.fitting import GITHUB_TEXT_LIMIT as GITHUB_BODY_LIMIT
 
     if len(argv) not in (0, 2):
         print("usage: python -m bench diff [OLD NEW]", file=sys.stderr)

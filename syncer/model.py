@@ -37,9 +37,6 @@ class PointStatus(StrEnum):
     DERIVED = "derived"  # not what was measured: another router or KV tier of the point
 
 
-# GitHub refuses PR bodies and comments longer than this (characters).
-GITHUB_TEXT_LIMIT = 65_536
-
 # Block keys that say where and how many processes run (not part of the command text).
 PLACEMENT_FIELDS = (
     "workers",

@@ -20,11 +20,12 @@ from syncer import links
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
-from syncer.model import ROUTERS
+from syncer.model import ROUTERS, PointStatus
 from syncer.untrusted import clip
 from syncer.wording import VALUE_CHARS
 
-STATUSES = ("verified", "verified-pr", "in-progress")
+# The statuses a pin records (``derived`` is the decoder's, never pinned).
+STATUSES = (PointStatus.VERIFIED, PointStatus.VERIFIED_PR, PointStatus.IN_PROGRESS)
 # Matched whole (fullmatch): `$` would let a trailing newline through, `\d` Unicode digits.
 # sync.yaml lists a few dozen configs (a few kB); a bigger file is not one.
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -72,7 +73,7 @@ class Pin:
     sha: str
     run: str | None
     comment: str | None
-    status: str
+    status: PointStatus
     date: str | None
 
     def prov(self) -> dict[str, str]:
@@ -297,12 +298,13 @@ def _pin(
     pin = r.mapping(pin_node, f"{what}.pin", ("status", "run", "comment", "date", "pr", "sha"))
     if "status" not in pin:
         raise r.fail(pin_node, f"{what}.pin: missing 'status'")
-    status = r.text(pin["status"], f"{what}.pin.status")
-    if status not in STATUSES:
+    status_text = r.text(pin["status"], f"{what}.pin.status")
+    if status_text not in STATUSES:
         raise r.fail(
             pin["status"],
-            f"{what}.pin.status: expected one of {', '.join(STATUSES)}, got {status!r}",
+            f"{what}.pin.status: expected one of {', '.join(STATUSES)}, got {status_text!r}",
         )
+    status = PointStatus(status_text)
     run = r.optional_text(
         pin, "run", f"{what}.pin", pattern=RUN, hint="a run id or '<run id>/attempts/<n>'"
     )
@@ -324,13 +326,13 @@ def _pin(
             )
         sha = r.text(pin["sha"], f"{what}.pin.sha", SHA, "a commit (40 lowercase hex)")
     node = pin["status"]
-    if status == "in-progress" and (run or comment):
+    if status == PointStatus.IN_PROGRESS and (run or comment):
         raise r.fail(node, f"{what}.pin: an in-progress config has no pinned run or /use comment")
-    if status == "verified-pr" and (source != "pr" or not run):
+    if status == PointStatus.VERIFIED_PR and (source != "pr" or not run):
         raise r.fail(node, f"{what}.pin: 'verified-pr' needs a PR source and a pinned run")
-    if status == "verified" and not run:
+    if status == PointStatus.VERIFIED and not run:
         raise r.fail(node, f"{what}.pin: 'verified' needs the measured run")
-    if status == "verified" and source == "pr":
+    if status == PointStatus.VERIFIED and source == "pr":
         raise r.fail(node, f"{what}.pin: a PR that is not merged is 'verified-pr', not 'verified'")
     return source, Pin(
         config=key, pr=pr, sha=sha, run=run, comment=comment, status=status, date=date

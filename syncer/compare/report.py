@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from syncer.compare.diff import Comparison, Entry
-from syncer.model import GITHUB_TEXT_LIMIT
+from syncer.fitting import GITHUB_TEXT_LIMIT, cut, first_fitting, halvings
 from syncer.secrets import mask
 from syncer.templating import render
 from syncer.untrusted import term_text
@@ -33,6 +33,7 @@ SCHEMA = 1
 # a hostile archive may hold thousands, and the notes must leave room for the differences.
 MAX_SKIPPED_NOTES = 20
 MAX_NOTES = 50
+_CUT_NOTE = "\n\n_(report cut to fit the size limit)_\n"
 STATUS_TEXT = {
     "match": "match",
     "differs": "differs",
@@ -326,27 +327,20 @@ def markdown(result: VerifyResult, budget: int | None = None) -> str:
     limit = budget or GITHUB_TEXT_LIMIT
     rows = _rows(result)
     ctx = _context(result, rows)
-    keep = len(rows)
-    while True:
-        # Only the difference rows shrink; the rest of the report is built once.
-        ctx.update(rows=rows[:keep], left_out=len(rows) - keep)
-        text = render("verify_report.md.j2", **ctx)
-        if len(text) <= limit or keep == 0:
-            break
-        keep = keep // 2
+    # Only the difference rows shrink; the rest of the report is built once.
+    text = first_fitting(
+        (
+            render(
+                "verify_report.md.j2", **{**ctx, "rows": rows[:keep], "left_out": len(rows) - keep}
+            )
+            for keep in halvings(len(rows))
+        ),
+        limit,
+    )
     if len(text) > limit:
-        text = _cut(text, limit)
+        # Embedded in status comments, where an open ``<details>`` would swallow what follows.
+        text = cut(text, limit, _CUT_NOTE)
     return mask(text)
-
-
-def _cut(text: str, limit: int) -> str:
-    """``text`` cut at a line boundary to fit ``limit``, with every fold it opened closed again:
-    the report is embedded in status comments, where an open ``<details>`` would swallow what
-    follows. Folds are the template's own lines (values never start a line)."""
-    closing = "\n\n_(report cut to fit the size limit)_\n"
-    lines = text[: limit - 200].split("\n")[:-1]
-    depth = sum(ln.startswith("<details>") for ln in lines) - lines.count("</details>")
-    return "\n".join(lines) + closing + "\n</details>\n" * max(depth, 0)
 
 
 def text(result: VerifyResult, console: Console) -> None:

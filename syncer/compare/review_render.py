@@ -9,12 +9,14 @@ resort is the text cut.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from syncer.fitting import cut, first_fitting
 from syncer.templating import render
 from syncer.untrusted import term_text
 from syncer.wording import count
@@ -188,17 +190,22 @@ def _count_rows(counts: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     return rows
 
 
-def _render(ctx: dict[str, Any], included: set[int], budget: int | None) -> str:
+def _render(ctx: dict[str, Any], included: set[int], budget: int | None, tables: int = -1) -> str:
+    """The review with the folds ``included`` and the change tables of the first ``tables``
+    cells (all of them when negative)."""
     folds = ctx["folds"]
     left_out = [cell_id for i, (cell_id, _) in enumerate(folds) if i not in included]
     by_cell: dict[str, list[str]] = {}
     for i, (cell_id, fold) in enumerate(folds):
         if i in included:
             by_cell.setdefault(cell_id, []).append(fold)
-    tables_left_out = [c["id"] for c in ctx["cells"] if not c["table"]]
+    cells = ctx["cells"]
+    if 0 <= tables < len(cells):
+        cells = cells[:tables] + [{**c, "table": False} for c in cells[tables:]]
+    tables_left_out = [c["id"] for c in cells if not c["table"]]
     return render(
         "review.md.j2",
-        **ctx,
+        **{**ctx, "cells": cells},
         folds_by_cell=by_cell,
         folds_left_out=left_out,
         tables_left_out=tables_left_out,
@@ -206,36 +213,39 @@ def _render(ctx: dict[str, Any], included: set[int], budget: int | None) -> str:
     )
 
 
+def _renderings(ctx: dict[str, Any], budget: int) -> Iterator[str]:
+    """The review from everything to the summary alone, in the order parts are dropped."""
+    folds = ctx["folds"]
+    yield _render(ctx, set(range(len(folds))), budget)
+    # 1. Folded commands go first: the ones that fit by their size are kept, in document
+    # order, then dropped from the last while the whole is still over.
+    base = len(_render(ctx, set(), budget)) + _NOTE_SLACK
+    included: list[int] = []
+    total = base
+    for i, (_, fold) in enumerate(folds):
+        if total + len(fold) + 2 <= budget:
+            included.append(i)
+            total += len(fold) + 2
+    while True:
+        yield _render(ctx, set(included), budget)
+        if not included:
+            break
+        included.pop()
+    # 2. Then per-cell tables, from the last cell up; every cell keeps its heading line.
+    for tables in reversed(range(len(ctx["cells"]))):
+        yield _render(ctx, set(), budget, tables)
+
+
 def render_markdown(review: Review, budget: int | None = None) -> str:
     """The review as GitHub markdown, at most ``budget`` characters when a budget is given."""
     ctx = _context(review)
-    everything = set(range(len(ctx["folds"])))
-    text = _render(ctx, everything, budget)
-    if budget is None or len(text) <= budget:
-        return text
-    # 1. Folded commands go first, in document order, each kept only while it still fits.
-    base = len(_render(ctx, set(), budget)) + _NOTE_SLACK
-    included: set[int] = set()
-    total = base
-    for i, (_, fold) in enumerate(ctx["folds"]):
-        if total + len(fold) + 2 <= budget:
-            included.add(i)
-            total += len(fold) + 2
-    text = _render(ctx, included, budget)
-    while len(text) > budget and included:
-        included.discard(max(included))
-        text = _render(ctx, included, budget)
+    if budget is None:
+        return _render(ctx, set(range(len(ctx["folds"]))), budget)
+    text = first_fitting(_renderings(ctx, budget), budget)
     if len(text) <= budget:
         return text
-    # 2. Then per-cell tables, from the last cell up; every cell keeps its heading line.
-    for cell in reversed(ctx["cells"]):
-        cell["table"] = False
-        text = _render(ctx, set(), budget)
-        if len(text) <= budget:
-            return text
     # 3. The summary alone is over budget: cut it, and say so.
-    keep = max(0, budget - len(_CUT_NOTE))
-    return (text[:keep] + _CUT_NOTE)[:budget]
+    return cut(text, budget, _CUT_NOTE)
 
 
 # ---- terminal ------------------------------------------------------------------------------

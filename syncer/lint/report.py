@@ -5,11 +5,12 @@ many, and that ``--format json`` has all of them)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from syncer.fitting import GITHUB_TEXT_LIMIT, first_fitting, halvings
 from syncer.lint.flags import FlagSet
 from syncer.lint.source import SERVER_ARGS
-from syncer.model import GITHUB_TEXT_LIMIT
 from syncer.secrets import mask
 from syncer.templating import render
 from syncer.untrusted import term_text
@@ -151,18 +152,17 @@ def markdown(result: LintResult, budget: int | None = None) -> str:
     limit = budget or GITHUB_TEXT_LIMIT
     ctx = _context(result)
     rows = ctx["rows"]
-    keep = len(rows)
-    while True:
-        ctx.update(rows=rows[:keep], left_out=len(rows) - keep)
-        text = render("lint_report.md.j2", **ctx)
-        if len(text) <= limit or keep == 0:
-            break
-        keep //= 2
-    if len(text) > limit:
+
+    def renderings() -> Iterator[str]:
+        for keep in halvings(len(rows)):
+            yield render(
+                "lint_report.md.j2", **{**ctx, "rows": rows[:keep], "left_out": len(rows) - keep}
+            )
         # Unresolved cells and version notes alone overflow: keep the verdict, say so.
-        ctx.update(unresolved=[], versions=[], notes=[], rows=[], left_out=len(rows))
-        text = render("lint_report.md.j2", **{**ctx, "cut": True})
-    return mask(text)
+        bare = {"unresolved": [], "versions": [], "notes": [], "rows": [], "left_out": len(rows)}
+        yield render("lint_report.md.j2", **{**ctx, **bare, "cut": True})
+
+    return mask(first_fitting(renderings(), limit))
 
 
 def text(result: LintResult, console: Console) -> None:

@@ -1,17 +1,15 @@
-"""Markdown bodies the bot posts, fitted to GitHub's size limit.
+"""Markdown bodies the bot posts, fitted to GitHub's size limit by ``syncer.fitting``.
 
-One rule for every body (the cookbook PR's, the status comment): the parts that must be there
-are rendered first, a part that can shrink (the reviewer diff) gets the room they leave, and a
-body still over the limit is refused here rather than by GitHub halfway through an event.
+The parts of a body that must be there are rendered first, a part that can shrink (the
+reviewer diff) gets the room they leave, and a body still over the limit is refused here
+rather than by GitHub halfway through an event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from syncer.errors import SyncError
-from syncer.model import GITHUB_TEXT_LIMIT
-from syncer.publish.status import close_blocks
+from syncer.fitting import GITHUB_TEXT_LIMIT, cut, first_fitting, within
 from syncer.templating import render
 
 # GitHub refuses an issue comment or a PR body over this many characters.
@@ -20,15 +18,8 @@ MAX_BODY_CHARS = GITHUB_TEXT_LIMIT
 _NOTE_ROOM = 300
 
 
-def fit(body: str, what: str, limit: int = MAX_BODY_CHARS) -> str:
-    """``body`` when it fits; a body that cannot shrink any further is an error, named."""
-    if len(body) <= limit:
-        return body
-    raise SyncError(f"{what} is {len(body)} characters, over GitHub's {limit}")
-
-
 def fit_comment(body: str, limit: int = MAX_BODY_CHARS) -> str:
-    return fit(body, "status comment", limit)
+    return within(body, "status comment", limit)
 
 
 def fit_body(
@@ -42,16 +33,13 @@ def fit_body(
     skeleton = render("pr_body.md.j2", review="", trimmed=None, **ctx)
     budget = max(0, limit - len(skeleton) - _NOTE_ROOM)
     review = review_markdown(budget)
-    body = render("pr_body.md.j2", review=review, trimmed=None, **ctx)
-    if len(body) <= limit:
-        return body
-    full = len(review)
-    cut = close_blocks(review[: max(0, budget - 200)])
-    note = (
-        f"The reviewer diff was cut to fit GitHub's {limit}-character limit "
-        f"({full} characters in full); run sync diff locally for all of it."
-    )
-    body = render("pr_body.md.j2", review=cut, trimmed=note, **ctx)
-    if len(body) > limit:
-        raise SyncError(f"PR body is {len(body)} characters even without the diff (limit {limit})")
-    return body
+
+    def renderings() -> Iterator[str]:
+        yield render("pr_body.md.j2", review=review, trimmed=None, **ctx)
+        note = (
+            f"The reviewer diff was cut to fit GitHub's {limit}-character limit "
+            f"({len(review)} characters in full); run sync diff locally for all of it."
+        )
+        yield render("pr_body.md.j2", review=cut(review, budget), trimmed=note, **ctx)
+
+    return within(first_fitting(renderings(), limit), "PR body with its reviewer diff cut", limit)

@@ -38,11 +38,12 @@ from pathlib import Path
 from syncer import links
 from syncer.errors import SyncError
 from syncer.inferencex.render import RenderedConfig
+from syncer.model import PointStatus
 from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.cookbook_pr import CookbookPR
 from syncer.publish.git import Identity
-from syncer.publish.github import GitHubClient, NotFound, Plan, Pull
+from syncer.publish.github import GitHubClient, NotFound, Plan, Pull, PullState
 from syncer.publish.routing import Handlers, Payload, pr_configs, route
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.status_comment import StatusComments
@@ -145,7 +146,7 @@ class Bot:
             return
         recorded = self.book.recorded(open_pr, model)
         waiting = sorted(
-            {int(p.pr) for p in recorded.values() if p.pr and p.status != "verified"}
+            {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
             - self._handled
         )
         for number in waiting:
@@ -153,12 +154,16 @@ class Bot:
                 pull = self.infx.pull(self.s.inferencex_repo, number)
             except NotFound:
                 continue
-            if pull.state != "closed" or not self.configs_of(number):
+            if pull.state != PullState.CLOSED or not self.configs_of(number):
                 continue
             if not pull.merged:
                 self.out.say(f"PR #{number}: closed without merging; catching up")
                 self._on_closed_unmerged(pull, self.configs_of(number))
-            elif any(p.status == "verified-pr" for p in recorded.values() if p.pr == str(number)):
+            elif any(
+                p.status == PointStatus.VERIFIED_PR
+                for p in recorded.values()
+                if p.pr == str(number)
+            ):
                 # Merged with a pinned run the cookbook PR still calls a PR pin.
                 self.out.say(f"PR #{number}: merged; catching up")
                 self.sync_pr(number)
@@ -171,7 +176,7 @@ class Bot:
             self.out.say(f"PR #{number}: no config of sync.yaml comes from this PR; nothing to do")
             return
         pull = self.infx.pull(repo, number)
-        if pull.state == "closed" and not pull.merged:
+        if pull.state == PullState.CLOSED and not pull.merged:
             self._on_closed_unmerged(pull, configs)
             return
         with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp:
@@ -183,7 +188,7 @@ class Bot:
                 local_runs=self.s.local_runs,
                 out=self.out,
             )
-            status = "verified" if pull.merged else "verified-pr"
+            status = PointStatus.VERIFIED if pull.merged else PointStatus.VERIFIED_PR
             items: list[st.StatusItem] = []
             models: dict[str, list[ConfigSpec]] = {}
             specs: dict[str, ModelSpec] = {}
@@ -216,7 +221,7 @@ class Bot:
         self._handled.add(pull.number)
         for model in {m.path: m for m, _ in configs}.values():
             pulls = self.book.pulls(model)
-            open_pr = next((p for p in pulls if p.state == "open"), None)
+            open_pr = next((p for p in pulls if p.state == PullState.OPEN), None)
             recorded = self.book.recorded(open_pr, model)
             carried = [n for n in self._carried_prs(recorded) if n != pull.number]
             alive = [n for n in carried if self._still_coming(n)]
@@ -261,7 +266,7 @@ class Bot:
             {
                 int(p.pr)
                 for k, p in recorded.items()
-                if p.pr and (p.status != "verified" or p != synced.get(k))
+                if p.pr and (p.status != PointStatus.VERIFIED or p != synced.get(k))
             }
         )
 
@@ -271,7 +276,7 @@ class Bot:
             other = self.infx.pull(self.s.inferencex_repo, number)
         except NotFound:
             return False
-        return other.state == "open" or other.merged
+        return other.state == PullState.OPEN or other.merged
 
     def _sync_model(
         self,
@@ -279,11 +284,13 @@ class Bot:
         cfgs: list[ConfigSpec],
         pull: Pull,
         choice: pinrules.PinChoice,
-        status: str,
+        status: PointStatus,
         tmp: Path,
     ) -> list[st.StatusItem]:
         in_progress = {
-            c.key: Pin(c.key, str(pull.number), pull.head_sha, None, None, "in-progress", None)
+            c.key: Pin(
+                c.key, str(pull.number), pull.head_sha, None, None, PointStatus.IN_PROGRESS, None
+            )
             for c in cfgs
         }
         reports: dict[str, str] = {}
@@ -351,7 +358,7 @@ class Bot:
             section=model.section,
             page_url=links.page_url(self.s.docs_url, model.page, model.section),
             head_sha=head_sha,
-            status=pin.status if pin else "in-progress",
+            status=pin.status if pin else PointStatus.IN_PROGRESS,
             refusal=refusal,
             error=error,
             source_closed=source_closed,
@@ -375,7 +382,7 @@ class Bot:
         refreshed (live since this PR, or its cookbook PR closed without merging)."""
         pull = self.cgh.pull(self.s.cookbook_repo, number)
         me = self.cgh.login()
-        if pull.state != "closed":
+        if pull.state != PullState.CLOSED:
             self.out.say(f"{self.s.cookbook_repo}#{number} is still open; nothing to do")
             return
         model = next((m for m in self.s.config.models if st.pr_marker(m.path) in pull.body), None)

@@ -25,7 +25,7 @@ from syncer.lint.publish import lint_published
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_body
 from syncer.publish.git import Cookbook, Identity, branch_name
-from syncer.publish.github import GitHubClient, Plan, Pull
+from syncer.publish.github import GitHubClient, Plan, Pull, PullState
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin
 from syncer.templating import render
@@ -106,7 +106,7 @@ class CookbookPR:
         return self._pulls[model.path]
 
     def open_pull(self, model: ModelSpec) -> Pull | None:
-        return next((p for p in self.pulls(model) if p.state == "open"), None)
+        return next((p for p in self.pulls(model) if p.state == PullState.OPEN), None)
 
     def recorded(self, pull: Pull | None, model: ModelSpec) -> dict[str, Pin]:
         """The pins ``pull`` (one of the bot's PRs) records for ``model``'s configs."""
@@ -124,11 +124,16 @@ class CookbookPR:
         pulls = self.pulls(model)
         result = st.PublishResult(
             model=model.path,
-            open_pr=next((p for p in pulls if p.state == "open"), None),
+            open_pr=next((p for p in pulls if p.state == PullState.OPEN), None),
             merged=[p for p in pulls if p.merged],
         )
         newest = pulls[0] if pulls else None
-        if result.open_pr is None and newest and newest.state == "closed" and not newest.merged:
+        if (
+            result.open_pr is None
+            and newest
+            and newest.state == PullState.CLOSED
+            and not newest.merged
+        ):
             result.closed = newest
         return result
 
@@ -140,7 +145,7 @@ class CookbookPR:
             prs=infx_prs,
         )
         self.gh.create_comment(self.s.cookbook_repo, open_pr.number, note)
-        self.gh.update_pull(self.s.cookbook_repo, open_pr.number, state="closed")
+        self.gh.update_pull(self.s.cookbook_repo, open_pr.number, state=PullState.CLOSED)
         self._pulls.pop(model.path, None)
         self.out.did(
             f"closed {self.s.cookbook_repo}#{open_pr.number}: every InferenceX PR it carried "
@@ -246,7 +251,7 @@ class CookbookPR:
         base = book.default_branch()
         state = book.branch_state(branch, base)
         pulls = self.pulls(model)
-        open_pr = next((p for p in pulls if p.state == "open"), None)
+        open_pr = next((p for p in pulls if p.state == PullState.OPEN), None)
         result = st.PublishResult(
             model=model.path,
             open_pr=open_pr,
@@ -273,7 +278,7 @@ class CookbookPR:
         if (
             open_pr is None
             and newest is not None
-            and newest.state == "closed"
+            and newest.state == PullState.CLOSED
             and not newest.merged
             and self.recorded(newest, model) == merged_pins
         ):
@@ -300,7 +305,6 @@ class CookbookPR:
             )
         if commit is not None:
             book.push(state, commit)
-            result.committed = True
             self.out.did(f"{branch}: committed {commit[:12]}", f"{branch}: would commit and push")
         else:
             self.out.say(f"{branch}: generated files unchanged")
@@ -321,7 +325,6 @@ class CookbookPR:
             )
             self._pulls.pop(model.path, None)
             result.open_pr = made
-            result.pr_written = True
             self.out.did(
                 f"{model.path}: opened {self.s.cookbook_repo}#{made.number}",
                 f"{model.path}: would open a PR in {self.s.cookbook_repo}",
@@ -334,7 +337,6 @@ class CookbookPR:
                 body=body if open_pr.body != body else None,
             )
             self._pulls.pop(model.path, None)
-            result.pr_written = True
             self.out.did(
                 f"{model.path}: updated {self.s.cookbook_repo}#{open_pr.number}",
                 f"{model.path}: would update {self.s.cookbook_repo}#{open_pr.number}",

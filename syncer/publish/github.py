@@ -17,11 +17,12 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 from urllib.parse import urljoin
 
 import requests
@@ -39,13 +40,78 @@ _CHUNK = 1 << 16
 T = TypeVar("T")
 
 
+# GitHub's JSON as ``_pull``, ``_run`` and ``_comment`` read it (and the offline client from an
+# event file): read-through shapes, so a parser's argument says which object it expects. Every
+# key may be missing or null in what a server or an event file sends; the parsers default them.
+class UserData(TypedDict, total=False):
+    login: str
+
+
+class RepoData(TypedDict, total=False):
+    full_name: str | None
+
+
+class RefData(TypedDict, total=False):
+    ref: str | None
+    sha: str | None
+    repo: RepoData | None
+
+
+class LabelData(TypedDict):
+    name: str
+
+
+class PullData(TypedDict, total=False):
+    number: int
+    title: str | None
+    body: str | None
+    state: str | None
+    merged: bool | None
+    user: UserData | None
+    head: RefData | None
+    base: RefData | None
+    labels: list[LabelData] | None
+    html_url: str | None
+    maintainer_can_modify: bool | None
+
+
+class RunData(TypedDict, total=False):
+    id: int
+    event: str | None
+    path: str | None
+    status: str | None
+    conclusion: str | None
+    head_sha: str | None
+    head_branch: str | None
+    html_url: str | None
+    created_at: str | None
+
+
+class CommentData(TypedDict, total=False):
+    id: int
+    body: str | None
+    user: UserData | None
+    author_association: str | None
+    created_at: str | None
+    updated_at: str | None
+    html_url: str | None
+
+
+class PullState(StrEnum):
+    """A pull request's ``state`` as GitHub spells it (merged PRs are ``closed``, with
+    ``merged`` set)."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+
+
 @dataclass(frozen=True)
 class Pull:
     repo: str
     number: int
     title: str
     body: str
-    state: str
+    state: str  # a PullState's value, kept as GitHub sent it
     merged: bool
     user: str
     head_ref: str
@@ -302,7 +368,7 @@ class GitHubClient:
 
         return self._call(f"POST {path}", go)
 
-    def _post_wait(self, status: int, headers: dict[str, Any], attempt: int) -> float | None:
+    def _post_wait(self, status: int, headers: Mapping[str, str], attempt: int) -> float | None:
         """Seconds before a failed POST may be sent again; None: the failure is final."""
         limited = status == 429 or (
             status == 403
@@ -325,7 +391,10 @@ class GitHubClient:
         return max(0.0, wait)
 
     def _pages(self, path: str, key: str | None = None) -> list[dict[str, Any]]:
-        """Every item of a paginated list (``per_page=100``, following ``page`` until short)."""
+        """Every item of a paginated list (``per_page=100``, following ``page`` until short).
+
+        Items stay raw JSON objects: one pager serves comments, commits, reactions and
+        artifacts, and each caller hands them to the parser of its kind."""
         items: list[dict[str, Any]] = []
         page = 1
         while True:
@@ -446,7 +515,7 @@ class GitHubClient:
             return Comment(next(self._dry_ids), body, self.login(), "NONE", "", "")
         me = self.login()
 
-        def find() -> dict[str, Any] | None:
+        def find() -> CommentData | None:
             mine = [
                 c
                 for c in self._pages(f"/repos/{repo}/issues/{number}/comments")
@@ -511,7 +580,7 @@ class GitHubClient:
                 0,
                 title,
                 body,
-                "open",
+                PullState.OPEN,
                 False,
                 self.login(),
                 head.split(":")[-1],
@@ -523,10 +592,10 @@ class GitHubClient:
             )
         me = self.login()
 
-        def find() -> dict[str, Any] | None:
+        def find() -> PullData | None:
             # The open PR of this head made by the bot: the one a lost answer created.
             found = self._json(
-                "GET", f"/repos/{repo}/pulls", params={"head": head, "state": "open"}
+                "GET", f"/repos/{repo}/pulls", params={"head": head, "state": str(PullState.OPEN)}
             )
             mine = [p for p in found if (p.get("user") or {}).get("login") == me]
             return mine[0] if mine else None
@@ -560,10 +629,13 @@ class GitHubClient:
         *,
         title: str | None = None,
         body: str | None = None,
-        state: str | None = None,
+        state: PullState | None = None,
     ) -> None:
+        # str(): the plan shows and the API gets a state as GitHub spells it.
         fields = {
-            k: v for k, v in (("title", title), ("body", body), ("state", state)) if v is not None
+            k: str(v)
+            for k, v in (("title", title), ("body", body), ("state", state))
+            if v is not None
         }
         shown = ", ".join(
             f"{k}" + (f"={v!r}" if k != "body" else f" ({len(v)} chars)") for k, v in fields.items()
@@ -576,7 +648,7 @@ class GitHubClient:
             self._json("PATCH", f"/repos/{repo}/pulls/{number}", body=fields)
 
 
-def _header(headers: dict[str, Any], name: str) -> str | None:
+def _header(headers: Mapping[str, str], name: str) -> str | None:
     for key, value in headers.items():
         if key.lower() == name:
             return str(value)
@@ -606,7 +678,7 @@ def _stream_to(response: requests.Response, dest: Path, max_bytes: int, name: st
     return dest
 
 
-def _pull(repo: str, data: dict[str, Any]) -> Pull:
+def _pull(repo: str, data: PullData) -> Pull:
     head = data.get("head") or {}
     head_repo = (head.get("repo") or {}).get("full_name") or repo
     return Pull(
@@ -627,7 +699,7 @@ def _pull(repo: str, data: dict[str, Any]) -> Pull:
     )
 
 
-def _run(data: dict[str, Any]) -> Run:
+def _run(data: RunData) -> Run:
     return Run(
         id=int(data["id"]),
         event=data.get("event") or "",
@@ -641,7 +713,7 @@ def _run(data: dict[str, Any]) -> Run:
     )
 
 
-def _comment(data: dict[str, Any]) -> Comment:
+def _comment(data: CommentData) -> Comment:
     return Comment(
         id=int(data["id"]),
         body=data.get("body") or "",

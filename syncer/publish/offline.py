@@ -14,24 +14,56 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict
 
 from syncer.errors import SyncError
 from syncer.publish.github import (
     Artifact,
     Comment,
+    CommentData,
     GitHubClient,
     NotFound,
     Plan,
     Pull,
+    PullData,
+    PullState,
     Reaction,
+    RepoData,
     Run,
+    UserData,
     _comment,
     _pull,
 )
 
 # Who the bot's own comments and PRs would be by: unknown without a token.
 UNKNOWN_LOGIN = "(the bot: no token)"
+
+
+class IssuePullRef(TypedDict, total=False):
+    merged_at: str | None
+
+
+class IssueData(TypedDict, total=False):
+    """The ``issue`` of an ``issue_comment`` event (a PR's, when ``pull_request`` is set)."""
+
+    number: int
+    title: str | None
+    body: str | None
+    state: str | None
+    pull_request: IssuePullRef | None
+    user: UserData | None
+    labels: list[object] | None  # objects with a ``name``; anything else is skipped
+    html_url: str | None
+
+
+class EventData(TypedDict, total=False):
+    """The parts of a GitHub event payload a dry run answers reads from. The file is untrusted
+    (``routing`` type-checks every field it routes on), so the reads here check types too."""
+
+    repository: RepoData | None
+    pull_request: PullData | None
+    issue: IssueData | None
+    comment: CommentData | None
 
 
 class EventGitHub(GitHubClient):
@@ -41,7 +73,7 @@ class EventGitHub(GitHubClient):
 
     def __init__(
         self,
-        payload: dict[str, Any],
+        payload: EventData,
         *,
         plan: Plan,
         checkout: Path | None = None,
@@ -122,14 +154,14 @@ class EventGitHub(GitHubClient):
         raise SyncError(f"artifact {artifact.name}: not downloaded (no token: GitHub not read)")
 
 
-def _issue_pull(repo: str, issue: dict[str, Any], head_sha: str) -> Pull:
+def _issue_pull(repo: str, issue: IssueData, head_sha: str) -> Pull:
     """The PR an ``issue_comment`` event names; its head is the checkout's (the event has none)."""
     return Pull(
         repo=repo,
         number=int(issue["number"]),
         title=issue.get("title") or "",
         body=issue.get("body") or "",
-        state=issue.get("state") or "open",
+        state=issue.get("state") or PullState.OPEN,
         merged=bool((issue.get("pull_request") or {}).get("merged_at")),
         user=(issue.get("user") or {}).get("login", ""),
         head_ref="",

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
+from syncer.fitting import close_blocks
+from syncer.model import PointStatus
 from syncer.publish.github import Comment, Pull
 from syncer.syncconfig import PIN_VALUES, STATUSES, Pin, is_pin_value
 from syncer.templating import render
@@ -44,7 +46,7 @@ class StatusItem:
     model: str
     section: str
     page_url: str
-    status: str  # in-progress | verified-pr | verified
+    status: PointStatus  # in-progress | verified-pr | verified
     head_sha: str
     open_pr: int | None = None
     merged_pr: int | None = None  # the newest merged bot PR carrying this config (live since)
@@ -60,28 +62,6 @@ class StatusItem:
     source_closed: bool = False  # this InferenceX PR was closed without merging
     kept_for: list[int] = field(default_factory=list)  # other PRs keeping open_pr open
     model_path: str = ""  # org/model: the comment's section this item belongs to
-
-
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
-def close_blocks(text: str) -> str:
-    """``text`` with any code fence and ``<details>`` it leaves open closed, so an embedded
-    report (clipped, or malformed) cannot swallow the markup that follows it."""
-    fence: str | None = None
-    for line in text.split("\n"):
-        m = _FENCE.match(line)
-        if not m:
-            continue
-        run = m.group(1)
-        if fence is None:
-            fence = run
-        elif run[0] == fence[0] and len(run) >= len(fence) and not line.strip()[len(run) :]:
-            fence = None
-    if fence is not None:
-        text += "\n" + fence
-    opened = len(re.findall(r"<details\b", text)) - text.count("</details>")
-    return text + "\n\n</details>" * max(0, opened)
 
 
 SECTION_PREFIX = "<!-- infx-cookbook-sync:section "
@@ -199,7 +179,7 @@ def _pin(key: object, raw: object) -> Pin | None:
         sha=values["sha"] or "",
         run=values["run"],
         comment=values["comment"],
-        status=status,
+        status=PointStatus(status),
         date=values["date"],
     )
 
@@ -211,11 +191,8 @@ class PublishResult:
     model: str
     open_pr: Pull | None = None
     merged: list[Pull] = field(default_factory=list)  # the bot's merged PRs, newest first
-    committed: bool = False
-    pr_written: bool = False
     blocked: list[tuple[str, str]] = field(default_factory=list)
     branch: str = ""
-    notes: list[str] = field(default_factory=list)
     closed: Pull | None = None  # the bot's newest PR, closed unmerged with the same pins
 
     def merged_with(self, key: str, login: str, model_path: str) -> list[int]:
