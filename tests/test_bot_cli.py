@@ -449,3 +449,34 @@ def test_models_only_json_is_the_workflows_matrix_and_model_must_be_known(world)
     proc = sync_bot(world, world.comment_event(comment), "--model", "deepseek-ai/deepseek-v4_1")
     assert proc.returncode == 0, proc.stderr
     assert f"opened {BOOK}#1" in proc.stdout
+
+
+# Each replaces one part of a good `/use` event with a value of the wrong type. A dry run
+# without tokens reads the event before the router checks it, so both must hold: bad input,
+# exit 2 and one line, or (for a part the bot never needs) the event handled; never exit 3.
+_WRONG_SHAPES = {
+    "repository": ("repository", "x"),
+    "repository.full_name": ("repository", {"full_name": 7}),
+    "issue.user": ("issue", {"number": PR, "pull_request": {"url": "x"}, "user": "x"}),
+    "issue.labels": ("issue", {"number": PR, "pull_request": {"url": "x"}, "labels": "ab"}),
+    "issue.title": ("issue", {"number": PR, "pull_request": {"url": "x"}, "title": ["x"]}),
+    "issue.state": ("issue", {"number": PR, "pull_request": {"url": "x"}, "state": 3}),
+    "issue.pull_request": ("issue", {"number": PR, "pull_request": "x"}),
+    "comment.user": ("comment", {"id": 5, "body": "/use 1", "user": "x"}),
+    "comment.body": ("comment", {"id": 5, "body": ["/use 1"]}),
+}
+
+
+@pytest.mark.parametrize("part", sorted(_WRONG_SHAPES))
+def test_dry_run_without_tokens_reads_an_event_of_the_wrong_shape_as_bad_input(world, part):
+    key, value = _WRONG_SHAPES[part]
+    event = world.comment_event(world.comment(f"/use {RUN}"))
+    event[key] = value
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    proc = sync_bot(world, event, "--dry-run", tokens=False, api_url=nowhere)
+    assert "Traceback" not in proc.stderr
+    assert proc.returncode in (0, 2), proc.stderr
+    if proc.returncode == 2:
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith(f"error: {world.tmp / 'event.json'}: ")
+    assert world.gh.log == []

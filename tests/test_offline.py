@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from syncer.errors import SyncError
+from syncer.publish.event import BadEvent
 from syncer.publish.github import NotFound, Plan
 from syncer.publish.offline import EventGitHub
 
@@ -68,3 +69,37 @@ def test_writes_are_planned_never_made() -> None:
     assert plan.writes[0] == f"POST /repos/{REPO}/issues/7/comments (5 chars)\nhello"
     with pytest.raises(SyncError, match="without a token"):
         EventGitHub({}, plan=Plan(dry_run=False))
+
+
+@pytest.mark.parametrize(
+    ("pull", "message"),
+    [
+        (
+            {"number": 12, "head": "topic"},
+            "event: pull_request.head must be an object, got a string",
+        ),
+        ({"number": 12, "labels": 5}, "event: pull_request.labels must be a list, got a number"),
+        (
+            {"number": 12, "merged": "yes"},
+            "event: pull_request.merged must be true or false, got a string",
+        ),
+        ({"number": "12"}, 'event: pull_request.number must be a positive integer, got "12"'),
+        (
+            {"number": 12, "user": {"login": 3}},
+            "event: pull_request.user.login must be a string, got a number",
+        ),
+    ],
+)
+def test_a_malformed_pull_request_event_is_bad_input(pull: dict, message: str) -> None:
+    event = {"repository": {"full_name": REPO}, "pull_request": pull}
+    with pytest.raises(BadEvent) as raised:
+        EventGitHub(event, plan=Plan(dry_run=True))
+    assert raised.value.message == message
+
+
+def test_labels_without_a_name_are_skipped_not_refused() -> None:
+    event = {
+        "repository": {"full_name": REPO},
+        "pull_request": {"number": 12, "labels": [{"name": "x"}, "bad", {"name": 3}, {}]},
+    }
+    assert EventGitHub(event, plan=Plan(dry_run=True)).pull(REPO, 12).labels == ("x",)

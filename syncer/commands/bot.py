@@ -104,7 +104,7 @@ def bot_command(
     **options: Any,
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
-    from syncer.publish.routing import BadEvent
+    from syncer.publish.event import BadEvent
 
     secrets.install()
     try:

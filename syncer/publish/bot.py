@@ -42,9 +42,10 @@ from syncer.model import PointStatus
 from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.cookbook_pr import CookbookPR
+from syncer.publish.event import Payload
 from syncer.publish.git import Identity
 from syncer.publish.github import GitHubClient, NotFound, Plan, Pull, PullState
-from syncer.publish.routing import Handlers, Payload, pr_configs, route
+from syncer.publish.routing import Handlers, pr_configs, route
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.status_comment import StatusComments
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from enum import StrEnum
@@ -693,9 +693,19 @@ def _pull(repo: str, data: PullData) -> Pull:
         head_sha=head.get("sha") or "",
         head_repo=head_repo,
         base_ref=(data.get("base") or {}).get("ref") or "",
-        labels=tuple(label["name"] for label in data.get("labels") or []),
+        labels=label_names(data.get("labels")),
         html_url=data.get("html_url") or "",
         maintainer_can_modify=bool(data.get("maintainer_can_modify")),
+    )
+
+
+def label_names(labels: Sequence[object] | None) -> tuple[str, ...]:
+    """The names of a PR's labels; an entry without a string name is skipped (an event file's
+    labels are not GitHub's own answer and may hold anything)."""
+    return tuple(
+        label["name"]
+        for label in labels or []
+        if isinstance(label, dict) and isinstance(label.get("name"), str) and label["name"]
     )
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TypedDict
 
 from syncer.errors import SyncError
+from syncer.publish import event
 from syncer.publish.github import (
     Artifact,
     Comment,
@@ -33,6 +34,7 @@ from syncer.publish.github import (
     UserData,
     _comment,
     _pull,
+    label_names,
 )
 
 # Who the bot's own comments and PRs would be by: unknown without a token.
@@ -87,6 +89,9 @@ class EventGitHub(GitHubClient):
         self.retries = 0
         self._login = login or UNKNOWN_LOGIN
         self._dry_ids = iter(range(-1, -(10**9), -1))
+        # Read before the router has looked at the event: every part taken from it is checked
+        # here, so a malformed one is bad input (exit 2), as the router would say.
+        event.check(dict(payload), event.EVENT_SHAPE)
         repo = (payload.get("repository") or {}).get("full_name") or ""
         self._pulls: dict[tuple[str, int], Pull] = {}
         self._comments: dict[tuple[str, int], list[Comment]] = {}
@@ -168,11 +173,7 @@ def _issue_pull(repo: str, issue: IssueData, head_sha: str) -> Pull:
         head_sha=head_sha,
         head_repo=repo,
         base_ref="",
-        labels=tuple(
-            str(label.get("name"))
-            for label in issue.get("labels") or []
-            if isinstance(label, dict) and label.get("name")
-        ),
+        labels=label_names(issue.get("labels")),
         html_url=issue.get("html_url") or "",
     )
 

@@ -12,23 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from syncer import links
-from syncer.errors import SyncError
+from syncer.publish import event
 from syncer.publish import pins as pinrules
 from syncer.publish.git import BRANCH_PREFIX
 from syncer.publish.github import GitHubClient, NotFound
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ConfigSpec, ModelSpec, SyncConfig
-from syncer.wording import js, kind
 
 # GitHub's ids (PRs, comments, runs) fit in 20 digits.
 MAX_ID_DIGITS = 20
-
-# A JSON object as the event file holds it (its values are checked where they are read).
-Payload = dict[str, object]
-
-
-class BadEvent(SyncError):
-    """The event payload is not shaped like GitHub's (the command names the event file)."""
 
 
 @dataclass
@@ -41,22 +33,22 @@ class Handlers:
 
 def route(
     event_name: str,
-    payload: Payload,
+    payload: event.Payload,
     *,
     settings: Settings,
     infx: GitHubClient,
     out: Outcome,
     handlers: Handlers,
 ) -> None:
-    repo = _text(_obj(payload, "repository"), "full_name", "repository")
+    repo = event.text(event.obj(payload, "repository"), "full_name", "repository")
     if event_name == "issue_comment":
         if repo != settings.inferencex_repo:
             out.say(f"ignored: comment event from {repo or 'an unknown repository'}")
         else:
             _on_comment(payload, settings=settings, infx=infx, out=out, handlers=handlers)
     elif event_name == "pull_request":
-        pr = _obj(payload, "pull_request")
-        number = _number(pr.get("number"), "pull_request.number")
+        pr = event.obj(payload, "pull_request")
+        number = event.number(pr.get("number"), "pull_request.number")
         action = payload.get("action")
         if repo == settings.inferencex_repo:
             if action in ("opened", "reopened", "synchronize", "edited", "closed"):
@@ -68,30 +60,37 @@ def route(
         else:
             out.say(f"ignored: pull_request {action} in {repo or 'unknown'}")
     elif event_name == "repository_dispatch":
-        client = _obj(payload, "client_payload")
-        handlers.cookbook_closed(_number(client.get("cookbook_pr"), "client_payload.cookbook_pr"))
+        client = event.obj(payload, "client_payload")
+        handlers.cookbook_closed(
+            event.number(client.get("cookbook_pr"), "client_payload.cookbook_pr")
+        )
     elif event_name == "workflow_dispatch":
         # Workflow inputs always arrive as strings.
-        raw = _obj(payload, "inputs").get("cookbook_pr")
+        raw = event.obj(payload, "inputs").get("cookbook_pr")
         digits = raw.strip() if isinstance(raw, str) else ""
         # At most 20 digits, like every id: int() of thousands of digits raises.
         plain = digits.isascii() and digits.isdigit() and len(digits) <= MAX_ID_DIGITS
         value = int(digits) if plain else raw
-        handlers.cookbook_closed(_number(value, "inputs.cookbook_pr"))
+        handlers.cookbook_closed(event.number(value, "inputs.cookbook_pr"))
     else:
         out.say(f"ignored: event {event_name}")
 
 
 def _on_comment(
-    payload: Payload, *, settings: Settings, infx: GitHubClient, out: Outcome, handlers: Handlers
+    payload: event.Payload,
+    *,
+    settings: Settings,
+    infx: GitHubClient,
+    out: Outcome,
+    handlers: Handlers,
 ) -> None:
-    issue = _obj(payload, "issue")
+    issue = event.obj(payload, "issue")
     if not issue.get("pull_request"):
         out.say("ignored: comment on an issue, not a PR")
         return
-    number = _number(issue.get("number"), "issue.number")
-    event_comment = _obj(payload, "comment")
-    comment_id = _number(event_comment.get("id"), "comment.id")
+    number = event.number(issue.get("number"), "issue.number")
+    event_comment = event.obj(payload, "comment")
+    comment_id = event.number(event_comment.get("id"), "comment.id")
     action = payload.get("action")
     repo = settings.inferencex_repo
     if action == "deleted":
@@ -136,22 +135,24 @@ def _on_comment(
 def event_models(
     config: SyncConfig,
     event_name: str,
-    payload: Payload,
+    payload: event.Payload,
     *,
     inferencex_repo: str = links.INFERENCEX_REPO,
     cookbook_repo: str = links.COOKBOOK_REPO,
 ) -> list[str]:
     """The models an event can touch, from the event data and sync.yaml alone (no API, no
     token): what the workflow's gate job uses to pick the per-model concurrency group."""
-    repo = _text(_obj(payload, "repository"), "full_name", "repository")
+    repo = event.text(event.obj(payload, "repository"), "full_name", "repository")
     number: object = None
     if event_name == "issue_comment" and repo == inferencex_repo:
-        issue = _obj(payload, "issue")
+        issue = event.obj(payload, "issue")
         number = issue.get("number") if issue.get("pull_request") else None
     elif event_name == "pull_request" and repo == inferencex_repo:
-        number = _obj(payload, "pull_request").get("number")
+        number = event.obj(payload, "pull_request").get("number")
     elif event_name == "pull_request" and repo == cookbook_repo:
-        ref = _text(_obj(_obj(payload, "pull_request"), "head"), "ref", "pull_request.head")
+        ref = event.text(
+            event.obj(event.obj(payload, "pull_request"), "head"), "ref", "pull_request.head"
+        )
         path = ref[len(BRANCH_PREFIX) :] if ref.startswith(BRANCH_PREFIX) else None
         return [m.path for m in config.models if m.path == path]
     elif event_name in ("repository_dispatch", "workflow_dispatch"):
@@ -169,31 +170,6 @@ def pr_configs(config: SyncConfig, number: int) -> list[tuple[ModelSpec, ConfigS
         for cfg in model.configs
         if cfg.source == "pr" and cfg.pin.pr == str(number)
     ]
-
-
-def _obj(data: Payload, key: str) -> Payload:
-    """``data[key]`` as an object ({} when absent); any other type is a malformed event."""
-    value = data.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise BadEvent(f"event: {key} must be an object, got {kind(value)}")
-    return value
-
-
-def _text(data: Payload, key: str, where: str) -> str:
-    value = data.get(key)
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise BadEvent(f"event: {where}.{key} must be a string, got {kind(value)}")
-    return value
-
-
-def _number(value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise BadEvent(f"event: {what} must be a positive integer, got {js(value, 40)}")
-    return value
 
 
 def _assoc(value: object) -> str | None:
