@@ -17,6 +17,7 @@ import pytest
 from conftest import REFERENCE
 
 from syncer.errors import SyncError
+from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import (
     AGENTIC,
     LaunchedByScript,
@@ -25,7 +26,8 @@ from syncer.inferencex.master import (
     is_sglang,
     load_master,
 )
-from syncer.inferencex.render import RenderedConfig, render_config
+from syncer.inferencex.recipe import compose_shared, expand_variants
+from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
 
 SNAPSHOT = REFERENCE / "inferencex-snapshots" / "843c6254"
 
@@ -284,6 +286,16 @@ def _declared_services(recipe: dict[str, Any]) -> set[str]:
     return declared
 
 
+def _variant(root: Path, rendered: RenderedConfig, point: RenderedPoint) -> dict[str, Any]:
+    """The recipe variant a point was rendered from, read again from its file: the base with
+    the point's override merged, shared blocks composed."""
+    shared_path = rendered.entry.shared_block_path()
+    shared = yamlsafe.load(shared_path) if shared_path else None
+    doc = compose_shared(shared, yamlsafe.load(root / point.recipe))
+    variants = expand_variants(doc, None, path=point.recipe)
+    return variants.get(point.override or "") or variants["base"]
+
+
 def test_every_declared_service_is_in_the_cookbook_form(
     snapshot: Path, outcomes: dict[str, RenderedConfig | SyncError]
 ) -> None:
@@ -293,7 +305,7 @@ def test_every_declared_service_is_in_the_cookbook_form(
         assert isinstance(rendered, RenderedConfig)
         for point in rendered.points:
             kinds = {b["kind"] for b in point.cookbook[point.submitted]}
-            declared = _declared_services(point.recipe_obj.raw)
+            declared = _declared_services(_variant(snapshot, rendered, point))
             if declared - kinds:
                 missing.add(f"{key} point {point.index}: {sorted(declared - kinds)}")
     assert not missing, "\n".join(sorted(missing))

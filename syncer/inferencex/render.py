@@ -78,7 +78,6 @@ class RenderedPoint:
     # router -> files of srt-slurm's checkout its commands name whose content is not available
     missing_files: dict[str, list[MountedFile]] = field(default_factory=dict)
     disclosures: list[str] = field(default_factory=list)  # e.g. chat-template
-    recipe_obj: Recipe = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
 
     def as_json(self, *, raw: bool = False, router: str | None = None) -> dict[str, Any]:
         routers = self.raw if raw else self.cookbook
@@ -806,5 +805,4 @@ def _render_job(
         files=files,
         missing_files={r: refs for r, refs in missing.items() if refs},
         disclosures=policy.disclosures(raw),
-        recipe_obj=recipe,
     )
