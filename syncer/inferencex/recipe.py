@@ -248,7 +248,6 @@ class Recipe:
     gpus_per_node: int
     request_plane: str
     mooncake_master: bool
-    benchmark_env: dict[str, Any]
     raw: dict[str, Any]
 
     @property
@@ -374,7 +373,6 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         # a declared master, or srt-slurm's schema-1 field that implies one
         mooncake_master=any(s.get("type") in ("mooncake", "mooncake-master") for s in services)
         or isinstance((variant.get("backend") or {}).get("mooncake_kv_store"), dict),
-        benchmark_env=dict((variant.get("benchmark") or {}).get("env") or {}),
         raw=variant,
     )
 

@@ -78,7 +78,6 @@ class Service:
     command: list[str] | None = None
     preamble: str | None = None
     readiness_port: int | None = None
-    implied_by: str | None = None
     external: bool = False  # a running instance elsewhere: srt-slurm launches nothing
 
 
@@ -263,38 +262,17 @@ def _implied(
     backend = raw.get("backend") if isinstance(raw.get("backend"), dict) else {}
     kv_store = (backend or {}).get("mooncake_kv_store")
 
+    nats_options = {"max_payload_mb": payload} if payload else {}
     implied: list[Service] = []
     if not version.startswith("2"):
         # 1.x starts etcd and NATS for every SGLang job, whatever the frontend.
-        implied.append(Service("etcd", "etcd", place, implied_by="srt-slurm 1.x"))
-        implied.append(
-            Service(
-                "nats",
-                "nats",
-                place,
-                options={"max_payload_mb": payload} if payload else {},
-                implied_by="srt-slurm 1.x",
-            )
-        )
+        implied.append(Service("etcd", "etcd", place))
+        implied.append(Service("nats", "nats", place, options=nats_options))
     elif frontend == "dynamo":
-        implied.append(Service("etcd", "etcd", place, implied_by="frontend.type dynamo"))
+        implied.append(Service("etcd", "etcd", place))
+        # NATS only when a Dynamo plane runs over it, or the recipe sets its payload limit.
         if "nats" in (request_plane, event_plane) or payload is not None:
-            why = (
-                "dynamo.request_plane nats"
-                if request_plane == "nats"
-                else "dynamo.event_plane nats"
-                if event_plane == "nats"
-                else "NATS payload limit"
-            )
-            implied.append(
-                Service(
-                    "nats",
-                    "nats",
-                    place,
-                    options={"max_payload_mb": payload} if payload else {},
-                    implied_by=why,
-                )
-            )
+            implied.append(Service("nats", "nats", place, options=nats_options))
     if isinstance(kv_store, dict):
         # schema 1 (and srt-slurm's internal field): the master with its extra args
         extra = kv_store.get("master_extra_args")
@@ -306,7 +284,6 @@ def _implied(
                 "mooncake-master",
                 place,
                 args=_strings(extra, "backend.mooncake_kv_store.master_extra_args", path),
-                implied_by="backend.mooncake_kv_store",
             )
         )
     return implied
