@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 from pathlib import Path
 
 import yaml
+
+from syncer.inferencex.srtconfigs import SUBMODULE, discover
 
 WORKFLOW = Path(__file__).resolve().parent.parent / ".github/workflows/cookbook-sync.yml"
 
@@ -144,3 +148,81 @@ def test_gate_lets_through_an_edit_that_removed_a_command():
     for body in ("github.event.comment.body", "github.event.changes.body.from"):
         for command in ("/use", "/reuse-sweep-run"):
             assert f"contains({body}, '{command}')" in gate
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "protocol.file.allow=always", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def _submodule_step() -> str:
+    (step,) = [s for s in load()["jobs"]["publish"]["steps"] if "submodule" in s.get("run", "")]
+    return step["run"]
+
+
+def _run_step(workdir: Path) -> subprocess.CompletedProcess[str]:
+    # Local repositories stand in for GitHub: git refuses file:// submodules unless allowed.
+    env = {
+        **os.environ,
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "protocol.file.allow",
+        "GIT_CONFIG_VALUE_0": "always",
+    }
+    return subprocess.run(
+        ["bash", "-e", "-o", "pipefail", "-c", _submodule_step()],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_the_srt_slurm_submodule_is_checked_out_at_its_pinned_commit(tmp_path: Path) -> None:
+    """The step, run as the workflow runs it on a checkout made without submodules, gives the
+    tool srt-slurm's files at the commit the InferenceX tree pins, not at srt-slurm's tip."""
+    srt = tmp_path / "srt-slurm"
+    (srt / "configs").mkdir(parents=True)
+    _git(srt, "init", "-q", "-b", "main")
+    (srt / "configs" / "deepep_config.json").write_text('{"pinned": true}\n')
+    _git(srt, "add", ".")
+    _git(srt, "commit", "-q", "-m", "pinned")
+    pinned = _git(srt, "rev-parse", "HEAD")
+    (srt / "configs" / "deepep_config.json").write_text('{"pinned": false}\n')
+    _git(srt, "commit", "-q", "-am", "newer")
+
+    upstream = tmp_path / "upstream"
+    upstream.mkdir()
+    _git(upstream, "init", "-q", "-b", "main")
+    _git(upstream, "submodule", "add", "-q", str(srt), SUBMODULE)
+    _git(upstream / SUBMODULE, "checkout", "-q", pinned)
+    _git(upstream, "add", ".")
+    _git(upstream, "commit", "-q", "-m", "pin srt-slurm")
+
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    _git(runner, "clone", "-q", str(upstream), "inferencex")  # actions/checkout: no submodules
+    assert not (runner / "inferencex" / SUBMODULE / "configs").exists()
+
+    done = _run_step(runner)
+    assert done.returncode == 0, done.stderr
+    files = discover(runner / "inferencex")
+    assert files.commit == pinned
+    assert files.read("configs", "deepep_config.json") == '{"pinned": true}\n'
+
+
+def test_a_tree_without_the_submodule_is_left_alone(tmp_path: Path) -> None:
+    tree = tmp_path / "runner" / "inferencex"
+    tree.mkdir(parents=True)
+    _git(tree, "init", "-q", "-b", "main")
+    (tree / "README.md").write_text("old layout\n")
+    _git(tree, "add", ".")
+    _git(tree, "commit", "-q", "-m", "old layout")
+    done = _run_step(tmp_path / "runner")
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert discover(tree).root is None
