@@ -1,5 +1,5 @@
-"""Progress of long work on stderr (bytes of a run archive read, points rendered, a large
-module parsed), shown with rich only when stderr is a terminal.
+"""Progress of long work on stderr (a run's artifacts downloaded, bytes of a run archive read,
+points rendered, a large module parsed), shown with rich only when stderr is a terminal.
 
 CI logs and pipes get nothing: no bars, no carriage returns, not even an import of rich (the
 check is ``isatty`` first), so ``sync decode``'s start-up and the benchmarks pay nothing when
@@ -137,11 +137,18 @@ class _Reader:
 
 
 @contextmanager
+def byte_task(description: str, size: int) -> Iterator[Advance]:
+    """A bytes task over ``size``; a no-op below ``MIN_BYTES`` (not worth a bar)."""
+    if size < MIN_BYTES:
+        yield _noop
+        return
+    with task(description, size) as advance:
+        yield advance
+
+
+@contextmanager
 def reading(raw: BinaryIO, name: str, size: int) -> Iterator[BinaryIO]:
     """``raw`` with a "reading NAME" bytes task over its ``size``; ``raw`` itself (no wrapper,
     no cost) when the file is small or nobody watches."""
-    if size < MIN_BYTES:
-        yield raw
-        return
-    with task(f"reading {name}", size) as advance:
+    with byte_task(f"reading {name}", size) as advance:
         yield raw if advance is _noop else _Reader(raw, advance)  # type: ignore[misc]

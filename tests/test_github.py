@@ -5,7 +5,9 @@ import zipfile
 
 import pytest
 from ghserver import GitHubServer
+from rich.console import Console
 
+from syncer import progress
 from syncer.errors import SyncError
 from syncer.publish.github import GitHubClient, Plan
 
@@ -287,3 +289,21 @@ def test_422_already_exists_means_found_it(server):
             INFX, title="t", body="b", head="SemiAnalysisAI:infx-sync/y", base="main"
         )
     assert other["user"] == "mallory"
+
+
+def test_a_large_download_shows_its_bytes_on_a_terminal(server, tmp_path, monkeypatch):
+    server.model.add_run(INFX, 7, head_sha="a" * 40, artifacts={"server_logs_big": b"0" * 3000})
+    gh = client(server)
+    [art] = gh.artifacts(INFX, 7)
+    monkeypatch.setattr(progress, "MIN_BYTES", 1000)  # "large": over the threshold
+    buf = io.StringIO()
+    with progress.use_console(Console(file=buf, force_terminal=True, width=120)):
+        gh.download_artifact(art, tmp_path / "big.zip")
+    assert "downloading server_logs_big" in buf.getvalue()
+    assert "/3.0 kB" in buf.getvalue()  # the artifact size GitHub gave
+    # Below the threshold, or when stderr is not a terminal, nothing is shown.
+    monkeypatch.setattr(progress, "MIN_BYTES", 4000)
+    buf = io.StringIO()
+    with progress.use_console(Console(file=buf, force_terminal=True, width=120)):
+        gh.download_artifact(art, tmp_path / "small.zip")
+    assert buf.getvalue() == ""

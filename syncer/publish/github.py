@@ -29,7 +29,7 @@ import requests
 from github import Auth, Github, GithubException, GithubRetry
 from urllib3.util.retry import Retry
 
-from syncer import links, secrets
+from syncer import links, progress, secrets
 from syncer.errors import SyncError
 
 API_URL = links.API_URL
@@ -496,7 +496,7 @@ class GitHubClient:
                             f"artifact {artifact.name}: download answered {response.status_code}"
                         )
                     )
-                return _stream_to(response, dest, max_bytes, artifact.name)
+                return _stream_to(response, dest, max_bytes, artifact.name, artifact.size)
             except requests.RequestException as exc:
                 if attempt >= self.retries:
                     raise SyncError(secrets.mask(f"artifact {artifact.name}: {exc}")) from None
@@ -661,17 +661,24 @@ def _already_exists(exc: GithubException) -> bool:
     return exc.status == 422 and "already exists" in str(exc.data)
 
 
-def _stream_to(response: requests.Response, dest: Path, max_bytes: int, name: str) -> Path:
+def _stream_to(
+    response: requests.Response, dest: Path, max_bytes: int, name: str, size: int
+) -> Path:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".part")
     total = 0
     try:
-        with response, open(tmp, "wb") as out:
+        with (
+            response,
+            open(tmp, "wb") as out,
+            progress.byte_task(f"downloading {name}", size) as advance,
+        ):
             for chunk in response.iter_content(_CHUNK):
                 total += len(chunk)
                 if total > max_bytes:
                     raise SyncError(f"artifact {name}: more than {max_bytes} bytes, refused")
                 out.write(chunk)
+                advance(len(chunk))
         os.replace(tmp, dest)
     finally:
         tmp.unlink(missing_ok=True)
