@@ -145,6 +145,34 @@ def log_check(
     )
 
 
+def cookbook_cell(
+    decoder: Decoder | None,
+    module_path: str | None,
+    key: str,
+    p: MeasuredPoint,
+    cookbook: Path | None,
+) -> CookbookCheck:
+    """Where the cookbook shows ``p`` (no comparisons yet), or why it does not: no module with
+    a cell of ``key``, or no point of the cell at ``p``'s row and concurrency."""
+    if decoder is None or module_path is None:
+        where = str(cookbook) if cookbook is not None else "cookbook_snippets/"
+        return CookbookCheck(
+            where, None, None, None, missing=f"no cookbook module in {where} has a cell for {key}"
+        )
+    found = cookbook_point(decoder, key, p)
+    if found is None:
+        return CookbookCheck(
+            module_path,
+            None,
+            None,
+            None,
+            missing=f"the cookbook has no point of {key} for item {p.item} at concurrency "
+            f"{', '.join(str(c) for c in p.concs)}",
+        )
+    ci, pi = found
+    return CookbookCheck(module_path, decoder.cells[ci].get("id"), ci, pi)
+
+
 def cookbook_check(
     decoder: Decoder | None,
     module_path: str | None,
@@ -154,27 +182,10 @@ def cookbook_check(
 ) -> CookbookCheck:
     """The cookbook point of ``p`` against the recipe's cookbook form, for every router either
     side has."""
-    if decoder is None or module_path is None:
-        where = str(cookbook) if cookbook is not None else "cookbook_snippets/"
-        return CookbookCheck(
-            where,
-            None,
-            None,
-            None,
-            missing=f"no cookbook module in {where} has a cell for {key}",
-        )
-    found = cookbook_point(decoder, key, p)
-    if found is None:
-        return CookbookCheck(
-            module_path,
-            None,
-            None,
-            None,
-            missing=f"the cookbook has no point of {key} for item {p.item} at "
-            f"concurrency {', '.join(str(c) for c in p.concs)}",
-        )
-    ci, pi = found
-    check = CookbookCheck(module_path, decoder.cells[ci].get("id"), ci, pi)
+    check = cookbook_cell(decoder, module_path, key, p, cookbook)
+    if decoder is None or check.cell is None or check.point is None:
+        return check
+    ci, pi = check.cell, check.point
     cell_routers = decoder.routers(ci)
     for router in [*p.cookbook, *(r for r in cell_routers if r not in p.cookbook)]:
         cb_blocks = decoder.blocks_for(Selection(ci, pi, router)) if router in cell_routers else []

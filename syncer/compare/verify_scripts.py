@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syncer.compare.diff import Comparison, ExclusionLookup, compare_blocks
-from syncer.compare.results import CookbookCheck, LogCheck, PointResult
-from syncer.compare.verify import cookbook_point
+from syncer.compare.results import LogCheck, PointResult
+from syncer.compare.verify import cookbook_cell
 from syncer.cookbook.decode import Decoder
 from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, HICACHE_FLAG, TP_FLAG, canonical_flag
 from syncer.inferencex.master import ConfigEntry, Row
@@ -186,7 +186,8 @@ def compare_script_point(
     and what no log shows; with the notes on how each directory's blocks were read."""
     notes: list[str] = []
     res = PointResult(p.index, p.label, list(p.concs), p.script, None, p.item, SCRIPT_ROUTER)
-    check = cell_of(decoder, module_path, key, p, cookbook)
+    # The one comparison of a script point is the cookbook against the log, kept with the log.
+    check = cookbook_cell(decoder, module_path, key, p, cookbook)
     res.cookbook = check
     cell_routers = (
         decoder.routers(check.cell) if decoder is not None and check.cell is not None else []
@@ -226,31 +227,3 @@ def compare_script_point(
     for lc in res.logs:
         res.unverified.extend(_not_logged(lc.comparison))
     return res, notes
-
-
-def cell_of(
-    decoder: Decoder | None,
-    module_path: str | None,
-    key: str,
-    p: ScriptPoint,
-    cookbook: Path | None,
-) -> CookbookCheck:
-    """The cookbook point of ``p`` (a ``CookbookCheck`` without comparisons: the one comparison
-    of a script point is the cookbook against the log, kept with the log)."""
-    if decoder is None or module_path is None:
-        where = str(cookbook) if cookbook is not None else "cookbook_snippets/"
-        return CookbookCheck(
-            where, None, None, None, missing=f"no cookbook module in {where} has a cell for {key}"
-        )
-    found = cookbook_point(decoder, key, p)
-    if found is None:
-        return CookbookCheck(
-            module_path,
-            None,
-            None,
-            None,
-            missing=f"the cookbook has no point of {key} for item {p.item} at concurrency "
-            f"{', '.join(str(c) for c in p.concs)}",
-        )
-    ci, pi = found
-    return CookbookCheck(module_path, decoder.cells[ci].get("id"), ci, pi)
