@@ -12,17 +12,14 @@ flag declared, 1 findings (undeclared or possibly undeclared flags, unresolvable
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import click
 
 from syncer.commands import options
-from syncer.console import report_console
 from syncer.errors import SyncError
 from syncer.lint.lint import lint_paths
 from syncer.lint.source import SGLangSource
-from syncer.untrusted import json_text
 
 
 @click.command("lint")
@@ -69,13 +66,7 @@ def lint_command(
     else:
         source = SGLangSource(sglang)
     result = lint_paths(paths, source)
-    if fmt == "json":
-        sys.stdout.write(json_text(result.json(), indent=2) + "\n")
-    elif fmt == "markdown":
-        sys.stdout.write(result.markdown())
-    else:
-        result.text(report_console(soft_wrap=True))
-    return result.exit_code
+    return options.print_report(result, fmt)
 
 
 def _toplevel(where: Path) -> Path:

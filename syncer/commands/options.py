@@ -1,4 +1,5 @@
-"""Options several commands share, declared once so their spelling, type and help agree.
+"""Options several commands share, declared once so their spelling, type and help agree, and
+the one way a command prints a report in the ``--format`` asked for.
 
 A path option says whether it names a folder or a file; one with a default shows it in
 ``--help``. Imported by every command module, so it imports nothing heavy.
@@ -6,14 +7,17 @@ A path option says whether it names a folder or a file; one with a default shows
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import click
 
 from syncer import locations
+from syncer.console import report_console
 from syncer.selection import CONC_HELP, POINT_HELP
+from syncer.untrusted import json_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[F], F]
@@ -88,3 +92,26 @@ def selection_options(command: F) -> F:
     """``--point N`` and ``--conc C`` with the help every command shares."""
     command = click.option("--conc", "conc", type=int, metavar="C", help=CONC_HELP)(command)
     return click.option("--point", "point", type=int, metavar="N", help=POINT_HELP)(command)
+
+
+class Report(Protocol):
+    """A result that renders itself (``VerifyResult``, ``LintResult``)."""
+
+    exit_code: int
+
+    def json(self) -> Any: ...
+
+    def markdown(self) -> str: ...
+
+    def text(self, console: Any) -> None: ...
+
+
+def print_report(result: Report, fmt: str) -> int:
+    """``result`` on stdout in the ``--format`` asked for; the command's exit code."""
+    if fmt == "json":
+        sys.stdout.write(json_text(result.json(), indent=2) + "\n")
+    elif fmt == "markdown":
+        sys.stdout.write(result.markdown())
+    else:
+        result.text(report_console(soft_wrap=True))
+    return result.exit_code

@@ -8,15 +8,12 @@ point agrees, 1 something differs (or a point has no log), 2 bad input.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from syncer.commands import options
-from syncer.console import report_console
 from syncer.locations import bundled_inferencex
-from syncer.untrusted import json_text
 from syncer.usecases.verify import verify_config
 
 
@@ -57,10 +54,4 @@ def verify_command(
     result = verify_config(
         config, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
     )
-    if fmt == "json":
-        sys.stdout.write(json_text(result.json(), indent=2) + "\n")
-    elif fmt == "markdown":
-        sys.stdout.write(result.markdown())
-    else:
-        result.text(report_console(soft_wrap=True))
-    return result.exit_code
+    return options.print_report(result, fmt)
