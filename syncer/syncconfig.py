@@ -22,7 +22,7 @@ from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
 from syncer.model import ROUTERS, PointStatus
 from syncer.untrusted import clip
-from syncer.wording import VALUE_CHARS, js
+from syncer.wording import VALUE_CHARS, js, kind
 
 # The statuses a pin records (``derived`` is the decoder's, never pinned).
 STATUSES = (PointStatus.VERIFIED, PointStatus.VERIFIED_PR, PointStatus.IN_PROGRESS)
@@ -245,16 +245,7 @@ def _kind(node: yaml.Node) -> str:
 def _scalar(node: yaml.ScalarNode, value: Any) -> str:
     """A YAML scalar as written in the file, with what YAML 1.1 made of it (``yes (a
     boolean)``, ``2026-10-13 (a date)``), never Python's repr (``True``, ``datetime.date(...)``)."""
-    if isinstance(value, bool):
-        what = "a boolean"
-    elif isinstance(value, int | float):
-        what = "a number"
-    elif value is None:
-        what = "null"
-    elif isinstance(value, datetime.date):
-        what = "a date"
-    else:
-        what = type(value).__name__
+    what = "a date" if isinstance(value, datetime.date) else kind(value)
     return f"{clip(str(node.value), VALUE_CHARS)} ({what})"
 
 
