@@ -15,6 +15,7 @@ import os
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from syncer.errors import SyncError
+from syncer.wording import PATH_CHARS, js
 
 
 def check_name(name: str, *, what: str, path: str | None, line: int | None = None) -> None:
@@ -24,15 +25,15 @@ def check_name(name: str, *, what: str, path: str | None, line: int | None = Non
     posix, windows = PurePosixPath(name), PureWindowsPath(name)
     if posix.is_absolute() or windows.is_absolute() or windows.drive or name.startswith("~"):
         raise SyncError(
-            f"{what} {name!r} is an absolute path; files are read from inside the InferenceX "
-            "checkout only",
+            f"{what} {js(name, PATH_CHARS)} is an absolute path; files are read from inside the "
+            "InferenceX checkout only",
             path=path,
             line=line,
         )
     if ".." in posix.parts or ".." in windows.parts:
         raise SyncError(
-            f"{what} {name!r} climbs out with '..'; files are read from inside the InferenceX "
-            "checkout only",
+            f"{what} {js(name, PATH_CHARS)} climbs out with '..'; files are read from inside the "
+            "InferenceX checkout only",
             path=path,
             line=line,
         )

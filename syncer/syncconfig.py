@@ -22,7 +22,7 @@ from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
 from syncer.model import ROUTERS, PointStatus
 from syncer.untrusted import clip
-from syncer.wording import VALUE_CHARS
+from syncer.wording import VALUE_CHARS, js, kind
 
 # The statuses a pin records (``derived`` is the decoder's, never pinned).
 STATUSES = (PointStatus.VERIFIED, PointStatus.VERIFIED_PR, PointStatus.IN_PROGRESS)
@@ -131,7 +131,7 @@ class ModelSpec:
         for spec in self.configs:
             if spec.key == key:
                 return spec
-        raise SyncError(f"config {key!r} is not listed under model {self.path!r}")
+        raise SyncError(f"config {js(key)} is not listed under model {js(self.path)}")
 
 
 @dataclass
@@ -147,7 +147,7 @@ class SyncConfig:
             if name.lower() in (spec.path.lower(), spec.model.lower()):
                 return spec
         known = ", ".join(m.path for m in self.models) or "none"
-        raise SyncError(f"unknown model {name!r}; sync.yaml lists: {known}", path=self.path)
+        raise SyncError(f"unknown model {js(name)}; sync.yaml lists: {known}", path=self.path)
 
     def pins(self) -> dict[str, Pin]:
         return {c.key: c.pin for m in self.models for c in m.configs}
@@ -197,10 +197,10 @@ class _Reader:
                     key_node, f"{what}: keys must be strings, got {_scalar(key_node, key)}"
                 )
             if key in out:
-                raise self.fail(key_node, f"{what}: duplicate key {key!r}")
+                raise self.fail(key_node, f"{what}: duplicate key {js(key)}")
             if key not in allowed:
                 raise self.fail(
-                    key_node, f"{what}: unknown key {key!r}; expected one of {', '.join(allowed)}"
+                    key_node, f"{what}: unknown key {js(key)}; expected one of {', '.join(allowed)}"
                 )
             out[key] = value_node
         return out
@@ -224,7 +224,9 @@ class _Reader:
             raise self.fail(node, f"{what}: expected a string, got {_scalar(node, value)}")
         text = str(value)
         if text == "" or (pattern is not None and not pattern.fullmatch(text)):
-            raise self.fail(node, f"{what}: expected {hint or 'a non-empty string'}, got {text!r}")
+            raise self.fail(
+                node, f"{what}: expected {hint or 'a non-empty string'}, got {js(text)}"
+            )
         return text
 
     def optional_text(
@@ -243,16 +245,7 @@ def _kind(node: yaml.Node) -> str:
 def _scalar(node: yaml.ScalarNode, value: Any) -> str:
     """A YAML scalar as written in the file, with what YAML 1.1 made of it (``yes (a
     boolean)``, ``2026-10-13 (a date)``), never Python's repr (``True``, ``datetime.date(...)``)."""
-    if isinstance(value, bool):
-        what = "a boolean"
-    elif isinstance(value, int | float):
-        what = "a number"
-    elif value is None:
-        what = "null"
-    elif isinstance(value, datetime.date):
-        what = "a date"
-    else:
-        what = type(value).__name__
+    what = "a date" if isinstance(value, datetime.date) else kind(value)
     return f"{clip(str(node.value), VALUE_CHARS)} ({what})"
 
 
@@ -267,7 +260,7 @@ def _hardware(r: _Reader, node: yaml.Node, what: str) -> list[dict[str, str]]:
             "label": r.text(keys["label"], f"{what}.label"),
         }
         if any(h["id"] == hw["id"] for h in out):
-            raise r.fail(item, f"{what}: hardware {hw['id']!r} listed twice")
+            raise r.fail(item, f"{what}: hardware {js(hw['id'])} listed twice")
         out.append(hw)
     if not out:
         raise r.fail(node, f"{what}: expected at least one hardware entry")
@@ -302,7 +295,7 @@ def _pin(
     if status_text not in STATUSES:
         raise r.fail(
             pin["status"],
-            f"{what}.pin.status: expected one of {', '.join(STATUSES)}, got {status_text!r}",
+            f"{what}.pin.status: expected one of {', '.join(STATUSES)}, got {js(status_text)}",
         )
     status = PointStatus(status_text)
     run = r.optional_text(
@@ -313,7 +306,7 @@ def _pin(
     )
     date = r.optional_text(pin, "date", f"{what}.pin", pattern=DATE, hint="a date YYYY-MM-DD")
     if date is not None and not is_date(date):
-        raise r.fail(pin["date"], f"{what}.pin.date: {date!r} is not a calendar date")
+        raise r.fail(pin["date"], f"{what}.pin.date: {js(date)} is not a calendar date")
     # A config on main may still name the PR that introduced it and the commit it was measured at.
     if "pr" in pin:
         if source == "pr":
@@ -419,7 +412,7 @@ def _model(r: _Reader, node: yaml.Node, main: str) -> ModelSpec:
     keys = r.mapping(node, "model", _MODEL_KEYS)
     for required in ("path", "model", "page", "section", "hardware", "configs"):
         if required not in keys:
-            raise r.fail(node, f"model: missing {required!r}")
+            raise r.fail(node, f"model: missing {js(required)}")
     path = r.text(
         keys["path"], "model.path", MODEL_PATH, "'<org>/<model>' (the snippet path without .jsx)"
     )
@@ -442,7 +435,7 @@ def _model(r: _Reader, node: yaml.Node, main: str) -> ModelSpec:
     for item in r.sequence(keys["configs"], f"{what}.configs"):
         cfg = _config(r, item, main, f"{what}.configs")
         if any(c.key == cfg.key for c in spec.configs):
-            raise r.fail(item, f"{what}: config {cfg.key!r} listed twice")
+            raise r.fail(item, f"{what}: config {js(cfg.key)} listed twice")
         spec.configs.append(cfg)
     if not spec.configs:
         raise r.fail(keys["configs"], f"{what}.configs: expected at least one config")
@@ -464,18 +457,19 @@ def parse_sync_config(text: str, path: str = "sync.yaml") -> SyncConfig:
     for item in r.sequence(top["models"], "models"):
         model = _model(r, item, main)
         if any(m.path == model.path for m in models):
-            raise r.fail(item, f"model {model.path!r} listed twice")
+            raise r.fail(item, f"model {js(model.path)} listed twice")
         # A page imports its module as `agentx`: one AgentX section, so one model, per page.
         other = next((m for m in models if m.page == model.page), None)
         if other is not None:
-            raise r.fail(item, f"page {model.page!r} is already the page of {other.path!r}")
+            raise r.fail(item, f"page {js(model.page)} is already the page of {js(other.path)}")
         models.append(model)
     seen: dict[str, str] = {}
     for model in models:
         for cfg in model.configs:
             if cfg.key in seen:
                 raise SyncError(
-                    f"config {cfg.key!r} is listed by both {seen[cfg.key]!r} and {model.path!r}",
+                    f"config {js(cfg.key)} is listed by both {js(seen[cfg.key])} "
+                    f"and {js(model.path)}",
                     path=path,
                     line=cfg.line,
                 )

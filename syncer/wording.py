@@ -1,9 +1,10 @@
 """How numbers and values read in messages: one place for plurals, JSON spelling and cutting.
 
 * ``count(1, "point")`` is "1 point", never "1 points";
-* a value read from a data module or an event (JSON / JavaScript data) is shown as that
-  format spells it (``true``, ``null``, ``"text"``), not as Python's ``repr`` (``True``,
-  ``None``, ``'text'``);
+* a value read from input (a data module, an event, a recipe, a master config, sync.yaml, a
+  log) is shown as JSON spells it (``true``, ``null``, ``"text"``, ``{"a": 1}``; valid YAML
+  too), not as Python's ``repr`` (``True``, ``None``, ``'text'``); a name the user typed (a
+  key, a selector) is a value too: ``unknown config key "foo"``; a type is named by ``kind``;
 * a long value is cut (``untrusted.clip``, saying how much was left out): a message is one
   line to read, not a dump of whatever the input held.
 
@@ -20,6 +21,8 @@ from syncer.untrusted import clip
 
 # A value in a message is cut beyond this many characters.
 VALUE_CHARS = 80
+# A file name (a recipe path, an archive member) is cut later: its end is what names the file.
+PATH_CHARS = 160
 # Any run of non-blank characters longer than this in a printed error is cut (cli.main): the
 # guard for values a message did not cut itself.
 WORD_CHARS = 200
@@ -30,13 +33,15 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def js(value: object, limit: int = VALUE_CHARS) -> str:
-    """``value`` (read from JSON or a JavaScript literal) as that data spells it, cut."""
+def js(value: object, limit: int | None = VALUE_CHARS) -> str:
+    """``value`` (read from JSON, a JavaScript literal or YAML) as JSON spells it, cut beyond
+    ``limit`` characters (``None``: whole, for a text shown exactly as it would be posted).
+    JSON's spelling of a scalar, a list or a mapping is also valid YAML (flow style)."""
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):  # not JSON data (e.g. a set built by the caller)
         text = str(value)
-    return clip(text, limit)
+    return text if limit is None else clip(text, limit)
 
 
 def kind(value: object) -> str:

@@ -197,7 +197,7 @@ def test_dry_run_needs_no_token_and_no_api(world):
     assert "would: git: write docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx" in out
     assert (
         f"would: POST /repos/{BOOK}/pulls head=sgl-project:{BRANCH} base=main "
-        "title='[AgentX] DeepSeek-V4.1: sync launch commands from InferenceX'"
+        'title="[AgentX] DeepSeek-V4.1: sync launch commands from InferenceX"'
     ) in out
     assert "<!-- infx-cookbook-sync:pr model=deepseek-ai/deepseek-v4_1 -->" in out
     assert f"would: POST /repos/{INFX}/issues/{PR}/comments" in out

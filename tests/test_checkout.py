@@ -83,11 +83,11 @@ def _recipe_dir_link(checkout: Path, outside: Path) -> None:
 CASES = {
     "absolute srt-recipe": (
         _row_recipe("{outside}/agentic.yaml"),
-        f"{MASTER}:24: {KEY}: row 0 srt-recipe '{{outside}}/agentic.yaml' is an absolute path",
+        f'{MASTER}:24: {KEY}: row 0 srt-recipe "{{outside}}/agentic.yaml" is an absolute path',
     ),
     "srt-recipe climbing with ..": (
         _row_recipe("../../../../../../../../outside/agentic.yaml"),
-        f"{MASTER}:24: {KEY}: row 0 srt-recipe '../../../../../../../../outside/agentic.yaml' "
+        f'{MASTER}:24: {KEY}: row 0 srt-recipe "../../../../../../../../outside/agentic.yaml" '
         "climbs out with '..'",
     ),
     "recipe file is a symlink out": (
@@ -144,7 +144,7 @@ def test_config_file_rows_of_the_old_layout_are_held_too(tmp_path: Path) -> None
     entry = load_master(checkout).entry("m-fp8-h100-dynamo-sglang-agentic")
     with pytest.raises(SyncError) as info:
         entry.recipe_path(entry.rows[0])
-    assert "row 0 srt-recipe '../../../etc/agg.yaml' climbs out with '..'" in info.value.message
+    assert "row 0 srt-recipe \"../../../etc/agg.yaml\" climbs out with '..'" in info.value.message
     assert info.value.line == 1
 
 
@@ -153,7 +153,7 @@ def test_model_prefix_cannot_lead_the_golden_file_out(world: tuple[Path, Path]) 
     master = checkout / MASTER
     master.write_text(master.read_text().replace("model-prefix: dsv41flash", "model-prefix: /x", 1))
     entry = load_master(checkout).entry(KEY)
-    with pytest.raises(SyncError, match=r"golden AL file \(from model-prefix\) '/x_dspark.yaml'"):
+    with pytest.raises(SyncError, match=r'golden AL file \(from model-prefix\) "/x_dspark.yaml"'):
         golden_al_file(entry, "dspark")
 
 

@@ -560,7 +560,7 @@ def test_dangling_and_malformed_entries(mutate: Any, expected: str) -> None:
 
 
 def test_unknown_router_selected(demo: Decoder) -> None:
-    with pytest.raises(SyncError, match=r"unknown router 'vllm' \(cell has dynamo, sglang\)"):
+    with pytest.raises(SyncError, match=r'unknown router "vllm" \(cell has dynamo, sglang\)'):
         demo.blocks_for(Selection(0, 0, "vllm"))
     with pytest.raises(SyncError, match="unknown router"):
         demo.status_for(Selection(0, 0, "vllm", None))

@@ -106,23 +106,23 @@ def test_all_filters_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     ("args", "message"),
     [
         (["--point", "1", "--conc", "4"], "give --point or --conc, not both"),
-        (["--point", "3"], "cell 'demo-fp4-gb300-dynamo-agg#0': --point 3 out of range (0..2)"),
+        (["--point", "3"], 'cell "demo-fp4-gb300-dynamo-agg#0": --point 3 out of range (0..2)'),
         (
             ["--conc", "5"],
             "no point at concurrency 5 (concurrencies: 1, 4, 8, 16); no cell has it",
         ),
         (
             ["--conc", "64"],
-            "cell 'demo-fp4-gb300-dynamo-agg#0': no point at concurrency 64 (concurrencies: 1, 4,"
+            'cell "demo-fp4-gb300-dynamo-agg#0": no point at concurrency 64 (concurrencies: 1, 4,'
             " 8, 16); measured at 64 in: demo-fp4-gb300-sglang-agg#0",
         ),
         (
             ["--cell", "3", "--conc", "4"],
             "measured at 4 in: demo-fp4-gb300-dynamo-agg#0, demo-fp8-b300-sglang-agg#0@c4",
         ),
-        (["--kv", "mooncake", "--cell", "3"], "'mooncake' is not offered for cell"),
-        (["--cell", "nope#1"], "no cell with id 'nope#1'"),
-        (["--router", "vllm"], "unknown router 'vllm'"),
+        (["--kv", "mooncake", "--cell", "3"], '"mooncake" is not offered for cell'),
+        (["--cell", "nope#1"], 'no cell with id "nope#1"'),
+        (["--router", "vllm"], 'unknown router "vllm"'),
     ],
 )
 def test_bad_selection(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
@@ -155,12 +155,12 @@ def test_module_without_kv_tiers_accepts_its_measured_tier(
     assert code == 0
     assert run(capsys, str(path), "--cell", "4", "--kv", "none") == (0, default, "")
     code, _, err = run(capsys, str(path), "--cell", "4", "--kv", "hicache")
-    assert code == 2 and "'hicache' is not offered" in err and "(available: none listed)" in err
+    assert code == 2 and '"hicache" is not offered' in err and "(available: none listed)" in err
 
 
 def test_unavailable_tier_names_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
     _, _, err = run(capsys, DEMO, "--cell", "3", "--kv", "hicache")
-    assert "not offered for cell 'demo-fp8-b300-sglang-agg#0@c1': no donor (available: none)" in err
+    assert 'not offered for cell "demo-fp8-b300-sglang-agg#0@c1": no donor (available: none)' in err
 
 
 @pytest.mark.parametrize(

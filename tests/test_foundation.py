@@ -104,7 +104,7 @@ def test_a_superscript_digit_cell_selector_is_an_unknown_id_not_a_crash() -> Non
 
     root = Path(__file__).resolve().parent.parent
     decoder = load_decoder(root / "cookbook_snippets" / "deepseek-ai" / "deepseek-v4_1.jsx")
-    with pytest.raises(SyncError, match="no cell with id '²'"):
+    with pytest.raises(SyncError, match='no cell with id "²"'):
         decoder.cell_index("²")
 
 

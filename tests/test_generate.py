@@ -208,7 +208,7 @@ def test_cli_bad_input_exits_2(tmp_path: Path, capsys) -> None:
     assert run_cli("generate", "--config", str(bad)) == 2  # neither MODEL nor --all
     capsys.readouterr()
     assert run_cli("generate", "--all", "--check", "--date", "2026-13-45") == 2
-    assert "--date '2026-13-45': expected a date as YYYY-MM-DD" in capsys.readouterr().err
+    assert '--date "2026-13-45": expected a date as YYYY-MM-DD' in capsys.readouterr().err
 
 
 def test_generate_writes_nothing_when_the_roundtrip_differs(workspace, monkeypatch, capsys) -> None:

@@ -8,6 +8,8 @@ one rule: what InferenceX and srt-slurm did with that shape, not what one real f
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -372,7 +374,7 @@ def test_duplicate_recipe_key_renders_the_last_value_with_a_warning(
         rendered = render_config(old_checkout(tmp_path, recipe), KEY)
     assert worker_flags(rendered, "agg")["--tp-size"] == ["8"]
     (warning,) = rendered.warnings
-    assert "agg.yaml:18: duplicate key 'tp-size' (lines 17 and 18)" in warning
+    assert 'agg.yaml:18: duplicate key "tp-size" (lines 17 and 18)' in warning
     assert warning in caplog.text
 
 
@@ -382,7 +384,7 @@ def test_duplicate_master_key_is_still_refused(tmp_path: Path) -> None:
     master.write_text(
         master.read_text().replace("  model: org/M\n", "  model: org/M\n  model: x\n")
     )
-    with pytest.raises(SyncError, match="duplicate key 'model'"):
+    with pytest.raises(SyncError, match='duplicate key "model"'):
         load_master(root)
 
 
@@ -399,7 +401,7 @@ def test_cli_prints_the_duplicate_warning_and_renders(tmp_path: Path) -> None:
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stderr.startswith("warning: ") and "duplicate key 'tp-size'" in out.stderr
+    assert out.stderr.startswith("warning: ") and 'duplicate key "tp-size"' in out.stderr
 
 
 # ---- refusals with their reason ------------------------------------------------------------
@@ -408,7 +410,7 @@ def test_cli_prints_the_duplicate_warning_and_renders(tmp_path: Path) -> None:
 def test_a_key_that_is_not_sglang_is_refused_first(tmp_path: Path) -> None:
     """Even with rows nothing could read, the first reason given is the framework."""
     root = old_checkout(tmp_path, framework="dynamo-vllm", roles="    bogus-key: 1\n")
-    with pytest.raises(NotSGLang, match="framework 'dynamo-vllm' is not SGLang"):
+    with pytest.raises(NotSGLang, match='framework "dynamo-vllm" is not SGLang'):
         render_config(root, KEY)
 
 
@@ -421,7 +423,7 @@ def test_a_key_without_any_recipe_is_launched_by_a_bash_script(tmp_path: Path) -
 
 def test_a_recipe_the_tree_does_not_hold_is_absent(tmp_path: Path) -> None:
     root = old_checkout(tmp_path, settings=("CONFIG_FILE=recipes/upstream/only.yaml",))
-    with pytest.raises(RecipeAbsent, match=r"'upstream/only\.yaml' of row 0 is absent"):
+    with pytest.raises(RecipeAbsent, match=r'"upstream/only\.yaml" of row 0 is absent'):
         render_config(root, KEY)
 
 
@@ -497,3 +499,50 @@ def test_a_step_count_that_is_not_a_number_is_bad_input(tmp_path: Path) -> None:
     )
     with pytest.raises(SyncError, match="speculative-num-steps must be an integer"):
         render_config(root, KEY)
+
+
+# ---- through the CLI: exit 2, one line naming the file (and line), values as JSON spells them
+
+
+def _cli_error(root: Path, key: str = KEY) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "syncer", "render", key, "--inferencex", str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    return proc.stderr
+
+
+RECIPE = "benchmarks/multi_node/srt-slurm-recipes/m/agentic/agg.yaml"
+
+
+def test_cli_names_a_yaml_boolean_where_a_string_belongs_as_yaml_spells_it(tmp_path: Path) -> None:
+    recipe = AGG.replace('SGLANG_DEFAULT_THINKING: "0"', "SGLANG_DEFAULT_THINKING: no")
+    assert _cli_error(old_checkout(tmp_path, recipe)) == (
+        f"error: {tmp_path}/{RECIPE}:13: backend.aggregated_environment.SGLANG_DEFAULT_THINKING: "
+        "Not a valid string (got false); quote it\n"
+    )
+
+
+def test_cli_cuts_a_long_mapping_of_the_wrong_type_in_json_spelling(tmp_path: Path) -> None:
+    mapping = ", ".join(f"k{i}: {i}" for i in range(20))
+    recipe = AGG.replace("speculative-num-steps: 3", f"speculative-num-steps: {{{mapping}}}")
+    assert _cli_error(old_checkout(tmp_path, recipe)) == (
+        f"error: {tmp_path}/{RECIPE}: backend.sglang_config.aggregated.speculative-num-steps "
+        'must be an integer, got {"k0": 0, "k1": 1, "k2": 2, "k3": 3, "k4": 4, "k5": 5, '
+        '"k6": 6, "k7": 7, "k8": 8… (120 more characters)\n'
+    )
+
+
+def test_cli_quotes_an_unknown_config_key_and_an_unknown_entry_key(tmp_path: Path) -> None:
+    root = old_checkout(tmp_path / "a")
+    assert _cli_error(root, "nope") == (
+        f'error: {root}/configs/nvidia-master.yaml: unknown config key "nope"\n'
+    )
+    root = old_checkout(tmp_path / "b", framework="dynamo-sglang\n  srt-recipe-dri: x")
+    assert _cli_error(root) == (
+        f"error: {root}/configs/nvidia-master.yaml:8: {KEY}: "
+        'unknown key "srt-recipe-dri"; closest keys: srt-recipe-dir\n'
+    )

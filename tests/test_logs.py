@@ -418,7 +418,7 @@ def test_two_different_command_lines_in_one_worker_block_are_a_problem() -> None
     launch = build_launch(log)
     assert launch.problems == [
         "agg worker 0 on n1 (line 1) logs two different Command: lines; the one on line 4 has "
-        "'0.5' where the first has '0.8' (argument 6)"
+        '"0.5" where the first has "0.8" (argument 6)'
     ]
     # The same line logged twice says nothing new.
     assert build_launch(parse_sweep_text(text.replace("0.5", "0.8"))).problems == []

@@ -156,9 +156,9 @@ def test_unknown_entry_and_row_keys_name_the_closest(tmp_path: Path) -> None:
     master = load_master(tmp_path)
     with pytest.raises(SyncError) as err:
         master.entry("k")
-    assert "unknown key 'srt-recipe-dri'; closest keys: srt-recipe-dir" in err.value.message
+    assert 'unknown key "srt-recipe-dri"; closest keys: srt-recipe-dir' in err.value.message
     assert err.value.line == 5
-    with pytest.raises(SyncError, match="unknown key 'conc-lst'; closest keys: conc-list"):
+    with pytest.raises(SyncError, match='unknown key "conc-lst"; closest keys: conc-list'):
         master.entry("r")
 
 
@@ -203,7 +203,7 @@ def test_row_parallelism_must_be_integers(tmp_path: Path) -> None:
           scenarios: {agentic-coding: [{search-space: [{tp: "2", conc-list: [1], srt-recipe: a}]}]}
         """,
     )
-    with pytest.raises(SyncError, match="tp must be a positive integer, got '2'"):
+    with pytest.raises(SyncError, match='tp must be a positive integer, got "2"'):
         load_master(tmp_path).entry("k")
 
 
@@ -239,7 +239,7 @@ def test_wrong_shapes_in_an_entry_are_named(tmp_path: Path, fields: str, message
 def test_golden_al_curves_must_be_a_mapping(old_layout: Path) -> None:
     (old_layout / "golden_al_distribution" / "m_dspark.yaml").write_text("m-1: 1.5\n")
     entry = load_master(old_layout).entry("m-fp8-h100-dynamo-sglang-agentic")
-    with pytest.raises(SyncError, match="'m-1' must map thinking_on/thinking_off"):
+    with pytest.raises(SyncError, match='"m-1" must map thinking_on/thinking_off'):
         golden_al(entry, "dspark", 3, thinking=True)
 
 

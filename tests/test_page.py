@@ -139,7 +139,7 @@ def test_renamed_heading_is_reported_not_duplicated() -> None:
     result = update(renamed)
     assert not result.changed and result.text == renamed
     assert result.conflict is not None
-    assert "under heading 'Agentic deployments'" in result.conflict
+    assert 'under heading "Agentic deployments"' in result.conflict
     assert "--force-page" in result.conflict
     # Forced: the section is regenerated in place under the configured heading, not appended.
     forced = update(renamed, force=True)

@@ -311,7 +311,7 @@ def test_srt_slurm_1x_differences() -> None:
 
 
 def test_unknown_frontend_type_is_refused() -> None:
-    with pytest.raises(SyncError, match=r"frontend\.type 'tilert-router'"):
+    with pytest.raises(SyncError, match=r'frontend\.type "tilert-router"'):
         raw(variant(frontend={"type": "tilert-router"}))
 
 

@@ -124,7 +124,7 @@ def test_an_expansion_in_the_command_is_refused_with_its_column(tmp_path: Path) 
     cmd.write_text("python3 -m sglang.launch_server --model-path $MODEL_PATH\n")
     with pytest.raises(SyncError) as exc:
         read_script_run(run)
-    assert "'$' would expand" in exc.value.message
+    assert '"$" would expand' in exc.value.message
     assert (exc.value.line, exc.value.column) == (1, 46)
 
 

@@ -352,7 +352,7 @@ def test_external_and_blockless_services_launch_no_block() -> None:
     ("entry", "message"),
     [
         ({"name": "s", "type": "mooncake-store"}, "needs a mooncake-master"),
-        ({"name": "x", "type": "redis"}, "unknown service type 'redis'"),
+        ({"name": "x", "type": "redis"}, 'unknown service type "redis"'),
         ({"name": "m", "type": "mooncake-master", "args": ["--port", 8800]}, "non-empty string"),
         ({"name": "m", "type": "mooncake-master", "placement": {"node": "moon"}}, "placement.node"),
     ],

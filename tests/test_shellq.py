@@ -122,10 +122,10 @@ def test_parser_agrees_with_bash_reading_the_text_back() -> None:
 @pytest.mark.parametrize(
     ("text", "message", "column"),
     [
-        ("a $HOME", "'$' would expand", 3),
-        ("a $(id)", "'$' would expand", 3),
-        ("a `id`", "'`' is shell syntax", 3),
-        ("a;b", "';' is shell syntax", 2),
+        ("a $HOME", '"$" would expand', 3),
+        ("a $(id)", '"$" would expand', 3),
+        ("a `id`", '"`" is shell syntax', 3),
+        ("a;b", '";" is shell syntax', 2),
         ("x *", "filename pattern", 3),
         ("x a[1]", "filename pattern", 4),
         ("x ~/y", "home directory", 3),

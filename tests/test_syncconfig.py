@@ -87,7 +87,7 @@ def test_parse_pins_and_provenance() -> None:
             17,
             "needs a PR source and a pinned",
         ),
-        ("section: AgentX", "section: AgentX\n    colour: red", 8, "unknown key 'colour'"),
+        ("section: AgentX", "section: AgentX\n    colour: red", 8, 'unknown key "colour"'),
         ("sha: 6b07b8e", "sha: 6B07B8E", 16, "40 lowercase hex"),
         ('run: "100/attempts/2"', 'run: "100/attempt/2"', 13, "run id"),
         ('date: "2026-10-01"', 'date: "2026-02-30"', 13, "not a calendar date"),
@@ -146,7 +146,7 @@ def test_two_models_on_one_page_are_refused() -> None:
     keys = re.findall(r"key: (\S+)", second)
     for key in keys:
         second = second.replace(f"key: {key}", f"key: {key}-other")
-    with pytest.raises(SyncError, match="already the page of 'acme/m1'"):
+    with pytest.raises(SyncError, match='already the page of "acme/m1"'):
         parse_sync_config(GOOD + second)
 
 

@@ -535,6 +535,6 @@ def test_conflicting_command_lines_in_one_worker_block_exit_1(
     assert result.exit_code == 1
     [problem] = result.points[5].logs[0].problems
     assert "agg worker 0 on gb300-b02-n08" in problem and "two different Command: lines" in problem
-    assert "'9' where the first has '128'" in problem
+    assert '"9" where the first has "128"' in problem
     code, out, _ = run_cli(capsys, KEY, "--run", str(run))
     assert code == 1 and "1 of 7 points does not agree" in out

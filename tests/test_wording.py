@@ -4,12 +4,15 @@ spells them, long values cut."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import click
 import pytest
 
 from syncer.cli import COMMANDS
 from syncer.wording import count, cut_long_words, js
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -35,6 +38,7 @@ def test_js_spells_values_as_json_and_cuts_them() -> None:
     )
     long = js("9" * 1000)
     assert long.startswith('"999') and long.endswith("… (922 more characters)")
+    assert js("9" * 1000, None) == f'"{"9" * 1000}"'  # whole: a text shown as it is posted
 
 
 def test_cut_long_words() -> None:
@@ -49,12 +53,22 @@ def test_cut_long_words() -> None:
 def test_cli_errors_cut_long_values(capsys: pytest.CaptureFixture[str]) -> None:
     from syncer.cli import main
 
+    master = ROOT / "examples" / "inferencex" / "inferencex-e2e" / "configs" / "nvidia-master.yaml"
+    # The message cuts the key it quotes (JSON spelling: double quotes)...
     with pytest.raises(SystemExit) as done:
         main(["render", "k" * 3000])
-    err = capsys.readouterr().err
     assert done.value.code == 2
-    assert err.startswith("error: ") and err.count("\n") == 1
-    assert "k" * 201 not in err and "… (2802 more characters)" in err
+    assert capsys.readouterr().err == (
+        f'error: {master}: unknown config key "{"k" * 79}… (2922 more characters)\n'
+    )
+    # ... and the CLI cuts a value the message did not cut itself.
+    key = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+    with pytest.raises(SystemExit) as done:
+        main(["render", key, "--point", "1" * 3000])
+    assert done.value.code == 2
+    assert capsys.readouterr().err == (
+        f"error: {key}: --point {'1' * 200}… (2800 more characters) out of range (0..6)\n"
+    )
 
 
 @pytest.mark.parametrize(("logs", "said"), [(1, "the sweep log"), (2, "the 2 sweep logs")])

@@ -21,7 +21,7 @@ from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.syncconfig import load_sync_config
 from syncer.untrusted import term_text
-from syncer.wording import count
+from syncer.wording import count, js
 
 
 @click.command("bot")
@@ -231,7 +231,7 @@ def _float_env(name: str) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        raise SyncError(f"{name} must be a number of seconds, got {value!r}") from None
+        raise SyncError(f"{name} must be a number of seconds, got {js(value)}") from None
 
 
 # GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.

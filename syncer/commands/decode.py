@@ -22,6 +22,7 @@ from syncer.errors import SyncError
 from syncer.model import Selection
 from syncer.selection import only_one, select
 from syncer.untrusted import term_text
+from syncer.wording import js
 
 # C1 controls and JS line separators are valid inside JSON strings but not harmless on a
 # terminal, so JSON output escapes them too. The same escape as ``untrusted.json_text`` but
@@ -90,7 +91,7 @@ def decode_command(
 
 def _point(decoder: Decoder, ci: int, point: int | None, conc: int | None) -> int:
     points = decoder.cells[ci]["points"]
-    owner = f"cell {decoder.cells[ci].get('id')!r}"
+    owner = f"cell {js(decoder.cells[ci].get('id'))}"
 
     def concs(pi: int) -> list[int]:
         return points[pi].get("concs") or []
@@ -137,7 +138,7 @@ def _tier(decoder: Decoder, ci: int, pi: int, kv: str | None) -> str | None:
         reasons = (decoder.cells[ci].get("kv") or {}).get("unavailable") or {}
         why = f": {reasons[kv]}" if isinstance(reasons, dict) and kv in reasons else ""
         raise SyncError(
-            f"KV tier {kv!r} is not offered for cell {decoder.cells[ci].get('id')!r}{why} "
+            f"KV tier {js(kv)} is not offered for cell {js(decoder.cells[ci].get('id'))}{why} "
             f"(available: {', '.join(available) or 'none listed'})",
             path=decoder.path,
         )

@@ -28,7 +28,7 @@ from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.lint.publish import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
 from syncer.untrusted import term_text
-from syncer.wording import count
+from syncer.wording import count, js
 
 
 @click.command("generate")
@@ -164,7 +164,7 @@ def _print_review(path: Path, new_text: str) -> None:
 def _check_date(text: str) -> None:
     """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
     if not is_date(text):
-        raise SyncError(f"--date {text!r}: expected a date as YYYY-MM-DD")
+        raise SyncError(f"--date {js(text)}: expected a date as YYYY-MM-DD")
 
 
 @click.command("reencode")

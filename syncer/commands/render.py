@@ -29,6 +29,7 @@ from syncer.model import ROUTERS
 from syncer.selection import select
 from syncer.templating import render
 from syncer.untrusted import json_text
+from syncer.wording import js
 
 
 @click.command("render")
@@ -62,7 +63,7 @@ def render_command(
 ) -> None:
     """Render a config's launch commands from its srt-slurm recipe."""
     if router is not None and router not in ROUTERS:
-        raise SyncError(f"unknown router {router!r}; expected one of {', '.join(ROUTERS)}")
+        raise SyncError(f"unknown router {js(router)}; expected one of {', '.join(ROUTERS)}")
     srt_files = None
     if srt_slurm_configs is not None:
         srt_files = discover(inferencex or bundled_inferencex(), srt_slurm_configs)

@@ -92,7 +92,7 @@ class Decoder:
     def _cell(self, ci: int) -> dict[str, Any]:
         if isinstance(ci, bool) or not isinstance(ci, int) or not 0 <= ci < len(self.cells):
             raise self.check.error(
-                "cell", f"index {ci!r} out of range (module has {len(self.cells)})"
+                "cell", f"index {js(ci)} out of range (module has {len(self.cells)})"
             )
         return self.cells[ci]
 
@@ -100,7 +100,8 @@ class Decoder:
         routers = self._cell(ci)["routers"]
         if router not in routers:
             raise self.check.error(
-                f"cells[{ci}]", f"unknown router {router!r} (cell has {', '.join(sorted(routers))})"
+                f"cells[{ci}]",
+                f"unknown router {js(router)} (cell has {', '.join(sorted(routers))})",
             )
         return routers[router]
 
@@ -357,7 +358,7 @@ class Decoder:
         ids = [str(c.get("id")) for c in self.cells]
         close = difflib.get_close_matches(str(selector), ids, n=5, cutoff=0.4)
         hint = f"; closest: {', '.join(close)}" if close else ""
-        raise self.check.error("cells", f"no cell with id {selector!r}{hint}")
+        raise self.check.error("cells", f"no cell with id {js(selector)}{hint}")
 
     def default_cell(self) -> int:
         """The page's first selection: first hardware, its first checkpoint, first cell."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from syncer.cookbook.jsmodule import is_identifier
 from syncer.errors import SyncError
+from syncer.wording import js
 
 _encode_string = json.JSONEncoder(ensure_ascii=False).encode
 # Characters that end a `//` comment in JavaScript (so a header line could smuggle code).
@@ -35,11 +36,11 @@ def emit_module(header_lines: Sequence[str], name: str, value: Any) -> str:
     ``//``); a line without the marker gets ``// `` put in front of it.
     """
     if not is_identifier(name):
-        raise SyncError(f"cannot export {name!r}: not a JavaScript identifier")
+        raise SyncError(f"cannot export {js(name)}: not a JavaScript identifier")
     lines = []
     for line in header_lines:
         if any(brk in line for brk in _LINE_BREAKS):
-            raise SyncError(f"header line {line!r} contains a line break")
+            raise SyncError(f"header line {js(line)} contains a line break")
         lines.append(line if line.startswith("//") else f"// {line}")
     head = "".join(f"{line}\n" for line in lines)
     return f"{head}export const {name} = {dumps(value)};\n"
@@ -58,7 +59,7 @@ def _scalar(value: Any) -> str:
         return int.__repr__(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise SyncError(f"cannot write {value!r} in a data module (not a JSON number)")
+            raise SyncError(f"cannot write {js(value)} in a data module (not a JSON number)")
         return float.__repr__(value)
     raise SyncError(f"cannot write a {type(value).__name__} in a data module")
 
@@ -73,7 +74,7 @@ def _write(value: Any, depth: int, out: list[str]) -> None:
         first = True
         for key, item in value.items():
             if not isinstance(key, str):
-                raise SyncError(f"cannot write object key {key!r}: keys must be strings")
+                raise SyncError(f"cannot write object key {js(key)}: keys must be strings")
             out.append(pad if first else "," + pad)
             first = False
             out.append(_encode_string(key))

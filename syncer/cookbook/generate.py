@@ -38,6 +38,7 @@ from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import Block, PointStatus
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
+from syncer.wording import js
 
 _NIGHTLY_COMMIT = re.compile(r":nightly[^@]*-\d{8}-([0-9a-f]{7,12})(?:@|$)")
 
@@ -252,7 +253,7 @@ def _cells_for_config(
             for r in first.cookbook
         }
         if next(iter(routers)) != submitted:
-            raise SyncError(f"config {cfg.key}: rendered routers must list {submitted!r} first")
+            raise SyncError(f"config {cfg.key}: rendered routers must list {js(submitted)} first")
         for point in points:
             if point.image != first.image or point.gpus != first.gpus:
                 raise SyncError(

@@ -25,6 +25,7 @@ from markdown_it import MarkdownIt
 from syncer.errors import SyncError
 from syncer.syncconfig import MODEL_PATH
 from syncer.templating import render
+from syncer.wording import js
 
 TEMPLATE = "page_section.mdx.j2"
 _MARKER = re.compile(r"^\{/\* agentx-sync sha256:([0-9a-f]{16}) .*\*/\}\n?$")
@@ -59,7 +60,7 @@ def _stored_digest(lines: list[str]) -> tuple[str | None, str]:
 def render_section(heading_line: str, module: str) -> str:
     """The whole section: ``heading_line`` (kept verbatim when updating), marker, body."""
     if not MODEL_PATH.fullmatch(module):
-        raise SyncError(f"module path {module!r} is not '<org>/<model>'")
+        raise SyncError(f"module path {js(module)} is not '<org>/<model>'")
     body = render(TEMPLATE, marker="@@MARKER@@", module=module)
     lines = body.splitlines(keepends=True)
     if not lines or lines[0].rstrip("\n") != "@@MARKER@@":
@@ -117,7 +118,7 @@ def update_page(
     if len(found) > 1:
         where = ", ".join(str(h[0] + 1) for h in found)
         raise SyncError(
-            f"section {section!r} appears {len(found)} times (lines {where})", path=path
+            f"section {js(section)} appears {len(found)} times (lines {where})", path=path
         )
     moved = None if found else _marked_heading(lines, heads)
     if moved is not None and not force:
@@ -127,7 +128,7 @@ def update_page(
             created=False,
             conflict=(
                 f"{path}:{moved[0] + 1}: the generated AgentX section is under heading "
-                f"{moved[2]!r}, not {section!r} (renamed by hand?); rename it back or set "
+                f"{js(moved[2])}, not {js(section)} (renamed by hand?); rename it back or set "
                 "'section' in sync.yaml, or rerun `sync generate` with --force-page"
             ),
         )
@@ -161,7 +162,7 @@ def update_page(
                 changed=False,
                 created=False,
                 conflict=(
-                    f"{path}:{start + 1}: section {section!r} exists but was not written by the "
+                    f"{path}:{start + 1}: section {js(section)} exists but was not written by the "
                     "syncer (no agentx-sync marker); review it, then rerun `sync generate` with "
                     "--force-page"
                 ),
@@ -172,7 +173,7 @@ def update_page(
                 changed=False,
                 created=False,
                 conflict=(
-                    f"{path}:{start + 1}: section {section!r} was edited by hand since it was "
+                    f"{path}:{start + 1}: section {js(section)} was edited by hand since it was "
                     "generated (hash mismatch); move the edit into the template or rerun "
                     "`sync generate` with --force-page"
                 ),

@@ -14,6 +14,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.model import Block
+from syncer.wording import js
 
 _BARE = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
 # `$`, `{`, `}` on top of the bare set: double quotes keep $PLACEHOLDERS expandable.
@@ -211,7 +212,7 @@ def _expansion_problem(text: str) -> str | None:
 
 
 def _refuse(where: str, what: str, value: str, reason: str) -> SyncError:
-    return SyncError(f"{where}: {what} = {value!r} {reason}; refusing to publish it")
+    return SyncError(f"{where}: {what} = {js(value)} {reason}; refusing to publish it")
 
 
 def _check_value(value: Any, what: str, where: str) -> None:
@@ -261,7 +262,7 @@ def check_publishable(blocks: list[Block], where: str) -> None:
                 raise _refuse(title, "command", js_string(block.get("cmd")), "is empty")
         for arg in args:
             if not isinstance(arg, list) or not arg:
-                raise SyncError(f"{title}: argument {arg!r} is not a [flag, values...] list")
+                raise SyncError(f"{title}: argument {js(arg)} is not a [flag, values...] list")
             _check_plain(arg[0], "flag", title, _FLAG)
             for value in arg[1:]:
                 _check_value(value, f"flag {arg[0]}", title)

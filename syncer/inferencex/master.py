@@ -18,6 +18,7 @@ from typing import Any
 from syncer import checkout
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
+from syncer.wording import PATH_CHARS, js
 
 ENTRY_KEYS = {
     "image",
@@ -127,7 +128,8 @@ class RoleSpec:
         if unknown:
             key = sorted(unknown)[0]
             raise SyncError(
-                f"{where}: unknown key {key!r}; closest keys: {_closest(key, ROLE_KEYS)}", path=path
+                f"{where}: unknown key {js(key)}; closest keys: {_closest(key, ROLE_KEYS)}",
+                path=path,
             )
         for name in ("num-worker", "tp", "ep", "pp", "pcp-size", "dcp-size"):
             value = raw.get(name)
@@ -136,7 +138,7 @@ class RoleSpec:
                 isinstance(value, bool) or not isinstance(value, int) or value < least
             ):
                 raise SyncError(
-                    f"{where}: {name} must be an integer of at least {least}, got {value!r}",
+                    f"{where}: {name} must be an integer of at least {least}, got {js(value)}",
                     path=path,
                 )
         return cls(
@@ -268,8 +270,8 @@ class ConfigEntry:
             if candidate.is_file():
                 return _entry_file(self, candidate, what, row=True)
         raise RecipeAbsent(
-            f"{self.key}: recipe {name!r} of row {row.index} is absent from the tree (looked in "
-            f"{', '.join(str(c) for c in candidates[:2])})",
+            f"{self.key}: recipe {js(name, PATH_CHARS)} of row {row.index} is absent from the tree "
+            f"(looked in {', '.join(str(c) for c in candidates[:2])})",
             path=self.path,
         )
 
@@ -301,7 +303,8 @@ class Master:
         framework = raw.get("framework")
         if isinstance(framework, str) and not is_sglang(framework):
             raise NotSGLang(
-                f"{key}: framework {framework!r} is not SGLang (only SGLang workers are rendered)",
+                f"{key}: framework {js(framework)} is not SGLang "
+                "(only SGLang workers are rendered)",
                 path=path,
                 line=yamlsafe.key_line(path, [key, "framework"]),
             )
@@ -313,7 +316,7 @@ class Master:
                 close = [k for k in self.data if k.split("-")[0] == key.split("-")[0]][:5]
             hint = f"; closest keys: {', '.join(close)}" if close else ""
             raise SyncError(
-                f"unknown config key {key!r}{hint}", path=", ".join(str(f) for f in self.files)
+                f"unknown config key {js(key)}{hint}", path=", ".join(str(f) for f in self.files)
             )
         raw, path = self.data[key]
         self.check_sglang(key)
@@ -380,7 +383,7 @@ def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
         for key, value in doc.items():
             if key in data:
                 raise SyncError(
-                    f"config key {key!r} defined in two master configs (also in {data[key][1]})",
+                    f"config key {js(key)} defined in two master configs (also in {data[key][1]})",
                     path=str(f),
                     line=yamlsafe.key_line(f, [str(key)]),
                 )
@@ -430,7 +433,7 @@ def parse_entry(
     if unknown:
         bad = sorted(unknown)[0]
         raise SyncError(
-            f"{key}: unknown key {bad!r}; closest keys: {_closest(bad, ENTRY_KEYS)}",
+            f"{key}: unknown key {js(bad)}; closest keys: {_closest(bad, ENTRY_KEYS)}",
             path=path,
             line=yamlsafe.key_line(path, [key, bad]),
         )
@@ -474,7 +477,7 @@ def parse_entry(
         if unknown:
             bad = sorted(unknown)[0]
             raise SyncError(
-                f"{key}: {AGENTIC} block: unknown key {bad!r}; "
+                f"{key}: {AGENTIC} block: unknown key {js(bad)}; "
                 f"closest keys: {_closest(bad, BLOCK_KEYS)}",
                 path=path,
             )
@@ -487,7 +490,7 @@ def parse_entry(
     router = raw.get("router")
     recipe_dir = raw.get("srt-recipe-dir")
     if recipe_dir is not None and not isinstance(recipe_dir, str):
-        raise SyncError(f"{key}: srt-recipe-dir must be a path, got {recipe_dir!r}", path=path)
+        raise SyncError(f"{key}: srt-recipe-dir must be a path, got {js(recipe_dir)}", path=path)
     return ConfigEntry(
         key=key,
         path=path,
@@ -523,14 +526,16 @@ def _parse_row(
     if unknown:
         bad = sorted(unknown)[0]
         raise SyncError(
-            f"{where}: unknown key {bad!r}; closest keys: {_closest(bad, ROW_KEYS)}", path=path
+            f"{where}: unknown key {js(bad)}; closest keys: {_closest(bad, ROW_KEYS)}", path=path
         )
     for name in ("tp", "ep", "pp", "pcp-size", "dcp-size", "num-nodes"):
         value = raw.get(name)
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
-            raise SyncError(f"{where}: {name} must be a positive integer, got {value!r}", path=path)
+            raise SyncError(
+                f"{where}: {name} must be a positive integer, got {js(value)}", path=path
+            )
     roles = {
         name: RoleSpec.parse(raw[name], f"{where}.{name}", path)
         for name in ("worker", "prefill", "decode")
@@ -641,7 +646,7 @@ def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool
     if curves is None:
         if len(doc) != 1:
             raise SyncError(
-                f"golden AL file has no curve for {model_name!r} "
+                f"golden AL file has no curve for {js(model_name)} "
                 f"(models: {', '.join(map(str, doc))})",
                 path=str(path),
             )
@@ -649,12 +654,12 @@ def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool
     mode = "thinking_on" if thinking else "thinking_off"
     if not isinstance(curves, dict):
         raise SyncError(
-            f"golden AL file: {model_name!r} must map thinking_on/thinking_off to curves",
+            f"golden AL file: {js(model_name)} must map thinking_on/thinking_off to curves",
             path=str(path),
         )
     curve = curves.get(mode)
     if not isinstance(curve, dict):
-        raise SyncError(f"golden AL file has no {mode} curve for {model_name!r}", path=str(path))
+        raise SyncError(f"golden AL file has no {mode} curve for {js(model_name)}", path=str(path))
     value = curve.get(draft_length, curve.get(str(draft_length)))
     if value is None:
         raise SyncError(
@@ -702,7 +707,7 @@ def legacy_reference_al(entry: ConfigEntry, draft_length: int) -> str:
         value = block.get(draft_length) if isinstance(block, dict) else None
     if value is None:
         raise SyncError(
-            f"reference curve has no value for {name!r} at draft length {draft_length}",
+            f"reference curve has no value for {js(name)} at draft length {draft_length}",
             path=str(path),
         )
     return str(value)

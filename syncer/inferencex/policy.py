@@ -26,6 +26,7 @@ from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
 from syncer.model import BLOCK_KEY_ORDER, Block, sort_worker_args, sorted_env
+from syncer.wording import js
 
 
 class PolicyAction(StrEnum):
@@ -488,7 +489,7 @@ def _kv_events(text: str, endpoint: str) -> str:
     try:
         cfg = json.loads(text)
     except json.JSONDecodeError:
-        raise SyncError(f"--kv-events-config is not JSON: {text!r}") from None
+        raise SyncError(f"--kv-events-config is not JSON: {js(text)}") from None
     if isinstance(cfg, dict) and "endpoint" in cfg:
         cfg["endpoint"] = endpoint
     return json.dumps(cfg, separators=(",", ":"))
@@ -569,7 +570,7 @@ def parse_policy(doc: Any, path: str) -> Policy:
             raise SyncError(f"{where}: missing {', '.join(sorted(missing))}", path=path)
         unknown = set(raw) - _REQUIRED_KEYS - _OPTIONAL_KEYS
         if unknown:
-            raise SyncError(f"{where}: unknown key {sorted(unknown)[0]!r}", path=path)
+            raise SyncError(f"{where}: unknown key {js(sorted(unknown)[0])}", path=path)
         if raw["field"] not in ("flag", "env"):
             raise SyncError(f"{where}: field must be flag or env", path=path)
         if raw["action"] not in ACTIONS:
@@ -586,7 +587,7 @@ def parse_policy(doc: Any, path: str) -> Policy:
         ):
             raise SyncError(f"{where}: action {raw['action']} needs a string value", path=path)
         if raw["name"] in names:
-            raise SyncError(f"{where}: duplicate entry name {raw['name']!r}", path=path)
+            raise SyncError(f"{where}: duplicate entry name {js(raw['name'])}", path=path)
         names.add(raw["name"])
         values = raw.get("values", [])
         if not isinstance(values, list) or not all(isinstance(v, str) for v in values):

@@ -22,6 +22,7 @@ from syncer.errors import SyncError
 from syncer.inferencex.recipe import Recipe, Role
 from syncer.inferencex.services import effective_services, service_blocks
 from syncer.model import Block
+from syncer.wording import js
 
 SRT_VERSION = "2"
 WORKER_MODULE = {"dynamo": "python3 -m dynamo.sglang"}
@@ -89,7 +90,7 @@ def worker_env_template(key: str, value: str) -> str:
         return value.format_map(_KeepUnknown(WORKER_TEMPLATES))
     except (ValueError, IndexError, AttributeError, KeyError) as exc:
         raise SyncError(
-            f"env {key}={value!r}: srt-slurm's env templating fails on it ({exc}); "
+            f"env {key}={js(value)}: srt-slurm's env templating fails on it ({exc}); "
             "write literal braces as {{ and }}"
         ) from None
 
@@ -389,6 +390,7 @@ def _frontend_blocks(
         )
     else:
         raise SyncError(
-            f"frontend.type {fe.type!r} is not rendered (expected sglang, sglang-router or dynamo)"
+            f"frontend.type {js(fe.type)} is not rendered "
+            "(expected sglang, sglang-router or dynamo)"
         )
     return out

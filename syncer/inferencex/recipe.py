@@ -21,6 +21,7 @@ from typing import Any
 from syncer.errors import SyncError
 from syncer.flags import SIZE_ARGS
 from syncer.inferencex import yamlsafe
+from syncer.wording import js, kind
 
 ROLE_MODES = {"agg": "aggregated", "prefill": "prefill", "decode": "decode"}
 ROLE_KEYS = {
@@ -128,7 +129,7 @@ def expand_variants(
     if not is_bundle(doc):
         if selector not in (None, "", "base"):
             raise SyncError(
-                f"selector {selector!r} given but the recipe has no base/override_* variants",
+                f"selector {js(selector)} given but the recipe has no base/override_* variants",
                 path=path,
             )
         return {"": doc}
@@ -166,7 +167,7 @@ def expand_variants(
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
         hint = f"; closest: {', '.join(close)}" if close else ""
         return SyncError(
-            f"unknown recipe selector {name!r}{hint}; variants: {', '.join(names) or '(none)'}",
+            f"unknown recipe selector {js(name)}{hint}; variants: {', '.join(names) or '(none)'}",
             path=path,
         )
 
@@ -270,13 +271,13 @@ def _sizes_checked(args: dict[str, Any], where: str, path: str) -> dict[str, Any
         digits = isinstance(value, str) and value.isascii() and value.isdigit()
         whole = isinstance(value, int) or digits
         if isinstance(value, bool) or not whole:
-            raise SyncError(f"{where}.{key} must be an integer, got {value!r}", path=path)
+            raise SyncError(f"{where}.{key} must be an integer, got {js(value)}", path=path)
     return args
 
 
 def _int(value: Any, what: str, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise SyncError(f"{what} must be an integer, got {value!r}", path=path)
+        raise SyncError(f"{what} must be an integer, got {js(value)}", path=path)
     return value
 
 
@@ -285,7 +286,7 @@ def _mapping(value: Any, where: str, path: str) -> dict[str, Any]:
         return {}
     if not isinstance(value, dict):
         raise SyncError(
-            f"{where} must be a mapping of flag names to values, got {type(value).__name__}",
+            f"{where} must be a mapping of flag names to values, got {kind(value)}",
             path=path,
         )
     return dict(value)
@@ -302,7 +303,7 @@ def _env(value: Any, where: str, path: str, dotted: list[str]) -> dict[str, str]
             # srt-slurm's schema validation (marshmallow fields.Str) rejects a bare YAML
             # int/bool here: "Not a valid string."
             raise SyncError(
-                f"{where}.{key}: Not a valid string (got {type(val).__name__} {val!r}); quote it",
+                f"{where}.{key}: Not a valid string (got {js(val)}); quote it",
                 path=path,
                 line=yamlsafe.key_line(path, [*dotted, str(key)]) if path != "<recipe>" else None,
             )
@@ -318,17 +319,17 @@ def check_sections(variant: dict[str, Any], path: str) -> None:
     by the launcher's bindings and by :func:`normalise`."""
     for section in SECTIONS:
         if not isinstance(variant.get(section) or {}, dict):
-            raise SyncError(f"{section} must be a mapping, got {variant[section]!r}", path=path)
+            raise SyncError(f"{section} must be a mapping, got {js(variant[section])}", path=path)
     bench_env = (variant.get("benchmark") or {}).get("env")
     if not isinstance(bench_env or {}, dict):
-        raise SyncError(f"benchmark.env must be a mapping, got {bench_env!r}", path=path)
+        raise SyncError(f"benchmark.env must be a mapping, got {js(bench_env)}", path=path)
 
 
 def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str = "") -> Recipe:
     """Fold schema 2 ``engine``/``roles`` or schema 1 ``backend``/``resources`` into a Recipe."""
     schema = variant.get("schema", 1)
     if schema not in (1, 2):
-        raise SyncError(f"unsupported recipe schema {schema!r} (expected 1 or 2)", path=path)
+        raise SyncError(f"unsupported recipe schema {js(schema)} (expected 1 or 2)", path=path)
     # Where a variant's env came from, for error messages: override files nest it under base.
     base_path = (
         ["base"]
@@ -345,7 +346,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
     else:
         engine, roles = _schema1_roles(variant, gpus_per_node, path, base_path)
     if engine != "sglang":
-        raise SyncError(f"engine {engine!r} is not rendered (only sglang workers are)", path=path)
+        raise SyncError(f"engine {js(engine)} is not rendered (only sglang workers are)", path=path)
     if "agg" in roles and len(roles) > 1:
         raise SyncError("a recipe has either an agg role or prefill + decode roles", path=path)
     if ("prefill" in roles) != ("decode" in roles):
@@ -400,15 +401,15 @@ def _schema2_roles(
     roles: dict[str, Role] = {}
     for rname, spec in role_map.items():
         if rname not in ROLE_MODES:
-            raise SyncError(f"unknown role {rname!r}; expected agg, prefill or decode", path=path)
+            raise SyncError(f"unknown role {js(rname)}; expected agg, prefill or decode", path=path)
         spec = spec or {}
         if not isinstance(spec, dict):
-            raise SyncError(f"roles.{rname} must be a mapping, got {spec!r}", path=path)
+            raise SyncError(f"roles.{rname} must be a mapping, got {js(spec)}", path=path)
         unknown = set(spec) - ROLE_KEYS
         if unknown:
             close = difflib.get_close_matches(sorted(unknown)[0], sorted(ROLE_KEYS), n=3)
             raise SyncError(
-                f"roles.{rname}: unknown key {sorted(unknown)[0]!r}; "
+                f"roles.{rname}: unknown key {js(sorted(unknown)[0])}; "
                 f"closest: {', '.join(close) or '-'}",
                 path=path,
             )
@@ -499,7 +500,7 @@ def kv_events_for_mode(config: Any, mode: str, path: str) -> Any:
         return True if mode in ("prefill", "decode") else None
     if not isinstance(config, dict):
         raise SyncError(
-            f"backend.kv_events_config must be true or a mapping per mode, got {config!r}",
+            f"backend.kv_events_config must be true or a mapping per mode, got {js(config)}",
             path=path,
         )
     return _kv_events_value(config.get(mode), f"backend.kv_events_config.{mode}", path)
@@ -514,7 +515,7 @@ def _kv_events_value(value: Any, where: str, path: str) -> Any:
         return True
     if isinstance(value, dict):
         return value or True
-    raise SyncError(f"{where} must be true or a mapping, got {value!r}", path=path)
+    raise SyncError(f"{where} must be true or a mapping, got {js(value)}", path=path)
 
 
 def _frontend(raw: dict[str, Any], schema: int, path: str, base_path: list[str]) -> Frontend:

@@ -36,6 +36,7 @@ from syncer.inferencex.scripts import refuse_script_launched
 from syncer.inferencex.srtconfigs import SrtSlurmFiles, discover
 from syncer.locations import bundled_inferencex
 from syncer.model import Block
+from syncer.wording import js
 
 _LOG = logging.getLogger("syncer")
 SIMULATE = {
@@ -388,7 +389,7 @@ def legacy_acceptance_length(
             steps = 2  # the injector's default when the recipe names no step count
         if isinstance(steps, bool) or not str(steps).isdigit():
             raise SyncError(
-                f"{entry.key}: speculative-num-steps must be an integer, got {steps!r}",
+                f"{entry.key}: speculative-num-steps must be an integer, got {js(steps)}",
                 path=path,
             )
         explicit = master_mod.legacy_reference_al(entry, int(steps))
@@ -397,7 +398,7 @@ def legacy_acceptance_length(
     except ValueError:
         raise SyncError(
             f"{entry.key}: row {row.index}: SYNTHETIC_ACCEPTANCE_LENGTH must be a number, "
-            f"got {explicit!r}",
+            f"got {js(explicit)}",
             path=entry.path,
         ) from None
 
@@ -694,7 +695,7 @@ def _variant_for_job(
     if row.selector is not None or entry.multinode:
         if len(variants) != 1:
             named = (
-                f"selector {row.selector!r}"
+                f"selector {js(row.selector)}"
                 if row.selector is not None
                 else "a row without a selector (one configuration per file)"
             )

@@ -29,6 +29,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.model import Block, group_argv
+from syncer.wording import js
 
 # Kinds srt-slurm knows. Only the first four have a cookbook block; the others run beside the
 # deployment (exporters, GPU memory service, ...) and have nothing a user would copy.
@@ -94,11 +95,11 @@ def _strings(value: Any, where: str, path: str | None) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, list):
-        raise SyncError(f"{where} must be a list of strings, got {value!r}", path=path)
+        raise SyncError(f"{where} must be a list of strings, got {js(value)}", path=path)
     for item in value:
         if not isinstance(item, str) or not item.strip():
             raise SyncError(
-                f"{where}: every item must be a non-empty string, got {item!r}; quote it",
+                f"{where}: every item must be a non-empty string, got {js(item)}; quote it",
                 path=path,
             )
     return list(value)
@@ -111,7 +112,9 @@ def _env(value: Any, where: str, path: str | None) -> dict[str, str]:
         raise SyncError(f"{where} must be a mapping of strings", path=path)
     for key, val in value.items():
         if not isinstance(val, str):
-            raise SyncError(f"{where}.{key}: Not a valid string (got {val!r}); quote it", path=path)
+            raise SyncError(
+                f"{where}.{key}: Not a valid string (got {js(val)}); quote it", path=path
+            )
     return {str(k): v for k, v in value.items()}
 
 
@@ -128,7 +131,7 @@ def _readiness_port(entry: dict[str, Any], where: str, path: str | None) -> int 
     if port is None:
         return None
     if isinstance(port, bool) or not isinstance(port, int):
-        raise SyncError(f"{where}.readiness port must be an integer, got {port!r}", path=path)
+        raise SyncError(f"{where}.readiness port must be an integer, got {js(port)}", path=path)
     return port
 
 
@@ -141,14 +144,14 @@ def _declared(raw: dict[str, Any], path: str | None) -> list[dict[str, Any]]:
     out = []
     for i, entry in enumerate(services):
         if not isinstance(entry, dict):
-            raise SyncError(f"services[{i}] must be a mapping, got {entry!r}", path=path)
+            raise SyncError(f"services[{i}] must be a mapping, got {js(entry)}", path=path)
         name = entry.get("name")
         if not isinstance(name, str) or not name.strip():
             raise SyncError(f"services[{i}] needs a non-empty name", path=path)
         kind = entry.get("type", "generic")
         if kind not in BLOCK_KINDS and kind not in OTHER_KINDS:
             raise SyncError(
-                f"services[{i}] ({name}): unknown service type {kind!r}; expected one of "
+                f"services[{i}] ({name}): unknown service type {js(kind)}; expected one of "
                 f"{', '.join(BLOCK_KINDS + OTHER_KINDS)}",
                 path=path,
             )
@@ -156,7 +159,7 @@ def _declared(raw: dict[str, Any], path: str | None) -> list[dict[str, Any]]:
     names = [e["name"] for e in out]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:
-        raise SyncError(f"services: duplicate service name {dupes[0]!r}", path=path)
+        raise SyncError(f"services: duplicate service name {js(dupes[0])}", path=path)
     return out
 
 
@@ -169,7 +172,7 @@ def _placement(entry: dict[str, Any], default: str, where: str, path: str | None
     node = placement.get("node", default)
     if node not in PLACEMENTS:
         raise SyncError(
-            f"{where}.placement.node {node!r}: expected one of {', '.join(PLACEMENTS)}", path=path
+            f"{where}.placement.node {js(node)}: expected one of {', '.join(PLACEMENTS)}", path=path
         )
     return str(node)
 
@@ -178,7 +181,7 @@ def _payload(value: Any, where: str, path: str | None) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise SyncError(f"{where} must be a positive integer (MiB), got {value!r}", path=path)
+        raise SyncError(f"{where} must be a positive integer (MiB), got {js(value)}", path=path)
     return value
 
 

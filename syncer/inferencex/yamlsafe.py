@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from syncer.errors import SyncError
+from syncer.wording import js
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # A real master config (~150 keys) expands to well under a million nodes; a billion-laughs
@@ -49,13 +50,13 @@ class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
             if key in seen:
                 if self.duplicates is None:
                     raise SyncError(
-                        f"duplicate key {key!r} (first defined on line {seen[key]})",
+                        f"duplicate key {js(key)} (first defined on line {seen[key]})",
                         path=self.source_path,
                         line=line,
                         column=key_node.start_mark.column + 1,
                     )
                 self.duplicates.append(
-                    f"{self.source_path}:{line}: duplicate key {key!r} (lines {seen[key]} and "
+                    f"{self.source_path}:{line}: duplicate key {js(key)} (lines {seen[key]} and "
                     f"{line}): the value on line {line} wins, as srt-slurm reads it"
                 )
             seen[key] = line

@@ -26,6 +26,7 @@ from pathlib import Path
 from syncer import secrets
 from syncer.errors import SyncError
 from syncer.publish.github import Plan
+from syncer.wording import PATH_CHARS, js
 
 BRANCH_PREFIX = "infx-sync/"
 _SAFE_PATH = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*(?:/[A-Za-z0-9_][A-Za-z0-9._-]*)*$")
@@ -47,7 +48,7 @@ class Identity:
 def branch_name(model_path: str) -> str:
     """``infx-sync/<org>/<model>``: one branch per cookbook model."""
     if not _SAFE_PATH.match(model_path) or ".." in model_path:
-        raise SyncError(f"model path {model_path!r} is not a safe <org>/<model> branch component")
+        raise SyncError(f"model path {js(model_path)} is not a safe <org>/<model> branch component")
     return BRANCH_PREFIX + model_path
 
 
@@ -225,7 +226,7 @@ class Cookbook:
         self.fetch()
         base_tip = self.rev(f"{self.remote}/{base}")
         if base_tip is None:
-            raise SyncError(f"the cookbook has no branch {base!r}", path=str(self.path))
+            raise SyncError(f"the cookbook has no branch {js(base)}", path=str(self.path))
         state = BranchState(branch, base, base_tip)
         state.tip = self.rev(f"{self.push_remote}/{branch}")
         if state.tip is None:
@@ -258,7 +259,7 @@ class Cookbook:
         changed = []
         for rel, text in sorted(files.items()):
             if not _SAFE_PATH.match(rel) or ".." in rel.split("/"):
-                raise SyncError(f"refusing to write outside the checkout: {rel!r}")
+                raise SyncError(f"refusing to write outside the checkout: {js(rel, PATH_CHARS)}")
             current = self._git(
                 "rev-parse", "--verify", "--quiet", f"{parent}:{rel}", check=False
             ).strip()

@@ -31,6 +31,7 @@ from urllib3.util.retry import Retry
 
 from syncer import links, progress, secrets
 from syncer.errors import SyncError
+from syncer.wording import js
 
 API_URL = links.API_URL
 # Artifacts hold logs, not models: anything bigger is not what the bot expects.
@@ -571,7 +572,7 @@ class GitHubClient:
         maintainer_can_modify: bool = True,
     ) -> Pull:
         self.plan.note(
-            f"POST /repos/{repo}/pulls head={head} base={base} title={title!r} "
+            f"POST /repos/{repo}/pulls head={head} base={base} title={js(title, None)} "
             f"({len(body)} chars)\n{body}"
         )
         if self.plan.dry_run:
@@ -638,7 +639,8 @@ class GitHubClient:
             if v is not None
         }
         shown = ", ".join(
-            f"{k}" + (f"={v!r}" if k != "body" else f" ({len(v)} chars)") for k, v in fields.items()
+            f"{k}" + (f"={js(v, None)}" if k != "body" else f" ({len(v)} chars)")
+            for k, v in fields.items()
         )
         self.plan.note(
             f"PATCH /repos/{repo}/pulls/{number} {shown}"

@@ -25,6 +25,7 @@ from typing import BinaryIO
 
 from syncer import progress
 from syncer.errors import SyncError
+from syncer.wording import PATH_CHARS, js
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -71,7 +72,7 @@ class _Budget:
         if self.members > self.limits.max_members:
             raise SyncError(
                 f"the run holds more than {self.limits.max_members} members "
-                f"(refused at {name!r}; an archive bomb or the wrong file)",
+                f"(refused at {js(name, PATH_CHARS)}; an archive bomb or the wrong file)",
                 path=self.where,
             )
 
@@ -86,7 +87,8 @@ class _Budget:
         if self.total > self.limits.max_total_bytes:
             raise SyncError(
                 f"the run decompresses to more than {_size(self.limits.max_total_bytes)} "
-                f"(refused while reading {name!r}; an archive bomb or the wrong file)",
+                f"(refused while reading {js(name, PATH_CHARS)}; "
+                "an archive bomb or the wrong file)",
                 path=self.where,
             )
 
@@ -95,7 +97,7 @@ class _Budget:
             return
         if out_bytes > self.limits.max_ratio * max(in_bytes, 1):
             raise SyncError(
-                f"{name!r} expands more than {self.limits.max_ratio:g}x "
+                f"{js(name, PATH_CHARS)} expands more than {self.limits.max_ratio:g}x "
                 f"({_size(in_bytes)} compressed to over {_size(out_bytes)}): refused as an "
                 "archive bomb",
                 path=self.where,
@@ -132,7 +134,7 @@ class _CountingReader:
             data = self.raw.read(n)
         except (OSError, EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError) as exc:
             raise SyncError(
-                f"{self.name!r} is corrupt or truncated: {exc}", path=self._where()
+                f"{js(self.name, PATH_CHARS)} is corrupt or truncated: {exc}", path=self._where()
             ) from None
         self.count += len(data)
         if self.budget is not None and data:
@@ -288,7 +290,8 @@ class Run:
     ) -> Iterator[Member]:
         if depth > self.limits.max_depth:
             raise SyncError(
-                f"{prefix + name!r} nests archives deeper than {self.limits.max_depth} levels "
+                f"{js(prefix + name, PATH_CHARS)} nests archives deeper than "
+                f"{self.limits.max_depth} levels "
                 "(refused as an archive bomb)",
                 path=budget.where,
             )
@@ -320,7 +323,7 @@ class Run:
             tar = tarfile.open(fileobj=plain, mode="r|", bufsize=CHUNK)  # noqa: SIM115
         except tarfile.TarError as exc:
             raise SyncError(
-                f"{label!r} is not a readable tar archive: {exc}", path=budget.where
+                f"{js(label, PATH_CHARS)} is not a readable tar archive: {exc}", path=budget.where
             ) from None
         with tar:
             while True:
@@ -328,7 +331,7 @@ class Run:
                     info = tar.next()
                 except tarfile.TarError as exc:
                     raise SyncError(
-                        f"{label!r} is corrupt or truncated: {exc}", path=budget.where
+                        f"{js(label, PATH_CHARS)} is corrupt or truncated: {exc}", path=budget.where
                     ) from None
                 # Stream mode keeps every header it has seen; drop them so memory stays flat.
                 tar.members.clear()
@@ -362,20 +365,21 @@ class Run:
             zf = zipfile.ZipFile(fh)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
             raise SyncError(
-                f"{label!r} is not a readable zip archive: {exc}", path=budget.where
+                f"{js(label, PATH_CHARS)} is not a readable zip archive: {exc}", path=budget.where
             ) from None
         with zf:
             infos = zf.infolist()
             if len(infos) + budget.members > self.limits.max_members:
                 raise SyncError(
-                    f"{label!r} lists {len(infos)} members, more than the limit of "
+                    f"{js(label, PATH_CHARS)} lists {len(infos)} members, more than the limit of "
                     f"{self.limits.max_members} (refused as an archive bomb)",
                     path=budget.where,
                 )
             declared = sum(i.file_size for i in infos)
             if budget.total + declared > self.limits.max_total_bytes:
                 raise SyncError(
-                    f"{label!r} declares {_size(declared)} of content, more than the limit of "
+                    f"{js(label, PATH_CHARS)} declares {_size(declared)} of content, "
+                    "more than the limit of "
                     f"{_size(self.limits.max_total_bytes)} (refused as an archive bomb)",
                     path=budget.where,
                 )
@@ -397,7 +401,7 @@ class Run:
                     and info.file_size > self.limits.max_ratio * max(info.compress_size, 1)
                 ):
                     raise SyncError(
-                        f"{name!r} expands more than {self.limits.max_ratio:g}x "
+                        f"{js(name, PATH_CHARS)} expands more than {self.limits.max_ratio:g}x "
                         f"({_size(info.compress_size)} compressed to {_size(info.file_size)}): "
                         "refused as an archive bomb",
                         path=budget.where,
@@ -407,7 +411,9 @@ class Run:
                 try:
                     raw = zf.open(info)
                 except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as exc:
-                    raise SyncError(f"{name!r} cannot be read: {exc}", path=budget.where) from None
+                    raise SyncError(
+                        f"{js(name, PATH_CHARS)} cannot be read: {exc}", path=budget.where
+                    ) from None
                 # zipfile never returns more than the declared size (and checks the CRC), so
                 # the header checks above bound what reading can cost.
                 with raw:

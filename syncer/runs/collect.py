@@ -16,7 +16,7 @@ from typing import BinaryIO
 from syncer.errors import SyncError
 from syncer.runs.artifacts import Limits, Skipped, open_run
 from syncer.runs.logs import SweepLog, parse_sweep_log
-from syncer.wording import count
+from syncer.wording import PATH_CHARS, count, js
 
 _SWEEP = re.compile(r"^sweep_[\w.-]*\.log$")
 _JOB_IN_NAME = re.compile(r"^sweep_(\d+)\.log$")
@@ -56,7 +56,8 @@ def _read_small(stream: BinaryIO, name: str, where: str) -> bytes:
     data = stream.read(SMALL + 1)
     if len(data) > SMALL:
         raise SyncError(
-            f"{name!r} is larger than {SMALL} bytes; expected a small metadata file", path=where
+            f"{js(name, PATH_CHARS)} is larger than {SMALL} bytes; expected a small metadata file",
+            path=where,
         )
     return data
 
@@ -132,7 +133,8 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
             sha = text.strip()
             if not _SHA.match(sha):
                 raise SyncError(
-                    f"{member.name!r} should hold an srt-slurm commit (hex), found {sha[:60]!r}",
+                    f"{js(member.name, PATH_CHARS)} should hold an srt-slurm commit (hex), "
+                    f"found {js(sha, 60)}",
                     path=str(path),
                 )
             data.srt_slurm_shas[member.name] = sha

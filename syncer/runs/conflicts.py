@@ -9,6 +9,7 @@ one role that were launched differently.
 from __future__ import annotations
 
 from syncer.runs.logs import LoggedProcess, SweepLog
+from syncer.wording import js
 
 
 def command_conflicts(sweep: SweepLog) -> list[str]:
@@ -35,7 +36,7 @@ def _difference(first: list[str], second: list[str]) -> str:
     """Where ``second`` leaves ``first``, in a few words (both are whole argv lists)."""
     for i, (a, b) in enumerate(zip(first, second, strict=False)):
         if a != b:
-            return f"has {b[:80]!r} where the first has {a[:80]!r} (argument {i})"
+            return f"has {js(b)} where the first has {js(a)} (argument {i})"
     if len(second) > len(first):
-        return f"adds {' '.join(second[len(first) :])[:120]!r}"
-    return f"drops {' '.join(first[len(second) :])[:120]!r}"
+        return f"adds {js(' '.join(second[len(first) :]), 120)}"
+    return f"drops {js(' '.join(first[len(second) :]), 120)}"

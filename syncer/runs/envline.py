@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from syncer.wording import js
+
 _KEY_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 # srt-slurm logs the few dozen variables it sets; the split is quadratic in this count, so a
 # hostile line of thousands of KEY= tokens is refused rather than costing seconds per line.
@@ -33,10 +35,10 @@ class EnvSplit:
     readings: list[dict[str, str]] = field(default_factory=list)
 
     def describe_ambiguity(self) -> str:
-        """Where the readings disagree, e.g. ``A='x Z=1', B='2'  or  A='x', Z='1 B=2'``."""
+        """Where the readings disagree, e.g. ``A="x Z=1", B="2"  or  A="x", Z="1 B=2"``."""
         shown = []
         for reading in self.readings[:2]:
-            shown.append(", ".join(f"{k}={v!r}" for k, v in reading.items()))
+            shown.append(", ".join(f"{k}={js(v)}" for k, v in reading.items()))
         return "  or  ".join(shown)
 
 

@@ -21,6 +21,7 @@ from syncer.model import Block, sorted_env
 from syncer.runs.conflicts import command_conflicts
 from syncer.runs.envline import split_env
 from syncer.runs.logs import LoggedProcess, SweepLog
+from syncer.wording import js
 
 # Values that legitimately differ between processes of one role.
 PER_PROCESS_FLAGS = frozenset(
@@ -121,9 +122,9 @@ def _consistency(
     w2, cmd2, args2 = other.split
     diffs: list[str] = []
     if cmd1 != cmd2:
-        diffs.append(f"command {cmd2!r} vs {cmd1!r}")
+        diffs.append(f"command {js(cmd2)} vs {js(cmd1)}")
     if w1 != w2:
-        diffs.append(f"wrapper {' '.join(w2)!r} vs {' '.join(w1)!r}")
+        diffs.append(f"wrapper {js(' '.join(w2))} vs {js(' '.join(w1))}")
     a1, a2 = _args_map(args1), _args_map(args2)
     for flag in sorted(set(a1) | set(a2)):
         if flag in PER_PROCESS_FLAGS:
@@ -136,7 +137,7 @@ def _consistency(
         v1 = _templated(lead_env[key], lead.node) if key in lead_env else None
         v2 = _templated(other_env[key], other.node) if key in other_env else None
         if v1 != v2:
-            diffs.append(f"env {key} {v2!r} vs {v1!r}")
+            diffs.append(f"env {key} {js(v2)} vs {js(v1)}")
     if diffs:
         out.problems.append(
             f"{_who(other)} (line {other.line}) does not match {_who(lead)} (line {lead.line}): "
@@ -213,7 +214,7 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
             if split_service_argv(proc.argv or []) != (cmd, args):
                 out.problems.append(
                     f"service {name} on {proc.node} (line {proc.line}) runs "
-                    f"{shlex.join(proc.argv or [])!r}, unlike {lead.node} (line {lead.line})"
+                    f"{js(shlex.join(proc.argv or []))}, unlike {lead.node} (line {lead.line})"
                 )
         out.blocks.append(
             {

@@ -17,6 +17,7 @@ from typing import Protocol
 from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, TP_FLAG, canonical_flag
 from syncer.model import Block
 from syncer.runs.logs import SweepLog
+from syncer.wording import js
 
 _RESULT = re.compile(
     r"_tp(?P<tp>[0-9]{1,9})-pp[0-9]+(?:-dcp[0-9]+)?(?:-pcp[0-9]+)?-ep(?P<ep>[0-9]{1,9})"
@@ -130,7 +131,7 @@ def assign(
             elif any(p.variant for p in points):
                 out.unmatched.append(
                     Unmatched(
-                        sweep, f"ran variant {h.variant!r}, which no point of the config uses"
+                        sweep, f"ran variant {js(h.variant)}, which no point of the config uses"
                     )
                 )
                 continue

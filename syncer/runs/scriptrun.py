@@ -36,6 +36,7 @@ from syncer.runs.artifacts import Limits, open_run
 from syncer.runs.collect import RunData, _read_small
 from syncer.runs.logs import split_command
 from syncer.runs.shellq import split_printf_q
+from syncer.wording import js
 
 COMMAND_FILE = "sglang_command.txt"
 SERVER_LOG = "server.log"
@@ -141,12 +142,12 @@ def read_env_header(stream: BinaryIO, where: str) -> tuple[dict[str, str] | None
         if end < 0:
             if len(buf) > MAX_HEADER_BYTES:
                 raise SyncError(
-                    f"the {ENV_HEADER!r} header is not closed within {MAX_HEADER_BYTES} bytes",
+                    f"the {js(ENV_HEADER)} header is not closed within {MAX_HEADER_BYTES} bytes",
                     path=where,
                     line=1,
                 )
             raise SyncError(
-                f"the {ENV_HEADER!r} header is not closed by a line of '=' (truncated log?)",
+                f"the {js(ENV_HEADER)} header is not closed by a line of '=' (truncated log?)",
                 path=where,
                 line=1,
             )
@@ -159,7 +160,7 @@ def read_env_header(stream: BinaryIO, where: str) -> tuple[dict[str, str] | None
         if m is None:
             raise SyncError(
                 f"expected SGLANG_<NAME>=<value> or the closing line of '=' in the env header, "
-                f"found {line[:80]!r}",
+                f"found {js(line)}",
                 path=where,
                 line=lineno,
             )
@@ -176,7 +177,7 @@ def _concurrency(stream: BinaryIO, where: str) -> int | None:
         if word == "--concurrency":
             value = words[i + 1]
             if not re.fullmatch(r"[0-9]{1,9}", value):
-                raise SyncError(f"--concurrency {value[:40]!r} is not a number", path=where)
+                raise SyncError(f"--concurrency {js(value, 40)} is not a number", path=where)
             return int(value)
     return None
 

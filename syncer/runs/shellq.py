@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from syncer.errors import SyncError
+from syncer.wording import js
 
 Fail = Callable[[str, int], SyncError]
 
@@ -104,14 +105,14 @@ def split_printf_q(text: str, *, path: str | None = None, first_line: int = 1) -
             if i + 1 < n and text[i + 1] == "'":
                 i = _ansi_c(text, i + 2, word, fail)
                 continue
-            raise fail("an unquoted '$' would expand a parameter or command", i)
+            raise fail('an unquoted "$" would expand a parameter or command', i)
         if c in _OPERATORS:
-            raise fail(f"an unquoted {c!r} is shell syntax, not part of a word", i)
+            raise fail(f"an unquoted {js(c)} is shell syntax, not part of a word", i)
         if c in _GLOBS:
-            raise fail(f"an unquoted {c!r} would be expanded as a filename pattern", i)
+            raise fail(f"an unquoted {js(c)} would be expanded as a filename pattern", i)
         if not word.started and c in "~#":
             what = "a home directory" if c == "~" else "a comment"
-            raise fail(f"an unquoted {c!r} at the start of a word starts {what}", i)
+            raise fail(f"an unquoted {js(c)} at the start of a word starts {what}", i)
         if c == "{":
             word.open_brace = True
         elif word.open_brace and (c == "," or text.startswith("..", i)):
@@ -141,7 +142,7 @@ def _double_quoted(text: str, i: int, word: _Word, fail: Fail) -> int:
             j += 2
             continue
         if c in "$`":
-            raise fail(f"a {c!r} inside double quotes would expand", j)
+            raise fail(f"a {js(c)} inside double quotes would expand", j)
         word.data += c.encode("utf-8", "surrogateescape")
         j += 1
     raise fail("unterminated double quote", i)
