@@ -23,11 +23,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[F], F]
 
 
-def folder_option(*decls: str, help: str, default: Any = None, **extra: Any) -> Decorator:
-    """An option naming a folder (``default`` shown in ``--help`` when given)."""
+def folder_option(
+    *decls: str, help: str, default: Any = None, exists: bool = False, **extra: Any
+) -> Decorator:
+    """An option naming a folder (``default`` shown in ``--help`` when given; a callable
+    default is computed when the command runs and not shown)."""
     return click.option(
         *decls,
-        type=click.Path(file_okay=False, path_type=Path, exists=extra.pop("exists", False)),
+        type=click.Path(file_okay=False, path_type=Path, exists=exists),
         default=default,
         show_default=default is not None and not callable(default),
         help=help,
