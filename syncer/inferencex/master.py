@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,26 @@ def _closest(word: str, choices: set[str] | list[str], n: int = 3) -> str:
     return ", ".join(close) if close else "-"
 
 
+def _known_keys(
+    raw: dict[str, Any],
+    known: set[str],
+    where: str,
+    path: str,
+    locate: Callable[[str], int | None] | None = None,
+) -> None:
+    """Refuse the first key (by name) outside ``known``, naming the closest known keys: a
+    misspelt key would otherwise be ignored and its setting silently lost. ``locate`` finds
+    the key's line (only on error: it reads the file again)."""
+    unknown = set(raw) - known
+    if unknown:
+        bad = sorted(unknown)[0]
+        raise SyncError(
+            f"{where}: unknown key {js(bad)}; closest keys: {_closest(bad, known)}",
+            path=path,
+            line=locate(bad) if locate is not None else None,
+        )
+
+
 @dataclass
 class RoleSpec:
     """The parallel shape a multi-node row declares for one role. A worker's GPUs are
@@ -124,13 +145,7 @@ class RoleSpec:
 
     @classmethod
     def parse(cls, raw: dict[str, Any], where: str, path: str) -> RoleSpec:
-        unknown = set(raw) - ROLE_KEYS
-        if unknown:
-            key = sorted(unknown)[0]
-            raise SyncError(
-                f"{where}: unknown key {js(key)}; closest keys: {_closest(key, ROLE_KEYS)}",
-                path=path,
-            )
+        _known_keys(raw, ROLE_KEYS, where, path)
         for name in ("num-worker", "tp", "ep", "pp", "pcp-size", "dcp-size"):
             value = raw.get(name)
             least = 0 if name == "num-worker" else 1  # aggregated rows say decode: 0 workers
@@ -429,14 +444,7 @@ def parse_entry(
     script_launched: bool = False,
 ) -> ConfigEntry:
     """One config key; ``script_launched``: rows name no recipe (see ``inferencex.scripts``)."""
-    unknown = set(raw) - ENTRY_KEYS
-    if unknown:
-        bad = sorted(unknown)[0]
-        raise SyncError(
-            f"{key}: unknown key {js(bad)}; closest keys: {_closest(bad, ENTRY_KEYS)}",
-            path=path,
-            line=yamlsafe.key_line(path, [key, bad]),
-        )
+    _known_keys(raw, ENTRY_KEYS, key, path, lambda bad: yamlsafe.key_line(path, [key, bad]))
     for required in ("image", "model", "framework"):
         if not isinstance(raw.get(required), str):
             raise SyncError(
@@ -473,14 +481,7 @@ def parse_entry(
     for block in blocks:
         if not isinstance(block, dict):
             raise SyncError(f"{key}: {AGENTIC} block must be a mapping", path=path)
-        unknown = set(block) - BLOCK_KEYS
-        if unknown:
-            bad = sorted(unknown)[0]
-            raise SyncError(
-                f"{key}: {AGENTIC} block: unknown key {js(bad)}; "
-                f"closest keys: {_closest(bad, BLOCK_KEYS)}",
-                path=path,
-            )
+        _known_keys(block, BLOCK_KEYS, f"{key}: {AGENTIC} block", path)
         dram = block.get("dram-utilization", dram)
         search_space = block.get("search-space") or []
         if not isinstance(search_space, list):
@@ -522,12 +523,7 @@ def _parse_row(
     where = f"{key}: search-space row {index}"
     if not isinstance(raw, dict):
         raise SyncError(f"{where} must be a mapping", path=path)
-    unknown = set(raw) - ROW_KEYS
-    if unknown:
-        bad = sorted(unknown)[0]
-        raise SyncError(
-            f"{where}: unknown key {js(bad)}; closest keys: {_closest(bad, ROW_KEYS)}", path=path
-        )
+    _known_keys(raw, ROW_KEYS, where, path)
     for name in ("tp", "ep", "pp", "pcp-size", "dcp-size", "num-nodes"):
         value = raw.get(name)
         if value is not None and (
