@@ -322,3 +322,26 @@ def test_reencode_refuses_urls_it_cannot_express(tmp_path: Path) -> None:
     with pytest.raises(SyncError, match=r"example\.com"):
         encode.reencode_file(source, tmp_path / "new.jsx")
     assert not (tmp_path / "new.jsx").exists()
+
+
+@pytest.mark.parametrize("install", ["0", '"pip install x"', "[1]"])
+def test_a_router_install_that_is_no_list_of_lines_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], install: str
+) -> None:
+    """`sync reencode` (and `generate`, which re-encodes the existing module) read a router's
+    `install` as a list of lines and crashed on anything else (exit 3); the module's shape check
+    names it, with its line."""
+    from syncer.cli import main
+
+    text = MODULE.read_text(encoding="utf-8")
+    old = '"routers": {\n    "sglang": {\n     "install": [],'
+    assert old in text
+    new = old.replace("[]", install)
+    bad = tmp_path / "m.jsx"
+    bad.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["reencode", str(bad)])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 2, err
+    assert out == "" and err.startswith("error: ") and err.count("\n") == 1
+    assert f"{bad}:" in err and "cells[0].routers.sglang.install: expected a list of lines" in err
