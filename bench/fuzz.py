@@ -6,7 +6,8 @@ shared recipe blocks and golden AL file; ``sync.yaml``; the sweep logs and JSON 
 ``examples/runs/41000000001/``; the data modules under ``cookbook_snippets/``), one mutation at
 a time, in a temporary copy of the project, and runs the real commands in-process through
 ``syncer.cli.main`` (``render`` of every key, cookbook form and ``--raw``; ``verify``;
-``generate --all --check``; ``decode --all``; ``lint`` against an empty git repository) on
+``generate --all --check``; ``decode --all``; ``lint`` against an empty git repository;
+``diff`` against the unmutated module both ways; ``reencode``) on
 each mutated copy. ``syncer/data/policy.yaml`` is not user input and is left alone.
 
 Mutations:
@@ -20,6 +21,8 @@ Mutations:
   inserted, bad UTF-8 inserted; the file emptied.
 * JSON (modules, run JSON): every value replaced by values of the other types, every object
   member deleted; text-level truncation and bad UTF-8.
+* the run packed as a ``.zip`` and a ``.tar.gz`` (``verify --run ARCHIVE``): truncated, bytes
+  flipped, junk inserted.
 
 Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s) or
 exit-2 command that changed a file is recorded with the mutation that caused it, deduplicated
@@ -70,6 +73,7 @@ MULTI = (
 SHARED = f"{E2E}/configs/srt-recipes"
 GOLDEN = f"{E2E}/infx/golden_al_distribution/dsv41flash_dspark.yaml"
 
+ARCHIVES = "run-archives/"  # the run packed as a .zip and a .tar.gz, made by make_project
 Command = list[str]
 
 
@@ -116,8 +120,19 @@ def commands_for(rel: str, lint_repo: str) -> list[Command]:
         return [GENERATE, VERIFY_PINNED]
     if rel.startswith(RUN):
         return [VERIFY]
+    if rel.startswith(ARCHIVES):
+        return [[*VERIFY[:3], rel, *VERIFY[4:]]]
     if rel.startswith("cookbook_snippets/"):
-        return [DECODE, VERIFY, GENERATE, ["lint", MODULE, "--sglang", lint_repo]]
+        pristine = str(Path(lint_repo).parent / "pristine.jsx")
+        return [
+            DECODE,
+            VERIFY,
+            GENERATE,
+            ["lint", MODULE, "--sglang", lint_repo],
+            ["diff", pristine, MODULE, "--format", "json"],
+            ["diff", MODULE, pristine, "--format", "markdown"],
+            ["reencode", MODULE],
+        ]
     raise ValueError(rel)
 
 
@@ -383,6 +398,28 @@ def log_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation]:
     return out
 
 
+def binary_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation]:
+    """An archive: truncated, bytes flipped, a chunk of junk inserted, at seeded offsets."""
+    out = []
+    for _ in range(20):
+        cut = rng.randrange(0, len(data))
+        out.append(Mutation(rel, f"truncated at byte {cut}", lambda d, c=cut: d[:c]))
+    for _ in range(40):
+        at = rng.randrange(0, len(data))
+        out.append(
+            Mutation(
+                rel,
+                f"byte {at} flipped",
+                lambda d, a=at: d[:a] + bytes([d[a] ^ 0xFF]) + d[a + 1 :],
+            )
+        )
+    for _ in range(10):
+        at = rng.randrange(0, len(data))
+        junk = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
+        out.append(Mutation(rel, f"junk at byte {at}", lambda d, a=at, j=junk: d[:a] + j + d[a:]))
+    return out
+
+
 def all_mutations(project: Path, seed: int) -> list[Mutation]:
     """Every mutation, per file (the run's files together) shuffled with ``seed``, interleaved
     across files."""
@@ -405,6 +442,8 @@ def all_mutations(project: Path, seed: int) -> list[Mutation]:
             muts = json_mutations(rel, data, rng)
         elif rel.endswith((".log", ".txt")):
             muts = log_mutations(rel, data, rng)
+        elif rel.startswith(ARCHIVES):
+            muts = binary_mutations(rel, data, rng)
         else:
             continue
         # The run's files are one group: its seven jobs are alike.
@@ -499,6 +538,12 @@ def make_project(tmp: Path) -> tuple[Path, str]:
     shutil.copy2(ROOT / "sync.yaml", project / "sync.yaml")
     shutil.copytree(ROOT / "examples", project / "examples")
     shutil.copytree(ROOT / "cookbook_snippets", project / "cookbook_snippets")
+    archives = project / ARCHIVES
+    archives.mkdir()
+    run = project / RUN
+    shutil.make_archive(str(archives / run.name), "zip", run.parent, run.name)
+    shutil.make_archive(str(archives / run.name), "gztar", run.parent, run.name)
+    shutil.copy2(ROOT / MODULE, tmp / "pristine.jsx")
     lint_repo = tmp / "sglang"
     lint_repo.mkdir()
     env = {
