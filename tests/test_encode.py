@@ -345,3 +345,30 @@ def test_a_router_install_that_is_no_list_of_lines_is_refused(
     assert exc.value.code == 2, err
     assert out == "" and err.startswith("error: ") and err.count("\n") == 1
     assert f"{bad}:" in err and "cells[0].routers.sglang.install: expected a list of lines" in err
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda cell: cell.pop("id"), 'missing "id"; cannot re-encode'),
+        (lambda cell: cell.update(hw={"id": "gb300"}), '"hw" must be a string, got an object'),
+        (lambda cell: cell["points"][0].update(concs=None), '"concs" is null; cannot re-encode'),
+    ],
+)
+def test_reencode_refuses_a_cell_it_cannot_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    """A cell without a string id or hw, or a point whose concs are null, decodes (the page
+    tolerates them) but cannot be re-encoded: it was a KeyError / TypeError (exit 3)."""
+    from syncer.cli import main
+
+    data = load_module(MODULE).value
+    edit(data["cells"][1])
+    bad = tmp_path / "m.jsx"
+    bad.write_text("export const agentx = " + json.dumps(data, indent=1) + ";\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["reencode", str(bad)])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 2, err
+    assert out == "" and err.startswith("error: ") and err.count("\n") == 1
+    assert f"{bad}: cell 1 " in err and message in err
