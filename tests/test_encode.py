@@ -372,3 +372,22 @@ def test_reencode_refuses_a_cell_it_cannot_name(
     assert exc.value.code == 2, err
     assert out == "" and err.startswith("error: ") and err.count("\n") == 1
     assert f"{bad}: cell 1 " in err and message in err
+
+
+@pytest.mark.parametrize("key", ["install", "files"])
+def test_reencode_reads_a_null_router_list_as_an_absent_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    """The shape check lets a router's `install` / `files` be null (as if absent); the
+    re-encoder took null for a list and crashed (exit 3)."""
+    from syncer.cli import main
+
+    data = load_module(MODULE).value
+    data["cells"][0]["routers"]["sglang"][key] = None
+    bad = tmp_path / "m.jsx"
+    bad.write_text("export const agentx = " + json.dumps(data, indent=1) + ";\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["reencode", str(bad)])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 0, err
+    assert f'"{key}": []' in out

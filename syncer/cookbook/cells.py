@@ -184,7 +184,7 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
             if bad:
                 raise SyncError(f"{where} router {name}: unknown keys {sorted(bad)}")
             routers[name] = RouterSpec(
-                install=list(r.get("install", [])), files=list(r.get("files", []))
+                install=list(r.get("install") or []), files=list(r.get("files") or [])
             )
         base_prov = {k: str(v) for k, v in (cell.get("prov") or {}).items()}
         points: list[PointSpec] = []
