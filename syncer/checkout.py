@@ -17,12 +17,25 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from syncer.errors import SyncError
 from syncer.wording import PATH_CHARS, js
 
+# The longest file-name component (bytes) the file systems the tool runs on take (Linux and
+# macOS NAME_MAX); a longer one is no file of any checkout, and asking for it is an OS error.
+NAME_MAX = 255
+
 
 def check_name(name: str, *, what: str, path: str | None, line: int | None = None) -> None:
     """A file name a master config gives (``srt-recipe``, ``CONFIG_FILE=``, ``srt-recipe-dir``)
     is relative and never climbs with ``..``: InferenceX names its recipes by plain relative
-    paths, and nothing else is looked up."""
+    paths, and nothing else is looked up. It is a name a file system can hold: no NUL
+    character, no part longer than ``NAME_MAX`` bytes."""
     posix, windows = PurePosixPath(name), PureWindowsPath(name)
+    too_long = any(len(p.encode("utf-8", "surrogatepass")) > NAME_MAX for p in posix.parts)
+    if "\0" in name or too_long:
+        raise SyncError(
+            f"{what} {js(name)} is not a file name (a NUL character, or a part longer than "
+            f"{NAME_MAX} bytes)",
+            path=path,
+            line=line,
+        )
     if posix.is_absolute() or windows.is_absolute() or windows.drive or name.startswith("~"):
         raise SyncError(
             f"{what} {js(name, PATH_CHARS)} is an absolute path; files are read from inside the "

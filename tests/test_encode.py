@@ -322,3 +322,72 @@ def test_reencode_refuses_urls_it_cannot_express(tmp_path: Path) -> None:
     with pytest.raises(SyncError, match=r"example\.com"):
         encode.reencode_file(source, tmp_path / "new.jsx")
     assert not (tmp_path / "new.jsx").exists()
+
+
+@pytest.mark.parametrize("install", ["0", '"pip install x"', "[1]"])
+def test_a_router_install_that_is_no_list_of_lines_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], install: str
+) -> None:
+    """`sync reencode` (and `generate`, which re-encodes the existing module) read a router's
+    `install` as a list of lines and crashed on anything else (exit 3); the module's shape check
+    names it, with its line."""
+    from syncer.cli import main
+
+    text = MODULE.read_text(encoding="utf-8")
+    old = '"routers": {\n    "sglang": {\n     "install": [],'
+    assert old in text
+    new = old.replace("[]", install)
+    bad = tmp_path / "m.jsx"
+    bad.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["reencode", str(bad)])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 2, err
+    assert out == "" and err.startswith("error: ") and err.count("\n") == 1
+    assert f"{bad}:" in err and "cells[0].routers.sglang.install: expected a list of lines" in err
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda cell: cell.pop("id"), 'missing "id"; cannot re-encode'),
+        (lambda cell: cell.update(hw={"id": "gb300"}), '"hw" must be a string, got an object'),
+        (lambda cell: cell["points"][0].update(concs=None), '"concs" is null; cannot re-encode'),
+    ],
+)
+def test_reencode_refuses_a_cell_it_cannot_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit, message: str
+) -> None:  # type: ignore[no-untyped-def]
+    """A cell without a string id or hw, or a point whose concs are null, decodes (the page
+    tolerates them) but cannot be re-encoded: it was a KeyError / TypeError (exit 3)."""
+    from syncer.cli import main
+
+    data = load_module(MODULE).value
+    edit(data["cells"][1])
+    bad = tmp_path / "m.jsx"
+    bad.write_text("export const agentx = " + json.dumps(data, indent=1) + ";\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["reencode", str(bad)])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 2, err
+    assert out == "" and err.startswith("error: ") and err.count("\n") == 1
+    assert f"{bad}: cell 1 " in err and message in err
+
+
+@pytest.mark.parametrize("key", ["install", "files"])
+def test_reencode_reads_a_null_router_list_as_an_absent_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    """The shape check lets a router's `install` / `files` be null (as if absent); the
+    re-encoder took null for a list and crashed (exit 3)."""
+    from syncer.cli import main
+
+    data = load_module(MODULE).value
+    data["cells"][0]["routers"]["sglang"][key] = None
+    bad = tmp_path / "m.jsx"
+    bad.write_text("export const agentx = " + json.dumps(data, indent=1) + ";\n")
+    with pytest.raises(SystemExit) as exc:
+        main(["reencode", str(bad)])
+    out, err = capsys.readouterr()
+    assert exc.value.code == 0, err
+    assert f'"{key}": []' in out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from syncer.inferencex.master import golden_al, load_master
 
 DSPARK = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "inferencex"
 
 
 def _write(path: Path, text: str) -> Path:
@@ -250,3 +252,65 @@ def test_master_is_parsed_once_per_content(tmp_path: Path) -> None:
     assert load_master(tmp_path) is first  # every key rendered reads the same parse
     _write(path, "b:\n  image: i\n")  # same size, new content (mtime may not tick)
     assert load_master(tmp_path).keys() == ["b"]
+
+
+def _render_edited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, old: str, new: str
+) -> tuple[int, str]:
+    """`sync render KEY` on a copy of the bundled example whose master config has ``old``
+    replaced by ``new``: (exit code, stderr)."""
+    from syncer.cli import main
+
+    checkout = tmp_path / "inferencex"
+    shutil.copytree(EXAMPLE, checkout)
+    master = checkout / "inferencex-e2e" / "configs" / "nvidia-master.yaml"
+    text = master.read_text(encoding="utf-8")
+    assert old in text, old
+    master.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(SystemExit) as exc:
+        main(["render", key, "--inferencex", str(checkout)])
+    return int(exc.value.code or 0), capsys.readouterr().err
+
+
+def test_a_null_role_parallelism_is_refused_by_render(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tp: null` in a multi-node row's role was taken for a value and crashed the render."""
+    code, err = _render_edited(
+        tmp_path,
+        capsys,
+        DISAGG,
+        "        prefill:\n          num-worker: 1\n          tp: 2",
+        "        prefill:\n          num-worker: 1\n          tp: null",
+    )
+    assert code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "nvidia-master.yaml" in err
+    assert (
+        "decode: tp must be an integer of at least 1" in err
+        or "prefill: tp must be an integer of at least 1" in err
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("x" * 300, "is not a file name (a NUL character, or a part longer than 255 bytes)"),
+        ('"a\\0.yaml"', 'srt-recipe "a\\u0000.yaml" is not a file name'),
+    ],
+)
+def test_a_recipe_name_no_file_system_holds_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, message: str
+) -> None:
+    """A 300-byte recipe name (the OS's "File name too long") or one with a NUL character
+    (Python's "embedded null byte") was looked up on disk and crashed."""
+    code, err = _render_edited(
+        tmp_path,
+        capsys,
+        DSPARK,
+        "conc-list: [1, 4, 16], srt-recipe: agentic.yaml",
+        f"conc-list: [1, 4, 16], srt-recipe: {name}",
+    )
+    assert code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "nvidia-master.yaml:" in err and message in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from syncer.inferencex.recipe import (
 )
 
 FIX = Path(__file__).parent / "fixtures" / "inferencex"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "inferencex"
 
 
 def _args(variant: dict) -> dict:
@@ -298,3 +300,34 @@ def test_key_line_composes_a_file_once_per_content(tmp_path: Path) -> None:
     assert yamlsafe.key_line(path, ["a"]) is None
     assert yamlsafe.compose_count == before + 3
     assert yamlsafe.key_line(tmp_path / "absent.yaml", ["a"]) is None
+
+
+def test_services_as_a_mapping_of_non_mappings_is_refused_by_render(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`services: {etcd: 1}` crashed the recipe reading (AttributeError); the services layer
+    names the shape it takes."""
+    from syncer.cli import main
+
+    checkout = tmp_path / "inferencex"
+    shutil.copytree(EXAMPLE, checkout)
+    recipe = next(checkout.rglob("disagg-variants.yaml"))
+    text = recipe.read_text(encoding="utf-8")
+    old = "  services:\n    - name: etcd\n"
+    assert old in text
+    recipe.write_text(
+        text.replace(old, "  services: {etcd: 1}\n  old_services:\n    - name: etcd\n")
+    )
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "render",
+                "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg",
+                "--inferencex",
+                str(checkout),
+            ]
+        )
+    err = capsys.readouterr().err
+    assert exc.value.code == 2, err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert "disagg-variants.yaml: " in err and "services must be a list of service entries" in err

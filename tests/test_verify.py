@@ -295,6 +295,44 @@ def test_cookbook_drift(tmp_path: Path) -> None:
         assert result.points[i].logs[0].agrees  # the log still matches the recipe
 
 
+def test_module_values_that_are_no_strings_compare_as_the_page_shows_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A module may hold a number, a boolean or null where the format has a string (the page
+    prints JavaScript's String(value)); the comparison took them for strings and crashed
+    (exit 3). A number equal to the logged text agrees; null is drift, shown as the page
+    shows it."""
+    module = tmp_path / "deepseek-v4_1.jsx"
+    text = (ROOT / "cookbook_snippets" / "deepseek-ai" / "deepseek-v4_1.jsx").read_text()
+    for old, new in (
+        (
+            '"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": "0"',
+            '"SGLANG_ENABLE_DSV41_ENGRAM_HOST_TABLE": 0',
+        ),
+        ('["--cuda-graph-max-bs-decode", "64"]', '["--cuda-graph-max-bs-decode", 64]'),
+    ):
+        assert old in text
+        text = text.replace(old, new, 1)
+    module.write_text(text)
+    code, out, err = run_cli(capsys, KEY, "--cookbook", str(module), "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["exit_code"] == 0
+
+    module.write_text(
+        text.replace('["--watchdog-timeout", "3600"]', '["--watchdog-timeout", null]')
+    )
+    code, out, err = run_cli(capsys, KEY, "--cookbook", str(module), "--format", "json")
+    assert code == 1, err
+    shown = {
+        (e["key"], e["left"], e["status"])
+        for p in json.loads(out)["points"]
+        for c in p["cookbook"]["comparisons"]
+        for e in c["entries"]
+        if e["key"] == "--watchdog-timeout"
+    }
+    assert ("--watchdog-timeout", "null", "differs") in shown
+
+
 def test_no_cookbook_module_for_the_config(tmp_path: Path) -> None:
     empty = tmp_path / "snippets"
     empty.mkdir()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncer.compare.verdicts import FAILING, Verdict
+from syncer.cookbook.shell import js_string
 from syncer.flags import canonical_flag
 from syncer.model import Block
 
@@ -381,6 +382,23 @@ def _j(value: Any) -> str | None:
     return json.dumps(value, sort_keys=True)
 
 
+def _as_shown(block: Block) -> Block:
+    """``block`` with its flag values and env values as the page shows them (JavaScript's
+    ``String(value)``): a module may hold a number, a boolean or null where the format has a
+    string, and the page prints it; the comparison is of that text."""
+    args, env = block.get("args"), block.get("env")
+    if all(type(v) is str for a in args or [] for v in a) and all(
+        type(v) is str for v in (env or {}).values()
+    ):
+        return block
+    shown = dict(block)
+    if args:
+        shown["args"] = [[js_string(v) for v in a] for a in args]
+    if env:
+        shown["env"] = {k: js_string(v) for k, v in env.items()}
+    return shown
+
+
 def block_key(block: Block) -> tuple[str, str]:
     """``(kind, role)``: how the processes of two block lists pair up."""
     return (str(block.get("kind")), str(block.get("role") or ""))
@@ -406,7 +424,8 @@ def compare_blocks(
     """
     comp = Comparison(left, right, router)
     comparer = _Comparer(left, right, exclusion, placement)
-    remaining = list(right_blocks)
+    left_blocks = [_as_shown(b) for b in left_blocks]
+    remaining = [_as_shown(b) for b in right_blocks]
     for a in left_blocks:
         match = next((b for b in remaining if block_key(b) == block_key(a)), None)
         if match is None:

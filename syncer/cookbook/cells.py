@@ -20,7 +20,7 @@ from syncer import links
 from syncer.cookbook.decode import Decoder
 from syncer.errors import SyncError
 from syncer.model import Block, Selection
-from syncer.wording import js
+from syncer.wording import js, kind
 
 # Provenance keys in module key order (cell ``prov`` and per-point overrides).
 PROV_KEYS = ("sha", "recipe", "run", "job", "pr", "comment", "status", "date")
@@ -145,7 +145,16 @@ _POINT_KEYS = ("concs", "item", "override", "goldenAL", "kv", "patch")
 def _need(obj: dict[str, Any], key: str, where: str) -> Any:
     if key not in obj:
         raise SyncError(f"{where}: missing {js(key)}; cannot re-encode")
+    if obj[key] is None:
+        raise SyncError(f"{where}: {js(key)} is null; cannot re-encode")
     return obj[key]
+
+
+def _need_text(obj: dict[str, Any], key: str, where: str) -> str:
+    value = _need(obj, key, where)
+    if not isinstance(value, str):
+        raise SyncError(f"{where}: {js(key)} must be a string, got {kind(value)}; cannot re-encode")
+    return value
 
 
 def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<module>") -> ModuleSpec:
@@ -159,6 +168,8 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
     cells: list[CellSpec] = []
     for ci, cell in enumerate(data.get("cells", [])):
         where = f"{path}: cell {ci} ({cell.get('id')})"
+        for key in ("id", "hw"):  # the cell's name and its hardware chip (CellSpec, _check_spec)
+            _need_text(cell, key, where)
         meta = {k: copy.deepcopy(cell[k]) for k in CELL_META_KEYS if k in cell}
         unknown = set(cell) - set(CELL_META_KEYS) - {"prov", "points", "routers"}
         if unknown:
@@ -173,7 +184,7 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
             if bad:
                 raise SyncError(f"{where} router {name}: unknown keys {sorted(bad)}")
             routers[name] = RouterSpec(
-                install=list(r.get("install", [])), files=list(r.get("files", []))
+                install=list(r.get("install") or []), files=list(r.get("files") or [])
             )
         base_prov = {k: str(v) for k, v in (cell.get("prov") or {}).items()}
         points: list[PointSpec] = []

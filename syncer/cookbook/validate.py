@@ -119,6 +119,11 @@ class ModuleValidator:
                 isinstance(files, list) and all(isinstance(f, str) for f in files)
             ):
                 raise self.error(f"{where}.routers.{name}.files", "expected a list of file ids")
+            install = router.get("install")
+            if install is not None and not (
+                isinstance(install, list) and all(isinstance(line, str) for line in install)
+            ):
+                raise self.error(f"{where}.routers.{name}.install", "expected a list of lines")
         submitted = cell.get("submitted")
         if not isinstance(submitted, str) or submitted not in routers:
             raise self.error(

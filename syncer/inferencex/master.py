@@ -149,7 +149,7 @@ class RoleSpec:
         for name in ("num-worker", "tp", "ep", "pp", "pcp-size", "dcp-size"):
             value = raw.get(name)
             least = 0 if name == "num-worker" else 1  # aggregated rows say decode: 0 workers
-            if value is not None and (
+            if name in raw and (
                 isinstance(value, bool) or not isinstance(value, int) or value < least
             ):
                 raise SyncError(

@@ -554,6 +554,8 @@ def _services(variant: dict[str, Any]) -> list[dict[str, Any]]:
                 )
     elif isinstance(services, dict):
         for name, s in services.items():
+            if not isinstance(s, dict | None):
+                continue  # the services layer refuses this shape (services.py: _declared)
             s = s or {}
             out.append(
                 {

@@ -1,0 +1,665 @@
+"""`python -m bench fuzz [--seed N] [--cases N] [--timeout S] [--only SUBSTR] [--list]`:
+bad input must exit 2, never 3.
+
+Mutates the project's own bundled inputs (the InferenceX example's master config, recipes,
+shared recipe blocks and golden AL file; ``sync.yaml``; the sweep logs and JSON files of
+``examples/runs/41000000001/``; the data modules under ``cookbook_snippets/``), one mutation at
+a time, in a temporary copy of the project, and runs the real commands in-process through
+``syncer.cli.main`` (``render`` of every key, cookbook form and ``--raw``; ``verify``;
+``generate --all --check``; ``decode --all``; ``lint`` against an empty git repository;
+``diff`` against the unmutated module both ways; ``reencode``) on
+each mutated copy. ``syncer/data/policy.yaml`` is not user input and is left alone.
+
+Mutations:
+
+* YAML (by node, through PyYAML's composer, so anchors, tags and merge keys survive): every
+  node replaced in turn by a value of each other type (null, true, 0, -1, a huge int, an
+  infinite float, NaN, "", a long string, a list, a mapping, a deeply nested list), by an alias
+  to an earlier node or to its own parent (a recursive document); every mapping entry deleted
+  and duplicated; plus text-level truncation, a tab, bad UTF-8.
+* logs (by line): truncated, `Env:` / `Command:` lines dropped and duplicated, a garbage line
+  inserted, bad UTF-8 inserted; the file emptied.
+* JSON (modules, run JSON): every value replaced by values of the other types, every object
+  member deleted; text-level truncation and bad UTF-8.
+* the run packed as a ``.zip`` and a ``.tar.gz`` (``verify --run ARCHIVE``): truncated, bytes
+  flipped, junk inserted.
+
+Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s) or
+exit-2 command that changed a file is recorded with the mutation that caused it, deduplicated
+by the innermost frame of its traceback. The mutation list is enumerated in a fixed order,
+shuffled per file with ``--seed`` and interleaved across files, so a seed and a case count
+name the same cases on every machine. Exit status: 0 no crash, 1 crashes found.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import hashlib
+import io
+import json
+import math
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DSPARK = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+RUN = "examples/runs/41000000001"
+MODULE = "cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx"
+IX = "examples/inferencex"
+E2E = f"{IX}/inferencex-e2e"
+MASTER = f"{E2E}/configs/nvidia-master.yaml"
+SINGLE = (
+    f"{E2E}/benchmarks/single_node/srt-slurm-recipes/dsv41flash/sglang/gb300-fp4-mtp/agentic.yaml"
+)
+MULTI = (
+    f"{E2E}/benchmarks/multi_node/srt-slurm-recipes/dsv41flash/sglang/gb300-fp4/agentx/"
+    "disagg-variants.yaml"
+)
+SHARED = f"{E2E}/configs/srt-recipes"
+GOLDEN = f"{E2E}/infx/golden_al_distribution/dsv41flash_dspark.yaml"
+
+ARCHIVES = "run-archives/"  # the run packed as a .zip and a .tar.gz, made by make_project
+Command = list[str]
+
+
+def _render(key: str) -> list[Command]:
+    return [["render", key, "--inferencex", IX], ["render", key, "--inferencex", IX, "--raw"]]
+
+
+VERIFY: Command = [
+    "verify",
+    DSPARK,
+    "--run",
+    RUN,
+    "--inferencex",
+    IX,
+    "--cookbook",
+    "cookbook_snippets",
+]
+VERIFY_PINNED: Command = ["verify", DSPARK, "--inferencex", IX, "--cookbook", "cookbook_snippets"]
+GENERATE: Command = [
+    "generate",
+    "--all",
+    "--check",
+    "--config",
+    "sync.yaml",
+    "--inferencex",
+    IX,
+    "--out",
+    "cookbook_snippets",
+    "--pages",
+    "examples/cookbook",
+]
+DECODE: Command = ["decode", MODULE, "--all", "--format", "json"]
+
+
+def commands_for(rel: str, lint_repo: str) -> list[Command]:
+    """The commands that read the file ``rel`` (a path relative to the project copy)."""
+    if rel == MASTER or rel.startswith(SHARED):
+        return [*_render(DSPARK), *_render(DISAGG), VERIFY, GENERATE]
+    if rel in (SINGLE, GOLDEN):
+        return [*_render(DSPARK), VERIFY, GENERATE]
+    if rel == MULTI:
+        return [*_render(DISAGG), GENERATE]
+    if rel == "sync.yaml":
+        return [GENERATE, VERIFY_PINNED]
+    if rel.startswith(RUN):
+        return [VERIFY]
+    if rel.startswith(ARCHIVES):
+        return [[*VERIFY[:3], rel, *VERIFY[4:]]]
+    if rel.startswith("cookbook_snippets/"):
+        pristine = str(Path(lint_repo).parent / "pristine.jsx")
+        return [
+            DECODE,
+            VERIFY,
+            GENERATE,
+            ["lint", MODULE, "--sglang", lint_repo],
+            ["diff", pristine, MODULE, "--format", "json"],
+            ["diff", MODULE, pristine, "--format", "markdown"],
+            ["reencode", MODULE],
+        ]
+    raise ValueError(rel)
+
+
+# ---------------------------------------------------------------------------------- mutations
+
+
+@dataclass(frozen=True)
+class Mutation:
+    path: str  # relative to the project copy
+    name: str  # what was done, for the report
+    apply: Callable[[bytes], bytes] = field(compare=False, repr=False)
+
+
+def _deep(depth: int) -> object:
+    value: object = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+REPLACEMENTS: list[tuple[str, object]] = [
+    ("null", None),
+    ("true", True),
+    ("0", 0),
+    ("-1", -1),
+    ("huge int", 10**40),
+    ("inf", math.inf),
+    ("nan", math.nan),
+    ("empty string", ""),
+    ("long string", "x" * 20000),
+    ("list", [1, "a"]),
+    ("empty list", []),
+    ("mapping", {"fuzz": 1}),
+    ("empty mapping", {}),
+    ("nested", _deep(120)),
+]
+
+_REPRESENTER = yaml.representer.SafeRepresenter()
+
+
+def _yaml_node(value: object) -> yaml.Node:
+    _REPRESENTER.represented_objects = {}
+    return _REPRESENTER.represent_data(value)
+
+
+def _walk_yaml(
+    node: yaml.Node, path: str = ""
+) -> Iterator[tuple[str, yaml.Node, yaml.Node | None]]:
+    """Every node in pre-order, with its path and parent; aliases visited once."""
+    seen: set[int] = set()
+
+    def walk(n: yaml.Node, p: str, parent: yaml.Node | None):
+        if id(n) in seen:
+            return
+        seen.add(id(n))
+        yield p, n, parent
+        if isinstance(n, yaml.MappingNode):
+            for k, v in n.value:
+                label = k.value if isinstance(k, yaml.ScalarNode) else "?"
+                yield from walk(v, f"{p}.{label}", n)
+        elif isinstance(n, yaml.SequenceNode):
+            for i, v in enumerate(n.value):
+                yield from walk(v, f"{p}[{i}]", n)
+
+    yield from walk(node, path, None)
+
+
+def _compose(data: bytes) -> yaml.Node:
+    return yaml.compose(data.decode("utf-8"), Loader=yaml.SafeLoader)
+
+
+def _serialize(node: yaml.Node) -> bytes:
+    return yaml.serialize(node, Dumper=yaml.SafeDumper, allow_unicode=True).encode("utf-8")
+
+
+def _replace_in_parent(parent: yaml.Node, old: yaml.Node, new: yaml.Node) -> None:
+    if isinstance(parent, yaml.MappingNode):
+        parent.value = [(k, new if v is old else v) for k, v in parent.value]
+    else:
+        parent.value = [new if v is old else v for v in parent.value]
+
+
+def _yaml_op(index: int, op: str, arg: object = None) -> Callable[[bytes], bytes]:
+    def apply(data: bytes) -> bytes:
+        root = _compose(data)
+        nodes = list(_walk_yaml(root))
+        _, node, parent = nodes[index]
+        if op == "replace":
+            if parent is None:
+                return _serialize(_yaml_node(arg))
+            _replace_in_parent(parent, node, _yaml_node(arg))
+        elif op == "alias-earlier":
+            _replace_in_parent(parent, node, nodes[arg][1])
+        elif op == "alias-parent":
+            _replace_in_parent(parent, node, parent)
+        elif op == "delete":
+            node.value = [kv for i, kv in enumerate(node.value) if i != arg]
+        elif op == "duplicate":
+            key = node.value[arg][0]
+            node.value = [*node.value, (copy.deepcopy(key), _yaml_node("duplicate"))]
+        return _serialize(root)
+
+    return apply
+
+
+def _text_ops(rel: str, data: bytes, rng: random.Random) -> list[Mutation]:
+    out = [
+        Mutation(rel, "emptied", lambda _d: b""),
+        Mutation(rel, "bad UTF-8 at start", lambda d: b"\xff\xfe" + d),
+    ]
+    for _ in range(3):
+        cut = rng.randrange(1, max(2, len(data)))
+        out.append(Mutation(rel, f"truncated at byte {cut}", lambda d, c=cut: d[:c]))
+    for _ in range(2):
+        at = rng.randrange(0, max(1, len(data)))
+        out.append(
+            Mutation(rel, f"bad UTF-8 at byte {at}", lambda d, a=at: d[:a] + b"\xc3\x28" + d[a:])
+        )
+    return out
+
+
+def yaml_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation]:
+    out = _text_ops(rel, data, rng)
+    out.append(Mutation(rel, "tab at start of a line", lambda d: d.replace(b"\n  ", b"\n\t", 1)))
+    nodes = list(_walk_yaml(_compose(data)))
+    for i, (path, node, parent) in enumerate(nodes):
+        where = path or "<root>"
+        for label, value in REPLACEMENTS:
+            out.append(Mutation(rel, f"{where} := {label}", _yaml_op(i, "replace", value)))
+        if parent is not None:
+            if i > 1:
+                earlier = rng.randrange(1, i)
+                out.append(
+                    Mutation(
+                        rel,
+                        f"{where} := alias of {nodes[earlier][0]}",
+                        _yaml_op(i, "alias-earlier", earlier),
+                    )
+                )
+            out.append(
+                Mutation(rel, f"{where} := alias of its parent", _yaml_op(i, "alias-parent"))
+            )
+        if isinstance(node, yaml.MappingNode):
+            for j, (k, _v) in enumerate(node.value):
+                key = k.value if isinstance(k, yaml.ScalarNode) else "?"
+                out.append(Mutation(rel, f"{where}: delete {key!s}", _yaml_op(i, "delete", j)))
+                out.append(
+                    Mutation(rel, f"{where}: duplicate {key!s}", _yaml_op(i, "duplicate", j))
+                )
+    return out
+
+
+_JSX = re.compile(rb"\A(?P<head>.*?export const \w+ = )(?P<body>\{.*\})(?P<tail>;?\s*)\Z", re.S)
+
+
+def _json_paths(value: object, path: tuple = ()) -> Iterator[tuple]:
+    yield path
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _json_paths(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _json_paths(v, (*path, i))
+
+
+def _json_set(doc: object, path: tuple, value: object, delete: bool = False) -> object:
+    if not path:
+        return value
+    parent = doc
+    for step in path[:-1]:
+        parent = parent[step]
+    if delete:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return doc
+
+
+def _json_op(path: tuple, value: object = None, delete: bool = False):
+    def apply(data: bytes) -> bytes:
+        m = _JSX.match(data)
+        head, body, tail = (m["head"], m["body"], m["tail"]) if m else (b"", data, b"")
+        doc = _json_set(json.loads(body), path, copy.deepcopy(value), delete)
+        text = json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8")
+        return head + text + tail
+
+    return apply
+
+
+def _label(path: tuple) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path) or "<root>"
+
+
+def json_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation]:
+    out = _text_ops(rel, data, rng)
+    m = _JSX.match(data)
+    doc = json.loads(m["body"] if m else data)
+    for path in _json_paths(doc):
+        for label, value in REPLACEMENTS:
+            out.append(Mutation(rel, f"{_label(path)} := {label}", _json_op(path, value)))
+        if path and isinstance(path[-1], str):
+            out.append(Mutation(rel, f"{_label(path)}: deleted", _json_op(path, delete=True)))
+    return out
+
+
+def log_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation]:
+    out = _text_ops(rel, data, rng)
+    lines = data.split(b"\n")
+
+    def edit(fn: Callable[[list[bytes]], list[bytes]]) -> Callable[[bytes], bytes]:
+        return lambda d: b"\n".join(fn(d.split(b"\n")))
+
+    for i, line in enumerate(lines):
+        if not line:
+            continue
+        cut = rng.randrange(0, len(line))
+        out.append(
+            Mutation(
+                rel,
+                f"line {i + 1} truncated at {cut}",
+                edit(lambda ls, i=i, c=cut: [*ls[:i], ls[i][:c], *ls[i + 1 :]]),
+            )
+        )
+        garbage = bytes(rng.randrange(32, 127) for _ in range(rng.randrange(1, 80)))
+        out.append(
+            Mutation(
+                rel,
+                f"garbage line after line {i + 1}",
+                edit(lambda ls, i=i, g=garbage: [*ls[: i + 1], g, *ls[i + 1 :]]),
+            )
+        )
+        at = rng.randrange(0, len(line))
+        out.append(
+            Mutation(
+                rel,
+                f"bad UTF-8 in line {i + 1}",
+                edit(
+                    lambda ls, i=i, a=at: [*ls[:i], ls[i][:a] + b"\xff" + ls[i][a:], *ls[i + 1 :]]
+                ),
+            )
+        )
+        if b"Env:" in line or b"Command:" in line or b"Starting " in line:
+            out.append(
+                Mutation(
+                    rel, f"line {i + 1} dropped", edit(lambda ls, i=i: [*ls[:i], *ls[i + 1 :]])
+                )
+            )
+            out.append(
+                Mutation(
+                    rel,
+                    f"line {i + 1} duplicated",
+                    edit(lambda ls, i=i: [*ls[: i + 1], ls[i], *ls[i + 1 :]]),
+                )
+            )
+            body = line.split(b": ", 1)[-1] if b": " in line else line
+            out.append(
+                Mutation(
+                    rel,
+                    f"line {i + 1} repeated bare (continuation)",
+                    edit(lambda ls, i=i, b=body: [*ls[: i + 1], b, *ls[i + 1 :]]),
+                )
+            )
+    return out
+
+
+def binary_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation]:
+    """An archive: truncated, bytes flipped, a chunk of junk inserted, at seeded offsets."""
+    out = []
+    for _ in range(20):
+        cut = rng.randrange(0, len(data))
+        out.append(Mutation(rel, f"truncated at byte {cut}", lambda d, c=cut: d[:c]))
+    for _ in range(40):
+        at = rng.randrange(0, len(data))
+        out.append(
+            Mutation(
+                rel,
+                f"byte {at} flipped",
+                lambda d, a=at: d[:a] + bytes([d[a] ^ 0xFF]) + d[a + 1 :],
+            )
+        )
+    for _ in range(10):
+        at = rng.randrange(0, len(data))
+        junk = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
+        out.append(Mutation(rel, f"junk at byte {at}", lambda d, a=at, j=junk: d[:a] + j + d[a:]))
+    return out
+
+
+def all_mutations(project: Path, seed: int) -> list[Mutation]:
+    """Every mutation, per file (the run's files together) shuffled with ``seed``, interleaved
+    across files."""
+    groups: dict[str, list[Mutation]] = {}
+    files = sorted(
+        p
+        for p in project.rglob("*")
+        if p.is_file()
+        and not p.name.endswith(".md")
+        and not p.name.endswith(".mdx")
+        and ".git" not in p.parts
+    )
+    for p in files:
+        rel = p.relative_to(project).as_posix()
+        rng = random.Random(f"{seed}:{rel}")
+        data = p.read_bytes()
+        if rel.endswith((".yaml", ".yml")):
+            muts = yaml_mutations(rel, data, rng)
+        elif rel.endswith((".json", ".jsx")):
+            muts = json_mutations(rel, data, rng)
+        elif rel.endswith((".log", ".txt")):
+            muts = log_mutations(rel, data, rng)
+        elif rel.startswith(ARCHIVES):
+            muts = binary_mutations(rel, data, rng)
+        else:
+            continue
+        # The run's files are one group: its seven jobs are alike.
+        groups.setdefault(RUN if rel.startswith(RUN) else rel, []).extend(muts)
+    per_file = []
+    for name, muts in groups.items():
+        random.Random(f"{seed}:{name}").shuffle(muts)
+        per_file.append(muts)
+    out: list[Mutation] = []
+    for i in range(max(map(len, per_file), default=0)):
+        out.extend(muts[i] for muts in per_file if i < len(muts))
+    return out
+
+
+# -------------------------------------------------------------------------------------- running
+
+
+class Hang(BaseException):
+    """A command ran past ``--timeout`` (a BaseException, so cli.main's bug handler lets it by)."""
+
+
+def _on_alarm(signum, frame):
+    raise Hang
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+
+
+def _site(text: str) -> str:
+    """The innermost frame of the last traceback in ``text``, relative to the project."""
+    frames = _FRAME.findall(text)
+    if not frames:
+        return "<no traceback>"
+    file, line, fn = frames[-1]
+    with contextlib.suppress(ValueError):
+        file = str(Path(file).relative_to(ROOT))
+    return f"{file}:{line} in {fn}"
+
+
+def _last_error(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln and not ln.startswith(" ")]
+    for ln in reversed(lines):
+        if not ln.startswith("error: internal error"):
+            return ln[:200]
+    return ""
+
+
+def run_command(argv: Command, timeout: float) -> tuple[int, str, str]:
+    from syncer.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    code: int
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(argv)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+    except Hang:
+        return -1, out.getvalue(), err.getvalue() + "\nHANG"
+    except BaseException:  # an exception cli.main let through
+        import traceback
+
+        return -2, out.getvalue(), err.getvalue() + traceback.format_exc()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _tree_hashes(project: Path) -> dict[str, str]:
+    return {
+        p.relative_to(project).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(project.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
+
+
+@dataclass
+class Crash:
+    site: str
+    kind: str
+    error: str
+    examples: list[tuple[str, str, str]] = field(default_factory=list)  # (file, mutation, argv)
+
+
+def make_project(tmp: Path) -> tuple[Path, str]:
+    project = tmp / "project"
+    project.mkdir()
+    shutil.copy2(ROOT / "sync.yaml", project / "sync.yaml")
+    shutil.copytree(ROOT / "examples", project / "examples")
+    shutil.copytree(ROOT / "cookbook_snippets", project / "cookbook_snippets")
+    archives = project / ARCHIVES
+    archives.mkdir()
+    run = project / RUN
+    shutil.make_archive(str(archives / run.name), "zip", run.parent, run.name)
+    shutil.make_archive(str(archives / run.name), "gztar", run.parent, run.name)
+    shutil.copy2(ROOT / MODULE, tmp / "pristine.jsx")
+    lint_repo = tmp / "sglang"
+    lint_repo.mkdir()
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "f",
+        "GIT_AUTHOR_EMAIL": "f@f",
+        "GIT_COMMITTER_NAME": "f",
+        "GIT_COMMITTER_EMAIL": "f@f",
+    }
+    (lint_repo / "README").write_text("empty\n")
+    for args in (["init", "-q"], ["add", "README"], ["commit", "-q", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=lint_repo, env=env, check=True, capture_output=True)
+    return project, str(lint_repo)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench fuzz", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cases", type=int, default=300, help="mutations to run (0: all)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per command")
+    parser.add_argument("--only", default="", help="only files whose path contains this")
+    parser.add_argument("--match", default="", help="only mutations whose name contains this")
+    parser.add_argument("--list", action="store_true", help="list the mutations and stop")
+    parser.add_argument(
+        "--traceback", action="store_true", help="print the output of every crashing command"
+    )
+    parser.add_argument("--show", type=int, default=2, help="examples printed per crash site")
+    args = parser.parse_args(argv)
+
+    import logging
+
+    logging.disable(logging.WARNING)  # the recipes' warnings would flood the report
+    here = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="sync-fuzz-") as tmpdir:
+        project, lint_repo = make_project(Path(tmpdir))
+        mutations = [
+            m
+            for m in all_mutations(project, args.seed)
+            if args.only in m.path and args.match in m.name
+        ]
+        total = len(mutations)
+        if args.cases:
+            mutations = mutations[: args.cases]
+        if args.list:
+            for m in mutations:
+                print(f"{m.path}: {m.name}")
+            return 0
+        pristine = _tree_hashes(project)
+        crashes: dict[str, Crash] = {}
+        codes: dict[int, int] = {}
+        commands = 0
+        start = time.monotonic()
+        os.chdir(project)
+        try:
+            for n, mut in enumerate(mutations, 1):
+                target = project / mut.path
+                original = target.read_bytes()
+                try:
+                    mutated = mut.apply(original)
+                except Exception as exc:  # the mutation does not apply to this file
+                    print(f"skip {mut.path}: {mut.name}: {exc!r}", file=sys.stderr)
+                    continue
+                target.write_bytes(mutated)
+                try:
+                    for cmd in commands_for(mut.path, lint_repo):
+                        code, _out, err = run_command(cmd, args.timeout)
+                        commands += 1
+                        codes[code] = codes.get(code, 0) + 1
+                        kind = {3: "exit 3", -1: "hang", -2: "uncaught"}.get(code)
+                        site = _site(err) if kind else ""
+                        if kind is None and code == 2:
+                            changed = [
+                                k
+                                for k, v in _tree_hashes(project).items()
+                                if k != mut.path and pristine.get(k) != v
+                            ]
+                            if changed:
+                                kind, site = "wrote on error", f"{cmd[0]} wrote {changed[0]}"
+                        if kind is None:
+                            continue
+                        crash = crashes.setdefault(
+                            f"{kind} {site}", Crash(site, kind, _last_error(err))
+                        )
+                        crash.examples.append((mut.path, mut.name, " ".join(cmd)))
+                        if args.traceback:
+                            shown = "\n".join(ln[:300] for ln in err.splitlines()[-40:])
+                            print(f"--- {mut.path}: {mut.name}: sync {' '.join(cmd)}\n{shown}")
+                finally:
+                    target.write_bytes(original)
+                    if _tree_hashes(project) != pristine:
+                        shutil.rmtree(project)
+                        project, lint_repo = make_project(Path(tempfile.mkdtemp(dir=tmpdir)))
+                        os.chdir(project)
+                if n % 50 == 0:
+                    print(
+                        f"{n}/{len(mutations)} cases, {len(crashes)} crash sites, "
+                        f"{time.monotonic() - start:.0f} s",
+                        file=sys.stderr,
+                    )
+        finally:
+            os.chdir(here)
+        elapsed = time.monotonic() - start
+    print(
+        f"seed {args.seed}: {len(mutations)} of {total} mutations, {commands} commands, "
+        f"{elapsed:.0f} s; exit codes: " + ", ".join(f"{k}: {v}" for k, v in sorted(codes.items()))
+    )
+    if not crashes:
+        print("no crashes")
+        return 0
+    print(f"{len(crashes)} crash sites:")
+    for crash in sorted(crashes.values(), key=lambda c: -len(c.examples)):
+        print(f"\n[{crash.kind}] {crash.site}  ({len(crash.examples)} commands)")
+        if crash.error:
+            print(f"    {crash.error}")
+        for path, name, cmd in crash.examples[: args.show]:
+            print(f"    {path}: {name}\n        sync {cmd}")
+    return 1
