@@ -44,7 +44,7 @@ def _best(run: object, rounds: int = ROUNDS) -> float:
 
 def main(argv: list[str]) -> int:
     from syncer.compare.review import review_texts
-    from syncer.fitting import GITHUB_TEXT_LIMIT as GITHUB_BODY_LIMIT
+    from syncer.fitting import GITHUB_TEXT_LIMIT
 
     if len(argv) not in (0, 2):
         print("usage: python -m bench diff [OLD NEW]", file=sys.stderr)
@@ -63,13 +63,13 @@ def main(argv: list[str]) -> int:
     review = review_texts(texts[0], texts[1], old_label=str(paths[0]), new_label=str(paths[1]))
     markdown_time = _best(lambda: review.markdown())
     full = review.markdown()
-    budgeted_time = _best(lambda: review.markdown(GITHUB_BODY_LIMIT))
-    budgeted = review.markdown(GITHUB_BODY_LIMIT)
+    budgeted_time = _best(lambda: review.markdown(GITHUB_TEXT_LIMIT))
+    budgeted = review.markdown(GITHUB_TEXT_LIMIT)
     print(f"reference: decode + Copy-all text of {cases} selections, {reference * 1000:.0f} ms")
     print(f"review   {review_time / reference:6.2f}x reference")
     print(f"markdown {markdown_time / reference:6.2f}x reference, {len(full)} characters")
     print(
         f"budgeted {budgeted_time / reference:6.2f}x reference, {len(budgeted)} characters "
-        f"(budget {GITHUB_BODY_LIMIT})"
+        f"(budget {GITHUB_TEXT_LIMIT})"
     )
-    return 0 if len(budgeted) <= GITHUB_BODY_LIMIT else 1
+    return 0 if len(budgeted) <= GITHUB_TEXT_LIMIT else 1

@@ -12,13 +12,11 @@ from collections.abc import Callable, Iterator
 from syncer.fitting import GITHUB_TEXT_LIMIT, cut, first_fitting, within
 from syncer.templating import render
 
-# GitHub refuses an issue comment or a PR body over this many characters.
-MAX_BODY_CHARS = GITHUB_TEXT_LIMIT
 # Room kept for the note that says the reviewer diff was cut.
 _NOTE_ROOM = 300
 
 
-def fit_comment(body: str, limit: int = MAX_BODY_CHARS) -> str:
+def fit_comment(body: str, limit: int = GITHUB_TEXT_LIMIT) -> str:
     return within(body, "status comment", limit)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncer import links
-from syncer.publish.bodies import MAX_BODY_CHARS
+from syncer.fitting import GITHUB_TEXT_LIMIT
 from syncer.syncconfig import SyncConfig
 
 
@@ -26,7 +26,7 @@ class Settings:
     push_url: str | None = None  # git URL of that fork
     snippets_dir: str = "docs/src/snippets/agentx"
     docs_url: str = links.DOCS_URL
-    body_limit: int = MAX_BODY_CHARS
+    body_limit: int = GITHUB_TEXT_LIMIT
     today: str | None = None
     # The one cookbook model this run handles (the workflow runs one job per model, each in its
     # model's concurrency group); None: every model the event touches.
