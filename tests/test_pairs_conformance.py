@@ -29,6 +29,20 @@ def _pairs() -> list[dict[str, Any]]:
     return [e for e in json.loads(path.read_text()) if e["status"] == "complete"]
 
 
+# The older era (per-point recipe files, srt-slurm v1.0.x; no override names) is rendered with
+# srt-slurm 2.x rules today: issue 21 ("Render every era as it ran") is the work that fixes it.
+_OLDER_ERA = pytest.mark.xfail(
+    strict=True, reason="issue 21: older-era pairs render with srt-slurm 2.x rules"
+)
+
+
+def _params() -> list[Any]:
+    return [
+        pytest.param(e, marks=_OLDER_ERA) if e["overrides"] == [None] * len(e["points"]) else e
+        for e in _pairs()
+    ]
+
+
 @functools.cache
 def _rendered(sha: str, key: str) -> RenderedConfig:
     """A pair's config rendered once for both tests of the pair (they only read it)."""
@@ -73,7 +87,7 @@ def _describe(expected: list[dict], got: list[dict]) -> str:
 
 
 @pytest.mark.parametrize(
-    "pair", _pairs(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
+    "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
 )
 def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) -> None:
     snip = pair["snippet"].split("/")[-1]
@@ -114,7 +128,7 @@ def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) 
 
 
 @pytest.mark.parametrize(
-    "pair", _pairs(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
+    "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
 )
 def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, Any]) -> None:
     """Label, detail, GPUs, image, install lines, measured tier and golden AL of each point."""
