@@ -95,6 +95,19 @@ from syncer.wording import count, js
     help="Print the models the event can touch (event data + sync.yaml; no token, no API).",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --models-only: a JSON list.")
+@click.option(
+    "--schedule",
+    is_flag=True,
+    help="The scheduled run: reconcile every open InferenceX PR with configs and the bot's "
+    "cookbook PRs, whatever the event (implied by a schedule event, and by workflow_dispatch "
+    "without cookbook_pr). Writes nothing when nothing changed.",
+)
+@click.option(
+    "--pull-heads",
+    is_flag=True,
+    help="--inferencex is a clone of InferenceX's default branch: each PR's head (a fork's "
+    "too) is fetched into it as refs/pull/<n>/head and read as data.",
+)
 def bot_command(
     event_path: Path,
     event_name: str,
@@ -124,13 +137,18 @@ def _models_only(
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
     from syncer.publish.routing import event_models
 
-    models = event_models(
-        load_sync_config(config_path),
-        event_name,
-        _load_event(event_path),
-        inferencex_repo=options["inferencex_repo"],
-        cookbook_repo=options["cookbook_repo"],
-    )
+    config, payload = load_sync_config(config_path), _load_event(event_path)
+    if options["schedule"] or _is_schedule(event_name, payload):
+        # The reconcile looks at every model: one job per model, each in its group.
+        models = [m.path for m in config.models]
+    else:
+        models = event_models(
+            config,
+            event_name,
+            payload,
+            inferencex_repo=options["inferencex_repo"],
+            cookbook_repo=options["cookbook_repo"],
+        )
     # JSON for the workflow's matrix (fromJSON); model paths are [A-Za-z0-9._-]/[...] only.
     click.echo(json.dumps(models, separators=(",", ":")) if as_json else " ".join(models))
     return 0
@@ -153,6 +171,8 @@ def _run(
     dry_run: bool,
     model: str | None,
     local_runs: Path | None,
+    schedule: bool,
+    pull_heads: bool,
 ) -> int:
     # syncer.publish.* import PyGithub: loaded only when an event is handled.
     from syncer.publish.bot import Bot, Settings
@@ -205,6 +225,7 @@ def _run(
         today=today,
         model=model,
         local_runs=local_runs,
+        pull_heads=pull_heads,
     )
     bot = Bot(
         settings,
@@ -214,7 +235,12 @@ def _run(
         identity=Identity.from_env(),
         git_token=book_token,
     )
-    outcome = bot.handle(event_name, payload)
+    if schedule or _is_schedule(event_name, payload):
+        from syncer.publish.reconcile import reconcile
+
+        outcome = reconcile(bot)
+    else:
+        outcome = bot.handle(event_name, payload)
     for line in outcome.lines:
         click.echo(term_text(line))
     if dry_run:
@@ -222,6 +248,17 @@ def _run(
         for write in plan.writes:
             click.echo("would: " + term_text(write))
     return 0
+
+
+def _is_schedule(event_name: str, payload: dict[str, object]) -> bool:
+    """A schedule event, or a workflow_dispatch that names no cookbook PR (run by hand, or by
+    the workflow for an InferenceX PR's own push): the reconcile."""
+    if event_name == "schedule":
+        return True
+    inputs = payload.get("inputs")
+    return event_name == "workflow_dispatch" and not (
+        isinstance(inputs, dict) and inputs.get("cookbook_pr") not in (None, "")
+    )
 
 
 def _float_env(name: str) -> float | None:

@@ -32,13 +32,15 @@ an InferenceX PR's pin.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from syncer import links
 from syncer.errors import SyncError
 from syncer.inferencex.render import RenderedConfig
 from syncer.model import PointStatus
+from syncer.publish import heads
 from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.cookbook_pr import CookbookPR
@@ -123,51 +125,59 @@ class Bot:
                 handlers=Handlers(sync_pr=self.sync_pr, cookbook_closed=self.on_cookbook_closed),
             )
             if self.s.model is not None:
-                self._catch_up(self.s.config.model(self.s.model))
+                self.catch_up(self.s.config.model(self.s.model))
         finally:
             self.book.close_clone()
         return self.out
 
     # -- an InferenceX PR -----------------------------------------------------------------------
 
+    def handled(self, number: int) -> bool:
+        """Whether this run already brought InferenceX PR ``number`` up to date."""
+        return number in self._handled
+
     def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
         found = pr_configs(self.s.config, number)
         return [(m, c) for m, c in found if self.s.model in (None, m.path)]
 
-    def _catch_up(self, model: ModelSpec) -> None:
-        """Bring up to date the closed InferenceX PRs that ``model``'s open cookbook PR still
-        carries as not verified.
+    def catch_up(self, model: ModelSpec, bot_prs: list[Pull] | None = None) -> None:
+        """Bring up to date the closed InferenceX PRs that ``model``'s bot PRs (default: the
+        open one) still carry as not verified.
 
         GitHub keeps one pending run per concurrency group and cancels the older pending one
         when another event arrives, so a ``pull_request: closed`` can be dropped behind a later
-        event of the same model; the later run (this one) does its work. Both handlers are
+        event of the same model; the later run (this one) does its work. The scheduled run
+        passes the newest merged bot PRs too: a PR merged after its cookbook PR (a fork's, whose
+        own events never publish) is still carried there as a PR pin. Both handlers are
         idempotent: a PR already handled is read, not written again."""
-        open_pr = self.book.open_pull(model)
-        if open_pr is None:
+        if bot_prs is None:
+            open_pr = self.book.open_pull(model)
+            bot_prs = [open_pr] if open_pr is not None else []
+        for bot_pr in bot_prs:
+            recorded = self.book.recorded(bot_pr, model)
+            waiting = sorted(
+                {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
+                - self._handled
+            )
+            for number in waiting:
+                self._catch_up_pr(number, recorded)
+
+    def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> None:
+        try:
+            pull = self.infx.pull(self.s.inferencex_repo, number)
+        except NotFound:
             return
-        recorded = self.book.recorded(open_pr, model)
-        waiting = sorted(
-            {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
-            - self._handled
-        )
-        for number in waiting:
-            try:
-                pull = self.infx.pull(self.s.inferencex_repo, number)
-            except NotFound:
-                continue
-            if pull.state != PullState.CLOSED or not self.configs_of(number):
-                continue
-            if not pull.merged:
-                self.out.say(f"PR #{number}: closed without merging; catching up")
-                self._on_closed_unmerged(pull, self.configs_of(number))
-            elif any(
-                p.status == PointStatus.VERIFIED_PR
-                for p in recorded.values()
-                if p.pr == str(number)
-            ):
-                # Merged with a pinned run the cookbook PR still calls a PR pin.
-                self.out.say(f"PR #{number}: merged; catching up")
-                self.sync_pr(number)
+        if pull.state != PullState.CLOSED or not self.configs_of(number):
+            return
+        if not pull.merged:
+            self.out.say(f"PR #{number}: closed without merging; catching up")
+            self._on_closed_unmerged(pull, self.configs_of(number))
+        elif any(
+            p.status == PointStatus.VERIFIED_PR for p in recorded.values() if p.pr == str(number)
+        ):
+            # Merged with a pinned run the cookbook PR still calls a PR pin.
+            self.out.say(f"PR #{number}: merged; catching up")
+            self.sync_pr(number)
 
     def sync_pr(self, number: int) -> None:
         repo = self.s.inferencex_repo
@@ -180,7 +190,7 @@ class Bot:
         if pull.state == PullState.CLOSED and not pull.merged:
             self._on_closed_unmerged(pull, configs)
             return
-        with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp, self._at_head(pull, Path(tmp)):
             choice = pinrules.choose(
                 self.infx,
                 self.s.inferencex_repo,
@@ -213,6 +223,22 @@ class Bot:
         self.status.upsert(number, items)
         if errors:
             raise SyncError("; ".join(errors))
+
+    @contextmanager
+    def _at_head(self, pull: Pull, tmp: Path) -> Iterator[None]:
+        """With ``--pull-heads``, the InferenceX tree is ``pull``'s head (fetched into the clone,
+        a fork's too, and read as data) while ``pull`` is handled; else the checkout as given."""
+        clone = self.s.inferencex
+        if not (self.s.pull_heads and heads.is_clone(clone)):
+            yield
+            return
+        self.s.inferencex = heads.pull_tree(clone, pull.number, pull.head_sha, tmp)
+        self.book.forget_renders()
+        try:
+            yield
+        finally:
+            self.s.inferencex = clone
+            self.book.forget_renders()
 
     def _on_closed_unmerged(self, pull: Pull, configs: list[tuple[ModelSpec, ConfigSpec]]) -> None:
         """An InferenceX PR closed without merging never reaches InferenceX main, so a cookbook PR

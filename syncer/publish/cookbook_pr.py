@@ -178,6 +178,12 @@ class CookbookPR:
         book = self.clone()
         return self._generate(model, pins, where, ref=f"{book.remote}/{book.default_branch()}")
 
+    def forget_renders(self) -> None:
+        """The InferenceX tree changed (another PR's head): nothing rendered from the last one
+        serves."""
+        self._renders.clear()
+        self._generated.clear()
+
     def rendered(self, key: str) -> RenderedConfig:
         """``render_config`` once per config and event: the trial and the published module and
         the PR body's provenance and exclusions all read the same renders."""

@@ -33,6 +33,9 @@ class Settings:
     model: str | None = None
     # Downloaded runs (<run_id>/...) a dry run without a token reads instead of the artifacts.
     local_runs: Path | None = None
+    # ``inferencex`` is a clone of the default branch: each PR's head is fetched into it
+    # (refs/pull/<n>/head) and read from a scratch copy (publish/heads.py), forks included.
+    pull_heads: bool = False
 
     @property
     def head_repo(self) -> str:
