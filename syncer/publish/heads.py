@@ -68,6 +68,7 @@ def pull_tree(clone: Path, number: int, sha: str, dest: Path) -> Path:
             "since it was read); the next run takes the new head",
             path=str(clone),
         )
+    dest.mkdir(parents=True, exist_ok=True)
     tree = dest / f"pr-{number}"
     _git(dest, "clone", "--quiet", "--shared", "--no-checkout", str(clone.resolve()), tree.name)
     _git(tree, "checkout", "--quiet", "--detach", sha)
