@@ -69,7 +69,7 @@ class Repos:
     """InferenceX as GitHub holds it (``origin``: main and ``refs/pull/<n>/head``) and the
     runner's checkout of its default branch (``checkout``)."""
 
-    def __init__(self, tmp: Path, *, recipe_on_main: bool = True) -> None:
+    def __init__(self, tmp: Path, *, recipe_on_main: bool = True, attributes: str = "") -> None:
         self.origin = tmp / "github" / "InferenceX"
         shutil.copytree(ROOT / "examples/inferencex", self.origin)
         _git(self.origin, "init", "--quiet", "--initial-branch=main")
@@ -82,6 +82,8 @@ class Repos:
         if not recipe_on_main:
             shutil.move(saved, self.origin / RECIPE_DIR)
         (self.origin / "perf-changelog.yaml").write_text("- config: " + KEY + "\n")
+        if attributes:
+            (self.origin / ".gitattributes").write_text(attributes)
         self.head = _commit(self.origin, "add the GB300 DSpark config")
         _git(self.origin, "update-ref", f"refs/pull/{PR}/head", self.head)
         # The disagg PR, stacked on this one (its model shows both configs).
@@ -257,13 +259,15 @@ def test_a_fork_pr_is_handled_through_the_comment_and_the_schedule(world, tmp_pa
     does (issue_comment runs from the default branch), its head is fetched as
     refs/pull/<n>/head and read as data, and its merge is found by the schedule, which marks
     its config verified."""
-    repos = Repos(tmp_path, recipe_on_main=False)  # the config exists only in the fork's head
+    # The config exists only in the fork's head, which also asks git to pass every file
+    # through a filter driver.
+    repos = Repos(tmp_path, recipe_on_main=False, attributes="* filter=evil\n")
     wire(world, repos, fork=True)
     # A filter driver in the runner's git configuration that a fork's .gitattributes asks for:
     # if the fork's files went through git's filters (or anything ran them), it would fire.
-    (tmp_path / ".gitconfig").write_text(
-        '[filter "evil"]\n\tsmudge = sh -c \'touch "$HOME/filter-ran"; cat\'\n'
-    )
+    script = tmp_path / "evil-filter.sh"
+    script.write_text(f'touch "{tmp_path}/filter-ran"\nexec cat\n')
+    (tmp_path / ".gitconfig").write_text(f'[filter "evil"]\n\tsmudge = sh {script}\n')
     comment = world.comment(f"/use {RUN}")
     sync_bot(world, repos, "issue_comment", world.comment_event(comment), "--model", MODEL)
     assert world.reactions(comment) == ["+1"]
