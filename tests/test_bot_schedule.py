@@ -340,8 +340,8 @@ def test_srt_slurm_comes_from_the_base_url_at_the_prs_pin(tmp_path):
 
     # The PR pins the evil repository's commit: srt-slurm has no such commit, so nothing is
     # fetched from anywhere else and the bot refuses.
-    with pytest.raises(SyncError, match="git fetch failed"):
-        heads.pull_tree(checkout, 7, pr_head, tmp_path / "trees")
+    with pytest.raises(SyncError, match="git fetch failed"), heads.pull_tree(checkout, 7, pr_head):
+        pass
     # A PR that pins srt-slurm's older commit gets exactly that commit, from the base's URL.
     _git(origin, "checkout", "--quiet", "-b", "pr8")
     (origin / ".gitmodules").write_text(
@@ -351,11 +351,8 @@ def test_srt_slurm_comes_from_the_base_url_at_the_prs_pin(tmp_path):
     _git(origin, "commit", "--quiet", "-m", "touch .gitmodules, keep the pin")
     pr8 = _git(origin, "rev-parse", "HEAD")
     _git(origin, "update-ref", "refs/pull/8/head", pr8)
-    tree = heads.pull_tree(checkout, 8, pr8, tmp_path / "trees8")
-    files = (tree / SUBMODULE / "configs" / "deepep_config.json").read_text()
-    assert files == '{"pinned": true}\n'
-    assert heads.gitlink(tree) == pinned
-    # The renderer's view of the tree: srt-slurm's files at the pinned commit.
-    found = discover(tree)
-    assert found.commit == pinned
-    assert found.read("configs", "deepep_config.json") == '{"pinned": true}\n'
+    with heads.pull_tree(checkout, 8, pr8) as tree:
+        # The renderer's view of the tree: srt-slurm's files at the pinned commit.
+        found = discover(tree)
+        assert found.commit == pinned
+        assert found.read("configs", "deepep_config.json") == '{"pinned": true}\n'

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from syncer import links
 from syncer.errors import SyncError
+from syncer.inferencex import commits
 from syncer.inferencex.render import RenderedConfig
 from syncer.model import PointStatus
 from syncer.publish import heads
@@ -190,7 +191,7 @@ class Bot:
         if pull.state == PullState.CLOSED and not pull.merged:
             self._on_closed_unmerged(pull, configs)
             return
-        with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp, self._at_head(pull, Path(tmp)):
+        with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp, self._at_head(pull):
             choice = pinrules.choose(
                 self.infx,
                 self.s.inferencex_repo,
@@ -225,20 +226,21 @@ class Bot:
             raise SyncError("; ".join(errors))
 
     @contextmanager
-    def _at_head(self, pull: Pull, tmp: Path) -> Iterator[None]:
+    def _at_head(self, pull: Pull) -> Iterator[None]:
         """With ``--pull-heads``, the InferenceX tree is ``pull``'s head (fetched into the clone,
         a fork's too, and read as data) while ``pull`` is handled; else the checkout as given."""
         clone = self.s.inferencex
-        if not (self.s.pull_heads and heads.is_clone(clone)):
+        if not (self.s.pull_heads and commits.is_clone(clone)):
             yield
             return
-        self.s.inferencex = heads.pull_tree(clone, pull.number, pull.head_sha, tmp)
-        self.book.forget_renders()
-        try:
-            yield
-        finally:
-            self.s.inferencex = clone
+        with heads.pull_tree(clone, pull.number, pull.head_sha) as tree:
+            self.s.inferencex = tree
             self.book.forget_renders()
+            try:
+                yield
+            finally:
+                self.s.inferencex = clone
+                self.book.forget_renders()
 
     def _on_closed_unmerged(self, pull: Pull, configs: list[tuple[ModelSpec, ConfigSpec]]) -> None:
         """An InferenceX PR closed without merging never reaches InferenceX main, so a cookbook PR

@@ -1,28 +1,28 @@
-"""An InferenceX PR's head as data: fetched into the clone, checked out in a scratch copy.
+"""An InferenceX PR's head as data: fetched into the clone, read from git objects.
 
 The workflow checks out the InferenceX default branch only (``--inferencex``, with
 ``--pull-heads``): every PR the bot handles, the event's or one the scheduled run reconciles,
-from the repository or from a fork, is fetched as ``refs/pull/<n>/head`` into that clone and
-written into a scratch directory that shares its objects. Nothing there is run: git runs with
-no hooks and no system or user configuration (so no filter driver either), and the tool reads
-the files through its contained-path rules.
+from the repository or from a fork, is fetched as ``refs/pull/<n>/head`` into that clone and its
+data files are written from git objects (``inferencex/commits.py``: nothing of the PR is
+checked out, no filter or hook runs).
 
 The srt-slurm submodule is checked out at the commit the PR's tree pins (its gitlink), from the
-URL the *base* repository's ``.gitmodules`` names: a PR that points ``.gitmodules`` elsewhere
-changes nothing that is fetched.
+URL the *base* repository's ``.gitmodules`` names (the clone's checked-out default branch): a PR
+that points ``.gitmodules`` elsewhere changes nothing that is fetched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from syncer.errors import SyncError
+from syncer.inferencex import commits
 from syncer.inferencex.srtconfigs import SUBMODULE
 
-# Where fetched PR heads are kept in the clone (outside refs/heads and refs/remotes).
-PULL_REFS = "refs/infx-sync/pull"
 GIT_TIMEOUT = 600
 
 
@@ -48,32 +48,19 @@ def _git(cwd: Path, *args: str, check: bool = True) -> str:
     return proc.stdout
 
 
-def is_clone(path: Path) -> bool:
-    return (path / ".git").exists()
-
-
-def pull_tree(clone: Path, number: int, sha: str, dest: Path) -> Path:
-    """PR ``number`` at commit ``sha`` (its head as the API gave it), written under ``dest``."""
-    _git(
-        clone,
-        "fetch",
-        "--quiet",
-        "--no-tags",
-        "origin",
-        f"+refs/pull/{number}/head:{PULL_REFS}/{number}",
-    )
-    if not _git(clone, "cat-file", "-t", f"{sha}^{{commit}}", check=False).strip():
+@contextlib.contextmanager
+def pull_tree(clone: Path, number: int, sha: str) -> Iterator[Path]:
+    """PR ``number`` at commit ``sha`` (its head as the API gave it), as a private tree."""
+    commits.fetch(clone, "origin", [f"refs/pull/{number}/head"])
+    if not commits.has_commit(clone, sha):
         raise SyncError(
             f"PR #{number}: its head {sha[:12]} is not in refs/pull/{number}/head (pushed again "
             "since it was read); the next run takes the new head",
             path=str(clone),
         )
-    dest.mkdir(parents=True, exist_ok=True)
-    tree = dest / f"pr-{number}"
-    _git(dest, "clone", "--quiet", "--shared", "--no-checkout", str(clone.resolve()), tree.name)
-    _git(tree, "checkout", "--quiet", "--detach", sha)
-    _srt_slurm(clone, tree)
-    return tree
+    with commits.tree_at(clone, sha) as tree:
+        _srt_slurm(clone, tree, commits.gitlink(tree, SUBMODULE))
+        yield tree
 
 
 def base_submodule_url(clone: Path) -> str | None:
@@ -105,14 +92,8 @@ def base_submodule_url(clone: Path) -> str | None:
     return None
 
 
-def gitlink(tree: Path) -> str | None:
-    """The srt-slurm commit ``tree``'s HEAD pins (its gitlink), or None."""
-    fields = _git(tree, "ls-tree", "HEAD", "--", SUBMODULE).split()
-    return fields[2] if len(fields) >= 3 and fields[1] == "commit" else None
-
-
-def _srt_slurm(clone: Path, tree: Path) -> None:
-    pin, url = gitlink(tree), base_submodule_url(clone)
+def _srt_slurm(clone: Path, tree: Path, pin: str | None) -> None:
+    url = base_submodule_url(clone) if pin is not None else None
     if pin is None or url is None:
         return
     sub = tree / SUBMODULE
