@@ -191,6 +191,12 @@ def test_a_use_whose_run_was_cancelled_is_pinned_by_the_schedule(world, tmp_path
     repos = Repos(tmp_path)
     wire(world, repos)
     comment = world.comment(f"Pinning the measured run.\n/use {RUN}")
+    # The event that took its place in the group: a comment on the model's other PR.
+    later = world.gh.add_comment(INFX, OTHER, "/use 41000000099", created_at="2026-10-13T09:01:00Z")
+    event = {**world.comment_event(later), "issue": {"number": OTHER, "pull_request": {"url": "x"}}}
+    sync_bot(world, repos, "issue_comment", event, "--model", MODEL)
+    assert world.reactions(later) == ["-1"]  # no such run
+    assert world.reactions(comment) == []  # nothing did the cancelled run's work
     proc = scheduled(world, repos)
     assert world.reactions(comment) == ["+1"]
     pins = recorded(world)
