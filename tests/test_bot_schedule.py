@@ -36,6 +36,7 @@ from syncer.errors import SyncError
 from syncer.inferencex.srtconfigs import SUBMODULE, discover
 from syncer.publish import heads
 from syncer.publish import status as st
+from syncer.syncconfig import load_sync_config
 
 OTHER = 3871  # the other PR of sync.yaml (the model's in-progress disagg config)
 MODEL = "deepseek-ai/deepseek-v4_1"
@@ -362,3 +363,39 @@ def test_srt_slurm_comes_from_the_base_url_at_the_prs_pin(tmp_path):
         found = discover(tree)
         assert found.commit == pinned
         assert found.read("configs", "deepep_config.json") == '{"pinned": true}\n'
+
+
+@pytest.mark.parametrize(
+    ("event", "payload"),
+    [
+        ("schedule", SCHEDULE),
+        ("workflow_dispatch", {"inputs": {"cookbook_pr": ""}, "repository": {"full_name": INFX}}),
+        ("workflow_dispatch", {"inputs": {}, "repository": {"full_name": INFX}}),
+    ],
+)
+def test_the_reconcile_reaches_every_model(tmp_path, event, payload):
+    """The gate's matrix for a scheduled run: one job per model of sync.yaml."""
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(payload))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "syncer",
+            "bot",
+            "--event",
+            str(path),
+            "--event-name",
+            event,
+            "--config",
+            str(ROOT / "sync.yaml"),
+            "--models-only",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    models = [m.path for m in load_sync_config(ROOT / "sync.yaml").models]
+    assert json.loads(done.stdout) == models and models
