@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
 from syncer.wording import js
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -93,16 +94,9 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
 def load(path: Path | str, *, duplicates: list[str] | None = None) -> Any:
     """Read and parse a YAML file strictly (size-limited); ``duplicates`` as in :func:`loads`."""
     p = Path(path)
+    raw = read_capped(p, MAX_FILE_BYTES, "YAML file")  # refuses FIFOs, devices, directories
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise SyncError(f"cannot read YAML file: {exc.strerror}", path=str(p)) from None
-    if size > MAX_FILE_BYTES:
-        raise SyncError(
-            f"YAML file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit", path=str(p)
-        )
-    try:
-        text = p.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SyncError(f"YAML file is not UTF-8: {exc.reason}", path=str(p)) from None
     return loads(text, str(p), duplicates=duplicates)
