@@ -222,3 +222,80 @@ def test_sigterm_while_writing_leaves_no_temp_file_and_no_half_set(project: Path
     assert proc.stderr == "terminated\n"
     after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
     assert after == before
+
+
+# ---- 1. paste safety of `sync render` ---------------------------------------------------------
+
+ARGS_END = "        enable-metrics: true\n"
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["cookbook", "raw"])
+@pytest.mark.parametrize(
+    ("old", "new", "what"),
+    [
+        (ARGS_END, ARGS_END + '        "x $(touch PWNED)": 1\n', 'flag = "--x $(touch PWNED)"'),
+        (ARGS_END, ARGS_END + '        "semi;id": true\n', 'flag = "--semi;id"'),
+        (
+            "      env:\n        PYTHONNOUSERSITE",
+            "      env:\n        \"A;touch x;B\": '1'\n        PYTHONNOUSERSITE",
+            'env key = "A;touch x;B"',
+        ),
+    ],
+    ids=["subshell-flag", "semicolon-flag", "env-key"],
+)
+def test_render_refuses_what_generate_refuses(
+    project: Path, raw: bool, old: str, new: str, what: str
+) -> None:
+    edit(project / RECIPE, old, new)
+    line = error_line(sync(project, "render", KEY, "--point", "0", *(["--raw"] if raw else [])))
+    assert f"{KEY} point 0 router sglang, block 0 (Worker): {what} is printed unquoted" in line
+    assert line.endswith("refusing to print it")
+    assert not (project / "PWNED").exists()
+    # generate refuses the same recipe (the one rule, in the shell module)
+    assert "refusing to publish it" in error_line(sync(project, "generate", "--all", "--check"))
+
+
+def test_raw_render_passes_a_dollar_literally_as_srt_slurm_did(project: Path) -> None:
+    edit(project / RECIPE, "        reasoning-parser: auto\n", "        reasoning-parser: ${HOME}/x\n")
+    proc = sync(project, "render", KEY, "--point", "0", "--raw")
+    assert proc.returncode == 0, proc.stderr
+    assert "  --reasoning-parser '${HOME}/x' \\" in proc.stdout.splitlines()
+    # the renderer's own cluster tokens stay expandable
+    proc = sync(project, "render", "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg", "--raw")
+    assert 'ETCD_ENDPOINTS="http://$INFRA_IP:2379" \\' in proc.stdout.splitlines()
+    # the cookbook form refuses it, as generate does
+    line = error_line(sync(project, "render", KEY, "--point", "0"))
+    assert "expands $HOME, which is not a known placeholder; refusing to print it" in line
+
+
+# ---- 3. terminal and invisible characters -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ('"au\\u200bto"', '"au\\u200bto"'),
+        ('"a\\e[31mred"', '"a\\u001b[31mred"'),
+        ('"a\\u202eb"', '"a\\u202eb"'),
+        ('"a\\u2028b"', '"a\\u2028b"'),
+    ],
+    ids=["zero-width", "escape", "bidi", "line-separator"],
+)
+def test_invisible_characters_are_refused_in_what_is_published_and_shown(
+    project: Path, value: str, shown: str
+) -> None:
+    edit(project / RECIPE, "        reasoning-parser: auto\n", f"        reasoning-parser: {value}\n")
+    before = (project / MODULE).read_bytes()
+    for args in (["generate", "--all", "--date", "2026-10-13"], ["render", KEY, "--point", "0"]):
+        line = error_line(sync(project, *args))
+        assert f"flag --reasoning-parser = {shown} contains a line break" in line, line
+    assert (project / MODULE).read_bytes() == before
+
+
+def test_reports_show_invisible_characters_escaped(project: Path) -> None:
+    # A zero-width character in a module the report names is shown, not passed through.
+    module = project / MODULE
+    edit(module, '"dsv41flash-fp4-gb300-sglang-agentic-dspark#0"', '"dsv41flash\\u200b#0"')
+    proc = sync(project, "decode", MODULE, "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert "dsv41flash\\u200b#0" in proc.stdout and "\u200b" not in proc.stdout
