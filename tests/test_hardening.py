@@ -227,6 +227,7 @@ def test_sigterm_while_writing_leaves_no_temp_file_and_no_half_set(project: Path
 # ---- 1. paste safety of `sync render` ---------------------------------------------------------
 
 ARGS_END = "        enable-metrics: true\n"
+PARSER = "        reasoning-parser: auto\n"
 
 
 @pytest.mark.parametrize("raw", [False, True], ids=["cookbook", "raw"])
@@ -256,7 +257,7 @@ def test_render_refuses_what_generate_refuses(
 
 
 def test_raw_render_passes_a_dollar_literally_as_srt_slurm_did(project: Path) -> None:
-    edit(project / RECIPE, "        reasoning-parser: auto\n", "        reasoning-parser: ${HOME}/x\n")
+    edit(project / RECIPE, PARSER, "        reasoning-parser: ${HOME}/x\n")
     proc = sync(project, "render", KEY, "--point", "0", "--raw")
     assert proc.returncode == 0, proc.stderr
     assert "  --reasoning-parser '${HOME}/x' \\" in proc.stdout.splitlines()
@@ -284,7 +285,7 @@ def test_raw_render_passes_a_dollar_literally_as_srt_slurm_did(project: Path) ->
 def test_invisible_characters_are_refused_in_what_is_published_and_shown(
     project: Path, value: str, shown: str
 ) -> None:
-    edit(project / RECIPE, "        reasoning-parser: auto\n", f"        reasoning-parser: {value}\n")
+    edit(project / RECIPE, PARSER, f"        reasoning-parser: {value}\n")
     before = (project / MODULE).read_bytes()
     for args in (["generate", "--all", "--date", "2026-10-13"], ["render", KEY, "--point", "0"]):
         line = error_line(sync(project, *args))
