@@ -300,3 +300,32 @@ def test_reports_show_invisible_characters_escaped(project: Path) -> None:
     proc = sync(project, "decode", MODULE, "--all")
     assert proc.returncode == 0, proc.stderr
     assert "dsv41flash\\u200b#0" in proc.stdout and "\u200b" not in proc.stdout
+
+
+# ---- 7. sync.yaml values ----------------------------------------------------------------------
+
+
+def test_run_ids_and_dates_are_the_text_written_or_a_clear_refusal(project: Path) -> None:
+    config = project / "sync.yaml"
+    good = config.read_text()
+    config.write_text(good.replace('run: "41000000001"', "run: 41000000001"))
+    assert sync(project, "verify", KEY).returncode == 0
+    config.write_text(good.replace('date: "2026-10-13"', "date: 2026-10-13"))
+    assert sync(project, "verify", KEY).returncode == 0
+    for written in ("041000000001", '"041000000001"'):
+        config.write_text(good.replace('run: "41000000001"', f"run: {written}"))
+        line = error_line(sync(project, "verify", KEY))
+        assert f'{KEY}.pin.run: "041000000001" starts with 0, which no GitHub id does' in line
+        assert "4429185025, octal" in line
+    config.write_text(good.replace('date: "2026-10-13"', "date: 2026-13-45"))
+    assert '"2026-13-45" is not a calendar date' in error_line(sync(project, "verify", KEY))
+
+
+def test_deep_nesting_is_refused_naming_the_file(project: Path) -> None:
+    config = project / "sync.yaml"
+    edit(config, "mooncake: null", "mooncake: " + "[" * 400 + "]" * 400)
+    line = error_line(sync(project, "verify", KEY))
+    assert line.endswith("sync.yaml: YAML nesting deeper than 200 levels; refusing it")
+    edit(project / RECIPE, PARSER, "        x: " + "[" * 300 + "]" * 300 + "\n")
+    line = error_line(sync(project, "render", KEY))
+    assert line.endswith(f"{RECIPE}: YAML nesting deeper than 200 levels; refusing it")

@@ -26,6 +26,8 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 # A real master config (~150 keys) expands to well under a million nodes; a billion-laughs
 # document needs far more.
 MAX_EXPANDED_NODES = 2_000_000
+MAX_DEPTH = 200
+TOO_DEEP = f"YAML nesting deeper than {MAX_DEPTH} levels; refusing it"
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -87,6 +89,8 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
     except ValueError as exc:
         # int() refuses a scalar of thousands of digits: a PR's recipe must not crash the bot.
         raise SyncError(f"YAML value the loader cannot build: {str(exc)[:80]}", path=path) from None
+    except RecursionError:
+        raise SyncError(TOO_DEEP, path=path) from None
     check_size(data, path)
     return data
 
@@ -117,7 +121,9 @@ class Nodes:
     def root(self) -> yaml.Node | None:
         """The document's root node, ``None`` for an empty document."""
         try:
-            return self._loader.get_single_node()
+            node = self._loader.get_single_node()
+        except RecursionError:
+            raise SyncError(TOO_DEEP, path=self.path) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise SyncError(
@@ -126,6 +132,9 @@ class Nodes:
                 line=mark.line + 1 if mark else None,
                 column=mark.column + 1 if mark else None,
             ) from None
+        if node is not None and _node_depth(node) > MAX_DEPTH:
+            raise SyncError(TOO_DEEP, path=self.path)
+        return node
 
     def fail(self, node: yaml.Node, message: str) -> SyncError:
         """An error at ``node``'s line and column."""
@@ -150,7 +159,28 @@ class Nodes:
             raise self.fail(node, "a number too long to be a PR, run or comment id") from None
 
 
-def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
+def _node_depth(root: yaml.Node) -> int:
+    """How deep ``root`` nests (iterative: the depth of a hostile file is what is measured);
+    stops counting past ``MAX_DEPTH``."""
+    deepest = 0
+    stack = [(root, 1)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
+    return deepest
+
+
+def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES, path: str | None = None) -> int:
     """Number of nodes ``data`` has once every shared (aliased) object is copied out.
 
     Shared objects are sized once (memo by id), so this is linear in the *document*, not in
@@ -159,8 +189,8 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
     memo: dict[int, int] = {}
 
     def size(obj: Any, depth: int) -> int:
-        if depth > 200:
-            raise SyncError("YAML nesting deeper than 200 levels")
+        if depth > MAX_DEPTH:
+            raise SyncError(TOO_DEEP, path=path)
         if isinstance(obj, dict):
             key = id(obj)
             if key in memo:
@@ -189,7 +219,7 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
 
 
 def check_size(data: Any, path: str) -> None:
-    n = expanded_size(data)
+    n = expanded_size(data, path=path)
     if n > MAX_EXPANDED_NODES:
         raise SyncError(
             f"YAML expands to more than {MAX_EXPANDED_NODES} nodes through aliases; refusing it",
