@@ -329,3 +329,31 @@ def test_deep_nesting_is_refused_naming_the_file(project: Path) -> None:
     edit(project / RECIPE, PARSER, "        x: " + "[" * 300 + "]" * 300 + "\n")
     line = error_line(sync(project, "render", KEY))
     assert line.endswith(f"{RECIPE}: YAML nesting deeper than 200 levels; refusing it")
+
+
+# ---- 8. YAML 1.1 keys and merge keys ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["on", "off", "yes", "No", "TRUE"])
+def test_recipe_keys_yaml_reads_as_booleans_are_refused_naming_the_line(
+    project: Path, key: str
+) -> None:
+    edit(project / RECIPE, ARGS_END, ARGS_END + f"        {key}: 1\n")
+    line = error_line(sync(project, "render", KEY, "--point", "0"))
+    number = (project / RECIPE).read_text().splitlines().index(f"        {key}: 1") + 1
+    assert f"{RECIPE}:{number}:9: key {key!r}".replace("'", '"') in line
+    assert "is read by YAML 1.1 as the boolean" in line
+    edit(project / RECIPE, f"        {key}: 1\n", f"        '{key}': 1\n")  # quoted: a name
+    assert f"--{key} 1" in sync(project, "render", KEY, "--point", "0").stdout
+
+
+def test_a_merge_list_gives_the_first_mapping_precedence_as_srt_slurm_read_it(
+    project: Path,
+) -> None:
+    recipe = project / RECIPE
+    anchors = "_a: &a {watchdog-timeout: 111}\n_b: &b {watchdog-timeout: 222}\n"
+    edit(recipe, "base:\n", anchors + "base:\n")
+    edit(recipe, "        watchdog-timeout: 3600\n", "        <<: [*a, *b]\n")
+    proc = sync(project, "render", KEY, "--point", "0", "--raw")
+    assert proc.returncode == 0, proc.stderr
+    assert "  --watchdog-timeout 111" in proc.stdout.splitlines()

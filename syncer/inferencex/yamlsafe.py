@@ -32,8 +32,74 @@ TOO_DEEP = f"YAML nesting deeper than {MAX_DEPTH} levels; refusing it"
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
-    """Safe loader that refuses duplicate mapping keys (merge keys excepted)."""
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class _MergeAsSrtSlurm:
+    """Merge keys resolved the way srt-slurm's PyYAML resolved them, whatever PyYAML is
+    installed: PyYAML up to 6.0.3 (and the YAML merge spec) give the *first* mapping of
+    ``<<: [*a, *b]`` precedence; 6.0.4 gives the last one for most keys (yaml/pyyaml#953).
+    srt-slurm pins no PyYAML (``pyyaml>=6.0``, no lock) and the runs InferenceX pinned were
+    read with a release before the change. Explicit keys win over merged ones; a mapping
+    merged several times is flattened once and its keys counted once, so nested merges cost
+    what the document holds (PyYAML's merge-key blow-up, yaml/pyyaml#897, stays closed)."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        explicit: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE:
+                if key_node.tag == "tag:yaml.org,2002:value":
+                    key_node.tag = "tag:yaml.org,2002:str"
+                explicit.append((key_node, value_node))
+                continue
+            if isinstance(value_node, yaml.MappingNode):
+                sources = [value_node]
+            elif isinstance(value_node, yaml.SequenceNode):
+                sources = list(reversed(value_node.value))  # the later pairs win below
+                for source in sources:
+                    if not isinstance(source, yaml.MappingNode):
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"expected a mapping for merging, but found {source.id}",
+                            source.start_mark,
+                        )
+            else:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "expected a mapping or list of mappings for merging, but found "
+                    f"{value_node.id}",
+                    value_node.start_mark,
+                )
+            for source in sources:
+                self.flatten_mapping(source)
+                merged.extend(source.value)
+        if len(explicit) != len(node.value):
+            node.value = _last_wins(merged + explicit)
+
+
+def _last_wins(pairs: list[tuple[yaml.Node, yaml.Node]]) -> list[tuple[yaml.Node, yaml.Node]]:
+    """``pairs`` with one pair per key: placed where the key first appears, with the value of
+    its last appearance (what building a dict from all of them gives)."""
+    slots: dict[object, int] = {}
+    out: list[tuple[yaml.Node, yaml.Node]] = []
+    for key_node, value_node in pairs:
+        ident = (
+            (key_node.tag, key_node.value) if isinstance(key_node, yaml.ScalarNode) else key_node
+        )
+        if ident in slots:
+            out[slots[ident]] = (out[slots[ident]][0], value_node)
+        else:
+            slots[ident] = len(out)
+            out.append((key_node, value_node))
+    return out
+
+
+class _StrictLoader(_MergeAsSrtSlurm, _Base):  # type: ignore[misc, valid-type]
+    """Safe loader that refuses duplicate mapping keys (merge keys excepted) and keys YAML 1.1
+    reads as booleans (``on:``, ``off:``, ``yes:``)."""
 
     source_path = "<yaml>"
     # None: a duplicate key is refused; a list: the last value wins and a warning is appended
@@ -50,6 +116,15 @@ class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
             except TypeError:
                 continue
             line = key_node.start_mark.line + 1
+            if isinstance(key, bool):
+                # `on: 1` renders as `--True 1`, and srt-slurm fails on it: said, with its line.
+                raise SyncError(
+                    f"key {js(key_node.value)} is read by YAML 1.1 as the boolean "
+                    f"{js(key)}, not a name; quote it ('{key_node.value}':) if the name is meant",
+                    path=self.source_path,
+                    line=line,
+                    column=key_node.start_mark.column + 1,
+                )
             if key in seen:
                 if self.duplicates is None:
                     raise SyncError(
@@ -106,6 +181,10 @@ def load(path: Path | str, *, duplicates: list[str] | None = None) -> Any:
     return loads(text, str(p), duplicates=duplicates)
 
 
+class _NodesLoader(_MergeAsSrtSlurm, yaml.SafeLoader):
+    """The pure-Python safe loader with srt-slurm's merge-key precedence."""
+
+
 class Nodes:
     """One YAML document as composed nodes, for a reader that names the line and column of
     every key and value and refuses unknown keys (``sync.yaml``): the same safe constructors
@@ -116,7 +195,7 @@ class Nodes:
         self.path = path
         # The pure-Python composer: its marks and problem texts are the ones this reader's
         # messages have always shown.
-        self._loader = yaml.SafeLoader(text)
+        self._loader = _NodesLoader(text)
 
     def root(self) -> yaml.Node | None:
         """The document's root node, ``None`` for an empty document."""
