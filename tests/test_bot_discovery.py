@@ -362,3 +362,48 @@ def test_a_key_no_page_takes_is_named_not_dropped(replay):
     replay.pr_event(pull, "synchronize")
     assert len(replay.bot_comments(4100)) == 1
     assert re.search(r"cookbook sync publishes nothing for them", comment)
+
+
+def test_a_push_before_any_pin_updates_the_open_cookbook_pr_and_says_no_pin(replay):
+    infx = replay.infx
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
+    h1 = infx.commit("a new arm")
+    pull = replay.open_pr(SEED_PR, "arm", h1)
+    comment_event = {
+        "action": "created",
+        "repository": {"full_name": INFX},
+        "issue": {"number": SEED_PR, "pull_request": {"url": "x"}},
+        "comment": {"id": 1, "body": "/use 1", "author_association": "MEMBER"},
+    }
+    # The gate finds the model of a comment's PR from the fetched PR head alone.
+    assert replay.models_only("issue_comment", comment_event) == [MODEL]
+    replay.pr_event(pull, "opened")
+    # A push retuning the recipe the config reads: the same cookbook PR is updated, and the
+    # comment of that milestone (no new one: nothing new happened) names the new head.
+    recipe = infx.read(DSPARK_RECIPE)
+    infx.write(
+        DSPARK_RECIPE, recipe.replace("mem-fraction-static: 0.8", "mem-fraction-static: 0.75", 1)
+    )
+    h2 = infx.commit("retune")
+    replay.push(pull, h2)
+    replay.pr_event(pull, "synchronize")
+    assert [p["number"] for p in replay.book_pulls()] == [1]
+    assert {c["prov"]["sha"] for c in replay.module()["cells"]} == {h2}
+    [comment] = replay.bot_comments(SEED_PR)
+    assert f"will happen in {BOOK}#1" in comment
+    assert f'at this PR\'s head ({h2[:9]}) as "in progress"' in comment
+    # Merged, then another retune before any /use: an update PR, which does not claim a pin.
+    replay.merge_cookbook(1)
+    infx.write(
+        DSPARK_RECIPE, recipe.replace("mem-fraction-static: 0.8", "mem-fraction-static: 0.7", 1)
+    )
+    h3 = infx.commit("retune again")
+    replay.push(pull, h3)
+    replay.pr_event(pull, "synchronize")
+    update = replay.bot_comments(SEED_PR)[2]
+    assert (
+        f"The config has been live in that section since {BOOK}#1; {BOOK}#2 refreshes it with "
+        "the recipe at this PR's head."
+    ) in update
+    assert "pin below" not in update
+    assert f'at this PR\'s head ({h3[:9]}) as "in progress"' in update

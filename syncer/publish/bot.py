@@ -302,7 +302,7 @@ class Bot:
             pulls = self.book.pulls(model)
             open_pr = next((p for p in pulls if p.state == PullState.OPEN), None)
             recorded = self.book.recorded(open_pr, model)
-            carried = [n for n in self._carried_prs(recorded) if n != pull.number]
+            carried = [n for n in self._carried_prs(model, recorded) if n != pull.number]
             alive = [n for n in carried if self._still_coming(n)]
             notify = [pull.number]
             closed: Pull | None = None
@@ -336,11 +336,15 @@ class Bot:
                 if items:
                     self._report(number, items, create=False)
 
-    def _carried_prs(self, recorded: dict[str, Pin]) -> list[int]:
+    def _carried_prs(self, model: ModelSpec, recorded: dict[str, Pin]) -> list[int]:
         """InferenceX PRs a cookbook PR carries something for: a config still on its way (not
-        verified) or re-pinned by the bot; a verified pin exactly as in sync.yaml is already the
-        cookbook's and keeps nothing open."""
-        synced = self.s.config.pins()
+        verified) or re-pinned by the bot; a verified pin exactly as the cookbook already has it
+        (sync.yaml's; in discovery, the default branch's module) keeps nothing open."""
+        synced = (
+            self.book.published(model, proposed=False)[0]
+            if self.ix is not None
+            else self.s.config.pins()
+        )
         return sorted(
             {
                 int(p.pr)

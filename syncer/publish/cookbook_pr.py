@@ -206,13 +206,15 @@ class CookbookPR:
 
     # -- the page's configs as published ---------------------------------------------------------
 
-    def published(self, model: ModelSpec) -> tuple[dict[str, Pin], str | None]:
-        """The pins of the configs ``model``'s module shows now (the open bot PR's branch, else
-        the default branch), in the module's order, and its ``source.main``: what the cookbook
-        already says is a config's state, read from each cell's provenance."""
+    def published(
+        self, model: ModelSpec, *, proposed: bool = True
+    ) -> tuple[dict[str, Pin], str | None]:
+        """The pins of the configs ``model``'s module shows now (the open bot PR's branch when
+        ``proposed``, else the default branch), in the module's order, and its ``source.main``:
+        what the cookbook already says is a config's state, read from each cell's provenance."""
         book = self.clone()
         ref = f"{book.remote}/{book.default_branch()}"
-        if self.open_pull(model) is not None:
+        if proposed and self.open_pull(model) is not None:
             branch = f"{book.push_remote}/{branch_name(model.path)}"
             ref = branch if book.rev(branch) else ref
         text = book.read(ref, self.module_path(model))
