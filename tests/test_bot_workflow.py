@@ -125,18 +125,20 @@ def test_pull_request_runs_hold_no_secret_and_only_dispatch():
     assert doc["jobs"]["publish"]["needs"] == "gate"
 
 
-def test_pr_heads_are_fetched_by_the_bot_never_checked_out_by_the_job():
-    # Issue 20.6: no step checks out a PR ref or runs `git submodule` on a PR's .gitmodules;
-    # the job checks out the default branch and the bot reads PR heads as data (--pull-heads),
-    # srt-slurm from the default branch's .gitmodules URL (tests/test_bot_schedule.py).
-    publish = load()["jobs"]["publish"]
-    text = yaml.safe_dump(publish)
-    assert "refs/pull" not in text and "submodule" not in text.replace("submodules", "")
-    [infx] = [s for s in publish["steps"] if s.get("with", {}).get("path") == "inferencex"]
-    assert "ref" not in infx["with"]  # the event's ref: the default branch
-    assert infx["with"]["fetch-depth"] == 0
-    [sync] = [s for s in publish["steps"] if s.get("run", "").startswith("sync bot")]
-    assert "--inferencex inferencex" in sync["run"] and "--pull-heads" in sync["run"]
+def test_nothing_of_inferencex_is_checked_out_by_the_jobs():
+    # Issue 20.2/20.6: no step checks out a PR ref (or any InferenceX tree) or runs
+    # `git submodule` on a PR's .gitmodules. The bot fetches main and the PR heads into its bare
+    # clone and reads git objects; srt-slurm's files come from the PR tree's pin at the URL of
+    # main's .gitmodules (tests/test_bot_schedule.py).
+    doc = load()
+    for name in ("gate", "publish"):
+        job = doc["jobs"][name]
+        text = yaml.safe_dump(job)
+        assert "refs/pull" not in text and "submodule" not in text, name
+        checkouts = [s for s in job["steps"] if "actions/checkout" in s.get("uses", "")]
+        assert [s["with"]["path"] for s in checkouts] == ["tool"], name
+        [bot] = [s for s in job["steps"] if "sync bot" in s.get("run", "")]
+        assert '--inferencex-clone "$RUNNER_TEMP/inferencex.git"' in bot["run"], name
 
 
 def test_pr_content_is_data_only():

@@ -12,7 +12,7 @@ workflow_dispatch without an input), and per model:
    since are handled (a merged one's pin becomes ``verified``);
 3. every open InferenceX PR with configs of the model: unless what the bot last published for
    it still holds (same head, same pinning comment and run, that run's result artifacts not
-   expired, a status comment there), it is synced exactly as an event would sync it.
+   expired, the bot's comment there), it is synced exactly as an event would sync it.
 
 A PR that is settled costs a few reads and nothing else: when nothing changed, the run writes
 nothing at all.
@@ -27,7 +27,7 @@ from syncer.model import PointStatus
 from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.bot import Bot
-from syncer.publish.github import Pull, PullState
+from syncer.publish.github import Comment, Pull, PullState
 from syncer.publish.settings import Outcome
 from syncer.syncconfig import ModelSpec, Pin
 
@@ -60,6 +60,8 @@ def reconcile(bot: Bot) -> Outcome:
                 failed.append(f"#{pull.number}: {exc}")
     finally:
         bot.book.close_clone()
+        if bot.ix is not None:
+            bot.ix.close()
     if failed:
         raise SyncError("scheduled run: " + "; ".join(failed))
     return bot.out
@@ -88,23 +90,29 @@ def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
     """Whether what the bot last published for ``pull`` (the pins its bot PRs record, its
     status comment) is what syncing it now would publish, as far as reads can tell without
     downloading a run: the same head, the same pinning comment and run, the run still
-    pinnable (its result artifacts not expired), and the status comment there."""
+    pinnable (its result artifacts not expired), and the bot's comment there."""
     repo = bot.s.inferencex_repo
     comments = bot.infx.comments(repo, pull.number)
-    status = st.find_status_comment(comments, bot.infx.login())
-    sections = st.read_sections(status.body) if status is not None else {}
     selection = pinrules.select(comments)
     pinning = pinrules.pinning_comment(comments)
     pinnable: bool | None = None  # asked once, only when a recorded pin names a run
     for model in models:
-        if model.path not in sections:
+        if not _reported(bot, comments, model):
             return False
         recorded = _recorded(bot, model)
         for m, cfg in bot.configs_of(pull.number):
             if m.path != model.path:
                 continue
             pin = recorded.get(cfg.key)
-            if pin is None or pin.pr != str(pull.number) or pin.sha != pull.head_sha:
+            if pin is None or pin.pr != str(pull.number):
+                return False
+            if pin.sha != pull.head_sha and not (
+                # Discovery keeps an unpinned config at the commit it is shown at while none
+                # of its files change (a push elsewhere republishes nothing).
+                bot.ix is not None
+                and pin.run is None
+                and bot.ix.unchanged(cfg.key, pin.sha, pull.head_sha)
+            ):
                 return False
             if selection is None or pinning is None:
                 if pin.run is not None or pin.status != PointStatus.IN_PROGRESS:
@@ -125,6 +133,17 @@ def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
             if not pinnable:
                 return False  # expired since, or the PR lost the run's commit
     return True
+
+
+def _reported(bot: Bot, comments: list[Comment], model: ModelSpec) -> bool:
+    """Whether the PR has the bot's word on ``model``: a milestone comment (discovery), else
+    its section of the one status comment."""
+    me = bot.infx.login()
+    if bot.ix is not None:
+        prefix = f"{st.MILESTONE_PREFIX}{model.path} "
+        return any(c.user == me and c.body.startswith(prefix) for c in comments)
+    status = st.find_status_comment(comments, me)
+    return status is not None and model.path in st.read_sections(status.body)
 
 
 def _recorded(bot: Bot, model: ModelSpec) -> dict[str, Pin]:
