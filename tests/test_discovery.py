@@ -112,7 +112,7 @@ models:
     section: AgentX
     hardware: [{id: b200, label: B200}]
     match: {keys: ["glm5*-sglang-agentic*"]}
-""" % ("0" * 40)
+""" % ("4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5")
     config = parse_sync_config(text)
     model, _ = config.model_for("glm5-fp8-b200-sglang-agentic", "glm5", "b200")
     assert model.path == "zai-org/glm-5"
