@@ -244,7 +244,8 @@ def _composed(text: str) -> Any:
         pass
     compose_count += 1
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        # The C parser's nodes carry the same marks (line, column) as the pure-Python one's.
+        node = yaml.compose(text, Loader=_Base)
     except yaml.YAMLError:
         node = None
     _COMPOSED[digest] = node
