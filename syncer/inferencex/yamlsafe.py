@@ -27,6 +27,7 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 MAX_EXPANDED_NODES = 2_000_000
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
@@ -41,11 +42,14 @@ class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                continue
+            if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode):
+                key = key_node.value  # what constructing a string scalar gives, for less
+            else:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:
+                    continue
             line = key_node.start_mark.line + 1
             if key in seen:
                 if self.duplicates is None:
