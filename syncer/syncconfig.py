@@ -268,6 +268,19 @@ class _Reader:
         if not isinstance(node, yaml.ScalarNode):
             # Named by kind, never repr'd: an aliased list can expand to gigabytes of text.
             raise self.fail(node, f"{what}: expected a string, got {_kind(node)}")
+        if pattern is not None and node.tag in _IMPLICIT_TAGS:
+            # A value of a fixed shape (a run, comment or PR id, a commit, a date) is the text
+            # the user wrote, quoted or not: YAML 1.1 reads `run: 041000000001` as the octal
+            # 4429185025 and `date: 2026-10-13` as a date object.
+            if _LEADING_ZERO.fullmatch(node.value):
+                raise self.fail(
+                    node,
+                    f"{what}: {js(node.value)} starts with 0, which no GitHub id does "
+                    f"(unquoted, YAML 1.1 reads it as the number {_octal(node.value)}); "
+                    "write the id itself",
+                )
+            if pattern.fullmatch(node.value):
+                return node.value
         value = self.value(node)
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise self.fail(node, f"{what}: expected a string, got {_scalar(node, value)}")
@@ -282,9 +295,23 @@ class _Reader:
         self, nodes: dict[str, yaml.Node], key: str, what: str, **kw: Any
     ) -> str | None:
         node = nodes.get(key)
-        if node is None or self.value(node) is None:
+        # null, ~ or nothing written (read from the tag: building the value could fail first)
+        if node is None or node.tag == "tag:yaml.org,2002:null":
             return None
         return self.text(node, f"{what}.{key}", **kw)
+
+
+_LEADING_ZERO = re.compile(r"0[0-9]+(?:/.*)?")
+# The tags YAML 1.1 resolves a plain or quoted scalar to (no explicit `!tag` written).
+_IMPLICIT_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "timestamp")
+)
+
+
+def _octal(text: str) -> str:
+    """What YAML 1.1 makes of a plain ``0...`` id: an octal number when its digits allow."""
+    digits = text.split("/")[0]
+    return f"{int(digits, 8)}, octal" if set(digits) <= set("01234567") else str(int(digits))
 
 
 def _kind(node: yaml.Node) -> str:
