@@ -454,3 +454,33 @@ def test_inferencex_merge_turns_the_pin_verified_and_an_unmerged_close_closes_th
         f"{BOOK}#{open_book['number']}, the cookbook PR that carried it, has been closed."
         in told[1]
     )
+
+
+def test_a_dry_run_without_tokens_finds_the_config_and_writes_nothing(replay):
+    infx = replay.infx
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
+    head = infx.commit("a new arm")
+    replay.infx.publish_pr(SEED_PR, head)
+    payload = {
+        "action": "opened",
+        "repository": {"full_name": INFX},
+        "pull_request": {
+            "number": SEED_PR,
+            "state": "open",
+            "title": "arm",
+            "body": "",
+            "merged": False,
+            "user": {"login": "author"},
+            "labels": [],
+            "html_url": f"https://github.com/{INFX}/pull/{SEED_PR}",
+            "head": {"sha": head, "ref": "arm", "repo": {"full_name": INFX}},
+            "base": {"sha": infx.main, "ref": "main"},
+        },
+    }
+    args = replay.args("pull_request", payload, "--dry-run")
+    result = replay.runner.invoke(cli, args, env={"GITHUB_TOKEN": "", "COOKBOOK_TOKEN": ""})
+    assert result.exit_code == 0, result.output
+    assert f"PR #{SEED_PR}: AgentX configs {SEED_KEY}" in result.output
+    assert "would open a PR in sgl-project/sglang (dry run)" in result.output
+    assert f"PR #{SEED_PR}: would post a comment" in result.output
+    assert replay.gh.writes() == [] and replay.book_pulls() == []
