@@ -109,6 +109,13 @@ from syncer.wording import count, js
     help="Print the models the event can touch (event data + sync.yaml; no token, no API).",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --models-only: a JSON list.")
+@click.option(
+    "--schedule",
+    is_flag=True,
+    help="The scheduled run: reconcile every open InferenceX PR with configs and the bot's "
+    "cookbook PRs, whatever the event (implied by a schedule event, and by workflow_dispatch "
+    "without cookbook_pr). Writes nothing when nothing changed.",
+)
 def bot_command(
     event_path: Path,
     event_name: str,
@@ -138,7 +145,15 @@ def _models_only(
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
     from syncer.publish.routing import event_models
 
-    config = load_sync_config(config_path)
+    config, payload = load_sync_config(config_path), _load_event(event_path)
+    if options["schedule"] or _is_schedule(event_name, payload):
+        # The reconcile looks at every model: one job per model, each in its group.
+        click.echo(
+            json.dumps([m.path for m in config.models], separators=(",", ":"))
+            if as_json
+            else " ".join(m.path for m in config.models)
+        )
+        return 0
     discover = None
     clone = options["inferencex_clone"]
     if clone is not None:
@@ -163,7 +178,7 @@ def _models_only(
         models = event_models(
             config,
             event_name,
-            _load_event(event_path),
+            payload,
             inferencex_repo=options["inferencex_repo"],
             cookbook_repo=options["cookbook_repo"],
             discover=discover,
@@ -193,6 +208,7 @@ def _run(
     dry_run: bool,
     model: str | None,
     local_runs: Path | None,
+    schedule: bool,
     inferencex_clone: Path | None,
     inferencex_remote: str | None,
 ) -> int:
@@ -258,7 +274,12 @@ def _run(
         identity=Identity.from_env(),
         git_token=book_token,
     )
-    outcome = bot.handle(event_name, payload)
+    if schedule or _is_schedule(event_name, payload):
+        from syncer.publish.reconcile import reconcile
+
+        outcome = reconcile(bot)
+    else:
+        outcome = bot.handle(event_name, payload)
     for line in outcome.lines:
         click.echo(term_text(line))
     if dry_run:
@@ -266,6 +287,17 @@ def _run(
         for write in plan.writes:
             click.echo("would: " + term_text(write))
     return 0
+
+
+def _is_schedule(event_name: str, payload: dict[str, object]) -> bool:
+    """A schedule event, or a workflow_dispatch that names no cookbook PR (run by hand, or by
+    the workflow for an InferenceX PR's own push): the reconcile."""
+    if event_name == "schedule":
+        return True
+    inputs = payload.get("inputs")
+    return event_name == "workflow_dispatch" and not (
+        isinstance(inputs, dict) and inputs.get("cookbook_pr") not in (None, "")
+    )
 
 
 def _clone(path: Path) -> Path:

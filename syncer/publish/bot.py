@@ -134,7 +134,7 @@ class Bot:
                 handlers=Handlers(sync_pr=self.sync_pr, cookbook_closed=self.on_cookbook_closed),
             )
             if self.s.model is not None:
-                self._catch_up(self.s.config.model(self.s.model))
+                self.catch_up(self.s.config.model(self.s.model))
         finally:
             self.book.close_clone()
             if self.ix is not None:
@@ -142,6 +142,10 @@ class Bot:
         return self.out
 
     # -- an InferenceX PR -----------------------------------------------------------------------
+
+    def handled(self, number: int) -> bool:
+        """Whether this run already brought InferenceX PR ``number`` up to date."""
+        return number in self._handled
 
     def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
         """The configs InferenceX PR ``number`` carries, with their model: sync.yaml's listing,
@@ -209,40 +213,44 @@ class Bot:
         self._place(pins)
         return self.book.live(model, pins, main)
 
-    def _catch_up(self, model: ModelSpec) -> None:
-        """Bring up to date the closed InferenceX PRs that ``model``'s open cookbook PR still
-        carries as not verified.
+    def catch_up(self, model: ModelSpec, bot_prs: list[Pull] | None = None) -> None:
+        """Bring up to date the closed InferenceX PRs that ``model``'s bot PRs (default: the
+        open one) still carry as not verified.
 
         GitHub keeps one pending run per concurrency group and cancels the older pending one
         when another event arrives, so a ``pull_request: closed`` can be dropped behind a later
-        event of the same model; the later run (this one) does its work. Both handlers are
+        event of the same model; the later run (this one) does its work. The scheduled run
+        passes the newest merged bot PRs too: a PR merged after its cookbook PR (a fork's, whose
+        own events never publish) is still carried there as a PR pin. Both handlers are
         idempotent: a PR already handled is read, not written again."""
-        open_pr = self.book.open_pull(model)
-        if open_pr is None:
+        if bot_prs is None:
+            open_pr = self.book.open_pull(model)
+            bot_prs = [open_pr] if open_pr is not None else []
+        for bot_pr in bot_prs:
+            recorded = self.book.recorded(bot_pr, model)
+            waiting = sorted(
+                {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
+                - self._handled
+            )
+            for number in waiting:
+                self._catch_up_pr(number, recorded)
+
+    def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> None:
+        try:
+            pull = self.infx.pull(self.s.inferencex_repo, number)
+        except NotFound:
             return
-        recorded = self.book.recorded(open_pr, model)
-        waiting = sorted(
-            {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
-            - self._handled
-        )
-        for number in waiting:
-            try:
-                pull = self.infx.pull(self.s.inferencex_repo, number)
-            except NotFound:
-                continue
-            if pull.state != PullState.CLOSED or not self.configs_of(number):
-                continue
-            if not pull.merged:
-                self.out.say(f"PR #{number}: closed without merging; catching up")
-                self._on_closed_unmerged(pull, self.configs_of(number))
-            elif any(
-                p.status == PointStatus.VERIFIED_PR
-                for p in recorded.values()
-                if p.pr == str(number)
-            ):
-                # Merged with a pinned run the cookbook PR still calls a PR pin.
-                self.out.say(f"PR #{number}: merged; catching up")
-                self.sync_pr(number)
+        if pull.state != PullState.CLOSED or not self.configs_of(number):
+            return
+        if not pull.merged:
+            self.out.say(f"PR #{number}: closed without merging; catching up")
+            self._on_closed_unmerged(pull, self.configs_of(number))
+        elif any(
+            p.status == PointStatus.VERIFIED_PR for p in recorded.values() if p.pr == str(number)
+        ):
+            # Merged with a pinned run the cookbook PR still calls a PR pin.
+            self.out.say(f"PR #{number}: merged; catching up")
+            self.sync_pr(number)
 
     def sync_pr(self, number: int) -> None:
         self._handled.add(number)

@@ -21,6 +21,7 @@ from syncer.inferencex import commits
 from syncer.inferencex.discovery import changed_configs
 from syncer.publish.github import GitHubClient, Pull
 from syncer.publish.settings import Outcome, Settings
+from syncer.publish.srtslurm import add_srt_slurm
 from syncer.syncconfig import ModelSpec
 from syncer.wording import js
 
@@ -56,6 +57,7 @@ class InferenceXGit:
         self.commit_of: dict[str, str] = {}  # config key -> the commit it is rendered at
         self._main: str | None = None
         self._keys: dict[int, PRKeys] = {}
+        self._with_srt: set[str] = set()  # commits whose tree has srt-slurm's files added
 
     def close(self) -> None:
         self.trees.close()
@@ -149,4 +151,10 @@ class InferenceXGit:
     def tree(self, key: str) -> Path:
         """The tree config ``key`` is rendered from: the commit :meth:`place` recorded, else
         ``main`` (a KV donor the page does not show)."""
-        return self.trees.at(self.commit_of.get(key) or self.main())
+        commit = self.commit_of.get(key) or self.main()
+        tree = self.trees.at(commit)
+        if commit not in self._with_srt:
+            # srt-slurm at the tree's own pin, from the URL main's .gitmodules gives.
+            add_srt_slurm(self.clone, self.main(), tree, self.trees)
+            self._with_srt.add(commit)
+        return tree
