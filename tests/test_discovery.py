@@ -112,7 +112,7 @@ models:
     section: AgentX
     hardware: [{id: b200, label: B200}]
     match: {keys: ["glm5*-sglang-agentic*"]}
-""" % ("4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5")
+""" % ("a" * 40)
     config = parse_sync_config(text)
     model, _ = config.model_for("glm5-fp8-b200-sglang-agentic", "glm5", "b200")
     assert model.path == "zai-org/glm-5"
@@ -122,3 +122,10 @@ models:
         parse_sync_config(text.replace('    match: {keys: ["glm5*-sglang-agentic*"]}\n', ""))
     with pytest.raises(SyncError, match=r"unknown key \"prefix\""):
         parse_sync_config(text.replace("keys:", "prefix:"))
+
+
+def test_a_master_config_that_does_not_parse_is_the_prs_error(repo, tmp_path):
+    repo.write(MASTER, repo.read(MASTER) + "\nbroken: [unclosed\n")
+    head = repo.commit("broken master")
+    with pytest.raises(SyncError, match=r"nvidia-master\.yaml"):
+        found(repo, tmp_path, head)

@@ -67,7 +67,8 @@ from syncer.wording import count, js
 @click.option(
     "--inferencex-remote",
     default=None,
-    help="Where --inferencex-clone fetches from (default: https://github.com/<--inferencex-repo>.git).",
+    help="Where --inferencex-clone fetches from (default: the clone's origin when it has one, "
+    "else https://github.com/<--inferencex-repo>.git).",
 )
 @click.option("--push-repo", default=None, help="Fork (owner/name) to push the bot branch to.")
 @click.option("--push-url", default=None, help="Git URL of that fork.")

@@ -11,8 +11,9 @@ link is written as the link it is, so every reader's ``checkout.contained`` refu
 points out of the tree, exactly as for a checkout; a submodule (gitlink) is recorded, not
 fetched (:func:`gitlink`).
 
-API (also for ``sync audit``): ``fetch(clone, remote, refs)``, ``resolve(clone, rev)``,
-``merge_base(clone, a, b)``, ``changed_paths(clone, base, head)``, ``tree_at(clone, commit)``
+API (also for ``sync audit``): ``fetch(clone, remote, refs)``, ``has_remote``,
+``resolve(clone, rev)``, ``merge_base(clone, a, b)``, ``changed_paths(clone, base, head)``,
+``tree_at(clone, commit)``
 (a context manager yielding the tree's root) and :class:`Trees` (each commit's tree written
 once for an event, removed at the end).
 """
@@ -119,6 +120,12 @@ def init_bare(path: Path) -> None:
         raise SyncError(f"cannot run git: {exc}", path=str(path)) from None
     if proc.returncode != 0:
         raise SyncError("git init failed", path=str(path))
+
+
+def has_remote(clone: Path, name: str) -> bool:
+    """Whether the clone has a remote ``name`` (an ``actions/checkout`` clone has ``origin``)."""
+    out = _git(clone, "config", "--get", f"remote.{name}.url", check=False)
+    return bool(out.strip())
 
 
 def local_ref(ref: str) -> str:

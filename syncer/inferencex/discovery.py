@@ -23,6 +23,7 @@ from syncer.inferencex.master import (
     GOLDEN_DIRS,
     LEGACY_REFERENCE_AL,
     Master,
+    find_layout,
     is_sglang,
     load_master,
 )
@@ -94,10 +95,13 @@ def changed_configs(clone: Path, base: str | None, head: str, trees: commits.Tre
 
 
 def _master(tree: Path) -> Master | None:
+    """The tree's master configs; None when it has none (nothing of it is an AgentX config).
+    A master config that does not parse is the PR's error, named with its file and line."""
     try:
-        return load_master(tree)
+        find_layout(tree)
     except SyncError:
-        return None  # no master config at this commit: nothing of it is an AgentX config
+        return None
+    return load_master(tree)
 
 
 def files_read(master: Master, key: str) -> set[str]:

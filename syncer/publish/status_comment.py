@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_comment
-from syncer.publish.github import GitHubClient, Plan
+from syncer.publish.github import Comment, GitHubClient, Plan
 from syncer.publish.settings import Outcome, Settings
 
 
@@ -88,7 +88,9 @@ class StatusComments:
         body = fit_comment(st.render_unmapped(reasons))
         self._write(number, comments, st.UNMAPPED_MARKER, body, create=True)
 
-    def _write(self, number: int, comments: list, marker: str, body: str, *, create: bool) -> None:
+    def _write(
+        self, number: int, comments: list[Comment], marker: str, body: str, *, create: bool
+    ) -> None:
         repo = self.s.inferencex_repo
         existing = st.find_marked(comments, self.gh.login(), marker)
         what = marker.removeprefix(st.MILESTONE_PREFIX).removesuffix(" -->")
