@@ -39,6 +39,10 @@ MAX_ARTIFACT_BYTES = 2 * 1024**3
 # GitHub's guidance for a secondary rate limit answered without Retry-After: wait at least a
 # minute, then exponentially longer while it lasts.
 SECONDARY_WAIT = 60.0
+# GET /pulls/{n}/commits never lists more than a PR's first 250 commits.
+MAX_PR_COMMITS = 250
+# How far back from a long PR's head its newer commits are looked for (100 a page).
+MAX_WALK_PAGES = 20
 _CHUNK = 1 << 16
 
 T = TypeVar("T")
@@ -453,7 +457,24 @@ class GitHubClient:
         return _pull(repo, self._json("GET", f"/repos/{repo}/pulls/{number}"))
 
     def pull_commits(self, repo: str, number: int) -> list[str]:
-        return [c["sha"] for c in self._pages(f"/repos/{repo}/pulls/{number}/commits")]
+        """The PR's commits, oldest first. GitHub lists at most the first 250 of them; the
+        newer ones of a longer PR are walked back from its head (``GET /commits?sha=``, newest
+        first) until a listed one is met."""
+        listed = [c["sha"] for c in self._pages(f"/repos/{repo}/pulls/{number}/commits")]
+        if len(listed) < MAX_PR_COMMITS:
+            return listed
+        known, newer = set(listed), []
+        head = self.pull(repo, number).head_sha
+        for page in range(1, MAX_WALK_PAGES + 1):
+            params = {"sha": head, "per_page": 100, "page": page}
+            data = self._json("GET", f"/repos/{repo}/commits", params=params)
+            for commit in data:
+                if commit["sha"] in known:
+                    return listed + newer[::-1]
+                newer.append(commit["sha"])
+            if len(data) < 100:
+                break
+        return listed + newer[::-1]
 
     def comments(self, repo: str, number: int) -> list[Comment]:
         return [_comment(c) for c in self._pages(f"/repos/{repo}/issues/{number}/comments")]
