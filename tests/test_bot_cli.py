@@ -48,6 +48,7 @@ def sync_bot(
     tokens: bool = True,
     api_url: str | None = None,
     malformed: bool = False,
+    extra_env: dict[str, str] | None = None,
 ):
     """``sync bot`` on ``payload``, which must be GitHub's shape of ``event`` unless the test
     is about a malformed event file (``malformed``, or ``raw`` text)."""
@@ -64,6 +65,7 @@ def sync_bot(
     }
     if tokens:
         env.update({"GITHUB_TOKEN": INFX_TOKEN, "COOKBOOK_TOKEN": BOOK_TOKEN})
+    env.update(extra_env or {})
     proc = subprocess.run(
         [
             sys.executable,
