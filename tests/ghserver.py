@@ -482,7 +482,7 @@ class GitHubModel:
             "node_id": f"LA_{lid}",
             "url": f"{self.base}/repos/{fake.full_name}/labels/{name}",
             "name": name,
-            "description": None,
+            "description": "",  # a string in pull-request-simple, where null is not allowed
             "color": "ededed",
             "default": False,
         }
