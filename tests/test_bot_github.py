@@ -16,6 +16,7 @@ from test_bot import (
     RUN,
     World,
     first_use,
+    plain,
     run_artifacts,
 )
 from test_bot_cli import sync_bot
@@ -136,3 +137,16 @@ def test_an_app_installation_token_works_with_its_login_given(world):
     assert proc.returncode == 0, proc.stderr
     [pull] = world.book_pulls()
     assert pull["user"] == "infx-sync[bot]"
+
+
+def test_a_repository_dispatch_as_github_sends_it_reports_the_merge(world):
+    # The cookbook's workflow dispatches to InferenceX; GitHub's payload puts the event_type
+    # in "action" and the sender's data in client_payload.
+    first_use(world)
+    [cookbook] = world.book_pulls()
+    cookbook["state"], cookbook["merged"] = "closed", True
+    payload = world.gh.repository_dispatch_event(
+        INFX, "cookbook-pr-closed", {"cookbook_pr": cookbook["number"]}, sender="infx-sync[bot]"
+    )
+    world.send("repository_dispatch", payload)
+    assert f"{BOOK}#1 has been merged." in plain(world.status()["body"])
