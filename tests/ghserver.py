@@ -131,6 +131,7 @@ class GitHubModel:
         head_repo: str | None = None,
         maintainer_can_modify: bool = False,
         number: int | None = None,
+        base_sha: str = "0" * 40,
     ) -> dict[str, Any]:
         fake = self.repo(repo)
         number = number or next(self._numbers[repo])
@@ -146,6 +147,7 @@ class GitHubModel:
             "head_ref": head,
             "head_repo": head_repo or repo,
             "base_ref": base,
+            "base_sha": base_sha,  # the base branch's commit GitHub compares the head with
             "commits": commits,
             "labels": list(labels or []),
             "maintainer_can_modify": maintainer_can_modify,
@@ -441,7 +443,7 @@ class GitHubModel:
             "requested_reviewers": [],
             "requested_teams": [],
             "head": self._ref(head_repo, pull["head_ref"], pull["commits"][-1]),
-            "base": self._ref(fake, pull["base_ref"], "0" * 40),
+            "base": self._ref(fake, pull["base_ref"], pull.get("base_sha", "0" * 40)),
             "_links": {k: {"href": v} for k, v in links.items()},
             "author_association": "CONTRIBUTOR" if pull["user"] != "maintainer" else "MEMBER",
             "auto_merge": None,

@@ -455,3 +455,17 @@ def test_an_app_token_is_refused_get_user_and_its_login_must_be_given(server):
     given = GitHubClient(app, base_url=server.base_url, pause=0, login="infx-sync[bot]")
     assert given.login() == "infx-sync[bot]"
     assert [r.path for r in server.model.log] == ["/user"]  # asked once, by the first only
+
+
+def test_a_download_refused_by_a_secondary_rate_limit_is_retried(server, tmp_path):
+    model = server.model
+    data = _zip({"server.log": "x"})
+    model.add_run(INFX, 9, head_sha="a" * 40, artifacts={"server_logs_x": data})
+    [art] = client(server).artifacts(INFX, 9)
+    model.fail_next("GET", r"/actions/artifacts/\d+/zip$", 403, message=SECONDARY)
+    path = client(server, secondary_wait=0.01).download_artifact(art, tmp_path / "a.zip")
+    assert path.read_bytes() == data
+    model.fail_next("GET", r"/actions/artifacts/\d+/zip$", 403, message=SECONDARY)
+    with pytest.raises(SyncError, match="over the 30s cap"):
+        client(server, secondary_wait=60, max_wait=30).download_artifact(art, tmp_path / "b.zip")
+    assert not (tmp_path / "b.zip").exists()
