@@ -123,3 +123,21 @@ def test_the_schema_data_names_its_packages_and_holds_every_operation():
         "GET /repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}"
     )
     assert operation("GET", "/repos/a/b/unknown") is None
+
+
+def test_a_rerun_run_shows_each_attempt_as_it_was():
+    server = GitHubServer()
+    model = server.model
+    token = "ghp_" + "r" * 36
+    model.add_token(token, "someone")
+    model.add_run(REPO, 77, head_sha="a" * 40, conclusion="failure", artifacts={"a": b"1"})
+    model.rerun(REPO, 77, artifacts={"b": b"2"})
+    headers = {"Authorization": f"token {token}"}
+    with server:
+        base = f"{server.base_url}/repos/{REPO}/actions/runs/77"
+        run = requests.get(base, headers=headers, timeout=10).json()
+        first = requests.get(f"{base}/attempts/1", headers=headers, timeout=10).json()
+        arts = requests.get(f"{base}/artifacts", headers=headers, timeout=10).json()
+    assert (run["run_attempt"], run["conclusion"]) == (2, "success")
+    assert (first["run_attempt"], first["conclusion"]) == (1, "failure")
+    assert [a["name"] for a in arts["artifacts"]] == ["a", "b"]  # both attempts' uploads
