@@ -76,8 +76,11 @@ class Replay:
         self.infx.publish_pr(pull["number"], commit)
         pull["commits"].append(commit)
 
-    def pr_event(self, pull: dict[str, Any], action: str) -> None:
-        payload = {
+    def pr_event(self, pull: dict[str, Any], action: str, *extra: str) -> None:
+        self.send("pull_request", self.pr_payload(pull, action), *extra)
+
+    def pr_payload(self, pull: dict[str, Any], action: str) -> dict[str, Any]:
+        return {
             "action": action,
             "repository": {"full_name": INFX},
             "pull_request": {
@@ -86,7 +89,6 @@ class Replay:
                 "base": {"sha": self.infx.main},
             },
         }
-        self.send("pull_request", payload)
 
     def comment(self, pull: dict[str, Any], body: str, at: str) -> None:
         made = self.gh.add_comment(
@@ -352,7 +354,9 @@ def test_a_key_no_page_takes_is_named_not_dropped(replay):
     infx.write(MASTER, text)
     head = infx.commit("a model the cookbook has no page for")
     pull = replay.open_pr(4100, "qwen", head)
-    replay.pr_event(pull, "opened")
+    # No page takes it, yet the gate runs one job (sync.yaml's first model) to say so.
+    assert replay.models_only("pull_request", replay.pr_payload(pull, "opened")) == [MODEL]
+    replay.pr_event(pull, "opened", "--model", MODEL)
     [comment] = replay.bot_comments(4100)
     assert (
         f"no cookbook page for {stranger}: no model of sync.yaml matches its model prefix qwen4 "

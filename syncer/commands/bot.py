@@ -172,7 +172,9 @@ def _models_only(
         ix = InferenceXGit(settings, gh=None)
 
         def discover(number: int, head: str | None, base: str | None) -> list[str]:
-            return [m.path for m, _ in ix.keys_at(number, head, base).mapped]
+            keys = ix.keys_at(number, head, base)
+            notice = keys.notice_model(config)
+            return [m.path for m, _ in keys.mapped] + ([notice] if notice else [])
 
     try:
         models = event_models(
