@@ -67,7 +67,8 @@ from syncer.wording import count, js
 @click.option(
     "--inferencex-remote",
     default=None,
-    help="Where --inferencex-clone fetches from (default: https://github.com/<--inferencex-repo>.git).",
+    help="Where --inferencex-clone fetches from (default: the clone's origin when it has one, "
+    "else https://github.com/<--inferencex-repo>.git).",
 )
 @click.option("--push-repo", default=None, help="Fork (owner/name) to push the bot branch to.")
 @click.option("--push-url", default=None, help="Git URL of that fork.")
@@ -171,7 +172,9 @@ def _models_only(
         ix = InferenceXGit(settings, gh=None)
 
         def discover(number: int, head: str | None, base: str | None) -> list[str]:
-            return [m.path for m, _ in ix.keys_at(number, head, base).mapped]
+            keys = ix.keys_at(number, head, base)
+            notice = keys.notice_model(config)
+            return [m.path for m, _ in keys.mapped] + ([notice] if notice else [])
 
     try:
         models = event_models(
