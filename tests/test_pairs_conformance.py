@@ -29,24 +29,24 @@ def _pairs() -> list[dict[str, Any]]:
     return [e for e in json.loads(path.read_text()) if e["status"] == "complete"]
 
 
-# The older era (per-point recipe files, srt-slurm v1.0.x; no override names) is rendered with
-# srt-slurm 2.x rules today: issue 21 ("Render every era as it ran") is the work that fixes it.
-_OLDER_ERA = pytest.mark.xfail(
-    strict=True, reason="issue 21: older-era pairs render with srt-slurm 2.x rules"
-)
-
-
 def _params() -> list[Any]:
-    return [
-        pytest.param(e, marks=_OLDER_ERA) if e["overrides"] == [None] * len(e["points"]) else e
-        for e in _pairs()
-    ]
+    return _pairs()
 
 
 @functools.cache
 def _rendered(sha: str, key: str) -> RenderedConfig:
     """A pair's config rendered once for both tests of the pair (they only read it)."""
     return render_config(_REF / "pairs" / "inferencex" / sha[:8], key)
+
+
+def _matching(rendered: RenderedConfig, override: str | None, concs: list[int]) -> list[Any]:
+    """The rendered jobs of a pair's point: its concurrency list, and its override when the
+    recipe has them (per-point recipe files have none)."""
+    return [
+        p
+        for p in rendered.points
+        if p.concs == concs and (override is None or p.override == override)
+    ]
 
 
 @functools.cache
@@ -90,15 +90,12 @@ def _describe(expected: list[dict], got: list[dict]) -> str:
     "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
 )
 def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) -> None:
-    snip = pair["snippet"].split("/")[-1]
-    oracle = json.loads(
-        (reference / "oracle" / "deepseek-ai" / "deepseek-v4_1" / f"{snip}.json").read_text()
-    )
+    oracle = json.loads((reference / "oracle" / f"{pair['snippet']}.json").read_text())
     rendered = _rendered(pair["sha"], pair["configKey"])
     published = _published_cell(pair["snippetFile"], pair["cellIndex"])["points"]
     failures = []
     for pi, concs, override in zip(pair["points"], pair["concs"], pair["overrides"], strict=True):
-        points = [p for p in rendered.points if p.override == override and p.concs == concs]
+        points = _matching(rendered, override, concs)
         assert len(points) == 1, f"point {pi}: no rendered job for {override} at {concs}"
         point = points[0]
         measured = published[pi]["kv"]  # the tier the published point was measured at
@@ -134,8 +131,12 @@ def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, 
     """Label, detail, GPUs, image, install lines, measured tier and golden AL of each point."""
     cell = _published_cell(pair["snippetFile"], pair["cellIndex"])
     rendered = _rendered(pair["sha"], pair["configKey"])
-    by_override = {p.override: p for p in rendered.points}
-    first = by_override[pair["overrides"][0]]
+    found = [
+        _matching(rendered, override, concs)
+        for override, concs in zip(pair["overrides"], pair["concs"], strict=True)
+    ]
+    assert all(len(f) == 1 for f in found), "every point matches exactly one rendered job"
+    first = found[0][0]
     assert first.label == cell["label"]
     assert cell["detail"] in (first.detail, f"{first.detail} · {pair['configKey']}")
     assert (first.gpus, first.image, first.submitted) == (
@@ -145,8 +146,8 @@ def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, 
     )
     assert first.install == {r: v["install"] for r, v in cell["routers"].items()}
     assert list(first.cookbook) == list(cell["routers"])
-    for pi, override in zip(pair["points"], pair["overrides"], strict=True):
-        point, published = by_override[override], cell["points"][pi]
+    for pi, (point,) in zip(pair["points"], found, strict=True):
+        published = cell["points"][pi]
         assert (point.kv, point.item, point.concs) == (
             published["kv"],
             published["item"],

@@ -20,6 +20,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex.recipe import Recipe, Role
+from syncer.inferencex.releases import FrontendTopology, frontend_topology
 from syncer.inferencex.services import effective_services, service_blocks
 from syncer.model import Block
 from syncer.wording import js
@@ -151,6 +152,14 @@ class _Ports:
         return 6100 + 32 * slot
 
 
+def topology(recipe: Recipe, version: str = SRT_VERSION) -> FrontendTopology:
+    """The frontend layer of a variant under the rules of ``version``'s line."""
+    frontend = recipe.raw.get("frontend")
+    return frontend_topology(
+        frontend if isinstance(frontend, dict) else {}, recipe.total_nodes, version[:1]
+    )
+
+
 def render_raw(
     recipe: Recipe, *, simulate_env: dict[str, str] | None = None, version: str = SRT_VERSION
 ) -> list[Block]:
@@ -216,7 +225,9 @@ def render_raw(
         node += _role_node_count(role, recipe.gpus_per_node)
         assert first is not None
         blocks.append(first)
-    blocks.extend(_frontend_blocks(recipe, leaders, dynamo, has_nats, v2))
+    blocks.extend(
+        _frontend_blocks(recipe, leaders, dynamo, has_nats, v2, topology(recipe, version))
+    )
     return blocks
 
 
@@ -325,18 +336,18 @@ def _frontend_blocks(
     dynamo: bool,
     has_nats: bool,
     v2: bool,
+    layer: FrontendTopology,
 ) -> list[Block]:
     fe = recipe.frontend
     if fe.type == "sglang":
         return []
-    several = fe.multiple and recipe.total_nodes >= 2
-    port = "8180" if several else "8000"
+    port = str(layer.port)
     out: list[Block] = []
-    if several:
+    if layer.nginx:
         out.append(
             {"kind": "nginx", "cmd": "nginx -c nginx.conf -g daemon off;", "env": {}, "args": []}
         )
-    count = min(fe.count, recipe.total_nodes) if several else 1
+    count = layer.count
     if fe.type == "sglang-router":
         args: list[list[str]] = []
         if recipe.disagg:
