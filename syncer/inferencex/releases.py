@@ -45,7 +45,9 @@ class Release:
     source: str
 
     def describe(self) -> str:
-        return f"srt-slurm {self.ref} ({self.line}.x rules), from {self.source}"
+        if self.ref == f"{self.line}.x":
+            return f"srt-slurm {self.line}.x rules ({self.source})"
+        return f"srt-slurm {self.ref} ({self.line}.x rules; {self.source})"
 
 
 def line_of(ref: str, *, pinned: bool) -> str:
@@ -58,7 +60,9 @@ def line_of(ref: str, *, pinned: bool) -> str:
     return m.group(1) if m else "1"
 
 
-DEFAULT = Release("2.x", NEWEST_LINE, "the newest rules (no runner script or pin names one)")
+DEFAULT = Release(
+    f"{NEWEST_LINE}.x", NEWEST_LINE, "the newest: no runner script or submodule pin names a release"
+)
 
 
 def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> Release:
@@ -73,7 +77,7 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
         return Release(
             submodule_commit,
             NEWEST_LINE,
-            "the InferenceX checkout's submodule pin inferencex-e2e/utils/srt-slurm",
+            "pinned by the InferenceX checkout's submodule inferencex-e2e/utils/srt-slurm",
         )
     return DEFAULT
 
@@ -81,7 +85,7 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
 def from_run(sha: str, fallback: Release) -> Release:
     """The run's own ``srt-slurm-sha.txt`` wins over what the checkout says; its line is the
     one the checkout implies (a commit alone does not say which line it belongs to)."""
-    return Release(sha, fallback.line, "the run's srt-slurm-sha.txt")
+    return Release(sha, fallback.line, "recorded by the run's srt-slurm-sha.txt")
 
 
 def runner_script(entry: ConfigEntry) -> Path | None:
@@ -230,7 +234,7 @@ def choose(script: Path, variables: dict[str, str], *, root: Path | None = None)
             )
         ref = assigned[name]
     fork = "" if repo is None or "NVIDIA/srt-slurm" in repo else f" of {repo}"
-    return Release(ref + fork, line_of(ref, pinned=False), f"{shown} line {where}")
+    return Release(ref + fork, line_of(ref, pinned=False), f"checked out by {shown} line {where}")
 
 
 def _read(script: Path) -> str:

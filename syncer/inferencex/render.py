@@ -150,10 +150,18 @@ class RenderedConfig:
         router: str | None = None,
         points: list[RenderedPoint] | None = None,
     ) -> dict[str, Any]:
-        """``sync render --format json``: ``{"config", "points"}`` for ``points`` (a selection
+        """``sync render --format json``: ``{"config", "srt_slurm", "points"}`` for ``points`` (a selection
         such as ``--point N``; default every job, in master-config order)."""
         chosen = self.points if points is None else points
-        return {"config": self.key, "points": [p.as_json(raw=raw, router=router) for p in chosen]}
+        out: dict[str, Any] = {"config": self.key}
+        if self.release is not None:
+            out["srt_slurm"] = {
+                "ref": self.release.ref,
+                "line": self.release.line,
+                "source": self.release.source,
+            }
+        out["points"] = [p.as_json(raw=raw, router=router) for p in chosen]
+        return out
 
 
 def _arg(args: dict[str, Any], names: tuple[str, ...], default: Any = None) -> Any:
@@ -607,7 +615,7 @@ def render_config(
     if release is None:
         release = release_for(entry, submodule_commit=srt.commit)
     if version is not None and version != release.line:
-        release = Release(f"{version}.x", version, "the --srt-slurm option")
+        release = Release(f"{version}.x", version, "chosen by --srt-slurm")
     version = release.line
     cluster_gpus = cluster_gpus_per_node(entry)
     policy = policy or load_policy()
