@@ -8,8 +8,9 @@ order; ``--conc C`` selects every job measured at C (``syncer.selection``). ``--
 what srt-slurm launches (only the router the recipe runs) instead of the cookbook form.
 The cookbook form also lists the config files each router ships (text: ``files:``; json:
 ``files``) and the files of srt-slurm's checkout whose content is not available (text: a
-"content unknown" line; json: ``missing_files``); ``--srt-slurm-configs DIR`` provides them. Both forms say which srt-slurm release's rules were
-applied and where that release came from (text: a first ``# rules:`` line; json: ``srt_slurm``).
+"content unknown" line; json: ``missing_files``); ``--srt-slurm-configs DIR`` provides them.
+Both forms say which srt-slurm release's rules were applied and where that release came from
+(text: a first ``# rules:`` line; json: ``srt_slurm``).
 """
 
 from __future__ import annotations

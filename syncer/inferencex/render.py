@@ -150,8 +150,8 @@ class RenderedConfig:
         router: str | None = None,
         points: list[RenderedPoint] | None = None,
     ) -> dict[str, Any]:
-        """``sync render --format json``: ``{"config", "srt_slurm", "points"}`` for ``points`` (a selection
-        such as ``--point N``; default every job, in master-config order)."""
+        """``sync render --format json``: ``{"config", "srt_slurm", "points"}`` for ``points``
+        (a selection such as ``--point N``; default every job, in master-config order)."""
         chosen = self.points if points is None else points
         out: dict[str, Any] = {"config": self.key}
         if self.release is not None:
