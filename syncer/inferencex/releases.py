@@ -173,6 +173,7 @@ def _steps(text: str) -> tuple[list[_Step], list[_Frame], dict[str, str]]:
                 words = shlex.split(m.group(1), comments=True)
             except ValueError:
                 words = m.group(1).split()
+            words = [_expand(w, assigned) for w in words]
             repo = next((w for w in words if "srt-slurm" in w and "://" in w), None)
             if repo is None and not any("srt-slurm" in w or "SRT" in w for w in words):
                 continue
@@ -184,6 +185,12 @@ def _steps(text: str) -> tuple[list[_Step], list[_Frame], dict[str, str]]:
             # a checkout after an srt-slurm clone moves that checkout
             steps.append(_Step(number, "checkout", m.group(1).strip("\"'"), None, path))
     return steps, frames, assigned
+
+
+def _expand(word: str, assigned: dict[str, str]) -> str:
+    """A word that is exactly ``$VAR`` / ``${VAR}`` of a plain top-level assignment."""
+    m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", word)
+    return assigned.get(m.group(1), word) if m else word
 
 
 def choose(script: Path, variables: dict[str, str], *, root: Path | None = None) -> Release | None:
