@@ -86,14 +86,21 @@ def _describe(expected: list[dict], got: list[dict]) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize(
-    "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
-)
-def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) -> None:
-    oracle = json.loads((reference / "oracle" / f"{pair['snippet']}.json").read_text())
+@functools.cache
+def _oracle(reference: Path, snippet: str) -> dict[str, Any]:
+    """The cookbook decoder's own output for a module version (read once per worker)."""
+    return json.loads((reference / "oracle" / f"{snippet}.json").read_text())
+
+
+def _published_cases(
+    reference: Path, pair: dict[str, Any], failures: list[str]
+) -> list[tuple[str, list[dict], list[dict]]]:
+    """``(what, published blocks, rendered blocks)`` of every router of every point of a pair;
+    a point whose tier or submitted router already differs is a failure instead."""
+    oracle = _oracle(reference, pair["snippet"])
     rendered = _rendered(pair["sha"], pair["configKey"])
     published = _published_cell(pair["snippetFile"], pair["cellIndex"])["points"]
-    failures = []
+    out = []
     for pi, concs, override in zip(pair["points"], pair["concs"], pair["overrides"], strict=True):
         points = _matching(rendered, override, concs)
         assert len(points) == 1, f"point {pi}: no rendered job for {override} at {concs}"
@@ -116,12 +123,73 @@ def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) 
             continue
         assert cases[point.submitted]["cellId"] == pair["cellId"]
         for router, case in cases.items():
-            if case["blocks"] != point.cookbook[router]:
-                failures.append(
-                    f"point {pi} ({override}) router {router}:\n"
-                    + _describe(case["blocks"], point.cookbook[router])
-                )
+            out.append(
+                (f"point {pi} ({override}) router {router}", case["blocks"], point.cookbook[router])
+            )
+    return out
+
+
+def _by_content(blocks: list[dict]) -> list[dict]:
+    """The blocks in an order that depends on their content only (kind, role, then the rest):
+    content is compared apart from the order a generator version lays blocks out in."""
+    return sorted(
+        blocks, key=lambda b: (b["kind"], b.get("role", ""), json.dumps(b, sort_keys=True))
+    )
+
+
+def _kinds(blocks: list[dict]) -> list[str]:
+    return [b["kind"] + (f":{b['role']}" if "role" in b else "") for b in blocks]
+
+
+def _frontend_last(kinds: list[str]) -> list[str]:
+    """The block order of the older generator (modules such as deepseek-v4_1 @c4b47c36): the
+    Dynamo frontend, with the nginx in front of it, after the workers."""
+    front = [k for k in kinds if k in ("nginx", "dynamo-frontend")]
+    if "dynamo-frontend" not in front:
+        return kinds
+    return [k for k in kinds if k not in front] + front
+
+
+@pytest.mark.parametrize(
+    "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
+)
+def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) -> None:
+    failures: list[str] = []
+    for what, published, rendered in _published_cases(reference, pair, failures):
+        if _by_content(published) != _by_content(rendered):
+            failures.append(f"{what}:\n" + _describe(_by_content(published), _by_content(rendered)))
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize(
+    "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
+)
+def test_pair_block_order_is_a_published_generators_order(
+    reference: Path, pair: dict[str, Any]
+) -> None:
+    """The tool lays blocks out in the newest published order; a module written by the older
+    generator shows the same blocks in its own order, which must be that generator's rule
+    applied to what the tool renders (never an order of its own)."""
+    failures: list[str] = []
+    for what, published, rendered in _published_cases(reference, pair, failures):
+        shown, ours = _kinds(published), _kinds(rendered)
+        if shown not in (ours, _frontend_last(ours)):
+            failures.append(f"{what}: published order {shown}, rendered {ours}")
+    assert not failures, "\n".join(failures)
+
+
+def test_the_older_generators_order_moves_only_the_dynamo_frontend_layer() -> None:
+    newest = ["etcd", "nats", "nginx", "dynamo-frontend", "mooncake-master", "worker:prefill"]
+    assert _frontend_last(newest) == [
+        "etcd",
+        "nats",
+        "mooncake-master",
+        "worker:prefill",
+        "nginx",
+        "dynamo-frontend",
+    ]
+    routed = ["worker:agg", "sglang-router"]
+    assert _frontend_last(routed) == routed
 
 
 @pytest.mark.parametrize(
