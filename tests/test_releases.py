@@ -18,11 +18,13 @@ from syncer.inferencex.releases import (
     DEFAULT,
     FRONTEND_INTERNAL_PORT,
     FRONTEND_PUBLIC_PORT,
+    Release,
     allocated_gpus,
     choose,
     cluster_gpus_per_node,
     from_run,
     frontend_topology,
+    injects_nccl_port,
     line_of,
     release_for,
 )
@@ -292,3 +294,17 @@ def test_allocated_gpus_count_whole_nodes() -> None:
     assert allocated_gpus(1, 2, 4) == 4
     assert allocated_gpus(2, 4, None) == 8
     assert allocated_gpus(1, 8, 4) == 8
+
+
+def test_workers_get_srt_slurms_nccl_port_only_from_v1_0_58() -> None:
+    def rel(ref: str, line: str = "1") -> Release:
+        return Release(ref, line, "test")
+
+    assert not injects_nccl_port(rel("v1.0.38")) and not injects_nccl_port(rel("v1.0.57"))
+    assert injects_nccl_port(rel("v1.0.58")) and injects_nccl_port(rel("main"))
+    assert not injects_nccl_port(rel("sa-submission-q2-2026"))
+    assert injects_nccl_port(rel("4be1c0d2", "2"))
+    raw = _block(_point(AGG).raw["sglang"], "worker")
+    assert not any(a[0] == "--nccl-port" for a in raw["args"])  # v1.0.38 passes none
+    newest = render_config(ERAS, AGG, release=rel("v1.0.60")).points[0].raw["sglang"]
+    assert any(a[0] == "--nccl-port" for a in _block(newest, "worker")["args"])

@@ -422,6 +422,25 @@ def frontend_topology(frontend: dict[str, Any], total_nodes: int, line: str) -> 
     )
 
 
+# First release whose SGLang backend passes its own --nccl-port (and drops a recipe's):
+# src/srtctl/backends/sglang.py has none up to v1.0.57 and both from v1.0.58 on.
+_NCCL_PORT_FROM = (1, 0, 58)
+# Branches the old runners cloned, as read at their heads: sa-submission-q2-2026 injects no
+# NCCL port; main did from the time it carried v1.0.58.
+_BRANCH_NCCL_PORT = {"sa-submission-q2-2026": False}
+
+
+def injects_nccl_port(release: Release) -> bool:
+    """Whether that release's workers get srt-slurm's allocated ``--nccl-port``."""
+    if release.line != "1":
+        return True
+    ref = release.ref.split(" ", 1)[0]
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", ref)
+    if m:
+        return tuple(int(g) for g in m.groups()) >= _NCCL_PORT_FROM
+    return _BRANCH_NCCL_PORT.get(ref, True)
+
+
 def allocated_gpus(total_nodes: int, recipe_gpus_per_node: int, cluster_gpus: int | None) -> int:
     """GPUs a job holds: srt-slurm asks for whole nodes (``#SBATCH --exclusive`` in
     src/srtctl/templates/job_script_minimal.j2 @v1.0.38 and in 2.x), so each node counts with

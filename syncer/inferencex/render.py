@@ -639,7 +639,16 @@ def render_config(
                 recipes[recipe_key] = _Variants(expanded)
             points.append(
                 _render_job(
-                    entry, job, path, recipes[recipe_key], policy, root, version, srt, cluster_gpus
+                    entry,
+                    job,
+                    path,
+                    recipes[recipe_key],
+                    policy,
+                    root,
+                    version,
+                    srt,
+                    cluster_gpus,
+                    release,
                 )
             )
     finally:
@@ -803,6 +812,7 @@ def _render_job(
     version: str,
     srt: SrtSlurmFiles,
     cluster_gpus: int | None = None,
+    release: Release | None = None,
 ) -> RenderedPoint:
     row = job.row
     where = (
@@ -815,7 +825,7 @@ def _render_job(
     other = "dynamo" if submitted == "sglang" else "sglang"
     derived = normalise(derived_variant(bound, other), path=spath, selector=name)
     try:
-        raw = render_raw(recipe, simulate_env=simulate, version=version)
+        raw = render_raw(recipe, simulate_env=simulate, version=version, release=release)
         raws = {
             submitted: raw,
             # the other router never ran: published cells derive it as the newest srt-slurm
