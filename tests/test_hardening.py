@@ -357,3 +357,19 @@ def test_a_merge_list_gives_the_first_mapping_precedence_as_srt_slurm_read_it(
     proc = sync(project, "render", KEY, "--point", "0", "--raw")
     assert proc.returncode == 0, proc.stderr
     assert "  --watchdog-timeout 111" in proc.stdout.splitlines()
+
+
+# ---- 6. no sync.yaml here ---------------------------------------------------------------------
+
+
+def test_without_a_sync_yaml_here_the_packages_own_example_is_never_read(tmp_path: Path) -> None:
+    line = error_line(sync(tmp_path, "verify", KEY))
+    assert "no InferenceX checkout given and no bundled example" in line
+    ix = str(ROOT / "examples/inferencex")
+    line = error_line(sync(tmp_path, "verify", KEY, "--inferencex", ix))
+    assert line.endswith("no sync.yaml to find the pinned run in; pass --run PATH")
+    (tmp_path / "sync.yaml").mkdir()
+    line = error_line(sync(tmp_path, "verify", KEY, "--inferencex", ix))
+    assert line.endswith("cannot read the sync configuration: a directory, not a regular file")
+    line = error_line(sync(tmp_path, "generate", "--all", "--check"))
+    assert line.endswith("cannot read the sync configuration: a directory, not a regular file")
