@@ -373,3 +373,61 @@ def test_without_a_sync_yaml_here_the_packages_own_example_is_never_read(tmp_pat
     assert line.endswith("cannot read the sync configuration: a directory, not a regular file")
     line = error_line(sync(tmp_path, "generate", "--all", "--check"))
     assert line.endswith("cannot read the sync configuration: a directory, not a regular file")
+
+
+# ---- 9. run archives --------------------------------------------------------------------------
+
+RUN = "examples/runs/41000000001"
+
+
+def test_a_zip_declaring_too_many_members_is_refused_from_its_end_record(project: Path) -> None:
+    import zipfile
+
+    # 100,001 empty members: over the limit by one, refused from the end record's count.
+    with zipfile.ZipFile(project / "many.zip", "w") as zf:
+        for i in range(100_001):
+            zf.writestr(str(i), b"")
+    line = error_line(sync(project, "verify", KEY, "--run", "many.zip"))
+    assert '"many.zip" declares 100001 members, more than the limit of 100000' in line
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_the_same_log_twice_with_different_contents_is_refused_naming_it(
+    project: Path, kind: str
+) -> None:
+    import tarfile
+    import warnings
+    import zipfile
+
+    run = project / RUN
+    files = sorted(f for f in run.rglob("*") if f.is_file())
+    log = next(f for f in files if f.name == "sweep_5230101.log")
+    changed = log.read_bytes().replace(b"--watchdog-timeout 3600", b"--watchdog-timeout 9")
+    assert changed != log.read_bytes()
+    members = [(f.relative_to(run).as_posix(), f.read_bytes()) for f in files]
+    for order, extra in (("good first", changed), ("bad first", None)):
+        target = project / f"run.{kind}"
+        listed = members + [(log.relative_to(run).as_posix(), changed)]
+        if extra is None:  # the changed copy first
+            listed = [(log.relative_to(run).as_posix(), changed), *members]
+        if kind == "zip":
+            with warnings.catch_warnings(), zipfile.ZipFile(target, "w") as zf:
+                warnings.simplefilter("ignore")  # zipfile warns about the duplicate name
+                for name, data in listed:
+                    zf.writestr(name, data)
+        else:
+            import io
+
+            with tarfile.open(target, "w:gz") as tf:
+                for name, data in listed:
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tf.addfile(info, io.BytesIO(data))
+        line = error_line(sync(project, "verify", KEY, "--run", target.name))
+        assert '"sweep_5230101.log" appears twice, members ' in line, (order, line)
+    # the same file twice (same content) is read once, as before
+    with warnings.catch_warnings(), zipfile.ZipFile(project / "same.zip", "w") as zf:
+        warnings.simplefilter("ignore")
+        for name, data in [*members, (log.relative_to(run).as_posix(), log.read_bytes())]:
+            zf.writestr(name, data)
+    assert sync(project, "verify", KEY, "--run", "same.zip").returncode == 0
