@@ -407,7 +407,7 @@ def test_the_same_log_twice_with_different_contents_is_refused_naming_it(
     members = [(f.relative_to(run).as_posix(), f.read_bytes()) for f in files]
     for order, extra in (("good first", changed), ("bad first", None)):
         target = project / f"run.{kind}"
-        listed = members + [(log.relative_to(run).as_posix(), changed)]
+        listed = [*members, (log.relative_to(run).as_posix(), changed)]
         if extra is None:  # the changed copy first
             listed = [(log.relative_to(run).as_posix(), changed), *members]
         if kind == "zip":
