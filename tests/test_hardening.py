@@ -431,3 +431,20 @@ def test_the_same_log_twice_with_different_contents_is_refused_naming_it(
         for name, data in [*members, (log.relative_to(run).as_posix(), log.read_bytes())]:
             zf.writestr(name, data)
     assert sync(project, "verify", KEY, "--run", "same.zip").returncode == 0
+
+
+# ---- 14. all or nothing -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["write", "check"])
+def test_a_hand_edited_page_section_stops_generate_before_anything_is_written(
+    project: Path, check: bool
+) -> None:
+    edit(project / PAGE, "<Warning>\n", "A hand-written note.\n\n<Warning>\n")
+    edit(project / RECIPE, "watchdog-timeout: 3600", "watchdog-timeout: 3601")
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    args = ["generate", "--all", "--date", "2026-10-13", *(["--check"] if check else [])]
+    line = error_line(sync(project, *args))
+    assert "was edited by hand since it was generated" in line
+    assert line.endswith("--force-page; nothing was written")
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
