@@ -49,9 +49,11 @@ def sync_bot(
 ):
     path = world.tmp / "event.json"
     path.write_text(raw if raw is not None else json.dumps(payload))
+    (world.tmp / "tmp").mkdir(exist_ok=True)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(world.tmp),
+        "TMPDIR": str(world.tmp / "tmp"),  # its own: what the bot leaves there is seen
         "GITHUB_EVENT_NAME": event,
         "SYNC_INFX_LOGIN": INFX_BOT,
         "SYNC_API_PAUSE": "0",

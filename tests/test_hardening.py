@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_bot_cli import world  # noqa: F401  (the fake GitHub world of the bot tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
@@ -448,3 +449,17 @@ def test_a_hand_edited_page_section_stops_generate_before_anything_is_written(
     assert "was edited by hand since it was generated" in line
     assert line.endswith("--force-page; nothing was written")
     assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+
+
+# ---- 15. the bot's askpass helper -------------------------------------------------------------
+
+
+def test_the_bot_leaves_no_askpass_helper_in_the_temp_directory(world) -> None:
+    from test_bot import RUN as PINNED_RUN
+    from test_bot_cli import sync_bot
+
+    comment = world.comment(f"/use {PINNED_RUN}")
+    proc = sync_bot(world, world.comment_event(comment))
+    assert proc.returncode == 0, proc.stderr
+    assert "opened" in proc.stdout  # it pushed, so git asked the helper for the token
+    assert sorted(p.name for p in (world.tmp / "tmp").iterdir()) == []
