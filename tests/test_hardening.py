@@ -454,7 +454,7 @@ def test_a_hand_edited_page_section_stops_generate_before_anything_is_written(
 # ---- 15. the bot's askpass helper -------------------------------------------------------------
 
 
-def test_the_bot_leaves_no_askpass_helper_in_the_temp_directory(world) -> None:
+def test_the_bot_leaves_no_askpass_helper_in_the_temp_directory(world) -> None:  # noqa: F811
     from test_bot import RUN as PINNED_RUN
     from test_bot_cli import sync_bot
 
