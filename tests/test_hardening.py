@@ -463,3 +463,28 @@ def test_the_bot_leaves_no_askpass_helper_in_the_temp_directory(world) -> None: 
     assert proc.returncode == 0, proc.stderr
     assert "opened" in proc.stdout  # it pushed, so git asked the helper for the token
     assert sorted(p.name for p in (world.tmp / "tmp").iterdir()) == []
+
+
+# ---- 13. a dry run that fails -----------------------------------------------------------------
+
+
+def test_a_failing_dry_run_prints_its_writes_and_the_status_comment_with_the_error(
+    world,  # noqa: F811
+) -> None:
+    from test_bot import RUN as PINNED_RUN
+    from test_bot_cli import sync_bot
+
+    checkout = world.tmp / "inferencex"
+    shutil.copytree(ROOT / "examples/inferencex", checkout)
+    recipe = next(checkout.rglob("gb300-fp4-mtp/agentic.yaml"))
+    edit(recipe, "SGLANG_DSV41_REASONING_EFFORT: high", 'SGLANG_DSV41_REASONING_EFFORT: "a\\nb"')
+    world.inferencex = checkout
+    comment = world.comment(f"/use {PINNED_RUN}")
+    proc = sync_bot(world, world.comment_event(comment), "--dry-run")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and "SGLANG_DSV41_REASONING_EFFORT" in proc.stderr
+    assert "dry run: " in proc.stdout and "not made (stopped by the error below)" in proc.stdout
+    status = [w for w in proc.stdout.split("would: ") if "/comments (" in w.split("\n")[0]]
+    assert status, proc.stdout
+    assert "The cookbook sync stopped before publishing anything" in status[-1]
+    assert world.gh.writes() == []

@@ -214,14 +214,26 @@ def _run(
         identity=Identity.from_env(),
         git_token=book_token,
     )
-    outcome = bot.handle(event_name, payload)
+    try:
+        outcome = bot.handle(event_name, payload)
+    except SyncError:
+        # A dry run that stops still shows what it would have written up to the error, the
+        # status comment that would carry the error included (docs/bot.md); then the error.
+        if dry_run:
+            _print_plan(plan, stopped=True)
+        raise
     for line in outcome.lines:
         click.echo(term_text(line))
     if dry_run:
-        click.echo(f"dry run: {count(len(plan.writes), 'write')} not made")
-        for write in plan.writes:
-            click.echo("would: " + term_text(write))
+        _print_plan(plan)
     return 0
+
+
+def _print_plan(plan: Any, stopped: bool = False) -> None:
+    why = " (stopped by the error below)" if stopped else ""
+    click.echo(f"dry run: {count(len(plan.writes), 'write')} not made{why}")
+    for write in plan.writes:
+        click.echo("would: " + term_text(write))
 
 
 def _float_env(name: str) -> float | None:
