@@ -488,3 +488,47 @@ def test_a_failing_dry_run_prints_its_writes_and_the_status_comment_with_the_err
     assert status, proc.stdout
     assert "The cookbook sync stopped before publishing anything" in status[-1]
     assert world.gh.writes() == []
+
+
+# ---- 10. bounded lint evaluation --------------------------------------------------------------
+
+# 24 doublings: a 16-million-character option string (40 grew to gigabytes and never ended);
+# a sum nested 100 deep.
+GROWING_SERVER_ARGS = (
+    "import argparse\n\nFLAG = '--x'\n"
+    + "FLAG = FLAG.replace('x', 'xx')\n" * 24
+    + "DEEP = " + "'-' + (" * 100 + "'-deep'" + ")" * 100 + "\n"
+    + "\n\nclass ServerArgs:\n    @staticmethod\n    def add_cli_args(parser):\n"
+    "        parser.add_argument('--model-path')\n"
+    "        parser.add_argument(FLAG)\n"
+    "        parser.add_argument(DEEP)\n"
+)  # fmt: skip
+
+
+def test_lint_bounds_every_evaluated_value_and_reports_the_flag_unresolved(
+    tmp_path: Path,
+) -> None:
+    from lintrepo import _cell, commit_files, git, module_text
+
+    repo = tmp_path / "sglang"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit = commit_files(
+        repo, {"python/sglang/srt/server_args.py": GROWING_SERVER_ARGS}, "growing flag"
+    )
+    (tmp_path / "m.jsx").write_text(
+        module_text([_cell("c#0", "lmsysorg/sglang:v0.5.9", commit, [["--model-path", "m"]])])
+    )
+    proc = sync(tmp_path, "lint", "m.jsx", "--sglang", str(repo), "--format", "json", timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    import json
+
+    report = json.loads(proc.stdout)
+    lines = GROWING_SERVER_ARGS.splitlines()
+    flag_line = lines.index("        parser.add_argument(FLAG)") + 1
+    [version] = report["versions"]
+    assert version["worker"]["dynamic"] == [
+        f"line {flag_line}: an option string the file does not pin down",
+        f"line {flag_line + 1}: an option string the file does not pin down",
+    ]
+    assert report["counts"]["possibly-undeclared"] > 0  # the file is not taken as complete
