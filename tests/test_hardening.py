@@ -532,3 +532,37 @@ def test_lint_bounds_every_evaluated_value_and_reports_the_flag_unresolved(
         f"line {flag_line + 1}: an option string the file does not pin down",
     ]
     assert report["counts"]["possibly-undeclared"] > 0  # the file is not taken as complete
+
+
+# ---- 12. tables on a pipe ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", [None, "60"])
+def test_tables_on_a_pipe_never_split_a_flag_or_a_url(tmp_path: Path, columns: str | None) -> None:
+    from lintrepo import _cell, commit_files, git, module_text
+
+    repo = tmp_path / "sglang"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    server_args = (
+        "import argparse\n\n\nclass ServerArgs:\n    @staticmethod\n"
+        "    def add_cli_args(parser):\n        parser.add_argument('--model-path')\n"
+    )
+    commit = commit_files(repo, {"python/sglang/srt/server_args.py": server_args}, "v")
+    flags = [["--model-path", "m"], ["--mamba-max-states-per-path", "4"]]
+    (tmp_path / "m.jsx").write_text(
+        module_text([_cell("c#0", "lmsysorg/sglang:v0.5.9", commit, flags)])
+    )
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns:
+        env["COLUMNS"] = columns
+    done = subprocess.run(
+        [sys.executable, "-m", "syncer", "lint", "m.jsx", "--sglang", str(repo)],
+        cwd=tmp_path, capture_output=True, text=True, env={**env, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    table = [line for line in done.stdout.splitlines() if line.startswith("│")]
+    assert any("--mamba-max-states-per-path" in line for line in table), done.stdout
+    assert any("--enable-hierarchical-cache" in line for line in table), done.stdout
+    if columns:  # honoured: the rule line above the table is that wide
+        assert max(len(line) for line in done.stdout.splitlines() if "─" in line) >= 60
