@@ -56,9 +56,11 @@ def sync_bot(
         check_event(event, payload)
     path = world.tmp / "event.json"
     path.write_text(raw if raw is not None else json.dumps(payload))
+    (world.tmp / "tmp").mkdir(exist_ok=True)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(world.tmp),
+        "TMPDIR": str(world.tmp / "tmp"),  # its own: what the bot leaves there is seen
         "GITHUB_EVENT_NAME": event,
         "SYNC_INFX_LOGIN": INFX_BOT,
         "SYNC_API_PAUSE": "0",
@@ -77,7 +79,7 @@ def sync_bot(
             "--config",
             str(ROOT / "sync.yaml"),
             "--inferencex",
-            str(ROOT / "examples/inferencex"),
+            str(world.inferencex),
             "--cookbook",
             str(world.bare),
             "--cache-dir",
@@ -431,7 +433,7 @@ def _run_raw(world: World, *extra: str) -> subprocess.CompletedProcess[str]:
             "--config",
             str(ROOT / "sync.yaml"),
             "--inferencex",
-            str(ROOT / "examples/inferencex"),
+            str(world.inferencex),
             "--api-url",
             world.server.base_url,
             *extra,
