@@ -66,6 +66,7 @@ def reconcile(bot: Bot) -> Outcome:
 def _reconcile_pr(bot: Bot, pull: Pull) -> None:
     configs = bot.configs_of(pull.number)
     if not configs:
+        bot.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
         return
     if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):
         bot.out.say(f"PR #{pull.number}: up to date")

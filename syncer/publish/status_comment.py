@@ -78,11 +78,10 @@ class StatusComments:
                 c.user == me and c.body.startswith(model_prefix) for c in comments
             ))  # fmt: skip
 
-    def unmapped(self, number: int, reasons: list[str], models: list[str]) -> None:
+    def unmapped(self, number: int, reasons: list[str], poster: str | None) -> None:
         """The PR's AgentX configs that no cookbook page takes, named (never silently dropped);
-        written by one job of the event: the first model's, or a run for every model."""
-        first = sorted(models)[0] if models else None
-        if self.s.model not in (None, first):
+        written by one job of the event, ``poster``'s (or a run for every model)."""
+        if self.s.model not in (None, poster):
             return
         comments = self.gh.comments(self.s.inferencex_repo, number)
         body = fit_comment(st.render_unmapped(reasons))
