@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from ghserver import GitHubServer
+from ghschema import check_event
+from ghserver import TS, GitHubServer
 from infxrepo import DSPARK_RECIPE, MASTER, InferenceXRepo, add_key
 from test_bot import (
     BOOK,
@@ -76,31 +77,19 @@ class Replay:
         self.infx.publish_pr(pull["number"], commit)
         pull["commits"].append(commit)
 
+    def pr_payload(self, pull: dict[str, Any], action: str) -> dict[str, Any]:
+        """GitHub's ``pull_request`` payload of ``pull`` as it is now, its base at main."""
+        pull["base_sha"] = self.infx.main
+        return self.gh.pull_request_event(INFX, pull["number"], action)
+
     def pr_event(self, pull: dict[str, Any], action: str, *extra: str) -> None:
         self.send("pull_request", self.pr_payload(pull, action), *extra)
-
-    def pr_payload(self, pull: dict[str, Any], action: str) -> dict[str, Any]:
-        return {
-            "action": action,
-            "repository": {"full_name": INFX},
-            "pull_request": {
-                "number": pull["number"],
-                "head": {"sha": pull["commits"][-1]},
-                "base": {"sha": self.infx.main},
-            },
-        }
 
     def comment(self, pull: dict[str, Any], body: str, at: str) -> None:
         made = self.gh.add_comment(
             INFX, pull["number"], body, association="COLLABORATOR", created_at=at, user="nvpohanh"
         )
-        payload = {
-            "action": "created",
-            "repository": {"full_name": INFX},
-            "issue": {"number": pull["number"], "pull_request": {"url": "x"}},
-            "comment": {"id": made["id"], "body": body, "author_association": "COLLABORATOR"},
-        }
-        self.send("issue_comment", payload)
+        self.send("issue_comment", self.gh.issue_comment_event(INFX, made))
 
     # -- the cookbook ----------------------------------------------------------------------
 
@@ -111,12 +100,7 @@ class Replay:
         git("push", "--quiet", "origin", "main", cwd=clone)
         pull = self.gh.repo(BOOK).pulls[number]
         pull["state"], pull["merged"] = "closed", True
-        payload = {
-            "action": "closed",
-            "repository": {"full_name": BOOK},
-            "pull_request": {"number": number, "merged": True, "head": {"ref": BRANCH}},
-        }
-        self.send("pull_request", payload)
+        self.send("pull_request", self.gh.pull_request_event(BOOK, number, "closed"))
 
     def book_pulls(self) -> list[dict[str, Any]]:
         return list(self.gh.repo(BOOK).pulls.values())
@@ -144,6 +128,7 @@ class Replay:
         ]  # fmt: skip
 
     def send(self, event: str, payload: dict[str, Any], *extra: str) -> str:
+        check_event(event, payload)  # GitHub's shape of the event, as the workflow gets it
         env = {
             "GITHUB_TOKEN": INFX_TOKEN,
             "COOKBOOK_TOKEN": BOOK_TOKEN,
@@ -191,11 +176,7 @@ def test_the_seed_thread_replayed_stage_by_stage(replay):
     infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
     h1 = infx.commit("[AgentX] GB300 DSV4.1 Flash SGLang: a new arm")
     pull = replay.open_pr(SEED_PR, "gb300-dsv41", h1)
-    opened = {
-        "action": "opened",
-        "repository": {"full_name": INFX},
-        "pull_request": {"number": SEED_PR, "head": {"sha": h1}, "base": {"sha": infx.main}},
-    }
+    opened = replay.pr_payload(pull, "opened")
     # The workflow's gate finds the model from the event and the commits alone.
     assert replay.models_only("pull_request", opened) == [MODEL]
 
@@ -373,12 +354,10 @@ def test_a_push_before_any_pin_updates_the_open_cookbook_pr_and_says_no_pin(repl
     infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
     h1 = infx.commit("a new arm")
     pull = replay.open_pr(SEED_PR, "arm", h1)
-    comment_event = {
-        "action": "created",
-        "repository": {"full_name": INFX},
-        "issue": {"number": SEED_PR, "pull_request": {"url": "x"}},
-        "comment": {"id": 1, "body": "/use 1", "author_association": "MEMBER"},
-    }
+    # A comment GitHub tells of (never stored: the gate reads only the event).
+    unsaved = {"id": 1, "issue": SEED_PR, "body": "/use 1", "user": "maintainer"}
+    unsaved |= {"author_association": "MEMBER", "created_at": TS, "updated_at": TS}
+    comment_event = replay.gh.issue_comment_event(INFX, unsaved)
     # The gate finds the model of a comment's PR from the fetched PR head alone.
     assert replay.models_only("issue_comment", comment_event) == [MODEL]
     replay.pr_event(pull, "opened")

@@ -276,18 +276,23 @@ def _run(
         identity=Identity.from_env(),
         git_token=book_token,
     )
-    if schedule or _is_schedule(event_name, payload):
-        from syncer.publish.reconcile import reconcile
+    try:
+        if schedule or _is_schedule(event_name, payload):
+            from syncer.publish.reconcile import reconcile
 
-        outcome = reconcile(bot)
-    else:
-        outcome = bot.handle(event_name, payload)
+            outcome = reconcile(bot)
+        else:
+            outcome = bot.handle(event_name, payload)
+    except SyncError:
+        # A dry run that stops still shows what it would have written up to the error, the
+        # status comment that would carry the error included (docs/bot.md); then the error.
+        if dry_run:
+            _print_plan(plan, stopped=True)
+        raise
     for line in outcome.lines:
         click.echo(term_text(line))
     if dry_run:
-        click.echo(f"dry run: {count(len(plan.writes), 'write')} not made")
-        for write in plan.writes:
-            click.echo("would: " + term_text(write))
+        _print_plan(plan)
     return 0
 
 
@@ -312,6 +317,13 @@ def _clone(path: Path) -> Path:
         raise SyncError("not a git repository (the bot's InferenceX clone)", path=str(path))
     commits.init_bare(path)
     return path
+
+
+def _print_plan(plan: Any, stopped: bool = False) -> None:
+    why = " (stopped by the error below)" if stopped else ""
+    click.echo(f"dry run: {count(len(plan.writes), 'write')} not made{why}")
+    for write in plan.writes:
+        click.echo("would: " + term_text(write))
 
 
 def _float_env(name: str) -> float | None:
