@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    # The mixin is only ever mixed into a Console: typed as one, imported lazily when run.
+    _ConsoleBase = Console
+else:
+    _ConsoleBase = object
 
 WIDTH = 120
 
@@ -46,14 +54,14 @@ def report_console(file: IO[str] | None = None, **options: Any) -> Any:
     return console
 
 
-class _PipedMixin:
+class _PipedMixin(_ConsoleBase):
     def print(self, *objects: Any, **options: Any) -> None:
         # A table never splits a word on a pipe (a flag, a cell id, a path, a URL that
         # `grep` looks for): printed as wide as its longest words need when that is wider.
         from rich.measure import Measurement
         from rich.table import Table
 
-        wide = self.options.update(width=1 << 20)  # type: ignore[attr-defined]
+        wide = self.options.update(width=1 << 20)
         for table in (o for o in objects if isinstance(o, Table)):
             # rich narrows the widest wrapping column first, below its longest word: pin each
             # column at its longest word so only the spaces between words wrap.
@@ -67,14 +75,14 @@ class _PipedMixin:
             (Measurement.get(self, wide, o).minimum for o in objects if isinstance(o, Table)),
             default=0,
         )
-        width = self.width  # type: ignore[attr-defined]
+        width = self.width
         if needed > width:
             # (rich caps a print's own width= at the console's: widen the console meanwhile)
-            self.width = needed  # type: ignore[attr-defined]
+            self.width = needed
         try:
-            super().print(*objects, **options)  # type: ignore[misc]
+            super().print(*objects, **options)
         finally:
-            self.width = width  # type: ignore[attr-defined]
+            self.width = width
 
 
 def silence_stdout() -> None:

@@ -103,7 +103,8 @@ def sort_worker_args(args: Args) -> Args:
 
 
 def sorted_env(env: Env | None) -> Env:
-    return {key: env[key] for key in sorted(env or {})}
+    given = env or {}
+    return {key: given[key] for key in sorted(given)}
 
 
 @dataclass(frozen=True)

@@ -101,8 +101,12 @@ def task(description: str, total: int | None = None, *, unit: str = "bytes") -> 
     live = _live
     _depth += 1
     task_id = live.add_task(term_text(description), total=total, unit=unit)
+
+    def advance(n: int = 1) -> None:
+        live.advance(task_id, n)
+
     try:
-        yield lambda n=1: live.advance(task_id, n)
+        yield advance
     finally:
         live.remove_task(task_id)
         _depth -= 1

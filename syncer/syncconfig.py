@@ -185,7 +185,8 @@ class SyncConfig:
                 f"no cookbook page for {key}: no model of sync.yaml matches its model prefix "
                 f"{model_prefix} or its key"
             )
-        if not model.chip(hardware) and (model.listed(key) is None or not model.listed(key).hw):
+        listed = model.listed(key)
+        if not model.chip(hardware) and (listed is None or not listed.hw):
             return None, (
                 f"no cookbook page for {key}: the {model.model} page ({model.path}) has no "
                 f"{hardware} chip"

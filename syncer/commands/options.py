@@ -102,7 +102,8 @@ def selection_options(command: F) -> F:
 class Report(Protocol):
     """A result that renders itself (``VerifyResult``, ``LintResult``)."""
 
-    exit_code: int
+    @property
+    def exit_code(self) -> int: ...
 
     def json(self) -> Any: ...
 

@@ -220,8 +220,8 @@ def _notes(result: VerifyResult) -> list[str]:
     for s in a.evals:
         notes.append(f"eval job {what} {s.source} set aside (evals are not the launch to mirror)")
     skipped = result.run_data.skipped
-    for s in skipped[:MAX_SKIPPED_NOTES]:
-        notes.append(f"{_skipped_entry(result.run, s.name)} skipped: {s.reason}")
+    for skip in skipped[:MAX_SKIPPED_NOTES]:
+        notes.append(f"{_skipped_entry(result.run, skip.name)} skipped: {skip.reason}")
     if len(skipped) > MAX_SKIPPED_NOTES:
         notes.append(
             f"{count(len(skipped) - MAX_SKIPPED_NOTES, 'more entry', 'more entries')} of the run "

@@ -136,16 +136,17 @@ def block_changes(old: Sequence[Block], new: Sequence[Block]) -> list[Change]:
             )
         )
     for pair in pairs:
-        if pair.old is None:
+        old_block, new_block = pair.old, pair.new  # (a pair holds at least one of them)
+        if old_block is not None and new_block is not None:
+            changes.extend(compare_block(pair.title, old_block, new_block))
+        elif new_block is not None:
             changes.append(
-                Change("block", pair.title, "process", None, str(pair.new.get("cmd", "")))
+                Change("block", pair.title, "process", None, str(new_block.get("cmd", "")))
             )
-        elif pair.new is None:
+        elif old_block is not None:
             changes.append(
-                Change("block", pair.title, "process", str(pair.old.get("cmd", "")), None)
+                Change("block", pair.title, "process", str(old_block.get("cmd", "")), None)
             )
-        else:
-            changes.extend(compare_block(pair.title, pair.old, pair.new))
     return changes
 
 

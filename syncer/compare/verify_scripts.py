@@ -102,11 +102,11 @@ def argv_shape(rd: ResultDir) -> tuple[int, int, bool, bool]:
 
 def assign_dirs(
     dirs: Sequence[ResultDir], points: Sequence[ScriptPoint], *, only: int | None = None
-) -> Assignment:
-    out = Assignment()
+) -> Assignment[ResultDir]:
+    out = Assignment[ResultDir]()
     for rd in dirs:
         if rd.eval_job:
-            out.evals.append(rd)  # type: ignore[arg-type]
+            out.evals.append(rd)
             continue
         h = name_hints(rd.name)
         tp, ep, dpa, hicache = argv_shape(rd)
@@ -124,14 +124,14 @@ def assign_dirs(
             reason = (
                 f"named tp{h.tp} ep{h.ep} dpa {str(h.dpa).lower()} but its command runs {described}"
             )
-            out.unmatched.append(Unmatched(rd, reason))  # type: ignore[arg-type]
+            out.unmatched.append(Unmatched(rd, reason))
             continue
         conc = h.conc if h.conc is not None else rd.concurrency
         if h.conc is not None and rd.concurrency is not None and h.conc != rd.concurrency:
             reason = (
                 f"named conc {h.conc} but its AIPerf command runs --concurrency {rd.concurrency}"
             )
-            out.unmatched.append(Unmatched(rd, reason))  # type: ignore[arg-type]
+            out.unmatched.append(Unmatched(rd, reason))
             continue
         if conc is not None:
             cands = [p for p in cands if conc in p.concs]
@@ -146,10 +146,10 @@ def assign_dirs(
                 reason = f"fits points {names} ({described}); its concurrency is not logged"
             else:
                 reason = f"fits no point of the config ({described})"
-            out.unmatched.append(Unmatched(rd, reason))  # type: ignore[arg-type]
+            out.unmatched.append(Unmatched(rd, reason))
             continue
         point = cands[0]
-        out.by_point.setdefault(point.index, []).append(rd)  # type: ignore[arg-type]
+        out.by_point.setdefault(point.index, []).append(rd)
         out.how[rd.source] = " + ".join(how)
     return out
 
@@ -193,7 +193,7 @@ def compare_script_point(
         decoder.routers(check.cell) if decoder is not None and check.cell is not None else []
     )
     for rd in assignment.by_point.get(p.index, []):
-        logged, how_notes = logged_blocks(rd, model)  # type: ignore[arg-type]
+        logged, how_notes = logged_blocks(rd, model)
         notes.extend(f"point {p.index}: {n}" for n in how_notes)
         if decoder is not None and check.cell is not None and check.point is not None:
             cb = decoder.blocks_for(Selection(check.cell, check.point, SCRIPT_ROUTER))
@@ -211,11 +211,11 @@ def compare_script_point(
             comp = Comparison("cookbook", "log", SCRIPT_ROUTER)
         res.logs.append(
             LogCheck(
-                rd.source,  # type: ignore[attr-defined]
+                rd.source,
                 None,
-                assignment.how.get(rd.source, ""),  # type: ignore[attr-defined]
+                assignment.how.get(rd.source, ""),
                 comp,
-                list(rd.problems),  # type: ignore[attr-defined]
+                list(rd.problems),
             )
         )
     for router in cell_routers:

@@ -24,7 +24,7 @@ import re
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from syncer import progress
 from syncer.cookbook.shell import js_string  # JS turns a numeric key into String(n)
@@ -210,7 +210,7 @@ def _looks_truncated(text: str, error_line: int) -> bool:
     return error_line >= len(tail.splitlines()) and not tail.endswith((";", "}", "]"))
 
 
-def _fail(path: str, node: Any, message: str) -> None:
+def _fail(path: str, node: Any, message: str) -> NoReturn:
     loc = node.loc.start
     raise SyncError(message, path=path, line=loc.line, column=loc.column + 1)
 
@@ -364,6 +364,13 @@ def _key_text(token: str) -> str:
     return token
 
 
+def _child(depth: int | None, keys: tuple, key: str | int) -> int | None:
+    """The depth of a child reached by ``key``: one deeper when it lies on ``keys``, else None."""
+    if depth is not None and depth < len(keys) and keys[depth] == key:
+        return depth + 1
+    return None
+
+
 def _walk(tokens: _Tokens, depth: int | None, keys: tuple, best: list[Any]) -> None:
     """Skip the value at the current token; note its offset when it lies on ``keys``."""
     if depth is not None and depth > best[1]:
@@ -373,7 +380,7 @@ def _walk(tokens: _Tokens, depth: int | None, keys: tuple, best: list[Any]) -> N
         tokens.advance()
         while tokens.tok != "}":
             key = _key_text(tokens.tok)
-            child = depth + 1 if on_path and keys[depth] == key else None
+            child = _child(depth, keys, key)
             tokens.advance()  # past the key
             tokens.advance()  # past the colon
             _walk(tokens, child, keys, best)
@@ -385,7 +392,7 @@ def _walk(tokens: _Tokens, depth: int | None, keys: tuple, best: list[Any]) -> N
             tokens.skip_scalars()  # nothing inside is on the path: the count does not matter
         n = 0
         while tokens.tok != "]":
-            child = depth + 1 if on_path and keys[depth] == n else None
+            child = _child(depth, keys, n)
             _walk(tokens, child, keys, best)
             n += 1
             if tokens.tok == ",":

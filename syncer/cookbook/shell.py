@@ -152,9 +152,13 @@ def format_block(block: Block, *, literal: bool = False) -> str:
 def block_title(block: Block) -> str:
     """``Worker`` / ``Prefill worker`` / ``Decode worker`` or the kind's title."""
     if block.get("kind") == "worker":
-        return ROLE_TITLES.get(block.get("role"), js_string(block.get("role")))
-    kind = block.get("kind")
-    return KIND_TITLES.get(kind, js_string(kind))
+        return _title(ROLE_TITLES, block.get("role"))
+    return _title(KIND_TITLES, block.get("kind"))
+
+
+def _title(titles: dict[str, str], value: Any) -> str:
+    """The title of a known role or kind, else the value as JavaScript prints it."""
+    return titles.get(value, js_string(value)) if isinstance(value, str) else js_string(value)
 
 
 def placeholder_text(name: str) -> str | None:

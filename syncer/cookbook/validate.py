@@ -29,7 +29,8 @@ _TOP_LEVEL_TYPES: dict[str, type] = {
     "files": dict,
     "kvMooncake": dict,
 }
-_TYPE_NAMES = {dict: "an object", list: "an array", str: "a string"}  # as JavaScript says
+# (as JavaScript says)
+_TYPE_NAMES: dict[type, str] = {dict: "an object", list: "an array", str: "a string"}
 
 _KEY_PART = re.compile(r"\[(\d+)\]|\.?([^.\[\]]+)")
 

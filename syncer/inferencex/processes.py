@@ -384,7 +384,7 @@ def _frontend_blocks(
             if "prometheus-host" not in keys:
                 args.append(["--prometheus-host", "0.0.0.0"])
         args += render_args(fe.args, sort=False, dashes=v2, lists="repeat" if v2 else "values")
-        env = {**recipe.environment, **fe.env}
+        env: dict[str, str] = {**recipe.environment, **fe.env}
         out.append(
             {
                 "kind": "sglang-router",
@@ -395,7 +395,7 @@ def _frontend_blocks(
             }
         )
     elif fe.type == "dynamo":
-        env: dict[str, str] = {"ETCD_ENDPOINTS": "http://$INFRA_IP:2379"}
+        env = {"ETCD_ENDPOINTS": "http://$INFRA_IP:2379"}
         if has_nats:
             env["NATS_SERVER"] = "nats://$INFRA_IP:4222"
         env["DYN_REQUEST_PLANE"] = recipe.request_plane

@@ -358,11 +358,12 @@ def inject_legacy_acceptance(
     curve is read with thinking on. A recipe it cannot rewrite stopped the job: refused."""
     if not row.synthetic_acceptance:
         return variant
-    backend = variant.get("backend")
+    given = variant.get("backend")
+    backend: dict[str, Any] = given if isinstance(given, dict) else {}
     modes = [
         m
         for m in LEGACY_SIMULATE_ENV_MODES
-        if plain and isinstance(backend, dict) and isinstance(backend.get(f"{m}_environment"), dict)
+        if plain and isinstance(backend.get(f"{m}_environment"), dict)
     ]
     if not modes:
         raise SyncError(

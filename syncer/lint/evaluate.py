@@ -32,11 +32,11 @@ _ORDERING = frozenset({"sorted", "list", "tuple", "reversed", "set", "frozenset"
 _DICT_VIEWS = frozenset({"items", "keys", "values"})
 
 
-class _Mapping(tuple):  # type: ignore[type-arg]
+class _Mapping(tuple):
     """A dict literal's ``(key, value)`` pairs, in order."""
 
 
-class _Many(frozenset):  # type: ignore[type-arg]
+class _Many(frozenset):
     """Alternatives for one loop element (an element that is a conditional expression)."""
 
 

@@ -91,8 +91,8 @@ def image_pin(image: object, image_commit: object) -> Pin:
     if tag:
         found = _RELEASE.match(tag)
         if found:
-            release = f"v{found.group(1)}"
-            return Pin(f"refs/tags/{release}", release, "image tag")
+            tag_name = f"v{found.group(1)}"
+            return Pin(f"refs/tags/{tag_name}", tag_name, "image tag")
     reason = "no imageCommit and no release tag in the image name"
     return Pin(None, tag or name or "(no image)", "none", reason)
 

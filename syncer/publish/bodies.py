@@ -7,7 +7,8 @@ rather than by GitHub halfway through an event.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from syncer.fitting import GITHUB_TEXT_LIMIT, cut, first_fitting, within
 from syncer.templating import render
@@ -21,7 +22,7 @@ def fit_comment(body: str, limit: int = GITHUB_TEXT_LIMIT) -> str:
 
 
 def fit_body(
-    ctx: dict[str, object], review_markdown: Callable[[int | None], str], limit: int
+    ctx: Mapping[str, Any], review_markdown: Callable[[int | None], str], limit: int
 ) -> str:
     """The PR body within ``limit`` characters: the reviewer diff gets what the rest leaves.
 

@@ -345,7 +345,7 @@ class CookbookPR:
             # Without an open PR the branch restarts from the default branch (its old commits,
             # all the bot's, were merged or abandoned); with one, commits go on top.
             restart = open_pr is None and state.exists
-            ref = state.base_tip if restart or not state.exists else state.tip
+            ref = state.tip if state.tip is not None and not restart else state.base_tip
             gen = self._generate(model, merged_pins, Path(tmp), ref=ref, reuse=True)
         lint = self._lint(model, gen)
         changed_vs_base = any(book.read(state.base_tip, p) != t for p, t in gen.files.items())

@@ -410,12 +410,13 @@ class GitHubClient:
             max_wait=self.max_wait,
         )
 
-    def _pages(self, path: str, key: str | None = None) -> list[dict[str, Any]]:
+    def _pages(self, path: str, key: str | None = None) -> list[Any]:
         """Every item of a paginated list (``per_page=100``, following ``page`` until short).
 
         Items stay raw JSON objects: one pager serves comments, commits, reactions and
-        artifacts, and each caller hands them to the parser of its kind."""
-        items: list[dict[str, Any]] = []
+        artifacts, and each caller hands them to the parser of its kind (typed by its
+        ``*Data`` TypedDict), so an item is as untyped as ``_json``'s answer."""
+        items: list[Any] = []
         page = 1
         while True:
             data = self._json("GET", path, params={"per_page": 100, "page": page})
@@ -461,7 +462,7 @@ class GitHubClient:
         listed = [c["sha"] for c in self._pages(f"/repos/{repo}/pulls/{number}/commits")]
         if len(listed) < MAX_PR_COMMITS:
             return listed
-        known, newer = set(listed), []
+        known, newer = set(listed), list[str]()
         head = self.pull(repo, number).head_sha
         for page in range(1, MAX_WALK_PAGES + 1):
             params = {"sha": head, "per_page": 100, "page": page}

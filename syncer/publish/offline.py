@@ -13,8 +13,9 @@ internal error rather than a silent call.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NoReturn, TypedDict
+from typing import Any, NoReturn, TypedDict, cast
 
 from syncer.errors import SyncError
 from syncer.publish import event
@@ -75,7 +76,7 @@ class EventGitHub(GitHubClient):
 
     def __init__(
         self,
-        payload: EventData,
+        event_payload: Mapping[str, object],
         *,
         plan: Plan,
         checkout: Path | None = None,
@@ -87,11 +88,12 @@ class EventGitHub(GitHubClient):
         self.plan = plan
         self.base_url = ""
         self.retries = 0
-        self._login = login or UNKNOWN_LOGIN
+        self._login: str = login or UNKNOWN_LOGIN
         self._dry_ids = iter(range(-1, -(10**9), -1))
         # Read before the router has looked at the event: every part taken from it is checked
         # here, so a malformed one is bad input (exit 2), as the router would say.
-        event.check(dict(payload), event.EVENT_SHAPE)
+        event.check(dict(event_payload), event.EVENT_SHAPE)
+        payload = cast("EventData", event_payload)  # (the shape just checked)
         repo = (payload.get("repository") or {}).get("full_name") or ""
         self._pulls: dict[tuple[str, int], Pull] = {}
         self._comments: dict[tuple[str, int], list[Comment]] = {}

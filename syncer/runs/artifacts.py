@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from syncer import progress
 from syncer.errors import SyncError
@@ -50,13 +50,20 @@ class Skipped:
     reason: str
 
 
+class Readable(Protocol):
+    """What every reader of a run's bytes needs of a stream: ``read(n)``, nothing more (a
+    member of a tar stream or a decompressed stream can do no more)."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
 @dataclass
 class Member:
     """One regular file of the run. ``open()`` is valid only until the iteration moves on."""
 
     name: str
     size: int | None
-    open: Callable[[], BinaryIO]
+    open: Callable[[], Readable]
 
 
 @dataclass
@@ -136,7 +143,7 @@ class _CountingReader:
 
     def __init__(
         self,
-        raw: BinaryIO,
+        raw: Readable,
         budget: _Budget | None = None,
         name: str = "",
         compressed: _CountingReader | None = None,
@@ -175,7 +182,7 @@ class _Gunzip:
     1 MiB steps: about twice as fast as ``gzip.GzipFile``'s small reads, and the output of one
     step is bounded, so a bomb cannot balloon a single read."""
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(self, raw: Readable) -> None:
         self.raw = raw
         self.d = zlib.decompressobj(31)
         self.buf = b""
@@ -267,7 +274,7 @@ class Run:
             if kind is None:
                 yield Member(path.name, st.st_size, _opener(fh, budget, path.name))
             else:
-                yield from self._archive(fh, kind, path.name, "", budget, depth=1, seekable=True)
+                yield from self._archive(fh, kind, path.name, "", budget, depth=1, seekable=fh)
 
     # -- sources -------------------------------------------------------------------------
 
@@ -298,18 +305,19 @@ class Run:
                     if kind is None:
                         yield Member(rel, st.st_size, _opener(fh, budget, rel))
                     else:
-                        yield from self._archive(fh, kind, rel, "", budget, 1, seekable=True)
+                        yield from self._archive(fh, kind, rel, "", budget, 1, seekable=fh)
 
     def _archive(
         self,
-        fh: BinaryIO,
+        fh: Readable,
         kind: str,
         name: str,
         prefix: str,
         budget: _Budget,
         depth: int,
-        seekable: bool,
+        seekable: BinaryIO | None = None,
     ) -> Iterator[Member]:
+        # ``seekable`` is ``fh`` itself when it is a file zipfile can seek in.
         if depth > self.limits.max_depth:
             raise SyncError(
                 f"{js(prefix + name, PATH_CHARS)} nests archives deeper than "
@@ -319,8 +327,8 @@ class Run:
             )
         label = prefix + name
         if kind == "zip":
-            if seekable:
-                yield from self._zip(fh, label, budget, depth)
+            if seekable is not None:
+                yield from self._zip(seekable, label, budget, depth)
             else:
                 with tempfile.TemporaryFile(prefix="sync-run-") as spool:
                     src = _CountingReader(fh, budget, label)
@@ -335,14 +343,15 @@ class Run:
         yield from self._tar(fh, kind, label, budget, depth)
 
     def _tar(
-        self, fh: BinaryIO, kind: str, label: str, budget: _Budget, depth: int
+        self, fh: Readable, kind: str, label: str, budget: _Budget, depth: int
     ) -> Iterator[Member]:
-        if kind == "tgz":
-            plain: BinaryIO = _gunzipped(fh, budget, label)
-        else:
-            plain = _CountingReader(fh, budget, label)  # type: ignore[assignment]
+        plain = (
+            _gunzipped(fh, budget, label) if kind == "tgz" else _CountingReader(fh, budget, label)
+        )
         try:
-            tar = tarfile.open(fileobj=plain, mode="r|", bufsize=CHUNK)  # noqa: SIM115
+            # typeshed asks a stream-mode ("r|") fileobj for write/tell/seek too; tarfile's
+            # _Stream only ever calls read() on it.
+            tar = tarfile.open(fileobj=plain, mode="r|", bufsize=CHUNK)  # type: ignore[call-overload]  # noqa: SIM115
         except tarfile.TarError as exc:
             raise SyncError(
                 f"{js(label, PATH_CHARS)} is not a readable tar archive: {exc}", path=budget.where
@@ -381,7 +390,7 @@ class Run:
                     yield Member(name, info.size, _opener(member_fh, None, name))
                 else:
                     yield from self._archive(
-                        member_fh, sub, info.name, label + "/", budget, depth + 1, seekable=False
+                        member_fh, sub, info.name, label + "/", budget, depth + 1
                     )
 
     def _zip(self, fh: BinaryIO, label: str, budget: _Budget, depth: int) -> Iterator[Member]:
@@ -460,31 +469,25 @@ class Run:
                     else:
                         counted = _CountingReader(raw, budget, name)
                         yield from self._archive(
-                            counted,  # type: ignore[arg-type]
-                            sub,
-                            info.filename,
-                            label + "/",
-                            budget,
-                            depth + 1,
-                            seekable=False,
+                            counted, sub, info.filename, label + "/", budget, depth + 1
                         )
 
 
-def _opener(fh: BinaryIO, budget: _Budget | None, name: str) -> Callable[[], BinaryIO]:
-    def open_member() -> BinaryIO:
-        return _CountingReader(fh, budget, name)  # type: ignore[return-value]
+def _opener(fh: Readable, budget: _Budget | None, name: str) -> Callable[[], Readable]:
+    def open_member() -> Readable:
+        return _CountingReader(fh, budget, name)
 
     return open_member
 
 
-def _gunzipped(fh: BinaryIO, budget: _Budget, name: str) -> BinaryIO:
+def _gunzipped(fh: Readable, budget: _Budget, name: str) -> _CountingReader:
     """``fh`` decompressed, the output charged to ``budget`` and its ratio to the input checked."""
     compressed = _CountingReader(fh, None, name)
-    inner = _Gunzip(compressed)  # type: ignore[arg-type]
-    return _CountingReader(inner, budget, name, compressed=compressed)  # type: ignore[return-value]
+    inner = _Gunzip(compressed)
+    return _CountingReader(inner, budget, name, compressed=compressed)
 
 
-def _gz_opener(fh: BinaryIO, budget: _Budget, name: str) -> Callable[[], BinaryIO]:
+def _gz_opener(fh: Readable, budget: _Budget, name: str) -> Callable[[], Readable]:
     return lambda: _gunzipped(fh, budget, name)
 
 

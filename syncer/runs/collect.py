@@ -11,10 +11,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 from syncer.errors import SyncError
-from syncer.runs.artifacts import Limits, Skipped, open_run
+from syncer.runs.artifacts import Limits, Readable, Skipped, open_run
 from syncer.runs.logs import SweepLog, parse_sweep_log
 from syncer.wording import PATH_CHARS, count, js
 
@@ -52,7 +51,7 @@ class RunData:
         return out
 
 
-def _read_small(stream: BinaryIO, name: str, where: str) -> bytes:
+def _read_small(stream: Readable, name: str, where: str) -> bytes:
     data = stream.read(SMALL + 1)
     if len(data) > SMALL:
         raise SyncError(
@@ -79,7 +78,8 @@ def _fingerprint(data: bytes, name: str) -> Fingerprint | None:
     doc = _json_object(data)
     if doc is None:
         return None
-    pool = doc.get("packages") if isinstance(doc.get("packages"), dict) else doc
+    packages = doc.get("packages")
+    pool = packages if isinstance(packages, dict) else doc
     versions = {}
     for pkg in _PACKAGES:
         value = pool.get(pkg)

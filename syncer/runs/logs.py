@@ -26,11 +26,14 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import TYPE_CHECKING
 
 from syncer.errors import SyncError
 from syncer.model import group_argv
 from syncer.untrusted import ANSI_ESCAPE, clip
+
+if TYPE_CHECKING:
+    from syncer.runs.artifacts import Readable
 
 CHUNK = 1 << 20
 MAX_LINE = 4 << 20  # one logged command or Env line; anything longer is not srt-slurm output
@@ -357,7 +360,7 @@ class _Parser:
         return self.log
 
 
-def _scan(stream: BinaryIO, parser: _Parser) -> None:
+def _scan(stream: Readable, parser: _Parser) -> None:
     """Feed ``parser`` the lines it needs, reading ``stream`` in chunks: chunks without any
     marker are only counted, and inside a chunk only the lines holding a marker (and, while a
     record may continue, the lines after it) are decoded."""
@@ -437,7 +440,7 @@ def _check_long(line: bytes, parser: _Parser, lineno: int) -> None:
         )
 
 
-def parse_sweep_log(stream: BinaryIO, source: str, where: str | None = None) -> SweepLog:
+def parse_sweep_log(stream: Readable, source: str, where: str | None = None) -> SweepLog:
     """Parse one sweep log read from ``stream`` (bytes). ``source`` is its name inside the run;
     ``where`` (default ``source``) names it in errors."""
     parser = _Parser(source, where)

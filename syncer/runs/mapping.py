@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, TP_FLAG, canonical_flag
 from syncer.model import Block
@@ -54,18 +54,22 @@ class Hints:
         return ", ".join(parts) or "no variant name or result file name"
 
 
+# What is assigned to points: a SweepLog (srt-slurm run) or a script-era ResultDir.
+_Log = TypeVar("_Log")
+
+
 @dataclass
-class Unmatched:
-    sweep: SweepLog
+class Unmatched(Generic[_Log]):
+    sweep: _Log
     reason: str
 
 
 @dataclass
-class Assignment:
-    by_point: dict[int, list[SweepLog]] = field(default_factory=dict)
+class Assignment(Generic[_Log]):
+    by_point: dict[int, list[_Log]] = field(default_factory=dict)
     how: dict[str, str] = field(default_factory=dict)  # sweep source -> how it was matched
-    unmatched: list[Unmatched] = field(default_factory=list)
-    evals: list[SweepLog] = field(default_factory=list)
+    unmatched: list[Unmatched[_Log]] = field(default_factory=list)
+    evals: list[_Log] = field(default_factory=list)
 
 
 def hints(sweep: SweepLog) -> Hints:
@@ -112,10 +116,10 @@ def point_shape(point: PointLike) -> tuple[int | None, int | None, bool]:
 
 def assign(
     sweeps: Sequence[SweepLog], points: Sequence[PointLike], *, only: int | None = None
-) -> Assignment:
+) -> Assignment[SweepLog]:
     """Assign sweep logs to points. ``only`` = the index of the one point being verified: a
     lone log without a variant name or result file name is then taken for it."""
-    out = Assignment()
+    out = Assignment[SweepLog]()
     shapes = {p.index: point_shape(p) for p in points}
     for sweep in sweeps:
         h = hints(sweep)

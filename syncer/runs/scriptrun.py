@@ -27,12 +27,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 from syncer.errors import SyncError
 from syncer.flags import MODEL_PATH_FLAG, canonical_flag
 from syncer.model import Block
-from syncer.runs.artifacts import Limits, open_run
+from syncer.runs.artifacts import Limits, Readable, open_run
 from syncer.runs.collect import RunData, _read_small
 from syncer.runs.logs import split_command
 from syncer.runs.shellq import split_printf_q
@@ -97,7 +96,7 @@ def _group(member: str, top: str) -> tuple[str, str, bool] | None:
     return f"{parent.parent.as_posix()}/{name}", name, eval_job
 
 
-def _read_command(stream: BinaryIO, where: str) -> list[str]:
+def _read_command(stream: Readable, where: str) -> list[str]:
     data = _read_small(stream, COMMAND_FILE, where)
     text = data.decode("utf-8", "surrogateescape")
     body = text.rstrip("\n")
@@ -115,7 +114,7 @@ def _read_command(stream: BinaryIO, where: str) -> list[str]:
     return split_printf_q(body, path=where, first_line=1)
 
 
-def read_env_header(stream: BinaryIO, where: str) -> tuple[dict[str, str] | None, int | None]:
+def read_env_header(stream: Readable, where: str) -> tuple[dict[str, str] | None, int | None]:
     """``(SGLANG_* env, line of the header)`` from the head of a ``server.log``, or
     ``(None, None)`` when the log does not start with the header (nothing of the environment was
     logged). A header that is not closed, or holds other lines, is an error with its line."""
@@ -171,7 +170,7 @@ def read_env_header(stream: BinaryIO, where: str) -> tuple[dict[str, str] | None
         env[m.group(1)] = m.group(2)
 
 
-def _concurrency(stream: BinaryIO, where: str) -> int | None:
+def _concurrency(stream: Readable, where: str) -> int | None:
     words = _read_small(stream, BENCHMARK_COMMAND, where).decode("utf-8", "replace").split()
     for i, word in enumerate(words[:-1]):
         if word == "--concurrency":
