@@ -272,7 +272,7 @@ class _Reader:
             # A value of a fixed shape (a run, comment or PR id, a commit, a date) is the text
             # the user wrote, quoted or not: YAML 1.1 reads `run: 041000000001` as the octal
             # 4429185025 and `date: 2026-10-13` as a date object.
-            if _LEADING_ZERO.fullmatch(node.value):
+            if pattern in (DIGITS, RUN) and _LEADING_ZERO.fullmatch(node.value):
                 raise self.fail(
                     node,
                     f"{what}: {js(node.value)} starts with 0, which no GitHub id does "
