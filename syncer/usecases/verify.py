@@ -43,7 +43,8 @@ T = TypeVar("T")
 def pinned_run(key: str, root: Path) -> Path:
     """The downloaded run ``sync.yaml`` pins for ``key`` (``examples/runs/<run_id>/``)."""
     cfg_path = locations.sync_config_path(root)
-    if not cfg_path.is_file():
+    if not cfg_path.exists() and not cfg_path.is_symlink():
+        # (one that is there but no regular file is refused by the read below)
         raise SyncError("no sync.yaml to find the pinned run in; pass --run PATH", path=str(root))
     pin = load_sync_config(cfg_path).pins().get(key)
     if pin is None:
