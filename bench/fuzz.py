@@ -34,10 +34,11 @@ Mutations:
 
 Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s),
 exit-2 command that changed a file, temp file left behind, or SIGTERM that ended other than
-143 (or 0, when it came after the work) or left a file written is recorded with the mutation that caused it, deduplicated
-by the innermost frame of its traceback. The mutation list is enumerated in a fixed order,
-shuffled per file with ``--seed`` and interleaved across files, so a seed and a case count
-name the same cases on every machine. Exit status: 0 no crash, 1 crashes found.
+143 (or 0, when it came after the work) or left a file written is recorded with the mutation
+that caused it, deduplicated by the innermost frame of its traceback. The mutation list is
+enumerated in a fixed order, shuffled per file with ``--seed`` and interleaved across files
+(issue 22's kinds first), so a seed and a case count name the same cases on every machine.
+Exit status: 0 no crash, 1 crashes found.
 """
 
 from __future__ import annotations
