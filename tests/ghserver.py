@@ -32,12 +32,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ghschema import response_errors
+from ghschema import check_event, response_errors
 
 TS = "2026-10-12T10:00:00Z"
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
 # GET /pulls/{n}/commits lists a PR's first 250 commits, never more (GitHub's documented cap).
 MAX_PR_COMMITS = 250
+DROP = 0  # fail_next's status for a connection closed before any answer
 
 
 @dataclass
@@ -130,6 +131,7 @@ class GitHubModel:
         head_repo: str | None = None,
         maintainer_can_modify: bool = False,
         number: int | None = None,
+        base_sha: str = "0" * 40,
     ) -> dict[str, Any]:
         fake = self.repo(repo)
         number = number or next(self._numbers[repo])
@@ -145,6 +147,7 @@ class GitHubModel:
             "head_ref": head,
             "head_repo": head_repo or repo,
             "base_ref": base,
+            "base_sha": base_sha,  # the base branch's commit GitHub compares the head with
             "commits": commits,
             "labels": list(labels or []),
             "maintainer_can_modify": maintainer_can_modify,
@@ -259,8 +262,9 @@ class GitHubModel:
         times: int = 1,
         apply: bool = False,
     ) -> None:
-        """Answer the next ``times`` matching requests with ``status``; ``apply``: the request
-        is carried out first (GitHub made the write, the answer was lost on the way back)."""
+        """Answer the next ``times`` matching requests with ``status`` (``DROP``: close the
+        connection without answering); ``apply``: the request is carried out first (GitHub
+        made the write, the answer was lost on the way back)."""
         self.faults.append(
             Fault(
                 method,
@@ -370,6 +374,9 @@ class GitHubModel:
             "watchers_count": 0,
             **dict.fromkeys(("has_issues", "has_projects", "has_downloads", "has_wiki"), True),
             "has_pages": False,
+            "has_discussions": False,
+            "topics": [],
+            "visibility": "public",
             "archived": False,
             "disabled": False,
             "license": None,
@@ -436,7 +443,7 @@ class GitHubModel:
             "requested_reviewers": [],
             "requested_teams": [],
             "head": self._ref(head_repo, pull["head_ref"], pull["commits"][-1]),
-            "base": self._ref(fake, pull["base_ref"], "0" * 40),
+            "base": self._ref(fake, pull["base_ref"], pull.get("base_sha", "0" * 40)),
             "_links": {k: {"href": v} for k, v in links.items()},
             "author_association": "CONTRIBUTOR" if pull["user"] != "maintainer" else "MEMBER",
             "auto_merge": None,
@@ -477,7 +484,7 @@ class GitHubModel:
             "node_id": f"LA_{lid}",
             "url": f"{self.base}/repos/{fake.full_name}/labels/{name}",
             "name": name,
-            "description": None,
+            "description": "",  # a string in pull-request-simple, where null is not allowed
             "color": "ededed",
             "default": False,
         }
@@ -594,6 +601,137 @@ class GitHubModel:
             "author": None,
             "committer": None,
             "parents": [],
+        }
+
+    # -- webhook payloads (GitHub's event shapes, each checked by ghschema.check_event) --------
+
+    def issue_comment_event(
+        self,
+        repo: str,
+        comment: dict[str, Any],
+        action: str = "created",
+        *,
+        association: str | None = None,
+    ) -> dict[str, Any]:
+        """``issue_comment`` as GitHub sends it for ``comment`` (on a PR) as it is now;
+        ``association``: what the event says of the author, when a test makes it differ."""
+        fake = self.repo(repo)
+        data = {
+            **self.comment_json(fake, comment),
+            "performed_via_github_app": None,
+            "reactions": self._rollup(fake, f"issues/comments/{comment['id']}"),
+        }
+        if association is not None:
+            data["author_association"] = association
+        payload: dict[str, Any] = {
+            "action": action,
+            "issue": self.issue_json(fake, comment["issue"]),
+            "comment": data,
+            "repository": self.repo_json(fake),
+            "sender": self._user(comment["user"]),
+        }
+        if action == "edited":
+            payload["changes"] = {"body": {"from": comment.get("previous_body", "")}}
+        return check_event("issue_comment", payload)
+
+    def pull_request_event(
+        self, repo: str, number: int, action: str, *, sender: str | None = None
+    ) -> dict[str, Any]:
+        """``pull_request`` as GitHub sends it for PR ``number`` as it is now."""
+        fake = self.repo(repo)
+        pull = fake.pulls[number]
+        payload: dict[str, Any] = {
+            "action": action,
+            "number": number,
+            "pull_request": self.pull_json(fake, pull),
+            "repository": self.repo_json(fake),
+            "sender": self._user(sender or pull["user"]),
+        }
+        if action == "synchronize":
+            commits = pull["commits"]
+            payload["before"] = commits[-2] if len(commits) > 1 else "0" * 40
+            payload["after"] = commits[-1]
+        if action == "edited":
+            payload["changes"] = {"title": {"from": pull["title"]}}
+        return check_event("pull_request", payload)
+
+    def repository_dispatch_event(
+        self, repo: str, event_type: str, client_payload: dict[str, Any], *, sender: str
+    ) -> dict[str, Any]:
+        """``repository_dispatch``: ``event_type`` arrives as the ``action``."""
+        fake = self.repo(repo)
+        payload = {
+            "action": event_type,
+            "branch": fake.default_branch,
+            "client_payload": client_payload,
+            "repository": self.repo_json(fake),
+            "sender": self._user(sender),
+            "installation": {"id": 4242, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg=="},
+        }
+        return check_event("repository_dispatch", payload)
+
+    def workflow_dispatch_event(
+        self, repo: str, inputs: dict[str, Any], *, sender: str, workflow: str
+    ) -> dict[str, Any]:
+        """``workflow_dispatch``: the inputs as the form or the API gave them."""
+        fake = self.repo(repo)
+        payload = {
+            "inputs": inputs,
+            "ref": f"refs/heads/{fake.default_branch}",
+            "repository": self.repo_json(fake),
+            "sender": self._user(sender),
+            "workflow": workflow,
+        }
+        return check_event("workflow_dispatch", payload)
+
+    def issue_json(self, fake: FakeRepo, number: int) -> dict[str, Any]:
+        """A PR as the issue it also is (what an ``issue_comment`` event carries)."""
+        pull = fake.pulls[number]
+        full = self.pull_json(fake, pull)
+        api = f"{self.base}/repos/{fake.full_name}"
+        return {
+            "url": f"{api}/issues/{number}",
+            "repository_url": api,
+            "labels_url": f"{api}/issues/{number}/labels{{/name}}",
+            "comments_url": f"{api}/issues/{number}/comments",
+            "events_url": f"{api}/issues/{number}/events",
+            "html_url": full["html_url"],
+            "id": 7_000_000 + number,
+            "node_id": f"I_{number}",
+            "number": number,
+            "title": pull["title"],
+            "user": full["user"],
+            "labels": full["labels"],
+            "state": pull["state"],
+            "locked": False,
+            "assignee": None,
+            "assignees": [],
+            "milestone": None,
+            "comments": len(self.comments_on(fake.full_name, number)),
+            "created_at": full["created_at"],
+            "updated_at": full["updated_at"],
+            "closed_at": full["closed_at"],
+            "author_association": full["author_association"],
+            "active_lock_reason": None,
+            "body": full["body"],
+            "reactions": self._rollup(fake, f"issues/{number}"),
+            "timeline_url": f"{api}/issues/{number}/timeline",
+            "performed_via_github_app": None,
+            "pull_request": {
+                "url": full["url"],
+                "html_url": full["html_url"],
+                "diff_url": full["diff_url"],
+                "patch_url": full["patch_url"],
+                "merged_at": full["merged_at"],
+            },
+        }
+
+    def _rollup(self, fake: FakeRepo, path: str) -> dict[str, Any]:
+        contents = ("+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket")
+        return {
+            "url": f"{self.base}/repos/{fake.full_name}/{path}/reactions",
+            "total_count": 0,
+            **dict.fromkeys(contents, 0),
         }
 
     def error(self, message: str, **extra: Any) -> dict[str, Any]:
@@ -739,6 +877,9 @@ class _Handler(BaseHTTPRequestHandler):
                     if fault.apply:
                         token = auth.split(" ", 1)[1] if auth and " " in auth else ""
                         self._route(method, path, query, body, model.tokens[token])
+                    if fault.status == DROP:
+                        self.close_connection = True  # closed with no answer at all
+                        return
                     self._send(fault.status, fault.body, fault.headers)
                     return
             if path.startswith("/_blob/"):
@@ -780,6 +921,7 @@ class _Handler(BaseHTTPRequestHandler):
             ("GET", r"/pulls/(\d+)", lambda n: (200, model.pull_json(fake, fake.pulls[int(n)]))),
             ("PATCH", r"/pulls/(\d+)", lambda n: self._update_pull(fake, int(n), body)),
             ("GET", r"/pulls/(\d+)/commits", lambda n: self._commits(fake, int(n), query)),
+            ("GET", r"/commits", lambda: self._history(fake, query)),
             (
                 "GET",
                 r"/issues/(\d+)/comments",
@@ -877,6 +1019,16 @@ class _Handler(BaseHTTPRequestHandler):
         # GitHub lists at most 250 commits of a PR, however many pages are asked for.
         commits = fake.pulls[number]["commits"][:MAX_PR_COMMITS]
         return 200, [self.model.commit_json(fake, sha) for sha in commits]
+
+    def _history(self, fake: FakeRepo, query: dict[str, str]) -> tuple[int, Any]:
+        """``GET /commits?sha=X``: X and its ancestors, newest first (the fake knows the
+        history its PRs hold)."""
+        sha = query["sha"]
+        for pull in fake.pulls.values():
+            if sha in pull["commits"]:
+                mine = pull["commits"][: pull["commits"].index(sha) + 1]
+                return 200, [self.model.commit_json(fake, c) for c in reversed(mine)]
+        return 404, self.model.error("No commit found for SHA: " + sha, status="404")
 
     def _create_pull(self, fake: FakeRepo, body: dict[str, Any], login: str) -> tuple[int, Any]:
         model = self.model
