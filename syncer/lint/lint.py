@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
 from syncer.lint import report
-from syncer.lint.source import Pin, SGLangSource, Version, image_pin
+from syncer.lint.source import SGLangSource, SourcePin, Version, image_pin
 from syncer.model import Selection
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class CellVersion:
     cell: int
     cell_id: str
     image: str
-    pin: Pin
+    pin: SourcePin
     commit: str | None
     problem: str | None
 

@@ -48,7 +48,7 @@ MAX_SOURCE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass(frozen=True)
-class Pin:
+class SourcePin:
     """What a cell pins: the git revision to read and where it came from."""
 
     rev: str | None  # a commit id or `refs/tags/<tag>`; None when the cell pins nothing usable
@@ -73,28 +73,32 @@ class _Cached:
     deps: dict[str, str | None] = field(default_factory=dict)  # path -> blob id (None: absent)
 
 
-def image_pin(image: object, image_commit: object) -> Pin:
+def image_pin(image: object, image_commit: object) -> SourcePin:
     """A cell's pin: ``imageCommit`` (a short commit of a nightly, or a release tag such as
     ``v0.5.17``) when set, else a release tag in the image name."""
     if image_commit not in (None, ""):
         if not isinstance(image_commit, str):
-            return Pin(None, str(image_commit), "imageCommit", "imageCommit is not a string")
+            return SourcePin(None, str(image_commit), "imageCommit", "imageCommit is not a string")
         text = image_commit.strip()
         release = _RELEASE.fullmatch(text)
         if release:
-            return Pin(f"refs/tags/v{release.group(1)}", f"v{release.group(1)}", "imageCommit")
+            return SourcePin(
+                f"refs/tags/v{release.group(1)}", f"v{release.group(1)}", "imageCommit"
+            )
         if not _HEX.fullmatch(text.lower()):
-            return Pin(None, text, "imageCommit", "imageCommit is neither a commit id nor a tag")
-        return Pin(text.lower(), text.lower()[:12], "imageCommit")
+            return SourcePin(
+                None, text, "imageCommit", "imageCommit is neither a commit id nor a tag"
+            )
+        return SourcePin(text.lower(), text.lower()[:12], "imageCommit")
     name = image if isinstance(image, str) else ""
     tag = _image_tag(name)
     if tag:
         found = _RELEASE.match(tag)
         if found:
             tag_name = f"v{found.group(1)}"
-            return Pin(f"refs/tags/{tag_name}", tag_name, "image tag")
+            return SourcePin(f"refs/tags/{tag_name}", tag_name, "image tag")
     reason = "no imageCommit and no release tag in the image name"
-    return Pin(None, tag or name or "(no image)", "none", reason)
+    return SourcePin(None, tag or name or "(no image)", "none", reason)
 
 
 def _image_tag(image: str) -> str:
@@ -148,7 +152,7 @@ class SGLangSource:
         """Whether ``rev`` has SGLang's ``server_args.py`` (is this an SGLang checkout?)."""
         return bool(self._ls_tree(rev, [SERVER_ARGS]))
 
-    def resolve(self, pin: Pin) -> tuple[str | None, str | None]:
+    def resolve(self, pin: SourcePin) -> tuple[str | None, str | None]:
         """``(commit, None)`` or ``(None, why)`` for a pin."""
         if pin.rev is None:
             return None, pin.problem
@@ -156,7 +160,7 @@ class SGLangSource:
             self._resolved[pin.rev] = self._resolve(pin)
         return self._resolved[pin.rev]
 
-    def _resolve(self, pin: Pin) -> tuple[str | None, str | None]:
+    def _resolve(self, pin: SourcePin) -> tuple[str | None, str | None]:
         assert pin.rev is not None
         revs = [pin.rev]
         if pin.rev.startswith("refs/tags/v"):

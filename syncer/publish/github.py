@@ -1,9 +1,9 @@
 """The GitHub API as the bot uses it: PyGithub underneath, plain records on top.
 
-Everything returns small dataclasses (``Pull``, ``Comment``, ``Run``, ``Artifact``) so the bot's
-logic never touches lazy PyGithub objects (which hide extra requests) and ``--dry-run`` can
-answer writes without a server. Writes go through :class:`GitHubClient` methods that consult
-``plan``: in dry-run they are described there and not sent.
+Everything returns small dataclasses (``Pull``, ``Comment``, ``WorkflowRun``, ``Artifact``) so
+the bot's logic never touches lazy PyGithub objects (which hide extra requests) and
+``--dry-run`` can answer writes without a server. Writes go through :class:`GitHubClient`
+methods that consult ``plan``: in dry-run they are described there and not sent.
 
 Retries: 5xx, 429 and 403 rate limits of reads and edits are retried by PyGithub's
 ``GithubRetry`` (``Retry-After`` when GitHub sends it, else until the rate-limit reset, or a
@@ -85,7 +85,7 @@ class PullData(TypedDict, total=False):
     maintainer_can_modify: bool | None
 
 
-class RunData(TypedDict, total=False):
+class WorkflowRunData(TypedDict, total=False):
     id: int
     event: str | None
     path: str | None
@@ -152,7 +152,7 @@ class Reaction:
 
 
 @dataclass(frozen=True)
-class Run:
+class WorkflowRun:
     id: int
     event: str
     path: str
@@ -500,12 +500,12 @@ class GitHubClient:
         )
         return sorted((_pull(repo, p) for p in data), key=lambda p: -p.number)
 
-    def run(self, repo: str, run_id: int) -> Run:
+    def run(self, repo: str, run_id: int) -> WorkflowRun:
         return _run(self._json("GET", f"/repos/{repo}/actions/runs/{run_id}"))
 
     def workflow_runs(
         self, repo: str, workflow: str, *, branch: str, event: str, status: str
-    ) -> list[Run]:
+    ) -> list[WorkflowRun]:
         """Runs of ``workflow`` (a file name or path) on ``branch``, newest first (first page)."""
         name = workflow.rsplit("/", 1)[-1]
         data = self._json(
@@ -857,8 +857,8 @@ def label_names(labels: Sequence[object] | None) -> tuple[str, ...]:
     )
 
 
-def _run(data: RunData) -> Run:
-    return Run(
+def _run(data: WorkflowRunData) -> WorkflowRun:
+    return WorkflowRun(
         id=int(data["id"]),
         event=data.get("event") or "",
         path=data.get("path") or "",

@@ -31,8 +31,8 @@ from syncer.publish.github import (
     PullState,
     Reaction,
     RepoData,
-    Run,
     UserData,
+    WorkflowRun,
     _comment,
     _pull,
     label_names,
@@ -149,12 +149,12 @@ class EventGitHub(GitHubClient):
     def find_pulls(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
         return []
 
-    def run(self, repo: str, run_id: int) -> Run:
+    def run(self, repo: str, run_id: int) -> WorkflowRun:
         raise NotFound(f"run {run_id}: not checked (no token: GitHub not read)")
 
     def workflow_runs(
         self, repo: str, workflow: str, *, branch: str, event: str, status: str
-    ) -> list[Run]:
+    ) -> list[WorkflowRun]:
         return []
 
     def artifacts(self, repo: str, run_id: int) -> list[Artifact]:

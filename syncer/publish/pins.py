@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer.publish.github import Artifact, Comment, GitHubClient, NotFound, Pull, Run
+from syncer.publish.github import Artifact, Comment, GitHubClient, NotFound, Pull, WorkflowRun
 from syncer.publish.settings import Outcome
 
 AUTHORISED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
@@ -86,18 +86,18 @@ def authorised(association: str | None) -> bool:
 
 
 @dataclass(frozen=True)
-class Selection:
+class CommandComment:
     comment: Comment
     command: Command
 
 
-def select(comments: list[Comment]) -> Selection | None:
+def select(comments: list[Comment]) -> CommandComment | None:
     """The newest authorised comment carrying a command (ties broken by comment id)."""
     found = authorised_commands(comments)
     return found[-1] if found else None
 
 
-def authorised_commands(comments: list[Comment]) -> list[Selection]:
+def authorised_commands(comments: list[Comment]) -> list[CommandComment]:
     """Every authorised command comment, oldest first."""
     out = []
     for comment in sorted(comments, key=lambda c: (c.created_at, c.id)):
@@ -106,11 +106,11 @@ def authorised_commands(comments: list[Comment]) -> list[Selection]:
             continue
         command = parse_command(comment.body)
         if command is not None:
-            out.append(Selection(comment, command))
+            out.append(CommandComment(comment, command))
     return out
 
 
-def pinning_comment(comments: list[Comment]) -> Selection | None:
+def pinning_comment(comments: list[Comment]) -> CommandComment | None:
     """The comment that established the current pin: the winner, or the oldest of the run of
     newest authorised comments naming the same run id (repeating ``/use <same id>`` — or
     ``/reuse-sweep-run <same id>`` — confirms the pin and does not move it)."""
@@ -129,12 +129,12 @@ def pinning_comment(comments: list[Comment]) -> Selection | None:
 
 
 @dataclass
-class Verdict:
+class RunCheck:
     """Whether a run may be pinned by a PR, and why not."""
 
     ok: bool
     reason: str
-    run: Run | None = None
+    run: WorkflowRun | None = None
     artifacts: list[Artifact] = field(default_factory=list)
 
 
@@ -150,7 +150,7 @@ def check_run(
     commits: list[str],
     *,
     pinned: bool = True,
-) -> Verdict:
+) -> RunCheck:
     """Validate ``run_id`` for ``pull`` the way InferenceX does at acknowledgement and merge."""
     refused = _label_refusal(pull)
     if refused is not None:
@@ -158,25 +158,27 @@ def check_run(
     try:
         run = gh.run(repo, run_id)
     except NotFound:
-        return Verdict(False, f"run {run_id} does not exist in {repo} (or the bot cannot see it)")
+        return RunCheck(False, f"run {run_id} does not exist in {repo} (or the bot cannot see it)")
     return _check(gh, repo, run, commits, pinned=pinned)
 
 
-def _label_refusal(pull: Pull) -> Verdict | None:
+def _label_refusal(pull: Pull) -> RunCheck | None:
     bad_labels = sorted(DISQUALIFYING_LABELS & set(pull.labels))
     if not bad_labels:
         return None
-    return Verdict(
+    return RunCheck(
         False, f"the PR carries the label {', '.join(bad_labels)}, which makes run reuse invalid"
     )
 
 
-def _check(gh: GitHubClient, repo: str, run: Run, commits: list[str], *, pinned: bool) -> Verdict:
+def _check(
+    gh: GitHubClient, repo: str, run: WorkflowRun, commits: list[str], *, pinned: bool
+) -> RunCheck:
     """The run's own rules (the PR's labels are checked by the callers)."""
     run_id = run.id
     workflow = run.path.split("@", 1)[0]
     if run.event != "pull_request" or workflow != SWEEP_WORKFLOW:
-        return Verdict(
+        return RunCheck(
             False,
             f"run {run_id} is a {run.event or 'unknown'} run of "
             f"{workflow or 'an unknown workflow'}, not a pull_request run of "
@@ -184,31 +186,31 @@ def _check(gh: GitHubClient, repo: str, run: Run, commits: list[str], *, pinned:
             run,
         )
     if run.status != "completed":
-        return Verdict(False, f"run {run_id} has not completed (status {run.status})", run)
+        return RunCheck(False, f"run {run_id} has not completed (status {run.status})", run)
     allowed = PINNED_CONCLUSIONS if pinned else frozenset({"success"})
     if run.conclusion not in allowed:
-        return Verdict(False, f"run {run_id} concluded {run.conclusion}", run)
+        return RunCheck(False, f"run {run_id} concluded {run.conclusion}", run)
     if run.head_sha not in commits:
-        return Verdict(
+        return RunCheck(
             False,
             f"run {run_id} ran commit {run.head_sha[:9]}, which is not among this PR's commits",
             run,
         )
     artifacts = gh.artifacts(repo, run_id)
     if any(a.name.startswith(QUALIFICATION_PREFIX) for a in artifacts):
-        return Verdict(False, f"run {run_id} is a qualification run", run, artifacts)
+        return RunCheck(False, f"run {run_id} is a qualification run", run, artifacts)
     if not any(_is_result(a.name) and not a.expired for a in artifacts):
-        return Verdict(
+        return RunCheck(
             False,
             f"run {run_id} has no unexpired result artifact "
             "(results_bmk, eval_results_all or bmk_agentic_*)",
             run,
             artifacts,
         )
-    return Verdict(True, f"run {run_id} ({run.conclusion})", run, artifacts)
+    return RunCheck(True, f"run {run_id} ({run.conclusion})", run, artifacts)
 
 
-def latest_successful_run(gh: GitHubClient, repo: str, pull: Pull, commits: list[str]) -> Verdict:
+def latest_successful_run(gh: GitHubClient, repo: str, pull: Pull, commits: list[str]) -> RunCheck:
     """What a bare ``/reuse-sweep-run`` means: the newest successful PR sweep run that qualifies.
 
     The listed runs are judged as listed (not fetched again one by one)."""
@@ -223,7 +225,7 @@ def latest_successful_run(gh: GitHubClient, repo: str, pull: Pull, commits: list
         verdict = _check(gh, repo, run, commits, pinned=False)
         if verdict.ok:
             return verdict
-    return Verdict(
+    return RunCheck(
         False,
         f"no successful run-sweep.yml run of {pull.head_ref} with result "
         "artifacts for a commit of this PR",
