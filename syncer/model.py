@@ -23,6 +23,12 @@ Args = list[list[str]]
 Env = dict[str, str]
 
 WORKER_ROLES = ("agg", "prefill", "decode")
+# The block kinds, declared once (a new srt-slurm service type is added here and given its
+# title in cookbook/shell.KIND_TITLES). Services: what srt-slurm launches beside the
+# deployment that has a cookbook block; frontends: what serves the OpenAI API.
+SERVICE_KINDS = ("etcd", "nats", "mooncake-master", "mooncake-store")
+FRONTEND_KINDS = ("sglang-router", "dynamo-frontend", "nginx")
+BLOCK_KINDS = ("worker", *FRONTEND_KINDS, *SERVICE_KINDS)
 ROUTERS = ("sglang", "dynamo")
 
 

@@ -245,3 +245,17 @@ def test_hostile_values_refused(block: dict[str, Any], what: str, reason: str) -
     message = info.value.message
     assert message.startswith("cell demo#0 point 1 router sglang, block 1 (")
     assert what in message and reason in message
+
+
+def test_every_block_kind_has_its_title():
+    # The kinds are declared once (model.BLOCK_KINDS): a kind added there without a title
+    # here would be shown on the page as its raw name.
+    from syncer.cookbook.shell import KIND_TITLES, ROLE_TITLES, block_title
+    from syncer.model import BLOCK_KINDS, WORKER_ROLES
+
+    assert set(KIND_TITLES) == set(BLOCK_KINDS) - {"worker"}
+    assert set(ROLE_TITLES) == set(WORKER_ROLES)
+    for kind in BLOCK_KINDS:
+        if kind != "worker":
+            assert block_title({"kind": kind}) == KIND_TITLES[kind] != kind
+    assert block_title({"kind": "gpu-exporter"}) == "gpu-exporter"

@@ -32,7 +32,6 @@ STRUCTURE_FIELDS = ("workers", "nodes_per_worker", "count", "count_nodes", "gpu_
 # Kinds whose processes srt-slurm starts without logging a command line (1.x and the first
 # 2.x versions; the 2.x services layer logs etcd, NATS and Mooncake as `Starting service`).
 UNLOGGED_KINDS = ("etcd", "nats", "nginx", "mooncake-master", "mooncake-store")
-SERVICE_KINDS = ("etcd", "nats", "mooncake-master", "mooncake-store")
 
 _NUMBER = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 _IPV4 = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b")

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Protocol
 
 from syncer.compare.diff import (
-    SERVICE_KINDS,
     UNLOGGED_KINDS,
     ExclusionLookup,
     ExclusionRef,
@@ -30,7 +29,7 @@ from syncer.cookbook.decode import Decoder
 from syncer.errors import SyncError
 from syncer.inferencex.policy import Policy
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
-from syncer.model import Block, Selection
+from syncer.model import SERVICE_KINDS, Block, Selection
 from syncer.runs.collect import RunData
 from syncer.runs.launch import ExpectedEnv, build_launch
 from syncer.runs.logs import SweepLog

@@ -26,7 +26,7 @@ from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.releases import FRONTEND_INTERNAL_PORT, FrontendTopology
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
-from syncer.model import BLOCK_KEY_ORDER, Block, sort_worker_args, sorted_env
+from syncer.model import BLOCK_KEY_ORDER, BLOCK_KINDS, Block, sort_worker_args, sorted_env
 from syncer.wording import js
 
 
@@ -41,17 +41,8 @@ class PolicyAction(StrEnum):
 
 
 ACTIONS = frozenset(PolicyAction)
-KINDS = {
-    "worker",
-    "sglang-router",
-    "dynamo-frontend",
-    "etcd",
-    "nats",
-    "nginx",
-    "mooncake-master",
-    "mooncake-store",
-    "benchmark",
-}
+# What a rule may name: every block kind, and the benchmark client.
+KINDS = {*BLOCK_KINDS, "benchmark"}
 _HEAD_IP = re.compile(r"\$(AGG|PREFILL|DECODE)_(\d+)_HEAD_IP")
 
 

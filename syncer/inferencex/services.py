@@ -28,12 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncer.errors import SyncError
-from syncer.model import Block, group_argv
+from syncer.model import SERVICE_KINDS, Block, group_argv
 from syncer.wording import js
 
-# Kinds srt-slurm knows. Only the first four have a cookbook block; the others run beside the
+# Kinds srt-slurm knows: model.SERVICE_KINDS have a cookbook block; these others run beside the
 # deployment (exporters, GPU memory service, ...) and have nothing a user would copy.
-BLOCK_KINDS = ("etcd", "nats", "mooncake-master", "mooncake-store")
 OTHER_KINDS = (
     "generic",
     "mooncake-donor",
@@ -149,10 +148,10 @@ def _declared(raw: dict[str, Any], path: str | None) -> list[dict[str, Any]]:
         if not isinstance(name, str) or not name.strip():
             raise SyncError(f"services[{i}] needs a non-empty name", path=path)
         kind = entry.get("type", "generic")
-        if kind not in BLOCK_KINDS and kind not in OTHER_KINDS:
+        if kind not in SERVICE_KINDS and kind not in OTHER_KINDS:
             raise SyncError(
                 f"services[{i}] ({name}): unknown service type {js(kind)}; expected one of "
-                f"{', '.join(BLOCK_KINDS + OTHER_KINDS)}",
+                f"{', '.join(SERVICE_KINDS + OTHER_KINDS)}",
                 path=path,
             )
         out.append(entry)
@@ -238,7 +237,7 @@ def effective_services(
         if entry["name"] in used or entry.get("enabled", True) is False:
             continue
         out.append(_service(entry, infra_place, payload, path))
-    launched = [s for s in out if s.type in BLOCK_KINDS]
+    launched = [s for s in out if s.type in SERVICE_KINDS]
     if any(s.type == "mooncake-store" for s in launched) and not any(
         s.type == "mooncake-master" for s in out
     ):
@@ -338,7 +337,7 @@ def service_blocks(
     nats = any(s.type == "nats" for s in services)
     out: list[Block] = []
     for svc in services:
-        if svc.type not in BLOCK_KINDS or svc.external:
+        if svc.type not in SERVICE_KINDS or svc.external:
             continue
         out.append(_block(svc, nats=nats, role_nodes=role_nodes, head_nodes=head_nodes))
     return out

@@ -15,9 +15,8 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from syncer.inferencex.services import BLOCK_KINDS as SERVICE_BLOCK_KINDS
 from syncer.inferencex.services import split_service_argv
-from syncer.model import Block, sorted_env
+from syncer.model import SERVICE_KINDS, Block, sorted_env
 from syncer.runs.conflicts import command_conflicts
 from syncer.runs.envline import split_env
 from syncer.runs.logs import LoggedProcess, SweepLog
@@ -205,7 +204,7 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
         services.setdefault(proc.service or "", []).append(proc)
     for name, procs in services.items():
         lead = procs[0]
-        if lead.kind not in SERVICE_BLOCK_KINDS:
+        if lead.kind not in SERVICE_KINDS:
             # exporters, GPU memory services, ...: srt-slurm starts them beside the deployment
             # (telemetry is on by default) and the rendering has no block for them
             continue
