@@ -51,8 +51,13 @@ BLOB = "/blob/"
 COMMENT = "#issuecomment-"
 ATTEMPTS = "/attempts/"
 
-# A run reference, matched whole (fullmatch): GitHub's ids fit in 20 digits.
-RUN_REF = re.compile(r"([0-9]{1,20})(?:/attempts/([0-9]{1,4}))?")
+# GitHub's ids (PRs, comments, runs) fit in 20 digits: an id is never read longer, since int()
+# of thousands of digits raises. ASCII digits only: \d would accept other scripts' digits,
+# which int() then quietly converts.
+GITHUB_ID_DIGITS = 20
+GITHUB_ID = f"[0-9]{{1,{GITHUB_ID_DIGITS}}}"
+# A run reference, matched whole (fullmatch).
+RUN_REF = re.compile(rf"({GITHUB_ID})(?:/attempts/([0-9]{{1,4}}))?")
 
 
 def parse_run(run: str) -> tuple[str, str | None]:

@@ -338,9 +338,9 @@ def _float_env(name: str) -> float | None:
 
 # GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.
 MAX_EVENT_BYTES = 25 * 1024 * 1024
-# Every number in a GitHub event is an id, a count or a size: 20 digits hold any of them (a run
-# id is at most 20 digits). int() of thousands of digits raises, and only after parsing.
-MAX_EVENT_DIGITS = 20
+# Every number in a GitHub event is an id, a count or a size: an id's digits hold any of them.
+# int() of thousands of digits raises, and only after parsing.
+MAX_EVENT_DIGITS = links.GITHUB_ID_DIGITS
 
 
 def _event_int(text: str) -> int:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from syncer import links
 from syncer.publish.github import Artifact, Comment, GitHubClient, NotFound, Pull, WorkflowRun
 from syncer.publish.settings import Outcome
 
@@ -36,12 +37,10 @@ QUALIFICATION_PREFIX = "qualification"
 # The artifacts a pinned run is verified against (its sweep logs).
 LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 
-# ASCII digits only: \d would accept other scripts' digits, which int() then quietly converts.
-# At most 20 of them (GitHub run ids fit): int() of thousands of digits raises ValueError, and a
-# comment anyone can write must never make the bot fail. A longer id is a malformed command.
-MAX_RUN_ID_DIGITS = 20
-_USE = re.compile(r"^[ \t]*/use[ \t]+([0-9]{1,20})[ \t]*$")
-_REUSE = re.compile(r"^[ \t]*/reuse-sweep-run(?:[ \t]+([0-9]{1,20}))?[ \t]*$")
+# A run id as links.GITHUB_ID reads it: a comment anyone can write must never make the bot
+# fail, so a longer id is a malformed command.
+_USE = re.compile(rf"^[ \t]*/use[ \t]+({links.GITHUB_ID})[ \t]*$")
+_REUSE = re.compile(rf"^[ \t]*/reuse-sweep-run(?:[ \t]+({links.GITHUB_ID}))?[ \t]*$")
 # Lines that try to be a command and are not one (bare /use, /use abc, /reuse-sweep-run x).
 _ATTEMPT = re.compile(r"^[ \t]*/(use|reuse-sweep-run)(?:[ \t]|$)")
 

@@ -19,9 +19,6 @@ from syncer.publish.github import GitHubClient, NotFound
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import SHA, ConfigSpec, ModelSpec, SyncConfig
 
-# GitHub's ids (PRs, comments, runs) fit in 20 digits.
-MAX_ID_DIGITS = 20
-
 
 @dataclass
 class Handlers:
@@ -68,8 +65,8 @@ def route(
         # Workflow inputs always arrive as strings.
         raw = event.obj(payload, "inputs").get("cookbook_pr")
         digits = raw.strip() if isinstance(raw, str) else ""
-        # At most 20 digits, like every id: int() of thousands of digits raises.
-        plain = digits.isascii() and digits.isdigit() and len(digits) <= MAX_ID_DIGITS
+        # At most as many digits as any GitHub id: int() of thousands of digits raises.
+        plain = digits.isascii() and digits.isdigit() and len(digits) <= links.GITHUB_ID_DIGITS
         value = int(digits) if plain else raw
         handlers.cookbook_closed(event.number(value, "inputs.cookbook_pr"))
     else:
