@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from syncer.errors import SyncError
+from syncer.inferencex import commits
 
 # The newest InferenceX layout pins srt-slurm as a git submodule here.
 SUBMODULE = "inferencex-e2e/utils/srt-slurm"
@@ -101,7 +102,11 @@ def discover(inferencex_root: Path, configs_dir: Path | None = None) -> SrtSlurm
 
 def _submodule_commit(root: Path) -> str | None:
     """The commit the InferenceX checkout pins for its srt-slurm submodule (``git ls-tree``
-    of the gitlink), or None when that is not a git checkout with the submodule."""
+    of the gitlink; for a tree written from git objects, the gitlink it recorded), or None
+    when that is not a git checkout with the submodule."""
+    pinned = commits.gitlink(root, SUBMODULE)
+    if pinned is not None:
+        return pinned
     if not (root / ".git").exists():
         return None
     try:

@@ -1,0 +1,305 @@
+"""InferenceX at a commit, read from git objects: nothing of a PR is ever checked out.
+
+The bot keeps one InferenceX clone (bare or not; only its object store and refs are used).
+PR heads and ``main`` are fetched into it as git objects (:func:`fetch`), and a commit's tree
+is handed to the renderer as a private directory holding the data files only
+(:func:`tree_at`): master configs, recipes, shared recipe blocks, golden acceptance files,
+runner launch scripts (read as data, never run) and ``.gitmodules``, written from
+``ls-tree`` / ``cat-file --batch``. The rules of :mod:`syncer.checkout` hold for what is
+written: a path that is absolute, climbs with ``..`` or names ``.git`` is refused; a symbolic
+link is written as the link it is, so every reader's ``checkout.contained`` refuses one that
+points out of the tree, exactly as for a checkout; a submodule (gitlink) is recorded, not
+fetched (:func:`gitlink`).
+
+API (also for ``sync audit``): ``fetch(clone, remote, refs)``, ``resolve(clone, rev)``,
+``merge_base(clone, a, b)``, ``changed_paths(clone, base, head)``, ``tree_at(clone, commit)``
+(a context manager yielding the tree's root) and :class:`Trees` (each commit's tree written
+once for an event, removed at the end).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from syncer import checkout
+from syncer.errors import SyncError
+from syncer.wording import PATH_CHARS, js
+
+SHA = re.compile(r"[0-9a-f]{40}")
+# Where fetched refs are kept in the clone: never a branch a human works on.
+REF_PREFIX = "refs/infx-sync/"
+# The parts of a tree the renderer reads, under each layout root ("" old, "inferencex-e2e/").
+LAYOUT_ROOTS = ("", "inferencex-e2e/")
+DATA_DIRS = (
+    "configs/",
+    ".github/configs/",
+    "benchmarks/",
+    "infx/golden_al_distribution/",
+    "golden_al_distribution/",
+)
+DATA_FILES = (".gitmodules",)
+# A data file of InferenceX is a few kB to a few MB; a bigger blob is not written (a reader
+# then finds it absent, and says so), so no tree can fill the disk.
+MAX_BLOB_BYTES = 16 * 1024 * 1024
+GIT_TIMEOUT = 600
+
+_MODE_BLOB = ("100644", "100755")
+_MODE_LINK = "120000"
+_MODE_GITLINK = "160000"
+# tree root (resolved) -> {path: commit} of the submodules a written tree pins.
+_GITLINKS: dict[str, dict[str, str]] = {}
+
+
+def _env() -> dict[str, str]:
+    # No prompt, no pager, no user or system config (hooks, fsmonitor, aliases of the runner).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=os.devnull,
+        GIT_PAGER="cat",
+    )
+    return env
+
+
+def _git(clone: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    try:
+        proc = subprocess.run(
+            ["git", "--git-dir", str(_git_dir(clone)), *args],
+            input=input,
+            capture_output=True,
+            env=_env(),
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise SyncError(f"git {args[0]} took over {GIT_TIMEOUT} s", path=str(clone)) from None
+    except OSError as exc:
+        raise SyncError(f"cannot run git: {exc}", path=str(clone)) from None
+    if check and proc.returncode != 0:
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SyncError(
+            f"git {args[0]} failed: {err[-1] if err else f'exit {proc.returncode}'}",
+            path=str(clone),
+        )
+    return proc.stdout
+
+
+def _git_dir(clone: Path) -> Path:
+    dot = clone / ".git"
+    return dot if dot.is_dir() else clone
+
+
+def is_clone(path: Path) -> bool:
+    """Whether ``path`` is a git repository of its own (its top level, or a bare one)."""
+    if not path.is_dir():
+        return False
+    if (path / ".git").is_dir():
+        return True
+    return (path / "objects").is_dir() and (path / "HEAD").is_file()
+
+
+def local_ref(ref: str) -> str:
+    """Where :func:`fetch` keeps ``ref`` (``refs/pull/3859/head``, ``main``) in the clone."""
+    name = ref.removeprefix("refs/")
+    if not ref.startswith("refs/"):
+        name = f"heads/{ref}"
+    return REF_PREFIX + name
+
+
+def fetch(clone: Path, remote: str, refs: list[str]) -> dict[str, str | None]:
+    """Fetch ``refs`` (``main``, ``refs/pull/<n>/head``, a 40-hex commit) of ``remote`` into the
+    clone, and answer each one's commit (None: the remote has no such ref). Each ref is its own
+    fetch, so one missing ref (a deleted PR head) does not stop the others."""
+    out: dict[str, str | None] = {}
+    for ref in refs:
+        if SHA.fullmatch(ref):
+            if not has_commit(clone, ref):
+                _git(clone, "fetch", "--quiet", "--no-tags", remote, ref, check=False)
+            out[ref] = ref if has_commit(clone, ref) else None
+            continue
+        target = local_ref(ref)
+        _git(clone, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{target}", check=False)
+        out[ref] = resolve(clone, target)
+    return out
+
+
+def resolve(clone: Path, rev: str) -> str | None:
+    """The commit ``rev`` names in the clone, or None."""
+    if rev.startswith("-"):
+        return None
+    out = _git(clone, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+    sha = out.decode("ascii", "replace").strip()
+    return sha if SHA.fullmatch(sha) else None
+
+
+def has_commit(clone: Path, sha: str) -> bool:
+    return bool(SHA.fullmatch(sha)) and resolve(clone, sha) == sha
+
+
+def merge_base(clone: Path, a: str, b: str) -> str | None:
+    """The best common ancestor of two commits (what a PR's "Files changed" compares against)."""
+    out = _git(clone, "merge-base", a, b, check=False).decode("ascii", "replace").strip()
+    return out if SHA.fullmatch(out) else None
+
+
+def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:
+    """Every path whose blob, link or gitlink differs between two commits (``base`` None: every
+    path of ``head``), submodule pins included."""
+    if base is None:
+        return {path for _mode, _kind, _sha, path in _ls_tree(clone, head)}
+    raw = _git(clone, "diff-tree", "-r", "-z", "--no-renames", "--name-only", base, head)
+    return {p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def _wanted(path: str) -> bool:
+    for root in LAYOUT_ROOTS:
+        if path in (f"{root}{f}" for f in DATA_FILES):
+            return True
+        if any(path.startswith(f"{root}{d}") for d in DATA_DIRS):
+            return True
+    return False
+
+
+def _ls_tree(clone: Path, commit: str) -> Iterator[tuple[str, str, str, str]]:
+    """(mode, type, object, path) of every entry of ``commit``'s tree, recursively."""
+    raw = _git(clone, "ls-tree", "-r", "-z", "--full-tree", commit)
+    for record in raw.decode("utf-8", "surrogateescape").split("\0"):
+        if not record:
+            continue
+        meta, _, path = record.partition("\t")
+        mode, kind, sha = meta.split(" ")
+        yield mode, kind, sha, path
+
+
+def _safe_relpath(path: str, commit: str) -> PurePosixPath:
+    """A tree path as a relative path under the written tree, held to checkout's rules."""
+    where = f"InferenceX tree {commit[:12]}"
+    checkout.check_name(path, what=f"{where}: path", path=None)
+    parts = path.split("/")
+    if any(p in (".", "", ".git") for p in parts):
+        raise SyncError(f"{where}: path {js(path, PATH_CHARS)} is not a plain relative path")
+    return PurePosixPath(*parts)
+
+
+def _write_tree(clone: Path, commit: str, root: Path) -> dict[str, str]:
+    """Write ``commit``'s data files under ``root``; answer its gitlinks {path: commit}."""
+    blobs: list[tuple[str, PurePosixPath, str]] = []
+    gitlinks: dict[str, str] = {}
+    for mode, _kind, sha, path in _ls_tree(clone, commit):
+        if mode == _MODE_GITLINK:
+            gitlinks[path] = sha
+            continue
+        if not _wanted(path) or (mode not in _MODE_BLOB and mode != _MODE_LINK):
+            continue
+        blobs.append((sha, _safe_relpath(path, commit), mode))
+    sizes = _batch(clone, [sha for sha, _, _ in blobs], check_only=True)
+    wanted = [(s, p, m) for s, p, m in blobs if sizes.get(s, 0) <= MAX_BLOB_BYTES]
+    contents = _batch(clone, sorted({s for s, _, _ in wanted}))
+    for sha, rel, mode in wanted:
+        data = contents[sha]
+        target = root.joinpath(*rel.parts)
+        parent = target.parent
+        # A directory on the way is ours (made here), never a link written earlier: a tree
+        # cannot hold both a link and a folder at one path, and a crafted one is refused.
+        for above in [*reversed(rel.parents)][1:]:
+            step = root.joinpath(*above.parts)
+            if step.is_symlink():
+                raise SyncError(
+                    f"InferenceX tree {commit[:12]}: {js(str(rel), PATH_CHARS)} lies under a "
+                    "symbolic link; not written"
+                )
+        parent.mkdir(parents=True, exist_ok=True)
+        if mode == _MODE_LINK:
+            # Written as the link it is: readers refuse one that leads out of the tree
+            # (checkout.contained), as they do in a checkout.
+            os.symlink(os.fsdecode(data), target)
+            continue
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+    return gitlinks
+
+
+def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[str, Any]:
+    """Object sizes (``check_only``) or contents of ``shas``, in one ``cat-file --batch``."""
+    if not shas:
+        return {}
+    unique = list(dict.fromkeys(shas))
+    mode = "--batch-check" if check_only else "--batch"
+    raw = _git(clone, "cat-file", mode, input=("\n".join(unique) + "\n").encode("ascii"))
+    out: dict[str, Any] = {}
+    pos = 0
+    for sha in unique:
+        end = raw.index(b"\n", pos)
+        header = raw[pos:end].decode("ascii", "replace").split(" ")
+        pos = end + 1
+        if len(header) != 3 or header[0] != sha:
+            raise SyncError(f"git cat-file: no object {sha}", path=str(clone))
+        size = int(header[2])
+        if check_only:
+            out[sha] = size
+            continue
+        out[sha] = raw[pos : pos + size]
+        pos += size + 1  # the object, then a newline
+    return out
+
+
+@contextlib.contextmanager
+def tree_at(clone: Path, commit: str) -> Iterator[Path]:
+    """The InferenceX data files of ``commit`` as a private directory (removed on exit), laid
+    out as a checkout of that commit would have them; read it like a checkout (``load_master``,
+    ``render_config``). ``commit`` must be in the clone (:func:`fetch` first)."""
+    if not has_commit(clone, commit):
+        raise SyncError(
+            f"commit {js(commit)} is not in the InferenceX clone (fetch it first)", path=str(clone)
+        )
+    scratch = Path(tempfile.mkdtemp(prefix=f"infx-tree-{commit[:12]}-"))
+    root = scratch / "tree"
+    root.mkdir()
+    key = str(root.resolve())
+    try:
+        _GITLINKS[key] = _write_tree(clone, commit, root)
+        yield root
+    finally:
+        _GITLINKS.pop(key, None)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def gitlink(tree: Path, path: str) -> str | None:
+    """The commit a tree written by :func:`tree_at` pins for the submodule at ``path`` (None:
+    not such a tree, or no submodule there)."""
+    links = _GITLINKS.get(str(tree.resolve()))
+    return links.get(path) if links is not None else None
+
+
+class Trees:
+    """Each commit's tree written once (for one event), all removed by :meth:`close`."""
+
+    def __init__(self, clone: Path) -> None:
+        self.clone = clone
+        self._stack = contextlib.ExitStack()
+        self._trees: dict[str, Path] = {}
+
+    def at(self, commit: str) -> Path:
+        if commit not in self._trees:
+            self._trees[commit] = self._stack.enter_context(tree_at(self.clone, commit))
+        return self._trees[commit]
+
+    def close(self) -> None:
+        self._stack.close()
+        self._trees.clear()
+
+    def __enter__(self) -> Trees:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
