@@ -117,9 +117,13 @@ def audit_command(
 
         client = GitHubClient(token, base_url=api_url)
         api = GitHubAudit(client, repo)
-    result = audit(
-        cookbook, _trees(inferencex, trees_dir, main_rev), api=api, lint=_lint(sglang), today=day
-    )
+    trees = _trees(inferencex, trees_dir, main_rev)
+    try:
+        result = audit(cookbook, trees, api=api, lint=_lint(sglang), today=day)
+    finally:
+        close = getattr(trees, "close", None)
+        if close is not None:
+            close()
     if dashboard:
         from syncer.publish.dashboard import keep_dashboard
 
@@ -140,7 +144,8 @@ def _date(today: str | None) -> _dt.date | None:
 
 def _trees(inferencex: Path | None, trees_dir: Path | None, main_rev: str) -> Trees:
     from syncer import locations
-    from syncer.usecases.audit import FolderTree, SnapshotTrees
+    from syncer.inferencex.commits import is_clone
+    from syncer.usecases.audit import FolderTree, GitTrees, SnapshotTrees
 
     if trees_dir is not None:
         return SnapshotTrees(trees_dir)
@@ -148,6 +153,8 @@ def _trees(inferencex: Path | None, trees_dir: Path | None, main_rev: str) -> Tr
         return FolderTree(locations.bundled_inferencex(), label="the bundled example")
     if not inferencex.is_dir():
         raise SyncError("no such InferenceX checkout", path=str(inferencex))
+    if is_clone(inferencex):
+        return GitTrees(inferencex, main_rev)
     return FolderTree(inferencex)
 
 

@@ -15,8 +15,8 @@ checked otherwise.
 from __future__ import annotations
 
 import datetime as _dt
-import difflib
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from syncer.cookbook.decode import Decoder
 from syncer.cookbook.encode import encode_module
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.errors import SyncError
+from syncer.inferencex import commits
 from syncer.inferencex.master import Master, load_master
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
 from syncer.inferencex.scripts import ScriptLaunchedError
@@ -126,6 +127,56 @@ class SnapshotTrees:
 
     def main(self) -> Path | None:
         return None
+
+
+@dataclass
+class GitTrees:
+    """An InferenceX git clone: each pin's tree read at its own commit from git objects
+    (``inferencex.commits``; nothing checked out), the default branch at ``main_rev``. Call
+    ``close()`` (or use it as a context manager) to remove the written trees."""
+
+    clone: Path
+    main_rev: str = "origin/main"
+    label: str = ""
+    note: str | None = None
+    _trees: commits.Trees | None = None
+    _main: str | None = None
+
+    def __post_init__(self) -> None:
+        self.label = self.label or str(self.clone)
+        self._trees = commits.Trees(self.clone)
+        for rev in (self.main_rev, "main", "HEAD"):
+            self._main = commits.resolve(self.clone, rev)
+            if self._main:
+                break
+        if self._main is None:
+            self.note = f"{self.label}: no default branch ({self.main_rev}) to check the master at"
+        elif commits.resolve(self.clone, self.main_rev) != self._main:
+            self.note = (
+                f"{self.label}: {self.main_rev} not found; the master is read at {self._main[:12]}"
+            )
+
+    def at(self, sha: str | None) -> tuple[Path | None, str | None]:
+        if not sha:
+            return None, "the cell names no InferenceX commit"
+        full = commits.resolve(self.clone, sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
+        if full is None:
+            return None, f"commit {sha[:12]} is not in the InferenceX clone {self.label}"
+        assert self._trees is not None
+        return self._trees.at(full), None
+
+    def main(self) -> Path | None:
+        return self.at(self._main)[0] if self._main else None
+
+    def close(self) -> None:
+        if self._trees is not None:
+            self._trees.close()
+
+    def __enter__(self) -> GitTrees:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 # ---- what needs the GitHub API -------------------------------------------------------------
@@ -517,13 +568,11 @@ def _check_master(cell: CellRow, trees: Trees, masters: _Masters) -> None:
         cell.not_checked.append(NotChecked(Check.MASTER, f"its master cannot be read: {master}"))
         return
     if cell.config_key not in master.data:
-        close = difflib.get_close_matches(cell.config_key, master.keys(), n=3, cutoff=0.8)
-        hint = f" (close keys there: {', '.join(close)})" if close else ""
         cell.findings.append(
             Finding(
                 Check.MASTER,
                 f"{cell.config_key} is no longer in the master config on InferenceX's default "
-                f"branch{hint}, but the cookbook still shows it",
+                "branch, but the cookbook still shows it",
             )
         )
 
