@@ -1085,3 +1085,43 @@ def test_two_status_comments_posted_at_once_become_one(world):
     sections = st.read_sections(status["body"])
     assert sorted(sections) == ["acme/other", "deepseek-ai/deepseek-v4_1"]
     assert "measured in run" in plain(sections["deepseek-ai/deepseek-v4_1"])
+
+
+def test_a_verified_pin_keeps_its_evidence_record_on_the_pr(world):
+    """Issue 25: what the bot compared is kept in one folded comment per config, edited in
+    place, readable after the artifacts expire."""
+    import hashlib
+
+    from syncer.publish import evidence
+    from syncer.publish.github import Comment
+
+    first_use(world)
+
+    def records() -> list[dict[str, Any]]:
+        return [
+            c
+            for c in world.gh.comments_on(INFX, PR)
+            if c["user"] == INFX_BOT and c["body"].startswith("<!-- infx-cookbook-sync:evidence")
+        ]
+
+    [kept] = records()
+    comments = [Comment(c["id"], c["body"], c["user"], "NONE", "", "") for c in records()]
+    rec = evidence.read_back(comments, INFX_BOT, KEY)
+    assert rec is not None and rec["config"] == KEY and rec["run"] == str(RUN) and rec["pr"] == PR
+    assert rec["sha"] == HEAD
+    served = {hashlib.sha256(data).hexdigest() for data in run_artifacts().values()}
+    assert rec["artifacts"] and set(rec["artifacts"].values()) <= served
+    assert all(name.endswith(".zip") for name in rec["artifacts"])
+    # Every point was verified against its log; the record names the log and what it launched.
+    assert rec["points"] and {p["verdict"] for p in rec["points"]} == {"agree"}
+    for point in rec["points"]:
+        (log,) = point["logs"]
+        launched = {(e["field"], e["key"]): e["value"] for e in log["launched"]}
+        assert launched[("flag", "--mem-fraction-static")] == "0.8"
+        assert ("env", "SGLANG_DEFAULT_THINKING") in launched
+        assert any("(" in x for x in log["excluded"])  # each exclusion names its policy entry
+    assert len(kept["body"]) <= 65536 and "<details>" in kept["body"]
+    # The same pin again: the record is not posted a second time.
+    comment = world.comment(f"/use {RUN}", at="2026-10-13T10:00:00Z")
+    world.send("issue_comment", world.comment_event(comment))
+    assert [c["id"] for c in records()] == [kept["id"]]

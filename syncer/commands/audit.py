@@ -115,7 +115,12 @@ def audit_command(
         from syncer.publish.audit_api import GitHubAudit
         from syncer.publish.github import GitHubClient
 
-        client = GitHubClient(token, base_url=api_url)
+        client = GitHubClient(
+            token,
+            base_url=api_url,
+            pause=options.float_env("SYNC_API_PAUSE"),
+            login=os.environ.get("SYNC_INFX_LOGIN") or None,
+        )
         api = GitHubAudit(client, repo)
     trees = _trees(inferencex, trees_dir, main_rev)
     try:
