@@ -276,3 +276,26 @@ def test_reference_cookbook_against_the_pairs(
             assert row["recipe"] in ("agrees", "differs")
         else:
             assert row["recipe"] == "not-checked"
+
+
+def test_a_pin_the_clone_lacks_is_fetched_by_its_commit_id(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    origin, _, _ = _clone_with_two_commits(tmp_path)
+    clone = tmp_path / "clone.git"
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", "--single-branch", str(origin), str(clone)], check=True
+    )
+    _git(origin, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty",
+         "-m", "C, only in origin")  # fmt: skip
+    third = _git(origin, "rev-parse", "HEAD")
+    cookbook = _pinned_at(tmp_path / "c", third)
+    code, doc = audit_json(capsys, "--cookbook", str(cookbook), "--inferencex", str(clone))
+    assert {c["recipe"] for c in doc["cells"]} == {"not-checked"}
+    code, doc = audit_json(
+        capsys, "--cookbook", str(cookbook), "--inferencex", str(clone), "--fetch", str(origin)
+    )
+    assert code == 1
+    # C has B's recipe: the dspark cells differ, the others agree, all at C's own tree.
+    assert {c["configKey"] for c in doc["cells"] if c["recipe"] == "differs"} == {DSPARK}
+    assert {c["recipe"] for c in doc["cells"]} == {"agrees", "differs"}

@@ -53,6 +53,13 @@ if TYPE_CHECKING:
     show_default=True,
     help="In a git clone: InferenceX's default branch (where a merged config must still be).",
 )
+@click.option(
+    "--fetch",
+    "remote",
+    metavar="REMOTE",
+    help="In a git clone: fetch a pinned commit the clone lacks from REMOTE (a remote name or "
+    "URL), by its commit id (a PR head is fetched this way).",
+)
 @options.sglang_option("SGLang git checkout: also lint every flag against the cell's version.")
 @click.option(
     "--repo",
@@ -87,6 +94,7 @@ def audit_command(
     inferencex: Path | None,
     trees_dir: Path | None,
     main_rev: str,
+    remote: str | None,
     sglang: Path | None,
     repo: str,
     api_url: str,
@@ -122,7 +130,7 @@ def audit_command(
             login=os.environ.get("SYNC_INFX_LOGIN") or None,
         )
         api = GitHubAudit(client, repo)
-    trees = _trees(inferencex, trees_dir, main_rev)
+    trees = _trees(inferencex, trees_dir, main_rev, remote)
     try:
         result = audit(cookbook, trees, api=api, lint=_lint(sglang), today=day)
     finally:
@@ -147,11 +155,15 @@ def _date(today: str | None) -> _dt.date | None:
         raise SyncError(f"--date {today!r} is not a date (YYYY-MM-DD)") from None
 
 
-def _trees(inferencex: Path | None, trees_dir: Path | None, main_rev: str) -> Trees:
+def _trees(
+    inferencex: Path | None, trees_dir: Path | None, main_rev: str, remote: str | None
+) -> Trees:
     from syncer import locations
     from syncer.inferencex.commits import is_clone
     from syncer.usecases.audit import FolderTree, GitTrees, SnapshotTrees
 
+    if remote is not None and (inferencex is None or not is_clone(inferencex)):
+        raise SyncError("--fetch needs --inferencex to be a git clone")
     if trees_dir is not None:
         return SnapshotTrees(trees_dir)
     if inferencex is None:
@@ -159,7 +171,7 @@ def _trees(inferencex: Path | None, trees_dir: Path | None, main_rev: str) -> Tr
     if not inferencex.is_dir():
         raise SyncError("no such InferenceX checkout", path=str(inferencex))
     if is_clone(inferencex):
-        return GitTrees(inferencex, main_rev)
+        return GitTrees(inferencex, main_rev, remote)
     return FolderTree(inferencex)
 
 

@@ -9,7 +9,7 @@ from syncer import links
 from syncer.errors import SyncError
 from syncer.publish import evidence, pins
 from syncer.publish.github import Comment, GitHubClient, NotFound
-from syncer.usecases.audit import ArtifactFacts, PullFacts
+from syncer.usecases.audit import MISSING, ArtifactFacts, PullFacts
 
 
 class GitHubAudit:
@@ -23,8 +23,12 @@ class GitHubAudit:
 
     def pull(self, pr: str) -> PullFacts:
         if pr not in self._pulls:
-            pull = self.gh.pull(self.repo, _number(pr, "PR"))
-            self._pulls[pr] = PullFacts(pull.state, pull.merged, pull.merged_at)
+            try:
+                pull = self.gh.pull(self.repo, _number(pr, "PR"))
+            except NotFound:
+                self._pulls[pr] = PullFacts(MISSING, False, "")
+            else:
+                self._pulls[pr] = PullFacts(pull.state, pull.merged, pull.merged_at)
         return self._pulls[pr]
 
     def artifacts(self, run: str) -> list[ArtifactFacts]:
@@ -39,7 +43,10 @@ class GitHubAudit:
 
     def _comments_of(self, pr: str) -> list[Comment]:
         if pr not in self._comments:
-            self._comments[pr] = self.gh.comments(self.repo, _number(pr, "PR"))
+            try:
+                self._comments[pr] = self.gh.comments(self.repo, _number(pr, "PR"))
+            except NotFound:
+                self._comments[pr] = []
         return self._comments[pr]
 
     def pinned_run(self, pr: str) -> str | None:

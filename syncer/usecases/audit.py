@@ -137,6 +137,7 @@ class GitTrees:
 
     clone: Path
     main_rev: str = "origin/main"
+    remote: str | None = None  # fetch a pinned commit the clone lacks from here (by its id)
     label: str = ""
     note: str | None = None
     _trees: commits.Trees | None = None
@@ -160,6 +161,8 @@ class GitTrees:
         if not sha:
             return None, "the cell names no InferenceX commit"
         full = commits.resolve(self.clone, sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
+        if full is None and self.remote is not None and commits.SHA.fullmatch(sha):
+            full = commits.fetch(self.clone, self.remote, [sha])[sha]
         if full is None:
             return None, f"commit {sha[:12]} is not in the InferenceX clone {self.label}"
         assert self._trees is not None
@@ -182,9 +185,12 @@ class GitTrees:
 # ---- what needs the GitHub API -------------------------------------------------------------
 
 
+MISSING = "missing"  # a PullFacts state: the repository has no such PR
+
+
 @dataclass(frozen=True)
 class PullFacts:
-    state: str  # open | closed
+    state: str  # open | closed | missing
     merged: bool
     merged_at: str  # ISO 8601, "" when not merged
 
@@ -622,6 +628,10 @@ def _api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
         if evidence is not None:
             cell.evidence = evidence
         facts = api.pull(pr)
+        if facts.state == MISSING:
+            cell.findings.append(
+                Finding(Check.PR, f"InferenceX PR #{pr}, named by the cell, does not exist")
+            )
         if facts.state == "closed" and not facts.merged:
             cell.findings.append(
                 Finding(
