@@ -7,7 +7,8 @@ keys, never rename or drop one without raising the schema number.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -135,7 +136,12 @@ class ModuleRow:
     cells: int = 0
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    review: str | None = None  # the reviewer diff (markdown) of the drifted cells
+    # the reviewer diff (markdown) of the drifted cells, made when a report shows it
+    review: Callable[[], str | None] | None = None
+
+    @functools.cached_property
+    def review_text(self) -> str | None:
+        return self.review() if self.review is not None else None
 
     def as_json(self) -> dict[str, Any]:
         return {
