@@ -8,7 +8,9 @@ benchmark).
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
+import threading
 
 import click
 
@@ -42,6 +44,17 @@ class LazyGroup(click.Group):
         module = importlib.import_module(entry[0])
         return getattr(module, f"{name}_command")
 
+    def invoke(self, ctx: click.Context) -> object:
+        # click turns a closed stdout into exit 1, the drift code: the pipe error leaves here
+        # as an exception click does not catch, and the output is flushed here (not at exit)
+        # so a reader that left before the last buffer is seen the same way.
+        try:
+            code = super().invoke(ctx)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise ReaderGone from None
+        return code
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
@@ -55,13 +68,39 @@ def cli() -> None:
 
 
 BROKEN_PIPE = 141
+TERMINATED = 128 + signal.SIGTERM
+
+
+class ReaderGone(Exception):
+    """The reader of stdout went away (a closed pipe)."""
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is so that every ``finally`` and cleanup runs (the
+    default action would kill it and leave temp files behind, as SIGINT does not)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; bad input is one line on stderr and exit code 2, never a traceback.
 
     Exit codes: 0 clean, 1 drift or changes, 2 bad input, 3 an internal error (a bug), 141 the
-    reader of the output went away before it was all written."""
+    reader of the output went away before it was all written, 143 a SIGTERM stopped it (temp
+    files removed, nothing half-written)."""
+    if threading.current_thread() is not threading.main_thread():
+        _run(argv)  # only the main thread can take signals (an in-process caller's worker)
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        _run(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(argv: list[str] | None) -> None:
     try:
         code = cli.main(args=argv, standalone_mode=False)
     except SyncError as exc:
@@ -81,7 +120,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(2)
-    except BrokenPipeError:
+    except Terminated:
+        click.echo("terminated", err=True)
+        sys.exit(TERMINATED)
+    except (BrokenPipeError, ReaderGone):
         # The reader of stdout went away (`sync verify KEY | head`): not drift and not a bug.
         # 141 is what a shell reports for a program a closed pipe stopped (128 + SIGPIPE).
         from syncer.console import silence_stdout

@@ -1,5 +1,13 @@
 """Reading and writing files safely: the one atomic write of the project, the all-or-nothing
-write of several files, and the size-capped read of every input the tool reads whole."""
+write of several files, and the size-capped read of every input the tool reads whole.
+
+Both ends refuse what is not a regular file. A FIFO, a device or a directory given where the
+tool reads a file would make it hang (a FIFO without a writer), read without end
+(``/dev/zero``) or fail half-way; written to, it would be replaced by a regular file (run as
+root, ``--out /dev/full`` replaced the device). A symlink is followed on both ends: what it
+finally names must be a regular file (or, for a write, not exist yet), and a write replaces
+that file, leaving the link in place.
+"""
 
 from __future__ import annotations
 
@@ -23,16 +31,59 @@ def read_capped(path: Path | str, limit: int, what: str) -> bytes:
     """
     p = Path(path)
     try:
-        with p.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size > limit:
-                raise _too_big(p, what, size, limit)
-            data = handle.read(limit + 1)
+        # O_NONBLOCK: opening a FIFO without a writer would otherwise wait for one forever;
+        # the fstat below refuses it (and devices, directories) before anything is read.
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise SyncError(f"cannot read {what}: {exc.strerror or exc}", path=str(p)) from None
+        raise _unreadable(p, what, exc) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(fd)
+            raise SyncError(f"cannot read {what}: {_kind(st.st_mode)}", path=str(p))
+    except OSError as exc:
+        os.close(fd)
+        raise _unreadable(p, what, exc) from None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            os.set_blocking(fd, True)
+            if st.st_size > limit:
+                raise _too_big(p, what, st.st_size, limit)
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise _unreadable(p, what, exc) from None
     if len(data) > limit:
         raise _too_big(p, what, None, limit)
     return data
+
+
+def _unreadable(path: Path, what: str, exc: OSError) -> SyncError:
+    return SyncError(f"cannot read {what}: {exc.strerror or exc}", path=str(path))
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular one is, for a message."""
+    if stat.S_ISDIR(mode):
+        return "a directory, not a regular file"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe), not a regular file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device, not a regular file"
+    if stat.S_ISSOCK(mode):
+        return "a socket, not a regular file"
+    return "not a regular file"
+
+
+def check_regular(path: Path | str, what: str) -> None:
+    """Refuse ``path`` unless it is a regular file (after symlinks): the check a reader that
+    opens the file itself (a YAML loader, an archive reader) makes first."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise _unreadable(p, what, exc) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SyncError(f"cannot read {what}: {_kind(st.st_mode)}", path=str(p))
 
 
 def _too_big(path: Path, what: str, size: int | None, limit: int) -> SyncError:
@@ -59,11 +110,14 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~_umask()
 
 
-def _stage(path: Path, text: str) -> str:
+def _stage(path: Path, text: str, staged: list[tuple[Path, str]] | None = None) -> str:
     """Write ``text`` to a temp file beside ``path`` (same directory, so the rename is atomic)
-    with ``path``'s final mode; returns the temp file's name."""
+    with ``path``'s final mode; returns the temp file's name, also appended to ``staged`` as
+    soon as the file exists (so a signal arriving later still finds it to remove)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    if staged is not None:
+        staged.append((path, tmp))
     try:
         os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
@@ -80,6 +134,9 @@ def write_atomic(path: Path, text: str) -> None:
 
     A target that cannot be written (no permission, a directory in the way, a full disk) is bad
     input from the user's point of view: a ``SyncError`` naming the path, and no temp file left.
+    A target that is not a regular file (a FIFO, a device, ``/proc/self/fd/1``) is refused
+    before anything is written; a symlink to a regular file is written through (the file it
+    names is replaced, the link stays).
     """
     write_all({path: text})
 
@@ -89,27 +146,23 @@ def write_all(files: dict[Path, str]) -> None:
     fails on a full disk, a missing permission or a directory in the way), then renamed into
     place; a rename that still fails puts back the files already replaced.
     """
+    files = {_target(path): text for path, text in files.items()}
     staged: list[tuple[Path, str]] = []
+    # The old contents, kept only to undo the renames made before one failed.
+    done: list[tuple[Path, bytes | None]] = []
     current: Path | None = None
+    # BaseException: a SIGTERM (the CLI turns it into an exception) or a Ctrl-C half-way
+    # through must leave no temp file and no half-written set behind either.
     try:
         for path, text in files.items():
             current = path
-            staged.append((path, _stage(path, text)))
-    except OSError as exc:
-        for _path, tmp in staged:
-            Path(tmp).unlink(missing_ok=True)
-        raise SyncError(
-            f"cannot write the file: {exc.strerror or exc}", path=str(current)
-        ) from None
-    # The old contents, kept only to undo a rename that fails half-way through.
-    done: list[tuple[Path, bytes | None]] = []
-    try:
+            _stage(path, text, staged)
         for path, tmp in staged:
             current = path
             old = path.read_bytes() if path.is_file() else None
             os.replace(tmp, path)
             done.append((path, old))
-    except OSError as exc:
+    except BaseException as exc:
         for path, old in reversed(done):
             if old is None:
                 path.unlink(missing_ok=True)
@@ -117,9 +170,35 @@ def write_all(files: dict[Path, str]) -> None:
                 _restore(path, old)
         for _path, tmp in staged:
             Path(tmp).unlink(missing_ok=True)
-        raise SyncError(
-            f"cannot write the file: {exc.strerror or exc}", path=str(current)
-        ) from None
+        if isinstance(exc, OSError):
+            raise SyncError(
+                f"cannot write the file: {exc.strerror or exc}", path=str(current)
+            ) from None
+        raise
+
+
+def _target(path: Path) -> Path:
+    """The file a write to ``path`` replaces: ``path``, or the regular file its symlinks name;
+    anything else already there is refused."""
+    path = Path(path)
+    if not path.is_symlink():
+        _check_writable_kind(path, path)
+        return path
+    final = path.resolve()
+    if not final.exists():
+        raise SyncError("cannot write the file: a symlink to nothing", path=str(path))
+    _check_writable_kind(final, path)
+    return final
+
+
+def _check_writable_kind(final: Path, given: Path) -> None:
+    try:
+        mode = final.stat().st_mode
+    except OSError:
+        return  # a new file (or a folder that cannot be read: staging says why)
+    # A directory in the way keeps its own message ("cannot write the file: Is a directory").
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise SyncError(f"cannot write the file: {_kind(mode)}", path=str(given))
 
 
 def _restore(path: Path, old: bytes) -> None:

@@ -8,7 +8,9 @@ keys are refused instead of ignored: a typo in a pin must not silently publish t
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +124,10 @@ class ModelSpec:
     hicache_donor: str | None = None
     mooncake_donor: str | None = None
     line: int | None = None
+    # The mapping rules (``match:``): InferenceX keys of these model prefixes, or matching
+    # these key patterns (shell-style), belong to this model's page.
+    prefixes: list[str] = field(default_factory=list)
+    key_patterns: list[str] = field(default_factory=list)
 
     @property
     def module_relpath(self) -> str:
@@ -132,6 +138,20 @@ class ModelSpec:
             if spec.key == key:
                 return spec
         raise SyncError(f"config {js(key)} is not listed under model {js(self.path)}")
+
+    def listed(self, key: str) -> ConfigSpec | None:
+        return next((spec for spec in self.configs if spec.key == key), None)
+
+    def matches(self, key: str, model_prefix: str) -> bool:
+        """Whether this model's rules claim InferenceX key ``key`` (of ``model_prefix``)."""
+        return (
+            self.listed(key) is not None
+            or model_prefix in self.prefixes
+            or any(fnmatch.fnmatchcase(key, pattern) for pattern in self.key_patterns)
+        )
+
+    def chip(self, hardware: str) -> bool:
+        return any(h["id"] == hardware for h in self.hardware)
 
 
 @dataclass
@@ -151,6 +171,35 @@ class SyncConfig:
 
     def pins(self) -> dict[str, Pin]:
         return {c.key: c.pin for m in self.models for c in m.configs}
+
+    def model_for(
+        self, key: str, model_prefix: str, hardware: str
+    ) -> tuple[ModelSpec | None, str | None]:
+        """The cookbook model an InferenceX key belongs to by the rules of ``sync.yaml`` (a
+        model listing it, else the first whose ``match`` claims it), or None and why not, in
+        the words the status comment uses."""
+        model = next((m for m in self.models if m.listed(key) is not None), None)
+        model = model or next((m for m in self.models if m.matches(key, model_prefix)), None)
+        if model is None:
+            return None, (
+                f"no cookbook page for {key}: no model of sync.yaml matches its model prefix "
+                f"{model_prefix} or its key"
+            )
+        if not model.chip(hardware) and (model.listed(key) is None or not model.listed(key).hw):
+            return None, (
+                f"no cookbook page for {key}: the {model.model} page ({model.path}) has no "
+                f"{hardware} chip"
+            )
+        return model, None
+
+    def config_spec(self, model: ModelSpec, key: str, pin: Pin) -> ConfigSpec:
+        """``key`` as ``model`` shows it: sync.yaml's listing (its overrides) with ``pin``, or a
+        plain config with ``pin`` when sync.yaml lists nothing for it."""
+        listed = model.listed(key)
+        source = "pr" if pin.pr and pin.status != PointStatus.VERIFIED else "main"
+        if listed is None:
+            return ConfigSpec(key=key, source=source, pin=pin)
+        return dataclasses.replace(listed, source=source, pin=pin)
 
     def model_of(self, config_key: str) -> ModelSpec | None:
         for spec in self.models:
@@ -219,6 +268,19 @@ class _Reader:
         if not isinstance(node, yaml.ScalarNode):
             # Named by kind, never repr'd: an aliased list can expand to gigabytes of text.
             raise self.fail(node, f"{what}: expected a string, got {_kind(node)}")
+        if pattern is not None and node.tag in _IMPLICIT_TAGS:
+            # A value of a fixed shape (a run, comment or PR id, a commit, a date) is the text
+            # the user wrote, quoted or not: YAML 1.1 reads `run: 041000000001` as the octal
+            # 4429185025 and `date: 2026-10-13` as a date object.
+            if _LEADING_ZERO.fullmatch(node.value):
+                raise self.fail(
+                    node,
+                    f"{what}: {js(node.value)} starts with 0, which no GitHub id does "
+                    f"(unquoted, YAML 1.1 reads it as the number {_octal(node.value)}); "
+                    "write the id itself",
+                )
+            if pattern.fullmatch(node.value):
+                return node.value
         value = self.value(node)
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise self.fail(node, f"{what}: expected a string, got {_scalar(node, value)}")
@@ -233,9 +295,23 @@ class _Reader:
         self, nodes: dict[str, yaml.Node], key: str, what: str, **kw: Any
     ) -> str | None:
         node = nodes.get(key)
-        if node is None or self.value(node) is None:
+        # null, ~ or nothing written (read from the tag: building the value could fail first)
+        if node is None or node.tag == "tag:yaml.org,2002:null":
             return None
         return self.text(node, f"{what}.{key}", **kw)
+
+
+_LEADING_ZERO = re.compile(r"0[0-9]+(?:/.*)?")
+# The tags YAML 1.1 resolves a plain or quoted scalar to (no explicit `!tag` written).
+_IMPLICIT_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "timestamp")
+)
+
+
+def _octal(text: str) -> str:
+    """What YAML 1.1 makes of a plain ``0...`` id: an octal number when its digits allow."""
+    digits = text.split("/")[0]
+    return f"{int(digits, 8)}, octal" if set(digits) <= set("01234567") else str(int(digits))
 
 
 def _kind(node: yaml.Node) -> str:
@@ -349,11 +425,18 @@ _CONFIG_KEYS = (
 
 def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
     keys = r.mapping(node, what, _CONFIG_KEYS)
-    if "key" not in keys or "source" not in keys:
-        raise r.fail(node, f"{what}: each config needs 'key' and 'source'")
+    if "key" not in keys:
+        raise r.fail(node, f"{what}: each config needs 'key'")
     key = r.text(keys["key"], f"{what}.key")
     what = f"config {key}"
-    source, pin = _pin(r, key, keys["source"], keys.get("pin"), main, what)
+    if "source" in keys:
+        source, pin = _pin(r, key, keys["source"], keys.get("pin"), main, what)
+    elif "pin" in keys:
+        raise r.fail(keys["pin"], f"{what}: a 'pin' needs its 'source' (main or a PR)")
+    else:
+        # Overrides only: the bot reads the config's state from InferenceX and the module.
+        source = "main"
+        pin = Pin(key, None, main, None, None, PointStatus.IN_PROGRESS, None)
     spec = ConfigSpec(key=key, source=source, pin=pin, line=node.start_mark.line + 1)
     spec.hw = r.optional_text(keys, "hw", what)
     spec.detail = r.optional_text(keys, "detail", what)
@@ -405,12 +488,22 @@ def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
     return spec
 
 
-_MODEL_KEYS = ("path", "model", "page", "section", "hardware", "kv_donors", "configs")
+_MODEL_KEYS = ("path", "model", "page", "section", "hardware", "kv_donors", "match", "configs")
+_MATCH_KEYS = ("model-prefix", "keys")
+
+
+def _match(r: _Reader, node: yaml.Node, spec: ModelSpec, what: str) -> None:
+    rules = r.mapping(node, what, _MATCH_KEYS)
+    if not rules:
+        raise r.fail(node, f"{what}: expected 'model-prefix' and/or 'keys'")
+    for name, target in (("model-prefix", spec.prefixes), ("keys", spec.key_patterns)):
+        if name in rules:
+            target.extend(r.text(n, f"{what}.{name}") for n in r.sequence(rules[name], what))
 
 
 def _model(r: _Reader, node: yaml.Node, main: str) -> ModelSpec:
     keys = r.mapping(node, "model", _MODEL_KEYS)
-    for required in ("path", "model", "page", "section", "hardware", "configs"):
+    for required in ("path", "model", "page", "section", "hardware"):
         if required not in keys:
             raise r.fail(node, f"model: missing {js(required)}")
     path = r.text(
@@ -432,13 +525,15 @@ def _model(r: _Reader, node: yaml.Node, main: str) -> ModelSpec:
         donors = r.mapping(keys["kv_donors"], f"{what}.kv_donors", ("hicache", "mooncake"))
         spec.hicache_donor = r.optional_text(donors, "hicache", f"{what}.kv_donors")
         spec.mooncake_donor = r.optional_text(donors, "mooncake", f"{what}.kv_donors")
-    for item in r.sequence(keys["configs"], f"{what}.configs"):
+    if "match" in keys:
+        _match(r, keys["match"], spec, f"{what}.match")
+    for item in r.sequence(keys["configs"], f"{what}.configs") if "configs" in keys else []:
         cfg = _config(r, item, main, f"{what}.configs")
         if any(c.key == cfg.key for c in spec.configs):
             raise r.fail(item, f"{what}: config {js(cfg.key)} listed twice")
         spec.configs.append(cfg)
-    if not spec.configs:
-        raise r.fail(keys["configs"], f"{what}.configs: expected at least one config")
+    if not spec.configs and not (spec.prefixes or spec.key_patterns):
+        raise r.fail(node, f"{what}: expected 'configs' or 'match' rules (or both)")
     return spec
 
 

@@ -27,7 +27,25 @@ ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b
 # C0/C1 controls (not tab/newline), line/paragraph separators, bidi overrides and isolates:
 # what could move the cursor, hide text or reorder it on screen.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# What a report shows escaped (``\\x1b``, ``\\u200b``) instead of dropping or replacing it:
+# the controls above (ESC included, so an escape sequence is shown, not obeyed or silently
+# removed), bidi marks and the invisible characters (zero-width space and joiners, word
+# joiner, BOM, soft hyphen) that make two values look the same.
+_HIDDEN = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff]"
+)
 _ZWSP = "\u200b"
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every control and invisible character written as its escape."""
+    return _HIDDEN.sub(_escape, text)
 
 
 def clip(value: object, limit: int = MAX_VALUE_CHARS) -> str:
@@ -39,9 +57,10 @@ def clip(value: object, limit: int = MAX_VALUE_CHARS) -> str:
 
 
 def _inert(text: str) -> str:
-    """Escape sequences removed, tokens masked, CR and CRLF made LF, controls replaced."""
-    text = mask(ANSI_ESCAPE.sub("", text)).replace("\r\n", "\n").replace("\r", "\n")
-    return _CONTROL.sub("\ufffd", text)
+    """Tokens masked, CR and CRLF made LF, controls and invisible characters (escape
+    sequences' ESC included) shown as escapes."""
+    text = mask(text).replace("\r\n", "\n").replace("\r", "\n")
+    return visible(text)
 
 
 def _one_line(text: str) -> str:
@@ -128,10 +147,11 @@ def md_block(value: object, lang: str = "") -> str:
 
 
 def term_text(value: object, *, limit: int | None = None) -> str:
-    """A value for a terminal: escape sequences and control characters removed."""
+    """A value for a terminal: tokens masked, control and invisible characters (the ESC of
+    an escape sequence included) shown as escapes, so nothing acts on the terminal and
+    nothing is hidden from the reader."""
     text = clip(value, limit) if limit else ("" if value is None else str(value))
-    text = mask(ANSI_ESCAPE.sub("", text))
-    return _CONTROL.sub("\ufffd", text.replace("\r", ""))
+    return visible(mask(text).replace("\r\n", "\n"))
 
 
 def json_text(value: Any, *, indent: int | None = None) -> str:

@@ -3,8 +3,16 @@
 PyGithub is pointed at it with ``base_url`` so the bot's requests, pagination, redirects and
 retries are exercised for real. State lives in plain dicts the tests read and change directly
 (``server.repo(...)``, ``server.add_comment(...)``); every request is recorded in
-``server.log`` so tests can assert that nothing was written. Faults (5xx, rate limits with
-``Retry-After``) are queued with ``server.fail_next(...)``.
+``server.log`` so tests can assert that nothing was written. Faults (5xx, rate limits, a
+write made and its answer lost) are queued with ``server.fail_next(...)``.
+
+The fidelity rule: every JSON body the server sends must validate against the schema GitHub's
+official OpenAPI description gives that operation and status (``ghschema.response_errors``,
+data in ``tests/schemas/``); a body that does not is recorded and fails the test that caused it
+when the server stops. Behaviour follows GitHub's too: ``GET /pulls`` lists
+``pull-request-simple`` objects (no ``merged``), 422s carry ``errors[{resource, code, field,
+message}]``, ``updated_at`` moves on every write, ``/pulls/{n}/commits`` stops at 250, an App
+installation token (``ghs_``) is refused ``GET /user``, a run keeps every attempt's artifacts.
 """
 
 from __future__ import annotations
@@ -12,16 +20,24 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import subprocess
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from ghschema import response_errors
+
 TS = "2026-10-12T10:00:00Z"
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
+# GET /pulls/{n}/commits lists a PR's first 250 commits, never more (GitHub's documented cap).
+MAX_PR_COMMITS = 250
 
 
 @dataclass
@@ -48,6 +64,7 @@ class Request:
 class FakeRepo:
     full_name: str
     default_branch: str = "main"
+    fork: bool = False
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)
     runs: dict[int, dict[str, Any]] = field(default_factory=dict)
@@ -66,8 +83,16 @@ class GitHubModel:
         self.log: list[Request] = []
         self.faults: list[Fault] = []
         self._ids = itertools.count(1000)
+        self._clock = datetime.strptime(TS, _STAMP).replace(tzinfo=UTC)
+        self._user_ids: dict[str, int] = {}
+        self.app_logins: set[str] = set()  # "<slug>[bot]" logins of App installation tokens
+        self.orgs: set[str] = set()  # owners that are organizations (their forks: no fork_collab)
+        self.git_dirs: dict[str, Path] = {}  # repo -> its bare git, when a test has one
         self._numbers: dict[str, Iterator[int]] = {}
         self.base = ""
+        # Every JSON body sent that is not what GitHub sends for that operation and status
+        # (``ghschema.response_errors``); GitHubServer fails the test that caused one.
+        self.violations: list[str] = []
         self.relative_redirects = False  # HTTP allows a relative Location; GitHub sends absolute
         self.lock = threading.RLock()
         # (method, path regex, fn): fn(model) runs right after a matching request was served,
@@ -83,7 +108,11 @@ class GitHubModel:
         return self.repos[full_name]
 
     def add_token(self, token: str, login: str) -> None:
+        """``token`` authenticates as ``login``; a ``ghs_`` token is an App installation's
+        (or Actions' ``GITHUB_TOKEN``), which GitHub refuses ``GET /user``."""
         self.tokens[token] = login
+        if token.startswith("ghs_"):
+            self.app_logins.add(login)
 
     def next_id(self) -> int:
         return next(self._ids)
@@ -106,6 +135,7 @@ class GitHubModel:
         fake = self.repo(repo)
         number = number or next(self._numbers[repo])
         commits = list(commits or [f"{number:040x}"])
+        made = self.now()
         pull = {
             "number": number,
             "title": title,
@@ -119,6 +149,8 @@ class GitHubModel:
             "commits": commits,
             "labels": list(labels or []),
             "maintainer_can_modify": maintainer_can_modify,
+            "created_at": made,
+            "updated_at": made,
         }
         fake.pulls[number] = pull
         return pull
@@ -133,6 +165,7 @@ class GitHubModel:
         association: str = "MEMBER",
         created_at: str = TS,
     ) -> dict[str, Any]:
+        self.seen(created_at)
         comment = {
             "id": self.next_id(),
             "issue": number,
@@ -162,7 +195,8 @@ class GitHubModel:
         expired: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         fake = self.repo(repo)
-        run = {
+        self.seen(created_at)
+        run: dict[str, Any] = {
             "id": run_id,
             "event": event,
             "path": path,
@@ -171,9 +205,35 @@ class GitHubModel:
             "head_sha": head_sha,
             "head_branch": head_branch,
             "created_at": created_at,
+            "attempts": 1,
             "artifacts": [],
         }
-        for name, data in (artifacts or {}).items():
+        fake.runs[run_id] = run
+        self._upload(fake, run, artifacts or {}, expired)
+        return run
+
+    def rerun(
+        self,
+        repo: str,
+        run_id: int,
+        *,
+        conclusion: str = "success",
+        artifacts: dict[str, bytes] | None = None,
+    ) -> dict[str, Any]:
+        """A new attempt of the run (same id, ``run_attempt`` + 1). As on GitHub, the run's
+        artifact list keeps what earlier attempts uploaded next to the new attempt's; the
+        earlier attempt keeps its own conclusion under ``/attempts/{n}``."""
+        fake = self.repo(repo)
+        run = fake.runs[run_id]
+        run["attempts"] += 1
+        run["status"], run["conclusion"] = "completed", conclusion
+        self._upload(fake, run, artifacts or {}, ())
+        return run
+
+    def _upload(
+        self, fake: FakeRepo, run: dict[str, Any], artifacts: dict[str, bytes], expired: tuple
+    ) -> None:
+        for name, data in artifacts.items():
             art_id = self.next_id()
             self.blobs[art_id] = data
             fake.artifacts[art_id] = {
@@ -181,11 +241,10 @@ class GitHubModel:
                 "name": name,
                 "expired": name in expired,
                 "size": len(data),
-                "run": run_id,
+                "run": run["id"],
+                "attempt": run["attempts"],
             }
             run["artifacts"].append(art_id)
-        fake.runs[run_id] = run
-        return run
 
     def add_issue(
         self,
@@ -233,7 +292,7 @@ class GitHubModel:
                 re.compile(path_regex),
                 status,
                 headers or {},
-                {"message": message},
+                self.error(message, status=str(status)),
                 times,
                 apply,
             )
@@ -246,62 +305,223 @@ class GitHubModel:
     def writes(self) -> list[Request]:
         return [r for r in self.log if r.method in WRITE_METHODS]
 
-    # -- JSON shapes -------------------------------------------------------------------------
+    # -- JSON shapes (GitHub's, as tests/schemas holds them) ---------------------------------
+
+    def now(self) -> str:
+        """The clock: a second later on every call, and never before a time a test gave, so
+        each write gets its own ``updated_at`` as on GitHub."""
+        self._clock += timedelta(seconds=1)
+        return self._clock.strftime(_STAMP)
+
+    def seen(self, stamp: str) -> None:
+        """A time a test set (a comment's, a run's): the clock goes on from there."""
+        self._clock = max(self._clock, datetime.strptime(stamp, _STAMP).replace(tzinfo=UTC))
+
+    def user_id(self, login: str) -> int:
+        return self._user_ids.setdefault(login, 9_000_000 + len(self._user_ids))
 
     def _user(self, login: str) -> dict[str, Any]:
-        return {"login": login, "id": abs(hash(login)) % 10**6, "type": "User"}
+        uid = self.user_id(login)
+        url = f"{self.base}/users/{login}"
+        return {
+            "login": login,
+            "id": uid,
+            "node_id": f"U_{uid}",
+            "avatar_url": f"https://avatars.githubusercontent.com/u/{uid}?v=4",
+            "gravatar_id": "",
+            "url": url,
+            "html_url": f"https://github.com/{login}",
+            "followers_url": f"{url}/followers",
+            "following_url": f"{url}/following{{/other_user}}",
+            "gists_url": f"{url}/gists{{/gist_id}}",
+            "starred_url": f"{url}/starred{{/owner}}{{/repo}}",
+            "subscriptions_url": f"{url}/subscriptions",
+            "organizations_url": f"{url}/orgs",
+            "repos_url": f"{url}/repos",
+            "events_url": f"{url}/events{{/privacy}}",
+            "received_events_url": f"{url}/received_events",
+            # An App's installation acts as "<slug>[bot]", a user of type Bot.
+            "type": "Bot" if login.endswith("[bot]") else "User",
+            "user_view_type": "public",
+            "site_admin": False,
+        }
+
+    def private_user(self, login: str) -> dict[str, Any]:
+        """``GET /user``: the token's own account, with its private counts."""
+        return {
+            **self._user(login),
+            "user_view_type": "private",
+            **dict.fromkeys(("name", "company", "blog", "location", "email", "bio"), None),
+            "hireable": None,
+            **dict.fromkeys(("public_repos", "public_gists", "followers", "following"), 0),
+            "created_at": TS,
+            "updated_at": TS,
+            **dict.fromkeys(
+                ("private_gists", "total_private_repos", "owned_private_repos", "disk_usage"), 0
+            ),
+            "collaborators": 0,
+            "two_factor_authentication": True,
+        }
 
     def repo_json(self, fake: FakeRepo) -> dict[str, Any]:
         owner, name = fake.full_name.split("/")
+        api = f"{self.base}/repos/{fake.full_name}"
+        rid = abs(zlib.crc32(fake.full_name.encode()))
+        urls = {f"{part}_url": f"{api}/{path}" for part, path in _REPO_URLS.items()}
         return {
-            "id": abs(hash(fake.full_name)) % 10**6,
+            "id": rid,
+            "node_id": f"R_{rid}",
             "name": name,
             "full_name": fake.full_name,
             "owner": self._user(owner),
-            "default_branch": fake.default_branch,
-            "url": f"{self.base}/repos/{fake.full_name}",
+            "private": False,
             "html_url": f"https://github.com/{fake.full_name}",
+            "description": None,
+            "fork": fake.fork,
+            "url": api,
+            **urls,
+            "git_url": f"git://github.com/{fake.full_name}.git",
+            "ssh_url": f"git@github.com:{fake.full_name}.git",
+            "clone_url": f"https://github.com/{fake.full_name}.git",
+            "svn_url": f"https://github.com/{fake.full_name}",
+            "mirror_url": None,
+            "homepage": None,
+            "language": "Python",
+            "size": 1,
+            **dict.fromkeys(
+                ("forks", "forks_count", "open_issues", "open_issues_count", "stargazers_count"), 0
+            ),
+            "watchers": 0,
+            "watchers_count": 0,
+            **dict.fromkeys(("has_issues", "has_projects", "has_downloads", "has_wiki"), True),
+            "has_pages": False,
+            "archived": False,
+            "disabled": False,
+            "license": None,
+            "default_branch": fake.default_branch,
+            "created_at": TS,
+            "updated_at": TS,
+            "pushed_at": TS,
         }
 
-    def pull_json(self, fake: FakeRepo, pull: dict[str, Any]) -> dict[str, Any]:
+    def pull_json(
+        self, fake: FakeRepo, pull: dict[str, Any], *, simple: bool = False
+    ) -> dict[str, Any]:
+        """A PR as ``GET /pulls/{n}`` answers it (``pull-request``), or as the list answers it
+        (``simple``: ``pull-request-simple``, with no ``merged`` and no counts: a merge shows
+        only as ``merged_at``)."""
         head_repo = self.repo(pull["head_repo"])
         number = pull["number"]
-        return {
-            "id": number,
+        api = f"{self.base}/repos/{fake.full_name}"
+        html = f"https://github.com/{fake.full_name}/pull/{number}"
+        merged_at = closed_at = None
+        if pull["state"] == "closed":
+            closed_at = pull.setdefault("closed_at", pull["updated_at"])
+            if pull["merged"]:
+                merged_at = pull.setdefault("merged_at", closed_at)
+        links = {
+            "self": f"{api}/pulls/{number}",
+            "html": html,
+            "issue": f"{api}/issues/{number}",
+            "comments": f"{api}/issues/{number}/comments",
+            "review_comments": f"{api}/pulls/{number}/comments",
+            "review_comment": f"{api}/pulls/comments{{/number}}",
+            "commits": f"{api}/pulls/{number}/commits",
+            "statuses": f"{api}/statuses/{pull['commits'][-1]}",
+        }
+        data = {
+            "url": links["self"],
+            "id": 5_000_000 + number,
+            "node_id": f"PR_{number}",
+            "html_url": html,
+            "diff_url": f"{html}.diff",
+            "patch_url": f"{html}.patch",
+            "issue_url": links["issue"],
+            "commits_url": links["commits"],
+            "review_comments_url": links["review_comments"],
+            "review_comment_url": links["review_comment"],
+            "comments_url": links["comments"],
+            "statuses_url": links["statuses"],
             "number": number,
-            "title": pull["title"],
-            "body": pull["body"],
             "state": pull["state"],
-            "merged": pull["merged"],
-            "merged_at": pull.get("merged_at") or (TS if pull["merged"] else None),
-            "draft": False,
+            "locked": False,
+            "title": pull["title"],
             "user": self._user(pull["user"]),
-            "labels": [{"name": name} for name in pull["labels"]],
+            "body": pull["body"] or None,
+            "labels": [self._label(fake, name) for name in pull["labels"]],
+            "milestone": None,
+            "active_lock_reason": None,
+            "created_at": pull["created_at"],
+            "updated_at": pull["updated_at"],
+            "closed_at": closed_at,
+            "merged_at": merged_at,
+            "merge_commit_sha": f"{number:x}".rjust(40, "e") if merged_at else None,
+            "assignee": None,
+            "assignees": [],
+            "requested_reviewers": [],
+            "requested_teams": [],
+            "head": self._ref(head_repo, pull["head_ref"], pull["commits"][-1]),
+            "base": self._ref(fake, pull["base_ref"], "0" * 40),
+            "_links": {k: {"href": v} for k, v in links.items()},
+            "author_association": "CONTRIBUTOR" if pull["user"] != "maintainer" else "MEMBER",
+            "auto_merge": None,
+            "draft": False,
+        }
+        if simple:
+            return data
+        return {
+            **data,
+            "merged": pull["merged"],
+            "mergeable": None if pull["state"] == "closed" else True,
+            "rebaseable": None,
+            "mergeable_state": "clean" if pull["state"] == "open" else "unknown",
+            "merged_by": self._user("maintainer") if merged_at else None,
+            "comments": len(self.comments_on(fake.full_name, number)),
+            "review_comments": 0,
             "maintainer_can_modify": pull["maintainer_can_modify"],
-            "head": {
-                "ref": pull["head_ref"],
-                "sha": pull["commits"][-1],
-                "label": f"{pull['head_repo'].split('/')[0]}:{pull['head_ref']}",
-                "repo": self.repo_json(head_repo),
-            },
-            "base": {"ref": pull["base_ref"], "sha": "0" * 40, "repo": self.repo_json(fake)},
-            "url": f"{self.base}/repos/{fake.full_name}/pulls/{number}",
-            "html_url": f"https://github.com/{fake.full_name}/pull/{number}",
-            "issue_url": f"{self.base}/repos/{fake.full_name}/issues/{number}",
+            "commits": len(pull["commits"]),
+            "additions": 1,
+            "deletions": 0,
+            "changed_files": 1,
+        }
+
+    def _ref(self, fake: FakeRepo, ref: str, sha: str) -> dict[str, Any]:
+        owner = fake.full_name.split("/")[0]
+        return {
+            "label": f"{owner}:{ref}",
+            "ref": ref,
+            "sha": sha,
+            "user": self._user(owner),
+            "repo": self.repo_json(fake),
+        }
+
+    def _label(self, fake: FakeRepo, name: str) -> dict[str, Any]:
+        lid = abs(zlib.crc32(name.encode()))
+        return {
+            "id": lid,
+            "node_id": f"LA_{lid}",
+            "url": f"{self.base}/repos/{fake.full_name}/labels/{name}",
+            "name": name,
+            "description": None,
+            "color": "ededed",
+            "default": False,
         }
 
     def comment_json(self, fake: FakeRepo, comment: dict[str, Any]) -> dict[str, Any]:
+        api = f"{self.base}/repos/{fake.full_name}"
+        kind = "pull" if comment["issue"] in fake.pulls else "issues"
         return {
             "id": comment["id"],
+            "node_id": f"IC_{comment['id']}",
+            "url": f"{api}/issues/comments/{comment['id']}",
+            "html_url": f"https://github.com/{fake.full_name}/{kind}/{comment['issue']}"
+            f"#issuecomment-{comment['id']}",
             "body": comment["body"],
             "user": self._user(comment["user"]),
-            "author_association": comment["author_association"],
             "created_at": comment["created_at"],
             "updated_at": comment["updated_at"],
-            "url": f"{self.base}/repos/{fake.full_name}/issues/comments/{comment['id']}",
-            "html_url": f"https://github.com/{fake.full_name}/pull/{comment['issue']}"
-            f"#issuecomment-{comment['id']}",
-            "issue_url": f"{self.base}/repos/{fake.full_name}/issues/{comment['issue']}",
+            "issue_url": f"{api}/issues/{comment['issue']}",
+            "author_association": comment["author_association"],
         }
 
     def issue_json(self, fake: FakeRepo, issue: dict[str, Any]) -> dict[str, Any]:
@@ -323,7 +543,7 @@ class GitHubModel:
             "title": issue["title"],
             "body": issue["body"],
             "user": self._user(issue["user"]),
-            "labels": [{"name": name} for name in issue["labels"]],
+            "labels": [self._label(fake, name) for name in issue["labels"]],
             "assignee": None,
             "assignees": [],
             "milestone": None,
@@ -346,38 +566,178 @@ class GitHubModel:
         }
         return out
 
-    def run_json(self, fake: FakeRepo, run: dict[str, Any]) -> dict[str, Any]:
+    def run_json(
+        self, fake: FakeRepo, run: dict[str, Any], attempt: int | None = None
+    ) -> dict[str, Any]:
+        """A workflow run; ``attempt``: as that attempt was (``/attempts/{n}``), else the
+        newest attempt, which is what the run itself shows."""
+        api = f"{self.base}/repos/{fake.full_name}/actions/runs/{run['id']}"
+        shown = attempt or run["attempts"]
+        repo = self.repo_json(fake)
+        minimal = {k: v for k, v in repo.items() if k in _MINIMAL_REPO}
         return {
             "id": run["id"],
+            "node_id": f"WFR_{run['id']}",
             "name": "Run Sweep",
+            "display_title": "Run Sweep",
+            "run_number": run["id"] % 10_000,
+            "run_attempt": shown,
             "event": run["event"],
             "path": run["path"],
-            "status": run["status"],
-            "conclusion": run["conclusion"],
+            "workflow_id": 77,
+            "status": run["status"] if shown == run["attempts"] else "completed",
+            "conclusion": run["conclusion"] if shown == run["attempts"] else "failure",
             "head_sha": run["head_sha"],
             "head_branch": run["head_branch"],
-            "run_attempt": 1,
+            "head_commit": None,
+            "head_repository": minimal,
+            "repository": minimal,
+            "pull_requests": [],
             "created_at": run.get("created_at", TS),
-            "updated_at": TS,
-            "url": f"{self.base}/repos/{fake.full_name}/actions/runs/{run['id']}",
+            "updated_at": run.get("created_at", TS),
+            "run_started_at": run.get("created_at", TS),
+            "url": api + (f"/attempts/{attempt}" if attempt else ""),
             "html_url": f"https://github.com/{fake.full_name}/actions/runs/{run['id']}",
-            "artifacts_url": f"{self.base}/repos/{fake.full_name}/actions/runs/{run['id']}"
-            "/artifacts",
+            "jobs_url": f"{api}/jobs",
+            "logs_url": f"{api}/logs",
+            "check_suite_url": f"{self.base}/repos/{fake.full_name}/check-suites/{run['id']}",
+            "artifacts_url": f"{api}/artifacts",
+            "cancel_url": f"{api}/cancel",
+            "rerun_url": f"{api}/rerun",
+            "previous_attempt_url": f"{api}/attempts/{shown - 1}" if shown > 1 else None,
+            "workflow_url": f"{self.base}/repos/{fake.full_name}/actions/workflows/77",
         }
 
     def artifact_json(self, fake: FakeRepo, art: dict[str, Any]) -> dict[str, Any]:
+        api = f"{self.base}/repos/{fake.full_name}/actions/artifacts/{art['id']}"
+        run = fake.runs[art["run"]]
         return {
             "id": art["id"],
+            "node_id": f"MDg6QXJ0aWZhY3Q{art['id']}",
             "name": art["name"],
-            "expired": art["expired"],
             "size_in_bytes": art["size"],
+            "url": api,
+            "archive_download_url": f"{api}/zip",
+            "expired": art["expired"],
             "created_at": TS,
             "expires_at": "2027-01-10T10:00:00Z",
-            "url": f"{self.base}/repos/{fake.full_name}/actions/artifacts/{art['id']}",
-            "archive_download_url": (
-                f"{self.base}/repos/{fake.full_name}/actions/artifacts/{art['id']}/zip"
-            ),
+            "updated_at": TS,
+            "digest": None,
+            "workflow_run": {
+                "id": run["id"],
+                "repository_id": abs(zlib.crc32(fake.full_name.encode())),
+                "head_repository_id": abs(zlib.crc32(fake.full_name.encode())),
+                "head_branch": run["head_branch"],
+                "head_sha": run["head_sha"],
+            },
         }
+
+    def reaction_json(self, reaction: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": reaction["id"],
+            "node_id": f"REA_{reaction['id']}",
+            "user": self._user(reaction["user"]),
+            "content": reaction["content"],
+            "created_at": TS,
+        }
+
+    def commit_json(self, fake: FakeRepo, sha: str) -> dict[str, Any]:
+        api = f"{self.base}/repos/{fake.full_name}"
+        person = {"name": "author", "email": "author@example.com", "date": TS}
+        return {
+            "url": f"{api}/commits/{sha}",
+            "sha": sha,
+            "node_id": f"C_{sha[:12]}",
+            "html_url": f"https://github.com/{fake.full_name}/commit/{sha}",
+            "comments_url": f"{api}/commits/{sha}/comments",
+            "commit": {
+                "url": f"{api}/git/commits/{sha}",
+                "author": person,
+                "committer": person,
+                "message": "c",
+                "comment_count": 0,
+                "tree": {"sha": "f" * 40, "url": f"{api}/git/trees/{'f' * 40}"},
+            },
+            "author": None,
+            "committer": None,
+            "parents": [],
+        }
+
+    def error(self, message: str, **extra: Any) -> dict[str, Any]:
+        """GitHub's error body (``basic-error``; a 422 adds ``errors``)."""
+        return {
+            "message": message,
+            "documentation_url": "https://docs.github.com/rest",
+            **extra,
+        }
+
+    def validation_failed(
+        self, resource: str, code: str, field: str | None = None, message: str | None = None
+    ) -> dict[str, Any]:
+        """A 422 as GitHub sends it: ``errors[{resource, code, field[, message]}]``; ``code``
+        is ``missing``, ``missing_field``, ``invalid``, ``already_exists``, ``unprocessable``
+        or ``custom`` (with a ``message``)."""
+        error: dict[str, Any] = {"resource": resource, "code": code}
+        if field is not None:
+            error["field"] = field
+        if message is not None:
+            error["message"] = message
+        return self.error("Validation Failed", errors=[error])
+
+
+_STAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _git(git_dir: Path, *args: str) -> str | None:
+    """A read-only git command in a test's repository; None when git says no."""
+    done = subprocess.run(["git", *args], cwd=git_dir, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+# A repository's URL templates, as GitHub spells them (relative to its API URL).
+_REPO_URLS = {
+    "archive": "{archive_format}{/ref}",
+    "assignees": "assignees{/user}",
+    "blobs": "git/blobs{/sha}",
+    "branches": "branches{/branch}",
+    "collaborators": "collaborators{/collaborator}",
+    "comments": "comments{/number}",
+    "commits": "commits{/sha}",
+    "compare": "compare/{base}...{head}",
+    "contents": "contents/{+path}",
+    "contributors": "contributors",
+    "deployments": "deployments",
+    "downloads": "downloads",
+    "events": "events",
+    "forks": "forks",
+    "git_commits": "git/commits{/sha}",
+    "git_refs": "git/refs{/sha}",
+    "git_tags": "git/tags{/sha}",
+    "hooks": "hooks",
+    "issue_comment": "issues/comments{/number}",
+    "issue_events": "issues/events{/number}",
+    "issues": "issues{/number}",
+    "keys": "keys{/key_id}",
+    "labels": "labels{/name}",
+    "languages": "languages",
+    "merges": "merges",
+    "milestones": "milestones{/number}",
+    "notifications": "notifications{?since,all,participating}",
+    "pulls": "pulls{/number}",
+    "releases": "releases{/id}",
+    "stargazers": "stargazers",
+    "statuses": "statuses/{sha}",
+    "subscribers": "subscribers",
+    "subscription": "subscription",
+    "tags": "tags",
+    "teams": "teams",
+    "trees": "git/trees{/sha}",
+}
+# What a ``minimal-repository`` (a run's repository) carries of the full one.
+_MINIMAL_REPO = {
+    "id", "node_id", "name", "full_name", "owner", "private", "html_url", "description",
+    "fork", "url", *(f"{part}_url" for part in _REPO_URLS),
+}  # fmt: skip
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -415,6 +775,9 @@ class _Handler(BaseHTTPRequestHandler):
         data = (
             raw if raw is not None else (b"" if payload is None else json.dumps(payload).encode())
         )
+        if raw is None and payload is not None and not self._request[1].startswith("/_blob/"):
+            method, path = self._request
+            self.model.violations.extend(response_errors(method, path, status, payload))
         self.send_response(status)
         self.send_header(
             "Content-Type", "application/zip" if raw is not None else "application/json"
@@ -429,6 +792,7 @@ class _Handler(BaseHTTPRequestHandler):
         model = self.model
         parts = urlsplit(self.path)
         path = parts.path
+        self._request = (method, path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
@@ -451,12 +815,12 @@ class _Handler(BaseHTTPRequestHandler):
             token = auth.split(" ", 1)[1] if auth and " " in auth else None
             login = model.tokens.get(token or "")
             if login is None:
-                self._send(401, {"message": "Bad credentials"})
+                self._send(401, model.error("Bad credentials", status="401"))
                 return
             try:
                 status, payload, headers = self._route(method, path, query, body, login)
-            except KeyError as exc:
-                status, payload, headers = 404, {"message": f"Not Found: {exc}"}, {}
+            except KeyError:
+                status, payload, headers = 404, model.error("Not Found", status="404"), {}
             self._send(status, payload, headers)
             for verb, pattern, hook in list(model.after):
                 if verb == method and pattern.search(path):
@@ -468,7 +832,10 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> tuple[int, Any, dict[str, str]]:
         model = self.model
         if path == "/user" and method == "GET":
-            return 200, model._user(login), {}
+            if login in model.app_logins:
+                # An App installation token is no user: GitHub refuses it /user.
+                return 403, model.error("Resource not accessible by integration", status="403"), {}
+            return 200, model.private_user(login), {}
         m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
         if not m:
             raise KeyError(path)
@@ -479,17 +846,7 @@ class _Handler(BaseHTTPRequestHandler):
             ("POST", r"/pulls", lambda: self._create_pull(fake, body, login)),
             ("GET", r"/pulls/(\d+)", lambda n: (200, model.pull_json(fake, fake.pulls[int(n)]))),
             ("PATCH", r"/pulls/(\d+)", lambda n: self._update_pull(fake, int(n), body)),
-            (
-                "GET",
-                r"/pulls/(\d+)/commits",
-                lambda n: (
-                    200,
-                    [
-                        {"sha": sha, "commit": {"message": "c"}}
-                        for sha in fake.pulls[int(n)]["commits"]
-                    ],
-                ),
-            ),
+            ("GET", r"/pulls/(\d+)/commits", lambda n: self._commits(fake, int(n), query)),
             (
                 "GET",
                 r"/issues/(\d+)/comments",
@@ -522,7 +879,7 @@ class _Handler(BaseHTTPRequestHandler):
                 r"/issues/comments/(\d+)/reactions",
                 lambda i: (
                     200,
-                    [self._reaction_json(r) for r in fake.comments[int(i)]["reactions"]],
+                    [model.reaction_json(r) for r in fake.comments[int(i)]["reactions"]],
                 ),
             ),
             (
@@ -539,6 +896,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "GET",
                 r"/actions/runs/(\d+)",
                 lambda i: (200, model.run_json(fake, fake.runs[int(i)])),
+            ),
+            (
+                "GET",
+                r"/actions/runs/(\d+)/attempts/(\d+)",
+                lambda i, n: self._attempt(fake, int(i), int(n)),
             ),
             (
                 "GET",
@@ -561,7 +923,7 @@ class _Handler(BaseHTTPRequestHandler):
             if verb == method and hit:
                 result = handler(*hit.groups())
                 status, payload, *extra = result
-                if method == "GET" and "page" in query:
+                if method == "GET" and "page" in query and status == 200:
                     payload = _page(payload, int(query["page"]), int(query.get("per_page", 30)))
                 return status, payload, (extra[0] if extra else {})
         raise KeyError(f"{method} {path}")
@@ -569,7 +931,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _list_pulls(self, fake: FakeRepo, query: dict[str, str]) -> tuple[int, Any]:
         state = query.get("state", "open")
         found = []
-        for pull in fake.pulls.values():
+        # GitHub lists newest first (sort=created, direction=desc by default).
+        for pull in sorted(fake.pulls.values(), key=lambda p: -p["number"]):
             if state != "all" and pull["state"] != state:
                 continue
             if "head" in query:
@@ -578,28 +941,53 @@ class _Handler(BaseHTTPRequestHandler):
                     continue
             if "base" in query and pull["base_ref"] != query["base"]:
                 continue
-            found.append(self.model.pull_json(fake, pull))
+            found.append(self.model.pull_json(fake, pull, simple=True))
         return 200, found
 
+    def _commits(self, fake: FakeRepo, number: int, query: dict[str, str]) -> tuple[int, Any]:
+        # GitHub lists at most 250 commits of a PR, however many pages are asked for.
+        commits = fake.pulls[number]["commits"][:MAX_PR_COMMITS]
+        return 200, [self.model.commit_json(fake, sha) for sha in commits]
+
     def _create_pull(self, fake: FakeRepo, body: dict[str, Any], login: str) -> tuple[int, Any]:
+        model = self.model
         owner, _, ref = body["head"].rpartition(":")
         head_repo = fake.full_name if not owner else self._repo_of_owner(owner, fake)
+        if len(body.get("body") or "") > 65536:
+            return 422, model.validation_failed(
+                "Issue", "custom", "body", "body is too long (maximum is 65536 characters)"
+            )
+        if head_repo not in model.repos or not self._has_branch(head_repo, ref):
+            return 422, model.validation_failed("PullRequest", "invalid", "head")
         for pull in fake.pulls.values():
             if (
                 pull["state"] == "open"
                 and pull["head_ref"] == ref
                 and pull["head_repo"] == head_repo
             ):
-                return 422, {
-                    "message": "Validation Failed",
-                    "errors": [{"message": f"A pull request already exists for {body['head']}."}],
-                }
-        if len(body.get("body") or "") > 65536:
-            return 422, {
-                "message": "Validation Failed",
-                "errors": [{"message": "body is too long (maximum is 65536 characters)"}],
-            }
-        pull = self.model.add_pull(
+                return 422, model.validation_failed(
+                    "PullRequest",
+                    "custom",
+                    None,
+                    f"A pull request already exists for {body['head']}.",
+                )
+        if self._commits_between(head_repo, body["base"], ref) == 0:
+            return 422, model.validation_failed(
+                "PullRequest",
+                "custom",
+                None,
+                f"No commits between {body['base']} and {body['head']}",
+            )
+        allow_edits = bool(body.get("maintainer_can_modify", True))
+        if allow_edits and head_repo != fake.full_name and owner in model.orgs:
+            # Maintainers can be let push only to branches of user-owned forks.
+            return 422, model.validation_failed(
+                "PullRequest",
+                "custom",
+                "fork_collab",
+                "Fork collab can't be granted by someone without permission",
+            )
+        pull = model.add_pull(
             fake.full_name,
             head=ref,
             base=body["base"],
@@ -607,9 +995,24 @@ class _Handler(BaseHTTPRequestHandler):
             body=body.get("body") or "",
             user=login,
             head_repo=head_repo,
-            maintainer_can_modify=bool(body.get("maintainer_can_modify")),
+            maintainer_can_modify=allow_edits and head_repo != fake.full_name,
         )
-        return 201, self.model.pull_json(fake, pull)
+        return 201, model.pull_json(fake, pull)
+
+    def _has_branch(self, repo: str, ref: str) -> bool:
+        """Whether ``repo``'s git (when a test registered one) has branch ``ref``."""
+        git_dir = self.model.git_dirs.get(repo)
+        if git_dir is None:
+            return True
+        return _git(git_dir, "rev-parse", "--verify", "--quiet", f"refs/heads/{ref}") is not None
+
+    def _commits_between(self, head_repo: str, base: str, ref: str) -> int | None:
+        """Commits on ``ref`` not on the base branch (None: no git registered for the repo)."""
+        git_dir = self.model.git_dirs.get(head_repo)
+        if git_dir is None:
+            return None
+        out = _git(git_dir, "rev-list", "--count", f"refs/heads/{base}..refs/heads/{ref}")
+        return None if out is None else int(out)
 
     def _repo_of_owner(self, owner: str, fake: FakeRepo) -> str:
         name = fake.full_name.split("/")[1]
@@ -618,13 +1021,15 @@ class _Handler(BaseHTTPRequestHandler):
     def _update_pull(self, fake: FakeRepo, number: int, body: dict[str, Any]) -> tuple[int, Any]:
         pull = fake.pulls[number]
         if len(body.get("body") or "") > 65536:
-            return 422, {
-                "message": "Validation Failed",
-                "errors": [{"message": "body is too long (maximum is 65536 characters)"}],
-            }
+            return 422, self.model.validation_failed(
+                "Issue", "custom", "body", "body is too long (maximum is 65536 characters)"
+            )
         for key in ("title", "body", "state"):
             if key in body:
                 pull[key] = body[key]
+        pull["updated_at"] = self.model.now()
+        if pull["state"] == "closed":
+            pull.setdefault("closed_at", pull["updated_at"])
         return 200, self.model.pull_json(fake, pull)
 
     def _list_issues(self, fake: FakeRepo, query: dict[str, str]) -> list[dict[str, Any]]:
@@ -691,10 +1096,15 @@ class _Handler(BaseHTTPRequestHandler):
         if number not in fake.pulls and number not in fake.issues:
             raise KeyError(number)
         if len(body["body"]) > 65536:
-            return 422, {"message": "Validation Failed"}
+            return 422, self.model.validation_failed(
+                "IssueComment", "custom", "body", "body is too long (maximum is 65536 characters)"
+            )
+        at = self.model.now()
         comment = self.model.add_comment(
-            fake.full_name, number, body["body"], user=login, association="NONE"
+            fake.full_name, number, body["body"], user=login, association="NONE", created_at=at
         )
+        # A new comment is activity on the PR: its updated_at moves too.
+        fake.pulls[number]["updated_at"] = at
         return 201, self.model.comment_json(fake, comment)
 
     def _edit_comment(
@@ -702,16 +1112,8 @@ class _Handler(BaseHTTPRequestHandler):
     ) -> tuple[int, Any]:
         comment = fake.comments[comment_id]
         comment["body"] = body["body"]
-        comment["updated_at"] = "2026-10-12T11:00:00Z"
+        comment["updated_at"] = self.model.now()
         return 200, self.model.comment_json(fake, comment)
-
-    def _reaction_json(self, reaction: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "id": reaction["id"],
-            "content": reaction["content"],
-            "user": self.model._user(reaction["user"]),
-            "created_at": TS,
-        }
 
     def _react(
         self, fake: FakeRepo, comment_id: int, body: dict[str, Any], login: str
@@ -719,21 +1121,26 @@ class _Handler(BaseHTTPRequestHandler):
         comment = fake.comments[comment_id]
         for reaction in comment["reactions"]:
             if reaction["content"] == body["content"] and reaction["user"] == login:
-                return 200, self._reaction_json(reaction)
+                return 200, self.model.reaction_json(reaction)
         reaction = {"id": self.model.next_id(), "content": body["content"], "user": login}
         comment["reactions"].append(reaction)
-        return 201, self._reaction_json(reaction)
+        return 201, self.model.reaction_json(reaction)
 
     def _unreact(self, fake: FakeRepo, comment_id: int, reaction_id: int) -> tuple[int, Any]:
         comment = fake.comments[comment_id]
         comment["reactions"] = [r for r in comment["reactions"] if r["id"] != reaction_id]
         return 204, None
 
+    def _attempt(self, fake: FakeRepo, run_id: int, attempt: int) -> tuple[int, Any]:
+        run = fake.runs[run_id]
+        if not 1 <= attempt <= run["attempts"]:
+            return 404, self.model.error("Not Found", status="404")
+        return 200, self.model.run_json(fake, run, attempt)
+
     def _artifacts(self, fake: FakeRepo, run_id: int) -> dict[str, Any]:
-        arts = [
-            self.model.artifact_json(fake, fake.artifacts[a])
-            for a in fake.runs[run_id]["artifacts"]
-        ]
+        # Every attempt's artifacts, as GitHub lists a re-run run's.
+        run = fake.runs[run_id]
+        arts = [self.model.artifact_json(fake, fake.artifacts[a]) for a in run["artifacts"]]
         return {"total_count": len(arts), "artifacts": arts}
 
     def _runs(self, fake: FakeRepo, workflow: str, query: dict[str, str]) -> dict[str, Any]:
@@ -753,7 +1160,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _download(self, fake: FakeRepo, art_id: int) -> tuple[int, Any, dict[str, str]]:
         art = fake.artifacts[art_id]
         if art["expired"]:
-            return 410, {"message": "Artifact has expired"}, {}
+            return 410, self.model.error("Artifact has expired", status="410"), {}
         # GitHub answers with a redirect to signed blob storage; the client must not send its
         # token there.
         base = "" if self.model.relative_redirects else self.model.base
@@ -791,6 +1198,12 @@ class GitHubServer:
         self.thread.start()
         return self.model
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+        if kind is None and self.model.violations:
+            shown = sorted(set(self.model.violations))
+            raise AssertionError(
+                f"the fake GitHub sent {len(self.model.violations)} bodies GitHub would not "
+                "send (tests/schemas, from GitHub's OpenAPI description):\n" + "\n".join(shown[:40])
+            )

@@ -84,6 +84,7 @@ class InferenceXRepo:
 
     def clone_for_bot(self, tmp: Path) -> Path:
         """The bot's own clone (bare: only its objects and refs are read)."""
+        tmp.mkdir(parents=True, exist_ok=True)
         clone = tmp / "bot-infx.git"
         git("init", "--quiet", "--bare", str(clone), cwd=tmp)
         return clone

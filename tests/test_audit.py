@@ -299,3 +299,20 @@ def test_a_pin_the_clone_lacks_is_fetched_by_its_commit_id(
     # C has B's recipe: the dspark cells differ, the others agree, all at C's own tree.
     assert {c["configKey"] for c in doc["cells"] if c["recipe"] == "differs"} == {DSPARK}
     assert {c["recipe"] for c in doc["cells"]} == {"agrees", "differs"}
+
+
+def test_progress_on_a_terminal_only(capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from rich.console import Console
+
+    from syncer import progress
+
+    for is_terminal in (True, False):
+        buf = io.StringIO()
+        with progress.use_console(Console(file=buf, force_terminal=is_terminal, width=120)):
+            code, _ = audit_json(capsys)
+        assert code == 0
+        shown = buf.getvalue()
+        assert ("auditing data modules" in shown and "/1 modules" in shown) == is_terminal
+        assert is_terminal or shown == ""

@@ -44,6 +44,7 @@ def gh(monkeypatch: pytest.MonkeyPatch) -> Any:
         monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
         monkeypatch.setenv("SYNC_API_PAUSE", "0")
         monkeypatch.setenv("GITHUB_API_URL", server.base_url)
+        monkeypatch.setenv("SYNC_INFX_LOGIN", BOT)  # an installation token cannot ask GET /user
         yield model
 
 

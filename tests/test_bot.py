@@ -138,6 +138,8 @@ class World:
         template = seeded_cookbook()
         self.bare = tmp / "sglang.git"
         shutil.copytree(template / "sglang.git", self.bare, symlinks=True)
+        # The fake answers a PR's head from the real branch (head invalid, no commits between).
+        self.gh.git_dirs[BOOK] = self.bare
         seed = tmp / "seed"
         shutil.copytree(template / "seed", seed, symlinks=True)
         git("remote", "set-url", "origin", str(self.bare), cwd=seed)
@@ -241,7 +243,8 @@ def test_first_use_opens_the_pr_and_the_status_comment(world, golden):
     assert world.reactions(comment) == ["+1"]
     [pull] = world.book_pulls()
     assert (pull["head_ref"], pull["base_ref"], pull["user"]) == (BRANCH, "main", BOOK_BOT)
-    assert pull["maintainer_can_modify"] is True
+    [opened] = [r for r in world.gh.writes() if r.method == "POST" and r.path.endswith("/pulls")]
+    assert opened.body["maintainer_can_modify"] is True
     assert st.pr_marker("deepseek-ai/deepseek-v4_1") in pull["body"]
     assert f'"run":"{RUN}"' in pull["body"] and '"status":"verified-pr"' in pull["body"]
     assert f"https://github.com/{INFX}/actions/runs/{RUN}" in pull["body"]
@@ -785,6 +788,8 @@ def test_fork_mode_opens_the_pr_from_the_fork(world):
     fork = world.tmp / "fork.git"
     git("clone", "--quiet", "--bare", str(world.bare), str(fork), cwd=world.tmp)
     world.push_repo, world.push_url = "infx-bot/sglang", str(fork)
+    world.gh.repo("infx-bot/sglang").fork = True
+    world.gh.git_dirs["infx-bot/sglang"] = fork
     comment = first_use(world)
     [pull] = world.book_pulls()
     assert (pull["head_repo"], pull["head_ref"]) == ("infx-bot/sglang", BRANCH)

@@ -11,7 +11,7 @@ from syncer import progress
 from syncer.errors import SyncError
 from syncer.publish.github import GitHubClient, Plan
 
-TOKEN = "ghs_" + "T" * 36
+TOKEN = "ghp_" + "T" * 36  # a PAT: GitHub answers it GET /user
 INFX = "SemiAnalysisAI/InferenceX"
 
 
@@ -274,10 +274,8 @@ def test_422_already_exists_means_found_it(server):
     # (a proxy timeout): the next POST gets 422 "already exists", which means "there it is".
     model = server.model
     model.fail_next("POST", r"/pulls$", 422, apply=True, message="Validation Failed")
-    model.faults[-1].body = {
-        "message": "Validation Failed",
-        "errors": [{"message": "A pull request already exists for SemiAnalysisAI:infx-sync/x."}],
-    }
+    taken = "A pull request already exists for SemiAnalysisAI:infx-sync/x."
+    model.faults[-1].body = model.validation_failed("PullRequest", "custom", None, taken)
     pull = client(server).create_pull(
         INFX, title="t", body="b", head="SemiAnalysisAI:infx-sync/x", base="main"
     )
@@ -307,3 +305,22 @@ def test_a_large_download_shows_its_bytes_on_a_terminal(server, tmp_path, monkey
     with progress.use_console(Console(file=buf, force_terminal=True, width=120)):
         gh.download_artifact(art, tmp_path / "small.zip")
     assert buf.getvalue() == ""
+
+
+def test_a_listed_pr_is_merged_by_its_merged_at(server):
+    # GET /pulls answers pull-request-simple objects: no "merged", only "merged_at". Reading
+    # "merged" there called every merged PR "closed without merging".
+    model = server.model
+    merged = model.add_pull(INFX, head="infx-sync/m")
+    merged["state"], merged["merged"] = "closed", True
+    closed = model.add_pull(INFX, head="infx-sync/m")
+    closed["state"] = "closed"
+    gh = client(server)
+    listed = gh.find_pulls(INFX, "SemiAnalysisAI:infx-sync/m")
+    assert [(p.number, p.state, p.merged) for p in listed] == [
+        (closed["number"], "closed", False),
+        (merged["number"], "closed", True),
+    ]
+    assert gh.pull(INFX, merged["number"]).merged is True
+    [answer] = [r for r in model.log if r.path == f"/repos/{INFX}/pulls"]
+    assert answer.method == "GET"

@@ -77,7 +77,7 @@ def gh():
     with srv as model:
         model.add_token(TOKEN, "bot")
         model.repo(INFX)
-        yield model, GitHubClient(TOKEN, base_url=srv.base_url, pause=0, backoff=0.01)
+        yield model, GitHubClient(TOKEN, base_url=srv.base_url, pause=0, backoff=0.01, login="bot")
 
 
 def _pr(model, **kw):

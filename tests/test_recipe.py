@@ -37,13 +37,29 @@ def test_yaml_11_scalars_are_read_as_srt_slurm_reads_them() -> None:
     assert args["mem-fraction-static"] == 0.9
 
 
-def test_loading_equals_pyyaml_safe_load() -> None:
-    # merge-key precedence with sequences of aliases is whatever PyYAML does: srt-slurm uses it
+def test_merge_keys_resolve_as_srt_slurms_pyyaml_did_whatever_pyyaml_is_installed() -> None:
+    # Issue 22.8: PyYAML 6.0.4 gives the *last* mapping of `<<: [a, b]` precedence for keys of
+    # two or more characters (yaml/pyyaml#953); srt-slurm read its recipes with a PyYAML
+    # before that, which (like the merge spec) gives the first. The loader keeps the first,
+    # whichever PyYAML runs it; everything but merge precedence is PyYAML's own safe_load.
     path = FIX / "anchors.yaml"
-    assert yamlsafe.load(path) == yaml.safe_load(path.read_text())
-    text = "a: &a {x: 1}\nb: {<<: [*a, {x: 2, z: 2}]}"
-    assert yamlsafe.loads(text)["b"] == yaml.safe_load(text)["b"] == {"x": 1, "z": 2}
-    assert yamlsafe.load(path)["override_b"]["roles"]["agg"]["args"]["page-size"] == 64
+    loaded = yamlsafe.load(path)
+    assert loaded["override_b"]["roles"]["agg"]["args"]["mem-fraction-static"] == 0.8
+    assert loaded["override_b"]["roles"]["agg"]["args"]["page-size"] == 64
+    plain = yaml.safe_load(path.read_text())
+    plain["override_b"]["roles"]["agg"]["args"]["mem-fraction-static"] = 0.8
+    assert loaded == plain
+    text = (
+        "a: &a {kk: 1, x: 1, z: 0}\nb: &b {kk: 2, y: 3}\n"
+        "r:\n  w: 9\n  <<: [*a, *b, {kk: 3, x: 3}]\n  z: 5\n"
+    )
+    # first mapping wins, explicit keys win, keys in PyYAML 6.0.3's order
+    assert list(yamlsafe.loads(text)["r"].items()) == [
+        ("kk", 1), ("x", 1), ("y", 3), ("z", 5), ("w", 9)
+    ]  # fmt: skip
+    # single mappings under repeated merge keys, and a nested merge
+    nested = "a: &a {kk: 1}\nb: &b {<<: *a, kk2: 2}\nr: {<<: [*b, {kk: 7}]}\n"
+    assert yamlsafe.loads(nested)["r"] == {"kk": 1, "kk2": 2}
 
 
 def test_deep_merge_rules() -> None:

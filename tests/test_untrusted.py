@@ -148,9 +148,11 @@ def test_links_only_to_known_places(url, ok):
     assert out == (f"[label]({url})" if ok else "label")
 
 
-def test_terminal_text_strips_escapes_and_masks_tokens():
+def test_terminal_text_shows_escapes_visibly_and_masks_tokens():
+    # Issue 22.3: escape sequences and invisible characters were dropped or replaced without
+    # a trace; a report now shows them as escapes, inert and visible.
     token = "ghp_" + "A" * 36
-    out = term_text(f"\x1b[31mred\x1b[0m\ttab\nnext {token}\x9b31m")
-    assert out == "red\ttab\nnext ***\ufffd31m"
+    out = term_text(f"\x1b[31mred\x1b[0m\ttab\nnext {token}\x9b31m a\u200bb \u202e")
+    assert out == "\\x1b[31mred\\x1b[0m\ttab\nnext ***\\x9b31m a\\u200bb \\u202e"
     assert token not in md_text(token) and token not in md_code(token)
     assert untrusted.md_block(token) == "```\n***\n```"

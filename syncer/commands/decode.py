@@ -40,7 +40,7 @@ def _dump(value: Any) -> str:
 
 
 @click.command("decode")
-@click.argument("module", type=click.Path(dir_okay=False, path_type=str))
+@click.argument("module", type=click.Path(path_type=str))
 @click.option("--cell", "cell", metavar="ID|INDEX", help="Cell id (configKey#n) or index.")
 @click.option(
     "--point", "point", type=int, metavar="N", help="Only the cell's point at index N (default 0)."

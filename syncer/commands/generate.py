@@ -168,11 +168,11 @@ def _check_date(text: str) -> None:
 
 
 @click.command("reencode")
-@click.argument("module", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("module", type=click.Path(path_type=Path))
 @click.option(
     "--out",
     "out",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Write here (default: the module text on stdout).",
 )
 def reencode_command(module: Path, out: Path | None) -> int:

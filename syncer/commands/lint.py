@@ -23,7 +23,7 @@ from syncer.lint.source import SGLangSource
 
 
 @click.command("lint")
-@click.argument("module", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("module", required=False, type=click.Path(path_type=Path))
 @click.option("--all", "all_modules", is_flag=True, help="Every module under --cookbook.")
 @options.cookbook_dir_option(
     "--cookbook",

@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from syncer.commands import options
-from syncer.cookbook.shell import copy_all
+from syncer.cookbook.shell import check_pasteable, copy_all
 from syncer.errors import SyncError
 from syncer.inferencex.render import render_config
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
@@ -84,6 +84,8 @@ def render_command(
         for name, blocks in routers.items():
             if router is not None and name != router:
                 continue
+            # What generate would refuse to publish is not printed for pasting either.
+            check_pasteable(blocks, f"{config} point {p.index} router {name}", literal=raw)
             items.append(
                 {
                     "point": p.index,
@@ -92,7 +94,9 @@ def render_command(
                     "override": p.override or "-",
                     "router": name,
                     "submitted": name == p.submitted,
-                    "text": copy_all(blocks, {} if raw else _contents(p.files.get(name, {}))),
+                    "text": copy_all(blocks, {} if raw else _contents(p.files.get(name, {})))
+                    if not raw
+                    else copy_all(blocks, literal=True),
                     "files": [] if raw else list(p.files.get(name, {})),
                     # a file the commands name whose content is unknown: said, never invented
                     "missing": []

@@ -112,13 +112,28 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def format_block(block: Block) -> str:
+def quote_literal(value: Any) -> str:
+    """One shell word for what srt-slurm passed as argv (the raw form): as :func:`quote`, but
+    double quotes only when every expansion inside is one of the renderer's cluster tokens
+    (``$INFRA_IP``); anything else with a ``$`` (``${HOME}``, ``$(...)``) is single-quoted,
+    so the paste passes it literally, as srt-slurm did."""
+    text = value if type(value) is str else js_string(value)
+    if _BARE.fullmatch(text) or not _DOUBLE.fullmatch(text):
+        return _quote(text)
+    if _expansion_problem(text, raw=True) is None:
+        return f'"{text}"'
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def format_block(block: Block, *, literal: bool = False) -> str:
     """The block's command text: preamble lines, ``KEY=value \\`` env lines, the command and
-    one indented line per arg (no trailing newline)."""
+    one indented line per arg (no trailing newline). ``literal``: values quoted with
+    :func:`quote_literal` (the raw form)."""
+    quote_value = quote_literal if literal else quote
     lines = [js_string(line) for line in block.get("preamble") or []]
     env = block.get("env")
     if env:
-        lines.extend([f"{key}={quote(value)} \\" for key, value in env.items()])
+        lines.extend([f"{key}={quote_value(value)} \\" for key, value in env.items()])
     args = block.get("args")
     if not args:
         lines.append(NGINX_COMMAND if block.get("kind") == "nginx" else js_string(block.get("cmd")))
@@ -127,7 +142,7 @@ def format_block(block: Block) -> str:
     # Every arg line but the last ends with " \"; a bare flag has no trailing space.
     lines.append(
         " \\\n".join(
-            f"  {arg[0]} {' '.join(map(quote, arg[1:]))}" if len(arg) > 1 else f"  {arg[0]}"
+            f"  {arg[0]} {' '.join(map(quote_value, arg[1:]))}" if len(arg) > 1 else f"  {arg[0]}"
             for arg in args
         )
     )
@@ -164,19 +179,22 @@ def placeholders(text: str) -> list[str]:
     return [name for name in seen if placeholder_text(name)]
 
 
-def all_text(blocks: Iterable[Block]) -> str:
+def all_text(blocks: Iterable[Block], *, literal: bool = False) -> str:
     """Every block as ``# <title>`` plus its text, separated by blank lines."""
-    return "\n\n".join(f"# {block_title(b)}\n{format_block(b)}" for b in blocks)
+    return "\n\n".join(f"# {block_title(b)}\n{format_block(b, literal=literal)}" for b in blocks)
 
 
 def export_lines(names: Iterable[str]) -> list[str]:
     return [f"export {name}=<{placeholder_text(name)}>" for name in names]
 
 
-def copy_all(blocks: list[Block], files: Mapping[str, str] | None = None) -> str:
+def copy_all(
+    blocks: list[Block], files: Mapping[str, str] | None = None, *, literal: bool = False
+) -> str:
     """The page's "Copy all" text: export lines for the placeholders used (in the commands or
-    the router's config ``files``, id -> content), a blank line, then every block."""
-    body = all_text(blocks)
+    the router's config ``files``, id -> content), a blank line, then every block.
+    ``literal``: the raw form's quoting (:func:`quote_literal`)."""
+    body = all_text(blocks, literal=literal)
     contents = json.dumps(list((files or {}).values()), ensure_ascii=False)
     names = placeholders(body + contents)
     if not names:
@@ -192,49 +210,91 @@ _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FLAG = re.compile(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*")
 # Commands and preamble lines are printed as they are: plain words only, placeholders allowed.
 _PLAIN_LINE = re.compile(r"[A-Za-z0-9_@%+=:,./ $-]*")
-# C0/C1 controls (line breaks included), line/paragraph separators, and the bidi overrides and
-# isolates that make the page show a value in another order than the shell reads it.
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (line breaks included), line/paragraph separators, the bidi marks, overrides
+# and isolates that make the page show a value in another order than the shell reads it, and
+# the invisible characters (zero-width space and joiners, word joiner, BOM, soft hyphen) that
+# make a value differ from what a reviewer sees.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064"
+    "\u2066-\u2069\ufeff]"
+)
+# The cluster facts the renderer writes into raw blocks as ``$TOKENS`` (inferencex/services.py
+# SERVICE_TEMPLATES, processes.py, render.py's device lists) besides the cookbook placeholders.
+RAW_TOKENS = frozenset(
+    {"NODE_IP", "HEAD_NODE_IP", "INFRA_IP", "NODE_ID", "INSTANCE_INDEX", "IB_DEVICES"}
+)
+_RAW_ROLE_HEAD = re.compile(r"[A-Z]+_\d+_HEAD_IP")
 
 
-def _expansion_problem(text: str) -> str | None:
-    """Why ``text`` would expand something other than a described placeholder, or None."""
+def _expansion_problem(text: str, *, raw: bool = False) -> str | None:
+    """Why ``text`` would expand something other than a described placeholder (``raw``: or
+    a bare renderer token), or None."""
     for match in _EXPANSION.finditer(text):
         braced, name, other = match.groups()
         if braced is not None:
+            if raw:
+                return f"has ${{{braced}}}, which srt-slurm passed literally"
             name = braced
         elif other is not None:
             shown = f"${other}" if other else "a trailing $"
             return f"has {shown!s}, a shell expansion the cookbook never shows"
+        if raw and (name in RAW_TOKENS or _RAW_ROLE_HEAD.fullmatch(name)):
+            continue
         if not placeholder_text(name):
             return f"expands ${name}, which is not a known placeholder"
     return None
 
 
-def _refuse(where: str, what: str, value: str, reason: str) -> SyncError:
-    return SyncError(f"{where}: {what} = {js(value)} {reason}; refusing to publish it")
+def _refuse(where: str, what: str, value: str, reason: str, verb: str) -> SyncError:
+    return SyncError(f"{where}: {what} = {visible(value)} {reason}; refusing to {verb} it")
 
 
-def _check_value(value: Any, what: str, where: str) -> None:
+def visible(text: str) -> str:
+    """``text`` as a JSON-style string with every unprintable or invisible character written
+    as an escape (``\\u200b``), so a message shows what a terminal or a page would hide."""
+    shown = js(text)
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", shown)
+
+
+def _check_printable(value: Any, what: str, where: str, verb: str) -> None:
     text = js_string(value)
     if _UNPRINTABLE.search(text):
         raise _refuse(
-            where, what, text, "contains a line break, a control character or a bidi control"
+            where,
+            what,
+            text,
+            "contains a line break, a control character, a bidi control or an invisible character",
+            verb,
         )
-    if _BARE.fullmatch(text) or not _DOUBLE.fullmatch(text):
+
+
+def _check_value(value: Any, what: str, where: str, literal: bool, verb: str) -> None:
+    _check_printable(value, what, where, verb)
+    text = js_string(value)
+    if literal or _BARE.fullmatch(text) or not _DOUBLE.fullmatch(text):
         return  # bare words expand nothing; single quotes make everything literal
     reason = _expansion_problem(text)
     if reason:
-        raise _refuse(where, what, text, reason)
+        raise _refuse(where, what, text, reason, verb)
 
 
-def _check_plain(value: Any, what: str, where: str, pattern: re.Pattern[str]) -> None:
+def _check_plain(
+    value: Any, what: str, where: str, pattern: re.Pattern[str], literal: bool, verb: str
+) -> None:
     text = js_string(value)
     if not pattern.fullmatch(text):
-        raise _refuse(where, what, text, "is printed unquoted and is not a plain word")
-    reason = _expansion_problem(text)
+        raise _refuse(where, what, text, "is printed unquoted and is not a plain word", verb)
+    reason = _expansion_problem(text, raw=literal)
     if reason:
-        raise _refuse(where, what, text, reason)
+        raise _refuse(where, what, text, reason, verb)
+
+
+def check_pasteable(blocks: list[Block], where: str, *, literal: bool = False) -> None:
+    """:func:`check_publishable` for a command text printed to be pasted (``sync render``):
+    the same refusals, so ``render`` never prints what ``generate`` would refuse to publish.
+    ``literal`` (the raw form): values are quoted with :func:`quote_literal`, so a ``$``
+    in them is passed literally instead of refused."""
+    _check_blocks(blocks, where, literal, "print")
 
 
 def check_publishable(blocks: list[Block], where: str) -> None:
@@ -248,21 +308,30 @@ def check_publishable(blocks: list[Block], where: str) -> None:
     names the deployment (e.g. ``cell X point 2 router sglang``); the error adds the block,
     the flag or env key and the value.
     """
+    _check_blocks(blocks, where, False, "publish")
+
+
+def _check_blocks(blocks: list[Block], where: str, literal: bool, verb: str) -> None:
     for index, block in enumerate(blocks):
         title = f"{where}, block {index} ({block_title(block)})"
         for line in block.get("preamble") or []:
-            _check_plain(line, "preamble line", title, _PLAIN_LINE)
+            if literal:
+                # srt-slurm runs a service's preamble through bash itself: the raw form shows
+                # that shell line as it ran, refusing only what a terminal would hide.
+                _check_printable(line, "preamble line", title, verb)
+            else:
+                _check_plain(line, "preamble line", title, _PLAIN_LINE, literal, verb)
         for key, value in (block.get("env") or {}).items():
-            _check_plain(key, "env key", title, _ENV_KEY)
-            _check_value(value, f"env {key}", title)
+            _check_plain(key, "env key", title, _ENV_KEY, literal, verb)
+            _check_value(value, f"env {key}", title, literal, verb)
         args = block.get("args") or []
         if not (block.get("kind") == "nginx" and not args):  # printed as a fixed command
-            _check_plain(block.get("cmd"), "command", title, _PLAIN_LINE)
+            _check_plain(block.get("cmd"), "command", title, _PLAIN_LINE, literal, verb)
             if not js_string(block.get("cmd")).strip():
-                raise _refuse(title, "command", js_string(block.get("cmd")), "is empty")
+                raise _refuse(title, "command", js_string(block.get("cmd")), "is empty", verb)
         for arg in args:
             if not isinstance(arg, list) or not arg:
                 raise SyncError(f"{title}: argument {js(arg)} is not a [flag, values...] list")
-            _check_plain(arg[0], "flag", title, _FLAG)
+            _check_plain(arg[0], "flag", title, _FLAG, literal, verb)
             for value in arg[1:]:
-                _check_value(value, f"flag {arg[0]}", title)
+                _check_value(value, f"flag {arg[0]}", title, literal, verb)

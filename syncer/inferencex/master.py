@@ -18,6 +18,7 @@ from typing import Any
 
 from syncer import checkout
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
 from syncer.wording import PATH_CHARS, js
 
@@ -375,7 +376,13 @@ def load_master(inferencex_dir: Path | str) -> Master:
     try:
         if any(f.stat().st_size > yamlsafe.MAX_FILE_BYTES for f in files):
             raise OSError  # never read whole; yamlsafe.load refuses it with its size
-        digests = tuple((str(f), hashlib.sha256(f.read_bytes()).digest()) for f in files)
+        digests = tuple(
+            (
+                str(f),
+                hashlib.sha256(read_capped(f, yamlsafe.MAX_FILE_BYTES, "master config")).digest(),
+            )
+            for f in files
+        )
     except OSError:
         return read_master(root, layout, files)  # yamlsafe.load names the unreadable file
     key = (str(root), digests)

@@ -19,18 +19,87 @@ from typing import Any
 import yaml
 
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
 from syncer.wording import js
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # A real master config (~150 keys) expands to well under a million nodes; a billion-laughs
 # document needs far more.
 MAX_EXPANDED_NODES = 2_000_000
+MAX_DEPTH = 200
+TOO_DEEP = f"YAML nesting deeper than {MAX_DEPTH} levels; refusing it"
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
-    """Safe loader that refuses duplicate mapping keys (merge keys excepted)."""
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+class _MergeAsSrtSlurm:
+    """Merge keys resolved the way srt-slurm's PyYAML resolved them, whatever PyYAML is
+    installed: PyYAML up to 6.0.3 (and the YAML merge spec) give the *first* mapping of
+    ``<<: [*a, *b]`` precedence; 6.0.4 gives the last one for most keys (yaml/pyyaml#953).
+    srt-slurm pins no PyYAML (``pyyaml>=6.0``, no lock) and the runs InferenceX pinned were
+    read with a release before the change. Explicit keys win over merged ones; a mapping
+    merged several times is flattened once and its keys counted once, so nested merges cost
+    what the document holds (PyYAML's merge-key blow-up, yaml/pyyaml#897, stays closed)."""
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        explicit: list[tuple[yaml.Node, yaml.Node]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE:
+                if key_node.tag == "tag:yaml.org,2002:value":
+                    key_node.tag = "tag:yaml.org,2002:str"
+                explicit.append((key_node, value_node))
+                continue
+            if isinstance(value_node, yaml.MappingNode):
+                sources = [value_node]
+            elif isinstance(value_node, yaml.SequenceNode):
+                sources = list(reversed(value_node.value))  # the later pairs win below
+                for source in sources:
+                    if not isinstance(source, yaml.MappingNode):
+                        raise yaml.constructor.ConstructorError(
+                            "while constructing a mapping",
+                            node.start_mark,
+                            f"expected a mapping for merging, but found {source.id}",
+                            source.start_mark,
+                        )
+            else:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping",
+                    node.start_mark,
+                    "expected a mapping or list of mappings for merging, but found "
+                    f"{value_node.id}",
+                    value_node.start_mark,
+                )
+            for source in sources:
+                self.flatten_mapping(source)
+                merged.extend(source.value)
+        if len(explicit) != len(node.value):
+            node.value = _last_wins(merged + explicit)
+
+
+def _last_wins(pairs: list[tuple[yaml.Node, yaml.Node]]) -> list[tuple[yaml.Node, yaml.Node]]:
+    """``pairs`` with one pair per key: placed where the key first appears, with the value of
+    its last appearance (what building a dict from all of them gives)."""
+    slots: dict[object, int] = {}
+    out: list[tuple[yaml.Node, yaml.Node]] = []
+    for key_node, value_node in pairs:
+        ident = (
+            (key_node.tag, key_node.value) if isinstance(key_node, yaml.ScalarNode) else key_node
+        )
+        if ident in slots:
+            out[slots[ident]] = (out[slots[ident]][0], value_node)
+        else:
+            slots[ident] = len(out)
+            out.append((key_node, value_node))
+    return out
+
+
+class _StrictLoader(_MergeAsSrtSlurm, _Base):  # type: ignore[misc, valid-type]
+    """Safe loader that refuses duplicate mapping keys (merge keys excepted) and keys YAML 1.1
+    reads as booleans (``on:``, ``off:``, ``yes:``)."""
 
     source_path = "<yaml>"
     # None: a duplicate key is refused; a list: the last value wins and a warning is appended
@@ -47,6 +116,15 @@ class _StrictLoader(_Base):  # type: ignore[misc, valid-type]
             except TypeError:
                 continue
             line = key_node.start_mark.line + 1
+            if isinstance(key, bool):
+                # `on: 1` renders as `--True 1`, and srt-slurm fails on it: said, with its line.
+                raise SyncError(
+                    f"key {js(key_node.value)} is read by YAML 1.1 as the boolean "
+                    f"{js(key)}, not a name; quote it ('{key_node.value}':) if the name is meant",
+                    path=self.source_path,
+                    line=line,
+                    column=key_node.start_mark.column + 1,
+                )
             if key in seen:
                 if self.duplicates is None:
                     raise SyncError(
@@ -86,6 +164,8 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
     except ValueError as exc:
         # int() refuses a scalar of thousands of digits: a PR's recipe must not crash the bot.
         raise SyncError(f"YAML value the loader cannot build: {str(exc)[:80]}", path=path) from None
+    except RecursionError:
+        raise SyncError(TOO_DEEP, path=path) from None
     check_size(data, path)
     return data
 
@@ -93,19 +173,16 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
 def load(path: Path | str, *, duplicates: list[str] | None = None) -> Any:
     """Read and parse a YAML file strictly (size-limited); ``duplicates`` as in :func:`loads`."""
     p = Path(path)
+    raw = read_capped(p, MAX_FILE_BYTES, "YAML file")  # refuses FIFOs, devices, directories
     try:
-        size = p.stat().st_size
-    except OSError as exc:
-        raise SyncError(f"cannot read YAML file: {exc.strerror}", path=str(p)) from None
-    if size > MAX_FILE_BYTES:
-        raise SyncError(
-            f"YAML file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit", path=str(p)
-        )
-    try:
-        text = p.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SyncError(f"YAML file is not UTF-8: {exc.reason}", path=str(p)) from None
     return loads(text, str(p), duplicates=duplicates)
+
+
+class _NodesLoader(_MergeAsSrtSlurm, yaml.SafeLoader):
+    """The pure-Python safe loader with srt-slurm's merge-key precedence."""
 
 
 class Nodes:
@@ -118,12 +195,14 @@ class Nodes:
         self.path = path
         # The pure-Python composer: its marks and problem texts are the ones this reader's
         # messages have always shown.
-        self._loader = yaml.SafeLoader(text)
+        self._loader = _NodesLoader(text)
 
     def root(self) -> yaml.Node | None:
         """The document's root node, ``None`` for an empty document."""
         try:
-            return self._loader.get_single_node()
+            node = self._loader.get_single_node()
+        except RecursionError:
+            raise SyncError(TOO_DEEP, path=self.path) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise SyncError(
@@ -132,6 +211,9 @@ class Nodes:
                 line=mark.line + 1 if mark else None,
                 column=mark.column + 1 if mark else None,
             ) from None
+        if node is not None and _node_depth(node) > MAX_DEPTH:
+            raise SyncError(TOO_DEEP, path=self.path)
+        return node
 
     def fail(self, node: yaml.Node, message: str) -> SyncError:
         """An error at ``node``'s line and column."""
@@ -156,7 +238,28 @@ class Nodes:
             raise self.fail(node, "a number too long to be a PR, run or comment id") from None
 
 
-def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
+def _node_depth(root: yaml.Node) -> int:
+    """How deep ``root`` nests (iterative: the depth of a hostile file is what is measured);
+    stops counting past ``MAX_DEPTH``."""
+    deepest = 0
+    stack = [(root, 1)]
+    seen: set[int] = set()
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > MAX_DEPTH or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
+    return deepest
+
+
+def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES, path: str | None = None) -> int:
     """Number of nodes ``data`` has once every shared (aliased) object is copied out.
 
     Shared objects are sized once (memo by id), so this is linear in the *document*, not in
@@ -165,8 +268,8 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
     memo: dict[int, int] = {}
 
     def size(obj: Any, depth: int) -> int:
-        if depth > 200:
-            raise SyncError("YAML nesting deeper than 200 levels")
+        if depth > MAX_DEPTH:
+            raise SyncError(TOO_DEEP, path=path)
         if isinstance(obj, dict):
             key = id(obj)
             if key in memo:
@@ -195,7 +298,7 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES) -> int:
 
 
 def check_size(data: Any, path: str) -> None:
-    n = expanded_size(data)
+    n = expanded_size(data, path=path)
     if n > MAX_EXPANDED_NODES:
         raise SyncError(
             f"YAML expands to more than {MAX_EXPANDED_NODES} nodes through aliases; refusing it",

@@ -329,6 +329,12 @@ class CookbookPR:
                 f"{model.path}: opened {self.s.cookbook_repo}#{made.number}",
                 f"{model.path}: would open a PR in {self.s.cookbook_repo}",
             )
+            fork = made.head_repo != self.s.cookbook_repo
+            if fork and not self.plan.dry_run and not made.maintainer_can_modify:
+                self.out.say(
+                    f"{self.s.cookbook_repo}#{made.number}: GitHub refused to let maintainers "
+                    f"push to {made.head_repo} (an organization's fork); opened without it"
+                )
         elif open_pr.body != body or open_pr.title != title:
             self.gh.update_pull(
                 self.s.cookbook_repo,

@@ -36,6 +36,9 @@ from syncer.wording import js
 API_URL = links.API_URL
 # Artifacts hold logs, not models: anything bigger is not what the bot expects.
 MAX_ARTIFACT_BYTES = 2 * 1024**3
+# GitHub's guidance for a secondary rate limit answered without Retry-After: wait at least a
+# minute, then exponentially longer while it lasts.
+SECONDARY_WAIT = 60.0
 _CHUNK = 1 << 16
 
 T = TypeVar("T")
@@ -67,7 +70,8 @@ class PullData(TypedDict, total=False):
     title: str | None
     body: str | None
     state: str | None
-    merged: bool | None
+    merged: bool | None  # the single PR's GET only: a listed PR (pull-request-simple) lacks it
+    merged_at: str | None
     user: UserData | None
     head: RefData | None
     base: RefData | None
@@ -205,6 +209,10 @@ class NotFound(SyncError):
     """The API answered 404 (deleted comment, unknown PR or run, or no access)."""
 
 
+class _NoUser(Exception):
+    """``GET /user`` refused (403): the token is no user's."""
+
+
 class RateLimitTooLong(Exception):
     """GitHub asked for a longer wait than the bot may spend."""
 
@@ -221,7 +229,7 @@ class _CappedRetry(GithubRetry):
         return wait
 
 
-def _retry(retries: int, max_wait: float, backoff: float) -> Retry:
+def _retry(retries: int, max_wait: float, backoff: float, secondary_wait: float) -> Retry:
     return _CappedRetry(
         total=retries,
         backoff_factor=backoff,
@@ -231,7 +239,7 @@ def _retry(retries: int, max_wait: float, backoff: float) -> Retry:
         # second comment. GitHubClient._post retries it only after looking the object up.
         allowed_methods=frozenset({"GET", "PATCH", "PUT", "DELETE"}),
         max_rate_limit_wait=max_wait,
-        secondary_rate_wait=min(60.0, max_wait),
+        secondary_rate_wait=min(secondary_wait, max_wait),
     )
 
 
@@ -284,6 +292,7 @@ class GitHubClient:
         backoff: float = 1.0,
         pause: float | None = None,
         login: str | None = None,
+        secondary_wait: float = SECONDARY_WAIT,
     ) -> None:
         secrets.register(token)
         self._token = token
@@ -292,13 +301,14 @@ class GitHubClient:
         self.retries = retries
         self.max_wait = max_wait
         self.backoff = backoff
+        self.secondary_wait = secondary_wait
         self._login = login
         # GitHub's guidance against secondary limits: space requests, and writes more.
         between = 0.25 if pause is None else pause
         self._gh = Github(
             auth=Auth.Token(token),
             base_url=self.base_url,
-            retry=_retry(retries, max_wait, backoff),
+            retry=_retry(retries, max_wait, backoff, secondary_wait),
             seconds_between_requests=between,
             seconds_between_writes=1.0 if pause is None else pause,
             timeout=60,
@@ -312,11 +322,8 @@ class GitHubClient:
         try:
             return fn()
         except GithubException as exc:
-            detail = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
-            errors = exc.data.get("errors") if isinstance(exc.data, dict) else None
-            if errors:
-                detail = f"{detail}: {errors}"
             kind = NotFound if exc.status == 404 else SyncError
+            detail = error_text(exc.data)
             raise kind(secrets.mask(f"GitHub API {exc.status} on {what}: {detail}")) from None
         except RateLimitTooLong as exc:
             raise SyncError(f"GitHub rate limit on {what}: {exc}") from None
@@ -355,38 +362,43 @@ class GitHubClient:
         find: Callable[[], Any | None] | None,
         *,
         exists: Callable[[GithubException], bool] = lambda exc: False,
+        amend: Callable[[GithubException, dict[str, Any]], dict[str, Any] | None] | None = None,
     ) -> Any:
-        """POST ``body`` once, and again only when the write is known not to have been made.
+        """POST ``body`` once, and again only after looking the object up.
 
-        A 5xx, a timeout or a dropped connection does not say whether GitHub made the write:
-        ``find()`` looks the object up first (by its hidden marker or its branch) and returns
-        it when it is there; only when it is not is the POST sent again. A rate-limit answer
-        (429, or 403 with a limit header) means nothing was made. ``exists(exc)`` marks an
+        A 5xx, a timeout or a dropped connection does not say whether GitHub made the write, and
+        a rate limit's answer may come from a proxy after it did: before each new attempt
+        ``find()`` looks the object up (by its hidden marker or its branch) and returns it when
+        it is there; only when it is not is the POST sent again. ``exists(exc)`` marks an
         error that means "it is already there" (422 for a PR), answered by ``find()`` too.
-        ``find=None``: a POST GitHub itself makes idempotent (a reaction).
+        ``find=None``: a POST GitHub itself makes idempotent (a reaction). ``amend(exc, body)``
+        may answer a refusal with another body to send at once (GitHub made nothing).
         """
         url = f"{self.base_url}{path}"
 
         def go() -> Any:
-            attempt = 0
+            attempt, sent = 0, body
             while True:
                 try:
-                    return self._gh.requester.requestJsonAndCheck("POST", url, input=body)[1]
+                    return self._gh.requester.requestJsonAndCheck("POST", url, input=sent)[1]
                 except GithubException as exc:
                     if exists(exc) and find is not None:
                         found = find()
                         if found is not None:
                             return found
                         raise
-                    wait = self._post_wait(exc.status, exc.headers or {}, attempt)
+                    amended = amend(exc, sent) if amend is not None else None
+                    if amended is not None and attempt < self.retries:
+                        sent, attempt = amended, attempt + 1
+                        continue
+                    wait = self._post_wait(exc, attempt)
                     if wait is None or attempt >= self.retries:
                         raise
-                    maybe_made = exc.status >= 500
                 except (requests.ConnectionError, requests.Timeout):
                     if attempt >= self.retries:
                         raise
-                    wait, maybe_made = self.backoff * (2**attempt), True
-                if maybe_made and find is not None:
+                    wait = self.backoff * (2**attempt)
+                if find is not None:
                     found = find()
                     if found is not None:
                         return found
@@ -395,22 +407,27 @@ class GitHubClient:
 
         return self._call(f"POST {path}", go)
 
-    def _post_wait(self, status: int, headers: Mapping[str, str], attempt: int) -> float | None:
-        """Seconds before a failed POST may be sent again; None: the failure is final."""
-        limited = status == 429 or (
-            status == 403
-            and (
-                "retry-after" in {k.lower() for k in headers}
-                or _header(headers, "x-ratelimit-remaining") == "0"
-            )
-        )
-        if not (limited or 500 <= status < 600):
+    def _post_wait(self, exc: GithubException, attempt: int) -> float | None:
+        """Seconds before a failed POST may be sent again; None: the failure is final.
+
+        As GitHub documents it: ``Retry-After`` when sent; else, with no requests left, until
+        ``X-RateLimit-Reset``; else a secondary rate limit waits ``secondary_wait`` (a minute),
+        doubled on each further refusal; a 5xx backs off exponentially."""
+        status, headers = exc.status, exc.headers or {}
+        after = _header(headers, "retry-after")
+        exhausted = _header(headers, "x-ratelimit-remaining") == "0"
+        limited = status == 429 or (status == 403 and (after is not None or exhausted))
+        if not (limited or _secondary_limit(exc) or 500 <= status < 600):
             return None
         wait = self.backoff * (2**attempt)
-        after = _header(headers, "retry-after")
         if after is not None:
             with contextlib.suppress(ValueError):
                 wait = float(after)
+        elif exhausted and _header(headers, "x-ratelimit-reset") is not None:
+            with contextlib.suppress(ValueError):
+                wait = float(_header(headers, "x-ratelimit-reset") or 0) - time.time() + 1
+        elif _secondary_limit(exc):
+            wait = self.secondary_wait * (2**attempt)
         if wait > self.max_wait:
             raise RateLimitTooLong(
                 f"GitHub asks to retry in {wait:.0f}s, over the {self.max_wait:.0f}s cap"
@@ -435,9 +452,27 @@ class GitHubClient:
     # -- reads ------------------------------------------------------------------------------
 
     def login(self) -> str:
-        """The token's user (the author of the bot's own comments and PRs)."""
+        """The token's user (the author of the bot's own comments and PRs): given, or asked of
+        ``GET /user``, which GitHub refuses an App installation token (and Actions'
+        ``GITHUB_TOKEN``): their login is ``<app-slug>[bot]`` and must be given."""
         if self._login is None:
-            self._login = self._json("GET", "/user")["login"]
+
+            def whoami() -> Any:
+                try:
+                    return self._gh.requester.requestJsonAndCheck("GET", f"{self.base_url}/user")[1]
+                except GithubException as exc:
+                    if exc.status == 403:
+                        raise _NoUser from None
+                    raise
+
+            try:
+                self._login = self._call("GET /user", whoami)["login"]
+            except _NoUser:
+                raise SyncError(
+                    "GitHub refuses GET /user to this token (an App installation token or "
+                    "GITHUB_TOKEN): give the bot's login, <app-slug>[bot], in SYNC_INFX_LOGIN "
+                    "or SYNC_COOKBOOK_LOGIN"
+                ) from None
         return self._login
 
     def pull(self, repo: str, number: int) -> Pull:
@@ -689,6 +724,13 @@ class GitHubClient:
             mine = [p for p in found if (p.get("user") or {}).get("login") == me]
             return mine[0] if mine else None
 
+        def without_edits(exc: GithubException, sent: dict[str, Any]) -> dict[str, Any] | None:
+            # GitHub refuses to let maintainers push to a branch of an organization's fork:
+            # the PR is opened without it (the caller sees maintainer_can_modify false).
+            if sent.get("maintainer_can_modify") and _fork_collab_refused(exc):
+                return {**sent, "maintainer_can_modify": False}
+            return None
+
         data = self._post(
             f"/repos/{repo}/pulls",
             {
@@ -700,7 +742,12 @@ class GitHubClient:
             },
             find,
             exists=_already_exists,
+            amend=without_edits,
         )
+        if "maintainer_can_modify" not in data:
+            # Found in the list, whose pull-request-simple objects leave out what only the
+            # PR itself says (merged, maintainer_can_modify).
+            data = self._json("GET", f"/repos/{repo}/pulls/{data['number']}")
         if (data.get("title"), data.get("body") or "") != (title, body):
             # Found rather than made (an earlier run's PR the listing had not shown yet): it
             # gets this run's title and body, as the one PR of this head must.
@@ -738,6 +785,44 @@ class GitHubClient:
             self._json("PATCH", f"/repos/{repo}/pulls/{number}", body=fields)
 
 
+def error_text(data: object) -> str:
+    """GitHub's error body as one line: its ``message``, then each of its validation
+    ``errors`` (``{resource, field, code, message}``): the message when GitHub wrote one, else
+    what ``code`` says of ``resource.field`` ("PullRequest.head invalid")."""
+    if not isinstance(data, dict):
+        return js(data)
+    parts: list[str] = []
+    for error in data.get("errors") or []:
+        if not isinstance(error, dict):
+            parts.append(js(error))
+        elif isinstance(error.get("message"), str) and error["message"]:
+            parts.append(error["message"])
+        else:
+            where = ".".join(str(error[k]) for k in ("resource", "field") if error.get(k))
+            parts.append(f"{where} {error.get('code', 'invalid')}".strip())
+    message = data.get("message")
+    head = message if isinstance(message, str) else js(message)
+    return f"{head}: {'; '.join(parts)}" if parts else head
+
+
+def _codes(exc: GithubException) -> list[tuple[str, str, str]]:
+    """(field, code, message) of each validation error in a 422's body."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return [
+        (str(e.get("field") or ""), str(e.get("code") or ""), str(e.get("message") or ""))
+        for e in data.get("errors") or []
+        if isinstance(e, dict)
+    ]
+
+
+def _secondary_limit(exc: GithubException) -> bool:
+    """GitHub's secondary rate limit: a 403 (or 429) whose message says so, often with no
+    ``Retry-After`` and requests left in the primary limit."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    message = data.get("message")
+    return exc.status in (403, 429) and isinstance(message, str) and "rate limit" in message
+
+
 def _header(headers: Mapping[str, str], name: str) -> str | None:
     for key, value in headers.items():
         if key.lower() == name:
@@ -748,7 +833,16 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 def _already_exists(exc: GithubException) -> bool:
     """GitHub's 422 for a second PR of the same head ("A pull request already exists for
     owner:branch."): the PR is there, made by an earlier attempt whose answer was lost."""
-    return exc.status == 422 and "already exists" in str(exc.data)
+    return exc.status == 422 and any("already exists" in m for _f, _c, m in _codes(exc))
+
+
+def _fork_collab_refused(exc: GithubException) -> bool:
+    """GitHub's 422 when maintainers may not be let push to the head branch (a fork owned by
+    an organization): ``{"field": "fork_collab", "code": "custom"}``."""
+    return exc.status == 422 and any(
+        field == "fork_collab" or "fork collab" in message.lower()
+        for field, _code, message in _codes(exc)
+    )
 
 
 def _stream_to(
@@ -784,7 +878,7 @@ def _pull(repo: str, data: PullData) -> Pull:
         title=data.get("title") or "",
         body=data.get("body") or "",
         state=data.get("state") or "",
-        merged=bool(data.get("merged")),
+        merged=_merged(data),
         user=(data.get("user") or {}).get("login", ""),
         head_ref=head.get("ref") or "",
         head_sha=head.get("sha") or "",
@@ -808,6 +902,15 @@ def _issue(repo: str, data: IssueData) -> Issue:
         labels=label_names(data.get("labels")),
         html_url=data.get("html_url") or "",
     )
+
+
+def _merged(data: PullData) -> bool:
+    """Whether the PR was merged: ``GET /pulls/{n}`` says so in ``merged``; ``GET /pulls``
+    lists ``pull-request-simple`` objects, which have no ``merged``, only ``merged_at``."""
+    merged = data.get("merged")
+    if merged is None:
+        return data.get("merged_at") is not None
+    return bool(merged)
 
 
 def label_names(labels: Sequence[object] | None) -> tuple[str, ...]:

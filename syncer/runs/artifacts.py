@@ -243,7 +243,7 @@ class Run:
             raise SyncError("the run is not a directory or a regular file", path=str(path))
         kind = _archive_kind(path.name)
         budget.count_member(path.name)
-        with path.open("rb") as raw, progress.reading(raw, path.name, st.st_size) as fh:
+        with _open(path) as raw, progress.reading(raw, path.name, st.st_size) as fh:
             if kind is None:
                 yield Member(path.name, st.st_size, _opener(fh, budget, path.name))
             else:
@@ -252,7 +252,9 @@ class Run:
     # -- sources -------------------------------------------------------------------------
 
     def _walk_dir(self, root: Path, budget: _Budget) -> Iterator[Member]:
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        # A folder that cannot be listed is refused, not skipped: skipping it silently made its
+        # points "no log" drift.
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False, onerror=_unlistable):
             dirnames.sort()
             base = Path(dirpath)
             for d in list(dirnames):
@@ -272,7 +274,7 @@ class Run:
                     continue
                 budget.count_member(rel)
                 kind = _archive_kind(fname)
-                with full.open("rb") as raw, progress.reading(raw, rel, st.st_size) as fh:
+                with _open(full) as raw, progress.reading(raw, rel, st.st_size) as fh:
                     if kind is None:
                         yield Member(rel, st.st_size, _opener(fh, budget, rel))
                     else:
@@ -453,3 +455,18 @@ def _gz_opener(fh: BinaryIO, budget: _Budget, name: str) -> Callable[[], BinaryI
 def open_run(path: str | os.PathLike[str], limits: Limits | None = None) -> Run:
     """Open ``path`` (directory, archive or single log) for streaming."""
     return Run(Path(path), limits)
+
+
+def _unlistable(exc: OSError) -> None:
+    raise SyncError(
+        f"cannot read the run folder: {exc.strerror or exc}", path=str(exc.filename)
+    ) from None
+
+
+def _open(path: Path) -> BinaryIO:
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise SyncError(
+            f"cannot read the run file: {exc.strerror or exc}", path=str(path)
+        ) from None

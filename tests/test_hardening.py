@@ -1,0 +1,359 @@
+"""Issue 22, the second hostile trial: each class through the real command (``python -m
+syncer`` in a copy of the project), failing on the code before the fix.
+
+Paste safety, files that are not regular, closed pipes, signals, bounded work, honest output.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+MODULE = "cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx"
+RECIPE = (
+    "examples/inferencex/inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/"
+    "dsv41flash/sglang/gb300-fp4-mtp/agentic.yaml"
+)
+MASTER = "examples/inferencex/inferencex-e2e/configs/nvidia-master.yaml"
+PAGE = "examples/cookbook/docs/cookbook/autoregressive/DeepSeek/DeepSeek-V4_1.mdx"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the project's own inputs, the working directory of every command."""
+    for name in ("sync.yaml", "examples", "cookbook_snippets"):
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, tmp_path / name)
+        else:
+            shutil.copy(source, tmp_path / name)
+    return tmp_path
+
+
+def sync(
+    cwd: Path, *args: str, timeout: float = 60, user: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``sync ARGS`` as a user runs it (``user``: as that uid, for permission tests)."""
+    cmd = [sys.executable, "-m", "syncer", *args]
+    if user is not None:
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def piped(cwd: Path, args: list[str], reader: str) -> int:
+    """The exit code of ``sync ARGS | READER`` (the writer's, as ``PIPESTATUS`` has it)."""
+    line = " ".join(map(shlex.quote, [sys.executable, "-m", "syncer", *args]))
+    proc = subprocess.run(
+        ["bash", "-c", f'{line} | {reader}; exit "${{PIPESTATUS[0]}}"'],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    return proc.returncode
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-500:], proc.stderr[-2000:])
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+# ---- 2. writing onto what is not a regular file ----------------------------------------------
+
+
+def test_output_onto_a_fifo_or_a_device_is_refused_and_left_alone(project: Path) -> None:
+    os.mkfifo(project / "fifo")
+    line = error_line(sync(project, "diff", MODULE, MODULE, "-o", "fifo"))
+    assert line == "error: fifo: cannot write the file: a FIFO (named pipe), not a regular file"
+    assert stat.S_ISFIFO((project / "fifo").lstat().st_mode)
+    if os.geteuid() == 0:  # making a device node needs root; /dev/full's numbers
+        os.mknod(project / "full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+        line = error_line(sync(project, "reencode", MODULE, "--out", "full"))
+        assert line == "error: full: cannot write the file: a device, not a regular file"
+        assert stat.S_ISCHR((project / "full").lstat().st_mode)
+    assert sorted(p.name for p in project.iterdir() if p.name.endswith(".tmp")) == []
+
+
+def test_output_through_a_symlink_replaces_the_file_and_keeps_the_link(project: Path) -> None:
+    (project / "real.txt").write_text("old\n")
+    (project / "link.txt").symlink_to("real.txt")
+    proc = sync(project, "diff", MODULE, MODULE, "-o", "link.txt", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert (project / "link.txt").is_symlink()
+    assert (project / "real.txt").read_text().startswith("{")
+    (project / "dangling").symlink_to("nowhere/at/all")
+    line = error_line(sync(project, "diff", MODULE, MODULE, "-o", "dangling"))
+    assert line == "error: dangling: cannot write the file: a symlink to nothing"
+
+
+# ---- 4. reading what is not a regular file ----------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_a_module_master_sync_yaml_or_event_that_is_no_regular_file_is_one_error(
+    project: Path, kind: str
+) -> None:
+    def replace(rel: str) -> None:
+        path = project / rel
+        if path.exists():
+            path.unlink()
+        os.mkfifo(path) if kind == "fifo" else path.mkdir()
+
+    word = "a FIFO (named pipe)" if kind == "fifo" else "a directory"
+    replace("module.jsx")
+    line = error_line(sync(project, "decode", "module.jsx", timeout=20))
+    assert line == f"error: module.jsx: cannot read data module: {word}, not a regular file"
+    line = error_line(sync(project, "reencode", "module.jsx", timeout=20))
+    assert line == f"error: module.jsx: cannot read data module: {word}, not a regular file"
+    replace("event.json")
+    line = error_line(sync(project, "bot", "--event", "event.json", "--dry-run", timeout=20))
+    assert line == f"error: event.json: cannot read the event: {word}, not a regular file"
+    replace(MASTER)
+    line = error_line(sync(project, "render", KEY, timeout=20))
+    assert line.endswith(f"{MASTER}: cannot read master config: {word}, not a regular file")
+    replace("sync.yaml")
+    line = error_line(sync(project, "generate", "--all", "--check", timeout=20))
+    assert f"sync.yaml: cannot read the sync configuration: {word}, not a regular file" in line
+
+
+# ---- 5. permissions ---------------------------------------------------------------------------
+
+NOBODY = 65534
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and setpriv to run a command as another user",
+)
+
+
+@pytest.fixture
+def shared_project(project: Path) -> Iterator[Path]:
+    """``project`` moved where another user can reach it (pytest's own folder is private)."""
+    import tempfile
+
+    place = Path(tempfile.mkdtemp(prefix="sync-shared-"))
+    place.chmod(0o755)
+    shutil.copytree(project, place / "p", dirs_exist_ok=True)
+    for path in [place / "p", *(place / "p").rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    yield place / "p"
+    shutil.rmtree(place)
+
+
+@needs_root
+def test_an_unreadable_recipe_or_log_folder_is_exit_2_naming_the_path(
+    shared_project: Path,
+) -> None:
+    project = shared_project
+    (project / RECIPE).chmod(0)
+    line = error_line(sync(project, "render", KEY, user=NOBODY))
+    assert line.endswith(f"{RECIPE}: cannot read YAML file: Permission denied")
+    (project / RECIPE).chmod(0o644)
+    logs = next((project / "examples/runs/41000000001").glob("*conc1_*"))
+    (logs / "srt-single-node-logs/logs").chmod(0)
+    line = error_line(sync(project, "verify", KEY, user=NOBODY))
+    assert line.endswith(" cannot read the run folder: Permission denied"), line
+
+
+# ---- 11. a reader that goes away --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["verify", KEY, "--format", "json"],
+        ["render", KEY],
+        ["decode", MODULE, "--all", "--format", "json"],
+        ["reencode", MODULE],
+        ["generate", "--all", "--check", "--date", "2026-10-13"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_a_closed_pipe_is_exit_141_not_the_drift_code(project: Path, args: list[str]) -> None:
+    assert piped(project, args, "true") == 141
+
+
+# ---- 14. SIGTERM while writing ----------------------------------------------------------------
+
+
+def test_sigterm_while_writing_leaves_no_temp_file_and_no_half_set(project: Path) -> None:
+    # The signal is sent by the process itself at the moment the first module has been staged
+    # and nothing is renamed yet: the window a real SIGTERM hits.
+    script = (
+        "import os, signal, sys\n"
+        "import syncer.fsio as f\n"
+        "real = f._stage\n"
+        "def stage(path, text, staged=None):\n"
+        "    name = real(path, text, staged)\n"
+        "    os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return name\n"
+        "f._stage = stage\n"
+        "from syncer.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    edit(project / RECIPE, "watchdog-timeout: 3600", "watchdog-timeout: 3601")
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "generate", "--all", "--date", "2026-10-13"],
+        cwd=project, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert proc.returncode == 128 + signal.SIGTERM, proc.stderr
+    assert proc.stderr == "terminated\n"
+    after = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    assert after == before
+
+
+# ---- 1. paste safety of `sync render` ---------------------------------------------------------
+
+ARGS_END = "        enable-metrics: true\n"
+PARSER = "        reasoning-parser: auto\n"
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["cookbook", "raw"])
+@pytest.mark.parametrize(
+    ("old", "new", "what"),
+    [
+        (ARGS_END, ARGS_END + '        "x $(touch PWNED)": 1\n', 'flag = "--x $(touch PWNED)"'),
+        (ARGS_END, ARGS_END + '        "semi;id": true\n', 'flag = "--semi;id"'),
+        (
+            "      env:\n        PYTHONNOUSERSITE",
+            "      env:\n        \"A;touch x;B\": '1'\n        PYTHONNOUSERSITE",
+            'env key = "A;touch x;B"',
+        ),
+    ],
+    ids=["subshell-flag", "semicolon-flag", "env-key"],
+)
+def test_render_refuses_what_generate_refuses(
+    project: Path, raw: bool, old: str, new: str, what: str
+) -> None:
+    edit(project / RECIPE, old, new)
+    line = error_line(sync(project, "render", KEY, "--point", "0", *(["--raw"] if raw else [])))
+    assert f"{KEY} point 0 router sglang, block 0 (Worker): {what} is printed unquoted" in line
+    assert line.endswith("refusing to print it")
+    assert not (project / "PWNED").exists()
+    # generate refuses the same recipe (the one rule, in the shell module)
+    assert "refusing to publish it" in error_line(sync(project, "generate", "--all", "--check"))
+
+
+def test_raw_render_passes_a_dollar_literally_as_srt_slurm_did(project: Path) -> None:
+    edit(project / RECIPE, PARSER, "        reasoning-parser: ${HOME}/x\n")
+    proc = sync(project, "render", KEY, "--point", "0", "--raw")
+    assert proc.returncode == 0, proc.stderr
+    assert "  --reasoning-parser '${HOME}/x' \\" in proc.stdout.splitlines()
+    # the renderer's own cluster tokens stay expandable
+    proc = sync(project, "render", "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg", "--raw")
+    assert 'ETCD_ENDPOINTS="http://$INFRA_IP:2379" \\' in proc.stdout.splitlines()
+    # the cookbook form refuses it, as generate does
+    line = error_line(sync(project, "render", KEY, "--point", "0"))
+    assert "expands $HOME, which is not a known placeholder; refusing to print it" in line
+
+
+# ---- 3. terminal and invisible characters -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ('"au\\u200bto"', '"au\\u200bto"'),
+        ('"a\\e[31mred"', '"a\\u001b[31mred"'),
+        ('"a\\u202eb"', '"a\\u202eb"'),
+        ('"a\\u2028b"', '"a\\u2028b"'),
+    ],
+    ids=["zero-width", "escape", "bidi", "line-separator"],
+)
+def test_invisible_characters_are_refused_in_what_is_published_and_shown(
+    project: Path, value: str, shown: str
+) -> None:
+    edit(project / RECIPE, PARSER, f"        reasoning-parser: {value}\n")
+    before = (project / MODULE).read_bytes()
+    for args in (["generate", "--all", "--date", "2026-10-13"], ["render", KEY, "--point", "0"]):
+        line = error_line(sync(project, *args))
+        assert f"flag --reasoning-parser = {shown} contains a line break" in line, line
+    assert (project / MODULE).read_bytes() == before
+
+
+def test_reports_show_invisible_characters_escaped(project: Path) -> None:
+    # A zero-width character in a module the report names is shown, not passed through.
+    module = project / MODULE
+    edit(module, '"dsv41flash-fp4-gb300-sglang-agentic-dspark#0"', '"dsv41flash\\u200b#0"')
+    proc = sync(project, "decode", MODULE, "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert "dsv41flash\\u200b#0" in proc.stdout and "\u200b" not in proc.stdout
+
+
+# ---- 7. sync.yaml values ----------------------------------------------------------------------
+
+
+def test_run_ids_and_dates_are_the_text_written_or_a_clear_refusal(project: Path) -> None:
+    config = project / "sync.yaml"
+    good = config.read_text()
+    config.write_text(good.replace('run: "41000000001"', "run: 41000000001"))
+    assert sync(project, "verify", KEY).returncode == 0
+    config.write_text(good.replace('date: "2026-10-13"', "date: 2026-10-13"))
+    assert sync(project, "verify", KEY).returncode == 0
+    for written in ("041000000001", '"041000000001"'):
+        config.write_text(good.replace('run: "41000000001"', f"run: {written}"))
+        line = error_line(sync(project, "verify", KEY))
+        assert f'{KEY}.pin.run: "041000000001" starts with 0, which no GitHub id does' in line
+        assert "4429185025, octal" in line
+    config.write_text(good.replace('date: "2026-10-13"', "date: 2026-13-45"))
+    assert '"2026-13-45" is not a calendar date' in error_line(sync(project, "verify", KEY))
+
+
+def test_deep_nesting_is_refused_naming_the_file(project: Path) -> None:
+    config = project / "sync.yaml"
+    edit(config, "mooncake: null", "mooncake: " + "[" * 400 + "]" * 400)
+    line = error_line(sync(project, "verify", KEY))
+    assert line.endswith("sync.yaml: YAML nesting deeper than 200 levels; refusing it")
+    edit(project / RECIPE, PARSER, "        x: " + "[" * 300 + "]" * 300 + "\n")
+    line = error_line(sync(project, "render", KEY))
+    assert line.endswith(f"{RECIPE}: YAML nesting deeper than 200 levels; refusing it")
+
+
+# ---- 8. YAML 1.1 keys and merge keys ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["on", "off", "yes", "No", "TRUE"])
+def test_recipe_keys_yaml_reads_as_booleans_are_refused_naming_the_line(
+    project: Path, key: str
+) -> None:
+    edit(project / RECIPE, ARGS_END, ARGS_END + f"        {key}: 1\n")
+    line = error_line(sync(project, "render", KEY, "--point", "0"))
+    number = (project / RECIPE).read_text().splitlines().index(f"        {key}: 1") + 1
+    assert f"{RECIPE}:{number}:9: key {key!r}".replace("'", '"') in line
+    assert "is read by YAML 1.1 as the boolean" in line
+    edit(project / RECIPE, f"        {key}: 1\n", f"        '{key}': 1\n")  # quoted: a name
+    assert f"--{key} 1" in sync(project, "render", KEY, "--point", "0").stdout
+
+
+def test_a_merge_list_gives_the_first_mapping_precedence_as_srt_slurm_read_it(
+    project: Path,
+) -> None:
+    recipe = project / RECIPE
+    anchors = "_a: &a {watchdog-timeout: 111}\n_b: &b {watchdog-timeout: 222}\n"
+    edit(recipe, "base:\n", anchors + "base:\n")
+    edit(recipe, "        watchdog-timeout: 3600\n", "        <<: [*a, *b]\n")
+    proc = sync(project, "render", KEY, "--point", "0", "--raw")
+    assert proc.returncode == 0, proc.stderr
+    assert "  --watchdog-timeout 111" in proc.stdout.splitlines()
