@@ -1,55 +1,49 @@
-"""`python -m bench decode [MODULE] [--runs N]`: whole-process `sync decode --all --format
-json` wall time on a data module (default: the largest reference module, deepseek-v4_1 at
-37da6c0b, 564 cases), start-up included.
+"""`python -m bench decode [MODULE] [--runs N] [--decoder FILE | --sglang GIT_DIR]`: whole-process
+`sync decode --all --format json` on a data module (default: the reference module with the most
+cases), start-up included, side by side with references measured in the same run, interleaved:
 
-Reported as ratios, so the figure travels between machines:
+* the cookbook's own decoder under node (``bench/js/cookbook_decode.js`` running sections 1 and
+  2 of the page component ``_agentx.jsx`` unmodified, printing the same cases as JSON): the
+  component is read from ``--decoder FILE``, else from ``HEAD`` of the SGLang git checkout
+  ``--sglang`` (default ``$SYNC_SGLANG_GIT``); without one, or without node, the comparison is
+  skipped and says why. Target: at most 0.5x node.
+* a fresh ``python -c`` that only ``json.load``s the oracle file for the module (interpreter
+  start-up plus reading the same amount of JSON), or the module text when there is no oracle.
 
-* against the issue's node figure: the cookbook's own decoder under node takes 0.38 s on the
-  same 564 cases on this machine class (target <= 1.0x, first bar 1.5x);
-* against a reference run made here: a fresh ``python -c`` that only ``json.load``s the oracle
-  file for the module (interpreter start-up plus reading the same amount of JSON), or the
-  module text itself when no oracle file exists.
-
-Each command runs ``--runs`` times (default 7); the median is reported.
+Medians over ``--runs`` (default 7) rounds, wall and CPU time.
 """
 
 from __future__ import annotations
 
-import statistics
+import os
+import shutil
 import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 from bench import REFERENCE
 
-NODE_SECONDS = 0.38
-# The module the node figure was measured on; another module's time is not compared with it.
-NODE_MODULE = ("deepseek-ai", "deepseek-v4_1", "37da6c0b.jsx")
-TARGET = 1.0
-FIRST_BAR = 1.5
-DEFAULT_MODULE = REFERENCE.joinpath("cookbook", "agentx", *NODE_MODULE)
+TARGET = 0.5
+MODULES = REFERENCE / "cookbook" / "agentx"
+HARNESS = Path(__file__).parent / "js" / "cookbook_decode.js"
+COMPONENT = "docs/src/snippets/_agentx.jsx"
 READ_JSON = "import json, sys; json.load(open(sys.argv[1], encoding='utf-8'))"
 READ_TEXT = "import sys; open(sys.argv[1], encoding='utf-8').read()"
 
 
-def _run(cmd: list[str], runs: int) -> tuple[list[float], list[float]]:
-    """Wall and CPU (user + system) seconds of each run of ``cmd``. CPU time is also reported
-    because a loaded machine stretches wall time but hardly CPU time."""
-    import resource
+def largest_module() -> tuple[Path, int] | None:
+    """The reference module with the most cases (ties: the larger file), and its case count."""
+    from syncer.cookbook.decode import load_decoder
 
-    walls, cpus = [], []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-        walls.append(time.perf_counter() - start)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip()
-            raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {message}")
-    return walls, cpus
+    found = []
+    for module in sorted(MODULES.rglob("*.jsx")):
+        cases = sum(1 for _ in load_decoder(module).cases())
+        found.append((cases, module.stat().st_size, module))
+    if not found:
+        return None
+    cases, _, module = max(found)
+    return module, cases
 
 
 def _oracle_for(module: Path) -> Path | None:
@@ -62,48 +56,70 @@ def _oracle_for(module: Path) -> Path | None:
     return oracle if oracle.is_file() else None
 
 
+def _decoder(args: object, tmp: Path) -> tuple[Path | None, str]:
+    """The page component to run under node, or None and why not."""
+    if shutil.which("node") is None:
+        return None, "node is not installed"
+    given: Path | None = getattr(args, "decoder", None)
+    if given is not None:
+        return (given, str(given)) if given.is_file() else (None, f"no file at {given}")
+    sglang = getattr(args, "sglang", None) or os.environ.get("SYNC_SGLANG_GIT")
+    if not sglang:
+        return None, "no cookbook decoder given (--decoder FILE, --sglang GIT_DIR)"
+    done = subprocess.run(
+        ["git", "-C", sglang, "show", f"HEAD:{COMPONENT}"], capture_output=True, check=False
+    )
+    if done.returncode != 0:
+        return None, f"{sglang} has no {COMPONENT} at HEAD"
+    path = tmp / "_agentx.jsx"
+    path.write_bytes(done.stdout)
+    return path, f"{sglang} HEAD:{COMPONENT}"
+
+
 def main(argv: list[str]) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m bench decode")
-    parser.add_argument("module", nargs="?", type=Path, default=DEFAULT_MODULE)
-    parser.add_argument("--runs", type=int, default=7)
-    args = parser.parse_args(argv)
-    module: Path = args.module
-    if not module.is_file():
-        print(f"no data module at {module}", file=sys.stderr)
-        return 2
+    from bench import timing
     from syncer.cookbook.decode import load_decoder
     from syncer.templating import render
 
-    cases = sum(1 for _ in load_decoder(module).cases())
+    parser = argparse.ArgumentParser(prog="python -m bench decode")
+    parser.add_argument("module", nargs="?", type=Path)
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--decoder", type=Path, help="the page component _agentx.jsx")
+    parser.add_argument("--sglang", help="an SGLang git checkout (default $SYNC_SGLANG_GIT)")
+    args = parser.parse_args(argv)
+    if args.module is not None:
+        module: Path = args.module
+        if not module.is_file():
+            print(f"no data module at {module}", file=sys.stderr)
+            return 2
+        cases = sum(1 for _ in load_decoder(module).cases())
+    else:
+        largest = largest_module()
+        if largest is None:
+            print(f"no data module under {MODULES}; give MODULE", file=sys.stderr)
+            return 2
+        module, cases = largest
+    commands = {"decode": [sys.executable, "-m", "syncer", "decode", str(module), "--all"]}
+    commands["decode"] += ["--format", "json"]
     oracle = _oracle_for(module)
-    decode_cmd = [sys.executable, "-m", "syncer", "decode", str(module), "--all"]
-    decode_cmd += ["--format", "json"]
     if oracle:
-        reference_cmd = [sys.executable, "-c", READ_JSON, str(oracle)]
+        commands["reference"] = [sys.executable, "-c", READ_JSON, str(oracle)]
         reference_what = f"python start-up + json.load of {oracle.name} (the oracle file)"
     else:
-        reference_cmd = [sys.executable, "-c", READ_TEXT, str(module)]
+        commands["reference"] = [sys.executable, "-c", READ_TEXT, str(module)]
         reference_what = f"python start-up + reading {module.name}"
-    try:
-        _run(decode_cmd, 1)  # warm the page cache and .pyc files; not counted
-        decode_times, decode_cpu = _run(decode_cmd, args.runs)
-        reference_times, reference_cpu = _run(reference_cmd, args.runs)
-    except RuntimeError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    decode_s = statistics.median(decode_times)
-    reference_s = statistics.median(reference_times)
-    node_ratio = decode_s / NODE_SECONDS
-    verdict = (
-        "meets the target"
-        if node_ratio <= TARGET
-        else "within the first bar"
-        if node_ratio <= FIRST_BAR
-        else "slower than the first bar"
-    )
-    node_applies = module.resolve().parts[-3:] == NODE_MODULE
+    with tempfile.TemporaryDirectory() as tmp:
+        decoder, decoder_what = _decoder(args, Path(tmp))
+        if decoder is not None:
+            commands["node"] = ["node", str(HARNESS), str(decoder), str(module)]
+        try:
+            times = timing.processes(commands, args.runs)
+        except RuntimeError as exc:
+            print(str(exc), file=sys.stderr)
+            return 2
+    ours, node = times["decode"], times.get("node")
     print(
         render(
             "decode.txt.j2",
@@ -111,21 +127,13 @@ def main(argv: list[str]) -> int:
             module=str(module),
             cases=cases,
             runs=args.runs,
-            decode_s=decode_s,
-            decode_min=min(decode_times),
-            reference_s=reference_s,
+            decode=ours,
+            reference=times["reference"],
             reference_what=reference_what,
-            node_s=NODE_SECONDS,
-            node_applies=node_applies,
-            node_module=f"{NODE_MODULE[0]}/{NODE_MODULE[1]}@{Path(NODE_MODULE[2]).stem}",
-            node_ratio=node_ratio,
-            reference_ratio=decode_s / reference_s,
-            decode_cpu=statistics.median(decode_cpu),
-            reference_cpu=statistics.median(reference_cpu),
-            cpu_node_ratio=statistics.median(decode_cpu) / NODE_SECONDS,
+            node=node,
+            decoder_what=decoder_what,
             target=TARGET,
-            first_bar=FIRST_BAR,
-            verdict=verdict,
+            meets=node is not None and ours.wall / node.wall <= TARGET,
         ),
         end="",
     )

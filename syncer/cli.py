@@ -15,9 +15,6 @@ import threading
 import click
 
 from syncer.errors import SyncError
-from syncer.secrets import mask
-from syncer.untrusted import term_text
-from syncer.wording import cut_long_words
 
 # name -> (module, one-line help shown by `sync --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -108,7 +105,11 @@ def _run(argv: list[str] | None) -> None:
         # sequences and tokens, whichever command raised it.
 
         # A value the message did not cut itself (a path, a number, a flag value of any
-        # length) is cut here: the line stays one line a person can read.
+        # length) is cut here: the line stays one line a person can read. Imported here:
+        # `sync --help` is start-up time only, and these bring logging and threading.
+        from syncer.untrusted import term_text
+        from syncer.wording import cut_long_words
+
         text = cut_long_words(term_text(exc).replace(chr(10), "⏎"))
         click.echo(f"error: {text}", err=True)
         sys.exit(2)
@@ -134,6 +135,8 @@ def _run(argv: list[str] | None) -> None:
         # A bug, not bad input: keep the traceback for the report, but never exit 1, which
         # `verify`, `diff` and `generate --check` use to mean "drift".
         import traceback
+
+        from syncer.secrets import mask
 
         click.echo(mask(traceback.format_exc()), err=True, nl=False)
         click.echo("error: internal error (a bug in infx-cookbook-sync; traceback above)", err=True)

@@ -272,12 +272,17 @@ class _Reader:
             # A value of a fixed shape (a run, comment or PR id, a commit, a date) is the text
             # the user wrote, quoted or not: YAML 1.1 reads `run: 041000000001` as the octal
             # 4429185025 and `date: 2026-10-13` as a date object.
-            if _LEADING_ZERO.fullmatch(node.value):
+            # A commit may start with 0 (and be all digits); an id never does.
+            if _LEADING_ZERO.fullmatch(node.value) and not SHA.fullmatch(node.value):
+                unquoted = (
+                    f" (unquoted, YAML 1.1 reads it as the number {_octal(node.value)})"
+                    if node.style is None
+                    else ""
+                )
                 raise self.fail(
                     node,
-                    f"{what}: {js(node.value)} starts with 0, which no GitHub id does "
-                    f"(unquoted, YAML 1.1 reads it as the number {_octal(node.value)}); "
-                    "write the id itself",
+                    f"{what}: {js(node.value)} starts with 0, which no GitHub id does"
+                    f"{unquoted}; write the id itself",
                 )
             if pattern.fullmatch(node.value):
                 return node.value

@@ -40,6 +40,7 @@ class InferenceXRepo:
     made in (never the bot's)."""
 
     def __init__(self, tmp: Path, *, tree: Path = EXAMPLE) -> None:
+        tmp.mkdir(parents=True, exist_ok=True)
         self.remote = tmp / "InferenceX.git"
         self.work = tmp / "infx-work"
         git("init", "--quiet", "--bare", "--initial-branch=main", str(self.remote), cwd=tmp)
@@ -91,15 +92,21 @@ class InferenceXRepo:
 
 
 def add_key(text: str, key: str, *, like: str = "dsv41flash-fp4-gb300-sglang-agentic-dspark",
-            conc: list[int] | None = None) -> str:  # fmt: skip
-    """``text`` (a master config) with a new key appended: a copy of ``like``'s entry, its last
-    row's concurrencies replaced by ``conc`` when given (a different curve)."""
+            conc: list[int] | None = None, row: int = 0,
+            recipe_dir: str | None = None, prefix: str | None = None) -> str:  # fmt: skip
+    """``text`` (a master config) with a new key appended: a copy of ``like``'s entry; with
+    ``conc``, only its search-space row ``row`` at those concurrencies (a different curve);
+    ``recipe_dir``: its own ``srt-recipe-dir``; ``prefix``: its own ``model-prefix``."""
     import yaml
 
     doc = yaml.safe_load(text)
     entry = doc[like]
+    if recipe_dir is not None:
+        entry["srt-recipe-dir"] = recipe_dir
+    if prefix is not None:
+        entry["model-prefix"] = prefix
     if conc is not None:
         block = entry["scenarios"]["agentic-coding"][0]
-        block["search-space"] = [dict(block["search-space"][0], **{"conc-list": conc})]
+        block["search-space"] = [dict(block["search-space"][row], **{"conc-list": conc})]
     added = yaml.safe_dump({key: entry}, sort_keys=False, width=200)
     return text.rstrip("\n") + "\n\n" + added

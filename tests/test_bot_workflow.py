@@ -1,15 +1,15 @@
-"""The workflow file keeps the security rules of issue 8 (checked on the parsed YAML)."""
+"""The workflow file keeps the security rules of issues 8 and 20 (checked on the parsed YAML)."""
 
 from __future__ import annotations
 
-import os
+import json
 import re
 import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
-
-from syncer.inferencex.srtconfigs import SUBMODULE, discover
 
 WORKFLOW = Path(__file__).resolve().parent.parent / ".github/workflows/cookbook-sync.yml"
 
@@ -25,6 +25,7 @@ def test_triggers_and_no_pull_request_target():
     assert set(doc["on"]) == {
         "issue_comment",
         "pull_request",
+        "schedule",
         "repository_dispatch",
         "workflow_dispatch",
     }
@@ -32,26 +33,112 @@ def test_triggers_and_no_pull_request_target():
     assert doc["permissions"] == {}
 
 
-def test_actions_and_tool_are_pinned_to_commits():
+def test_the_schedule_runs_hourly_and_reaches_every_model():
+    # Issue 20.5: nothing in the cookbook sends the dispatch; the schedule reconciles.
     doc = load()
-    for job in doc["jobs"].values():
-        for step in job["steps"]:
-            if "uses" in step:
-                assert re.fullmatch(r"[\w.-]+/[\w.-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+    [entry] = doc["on"]["schedule"]
+    minute, hour, *rest = entry["cron"].split()
+    assert minute.isdigit() and 0 <= int(minute) < 60 and hour == "*" and rest == ["*", "*", "*"]
+    assert "schedule" not in doc["jobs"]["gate"]["if"]  # the gate lets it through
+    # workflow_dispatch without an input is the same reconcile (by hand, or from a PR push).
+    assert doc["on"]["workflow_dispatch"]["inputs"]["cookbook_pr"]["required"] is False
+
+
+# The current major version of each action (tags read from the actions' own repositories).
+CURRENT = {
+    "actions/checkout": ("3d3c42e5aac5ba805825da76410c181273ba90b1", "v7.0.1"),
+    "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
+    "actions/create-github-app-token": ("1b10c78c7865c340bc4f6099eb2f838309f1e8c3", "v3.1.1"),
+}
+
+
+def test_actions_are_pinned_to_current_releases_by_commit():
+    text = WORKFLOW.read_text()
+    uses = re.findall(r"uses: ([\w.-]+/[\w.-]+)@(\S+)(?:\s+#\s*(\S+))?", text)
+    assert {name for name, _, _ in uses} == set(CURRENT)
+    for name, ref, comment in uses:
+        assert re.fullmatch(r"[0-9a-f]{40}", ref), name
+        assert (ref, comment) == CURRENT[name], name
+
+
+def test_the_tool_is_pinned_to_a_commit():
+    doc = load()
+    for name in ("gate", "publish"):
+        job = doc["jobs"][name]
         tool = [s for s in job["steps"] if s.get("with", {}).get("path") == "tool"]
         assert tool and tool[0]["with"]["ref"] == "${{ env.TOOL_REF }}"
         guard = job["steps"][0]["run"]
         assert "^[0-9a-f]{40}$" in guard and "exit 1" in guard
 
 
-def test_cookbook_token_only_in_the_publishing_job():
+def test_cookbook_secrets_only_in_the_environment_job():
+    # Issue 20.6 (zizmor secrets-outside-env): a job without an environment must not name a
+    # secret; the publishing job is in `cookbook-sync`, whose branches are the default one.
     doc = load()
-    gate, publish = doc["jobs"]["gate"], doc["jobs"]["publish"]
-    assert "secrets." not in yaml.safe_dump(gate)
-    steps_with_secret = [s for s in publish["steps"] if "secrets." in yaml.safe_dump(s)]
-    assert len(steps_with_secret) == 1
-    assert steps_with_secret[0]["env"]["COOKBOOK_TOKEN"] == "${{ secrets.COOKBOOK_SYNC_TOKEN }}"
-    assert steps_with_secret[0]["run"].startswith("sync bot")
+    for name, job in doc["jobs"].items():
+        if name != "publish":
+            assert "secrets." not in yaml.safe_dump(job), name
+    publish = doc["jobs"]["publish"]
+    assert publish["environment"] == "cookbook-sync"
+    with_secret = [s for s in publish["steps"] if "secrets." in yaml.safe_dump(s)]
+    assert [s.get("id") for s in with_secret] == ["app", None]
+    app, sync = with_secret
+    assert app["with"]["private-key"] == "${{ secrets.COOKBOOK_SYNC_APP_KEY }}"
+    assert sync["run"].startswith("sync bot")
+    assert sync["env"]["COOKBOOK_TOKEN"] == (
+        "${{ steps.app.outputs.token || secrets.COOKBOOK_SYNC_TOKEN }}"
+    )
+
+
+def test_app_token_is_minted_per_run_and_names_its_bot_login():
+    publish = load()["jobs"]["publish"]
+    [app] = [s for s in publish["steps"] if "create-github-app-token" in s.get("uses", "")]
+    assert app["uses"].split("@")[1] == CURRENT["actions/create-github-app-token"][0]
+    assert app["if"] == "vars.COOKBOOK_SYNC_APP_CLIENT_ID != ''"  # else the PAT
+    assert app["with"]["client-id"] == "${{ vars.COOKBOOK_SYNC_APP_CLIENT_ID }}"
+    # Only what the bot does on the cookbook: push its branch, open and edit its PR.
+    assert {k: v for k, v in app["with"].items() if k.startswith("permission-")} == {
+        "permission-contents": "write",
+        "permission-pull-requests": "write",
+    }
+    [sync] = [s for s in publish["steps"] if s.get("run", "").startswith("sync bot")]
+    login = " ".join(sync["env"]["SYNC_COOKBOOK_LOGIN"].split())
+    # An App token answers 403 on GET /user: the login is given, `<slug>[bot]`.
+    assert "format('{0}[bot]', steps.app.outputs.app-slug)" in login
+    assert login.endswith("|| vars.COOKBOOK_SYNC_LOGIN }}")
+
+
+def test_pull_request_runs_hold_no_secret_and_only_dispatch():
+    # A pull_request run uses the PR's copy of this file: it gets no environment, and a fork
+    # PR's run does nothing at all (the schedule takes it).
+    doc = load()
+    dispatch = doc["jobs"]["dispatch"]
+    assert "github.event_name == 'pull_request'" in dispatch["if"]
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in dispatch["if"]
+    assert dispatch["permissions"] == {"actions": "write"}
+    assert "environment" not in dispatch
+    [step] = dispatch["steps"]
+    assert 'gh workflow run "${workflow##*/}"' in step["run"]
+    assert '--ref "$DEFAULT_BRANCH"' in step["run"]
+    assert step["env"]["DEFAULT_BRANCH"] == "${{ github.event.repository.default_branch }}"
+    assert "github.event_name != 'pull_request'" in doc["jobs"]["gate"]["if"]
+    assert doc["jobs"]["publish"]["needs"] == "gate"
+
+
+def test_nothing_of_inferencex_is_checked_out_by_the_jobs():
+    # Issue 20.2/20.6: no step checks out a PR ref (or any InferenceX tree) or runs
+    # `git submodule` on a PR's .gitmodules. The bot fetches main and the PR heads into its bare
+    # clone and reads git objects; srt-slurm's files come from the PR tree's pin at the URL of
+    # main's .gitmodules (tests/test_bot_schedule.py).
+    doc = load()
+    for name in ("gate", "publish"):
+        job = doc["jobs"][name]
+        text = yaml.safe_dump(job)
+        assert "refs/pull" not in text and "submodule" not in text, name
+        checkouts = [s for s in job["steps"] if "actions/checkout" in s.get("uses", "")]
+        assert [s["with"]["path"] for s in checkouts] == ["tool"], name
+        [bot] = [s for s in job["steps"] if "sync bot" in s.get("run", "")]
+        assert '--inferencex-clone "$RUNNER_TEMP/inferencex.git"' in bot["run"], name
 
 
 def test_pr_content_is_data_only():
@@ -101,6 +188,7 @@ def test_gate_filters_on_author_association():
 def test_permissions_are_least_privilege():
     doc = load()
     assert doc["jobs"]["gate"]["permissions"] == {"contents": "read"}
+    assert doc["jobs"]["dispatch"]["permissions"] == {"actions": "write"}
     # The InferenceX token writes comments and reactions, never a PR.
     assert doc["jobs"]["publish"]["permissions"] == {
         "contents": "read",
@@ -150,79 +238,69 @@ def test_gate_lets_through_an_edit_that_removed_a_command():
             assert f"contains({body}, '{command}')" in gate
 
 
-def _git(cwd: Path, *args: str) -> str:
+ZIZMOR = Path(sys.executable).parent / "zizmor"
+
+
+@pytest.mark.skipif(
+    not ZIZMOR.exists(), reason="zizmor is not installed here (.ci/run installs it)"
+)
+def test_zizmor_finds_nothing_high_or_medium():
+    # Issue 20.6; offline: zizmor's audits that ask GitHub are skipped. The auditor persona
+    # reports everything the regular one hides; ignored findings are listed as ignored.
     done = subprocess.run(
-        ["git", "-c", "protocol.file.allow=always", *args],
-        cwd=cwd,
+        [
+            str(ZIZMOR),
+            "--offline",
+            "--no-progress",
+            "--format",
+            "json",
+            "--persona",
+            "auditor",
+            str(WORKFLOW.parent),
+        ],
         capture_output=True,
         text=True,
-        check=True,
+        timeout=120,
     )
-    return done.stdout.strip()
+    findings = json.loads(done.stdout)
+    serious = [
+        (f["ident"], f["determinations"]["severity"])
+        for f in findings
+        if f["determinations"]["severity"] in ("High", "Medium") and not f.get("ignored")
+    ]
+    assert serious == []
 
 
-def _submodule_step() -> str:
-    (step,) = [s for s in load()["jobs"]["publish"]["steps"] if "submodule" in s.get("run", "")]
-    return step["run"]
+def test_the_one_zizmor_ignore_is_the_comment_trigger_with_its_reason():
+    lines = WORKFLOW.read_text().splitlines()
+    ignores = [i for i, line in enumerate(lines) if "zizmor: ignore" in line]
+    assert [lines[i].split("#")[0].strip() for i in ignores] == ["issue_comment:"]
+    assert "[dangerous-triggers]" in lines[ignores[0]]
+    reason = " ".join(lines[ignores[0] - 2 : ignores[0]])
+    assert "default branch" in reason and "data" in reason
 
 
-def _run_step(workdir: Path) -> subprocess.CompletedProcess[str]:
-    # Local repositories stand in for GitHub: git refuses file:// submodules unless allowed.
+def test_the_dispatch_step_names_this_workflow_file(tmp_path):
+    """The step run as the runner runs it, with a `gh` that records its arguments."""
+    [step] = load()["jobs"]["dispatch"]["steps"]
+    fake_gh = tmp_path / "gh"
+    fake_gh.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$GH_ARGS"\n')
+    fake_gh.chmod(0o755)
     env = {
-        **os.environ,
-        "GIT_CONFIG_COUNT": "1",
-        "GIT_CONFIG_KEY_0": "protocol.file.allow",
-        "GIT_CONFIG_VALUE_0": "always",
+        "PATH": f"{tmp_path}:/usr/bin:/bin",
+        "GH_ARGS": str(tmp_path / "args"),
+        "GITHUB_WORKFLOW_REF": "SemiAnalysisAI/InferenceX/.github/workflows/cookbook-sync.yml"
+        "@refs/pull/3859/merge",
+        "REPO": "SemiAnalysisAI/InferenceX",
+        "DEFAULT_BRANCH": "main",
     }
-    return subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", _submodule_step()],
-        cwd=workdir,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-
-
-def test_the_srt_slurm_submodule_is_checked_out_at_its_pinned_commit(tmp_path: Path) -> None:
-    """The step, run as the workflow runs it on a checkout made without submodules, gives the
-    tool srt-slurm's files at the commit the InferenceX tree pins, not at srt-slurm's tip."""
-    srt = tmp_path / "srt-slurm"
-    (srt / "configs").mkdir(parents=True)
-    _git(srt, "init", "-q", "-b", "main")
-    (srt / "configs" / "deepep_config.json").write_text('{"pinned": true}\n')
-    _git(srt, "add", ".")
-    _git(srt, "commit", "-q", "-m", "pinned")
-    pinned = _git(srt, "rev-parse", "HEAD")
-    (srt / "configs" / "deepep_config.json").write_text('{"pinned": false}\n')
-    _git(srt, "commit", "-q", "-am", "newer")
-
-    upstream = tmp_path / "upstream"
-    upstream.mkdir()
-    _git(upstream, "init", "-q", "-b", "main")
-    _git(upstream, "submodule", "add", "-q", str(srt), SUBMODULE)
-    _git(upstream / SUBMODULE, "checkout", "-q", pinned)
-    _git(upstream, "add", ".")
-    _git(upstream, "commit", "-q", "-m", "pin srt-slurm")
-
-    runner = tmp_path / "runner"
-    runner.mkdir()
-    _git(runner, "clone", "-q", str(upstream), "inferencex")  # actions/checkout: no submodules
-    assert not (runner / "inferencex" / SUBMODULE / "configs").exists()
-
-    done = _run_step(runner)
-    assert done.returncode == 0, done.stderr
-    files = discover(runner / "inferencex")
-    assert files.commit == pinned
-    assert files.read("configs", "deepep_config.json") == '{"pinned": true}\n'
-
-
-def test_a_tree_without_the_submodule_is_left_alone(tmp_path: Path) -> None:
-    tree = tmp_path / "runner" / "inferencex"
-    tree.mkdir(parents=True)
-    _git(tree, "init", "-q", "-b", "main")
-    (tree / "README.md").write_text("old layout\n")
-    _git(tree, "add", ".")
-    _git(tree, "commit", "-q", "-m", "old layout")
-    done = _run_step(tmp_path / "runner")
-    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
-    assert discover(tree).root is None
+    subprocess.run(["bash", "-e", "-c", step["run"]], env=env, check=True, timeout=30)
+    assert (tmp_path / "args").read_text().split("\n")[:-1] == [
+        "workflow",
+        "run",
+        "cookbook-sync.yml",
+        "--repo",
+        "SemiAnalysisAI/InferenceX",
+        "--ref",
+        "main",
+    ]

@@ -56,6 +56,19 @@ from syncer.wording import count
     show_default=True,
     help="The InferenceX repository (owner/name) whose PRs and comments the bot answers.",
 )
+@options.folder_option(
+    "--inferencex-clone",
+    help="The bot's InferenceX git clone (bare is fine; created when absent): PR heads and "
+    "main are fetched into it, each PR's AgentX configs found from its commits and every "
+    "config read at its own commit, as git objects (nothing checked out). Without it: "
+    "the configs and pins sync.yaml lists, read from --inferencex.",
+    exists=False,
+)
+@click.option(
+    "--inferencex-remote",
+    default=None,
+    help="Where --inferencex-clone fetches from (default: https://github.com/<--inferencex-repo>.git).",
+)
 @click.option("--push-repo", default=None, help="Fork (owner/name) to push the bot branch to.")
 @click.option("--push-url", default=None, help="Git URL of that fork.")
 @options.folder_option(
@@ -95,6 +108,13 @@ from syncer.wording import count
     help="Print the models the event can touch (event data + sync.yaml; no token, no API).",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --models-only: a JSON list.")
+@click.option(
+    "--schedule",
+    is_flag=True,
+    help="The scheduled run: reconcile every open InferenceX PR with configs and the bot's "
+    "cookbook PRs, whatever the event (implied by a schedule event, and by workflow_dispatch "
+    "without cookbook_pr). Writes nothing when nothing changed.",
+)
 def bot_command(
     event_path: Path,
     event_name: str,
@@ -124,13 +144,47 @@ def _models_only(
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
     from syncer.publish.routing import event_models
 
-    models = event_models(
-        load_sync_config(config_path),
-        event_name,
-        _load_event(event_path),
-        inferencex_repo=options["inferencex_repo"],
-        cookbook_repo=options["cookbook_repo"],
-    )
+    config, payload = load_sync_config(config_path), _load_event(event_path)
+    if options["schedule"] or _is_schedule(event_name, payload):
+        # The reconcile looks at every model: one job per model, each in its group.
+        click.echo(
+            json.dumps([m.path for m in config.models], separators=(",", ":"))
+            if as_json
+            else " ".join(m.path for m in config.models)
+        )
+        return 0
+    discover = None
+    clone = options["inferencex_clone"]
+    if clone is not None:
+        from syncer.publish.prconfigs import InferenceXGit
+        from syncer.publish.settings import Settings
+
+        settings = Settings(
+            config=config,
+            inferencex=options["inferencex"],
+            cookbook=options["cookbook"],
+            cache_dir=options["cache_dir"],
+            inferencex_repo=options["inferencex_repo"],
+            inferencex_clone=_clone(clone),
+            inferencex_remote=options["inferencex_remote"],
+        )
+        ix = InferenceXGit(settings, gh=None)
+
+        def discover(number: int, head: str | None, base: str | None) -> list[str]:
+            return [m.path for m, _ in ix.keys_at(number, head, base).mapped]
+
+    try:
+        models = event_models(
+            config,
+            event_name,
+            payload,
+            inferencex_repo=options["inferencex_repo"],
+            cookbook_repo=options["cookbook_repo"],
+            discover=discover,
+        )
+    finally:
+        if clone is not None:
+            ix.close()
     # JSON for the workflow's matrix (fromJSON); model paths are [A-Za-z0-9._-]/[...] only.
     click.echo(json.dumps(models, separators=(",", ":")) if as_json else " ".join(models))
     return 0
@@ -153,6 +207,9 @@ def _run(
     dry_run: bool,
     model: str | None,
     local_runs: Path | None,
+    schedule: bool,
+    inferencex_clone: Path | None,
+    inferencex_remote: str | None,
 ) -> int:
     # syncer.publish.* import PyGithub: loaded only when an event is handled.
     from syncer.publish.bot import Bot, Settings
@@ -205,6 +262,8 @@ def _run(
         today=today,
         model=model,
         local_runs=local_runs,
+        inferencex_clone=_clone(inferencex_clone) if inferencex_clone else None,
+        inferencex_remote=inferencex_remote,
     )
     bot = Bot(
         settings,
@@ -214,7 +273,12 @@ def _run(
         identity=Identity.from_env(),
         git_token=book_token,
     )
-    outcome = bot.handle(event_name, payload)
+    if schedule or _is_schedule(event_name, payload):
+        from syncer.publish.reconcile import reconcile
+
+        outcome = reconcile(bot)
+    else:
+        outcome = bot.handle(event_name, payload)
     for line in outcome.lines:
         click.echo(term_text(line))
     if dry_run:
@@ -222,6 +286,29 @@ def _run(
         for write in plan.writes:
             click.echo("would: " + term_text(write))
     return 0
+
+
+def _is_schedule(event_name: str, payload: dict[str, object]) -> bool:
+    """A schedule event, or a workflow_dispatch that names no cookbook PR (run by hand, or by
+    the workflow for an InferenceX PR's own push): the reconcile."""
+    if event_name == "schedule":
+        return True
+    inputs = payload.get("inputs")
+    return event_name == "workflow_dispatch" and not (
+        isinstance(inputs, dict) and inputs.get("cookbook_pr") not in (None, "")
+    )
+
+
+def _clone(path: Path) -> Path:
+    """The bot's InferenceX clone: an existing git repository, or a new bare one."""
+    from syncer.inferencex import commits
+
+    if commits.is_clone(path):
+        return path
+    if path.exists() and any(path.iterdir()):
+        raise SyncError("not a git repository (the bot's InferenceX clone)", path=str(path))
+    commits.init_bare(path)
+    return path
 
 
 # GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.

@@ -31,12 +31,18 @@ from syncer.wording import js
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _escape_json(text: str) -> str:
+    # Nearly every case is plain ASCII: two scans in C instead of the pattern's, per case.
+    if text.isascii() and "\x7f" not in text:
+        return text
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _dump(value: Any) -> str:
-    return _escape_json(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    return _escape_json(_ENCODE(value))
 
 
 @click.command("decode")

@@ -18,7 +18,6 @@ import click
 
 from syncer import locations
 from syncer.commands import options
-from syncer.compare.review import review_texts
 from syncer.console import report_console
 from syncer.cookbook.encode import reencode_file
 from syncer.cookbook.generate import generate_model, write_results
@@ -156,6 +155,9 @@ def generate_command(
 
 
 def _print_review(path: Path, new_text: str) -> None:
+    # Only a module that would change has a review: rich and jinja2 come with it.
+    from syncer.compare.review import review_texts
+
     old_text = read_text(path) if path.is_file() else None
     review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
     review.text(report_console())

@@ -86,6 +86,7 @@ class Decoder:
         self.check.module(data)
         self.cells: list[dict[str, Any]] = data["cells"]
         self._memo: dict[tuple[int, str], list[Block]] = {}
+        self._measured_memo: dict[tuple[int, int, str], list[Block]] = {}
         self._active: list[tuple[int, str]] = []
         self._placement: str | None = None
 
@@ -227,21 +228,13 @@ class Decoder:
         ci, router, kv = sel.cell, sel.router, sel.kv
         cell = self._cell(ci)
         pi = self._point_index(ci, sel.point)
-        base = self.materialise(ci, router)
-        if pi == 0:
-            blocks = clone(base)
-        else:
-            patches = cell["points"][pi].get("patch") or {}
-            where = f"cells[{ci}].points[{pi}].patch"
-            if not isinstance(patches, dict):
-                raise self.check.error(where, "expected an object of router -> patch")
-            blocks = self._apply_patch(base, patches.get(router), f"{where}.{router}")
+        measured = self._measured(ci, pi, router)
         source = cell["points"][pi].get("kv")
         target = self.target_tier(ci, pi, kv)
         if source == target:
-            return blocks
-        return kv_transform(
-            blocks,
+            return clone(measured)
+        blocks = kv_transform(
+            measured,
             source,
             target,
             data=self.data,
@@ -250,6 +243,31 @@ class Decoder:
             placement=lambda: self.master_placement,
             check=self.check,
         )
+        # kv_transform copies each block with its args and env; the rest is still the memo's.
+        for block in blocks:
+            for key, value in block.items():
+                if key not in ("args", "env") and type(value) in (dict, list):
+                    block[key] = clone(value)
+        return blocks
+
+    def _measured(self, ci: int, pi: int, router: str) -> list[Block]:
+        """The blocks of (cell, point, router) at the point's measured tier, checked; memoised
+        (do not mutate), since every KV tier of the point starts from them."""
+        key = (ci, pi, router)
+        done = self._measured_memo.get(key)
+        if done is not None:
+            return done
+        base = self.materialise(ci, router)
+        if pi == 0:
+            done = base
+        else:
+            patches = self._cell(ci)["points"][pi].get("patch") or {}
+            where = f"cells[{ci}].points[{pi}].patch"
+            if not isinstance(patches, dict):
+                raise self.check.error(where, "expected an object of router -> patch")
+            done = self._apply_patch(base, patches.get(router), f"{where}.{router}")
+        self._measured_memo[key] = done
+        return done
 
     def _apply_patch(self, base: list[Block], patch: Any, where: str) -> list[Block]:
         """Point blocks from the checked base; only what the patch changed needs checking

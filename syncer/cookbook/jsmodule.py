@@ -296,6 +296,12 @@ _TOKEN = re.compile(
 )
 # Tokens longer than this are never compared whole (keys are short): only their start is kept.
 _KEEP = 4096
+# A run of scalar list elements, each with its comma (bare words and double-quoted strings,
+# as _TOKEN reads them): skipped in one match when no key path leads into the list, instead of
+# token by token (millions of numbers took seconds). Possessive, so no state is kept per element.
+_SCALAR_RUN = re.compile(
+    r"""(?:\s*+(?:[^\s{}\[\],:;="'`/]++|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")\s*+,)++"""
+)
 
 
 class _Tokens:
@@ -303,10 +309,18 @@ class _Tokens:
     position costs no more memory than parsing did."""
 
     def __init__(self, text: str) -> None:
+        self._text = text
         self._it = _TOKEN.finditer(text)
         self.offset = 0
         self.tok = ""
         self.advance()
+
+    def skip_scalars(self) -> None:
+        """Past the run of ``scalar,`` elements starting at the current token, if any."""
+        run = _SCALAR_RUN.match(self._text, self.offset)
+        if run is not None:
+            self._it = _TOKEN.finditer(self._text, run.end())
+            self.advance()
 
     def advance(self) -> None:
         for m in self._it:
@@ -367,6 +381,8 @@ def _walk(tokens: _Tokens, depth: int | None, keys: tuple, best: list[Any]) -> N
                 tokens.advance()
     elif tokens.tok == "[":
         tokens.advance()
+        if not on_path:
+            tokens.skip_scalars()  # nothing inside is on the path: the count does not matter
         n = 0
         while tokens.tok != "]":
             child = depth + 1 if on_path and keys[depth] == n else None

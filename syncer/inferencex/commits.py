@@ -107,6 +107,20 @@ def is_clone(path: Path) -> bool:
     return (path / "objects").is_dir() and (path / "HEAD").is_file()
 
 
+def init_bare(path: Path) -> None:
+    """A new bare repository at ``path`` (the bot's clone on its first run)."""
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        proc = subprocess.run(
+            ["git", "init", "--quiet", "--bare", str(path)],
+            capture_output=True, env=_env(), timeout=GIT_TIMEOUT, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SyncError(f"cannot run git: {exc}", path=str(path)) from None
+    if proc.returncode != 0:
+        raise SyncError("git init failed", path=str(path))
+
+
 def local_ref(ref: str) -> str:
     """Where :func:`fetch` keeps ``ref`` (``refs/pull/3859/head``, ``main``) in the clone."""
     name = ref.removeprefix("refs/")

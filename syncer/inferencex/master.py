@@ -638,7 +638,7 @@ def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool
     path = golden_al_file(entry, method)
     if path is None:
         return None
-    doc = yamlsafe.load(path)
+    doc = _golden_doc(path)
     if not isinstance(doc, dict) or not doc:
         raise SyncError(
             "golden AL file must map a model name to thinking_on/thinking_off curves",
@@ -671,6 +671,24 @@ def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool
             path=str(path),
         )
     return str(value)
+
+
+# Parsed golden AL files by path and content: every point of a config asks for its curve.
+_GOLDEN: dict[tuple[str, bytes], Any] = {}
+_GOLDEN_MAX = 16
+
+
+def _golden_doc(path: Path) -> Any:
+    """``yamlsafe.load(path)``, parsed once per content (callers only read the result)."""
+    try:
+        key = (str(path), hashlib.sha256(path.read_bytes()).digest())
+    except OSError:
+        return yamlsafe.load(path)  # names the unreadable file
+    if key not in _GOLDEN:
+        if len(_GOLDEN) >= _GOLDEN_MAX:
+            del _GOLDEN[next(iter(_GOLDEN))]
+        _GOLDEN[key] = yamlsafe.load(path)
+    return _GOLDEN[key]
 
 
 # The CONFIG_FILE era's reference curve (read by the runner's injector when a row sets
@@ -720,15 +738,27 @@ def _entry_file(entry: ConfigEntry, candidate: Path, what: str, *, row: bool = F
     """``candidate``, a file found for master entry ``entry``, when it lies inside the
     checkout; ``row``: the error names the master file and the entry's line (the row's
     recipe name led there)."""
-    line = yamlsafe.key_line(entry.path, [entry.key]) if row else None
-    return checkout.contained(
-        entry.root_dir, candidate, what=what, path=entry.path if row else None, line=line
-    )
+    try:
+        return checkout.contained(
+            entry.root_dir, candidate, what=what, path=entry.path if row else None
+        )
+    except SyncError as exc:
+        if row:
+            exc.line = _entry_line(entry)
+        raise
 
 
 def _entry_name(entry: ConfigEntry, name: str, what: str) -> None:
     """:func:`syncer.checkout.check_name` for a name master entry ``entry`` gives; the error
     names the master file and the entry's line."""
-    checkout.check_name(
-        name, what=what, path=entry.path, line=yamlsafe.key_line(entry.path, [entry.key])
-    )
+    try:
+        checkout.check_name(name, what=what, path=entry.path)
+    except SyncError as exc:
+        exc.line = _entry_line(entry)
+        raise
+
+
+def _entry_line(entry: ConfigEntry) -> int | None:
+    # Looked up only for a message: finding a line reads the whole master file again, and these
+    # checks run for every row and file of every key rendered.
+    return yamlsafe.key_line(entry.path, [entry.key])

@@ -151,26 +151,34 @@ class Policy:
     path: str = "syncer/data/policy.yaml"
     values: list[ValueRule] = field(default_factory=list)
     mounts: list[MountRule] = field(default_factory=list)
-    _memo: dict[tuple[str, str, str], Exclusion | None] = field(default_factory=dict, repr=False)
+    _memo: dict[tuple[str, str, str, str | None], Exclusion | None] = field(
+        default_factory=dict, repr=False
+    )
 
     def exclusion(
         self, kind: str, field: str, name: str, value: str | None = None
     ) -> Exclusion | None:
         """First entry covering ``name`` (a flag with ``--`` or an env key) for a process kind;
         entries that apply only to some values (``values:``) need the ``value``."""
-        key = (kind, field, name)
-        if key not in self._memo:
-            self._memo[key] = next(
-                (e for e in self.entries if not e.values and e.matches(kind, field, name)), None
-            )
+        # Memoised with the value: every point of a config asks about the same flags and
+        # values again, and each answer is a scan of the whole policy.
+        key = (kind, field, name, value)
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        found = None
         if value is not None:
-            by_value = next(
+            found = next(
                 (e for e in self.entries if e.values and e.matches(kind, field, name, value)),
                 None,
             )
-            if by_value is not None:
-                return by_value
-        return self._memo[key]
+        if found is None:
+            found = next(
+                (e for e in self.entries if not e.values and e.matches(kind, field, name)), None
+            )
+        self._memo[key] = found
+        return found
 
     def to_cookbook(self, raw_blocks: list[Block]) -> list[Block]:
         """Cookbook form of one deployment's raw blocks (never mutates the input)."""

@@ -30,6 +30,7 @@ MAX_DEPTH = 200
 TOO_DEEP = f"YAML nesting deeper than {MAX_DEPTH} levels; refusing it"
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 _MERGE = "tag:yaml.org,2002:merge"
@@ -110,11 +111,14 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):  # type: ignore[misc, valid-type]
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                continue
+            if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode):
+                key = key_node.value  # what constructing a string scalar gives, for less
+            else:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    hash(key)
+                except TypeError:
+                    continue
             line = key_node.start_mark.line + 1
             if isinstance(key, bool):
                 # `on: 1` renders as `--True 1`, and srt-slurm fails on it: said, with its line.
@@ -347,7 +351,8 @@ def _composed(text: str) -> Any:
         pass
     compose_count += 1
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        # The C parser's nodes carry the same marks (line, column) as the pure-Python one's.
+        node = yaml.compose(text, Loader=_Base)
     except yaml.YAMLError:
         node = None
     _COMPOSED[digest] = node

@@ -47,6 +47,7 @@ from syncer.publish.cookbook_pr import CookbookPR
 from syncer.publish.event import Payload
 from syncer.publish.git import Identity
 from syncer.publish.github import GitHubClient, NotFound, Plan, Pull, PullState
+from syncer.publish.prconfigs import InferenceXGit
 from syncer.publish.routing import Handlers, pr_configs, route
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.status_comment import StatusComments
@@ -111,12 +112,22 @@ class Bot:
         self.status = StatusComments(settings, gh=infx, plan=plan, out=self.out)
         self._handled: set[int] = set()  # InferenceX PRs this run brought up to date
         self._verified: dict[str, VerifyResult] = {}  # for the evidence records
+        # Discovery: configs found from each PR's commits in the bot's InferenceX clone, each
+        # config read at its own commit; None: sync.yaml's configs and pins, one checkout.
+        self.ix = (
+            InferenceXGit(settings, gh=infx, out=self.out)
+            if settings.inferencex_clone is not None
+            else None
+        )
+        if self.ix is not None:
+            self.book.tree_for = self.ix.tree
+        self._pulls: dict[int, Pull] = {}
 
     def _verify_rendered(
         self, key: str, inferencex: Path, run_dir: Path, cookbook: Path
     ) -> tuple[bool, str]:
         """:func:`default_verifier` on the render the trial module was generated from."""
-        rendered = self.book.rendered(key) if inferencex == self.s.inferencex else None
+        rendered = self.book.rendered(key) if inferencex == self.book.tree(key) else None
         return default_verifier(
             key, inferencex, run_dir, cookbook, rendered=rendered, keep=self._verified
         )
@@ -132,60 +143,135 @@ class Bot:
                 handlers=Handlers(sync_pr=self.sync_pr, cookbook_closed=self.on_cookbook_closed),
             )
             if self.s.model is not None:
-                self._catch_up(self.s.config.model(self.s.model))
+                self.catch_up(self.s.config.model(self.s.model))
         finally:
             self.book.close_clone()
+            if self.ix is not None:
+                self.ix.close()
         return self.out
 
     # -- an InferenceX PR -----------------------------------------------------------------------
 
-    def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
-        found = pr_configs(self.s.config, number)
-        return [(m, c) for m, c in found if self.s.model in (None, m.path)]
+    def handled(self, number: int) -> bool:
+        """Whether this run already brought InferenceX PR ``number`` up to date."""
+        return number in self._handled
 
-    def _catch_up(self, model: ModelSpec) -> None:
-        """Bring up to date the closed InferenceX PRs that ``model``'s open cookbook PR still
-        carries as not verified.
+    def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
+        """The configs InferenceX PR ``number`` carries, with their model: sync.yaml's listing,
+        or (discovery) those its commits add or change plus those a bot PR still records for
+        it (a merged PR's commits no longer differ from main)."""
+        if self.ix is None:
+            found = pr_configs(self.s.config, number)
+            return [(m, c) for m, c in found if self.s.model in (None, m.path)]
+        pull = self._pull(number)
+        keys = self.ix.keys(pull)
+        pairs = list(keys.mapped)
+        seen = {key for _, key in pairs}
+        for model in self.s.config.models:
+            if self.s.model not in (None, model.path):
+                continue
+            for bot_pr in self.book.pulls(model):
+                if bot_pr.state != PullState.OPEN and not bot_pr.merged:
+                    continue
+                for key, pin in self.book.recorded(bot_pr, model).items():
+                    if pin.pr == str(number) and key not in seen:
+                        pairs.append((model, key))
+                        seen.add(key)
+        return [
+            (m, self.s.config.config_spec(m, key, self._in_progress(key, pull)))
+            for m, key in pairs
+            if self.s.model in (None, m.path)
+        ]
+
+    def _pull(self, number: int) -> Pull:
+        """InferenceX PR ``number``, read once per event."""
+        if number not in self._pulls:
+            self._pulls[number] = self.infx.pull(self.s.inferencex_repo, number)
+        return self._pulls[number]
+
+    @staticmethod
+    def _in_progress(key: str, pull: Pull, sha: str | None = None) -> Pin:
+        return Pin(
+            key, str(pull.number), sha or pull.head_sha, None, None, PointStatus.IN_PROGRESS, None
+        )
+
+    def _place(self, pins: dict[str, Pin]) -> None:
+        """Read each of ``pins``' configs at the commit its pin names (discovery only)."""
+        if self.ix is not None:
+            self.ix.place({key: (pin.sha, pin.pr) for key, pin in pins.items()})
+
+    def _live_model(self, model: ModelSpec, cfgs: list[ConfigSpec], pull: Pull) -> ModelSpec:
+        """``model`` as its page shows it now plus ``pull``'s configs, each placed at the
+        commit it is read at: the others' at the commit their cells record, this PR's at its
+        head, except an unpinned config whose files are the same as at the commit it is
+        already shown at (a push that changes none of them republishes nothing)."""
+        assert self.ix is not None
+        published, main = self.book.published(model)
+        pins = dict(published)
+        for cfg in cfgs:
+            old = published.get(cfg.key)
+            sha = pull.head_sha
+            if (
+                old is not None
+                and old.status == PointStatus.IN_PROGRESS
+                and old.pr == str(pull.number)
+                and self.ix.unchanged(cfg.key, old.sha, pull.head_sha)
+            ):
+                sha = old.sha
+            pins[cfg.key] = self._in_progress(cfg.key, pull, sha)
+        self._place(pins)
+        return self.book.live(model, pins, main)
+
+    def catch_up(self, model: ModelSpec, bot_prs: list[Pull] | None = None) -> None:
+        """Bring up to date the closed InferenceX PRs that ``model``'s bot PRs (default: the
+        open one) still carry as not verified.
 
         GitHub keeps one pending run per concurrency group and cancels the older pending one
         when another event arrives, so a ``pull_request: closed`` can be dropped behind a later
-        event of the same model; the later run (this one) does its work. Both handlers are
+        event of the same model; the later run (this one) does its work. The scheduled run
+        passes the newest merged bot PRs too: a PR merged after its cookbook PR (a fork's, whose
+        own events never publish) is still carried there as a PR pin. Both handlers are
         idempotent: a PR already handled is read, not written again."""
-        open_pr = self.book.open_pull(model)
-        if open_pr is None:
+        if bot_prs is None:
+            open_pr = self.book.open_pull(model)
+            bot_prs = [open_pr] if open_pr is not None else []
+        for bot_pr in bot_prs:
+            recorded = self.book.recorded(bot_pr, model)
+            waiting = sorted(
+                {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
+                - self._handled
+            )
+            for number in waiting:
+                self._catch_up_pr(number, recorded)
+
+    def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> None:
+        try:
+            pull = self.infx.pull(self.s.inferencex_repo, number)
+        except NotFound:
             return
-        recorded = self.book.recorded(open_pr, model)
-        waiting = sorted(
-            {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
-            - self._handled
-        )
-        for number in waiting:
-            try:
-                pull = self.infx.pull(self.s.inferencex_repo, number)
-            except NotFound:
-                continue
-            if pull.state != PullState.CLOSED or not self.configs_of(number):
-                continue
-            if not pull.merged:
-                self.out.say(f"PR #{number}: closed without merging; catching up")
-                self._on_closed_unmerged(pull, self.configs_of(number))
-            elif any(
-                p.status == PointStatus.VERIFIED_PR
-                for p in recorded.values()
-                if p.pr == str(number)
-            ):
-                # Merged with a pinned run the cookbook PR still calls a PR pin.
-                self.out.say(f"PR #{number}: merged; catching up")
-                self.sync_pr(number)
+        if pull.state != PullState.CLOSED or not self.configs_of(number):
+            return
+        if not pull.merged:
+            self.out.say(f"PR #{number}: closed without merging; catching up")
+            self._on_closed_unmerged(pull, self.configs_of(number))
+        elif any(
+            p.status == PointStatus.VERIFIED_PR for p in recorded.values() if p.pr == str(number)
+        ):
+            # Merged with a pinned run the cookbook PR still calls a PR pin.
+            self.out.say(f"PR #{number}: merged; catching up")
+            self.sync_pr(number)
 
     def sync_pr(self, number: int) -> None:
-        repo = self.s.inferencex_repo
         self._handled.add(number)
         configs = self.configs_of(number)
+        unmapped = self.ix.keys(self._pull(number)).unmapped if self.ix is not None else []
+        if unmapped:
+            self.status.unmapped(number, unmapped, [m.path for m, _ in configs])
         if not configs:
-            self.out.say(f"PR #{number}: no config of sync.yaml comes from this PR; nothing to do")
+            what = "AgentX config of an SGLang cookbook page" if self.ix else "config of sync.yaml"
+            self.out.say(f"PR #{number}: no {what} comes from this PR; nothing to do")
             return
-        pull = self.infx.pull(repo, number)
+        pull = self._pull(number)
         if pull.state == PullState.CLOSED and not pull.merged:
             self._on_closed_unmerged(pull, configs)
             return
@@ -219,7 +305,7 @@ class Bot:
                         self._item(specs[path], c.key, pull.head_sha, error=exc.message)
                         for c in cfgs
                     )
-        self.status.upsert(number, items)
+        self._report(number, items)
         if errors:
             raise SyncError("; ".join(errors))
 
@@ -233,7 +319,7 @@ class Bot:
             pulls = self.book.pulls(model)
             open_pr = next((p for p in pulls if p.state == PullState.OPEN), None)
             recorded = self.book.recorded(open_pr, model)
-            carried = [n for n in self._carried_prs(recorded) if n != pull.number]
+            carried = [n for n in self._carried_prs(model, recorded) if n != pull.number]
             alive = [n for n in carried if self._still_coming(n)]
             notify = [pull.number]
             closed: Pull | None = None
@@ -265,13 +351,17 @@ class Bot:
                     if m.path == model.path
                 ]
                 if items:
-                    self.status.upsert(number, items, create=False)
+                    self._report(number, items, create=False)
 
-    def _carried_prs(self, recorded: dict[str, Pin]) -> list[int]:
+    def _carried_prs(self, model: ModelSpec, recorded: dict[str, Pin]) -> list[int]:
         """InferenceX PRs a cookbook PR carries something for: a config still on its way (not
-        verified) or re-pinned by the bot; a verified pin exactly as in sync.yaml is already the
-        cookbook's and keeps nothing open."""
-        synced = self.s.config.pins()
+        verified) or re-pinned by the bot; a verified pin exactly as the cookbook already has it
+        (sync.yaml's; in discovery, the default branch's module) keeps nothing open."""
+        synced = (
+            self.book.published(model, proposed=False)[0]
+            if self.ix is not None
+            else self.s.config.pins()
+        )
         return sorted(
             {
                 int(p.pr)
@@ -297,12 +387,12 @@ class Bot:
         status: PointStatus,
         tmp: Path,
     ) -> list[st.StatusItem]:
-        in_progress = {
-            c.key: Pin(
-                c.key, str(pull.number), pull.head_sha, None, None, PointStatus.IN_PROGRESS, None
-            )
-            for c in cfgs
-        }
+        if self.ix is not None:
+            model = self._live_model(model, cfgs, pull)
+            cfgs = [model.config(c.key) for c in cfgs]
+            in_progress = {c.key: c.pin for c in cfgs}
+        else:
+            in_progress = {c.key: self._in_progress(c.key, pull) for c in cfgs}
         reports: dict[str, str] = {}
         pins = dict(in_progress)
         if choice.run_dir is not None:
@@ -321,15 +411,18 @@ class Bot:
             # Generate with the measured pins, verify that module three ways, and keep a pin
             # only for configs whose logs agree; the others fall back to "in progress". When
             # all agree, the publish below reuses this module rather than generating it again.
+            self._place(measured)
             trial = self.book.trial(model, measured, tmp / "trial")
             for c in cfgs:
-                ok, report = self.verifier(c.key, self.s.inferencex, choice.run_dir, trial.snippets)
+                tree = self.book.tree(c.key)
+                ok, report = self.verifier(c.key, tree, choice.run_dir, trial.snippets)
                 if ok:
                     pins[c.key] = measured[c.key]
                     self._keep_evidence(pull, c.key, choice)
                 else:
                     reports[c.key] = report
                     self.out.say(f"{c.key}: run {choice.run_id} does not verify; kept in progress")
+            self._place(pins)
         result = self.book.publish(model, pins)
         items = []
         for c in cfgs:
@@ -392,6 +485,7 @@ class Bot:
             closed_pr=closed_pr,
             kept_for=kept_for or [],
         )
+        item.shown_sha = pin.sha if pin is not None and pin.sha else head_sha
         if pin is not None and pin.run:
             item.run, item.run_url = pin.run, links.run_url(self.s.inferencex_repo, pin.run)
         if result is not None:
@@ -444,4 +538,12 @@ class Bot:
             pin = current.get(cfg.key) or recorded.get(cfg.key) or cfg.pin
             items.append(self._item(model, cfg.key, pin.sha, pin=pin, result=result))
         if items:
-            self.status.upsert(number, items)
+            self._report(number, items)
+
+    def _report(self, number: int, items: list[st.StatusItem], *, create: bool = True) -> None:
+        """The PR's status: one new comment per milestone (discovery), else the one status
+        comment edited in place."""
+        if self.ix is not None:
+            self.status.milestones(number, items, create=create)
+        else:
+            self.status.upsert(number, items, create=create)

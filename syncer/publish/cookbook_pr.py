@@ -9,14 +9,18 @@ module and page at the ref), so the common first ``/use`` generates and round-tr
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from syncer import links
 from syncer.compare.review import review_texts
+from syncer.cookbook.cells import PROV_KEYS, point_prov_from_urls
 from syncer.cookbook.generate import generate_model
+from syncer.cookbook.jsmodule import parse_module
 from syncer.errors import SyncError
 from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.policy import Exclusion, load_policy
@@ -27,7 +31,7 @@ from syncer.publish.bodies import fit_body
 from syncer.publish.git import Cookbook, Identity, branch_name
 from syncer.publish.github import GitHubClient, Plan, Pull, PullState
 from syncer.publish.settings import Outcome, Settings
-from syncer.syncconfig import ModelSpec, Pin
+from syncer.syncconfig import ModelSpec, Pin, SyncConfig
 from syncer.templating import render
 
 # What a generated module depends on besides sync.yaml, the InferenceX checkout and the date:
@@ -79,9 +83,14 @@ class CookbookPR:
         self.git_token = git_token
         self._book: Cookbook | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
-        self._renders: dict[str, RenderedConfig] = {}
+        self._renders: dict[tuple[str, str], RenderedConfig] = {}
         self._pulls: dict[str, list[Pull]] = {}
         self._generated: dict[_GenKey, Generated] = {}
+        # Where each config is read (the bot's InferenceX clone: the tree of the commit the
+        # config is shown at); None: every config from the ``inferencex`` checkout.
+        self.tree_for: Callable[[str], Path] | None = None
+        # A model's configs as its page shows them now (discovery), by model path.
+        self._live: dict[str, SyncConfig] = {}
 
     def close_clone(self) -> None:
         """Remove a dry run's scratch clone (the cache's clone stays for the next event)."""
@@ -178,12 +187,54 @@ class CookbookPR:
         book = self.clone()
         return self._generate(model, pins, where, ref=f"{book.remote}/{book.default_branch()}")
 
+    def tree(self, key: str) -> Path:
+        """The InferenceX tree config ``key`` is read from."""
+        return self.tree_for(key) if self.tree_for is not None else self.s.inferencex
+
     def rendered(self, key: str) -> RenderedConfig:
-        """``render_config`` once per config and event: the trial and the published module and
-        the PR body's provenance and exclusions all read the same renders."""
-        if key not in self._renders:
-            self._renders[key] = inferencex_render.render_config(self.s.inferencex, key)
-        return self._renders[key]
+        """``render_config`` once per config, commit and event: the trial and the published
+        module and the PR body's provenance and exclusions all read the same renders."""
+        tree = self.tree(key)
+        if (key, str(tree)) not in self._renders:
+            self._renders[key, str(tree)] = inferencex_render.render_config(tree, key)
+        return self._renders[key, str(tree)]
+
+    def config(self, model: ModelSpec) -> SyncConfig:
+        """The sync configuration ``model`` is generated with: sync.yaml's, or the one
+        :meth:`live` derived from the published module."""
+        return self._live.get(model.path, self.s.config)
+
+    # -- the page's configs as published ---------------------------------------------------------
+
+    def published(
+        self, model: ModelSpec, *, proposed: bool = True
+    ) -> tuple[dict[str, Pin], str | None]:
+        """The pins of the configs ``model``'s module shows now (the open bot PR's branch when
+        ``proposed``, else the default branch), in the module's order, and its ``source.main``:
+        what the cookbook already says is a config's state, read from each cell's provenance."""
+        book = self.clone()
+        ref = f"{book.remote}/{book.default_branch()}"
+        if proposed and self.open_pull(model) is not None:
+            branch = f"{book.push_remote}/{branch_name(model.path)}"
+            ref = branch if book.rev(branch) else ref
+        text = book.read(ref, self.module_path(model))
+        if text is None:
+            return {}, None
+        value = parse_module(text, f"{ref}:{self.module_path(model)}").value
+        return _module_pins(value, self.module_path(model)), (value.get("source") or {}).get("main")
+
+    def live(self, model: ModelSpec, pins: dict[str, Pin], main: str | None) -> ModelSpec:
+        """``model`` showing the configs of ``pins`` (published ones first, in their order),
+        each with sync.yaml's overrides; the sync configuration it is generated with holds only
+        this model, so the module's ``source`` names only this page's PRs."""
+        config = self.s.config
+        configs = [config.config_spec(model, key, pin) for key, pin in pins.items()]
+        derived = dataclasses.replace(model, configs=configs)
+        others = [dataclasses.replace(m, configs=[]) for m in config.models if m.path != model.path]
+        self._live[model.path] = dataclasses.replace(
+            config, main=main or config.main, models=[derived, *others]
+        )
+        return derived
 
     def module_path(self, model: ModelSpec) -> str:
         return f"{self.s.snippets_dir}/{model.module_relpath}"
@@ -204,7 +255,8 @@ class CookbookPR:
             target.write_text(current, encoding="utf-8")
         book.export(ref, pages, [model.page])
         page = pages / model.page
-        all_pins = self.s.config.pins()
+        config = self.config(model)
+        all_pins = config.pins()
         all_pins.update(pins)
         key: _GenKey = (
             model.path,
@@ -216,7 +268,7 @@ class CookbookPR:
             return self._generated[key]
         result = generate_model(
             model.path,
-            config=self.s.config,
+            config=config,
             inferencex=self.s.inferencex,
             out_dir=snippets,
             pins=all_pins,
@@ -267,7 +319,7 @@ class CookbookPR:
             return result
         # sync.yaml's pins, then what the open PR recorded for other PRs' configs, then ours.
         keys = {c.key for c in model.configs}
-        merged_pins = {k: v for k, v in self.s.config.pins().items() if k in keys}
+        merged_pins = {k: v for k, v in self.config(model).pins().items() if k in keys}
         # A config sync.yaml no longer lists is dropped from the PR with its pin.
         recorded = self.recorded(open_pr, model)
         merged_pins.update({k: v for k, v in recorded.items() if k in keys})
@@ -439,3 +491,29 @@ class CookbookPR:
                             if ex is not None:
                                 used.setdefault(ex.name, ex)
         return [used[k] for k in sorted(used)]
+
+
+def _module_pins(value: Any, where: str) -> dict[str, Pin]:
+    """Each config's pin from a data module's cell provenance (newest format: the cell's
+    ``prov`` with its points' overrides; older: the points' URLs), in cell order. A cell whose
+    provenance is not a valid pin is skipped: it is regenerated from its config's listing."""
+    out: dict[str, Pin] = {}
+    cells = value.get("cells") if isinstance(value, dict) else None
+    repo = str(((value or {}).get("source") or {}).get("repo", "")).rstrip("/")
+    for index, cell in enumerate(cells if isinstance(cells, list) else []):
+        key = cell.get("configKey") if isinstance(cell, dict) else None
+        points = cell.get("points") if isinstance(cell, dict) else None
+        if not isinstance(key, str) or key in out or not isinstance(points, list) or not points:
+            continue
+        first = points[0] if isinstance(points[0], dict) else {}
+        try:
+            if isinstance(cell.get("prov"), dict):
+                prov = {**cell["prov"], **{k: v for k, v in first.items() if k in PROV_KEYS}}
+            else:
+                prov = point_prov_from_urls(first, repo, f"{where}: cell {index}")
+        except SyncError:
+            continue
+        pin = st.recorded_pin(key, {k: str(v) for k, v in prov.items() if v is not None})
+        if pin is not None:
+            out[key] = pin
+    return out

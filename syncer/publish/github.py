@@ -493,6 +493,12 @@ class GitHubClient:
             for r in self._pages(f"/repos/{repo}/issues/comments/{comment_id}/reactions")
         ]
 
+    def open_pulls(self, repo: str) -> list[Pull]:
+        """The repository's open pull requests (every page), oldest first."""
+        return sorted(
+            (_pull(repo, p) for p in self._pages(f"/repos/{repo}/pulls")), key=lambda p: p.number
+        )
+
     def find_pulls(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
         """Pull requests whose head is ``owner:branch``, newest first."""
         data = self._json(

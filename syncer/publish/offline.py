@@ -141,6 +141,9 @@ class EventGitHub(GitHubClient):
     def reactions(self, repo: str, comment_id: int) -> list[Reaction]:
         return []
 
+    def open_pulls(self, repo: str) -> list[Pull]:
+        return [p for (r, _), p in sorted(self._pulls.items()) if r == repo and p.state == "open"]
+
     def find_pulls(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
         return []
 

@@ -17,7 +17,7 @@ from syncer.publish import pins as pinrules
 from syncer.publish.git import BRANCH_PREFIX
 from syncer.publish.github import GitHubClient, NotFound
 from syncer.publish.settings import Outcome, Settings
-from syncer.syncconfig import ConfigSpec, ModelSpec, SyncConfig
+from syncer.syncconfig import SHA, ConfigSpec, ModelSpec, SyncConfig
 
 # GitHub's ids (PRs, comments, runs) fit in 20 digits.
 MAX_ID_DIGITS = 20
@@ -132,6 +132,10 @@ def _on_comment(
     handlers.sync_pr(number)
 
 
+# (PR number, head commit, base commit) -> the models of the configs its commits add or change
+Discover = Callable[[int, str | None, str | None], list[str]]
+
+
 def event_models(
     config: SyncConfig,
     event_name: str,
@@ -139,16 +143,23 @@ def event_models(
     *,
     inferencex_repo: str = links.INFERENCEX_REPO,
     cookbook_repo: str = links.COOKBOOK_REPO,
+    discover: Discover | None = None,
 ) -> list[str]:
-    """The models an event can touch, from the event data and sync.yaml alone (no API, no
-    token): what the workflow's gate job uses to pick the per-model concurrency group."""
+    """The models an event can touch, from the event data and sync.yaml (no token): what the
+    workflow's gate job uses to pick the per-model concurrency group. ``discover``: the
+    models of an InferenceX PR from its commits (the bot's InferenceX clone), else sync.yaml's
+    listing of the PR's configs."""
     repo = event.text(event.obj(payload, "repository"), "full_name", "repository")
     number: object = None
+    head: str | None = None
+    base: str | None = None
     if event_name == "issue_comment" and repo == inferencex_repo:
         issue = event.obj(payload, "issue")
         number = issue.get("number") if issue.get("pull_request") else None
     elif event_name == "pull_request" and repo == inferencex_repo:
-        number = event.obj(payload, "pull_request").get("number")
+        pr = event.obj(payload, "pull_request")
+        number = pr.get("number")
+        head, base = _sha(pr, "head"), _sha(pr, "base")
     elif event_name == "pull_request" and repo == cookbook_repo:
         ref = event.text(
             event.obj(event.obj(payload, "pull_request"), "head"), "ref", "pull_request.head"
@@ -159,7 +170,16 @@ def event_models(
         return [m.path for m in config.models]
     if isinstance(number, bool) or not isinstance(number, int):
         return []
+    if discover is not None:
+        return sorted(set(discover(number, head, base)))
     return sorted({m.path for m, _ in pr_configs(config, number)})
+
+
+def _sha(pr: event.Payload, side: str) -> str | None:
+    """The event's ``pull_request.<side>.sha`` when it is a commit id (else None: looked up)."""
+    value = pr.get(side)
+    sha = value.get("sha") if isinstance(value, dict) else None
+    return sha if isinstance(sha, str) and SHA.fullmatch(sha) else None
 
 
 def pr_configs(config: SyncConfig, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:

@@ -33,6 +33,11 @@ class Settings:
     model: str | None = None
     # Downloaded runs (<run_id>/...) a dry run without a token reads instead of the artifacts.
     local_runs: Path | None = None
+    # The bot's InferenceX clone (git objects only; PR heads and main are fetched into it):
+    # configs are found from each PR's commits and read at their own commit. None: the
+    # configs and pins sync.yaml lists, read from the ``inferencex`` checkout.
+    inferencex_clone: Path | None = None
+    inferencex_remote: str | None = None  # where they are fetched from (default: GitHub's)
 
     @property
     def head_repo(self) -> str:

@@ -62,6 +62,59 @@ class StatusItem:
     source_closed: bool = False  # this InferenceX PR was closed without merging
     kept_for: list[int] = field(default_factory=list)  # other PRs keeping open_pr open
     model_path: str = ""  # org/model: the comment's section this item belongs to
+    shown_sha: str = ""  # the commit the cookbook shows the config at (default: head_sha)
+
+
+MILESTONE_PREFIX = "<!-- infx-cookbook-sync:milestone "
+UNMAPPED_MARKER = f"{MILESTONE_PREFIX}unmapped -->"
+
+
+def milestone(item: StatusItem) -> tuple[str, int]:
+    """Which milestone of its way to the cookbook a config has reached: (kind, cookbook PR)."""
+    if item.source_closed:
+        return "source-closed", item.closed_pr or item.open_pr or 0
+    if item.error:
+        return "error", 0
+    if item.open_pr:
+        return "open", item.open_pr
+    if item.merged_pr:
+        return "merged", item.merged_pr
+    if item.closed_pr:
+        return "closed", item.closed_pr
+    return "pending", 0
+
+
+def milestone_marker(model_path: str, items: list[StatusItem]) -> str:
+    """The hidden marker of one model's milestone comment: the milestone of its first config and
+    the pin statuses of all of them (a run pinned on an open cookbook PR is a milestone too)."""
+    kind, number = milestone(items[0])
+    statuses = "+".join(sorted({str(item.status) for item in items}))
+    return f"{MILESTONE_PREFIX}{model_path} {kind} {number} {statuses} -->"
+
+
+def render_milestone(items: list[StatusItem], cookbook_repo: str) -> tuple[str, str]:
+    """(marker, body) of the milestone comment of one model's ``items``."""
+    items = [
+        replace(item, verify_report=close_blocks(item.verify_report))
+        if item.verify_report is not None
+        else item
+        for item in items
+    ]
+    marker = milestone_marker(items[0].model_path, items)
+    body = render(
+        "status_comment.md.j2", marker=marker, by=BY, cookbook_repo=cookbook_repo, items=items
+    )
+    return marker, body.strip("\n") + "\n"
+
+
+def render_unmapped(reasons: list[str]) -> str:
+    return render("status_unmapped.md.j2", marker=UNMAPPED_MARKER, by=BY, reasons=reasons)
+
+
+def find_marked(comments: list[Comment], login: str, marker: str) -> Comment | None:
+    """The bot's own comment that starts with ``marker`` (the oldest, if a race made two)."""
+    mine = [c for c in comments if c.user == login and c.body.startswith(marker)]
+    return min(mine, key=lambda c: (c.created_at, c.id)) if mine else None
 
 
 SECTION_PREFIX = "<!-- infx-cookbook-sync:section "
@@ -153,13 +206,13 @@ def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
         return {}
     out: dict[str, Pin] = {}
     for key, raw in (data.get("pins") or {}).items():
-        pin = _pin(key, raw)
+        pin = recorded_pin(key, raw)
         if pin is not None:
             out[key] = pin
     return out
 
 
-def _pin(key: object, raw: object) -> Pin | None:
+def recorded_pin(key: object, raw: object) -> Pin | None:
     """The pin a PR body's state records for ``key``; None when anything in it is malformed."""
     if not isinstance(key, str) or not _KEY.fullmatch(key) or not isinstance(raw, dict):
         return None

@@ -59,6 +59,56 @@ class StatusComments:
         if self.s.model is not None and not self.plan.dry_run and (existing or create):
             self._settle(number, st.read_sections(body).get(self.s.model))
 
+    def milestones(self, number: int, items: list[st.StatusItem], *, create: bool = True) -> None:
+        """One comment per model and milestone (cookbook PR will happen in #N, has been merged,
+        the update with a pin): a new milestone is a NEW comment, because GitHub notifies the
+        PR's participants of new comments and not of edits; the comment of a milestone already
+        posted (found by its hidden marker) is edited when its text changes, so a replayed
+        event never posts it twice. ``create=False`` (a closed PR): a new milestone is posted
+        only where the bot already commented for the model."""
+        repo, me = self.s.inferencex_repo, self.gh.login()
+        comments = self.gh.comments(repo, number)
+        groups: dict[str, list[st.StatusItem]] = {}
+        for item in items:
+            groups.setdefault(item.model_path, []).append(item)
+        for path, group in groups.items():
+            marker, body = st.render_milestone(group, self.s.cookbook_repo)
+            model_prefix = f"{st.MILESTONE_PREFIX}{path} "
+            self._write(number, comments, marker, fit_comment(body), create=create or any(
+                c.user == me and c.body.startswith(model_prefix) for c in comments
+            ))  # fmt: skip
+
+    def unmapped(self, number: int, reasons: list[str], models: list[str]) -> None:
+        """The PR's AgentX configs that no cookbook page takes, named (never silently dropped);
+        written by one job of the event: the first model's, or a run for every model."""
+        first = sorted(models)[0] if models else None
+        if self.s.model not in (None, first):
+            return
+        comments = self.gh.comments(self.s.inferencex_repo, number)
+        body = fit_comment(st.render_unmapped(reasons))
+        self._write(number, comments, st.UNMAPPED_MARKER, body, create=True)
+
+    def _write(self, number: int, comments: list, marker: str, body: str, *, create: bool) -> None:
+        repo = self.s.inferencex_repo
+        existing = st.find_marked(comments, self.gh.login(), marker)
+        what = marker.removeprefix(st.MILESTONE_PREFIX).removesuffix(" -->")
+        if existing is None and not create:
+            self.out.say(f"PR #{number}: no comment of the bot for this model; {what} not posted")
+        elif existing is None:
+            self.gh.create_comment(repo, number, body, marker=marker)
+            self.out.did(
+                f"PR #{number}: comment posted ({what})",
+                f"PR #{number}: would post a comment ({what})",
+            )
+        elif existing.body != body:
+            self.gh.edit_comment(repo, existing.id, body)
+            self.out.did(
+                f"PR #{number}: comment {existing.id} edited ({what})",
+                f"PR #{number}: would edit comment {existing.id} ({what})",
+            )
+        else:
+            self.out.say(f"PR #{number}: comment {existing.id} already current ({what})")
+
     def _settle(self, number: int, mine: str | None) -> None:
         """Make the one status comment hold this run's section, after the other models' jobs
         of the same event wrote theirs at the same time (each job is in its own model's

@@ -1,0 +1,160 @@
+"""The InferenceX side of the bot from git objects: the configs a PR carries and the commit each
+config of a model is read at.
+
+The bot's InferenceX clone (``--inferencex-clone``) holds only objects and refs; PR heads and
+``main`` are fetched into it (:mod:`syncer.inferencex.commits`), and nothing of a PR is checked
+out. A PR's configs are found from its commits alone (:mod:`syncer.inferencex.discovery`) and
+mapped to their cookbook model by ``sync.yaml``'s rules; a key no model claims is kept with the
+reason, for the status comment. Every config a model shows is rendered from the tree of the
+commit its cells are published at (another open PR's head, an older main), never from the
+event PR's tree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from syncer import links
+from syncer.errors import SyncError
+from syncer.inferencex import commits
+from syncer.inferencex.discovery import changed_configs
+from syncer.publish.github import GitHubClient, Pull
+from syncer.publish.settings import Outcome, Settings
+from syncer.publish.srtslurm import add_srt_slurm
+from syncer.syncconfig import ModelSpec
+from syncer.wording import js
+
+
+@dataclass
+class PRKeys:
+    """What InferenceX PR ``number`` adds or changes, at ``head`` against ``base``."""
+
+    number: int
+    head: str
+    base: str | None
+    mapped: list[tuple[ModelSpec, str]] = field(default_factory=list)
+    unmapped: list[str] = field(default_factory=list)  # "no cookbook page for ..." reasons
+
+
+class InferenceXGit:
+    """The bot's InferenceX clone for one event: fetches, discovery per PR, and the tree each
+    config is rendered from (every tree removed by :meth:`close`)."""
+
+    def __init__(
+        self, settings: Settings, *, gh: GitHubClient | None, out: Outcome | None = None
+    ) -> None:
+        if settings.inferencex_clone is None:
+            raise SyncError("no InferenceX clone given (--inferencex-clone)")
+        self.s = settings
+        self.gh = gh
+        self.out = out or Outcome()
+        self.clone = settings.inferencex_clone
+        self.remote = (
+            settings.inferencex_remote or links.repo_url(settings.inferencex_repo) + ".git"
+        )
+        self.trees = commits.Trees(self.clone)
+        self.commit_of: dict[str, str] = {}  # config key -> the commit it is rendered at
+        self._main: str | None = None
+        self._keys: dict[int, PRKeys] = {}
+        self._with_srt: set[str] = set()  # commits whose tree has srt-slurm's files added
+
+    def close(self) -> None:
+        self.trees.close()
+
+    def main(self) -> str:
+        """InferenceX ``main`` as fetched once for this event."""
+        if self._main is None:
+            tip = commits.fetch(self.clone, self.remote, ["main"])["main"]
+            if tip is None:
+                raise SyncError(f"InferenceX has no branch main at {self.remote}")
+            self._main = tip
+        return self._main
+
+    def head(self, number: int, sha: str | None) -> str:
+        """PR ``number``'s head commit in the clone: ``sha`` (what the API or the event says)
+        fetched by its ``refs/pull/<n>/head``, else by id; without ``sha``, that ref's tip."""
+        ref = f"refs/pull/{number}/head"
+        fetched = commits.fetch(self.clone, self.remote, [ref, *([sha] if sha else [])])
+        head = fetched[sha] if sha else fetched[ref]
+        if head is None:
+            raise SyncError(
+                f"PR #{number}: head {sha or ref} could not be fetched from {self.remote}"
+            )
+        return head
+
+    def keys(self, pull: Pull) -> PRKeys:
+        """The AgentX configs ``pull`` adds or changes, mapped to their models (once per event)."""
+        return self.keys_at(pull.number, pull.head_sha)
+
+    def keys_at(self, number: int, head_sha: str | None, base_hint: str | None = None) -> PRKeys:
+        """:meth:`keys` from a PR's number and head (the event's), without the API when
+        ``base_hint`` (the event's base commit) or ``main`` tells the base."""
+        if number not in self._keys:
+            head = self.head(number, head_sha)
+            base = self._base(number, head, base_hint)
+            found = PRKeys(number, head, base)
+            for item in changed_configs(self.clone, base, head, self.trees):
+                model, why = self.s.config.model_for(item.key, item.model_prefix, item.hardware)
+                if model is None:
+                    found.unmapped.append(why or item.key)
+                else:
+                    found.mapped.append((model, item.key))
+            self._keys[number] = found
+            names = [k for _, k in found.mapped] + [u.split(":")[0] for u in found.unmapped]
+            if names:
+                self.out.say(f"PR #{number}: AgentX configs {', '.join(names)}")
+        return self._keys[number]
+
+    def _base(self, number: int, head: str, hint: str | None) -> str | None:
+        """What the PR's "Files changed" compares against: the merge base with ``main`` (or
+        with the base commit the event names); once the PR is merged that is the head itself,
+        so the parent of its first commit (from the API) instead."""
+        for other in ([hint] if hint else []) + [self.main()]:
+            if other == hint and commits.fetch(self.clone, self.remote, [other])[other] is None:
+                continue
+            base = commits.merge_base(self.clone, other, head)
+            if base is not None and base != head:
+                return base
+        if self.gh is not None:
+            first = next(iter(self.gh.pull_commits(self.s.inferencex_repo, number)), None)
+            if first is not None and commits.has_commit(self.clone, first):
+                return commits.resolve(self.clone, f"{first}^")
+        return head
+
+    def unchanged(self, key: str, old: str, head: str) -> bool:
+        """Whether nothing ``key`` reads differs between two commits (entry, recipe, shared
+        blocks, golden AL, srt-slurm pin); False when ``old`` is no longer in the clone."""
+        if old == head:
+            return True
+        if not commits.has_commit(self.clone, old):
+            return False
+        return all(f.key != key for f in changed_configs(self.clone, old, head, self.trees))
+
+    def place(self, shown: dict[str, tuple[str, str | None]]) -> None:
+        """Record the commit each config is rendered at (``key -> (commit, its PR)``), fetching
+        what the clone lacks: the PR's head ref (its history holds the commit), else the commit
+        by id. A commit InferenceX no longer has is an error naming it: the config's cells are
+        never rendered from another commit than the one they are shown at."""
+        for key, (sha, pr) in shown.items():
+            if not commits.has_commit(self.clone, sha):
+                refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
+                commits.fetch(self.clone, self.remote, refs)
+            if not commits.has_commit(self.clone, sha):
+                where = f"PR #{pr}" if pr else "main"
+                raise SyncError(
+                    f"{key}: its cells are shown at InferenceX commit {js(sha)} ({where}), which "
+                    f"{self.remote} no longer has; they cannot be rendered at that commit"
+                )
+            self.commit_of[key] = sha
+
+    def tree(self, key: str) -> Path:
+        """The tree config ``key`` is rendered from: the commit :meth:`place` recorded, else
+        ``main`` (a KV donor the page does not show)."""
+        commit = self.commit_of.get(key) or self.main()
+        tree = self.trees.at(commit)
+        if commit not in self._with_srt:
+            # srt-slurm at the tree's own pin, from the URL main's .gitmodules gives.
+            add_srt_slurm(self.clone, self.main(), tree, self.trees)
+            self._with_srt.add(commit)
+        return tree

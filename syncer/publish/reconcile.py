@@ -1,0 +1,154 @@
+"""The scheduled run: what no event reported, found from the API's state and brought up to date.
+
+Nothing in the cookbook's repository tells InferenceX that a bot PR was merged, a fork PR's own
+events never reach a job with the cookbook token, and GitHub keeps one pending run per
+concurrency group (a ``/use`` queued behind a running job is cancelled by the next event of
+the same model). The workflow therefore runs ``sync bot --schedule`` hourly (and on every
+workflow_dispatch without an input), and per model:
+
+1. the newest bot PRs that are closed: the InferenceX PRs they carried learn that the config
+   is live (merged) or that the cookbook PR was closed;
+2. the open and newest merged bot PRs: InferenceX PRs they carry that were closed or merged
+   since are handled (a merged one's pin becomes ``verified``);
+3. every open InferenceX PR with configs of the model: unless what the bot last published for
+   it still holds (same head, same pinning comment and run, that run's result artifacts not
+   expired, the bot's comment there), it is synced exactly as an event would sync it.
+
+A PR that is settled costs a few reads and nothing else: when nothing changed, the run writes
+nothing at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from syncer.errors import SyncError
+from syncer.model import PointStatus
+from syncer.publish import pins as pinrules
+from syncer.publish import status as st
+from syncer.publish.bot import Bot
+from syncer.publish.github import Comment, Pull, PullState
+from syncer.publish.settings import Outcome
+from syncer.syncconfig import ModelSpec, Pin
+
+# Bot PRs per model looked at, newest first. An hourly run sees at most one or two of them
+# close in between; a schedule that was off for longer is caught up by workflow_dispatch
+# with the cookbook PR's number (docs/bot.md).
+RECENT_BOT_PRS = 3
+
+
+def reconcile(bot: Bot) -> Outcome:
+    """Bring every model of this run (``--model``, else all) up to date; SyncErrors of single
+    PRs are collected, so one bad PR never keeps the others stale."""
+    s = bot.s
+    models = [s.config.model(s.model)] if s.model else list(s.config.models)
+    failed: list[str] = []
+    try:
+        for model in models:
+            _cookbook_side(bot, model, failed)
+        for pull in bot.infx.open_pulls(s.inferencex_repo):
+            configs = bot.configs_of(pull.number)
+            if not configs or bot.handled(pull.number):
+                continue
+            if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):
+                bot.out.say(f"PR #{pull.number}: up to date")
+                continue
+            bot.out.say(f"PR #{pull.number}: not up to date; syncing")
+            try:
+                bot.sync_pr(pull.number)
+            except SyncError as exc:
+                failed.append(f"#{pull.number}: {exc}")
+    finally:
+        bot.book.close_clone()
+        if bot.ix is not None:
+            bot.ix.close()
+    if failed:
+        raise SyncError("scheduled run: " + "; ".join(failed))
+    return bot.out
+
+
+def _cookbook_side(bot: Bot, model: ModelSpec, failed: list[str]) -> None:
+    recent = bot.book.pulls(model)[:RECENT_BOT_PRS]
+    for pull in recent:
+        if pull.state == PullState.CLOSED:
+            try:
+                bot.on_cookbook_closed(pull.number)
+            except SyncError as exc:
+                failed.append(f"{bot.s.cookbook_repo}#{pull.number}: {exc}")
+    carriers = [p for p in bot.book.pulls(model)[:RECENT_BOT_PRS] if not _closed_unmerged(p)]
+    try:
+        bot.catch_up(model, carriers)
+    except SyncError as exc:
+        failed.append(f"{model.path}: {exc}")
+
+
+def _closed_unmerged(pull: Pull) -> bool:
+    return pull.state == PullState.CLOSED and not pull.merged
+
+
+def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
+    """Whether what the bot last published for ``pull`` (the pins its bot PRs record, its
+    status comment) is what syncing it now would publish, as far as reads can tell without
+    downloading a run: the same head, the same pinning comment and run, the run still
+    pinnable (its result artifacts not expired), and the bot's comment there."""
+    repo = bot.s.inferencex_repo
+    comments = bot.infx.comments(repo, pull.number)
+    selection = pinrules.select(comments)
+    pinning = pinrules.pinning_comment(comments)
+    pinnable: bool | None = None  # asked once, only when a recorded pin names a run
+    for model in models:
+        if not _reported(bot, comments, model):
+            return False
+        recorded = _recorded(bot, model)
+        for m, cfg in bot.configs_of(pull.number):
+            if m.path != model.path:
+                continue
+            pin = recorded.get(cfg.key)
+            if pin is None or pin.pr != str(pull.number):
+                return False
+            if pin.sha != pull.head_sha and not (
+                # Discovery keeps an unpinned config at the commit it is shown at while none
+                # of its files change (a push elsewhere republishes nothing).
+                bot.ix is not None
+                and pin.run is None
+                and bot.ix.unchanged(cfg.key, pin.sha, pull.head_sha)
+            ):
+                return False
+            if selection is None or pinning is None:
+                if pin.run is not None or pin.status != PointStatus.IN_PROGRESS:
+                    return False
+                continue
+            if pin.run is None or pin.comment != str(pinning.comment.id):
+                # A /use no run has answered yet (its event dropped), or a pin refused or
+                # not verified: only syncing tells which, and says why.
+                return False
+            wanted = selection.command.run_id
+            if wanted is not None and pin.run != str(wanted):
+                return False
+            if pin.status != PointStatus.VERIFIED_PR:
+                return False
+            if pinnable is None:
+                commits = bot.infx.pull_commits(repo, pull.number)
+                pinnable = pinrules.check_run(bot.infx, repo, pull, int(pin.run), commits).ok
+            if not pinnable:
+                return False  # expired since, or the PR lost the run's commit
+    return True
+
+
+def _reported(bot: Bot, comments: list[Comment], model: ModelSpec) -> bool:
+    """Whether the PR has the bot's word on ``model``: a milestone comment (discovery), else
+    its section of the one status comment."""
+    me = bot.infx.login()
+    if bot.ix is not None:
+        prefix = f"{st.MILESTONE_PREFIX}{model.path} "
+        return any(c.user == me and c.body.startswith(prefix) for c in comments)
+    status = st.find_status_comment(comments, me)
+    return status is not None and model.path in st.read_sections(status.body)
+
+
+def _recorded(bot: Bot, model: ModelSpec) -> dict[str, Pin]:
+    """The pins the bot last published for ``model``: its open PR's, else its newest merged
+    one's."""
+    result = bot.book.result(model)
+    source = result.open_pr or (result.merged[0] if result.merged else None)
+    return bot.book.recorded(source, model)

@@ -1,0 +1,74 @@
+"""srt-slurm's files for a PR's tree: the PR's pin, the base repository's URL.
+
+A tree the bot renders from (``inferencex/commits.py``: a PR head's or main's data files, from
+git objects) records the commit it pins for the srt-slurm submodule (its gitlink). A recipe may
+pass a file of srt-slurm's checkout by ``/configs`` path, and the cookbook ships that file, so
+the bot needs srt-slurm's ``configs/`` at exactly that commit. Its objects are fetched into the
+bot's InferenceX clone from the URL the *base* repository's ``.gitmodules`` names (InferenceX
+``main``), never from the PR's own ``.gitmodules``: a PR that points the submodule elsewhere
+changes nothing that is fetched, and a pin srt-slurm does not have is an error naming it.
+Nothing is checked out; the files are written from git objects like the tree itself.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from syncer.errors import SyncError
+from syncer.inferencex import commits
+from syncer.inferencex.srtconfigs import SUBMODULE
+
+GIT_TIMEOUT = 60
+
+
+def base_submodule_url(clone: Path, base: str) -> str | None:
+    """The URL ``base``'s ``.gitmodules`` gives the submodule at ``SUBMODULE``, or None."""
+    blob = f"{base}:.gitmodules"
+    for line in _config(clone, blob, "--get-regexp", r"^submodule\..*\.path$").splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip() == SUBMODULE:
+            name = key[len("submodule.") : -len(".path")]
+            return _config(clone, blob, "--get", f"submodule.{name}.url").strip() or None
+    return None
+
+
+def add_srt_slurm(clone: Path, base: str, tree: Path, trees: commits.Trees) -> None:
+    """Write srt-slurm's ``configs/`` at the commit ``tree`` pins into ``tree``'s submodule
+    path (where ``srtconfigs.discover`` finds it); nothing when the tree pins no srt-slurm or
+    the base names no URL for it."""
+    pin = commits.gitlink(tree, SUBMODULE)
+    url = base_submodule_url(clone, base) if pin is not None else None
+    if pin is None or url is None:
+        return
+    if not commits.has_commit(clone, pin):
+        commits.fetch(clone, url, [pin])
+    if not commits.has_commit(clone, pin):
+        raise SyncError(
+            f"the srt-slurm pin {pin[:12]} of this tree is not in {url} (the URL InferenceX "
+            f"main's .gitmodules gives {SUBMODULE}); its files cannot be read",
+            path=str(clone),
+        )
+    source = trees.at(pin) / "configs"
+    if source.is_dir():
+        shutil.copytree(source, tree / SUBMODULE / "configs", symlinks=True, dirs_exist_ok=True)
+
+
+def _config(clone: Path, blob: str, *args: str) -> str:
+    """``git config --blob`` of the clone (bare or not), no user or system configuration."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    git_dir = clone / ".git" if (clone / ".git").is_dir() else clone
+    try:
+        done = subprocess.run(
+            ["git", "--git-dir", str(git_dir), "config", "--blob", blob, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=GIT_TIMEOUT,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise SyncError(f"cannot run git: {exc}", path=str(clone)) from None
+    return done.stdout if done.returncode == 0 else ""

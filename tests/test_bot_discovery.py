@@ -1,0 +1,409 @@
+"""The bot against real InferenceX traffic: configs found from a PR's commits (no registration
+anywhere), each config read at its own commit, one new comment per milestone.
+
+Everything goes through ``sync bot`` (click, in-process) with the bundled sync.yaml, the local
+GitHub server, a real bare cookbook repository and a real InferenceX repository whose PR heads
+live under ``refs/pull/<n>/head``, fetched into the bot's own clone as git objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from ghserver import GitHubServer
+from infxrepo import DSPARK_RECIPE, MASTER, InferenceXRepo, add_key
+from test_bot import (
+    BOOK,
+    BOOK_BOT,
+    BOOK_TOKEN,
+    BRANCH,
+    INFX,
+    INFX_BOT,
+    INFX_TOKEN,
+    MODULE,
+    PAGE_URL,
+    RUN,
+    git,
+    plain,
+    run_artifacts,
+    seeded_cookbook,
+)
+
+from syncer.cli import cli
+from syncer.cookbook.cells import cells_from_module
+from syncer.cookbook.decode import Decoder
+from syncer.cookbook.jsmodule import parse_module
+from syncer.publish import status as st
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = "deepseek-ai/deepseek-v4_1"
+SECTION = "Agentic Long-Context Deployment"
+# A key that no file of this repository names: the bot must find it from the PR alone.
+SEED_KEY = "-".join(["dsv41flash", "fp4", "gb300", "sglang", "agentic", "seedarm"])
+SEED_PR = 3901
+CHANGELOG = "inferencex-e2e/perf-changelog.yaml"
+
+
+class Replay:
+    def __init__(self, tmp: Path, server: GitHubServer) -> None:
+        self.tmp = tmp
+        self.server = server
+        self.gh = server.model
+        self.gh.add_token(INFX_TOKEN, INFX_BOT)
+        self.gh.add_token(BOOK_TOKEN, BOOK_BOT)
+        self.gh.repo(BOOK)
+        self.infx = InferenceXRepo(tmp / "infx")
+        self.clone = tmp / "bot-clone.git"  # created by the bot on its first run
+        template = seeded_cookbook()
+        self.bare = tmp / "sglang.git"
+        shutil.copytree(template / "sglang.git", self.bare, symlinks=True)
+        self.runner = CliRunner()
+
+    # -- InferenceX ------------------------------------------------------------------------
+
+    def open_pr(self, number: int, branch: str, commit: str) -> dict[str, Any]:
+        self.infx.publish_pr(number, commit)
+        return self.gh.add_pull(INFX, head=branch, number=number, commits=[commit], user="author")
+
+    def push(self, pull: dict[str, Any], commit: str) -> None:
+        self.infx.publish_pr(pull["number"], commit)
+        pull["commits"].append(commit)
+
+    def pr_event(self, pull: dict[str, Any], action: str) -> None:
+        payload = {
+            "action": action,
+            "repository": {"full_name": INFX},
+            "pull_request": {
+                "number": pull["number"],
+                "head": {"sha": pull["commits"][-1]},
+                "base": {"sha": self.infx.main},
+            },
+        }
+        self.send("pull_request", payload)
+
+    def comment(self, pull: dict[str, Any], body: str, at: str) -> None:
+        made = self.gh.add_comment(
+            INFX, pull["number"], body, association="COLLABORATOR", created_at=at, user="nvpohanh"
+        )
+        payload = {
+            "action": "created",
+            "repository": {"full_name": INFX},
+            "issue": {"number": pull["number"], "pull_request": {"url": "x"}},
+            "comment": {"id": made["id"], "body": body, "author_association": "COLLABORATOR"},
+        }
+        self.send("issue_comment", payload)
+
+    # -- the cookbook ----------------------------------------------------------------------
+
+    def merge_cookbook(self, number: int) -> None:
+        clone = self.tmp / f"maintainer-{number}"
+        git("clone", "--quiet", str(self.bare), str(clone), cwd=self.tmp)
+        git("merge", "--quiet", "--no-ff", "-m", "Merge bot PR", f"origin/{BRANCH}", cwd=clone)
+        git("push", "--quiet", "origin", "main", cwd=clone)
+        pull = self.gh.repo(BOOK).pulls[number]
+        pull["state"], pull["merged"] = "closed", True
+        payload = {
+            "action": "closed",
+            "repository": {"full_name": BOOK},
+            "pull_request": {"number": number, "merged": True, "head": {"ref": BRANCH}},
+        }
+        self.send("pull_request", payload)
+
+    def book_pulls(self) -> list[dict[str, Any]]:
+        return list(self.gh.repo(BOOK).pulls.values())
+
+    def module(self, ref: str = BRANCH) -> Any:
+        return parse_module(git("show", f"{ref}:{MODULE}", cwd=self.bare), MODULE).value
+
+    # -- the bot ---------------------------------------------------------------------------
+
+    def args(self, event: str, payload: dict[str, Any], *extra: str) -> list[str]:
+        path = self.tmp / "event.json"
+        path.write_text(json.dumps(payload))
+        return [
+            "bot",
+            "--event", str(path),
+            "--event-name", event,
+            "--config", str(ROOT / "sync.yaml"),
+            "--inferencex-clone", str(self.clone),
+            "--inferencex-remote", str(self.infx.remote),
+            "--cookbook", str(self.bare),
+            "--cache-dir", str(self.tmp / "cache"),
+            "--api-url", self.server.base_url,
+            "--date", "2026-10-13",
+            *extra,
+        ]  # fmt: skip
+
+    def send(self, event: str, payload: dict[str, Any], *extra: str) -> str:
+        env = {
+            "GITHUB_TOKEN": INFX_TOKEN,
+            "COOKBOOK_TOKEN": BOOK_TOKEN,
+            "SYNC_INFX_LOGIN": INFX_BOT,
+            "SYNC_API_PAUSE": "0",
+        }
+        result = self.runner.invoke(cli, self.args(event, payload, *extra), env=env)
+        assert result.exit_code == 0, result.output + repr(result.exception)
+        return result.output
+
+    def models_only(self, event: str, payload: dict[str, Any]) -> list[str]:
+        result = self.runner.invoke(cli, self.args(event, payload, "--models-only", "--json"))
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    def bot_comments(self, number: int) -> list[str]:
+        """The bot's comments on InferenceX PR ``number``, as a reader sees them, oldest first."""
+        mine = [c for c in self.gh.comments_on(INFX, number) if c["user"] == INFX_BOT]
+        return [plain(c["body"]) for c in sorted(mine, key=lambda c: c["id"])]
+
+
+@pytest.fixture
+def replay(tmp_path):
+    server = GitHubServer()
+    with server:
+        yield Replay(tmp_path, server)
+
+
+def _changelog(replay: Replay, line: str) -> str:
+    old = (
+        (replay.infx.work / CHANGELOG).read_text()
+        if (replay.infx.work / CHANGELOG).exists()
+        else ""
+    )
+    replay.infx.write(CHANGELOG, old + line + "\n")
+    return replay.infx.commit(f"changelog: {line}")
+
+
+def test_the_seed_thread_replayed_stage_by_stage(replay):
+    """PR #3859's thread: opened with a new AgentX config; cookbook PR merged; /use by a
+    collaborator; merged again; a push and /reuse-sweep-run. Each stage's new comment carries
+    the seed's facts, and a replayed event never posts a comment twice."""
+    assert SEED_KEY not in (ROOT / "sync.yaml").read_text()
+    infx = replay.infx
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
+    h1 = infx.commit("[AgentX] GB300 DSV4.1 Flash SGLang: a new arm")
+    pull = replay.open_pr(SEED_PR, "gb300-dsv41", h1)
+    opened = {
+        "action": "opened",
+        "repository": {"full_name": INFX},
+        "pull_request": {"number": SEED_PR, "head": {"sha": h1}, "base": {"sha": infx.main}},
+    }
+    # The workflow's gate finds the model from the event and the commits alone.
+    assert replay.models_only("pull_request", opened) == [MODEL]
+
+    # 1. PR opened: the cookbook PR will happen in #1, recipe at the head "in progress".
+    replay.send("pull_request", opened)
+    [stage1] = replay.bot_comments(SEED_PR)
+    assert (
+        f"The SGLang cookbook integration of this PR's AgentX config ({SEED_KEY}) will happen in "
+        f"{BOOK}#1, in the {SECTION} section of the DeepSeek-V4.1 cookbook page."
+    ) in stage1
+    assert (
+        "This PR has no authorized /use <run_id> comment yet, so the cookbook shows the recipe "
+        f'at this PR\'s head ({h1[:9]}) as "in progress".'
+    ) in stage1
+    assert "refreshes it" not in stage1
+    [book1] = replay.book_pulls()
+    cells = replay.module()["cells"]
+    assert {c["configKey"] for c in cells} == {SEED_KEY}
+    assert {c["prov"]["sha"] for c in cells} == {h1}
+    assert {c["prov"]["status"] for c in cells} == {"in-progress"}
+    # Replayed: nothing new.
+    replay.send("pull_request", opened)
+    assert len(replay.bot_comments(SEED_PR)) == 1 and len(replay.book_pulls()) == 1
+
+    # 2. Cookbook PR #1 merged: a new comment with the page URL, still in progress.
+    replay.merge_cookbook(book1["number"])
+    stage2 = replay.bot_comments(SEED_PR)[1]
+    assert (
+        f"{BOOK}#1 has been merged. This PR's AgentX config ({SEED_KEY}) is now in the {SECTION} "
+        f"section of the SGLang DeepSeek-V4.1 cookbook: {PAGE_URL}"
+    ) in stage2
+    assert f'at this PR\'s head ({h1[:9]}) as "in progress"' in stage2
+    assert len(replay.bot_comments(SEED_PR)) == 2
+
+    # A push that changes nothing the config reads (the changelog entry): nothing republished.
+    h2 = _changelog(replay, "- config-keys: [seedarm]")
+    replay.push(pull, h2)
+    replay.pr_event(pull, "synchronize")
+    assert len(replay.bot_comments(SEED_PR)) == 2 and len(replay.book_pulls()) == 1
+
+    # 3. /use <run> by a collaborator: the update will happen in #2, live since #1, the run.
+    replay.gh.add_run(
+        INFX, RUN, head_sha=h2, head_branch="gb300-dsv41", created_at="2026-10-13T08:00:00Z",
+        artifacts=run_artifacts(),
+    )  # fmt: skip
+    replay.comment(pull, f"/use {RUN}", at="2026-10-13T09:00:00Z")
+    stage3 = replay.bot_comments(SEED_PR)[2]
+    assert (
+        f"The SGLang cookbook update of this PR's AgentX config ({SEED_KEY}) will happen in "
+        f"{BOOK}#2, in the {SECTION} section of the DeepSeek-V4.1 cookbook page. The config has "
+        f"been live in that section since {BOOK}#1; {BOOK}#2 refreshes it with the pin below."
+    ) in stage3
+    assert (
+        f"The commands mirror the launch measured in run {RUN}, pinned by this PR's /use comment."
+    ) in stage3
+    assert "in progress" not in stage3
+    prov = {json.dumps(c["prov"], sort_keys=True) for c in replay.module()["cells"]}
+    [only] = prov
+    assert json.loads(only)["run"] == str(RUN) and json.loads(only)["sha"] == h2
+
+    # 4. Cookbook PR #2 merged: the page URL and the run.
+    replay.merge_cookbook(2)
+    stage4 = replay.bot_comments(SEED_PR)[3]
+    assert (
+        f"{BOOK}#2 has been merged. This PR's AgentX config ({SEED_KEY}) is now in the {SECTION} "
+        f"section of the SGLang DeepSeek-V4.1 cookbook: {PAGE_URL}"
+    ) in stage4
+    assert f"measured in run {RUN}, pinned by this PR's /use comment" in stage4
+
+    # 5. The author pushes again ("I am already working on it"): the pinned run still holds
+    # (its commit is in the PR), the cookbook is refreshed at the new head in #3.
+    h3 = _changelog(replay, "- resolved the changelog conflict")
+    replay.push(pull, h3)
+    replay.pr_event(pull, "synchronize")
+    stage5 = replay.bot_comments(SEED_PR)[4]
+    assert (
+        f"The SGLang cookbook update of this PR's AgentX config ({SEED_KEY}) will happen in "
+        f"{BOOK}#3, in the {SECTION} section of the DeepSeek-V4.1 cookbook page. The config has "
+        f"been live in that section since {BOOK}#2; {BOOK}#3 refreshes it with the pin below."
+    ) in stage5
+    assert f"measured in run {RUN}, pinned by this PR's /use comment" in stage5
+    # /reuse-sweep-run of the same run: the pin stays; no comment, no PR.
+    replay.comment(pull, f"/reuse-sweep-run {RUN}", at="2026-10-14T09:00:00Z")
+    assert len(replay.bot_comments(SEED_PR)) == 5
+    assert [p["number"] for p in replay.book_pulls()] == [1, 2, 3]
+    markers = [
+        c["body"].splitlines()[0]
+        for c in sorted(replay.gh.comments_on(INFX, SEED_PR), key=lambda c: c["id"])
+        if c["user"] == INFX_BOT
+    ]
+    assert markers == [
+        f"{st.MILESTONE_PREFIX}{MODEL} open 1 in-progress -->",
+        f"{st.MILESTONE_PREFIX}{MODEL} merged 1 in-progress -->",
+        f"{st.MILESTONE_PREFIX}{MODEL} open 2 verified-pr -->",
+        f"{st.MILESTONE_PREFIX}{MODEL} merged 2 verified-pr -->",
+        f"{st.MILESTONE_PREFIX}{MODEL} open 3 verified-pr -->",
+    ]
+
+
+def _cells(module: Any, key: str) -> list[dict[str, Any]]:
+    """Every cell of ``key`` decoded completely (all points' blocks, provenance)."""
+    spec = cells_from_module(module, Decoder(module, MODULE), MODULE)
+    return [dataclasses.asdict(c) for c in spec.cells if c.config_key == key]
+
+
+def test_two_open_prs_on_one_model_each_read_at_its_own_commit(replay):
+    infx = replay.infx
+    master, recipe = infx.read(MASTER), infx.read(DSPARK_RECIPE)
+    key_a = SEED_KEY
+    key_b = "-".join(["dsv41flash", "fp4", "gb300", "sglang", "agentic", "otherarm"])
+    # PR A: a new arm with its own retuned recipe.
+    own = "dsv41flash/sglang/gb300-fp4-mtp-a"
+    infx.write(MASTER, add_key(master, key_a, conc=[1, 4], recipe_dir=own))
+    retuned = recipe.replace("mem-fraction-static: 0.8", "mem-fraction-static: 0.7", 1)
+    infx.write(DSPARK_RECIPE.replace("gb300-fp4-mtp", "gb300-fp4-mtp-a"), retuned)
+    head_a = infx.commit("PR A: a new arm, retuned")
+    # PR B branches from main: neither key A nor its recipe exist in B's tree. Its arm is
+    # another deployment shape (TP2·EP2): cells of one shape would be told apart on the page
+    # by their config keys, a change of A's cells the page itself needs.
+    infx.checkout(infx.main)
+    infx.write(MASTER, add_key(master, key_b, conc=[16], row=1))
+    head_b = infx.commit("PR B: another arm")
+    pull_a = replay.open_pr(4001, "arm-a", head_a)
+    pull_b = replay.open_pr(4002, "arm-b", head_b)
+
+    replay.pr_event(pull_a, "opened")
+    published_a = _cells(replay.module(), key_a)
+    assert published_a and {c["points"][0]["prov"]["sha"] for c in published_a} == {head_a}
+    assert '["--mem-fraction-static", "0.7"]' in json.dumps(published_a)
+
+    # The event on B: one cookbook PR carries both; A's cells exactly as published (read at
+    # A's head), B's read at B's head (the recipe of main, 0.8).
+    replay.pr_event(pull_b, "opened")
+    [book] = replay.book_pulls()
+    module = replay.module()
+    assert {c["configKey"] for c in module["cells"]} == {key_a, key_b}
+    assert _cells(module, key_a) == published_a
+    cells_b = _cells(module, key_b)
+    assert cells_b and {c["points"][0]["prov"]["sha"] for c in cells_b} == {head_b}
+    assert '["--mem-fraction-static", "0.8"]' in json.dumps(cells_b)
+    assert set(module["source"]["prs"]) == {"4001", "4002"}
+    # And back: an event on A leaves B's cells as they are.
+    replay.pr_event(pull_a, "synchronize")
+    assert _cells(replay.module(), key_b) == cells_b
+    assert _cells(replay.module(), key_a) == published_a
+    [comment_a] = replay.bot_comments(4001)
+    [comment_b] = replay.bot_comments(4002)
+    assert f"({key_a}) will happen in {BOOK}#{book['number']}" in comment_a
+    assert f"({key_b}) will happen in {BOOK}#{book['number']}" in comment_b
+
+
+def test_a_key_no_page_takes_is_named_not_dropped(replay):
+    infx = replay.infx
+    stranger = "-".join(["qwen4", "fp8", "gb300", "sglang", "agentic"])
+    text = add_key(infx.read(MASTER), stranger, prefix="qwen4")
+    infx.write(MASTER, text)
+    head = infx.commit("a model the cookbook has no page for")
+    pull = replay.open_pr(4100, "qwen", head)
+    replay.pr_event(pull, "opened")
+    [comment] = replay.bot_comments(4100)
+    assert (
+        f"no cookbook page for {stranger}: no model of sync.yaml matches its model prefix qwen4 "
+        "or its key"
+    ) in comment
+    assert replay.book_pulls() == []
+    replay.pr_event(pull, "synchronize")
+    assert len(replay.bot_comments(4100)) == 1
+    assert re.search(r"cookbook sync publishes nothing for them", comment)
+
+
+def test_a_push_before_any_pin_updates_the_open_cookbook_pr_and_says_no_pin(replay):
+    infx = replay.infx
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
+    h1 = infx.commit("a new arm")
+    pull = replay.open_pr(SEED_PR, "arm", h1)
+    comment_event = {
+        "action": "created",
+        "repository": {"full_name": INFX},
+        "issue": {"number": SEED_PR, "pull_request": {"url": "x"}},
+        "comment": {"id": 1, "body": "/use 1", "author_association": "MEMBER"},
+    }
+    # The gate finds the model of a comment's PR from the fetched PR head alone.
+    assert replay.models_only("issue_comment", comment_event) == [MODEL]
+    replay.pr_event(pull, "opened")
+    # A push retuning the recipe the config reads: the same cookbook PR is updated, and the
+    # comment of that milestone (no new one: nothing new happened) names the new head.
+    recipe = infx.read(DSPARK_RECIPE)
+    infx.write(
+        DSPARK_RECIPE, recipe.replace("mem-fraction-static: 0.8", "mem-fraction-static: 0.75", 1)
+    )
+    h2 = infx.commit("retune")
+    replay.push(pull, h2)
+    replay.pr_event(pull, "synchronize")
+    assert [p["number"] for p in replay.book_pulls()] == [1]
+    assert {c["prov"]["sha"] for c in replay.module()["cells"]} == {h2}
+    [comment] = replay.bot_comments(SEED_PR)
+    assert f"will happen in {BOOK}#1" in comment
+    assert f'at this PR\'s head ({h2[:9]}) as "in progress"' in comment
+    # Merged, then another retune before any /use: an update PR, which does not claim a pin.
+    replay.merge_cookbook(1)
+    infx.write(
+        DSPARK_RECIPE, recipe.replace("mem-fraction-static: 0.8", "mem-fraction-static: 0.7", 1)
+    )
+    h3 = infx.commit("retune again")
+    replay.push(pull, h3)
+    replay.pr_event(pull, "synchronize")
+    update = replay.bot_comments(SEED_PR)[2]
+    assert (
+        f"The config has been live in that section since {BOOK}#1; {BOOK}#2 refreshes it with "
+        "the recipe at this PR's head."
+    ) in update
+    assert "pin below" not in update
+    assert f'at this PR\'s head ({h3[:9]}) as "in progress"' in update

@@ -1,0 +1,21 @@
+"""The start-up benchmark runs end to end and reports its ratio and import shares (no timing
+is asserted)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench import startup as bench
+
+
+def test_bench_reports_the_ratio_and_the_imports(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "x CPU of python -c pass (target <= 1.5x CPU)" in out
+    assert "sync generate --all --check: imports " in out
+
+
+def test_importtime_is_read_per_package() -> None:
+    wall, total, packages = bench.imported(["--help"])
+    assert 0 < total < wall
+    assert "click" in packages  # every command parses its options with click
