@@ -316,3 +316,30 @@ def test_progress_on_a_terminal_only(capsys: pytest.CaptureFixture[str]) -> None
         shown = buf.getvalue()
         assert ("auditing data modules" in shown and "/1 modules" in shown) == is_terminal
         assert is_terminal or shown == ""
+
+
+def test_lint_findings_against_an_sglang_checkout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from lintrepo import fixture_module, make_sglang_repo
+
+    from syncer.lint.lint import lint_texts
+    from syncer.lint.source import SGLangSource
+
+    root = tmp_path / "sglang"
+    root.mkdir()
+    commits = make_sglang_repo(root)
+    book = tmp_path / "book"
+    (book / "org").mkdir(parents=True)
+    module = book / "org" / "m.jsx"
+    module.write_text(fixture_module(commits), encoding="utf-8")
+    expected = lint_texts([(str(module), module.read_text())], SGLangSource(root))
+    assert expected.findings
+    code, doc = audit_json(capsys, "--cookbook", str(book), "--sglang", str(root))
+    assert code == 1
+    linted = [(cell, f["message"]) for cell, f in findings(doc, "lint")]
+    assert sorted(cell for cell, _ in linted) == sorted(f.cell_id for f in expected.findings)
+    for f in expected.findings:
+        if f.flag:
+            assert any(cell == f.cell_id and f.flag in m for cell, m in linted)
+    assert "lint" not in {n["check"] for n in doc["notChecked"]}
