@@ -32,6 +32,11 @@ def marker(key: str) -> str:
     return f"{_PREFIX}{json.dumps(key)} -->"
 
 
+def is_record(body: str) -> bool:
+    """Whether a comment body is an evidence record (of any config)."""
+    return body.startswith(_PREFIX)
+
+
 def digests(run_dir: Path) -> dict[str, str]:
     """``relative path -> sha256`` of every file of the downloaded run."""
     out: dict[str, str] = {}
