@@ -343,3 +343,35 @@ def test_lint_findings_against_an_sglang_checkout(
         if f.flag:
             assert any(cell == f.cell_id and f.flag in m for cell, m in linted)
     assert "lint" not in {n["check"] for n in doc["notChecked"]}
+
+
+def test_a_merged_config_gone_from_the_default_branch(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    master = "inferencex-e2e/configs/nvidia-master.yaml"
+    repo, first, _ = _clone_with_two_commits(tmp_path)
+    edit(repo / master, f"{DSPARK}:", f"{DSPARK}-retired:")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "retire")
+    cookbook = _pinned_at(tmp_path / "a", first)
+    module = cookbook / "docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx"
+    module.write_text(module.read_text().replace('"verified-pr"', '"verified"'))
+    args = ("--cookbook", str(cookbook), "--inferencex", str(repo), "--inferencex-rev", "main")
+    code, doc = audit_json(capsys, *args)
+    assert code == 1
+    gone = {cell for cell, _ in findings(doc, "master")}
+    rows = {c["cell"]: c for c in doc["cells"]}
+    assert gone == {c for c, row in rows.items() if row["configKey"] == DSPARK}
+    assert all(rows[c]["recipe"] == "agrees" for c in gone)  # still true at its own commit
+    # A pin the default branch does not contain (a stale clone): not checked, not "gone".
+    stale = _pinned_at(tmp_path / "b", "1" * 40)
+    text = (stale / "docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx").read_text()
+    (stale / "docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx").write_text(
+        text.replace('"verified-pr"', '"verified"')
+    )
+    code, doc = audit_json(capsys, "--cookbook", str(stale), *args[2:])
+    assert findings(doc, "master") == []
+    reasons = {n["reason"] for c in doc["cells"] for n in c["notChecked"] if n["check"] == "master"}
+    assert reasons == {
+        f"{DSPARK} is not in the default branch's master, which does not contain its pinned "
+        f"commit {'1' * 12} either (a stale clone?)"
+    }

@@ -69,6 +69,10 @@ class Trees(Protocol):
 
     def main(self) -> Path | None: ...
 
+    def on_main(self, sha: str | None) -> bool | None:
+        """Whether the default branch contains commit ``sha`` (None: cannot tell)."""
+        ...
+
 
 @dataclass
 class FolderTree:
@@ -91,6 +95,9 @@ class FolderTree:
 
     def main(self) -> Path | None:
         return self.path
+
+    def on_main(self, sha: str | None) -> bool | None:
+        return None
 
 
 @dataclass
@@ -127,6 +134,9 @@ class SnapshotTrees:
         return None, f"no tree of commit {sha[:12]} in {self.label}"
 
     def main(self) -> Path | None:
+        return None
+
+    def on_main(self, sha: str | None) -> bool | None:
         return None
 
 
@@ -171,6 +181,14 @@ class GitTrees:
 
     def main(self) -> Path | None:
         return self.at(self._main)[0] if self._main else None
+
+    def on_main(self, sha: str | None) -> bool | None:
+        if not sha or self._main is None:
+            return None
+        full = commits.resolve(self.clone, sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
+        if full is None:
+            return False  # the clone lacks it, so its default branch does not have it
+        return commits.merge_base(self.clone, full, self._main) == full
 
     def close(self) -> None:
         if self._trees is not None:
@@ -579,6 +597,19 @@ def _check_master(cell: CellRow, trees: Trees, masters: _Masters) -> None:
         cell.not_checked.append(NotChecked(Check.MASTER, f"its master cannot be read: {master}"))
         return
     if cell.config_key not in master.data:
+        sha = cell.provenance.get("sha")
+        if trees.on_main(sha) is False:
+            # The key is not there, but neither is the commit it was measured at: the clone's
+            # default branch is older than the pin (stale), or the PR was squashed; the
+            # config cannot be said to have left.
+            cell.not_checked.append(
+                NotChecked(
+                    Check.MASTER,
+                    f"{cell.config_key} is not in the default branch's master, which does not "
+                    f"contain its pinned commit {str(sha)[:12]} either (a stale clone?)",
+                )
+            )
+            return
         cell.findings.append(
             Finding(
                 Check.MASTER,
