@@ -625,6 +625,7 @@ def _review(
     spec: ModuleSpec,
     drifted: dict[tuple[int, int], RenderedPoint],
     shown: str,
+    budget: int | None = None,
 ) -> str | None:
     """The reviewer diff from the published module to the same module with the drifted
     points' commands (and image) as their recipes render them."""
@@ -642,7 +643,7 @@ def _review(
     review = review_texts(
         text, again, old_label=f"{shown} (published)", new_label="the recipes at their pins"
     )
-    return review.markdown()
+    return review.markdown(budget)
 
 
 # ---- the API's part ------------------------------------------------------------------------

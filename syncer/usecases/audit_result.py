@@ -7,7 +7,6 @@ keys, never rename or drop one without raising the schema number.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -17,6 +16,11 @@ from syncer import fitting
 from syncer.templating import render
 
 SCHEMA = 1
+# The fold around a module's reviewer diff in the markdown report (its size, for the budget).
+REVIEW_FRAME = (
+    "\n<details><summary>Reviewer diff: published → the recipes at their pins</summary>"
+    "\n\n\n\n</details>\n"
+)
 
 
 class Check(StrEnum):
@@ -136,12 +140,12 @@ class ModuleRow:
     cells: int = 0
     findings: list[Finding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    # the reviewer diff (markdown) of the drifted cells, made when a report shows it
-    review: Callable[[], str | None] | None = None
+    # the reviewer diff (markdown, within a budget) of the drifted cells, made when a report
+    # shows it
+    review: Callable[[int | None], str | None] | None = None
 
-    @functools.cached_property
-    def review_text(self) -> str | None:
-        return self.review() if self.review is not None else None
+    def review_markdown(self, budget: int | None) -> str | None:
+        return self.review(budget) if self.review is not None else None
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -219,8 +223,15 @@ class AuditResult:
 
         def renderings() -> Iterator[str]:
             page = {"result": self, "models": models}
-            yield render("audit_report.md.j2", **page, reviews=True, clean=True)
-            yield render("audit_report.md.j2", **page, reviews=False, clean=True)
+            bare = render("audit_report.md.j2", **page, reviews=False, clean=True)
+            with_review = sum(1 for m in self.modules if m.review is not None)
+            if with_review:
+                # Each reviewer diff gets an equal share of the room the rest leaves (the
+                # review fits itself to it: folds, then change tables dropped).
+                share = (limit - len(bare)) // with_review - len(REVIEW_FRAME)
+                if share > 0:
+                    yield render("audit_report.md.j2", **page, reviews=share, clean=True)
+            yield bare
             for n in fitting.halvings(len(models)):
                 yield render("audit_report.md.j2", **page, reviews=False, clean=False, detailed=n)
 
