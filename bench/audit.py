@@ -15,12 +15,11 @@ InferenceX files (``reference/pairs/inferencex/<commit>/``).
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
-from bench import REFERENCE
+from bench import REFERENCE, timing
 
-ROUNDS = 3
+ROUNDS = 5
 
 
 def _decode_all(paths: list[Path]) -> int:
@@ -33,12 +32,6 @@ def _decode_all(paths: list[Path]) -> int:
             _ = case.copy_all
             cases += 1
     return cases
-
-
-def _timed(run: object) -> float:
-    start = time.perf_counter()
-    run()  # type: ignore[operator]
-    return time.perf_counter() - start
 
 
 def main(argv: list[str]) -> int:
@@ -84,22 +77,23 @@ def main(argv: list[str]) -> int:
 
     cases = _decode_all(paths)
     result = run_audit()
-    # Rounds alternate between the two runs, so load from other processes on a shared machine
-    # falls on both alike; the best round of each is compared.
-    reference = audit_time = float("inf")
-    for _ in range(ROUNDS):
-        reference = min(reference, _timed(lambda: _decode_all(paths)))
-        audit_time = min(audit_time, _timed(run_audit))
+    # Interleaved with the reference (bench/timing.py), so load from other processes falls
+    # on both alike; CPU medians are compared (waiting for a core stretches wall time only).
+    times = timing.calls({"reference": lambda: _decode_all(paths), "audit": run_audit}, ROUNDS)
+    reference, took = times["reference"], times["audit"]
     counts = result.counts()  # type: ignore[attr-defined]
     cells = counts["cells"]
     print(
         f"cookbook {cookbook}: {len(paths)} modules, {cells} cells, {cases} cases; "
         f"recipe {counts['recipe']}"
     )
-    print(f"reference: decode + Copy-all text of every case, {reference * 1000:.0f} ms")
     print(
-        f"audit    {audit_time / reference:6.2f}x reference ({audit_time * 1000:.0f} ms, "
-        f"{audit_time / max(cells, 1) * 1000:.1f} ms per cell{', markdown' if markdown else ''}), "
-        f"{counts['findings']} findings"
+        f"reference: decode + Copy-all text of every case, {reference.cpu * 1000:.0f} ms CPU "
+        f"({reference.wall * 1000:.0f} ms wall)"
+    )
+    print(
+        f"audit    {took.cpu / reference.cpu:6.2f}x reference CPU ({took.cpu * 1000:.0f} ms CPU, "
+        f"{took.wall * 1000:.0f} ms wall, {took.cpu / max(cells, 1) * 1000:.1f} ms CPU per cell"
+        f"{', markdown' if markdown else ''}), {counts['findings']} findings"
     )
     return 0
