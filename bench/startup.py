@@ -71,13 +71,14 @@ def main(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m bench startup")
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--warm", type=int, default=1, help="uncounted rounds first")
     args = parser.parse_args(argv)
     commands = {"python -c pass": [sys.executable, "-c", "pass"]}
     commands.update({name: [sys.executable, "-m", "syncer", *a] for name, a in COMMANDS.items()})
     old = os.getcwd()
     os.chdir(ROOT)  # the bundled example is found from the project checkout
     try:
-        times = timing.processes(commands, args.runs)
+        times = timing.processes(commands, args.runs, warm=args.warm)
     finally:
         os.chdir(old)
     base, helps = times["python -c pass"], times["sync --help"]

@@ -2,8 +2,9 @@
 
 On a terminal it takes the terminal's width like any program. Anywhere else (a pipe, a CI log,
 a file) rich would assume 80 columns and wrap titles and paths mid-word: there the report gets
-``WIDTH`` columns for its tables and rules, and lines of text are never wrapped (``soft_wrap``),
-so ``sync diff ... | less`` reads like ``sync diff -o FILE``.
+``COLUMNS`` (else ``WIDTH``) columns for its tables and rules, lines of text are never wrapped
+(``soft_wrap``), and a table whose longest words do not fit is printed as wide as they need,
+so no flag, cell id, path or URL is ever split (``sync lint ... | grep -- --flag`` finds it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,14 @@ import sys
 from typing import IO, Any
 
 WIDTH = 120
+
+
+def _piped_width() -> int:
+    """``COLUMNS`` when it is set (a user or a CI log asking for a width), else ``WIDTH``."""
+    try:
+        return max(20, int(os.environ.get("COLUMNS", "")))
+    except ValueError:
+        return WIDTH
 
 
 def report_console(file: IO[str] | None = None, **options: Any) -> Any:
@@ -27,11 +36,45 @@ def report_console(file: IO[str] | None = None, **options: Any) -> Any:
             silence_stdout()
             raise BrokenPipeError
 
+    class _PipedConsole(_PipedMixin, _Console):
+        pass
+
     console = _Console(file=file, highlight=False, **options)
     if not console.is_terminal:
-        piped = {**options, "width": WIDTH, "soft_wrap": True}
-        console = _Console(file=file, highlight=False, **piped)
+        piped = {**options, "width": _piped_width(), "soft_wrap": True}
+        console = _PipedConsole(file=file, highlight=False, **piped)
     return console
+
+
+class _PipedMixin:
+    def print(self, *objects: Any, **options: Any) -> None:
+        # A table never splits a word on a pipe (a flag, a cell id, a path, a URL that
+        # `grep` looks for): printed as wide as its longest words need when that is wider.
+        from rich.measure import Measurement
+        from rich.table import Table
+
+        wide = self.options.update(width=1 << 20)  # type: ignore[attr-defined]
+        for table in (o for o in objects if isinstance(o, Table)):
+            # rich narrows the widest wrapping column first, below its longest word: pin each
+            # column at its longest word so only the spaces between words wrap.
+            for column in table.columns:
+                if column.min_width is None:
+                    cells = [column.header, *column.cells]
+                    column.min_width = max(
+                        (Measurement.get(self, wide, c).minimum for c in cells), default=0
+                    )
+        needed = max(
+            (Measurement.get(self, wide, o).minimum for o in objects if isinstance(o, Table)),
+            default=0,
+        )
+        width = self.width  # type: ignore[attr-defined]
+        if needed > width:
+            # (rich caps a print's own width= at the console's: widen the console meanwhile)
+            self.width = needed  # type: ignore[attr-defined]
+        try:
+            super().print(*objects, **options)  # type: ignore[misc]
+        finally:
+            self.width = width  # type: ignore[attr-defined]
 
 
 def silence_stdout() -> None:

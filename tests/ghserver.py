@@ -32,12 +32,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ghschema import response_errors
+from ghschema import check_event, response_errors
 
 TS = "2026-10-12T10:00:00Z"
 WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
 # GET /pulls/{n}/commits lists a PR's first 250 commits, never more (GitHub's documented cap).
 MAX_PR_COMMITS = 250
+DROP = 0  # fail_next's status for a connection closed before any answer
 
 
 @dataclass
@@ -131,6 +132,7 @@ class GitHubModel:
         head_repo: str | None = None,
         maintainer_can_modify: bool = False,
         number: int | None = None,
+        base_sha: str = "0" * 40,
     ) -> dict[str, Any]:
         fake = self.repo(repo)
         number = number or next(self._numbers[repo])
@@ -146,6 +148,7 @@ class GitHubModel:
             "head_ref": head,
             "head_repo": head_repo or repo,
             "base_ref": base,
+            "base_sha": base_sha,  # the base branch's commit GitHub compares the head with
             "commits": commits,
             "labels": list(labels or []),
             "maintainer_can_modify": maintainer_can_modify,
@@ -284,8 +287,9 @@ class GitHubModel:
         times: int = 1,
         apply: bool = False,
     ) -> None:
-        """Answer the next ``times`` matching requests with ``status``; ``apply``: the request
-        is carried out first (GitHub made the write, the answer was lost on the way back)."""
+        """Answer the next ``times`` matching requests with ``status`` (``DROP``: close the
+        connection without answering); ``apply``: the request is carried out first (GitHub
+        made the write, the answer was lost on the way back)."""
         self.faults.append(
             Fault(
                 method,
@@ -395,6 +399,9 @@ class GitHubModel:
             "watchers_count": 0,
             **dict.fromkeys(("has_issues", "has_projects", "has_downloads", "has_wiki"), True),
             "has_pages": False,
+            "has_discussions": False,
+            "topics": [],
+            "visibility": "public",
             "archived": False,
             "disabled": False,
             "license": None,
@@ -461,7 +468,7 @@ class GitHubModel:
             "requested_reviewers": [],
             "requested_teams": [],
             "head": self._ref(head_repo, pull["head_ref"], pull["commits"][-1]),
-            "base": self._ref(fake, pull["base_ref"], "0" * 40),
+            "base": self._ref(fake, pull["base_ref"], pull.get("base_sha", "0" * 40)),
             "_links": {k: {"href": v} for k, v in links.items()},
             "author_association": "CONTRIBUTOR" if pull["user"] != "maintainer" else "MEMBER",
             "auto_merge": None,
@@ -502,7 +509,7 @@ class GitHubModel:
             "node_id": f"LA_{lid}",
             "url": f"{self.base}/repos/{fake.full_name}/labels/{name}",
             "name": name,
-            "description": None,
+            "description": "",  # a string in pull-request-simple, where null is not allowed
             "color": "ededed",
             "default": False,
         }
@@ -524,7 +531,9 @@ class GitHubModel:
             "author_association": comment["author_association"],
         }
 
-    def issue_json(self, fake: FakeRepo, issue: dict[str, Any]) -> dict[str, Any]:
+    def listed_issue_json(self, fake: FakeRepo, issue: dict[str, Any]) -> dict[str, Any]:
+        """An issue of ``FakeRepo.issues`` as ``/issues`` answers it (``issue_json`` is a PR as
+        the issue an event carries)."""
         number = issue["number"]
         url = f"{self.base}/repos/{fake.full_name}/issues/{number}"
         closed = issue["state"] == "closed"
@@ -559,7 +568,7 @@ class GitHubModel:
     def pull_as_issue_json(self, fake: FakeRepo, pull: dict[str, Any]) -> dict[str, Any]:
         """A pull request as GitHub lists it among a repository's issues."""
         as_issue = {**pull, "state_reason": None, "updated_at": TS}
-        out = self.issue_json(fake, as_issue)
+        out = self.listed_issue_json(fake, as_issue)
         out["pull_request"] = {
             "url": f"{self.base}/repos/{fake.full_name}/pulls/{pull['number']}",
             "html_url": f"https://github.com/{fake.full_name}/pull/{pull['number']}",
@@ -661,6 +670,137 @@ class GitHubModel:
             "author": None,
             "committer": None,
             "parents": [],
+        }
+
+    # -- webhook payloads (GitHub's event shapes, each checked by ghschema.check_event) --------
+
+    def issue_comment_event(
+        self,
+        repo: str,
+        comment: dict[str, Any],
+        action: str = "created",
+        *,
+        association: str | None = None,
+    ) -> dict[str, Any]:
+        """``issue_comment`` as GitHub sends it for ``comment`` (on a PR) as it is now;
+        ``association``: what the event says of the author, when a test makes it differ."""
+        fake = self.repo(repo)
+        data = {
+            **self.comment_json(fake, comment),
+            "performed_via_github_app": None,
+            "reactions": self._rollup(fake, f"issues/comments/{comment['id']}"),
+        }
+        if association is not None:
+            data["author_association"] = association
+        payload: dict[str, Any] = {
+            "action": action,
+            "issue": self.issue_json(fake, comment["issue"]),
+            "comment": data,
+            "repository": self.repo_json(fake),
+            "sender": self._user(comment["user"]),
+        }
+        if action == "edited":
+            payload["changes"] = {"body": {"from": comment.get("previous_body", "")}}
+        return check_event("issue_comment", payload)
+
+    def pull_request_event(
+        self, repo: str, number: int, action: str, *, sender: str | None = None
+    ) -> dict[str, Any]:
+        """``pull_request`` as GitHub sends it for PR ``number`` as it is now."""
+        fake = self.repo(repo)
+        pull = fake.pulls[number]
+        payload: dict[str, Any] = {
+            "action": action,
+            "number": number,
+            "pull_request": self.pull_json(fake, pull),
+            "repository": self.repo_json(fake),
+            "sender": self._user(sender or pull["user"]),
+        }
+        if action == "synchronize":
+            commits = pull["commits"]
+            payload["before"] = commits[-2] if len(commits) > 1 else "0" * 40
+            payload["after"] = commits[-1]
+        if action == "edited":
+            payload["changes"] = {"title": {"from": pull["title"]}}
+        return check_event("pull_request", payload)
+
+    def repository_dispatch_event(
+        self, repo: str, event_type: str, client_payload: dict[str, Any], *, sender: str
+    ) -> dict[str, Any]:
+        """``repository_dispatch``: ``event_type`` arrives as the ``action``."""
+        fake = self.repo(repo)
+        payload = {
+            "action": event_type,
+            "branch": fake.default_branch,
+            "client_payload": client_payload,
+            "repository": self.repo_json(fake),
+            "sender": self._user(sender),
+            "installation": {"id": 4242, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uNDI0Mg=="},
+        }
+        return check_event("repository_dispatch", payload)
+
+    def workflow_dispatch_event(
+        self, repo: str, inputs: dict[str, Any], *, sender: str, workflow: str
+    ) -> dict[str, Any]:
+        """``workflow_dispatch``: the inputs as the form or the API gave them."""
+        fake = self.repo(repo)
+        payload = {
+            "inputs": inputs,
+            "ref": f"refs/heads/{fake.default_branch}",
+            "repository": self.repo_json(fake),
+            "sender": self._user(sender),
+            "workflow": workflow,
+        }
+        return check_event("workflow_dispatch", payload)
+
+    def issue_json(self, fake: FakeRepo, number: int) -> dict[str, Any]:
+        """A PR as the issue it also is (what an ``issue_comment`` event carries)."""
+        pull = fake.pulls[number]
+        full = self.pull_json(fake, pull)
+        api = f"{self.base}/repos/{fake.full_name}"
+        return {
+            "url": f"{api}/issues/{number}",
+            "repository_url": api,
+            "labels_url": f"{api}/issues/{number}/labels{{/name}}",
+            "comments_url": f"{api}/issues/{number}/comments",
+            "events_url": f"{api}/issues/{number}/events",
+            "html_url": full["html_url"],
+            "id": 7_000_000 + number,
+            "node_id": f"I_{number}",
+            "number": number,
+            "title": pull["title"],
+            "user": full["user"],
+            "labels": full["labels"],
+            "state": pull["state"],
+            "locked": False,
+            "assignee": None,
+            "assignees": [],
+            "milestone": None,
+            "comments": len(self.comments_on(fake.full_name, number)),
+            "created_at": full["created_at"],
+            "updated_at": full["updated_at"],
+            "closed_at": full["closed_at"],
+            "author_association": full["author_association"],
+            "active_lock_reason": None,
+            "body": full["body"],
+            "reactions": self._rollup(fake, f"issues/{number}"),
+            "timeline_url": f"{api}/issues/{number}/timeline",
+            "performed_via_github_app": None,
+            "pull_request": {
+                "url": full["url"],
+                "html_url": full["html_url"],
+                "diff_url": full["diff_url"],
+                "patch_url": full["patch_url"],
+                "merged_at": full["merged_at"],
+            },
+        }
+
+    def _rollup(self, fake: FakeRepo, path: str) -> dict[str, Any]:
+        contents = ("+1", "-1", "laugh", "confused", "heart", "hooray", "eyes", "rocket")
+        return {
+            "url": f"{self.base}/repos/{fake.full_name}/{path}/reactions",
+            "total_count": 0,
+            **dict.fromkeys(contents, 0),
         }
 
     def error(self, message: str, **extra: Any) -> dict[str, Any]:
@@ -806,6 +946,9 @@ class _Handler(BaseHTTPRequestHandler):
                     if fault.apply:
                         token = auth.split(" ", 1)[1] if auth and " " in auth else ""
                         self._route(method, path, query, body, model.tokens[token])
+                    if fault.status == DROP:
+                        self.close_connection = True  # closed with no answer at all
+                        return
                     self._send(fault.status, fault.body, fault.headers)
                     return
             if path.startswith("/_blob/"):
@@ -847,6 +990,7 @@ class _Handler(BaseHTTPRequestHandler):
             ("GET", r"/pulls/(\d+)", lambda n: (200, model.pull_json(fake, fake.pulls[int(n)]))),
             ("PATCH", r"/pulls/(\d+)", lambda n: self._update_pull(fake, int(n), body)),
             ("GET", r"/pulls/(\d+)/commits", lambda n: self._commits(fake, int(n), query)),
+            ("GET", r"/commits", lambda: self._history(fake, query)),
             (
                 "GET",
                 r"/issues/(\d+)/comments",
@@ -915,7 +1059,11 @@ class _Handler(BaseHTTPRequestHandler):
             ("GET", r"/actions/artifacts/(\d+)/zip", lambda i: self._download(fake, int(i))),
             ("GET", r"/issues", lambda: (200, self._list_issues(fake, query))),
             ("POST", r"/issues", lambda: self._create_issue(fake, body, login)),
-            ("GET", r"/issues/(\d+)", lambda n: (200, model.issue_json(fake, fake.issues[int(n)]))),
+            (
+                "GET",
+                r"/issues/(\d+)",
+                lambda n: (200, model.listed_issue_json(fake, fake.issues[int(n)])),
+            ),
             ("PATCH", r"/issues/(\d+)", lambda n: self._update_issue(fake, int(n), body)),
         ]
         for verb, pattern, handler in routes:
@@ -948,6 +1096,16 @@ class _Handler(BaseHTTPRequestHandler):
         # GitHub lists at most 250 commits of a PR, however many pages are asked for.
         commits = fake.pulls[number]["commits"][:MAX_PR_COMMITS]
         return 200, [self.model.commit_json(fake, sha) for sha in commits]
+
+    def _history(self, fake: FakeRepo, query: dict[str, str]) -> tuple[int, Any]:
+        """``GET /commits?sha=X``: X and its ancestors, newest first (the fake knows the
+        history its PRs hold)."""
+        sha = query["sha"]
+        for pull in fake.pulls.values():
+            if sha in pull["commits"]:
+                mine = pull["commits"][: pull["commits"].index(sha) + 1]
+                return 200, [self.model.commit_json(fake, c) for c in reversed(mine)]
+        return 404, self.model.error("No commit found for SHA: " + sha, status="404")
 
     def _create_pull(self, fake: FakeRepo, body: dict[str, Any], login: str) -> tuple[int, Any]:
         model = self.model
@@ -1050,7 +1208,7 @@ class _Handler(BaseHTTPRequestHandler):
             out.append(
                 self.model.pull_as_issue_json(fake, item)
                 if is_pull
-                else self.model.issue_json(fake, item)
+                else self.model.listed_issue_json(fake, item)
             )
         return out
 
@@ -1069,7 +1227,7 @@ class _Handler(BaseHTTPRequestHandler):
             user=login,
             labels=list(body.get("labels") or []),
         )
-        return 201, self.model.issue_json(fake, issue)
+        return 201, self.model.listed_issue_json(fake, issue)
 
     def _update_issue(self, fake: FakeRepo, number: int, body: dict[str, Any]) -> tuple[int, Any]:
         issue = fake.issues[number]
@@ -1088,7 +1246,7 @@ class _Handler(BaseHTTPRequestHandler):
                 None if body["state"] == "open" else body.get("state_reason") or "completed"
             )
         issue["updated_at"] = "2026-10-12T11:00:00Z"
-        return 200, self.model.issue_json(fake, issue)
+        return 200, self.model.listed_issue_json(fake, issue)
 
     def _create_comment(
         self, fake: FakeRepo, number: int, body: dict[str, Any], login: str

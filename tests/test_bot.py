@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from conftest import match_golden
+from ghschema import check_event
 from ghserver import GitHubServer
 from markdown_it import MarkdownIt
 from test_git import run as git  # git as a human (not the bot) runs it
@@ -187,20 +188,15 @@ class World:
     def comment_event(
         self, comment: dict[str, Any], action: str = "created", association: str | None = None
     ) -> dict[str, Any]:
-        return {
-            "action": action,
-            "repository": {"full_name": INFX},
-            "issue": {"number": PR, "pull_request": {"url": "x"}},
-            "comment": {
-                "id": comment["id"],
-                "body": comment["body"],
-                "author_association": association or comment["author_association"],
-            },
-        }
+        return self.gh.issue_comment_event(INFX, comment, action, association=association)
+
+    def pr_event(self, action: str, number: int = PR, repo: str = INFX) -> dict[str, Any]:
+        return self.gh.pull_request_event(repo, number, action)
 
     def send(self, event: str, payload: dict[str, Any], **kw: Any):
+        """Hand the bot ``payload``, which must be GitHub's shape of ``event``."""
         bot, plan = self.bot(**kw)
-        return bot.handle(event, payload), plan
+        return bot.handle(event, check_event(event, payload)), plan
 
     def status(self) -> dict[str, Any]:
         [comment] = [c for c in self.gh.comments_on(INFX, PR) if is_status(c)]
@@ -397,11 +393,7 @@ def _merge_infx(world: World) -> None:
     world.pull["state"], world.pull["merged"] = "closed", True
     world.send(
         "pull_request",
-        {
-            "action": "closed",
-            "repository": {"full_name": INFX},
-            "pull_request": {"number": PR, "merged": True},
-        },
+        world.pr_event("closed"),
     )
 
 
@@ -414,11 +406,7 @@ def _merge_cookbook(world: World) -> None:
     pull["state"], pull["merged"] = "closed", True
     world.send(
         "pull_request",
-        {
-            "action": "closed",
-            "repository": {"full_name": BOOK},
-            "pull_request": {"number": pull["number"], "merged": True},
-        },
+        world.pr_event("closed", pull["number"], repo=BOOK),
     )
 
 
@@ -569,11 +557,7 @@ def test_push_that_drops_the_pinned_commit_unpins(world):
     world.pull["commits"] = [EARLIER, "f" * 40]  # force-push: HEAD is gone from the PR
     world.send(
         "pull_request",
-        {
-            "action": "synchronize",
-            "repository": {"full_name": INFX},
-            "pull_request": {"number": PR},
-        },
+        world.pr_event("synchronize"),
     )
     assert world.reactions(comment) == ["-1"]
     seen = plain(world.status()["body"])
@@ -805,11 +789,7 @@ def _close_unmerged(world: World, pull: dict[str, Any]):
     pull["state"], pull["merged"] = "closed", False
     return world.send(
         "pull_request",
-        {
-            "action": "closed",
-            "repository": {"full_name": INFX},
-            "pull_request": {"number": pull["number"], "merged": False},
-        },
+        world.pr_event("closed", pull["number"]),
     )
 
 
@@ -856,10 +836,10 @@ def test_workflow_dispatch_reports_a_merged_cookbook_pr(world):
     [cookbook] = world.book_pulls()
     cookbook["state"], cookbook["merged"] = "closed", True
     # Workflow inputs arrive as strings.
-    world.send("workflow_dispatch", {"inputs": {"cookbook_pr": " 1 "}})
+    world.send("workflow_dispatch", _dispatch(world, " 1 "))
     assert f"{BOOK}#1 has been merged." in plain(world.status()["body"])
     with pytest.raises(SyncError, match=r"inputs\.cookbook_pr must be a positive integer"):
-        world.send("workflow_dispatch", {"inputs": {"cookbook_pr": "1; rm -rf /"}})
+        world.send("workflow_dispatch", _dispatch(world, "1; rm -rf /"))
 
 
 def test_use_of_an_unknown_run_is_refused_in_the_status(world):
@@ -875,11 +855,7 @@ def test_cookbook_pr_closed_unmerged_is_reported_on_the_inferencex_pr(world):
     cookbook["state"] = "closed"  # a maintainer closed it without merging
     world.send(
         "pull_request",
-        {
-            "action": "closed",
-            "repository": {"full_name": BOOK},
-            "pull_request": {"number": 1, "merged": False},
-        },
+        world.pr_event("closed", 1, repo=BOOK),
     )
     assert (
         f"{BOOK}#1, the cookbook PR for this PR's AgentX config ({KEY}), was closed without merging"
@@ -979,12 +955,18 @@ def test_lost_answers_to_the_bots_posts_make_no_duplicates(world):
     assert f"{BOOK}#{pull['number']}" in plain(statuses[0]["body"])
 
 
-def _push_event(number: int) -> dict[str, Any]:
-    return {
-        "action": "synchronize",
-        "repository": {"full_name": INFX},
-        "pull_request": {"number": number},
-    }
+def _dispatch(world: World, cookbook_pr: str) -> dict[str, Any]:
+    """The workflow run by hand (or by the API) with its ``cookbook_pr`` input."""
+    return world.gh.workflow_dispatch_event(
+        INFX,
+        {"cookbook_pr": cookbook_pr},
+        sender="maintainer",
+        workflow=".github/workflows/cookbook-sync.yml",
+    )
+
+
+def _push_event(world: World, number: int) -> dict[str, Any]:
+    return world.pr_event("synchronize", number)
 
 
 def test_a_dropped_closed_event_is_caught_up_by_the_next_run_of_its_model(world):
@@ -994,7 +976,7 @@ def test_a_dropped_closed_event_is_caught_up_by_the_next_run_of_its_model(world)
     first_use(world)
     status_id = world.status()["id"]
     world.pull["state"] = "closed"  # closed unmerged; its event never runs
-    outcome, _ = world.send("pull_request", _push_event(3871))
+    outcome, _ = world.send("pull_request", _push_event(world, 3871))
     assert "PR #3859: closed without merging; catching up" in outcome.lines
     seen = plain(world.status()["body"])
     assert world.status()["id"] == status_id
@@ -1002,7 +984,7 @@ def test_a_dropped_closed_event_is_caught_up_by_the_next_run_of_its_model(world)
     assert f"{BOOK}#1 stays open for the other InferenceX PRs it carries (#3871)" in seen
     # Caught up once: the next run finds nothing new to write about #3859.
     before = len(world.gh.log)
-    outcome, _ = world.send("pull_request", _push_event(3871))
+    outcome, _ = world.send("pull_request", _push_event(world, 3871))
     assert [r for r in world.gh.log[before:] if r.method != "GET"] == []
 
 
@@ -1010,7 +992,7 @@ def test_a_dropped_merge_event_is_caught_up_by_the_next_run_of_its_model(world):
     world.model = "deepseek-ai/deepseek-v4_1"
     first_use(world)
     world.pull["state"], world.pull["merged"] = "closed", True  # its event never runs
-    outcome, _ = world.send("pull_request", _push_event(3871))
+    outcome, _ = world.send("pull_request", _push_event(world, 3871))
     assert "PR #3859: merged; catching up" in outcome.lines
     [cookbook] = world.book_pulls()
     assert (
@@ -1032,7 +1014,7 @@ def test_a_model_job_rewrites_only_its_own_section_of_the_status_comment(world):
     status = world.status()
     other = "<!-- infx-cookbook-sync:section acme/other -->\n[by infx-cookbook-sync] other model"
     status["body"] = status["body"].rstrip("\n") + st.SECTION_SEPARATOR + other + "\n"
-    world.send("pull_request", _push_event(PR))
+    world.send("pull_request", _push_event(world, PR))
     body = world.status()["body"]
     sections = st.read_sections(body)
     assert sorted(sections) == ["acme/other", "deepseek-ai/deepseek-v4_1"]
@@ -1040,7 +1022,7 @@ def test_a_model_job_rewrites_only_its_own_section_of_the_status_comment(world):
     assert "measured in run" in plain(sections["deepseek-ai/deepseek-v4_1"])
     # Without --model (every model of the event handled at once) the run owns the whole comment.
     world.model = None
-    world.send("pull_request", _push_event(PR))
+    world.send("pull_request", _push_event(world, PR))
     assert sorted(st.read_sections(world.status()["body"])) == ["deepseek-ai/deepseek-v4_1"]
 
 
@@ -1062,7 +1044,7 @@ def test_a_status_edit_lost_to_another_models_job_is_made_again(world):
         status["body"] = stale.rstrip("\n") + st.SECTION_SEPARATOR + OTHER_SECTION + "\n"
 
     world.gh.after_next("PATCH", rf"/issues/comments/{status['id']}$", other_job)
-    world.send("pull_request", _push_event(PR))
+    world.send("pull_request", _push_event(world, PR))
     sections = st.read_sections(world.status()["body"])
     assert sections["acme/other"] == OTHER_SECTION
     assert "agentx-fast" not in stale

@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from ghschema import check_event
 from ghserver import GitHubServer
 from test_bot import (
     BOOK,
@@ -46,18 +47,27 @@ def sync_bot(
     raw: str | None = None,
     tokens: bool = True,
     api_url: str | None = None,
+    malformed: bool = False,
+    extra_env: dict[str, str] | None = None,
 ):
+    """``sync bot`` on ``payload``, which must be GitHub's shape of ``event`` unless the test
+    is about a malformed event file (``malformed``, or ``raw`` text)."""
+    if raw is None and not malformed:
+        check_event(event, payload)
     path = world.tmp / "event.json"
     path.write_text(raw if raw is not None else json.dumps(payload))
+    (world.tmp / "tmp").mkdir(exist_ok=True)
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(world.tmp),
+        "TMPDIR": str(world.tmp / "tmp"),  # its own: what the bot leaves there is seen
         "GITHUB_EVENT_NAME": event,
         "SYNC_INFX_LOGIN": INFX_BOT,
         "SYNC_API_PAUSE": "0",
     }
     if tokens:
         env.update({"GITHUB_TOKEN": INFX_TOKEN, "COOKBOOK_TOKEN": BOOK_TOKEN})
+    env.update(extra_env or {})
     proc = subprocess.run(
         [
             sys.executable,
@@ -69,7 +79,7 @@ def sync_bot(
             "--config",
             str(ROOT / "sync.yaml"),
             "--inferencex",
-            str(ROOT / "examples/inferencex"),
+            str(world.inferencex),
             "--cookbook",
             str(world.bare),
             "--cache-dir",
@@ -254,6 +264,7 @@ def test_bad_event_file(world):
             "issue": {"number": "3859; rm", "pull_request": {"url": "x"}},
             "comment": {},
         },
+        malformed=True,
     )
     assert proc.returncode == 2
     # The event's value as JSON spells it, cut: not Python's repr.
@@ -265,11 +276,16 @@ def test_bad_event_file(world):
             "repository": {"full_name": INFX},
             "issue": {"number": True, "pull_request": {"url": "x"}},
         },
+        malformed=True,
     )
     assert proc.returncode == 2
     assert proc.stderr.endswith("issue.number must be a positive integer, got true\n")
     # A payload of the wrong shape: one line naming the event file, no traceback.
-    proc = sync_bot(world, {"action": "created", "repository": {"full_name": INFX}, "issue": []})
+    proc = sync_bot(
+        world,
+        {"action": "created", "repository": {"full_name": INFX}, "issue": []},
+        malformed=True,
+    )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
         f"error: {world.tmp / 'event.json'}: event: issue must be an object, got an array"
@@ -313,29 +329,25 @@ def test_models_only_needs_no_token_and_no_api(world):
     assert world.gh.log == []
 
 
-def test_event_models():
+def test_event_models(world):
     from syncer.publish.routing import event_models
     from syncer.syncconfig import load_sync_config
 
     config = load_sync_config(ROOT / "sync.yaml")
-    infx = {"full_name": INFX}
-    assert event_models(
-        config, "pull_request", {"repository": infx, "pull_request": {"number": 3871}}
-    ) == ["deepseek-ai/deepseek-v4_1"]
-    assert (
-        event_models(config, "pull_request", {"repository": infx, "pull_request": {"number": 1}})
-        == []
-    )
-    assert (
-        event_models(config, "issue_comment", {"repository": infx, "issue": {"number": PR}}) == []
-    )  # not a PR
-    cookbook = {
-        "repository": {"full_name": BOOK},
-        "pull_request": {"number": 5, "head": {"ref": BRANCH}},
-    }
+    assert event_models(config, "pull_request", world.pr_event("synchronize", 3871)) == [
+        "deepseek-ai/deepseek-v4_1"
+    ]
+    world.gh.add_pull(INFX, head="unrelated", number=1)
+    assert event_models(config, "pull_request", world.pr_event("opened", 1)) == []
+    # A comment on an issue, not a PR: GitHub's issue has no pull_request key.
+    on_issue = world.comment_event(world.comment("/use 1"))
+    del on_issue["issue"]["pull_request"]
+    assert event_models(config, "issue_comment", check_event("issue_comment", on_issue)) == []
+    world.gh.add_pull(BOOK, head=BRANCH, number=5)
+    cookbook = world.pr_event("closed", 5, repo=BOOK)
     assert event_models(config, "pull_request", cookbook) == ["deepseek-ai/deepseek-v4_1"]
     cookbook["pull_request"]["head"]["ref"] = "infx-sync/evil/../x"
-    assert event_models(config, "pull_request", cookbook) == []
+    assert event_models(config, "pull_request", check_event("pull_request", cookbook)) == []
 
 
 @pytest.mark.parametrize("command", ["/use", "/reuse-sweep-run"])
@@ -368,7 +380,9 @@ def test_event_numbers_are_bounded(world):
         )
     proc = sync_bot(
         world,
-        {"repository": {"full_name": INFX}, "inputs": {"cookbook_pr": big}},
+        world.gh.workflow_dispatch_event(
+            INFX, {"cookbook_pr": big}, sender="maintainer", workflow=".github/workflows/x.yml"
+        ),
         event="workflow_dispatch",
     )
     assert proc.returncode == 2, proc.stderr
@@ -420,7 +434,7 @@ def _run_raw(world: World, *extra: str) -> subprocess.CompletedProcess[str]:
             "--config",
             str(ROOT / "sync.yaml"),
             "--inferencex",
-            str(ROOT / "examples/inferencex"),
+            str(world.inferencex),
             "--api-url",
             world.server.base_url,
             *extra,
@@ -474,7 +488,7 @@ def test_dry_run_without_tokens_reads_an_event_of_the_wrong_shape_as_bad_input(w
     event = world.comment_event(world.comment(f"/use {RUN}"))
     event[key] = value
     nowhere = f"http://127.0.0.1:{free_port()}"
-    proc = sync_bot(world, event, "--dry-run", tokens=False, api_url=nowhere)
+    proc = sync_bot(world, event, "--dry-run", tokens=False, api_url=nowhere, malformed=True)
     assert "Traceback" not in proc.stderr
     assert proc.returncode in (0, 2), proc.stderr
     if proc.returncode == 2:

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from ghserver import GitHubServer
+from ghschema import check_event
+from ghserver import TS, GitHubServer
 from infxrepo import DSPARK_RECIPE, MASTER, InferenceXRepo, add_key
 from test_bot import (
     BOOK,
@@ -77,29 +78,19 @@ class Replay:
         self.infx.publish_pr(pull["number"], commit)
         pull["commits"].append(commit)
 
-    def pr_event(self, pull: dict[str, Any], action: str) -> None:
-        payload = {
-            "action": action,
-            "repository": {"full_name": INFX},
-            "pull_request": {
-                "number": pull["number"],
-                "head": {"sha": pull["commits"][-1]},
-                "base": {"sha": self.infx.main},
-            },
-        }
-        self.send("pull_request", payload)
+    def pr_payload(self, pull: dict[str, Any], action: str) -> dict[str, Any]:
+        """GitHub's ``pull_request`` payload of ``pull`` as it is now, its base at main."""
+        pull["base_sha"] = self.infx.main
+        return self.gh.pull_request_event(INFX, pull["number"], action)
+
+    def pr_event(self, pull: dict[str, Any], action: str, *extra: str) -> None:
+        self.send("pull_request", self.pr_payload(pull, action), *extra)
 
     def comment(self, pull: dict[str, Any], body: str, at: str) -> None:
         made = self.gh.add_comment(
             INFX, pull["number"], body, association="COLLABORATOR", created_at=at, user="nvpohanh"
         )
-        payload = {
-            "action": "created",
-            "repository": {"full_name": INFX},
-            "issue": {"number": pull["number"], "pull_request": {"url": "x"}},
-            "comment": {"id": made["id"], "body": body, "author_association": "COLLABORATOR"},
-        }
-        self.send("issue_comment", payload)
+        self.send("issue_comment", self.gh.issue_comment_event(INFX, made))
 
     # -- the cookbook ----------------------------------------------------------------------
 
@@ -110,12 +101,7 @@ class Replay:
         git("push", "--quiet", "origin", "main", cwd=clone)
         pull = self.gh.repo(BOOK).pulls[number]
         pull["state"], pull["merged"] = "closed", True
-        payload = {
-            "action": "closed",
-            "repository": {"full_name": BOOK},
-            "pull_request": {"number": number, "merged": True, "head": {"ref": BRANCH}},
-        }
-        self.send("pull_request", payload)
+        self.send("pull_request", self.gh.pull_request_event(BOOK, number, "closed"))
 
     def book_pulls(self) -> list[dict[str, Any]]:
         return list(self.gh.repo(BOOK).pulls.values())
@@ -143,6 +129,7 @@ class Replay:
         ]  # fmt: skip
 
     def send(self, event: str, payload: dict[str, Any], *extra: str) -> str:
+        check_event(event, payload)  # GitHub's shape of the event, as the workflow gets it
         env = {
             "GITHUB_TOKEN": INFX_TOKEN,
             "COOKBOOK_TOKEN": BOOK_TOKEN,
@@ -195,11 +182,7 @@ def test_the_seed_thread_replayed_stage_by_stage(replay):
     infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
     h1 = infx.commit("[AgentX] GB300 DSV4.1 Flash SGLang: a new arm")
     pull = replay.open_pr(SEED_PR, "gb300-dsv41", h1)
-    opened = {
-        "action": "opened",
-        "repository": {"full_name": INFX},
-        "pull_request": {"number": SEED_PR, "head": {"sha": h1}, "base": {"sha": infx.main}},
-    }
+    opened = replay.pr_payload(pull, "opened")
     # The workflow's gate finds the model from the event and the commits alone.
     assert replay.models_only("pull_request", opened) == [MODEL]
 
@@ -361,7 +344,9 @@ def test_a_key_no_page_takes_is_named_not_dropped(replay):
     infx.write(MASTER, text)
     head = infx.commit("a model the cookbook has no page for")
     pull = replay.open_pr(4100, "qwen", head)
-    replay.pr_event(pull, "opened")
+    # No page takes it, yet the gate runs one job (sync.yaml's first model) to say so.
+    assert replay.models_only("pull_request", replay.pr_payload(pull, "opened")) == [MODEL]
+    replay.pr_event(pull, "opened", "--model", MODEL)
     [comment] = replay.bot_comments(4100)
     assert (
         f"no cookbook page for {stranger}: no model of sync.yaml matches its model prefix qwen4 "
@@ -378,12 +363,10 @@ def test_a_push_before_any_pin_updates_the_open_cookbook_pr_and_says_no_pin(repl
     infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
     h1 = infx.commit("a new arm")
     pull = replay.open_pr(SEED_PR, "arm", h1)
-    comment_event = {
-        "action": "created",
-        "repository": {"full_name": INFX},
-        "issue": {"number": SEED_PR, "pull_request": {"url": "x"}},
-        "comment": {"id": 1, "body": "/use 1", "author_association": "MEMBER"},
-    }
+    # A comment GitHub tells of (never stored: the gate reads only the event).
+    unsaved = {"id": 1, "issue": SEED_PR, "body": "/use 1", "user": "maintainer"}
+    unsaved |= {"author_association": "MEMBER", "created_at": TS, "updated_at": TS}
+    comment_event = replay.gh.issue_comment_event(INFX, unsaved)
     # The gate finds the model of a comment's PR from the fetched PR head alone.
     assert replay.models_only("issue_comment", comment_event) == [MODEL]
     replay.pr_event(pull, "opened")
@@ -416,3 +399,80 @@ def test_a_push_before_any_pin_updates_the_open_cookbook_pr_and_says_no_pin(repl
     ) in update
     assert "pin below" not in update
     assert f'at this PR\'s head ({h3[:9]}) as "in progress"' in update
+
+
+def test_inferencex_merge_turns_the_pin_verified_and_an_unmerged_close_closes_the_pr(replay):
+    infx = replay.infx
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
+    head = infx.commit("a new arm")
+    pull = replay.open_pr(SEED_PR, "arm", head)
+    replay.gh.add_run(INFX, RUN, head_sha=head, head_branch="arm", artifacts=run_artifacts())
+    replay.comment(pull, f"/use {RUN}", at="2026-10-13T09:00:00Z")
+    assert {c["prov"]["status"] for c in replay.module()["cells"]} == {"verified-pr"}
+    old_main = infx.main
+    infx.merge_to_main(head)
+    pull["state"], pull["merged"] = "closed", True
+    replay.pr_event(pull, "closed")
+    cells = replay.module()["cells"]
+    assert {c["prov"]["status"] for c in cells} == {"verified"}
+    assert {c["prov"]["sha"] for c in cells} == {head}
+    comments = replay.bot_comments(SEED_PR)
+    assert len(comments) == 2  # the pin became "verified": a milestone of its own
+    assert f"measured in run {RUN}" in comments[1]
+    # Replayed later without the event's base (the merge base is now the head itself): the
+    # PR's first commit's parent tells its changes, nothing is posted twice.
+    replay.comment(pull, "thanks", at="2026-10-15T09:00:00Z")
+    replay.pr_event({**pull, "commits": [head]}, "closed")
+    assert len(replay.bot_comments(SEED_PR)) == 2
+    assert old_main != head
+
+    # Another PR with its own arm, closed without merging: its cookbook PR (which carries
+    # nothing else on its way: the merged PR's verified config is on the cookbook's main) is
+    # closed, and the PR is told in a comment of its own.
+    replay.merge_cookbook(1)
+    infx.checkout(head)
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY + "x", conc=[16], row=1))
+    other_head = infx.commit("another arm")
+    other = replay.open_pr(4200, "other", other_head)
+    replay.pr_event(other, "opened")
+    [open_book] = [p for p in replay.book_pulls() if p["state"] == "open"]
+    other["state"] = "closed"
+    replay.pr_event(other, "closed")
+    assert replay.gh.repo(BOOK).pulls[open_book["number"]]["state"] == "closed"
+    told = replay.bot_comments(4200)
+    assert len(told) == 2
+    assert "This PR was closed without merging" in told[1]
+    assert (
+        f"{BOOK}#{open_book['number']}, the cookbook PR that carried it, has been closed."
+        in told[1]
+    )
+
+
+def test_a_dry_run_without_tokens_finds_the_config_and_writes_nothing(replay):
+    infx = replay.infx
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
+    head = infx.commit("a new arm")
+    replay.infx.publish_pr(SEED_PR, head)
+    payload = {
+        "action": "opened",
+        "repository": {"full_name": INFX},
+        "pull_request": {
+            "number": SEED_PR,
+            "state": "open",
+            "title": "arm",
+            "body": "",
+            "merged": False,
+            "user": {"login": "author"},
+            "labels": [],
+            "html_url": f"https://github.com/{INFX}/pull/{SEED_PR}",
+            "head": {"sha": head, "ref": "arm", "repo": {"full_name": INFX}},
+            "base": {"sha": infx.main, "ref": "main"},
+        },
+    }
+    args = replay.args("pull_request", payload, "--dry-run")
+    result = replay.runner.invoke(cli, args, env={"GITHUB_TOKEN": "", "COOKBOOK_TOKEN": ""})
+    assert result.exit_code == 0, result.output
+    assert f"PR #{SEED_PR}: AgentX configs {SEED_KEY}" in result.output
+    assert "would open a PR in sgl-project/sglang (dry run)" in result.output
+    assert f"PR #{SEED_PR}: would post a comment" in result.output
+    assert replay.gh.writes() == [] and replay.book_pulls() == []

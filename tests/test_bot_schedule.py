@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ghserver import GitHubServer
+from ghserver import GitHubModel, GitHubServer
 from infxrepo import MASTER, InferenceXRepo, add_key
 from test_bot import (
     BOOK,
@@ -286,12 +286,21 @@ def test_srt_slurm_comes_from_mains_url_at_the_prs_pin(tmp_path):
             add_srt_slurm(clone, main, trees.at(other_pin), trees)
 
 
+def _dispatched(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A workflow_dispatch as GitHub sends it (the form left empty, or no inputs at all)."""
+    github = GitHubModel()
+    github.base = "https://api.github.com"
+    return github.workflow_dispatch_event(
+        INFX, inputs, sender="maintainer", workflow=".github/workflows/cookbook-sync.yml"
+    )
+
+
 @pytest.mark.parametrize(
     ("event", "payload"),
     [
         ("schedule", SCHEDULE),
-        ("workflow_dispatch", {"inputs": {"cookbook_pr": ""}, "repository": {"full_name": INFX}}),
-        ("workflow_dispatch", {"inputs": {}, "repository": {"full_name": INFX}}),
+        ("workflow_dispatch", _dispatched({"cookbook_pr": ""})),
+        ("workflow_dispatch", _dispatched({})),
     ],
 )
 def test_the_reconcile_reaches_every_model(tmp_path, event, payload):

@@ -119,3 +119,17 @@ def test_blobs_over_the_cap_are_not_written(repo, tmp_path, monkeypatch):
         assert not (tree / MASTER).exists()
         small = [p for p in tree.rglob("*") if p.is_file()]
         assert all(p.stat().st_size <= 100 for p in small)
+
+
+def test_a_checkout_of_inferencex_fetches_from_its_origin(repo, tmp_path):
+    checkout_clone = tmp_path / "checkout"
+    git("clone", "--quiet", str(repo.remote), str(checkout_clone), cwd=tmp_path)
+    assert commits.is_clone(checkout_clone) and commits.has_remote(checkout_clone, "origin")
+    head = repo.commit("a PR commit")
+    repo.publish_pr(5, head)
+    assert commits.fetch(checkout_clone, "origin", ["refs/pull/5/head"]) == {
+        "refs/pull/5/head": head
+    }
+    # Fetched refs live apart from the checkout's branches.
+    assert commits.resolve(checkout_clone, "refs/infx-sync/pull/5/head") == head
+    assert not commits.has_remote(repo.clone_for_bot(tmp_path / "bare"), "origin")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from syncer.console import WIDTH, report_console
 
 FIXTURES = Path(__file__).parent / "fixtures" / "diff"
@@ -34,9 +36,12 @@ def test_piped_diff_keeps_its_title_on_one_line(tmp_path: Path) -> None:
     assert len(first) > 120  # longer than any width rich would wrap at
 
 
-def test_terminal_and_piped_consoles() -> None:
+def test_terminal_and_piped_consoles(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
     piped = report_console(io.StringIO())
     assert piped.width == WIDTH and piped.soft_wrap and not piped.is_terminal
+    monkeypatch.setenv("COLUMNS", "70")  # issue 22.12: a width asked for is honoured
+    assert report_console(io.StringIO()).width == 70
     # Options still reach rich, and a terminal keeps its own width.
     shown = report_console(io.StringIO(), force_terminal=True, width=70)
     assert shown.is_terminal and shown.width == 70 and not shown.soft_wrap

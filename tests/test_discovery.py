@@ -112,7 +112,7 @@ models:
     section: AgentX
     hardware: [{id: b200, label: B200}]
     match: {keys: ["glm5*-sglang-agentic*"]}
-""" % ("0" * 40)
+""" % ("a" * 40)
     config = parse_sync_config(text)
     model, _ = config.model_for("glm5-fp8-b200-sglang-agentic", "glm5", "b200")
     assert model.path == "zai-org/glm-5"
@@ -122,3 +122,31 @@ models:
         parse_sync_config(text.replace('    match: {keys: ["glm5*-sglang-agentic*"]}\n', ""))
     with pytest.raises(SyncError, match=r"unknown key \"prefix\""):
         parse_sync_config(text.replace("keys:", "prefix:"))
+
+
+def test_a_master_config_that_does_not_parse_is_the_prs_error(repo, tmp_path):
+    repo.write(MASTER, repo.read(MASTER) + "\nbroken: [unclosed\n")
+    head = repo.commit("broken master")
+    with pytest.raises(SyncError, match=r"nvidia-master\.yaml"):
+        found(repo, tmp_path, head)
+
+
+def test_published_pins_are_read_from_every_module_version(reference):
+    """A config's state comes from the module already published: each reference module (cell
+    provenance of every format) gives a pin for each of its configs, as its cells record it."""
+    from syncer.cookbook.jsmodule import load_module
+    from syncer.publish.cookbook_pr import module_pins
+
+    modules = sorted((reference / "cookbook" / "agentx").rglob("*.jsx"))
+    assert modules
+    for path in modules:
+        value = load_module(path).value
+        pins = module_pins(value, str(path))
+        keys = list(dict.fromkeys(c["configKey"] for c in value["cells"]))
+        assert list(pins) == keys, path
+        for cell in value["cells"]:
+            prov = {**(cell.get("prov") or {}), **cell["points"][0]}
+            pin = pins[cell["configKey"]]
+            if "sha" in prov:  # the newest formats; older ones link the recipe at the commit
+                assert pin.sha == prov["sha"], path
+            assert str(pin.status) == prov["status"], path

@@ -324,3 +324,148 @@ def test_a_listed_pr_is_merged_by_its_merged_at(server):
     assert gh.pull(INFX, merged["number"]).merged is True
     [answer] = [r for r in model.log if r.path == f"/repos/{INFX}/pulls"]
     assert answer.method == "GET"
+
+
+SECONDARY = (
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+)
+
+
+def _bare_with_branch(tmp_path, branch: str, *, ahead: bool) -> str:
+    """A bare repository whose ``branch`` is ``main`` plus one commit (``ahead``) or ``main``."""
+    from test_git import run as git
+
+    work, bare = tmp_path / "work", tmp_path / "repo.git"
+    git("init", "--quiet", "--initial-branch=main", str(work), cwd=tmp_path)
+    (work / "f").write_text("1")
+    git("add", "f", cwd=work)
+    git("commit", "--quiet", "-m", "one", cwd=work)
+    git("checkout", "--quiet", "-b", branch, cwd=work)
+    if ahead:
+        (work / "f").write_text("2")
+        git("commit", "--quiet", "-am", "two", cwd=work)
+    git("clone", "--quiet", "--bare", str(work), str(bare), cwd=tmp_path)
+    return str(bare)
+
+
+def test_pr_refusals_read_as_github_words_them(server, tmp_path):
+    # 422 bodies carry errors[{resource, code, field, message}]: the message when GitHub
+    # wrote one, else resource.field and the code. Never a Python repr of the list.
+    from pathlib import Path
+
+    model = server.model
+    model.git_dirs[INFX] = Path(_bare_with_branch(tmp_path, "infx-sync/same", ahead=False))
+    gh = client(server)
+    with pytest.raises(SyncError) as empty:
+        gh.create_pull(INFX, title="t", body="b", head="SemiAnalysisAI:infx-sync/same", base="main")
+    assert str(empty.value) == (
+        f"GitHub API 422 on POST /repos/{INFX}/pulls: Validation Failed: "
+        "No commits between main and SemiAnalysisAI:infx-sync/same"
+    )
+    with pytest.raises(SyncError) as invalid:
+        gh.create_pull(INFX, title="t", body="b", head="SemiAnalysisAI:infx-sync/gone", base="main")
+    assert str(invalid.value).endswith("Validation Failed: PullRequest.head invalid")
+    assert model.repo(INFX).pulls == {}
+
+
+def test_maintainer_edits_refused_for_an_organizations_fork_are_dropped(server, tmp_path):
+    from pathlib import Path
+
+    model = server.model
+    model.orgs.add("infx-org")
+    model.repo("infx-org/InferenceX").fork = True
+    model.git_dirs["infx-org/InferenceX"] = Path(_bare_with_branch(tmp_path, "b", ahead=True))
+    pull = client(server).create_pull(INFX, title="t", body="b", head="infx-org:b", base="main")
+    posts = [r.body for r in model.log if r.method == "POST"]
+    assert [p["maintainer_can_modify"] for p in posts] == [True, False]
+    assert (pull.head_repo, pull.maintainer_can_modify) == ("infx-org/InferenceX", False)
+    # A user's fork keeps it.
+    model.repo("someone/InferenceX").fork = True
+    model.git_dirs["someone/InferenceX"] = model.git_dirs["infx-org/InferenceX"]
+    kept = client(server).create_pull(INFX, title="t", body="b", head="someone:b", base="main")
+    assert kept.maintainer_can_modify is True
+
+
+def test_secondary_rate_limit_without_retry_after_waits_then_looks_before_posting(server):
+    # GitHub's guidance: no Retry-After and requests left: wait at least a minute (here
+    # secondary_wait), longer on each refusal; a POST is sent again only after the lookup.
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    model.fail_next("POST", r"/issues/\d+/comments$", 403, message=SECONDARY, times=2)
+    model.fail_next("GET", r"/pulls/\d+$", 403, message=SECONDARY)
+    gh = client(server, secondary_wait=0.01)
+    assert gh.pull(INFX, pr["number"]).number == pr["number"]
+    made = gh.create_comment(INFX, pr["number"], "hello", marker="hello")
+    trail = [(r.method, r.path.rsplit("/", 1)[-1]) for r in model.log if "/issues/" in r.path]
+    assert trail == [("POST", "comments"), ("GET", "comments")] * 2 + [("POST", "comments")]
+    assert [c["id"] for c in model.comments_on(INFX, pr["number"])] == [made.id]
+
+
+def test_secondary_rate_limit_waits_grow_and_stop_at_the_cap(server):
+    from github import GithubException
+
+    gh = client(server, secondary_wait=60, max_wait=200)
+    refused = GithubException(403, {"message": SECONDARY}, {"x-ratelimit-remaining": "4999"})
+    assert [gh._post_wait(refused, n) for n in (0, 1)] == [60, 120]
+    with pytest.raises(Exception, match="over the 200s cap"):
+        gh._post_wait(refused, 2)
+    other = GithubException(403, {"message": "Resource not accessible by integration"}, {})
+    assert gh._post_wait(other, 0) is None  # a refusal, not a limit: final
+
+
+def test_a_dropped_connection_after_the_write_posts_once(server):
+    from ghserver import DROP
+
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    model.fail_next("POST", r"/issues/\d+/comments$", DROP, apply=True)
+    made = client(server).create_comment(INFX, pr["number"], "body <!-- m -->", marker="<!-- m")
+    [comment] = model.comments_on(INFX, pr["number"])
+    assert made.id == comment["id"]
+    assert len([r for r in model.log if r.method == "POST"]) == 1
+
+
+def test_updated_at_moves_on_every_write(server):
+    model = server.model
+    pr = model.add_pull(INFX, head="f")
+    gh = client(server)
+    made = gh.create_comment(INFX, pr["number"], "one")
+    gh.edit_comment(INFX, made.id, "two")
+    edited = gh.comment(INFX, made.id)
+    gh.edit_comment(INFX, made.id, "three")
+    again = gh.comment(INFX, made.id)
+    assert made.created_at == made.updated_at < edited.updated_at < again.updated_at
+    assert again.created_at == made.created_at
+
+
+def test_a_pr_of_more_than_250_commits_is_read_whole(server):
+    model = server.model
+    shas = [f"{i:040x}" for i in range(1, 321)]
+    pr = model.add_pull(INFX, head="long", commits=shas)
+    assert client(server).pull_commits(INFX, pr["number"]) == shas
+    listed = [r for r in model.log if r.path.endswith("/commits") and "/pulls/" in r.path]
+    assert len(listed) == 3  # 100 + 100 + 50: GitHub stops there however many are asked
+
+
+def test_an_app_token_is_refused_get_user_and_its_login_must_be_given(server):
+    app = "ghs_" + "A" * 36
+    server.model.add_token(app, "infx-sync[bot]")
+    with pytest.raises(SyncError, match=r"<app-slug>\[bot\], in SYNC_INFX_LOGIN"):
+        GitHubClient(app, base_url=server.base_url, pause=0, backoff=0.01).login()
+    given = GitHubClient(app, base_url=server.base_url, pause=0, login="infx-sync[bot]")
+    assert given.login() == "infx-sync[bot]"
+    assert [r.path for r in server.model.log] == ["/user"]  # asked once, by the first only
+
+
+def test_a_download_refused_by_a_secondary_rate_limit_is_retried(server, tmp_path):
+    model = server.model
+    data = _zip({"server.log": "x"})
+    model.add_run(INFX, 9, head_sha="a" * 40, artifacts={"server_logs_x": data})
+    [art] = client(server).artifacts(INFX, 9)
+    model.fail_next("GET", r"/actions/artifacts/\d+/zip$", 403, message=SECONDARY)
+    path = client(server, secondary_wait=0.01).download_artifact(art, tmp_path / "a.zip")
+    assert path.read_bytes() == data
+    model.fail_next("GET", r"/actions/artifacts/\d+/zip$", 403, message=SECONDARY)
+    with pytest.raises(SyncError, match="over the 30s cap"):
+        client(server, secondary_wait=60, max_wait=30).download_artifact(art, tmp_path / "b.zip")
+    assert not (tmp_path / "b.zip").exists()

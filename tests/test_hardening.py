@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_bot_cli import world  # noqa: F401  (the fake GitHub world of the bot tests)
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
@@ -358,3 +359,211 @@ def test_a_merge_list_gives_the_first_mapping_precedence_as_srt_slurm_read_it(
     proc = sync(project, "render", KEY, "--point", "0", "--raw")
     assert proc.returncode == 0, proc.stderr
     assert "  --watchdog-timeout 111" in proc.stdout.splitlines()
+
+
+# ---- 6. no sync.yaml here ---------------------------------------------------------------------
+
+
+def test_without_a_sync_yaml_here_the_packages_own_example_is_never_read(tmp_path: Path) -> None:
+    line = error_line(sync(tmp_path, "verify", KEY))
+    assert "no InferenceX checkout given and no bundled example" in line
+    ix = str(ROOT / "examples/inferencex")
+    line = error_line(sync(tmp_path, "verify", KEY, "--inferencex", ix))
+    assert line.endswith("no sync.yaml to find the pinned run in; pass --run PATH")
+    (tmp_path / "sync.yaml").mkdir()
+    line = error_line(sync(tmp_path, "verify", KEY, "--inferencex", ix))
+    assert line.endswith("cannot read the sync configuration: a directory, not a regular file")
+    line = error_line(sync(tmp_path, "generate", "--all", "--check"))
+    assert line.endswith("cannot read the sync configuration: a directory, not a regular file")
+
+
+# ---- 9. run archives --------------------------------------------------------------------------
+
+RUN = "examples/runs/41000000001"
+
+
+def test_a_zip_declaring_too_many_members_is_refused_from_its_end_record(project: Path) -> None:
+    import zipfile
+
+    # 100,001 empty members: over the limit by one, refused from the end record's count.
+    with zipfile.ZipFile(project / "many.zip", "w") as zf:
+        for i in range(100_001):
+            zf.writestr(str(i), b"")
+    line = error_line(sync(project, "verify", KEY, "--run", "many.zip"))
+    assert '"many.zip" declares 100001 members, more than the limit of 100000' in line
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_the_same_log_twice_with_different_contents_is_refused_naming_it(
+    project: Path, kind: str
+) -> None:
+    import tarfile
+    import warnings
+    import zipfile
+
+    run = project / RUN
+    files = sorted(f for f in run.rglob("*") if f.is_file())
+    log = next(f for f in files if f.name == "sweep_5230101.log")
+    changed = log.read_bytes().replace(b"--watchdog-timeout 3600", b"--watchdog-timeout 9")
+    assert changed != log.read_bytes()
+    members = [(f.relative_to(run).as_posix(), f.read_bytes()) for f in files]
+    for order, extra in (("good first", changed), ("bad first", None)):
+        target = project / f"run.{kind}"
+        listed = [*members, (log.relative_to(run).as_posix(), changed)]
+        if extra is None:  # the changed copy first
+            listed = [(log.relative_to(run).as_posix(), changed), *members]
+        if kind == "zip":
+            with warnings.catch_warnings(), zipfile.ZipFile(target, "w") as zf:
+                warnings.simplefilter("ignore")  # zipfile warns about the duplicate name
+                for name, data in listed:
+                    zf.writestr(name, data)
+        else:
+            import io
+
+            with tarfile.open(target, "w:gz") as tf:
+                for name, data in listed:
+                    info = tarfile.TarInfo(name)
+                    info.size = len(data)
+                    tf.addfile(info, io.BytesIO(data))
+        line = error_line(sync(project, "verify", KEY, "--run", target.name))
+        assert '"sweep_5230101.log" appears twice, members ' in line, (order, line)
+    # the same file twice (same content) is read once, as before
+    with warnings.catch_warnings(), zipfile.ZipFile(project / "same.zip", "w") as zf:
+        warnings.simplefilter("ignore")
+        for name, data in [*members, (log.relative_to(run).as_posix(), log.read_bytes())]:
+            zf.writestr(name, data)
+    assert sync(project, "verify", KEY, "--run", "same.zip").returncode == 0
+
+
+# ---- 14. all or nothing -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("check", [False, True], ids=["write", "check"])
+def test_a_hand_edited_page_section_stops_generate_before_anything_is_written(
+    project: Path, check: bool
+) -> None:
+    edit(project / PAGE, "<Warning>\n", "A hand-written note.\n\n<Warning>\n")
+    edit(project / RECIPE, "watchdog-timeout: 3600", "watchdog-timeout: 3601")
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
+    args = ["generate", "--all", "--date", "2026-10-13", *(["--check"] if check else [])]
+    line = error_line(sync(project, *args))
+    assert "was edited by hand since it was generated" in line
+    assert line.endswith("--force-page; nothing was written")
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
+
+
+# ---- 15. the bot's askpass helper -------------------------------------------------------------
+
+
+def test_the_bot_leaves_no_askpass_helper_in_the_temp_directory(world) -> None:  # noqa: F811
+    from test_bot import RUN as PINNED_RUN
+    from test_bot_cli import sync_bot
+
+    comment = world.comment(f"/use {PINNED_RUN}")
+    proc = sync_bot(world, world.comment_event(comment))
+    assert proc.returncode == 0, proc.stderr
+    assert "opened" in proc.stdout  # it pushed, so git asked the helper for the token
+    assert sorted(p.name for p in (world.tmp / "tmp").iterdir()) == []
+
+
+# ---- 13. a dry run that fails -----------------------------------------------------------------
+
+
+def test_a_failing_dry_run_prints_its_writes_and_the_status_comment_with_the_error(
+    world,  # noqa: F811
+) -> None:
+    from test_bot import RUN as PINNED_RUN
+    from test_bot_cli import sync_bot
+
+    checkout = world.tmp / "inferencex"
+    shutil.copytree(ROOT / "examples/inferencex", checkout)
+    recipe = next(checkout.rglob("gb300-fp4-mtp/agentic.yaml"))
+    edit(recipe, "SGLANG_DSV41_REASONING_EFFORT: high", 'SGLANG_DSV41_REASONING_EFFORT: "a\\nb"')
+    world.inferencex = checkout
+    comment = world.comment(f"/use {PINNED_RUN}")
+    proc = sync_bot(world, world.comment_event(comment), "--dry-run")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and "SGLANG_DSV41_REASONING_EFFORT" in proc.stderr
+    assert "dry run: " in proc.stdout and "not made (stopped by the error below)" in proc.stdout
+    status = [w for w in proc.stdout.split("would: ") if "/comments (" in w.split("\n")[0]]
+    assert status, proc.stdout
+    assert "The cookbook sync stopped before publishing anything" in status[-1]
+    assert world.gh.writes() == []
+
+
+# ---- 10. bounded lint evaluation --------------------------------------------------------------
+
+# 24 doublings: a 16-million-character option string (40 grew to gigabytes and never ended);
+# a sum nested 100 deep.
+GROWING_SERVER_ARGS = (
+    "import argparse\n\nFLAG = '--x'\n"
+    + "FLAG = FLAG.replace('x', 'xx')\n" * 24
+    + "DEEP = " + "'-' + (" * 100 + "'-deep'" + ")" * 100 + "\n"
+    + "\n\nclass ServerArgs:\n    @staticmethod\n    def add_cli_args(parser):\n"
+    "        parser.add_argument('--model-path')\n"
+    "        parser.add_argument(FLAG)\n"
+    "        parser.add_argument(DEEP)\n"
+)  # fmt: skip
+
+
+def test_lint_bounds_every_evaluated_value_and_reports_the_flag_unresolved(
+    tmp_path: Path,
+) -> None:
+    from lintrepo import _cell, commit_files, git, module_text
+
+    repo = tmp_path / "sglang"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    commit = commit_files(
+        repo, {"python/sglang/srt/server_args.py": GROWING_SERVER_ARGS}, "growing flag"
+    )
+    (tmp_path / "m.jsx").write_text(
+        module_text([_cell("c#0", "lmsysorg/sglang:v0.5.9", commit, [["--model-path", "m"]])])
+    )
+    proc = sync(tmp_path, "lint", "m.jsx", "--sglang", str(repo), "--format", "json", timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    import json
+
+    report = json.loads(proc.stdout)
+    lines = GROWING_SERVER_ARGS.splitlines()
+    flag_line = lines.index("        parser.add_argument(FLAG)") + 1
+    [version] = report["versions"]
+    assert version["worker"]["dynamic"] == [
+        f"line {flag_line}: an option string the file does not pin down",
+        f"line {flag_line + 1}: an option string the file does not pin down",
+    ]
+    assert report["counts"]["possibly-undeclared"] > 0  # the file is not taken as complete
+
+
+# ---- 12. tables on a pipe ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("columns", [None, "60"])
+def test_tables_on_a_pipe_never_split_a_flag_or_a_url(tmp_path: Path, columns: str | None) -> None:
+    from lintrepo import _cell, commit_files, git, module_text
+
+    repo = tmp_path / "sglang"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    server_args = (
+        "import argparse\n\n\nclass ServerArgs:\n    @staticmethod\n"
+        "    def add_cli_args(parser):\n        parser.add_argument('--model-path')\n"
+    )
+    commit = commit_files(repo, {"python/sglang/srt/server_args.py": server_args}, "v")
+    flags = [["--model-path", "m"], ["--mamba-max-states-per-path", "4"]]
+    (tmp_path / "m.jsx").write_text(
+        module_text([_cell("c#0", "lmsysorg/sglang:v0.5.9", commit, flags)])
+    )
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    if columns:
+        env["COLUMNS"] = columns
+    done = subprocess.run(
+        [sys.executable, "-m", "syncer", "lint", "m.jsx", "--sglang", str(repo)],
+        cwd=tmp_path, capture_output=True, text=True, env={**env, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    table = [line for line in done.stdout.splitlines() if line.startswith("│")]
+    assert any("--mamba-max-states-per-path" in line for line in table), done.stdout
+    assert any("--enable-hierarchical-cache" in line for line in table), done.stdout
+    if columns:  # honoured: the rule line above the table is that wide
+        assert max(len(line) for line in done.stdout.splitlines() if "─" in line) >= 60

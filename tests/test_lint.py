@@ -395,3 +395,20 @@ def test_a_namespace_merge_is_proven_by_the_helper_at_the_same_commit(tmp_path: 
         text = fixture_module({"v2": commit})
         found = by_flag(lint_texts([("m.jsx", text)], source))
         assert found[("c-v2#0", "--mem-fraction-static")].status == status
+
+
+def test_a_source_file_over_the_read_cap_is_refused_by_its_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size is read before the content (one ``cat-file --batch`` per file)."""
+    from syncer.lint import source
+
+    root = tmp_path / "sglang"
+    commits = make_sglang_repo(root)
+    commit = next(iter(commits.values()))
+    size = int(git(root, "cat-file", "-s", f"{commit}:python/sglang/srt/server_args.py"))
+    monkeypatch.setattr(source, "MAX_SOURCE_BYTES", size - 1)
+    with pytest.raises(SyncError, match=rf"{size} bytes, over the {size - 1} read"):
+        SGLangSource(root).version(commit)
+    monkeypatch.setattr(source, "MAX_SOURCE_BYTES", size)
+    assert "--tp-size" in SGLangSource(root).version(commit).worker.flags

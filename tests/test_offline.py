@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ghserver import GitHubModel
 
 from syncer.errors import SyncError
 from syncer.publish.event import BadEvent
@@ -16,16 +17,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_reads_answer_from_the_event_only() -> None:
-    event = {
-        "repository": {"full_name": REPO},
-        "pull_request": {
-            "number": 12,
-            "state": "closed",
-            "merged": True,
-            "head": {"sha": "a" * 40, "ref": "topic"},
-            "labels": [{"name": "full-sweep"}],
-        },
-    }
+    github = GitHubModel()
+    github.base = "https://api.github.com"
+    pull = github.add_pull(REPO, head="topic", number=12, commits=["a" * 40], labels=["full-sweep"])
+    pull["state"], pull["merged"] = "closed", True
+    event = github.pull_request_event(REPO, 12, "closed")
     gh = EventGitHub(event, plan=Plan(dry_run=True))
     pull = gh.pull(REPO, 12)
     assert (pull.state, pull.merged, pull.head_sha, pull.labels) == (

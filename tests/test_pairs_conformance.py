@@ -29,24 +29,24 @@ def _pairs() -> list[dict[str, Any]]:
     return [e for e in json.loads(path.read_text()) if e["status"] == "complete"]
 
 
-# The older era (per-point recipe files, srt-slurm v1.0.x; no override names) is rendered with
-# srt-slurm 2.x rules today: issue 21 ("Render every era as it ran") is the work that fixes it.
-_OLDER_ERA = pytest.mark.xfail(
-    strict=True, reason="issue 21: older-era pairs render with srt-slurm 2.x rules"
-)
-
-
 def _params() -> list[Any]:
-    return [
-        pytest.param(e, marks=_OLDER_ERA) if e["overrides"] == [None] * len(e["points"]) else e
-        for e in _pairs()
-    ]
+    return _pairs()
 
 
 @functools.cache
 def _rendered(sha: str, key: str) -> RenderedConfig:
     """A pair's config rendered once for both tests of the pair (they only read it)."""
     return render_config(_REF / "pairs" / "inferencex" / sha[:8], key)
+
+
+def _matching(rendered: RenderedConfig, override: str | None, concs: list[int]) -> list[Any]:
+    """The rendered jobs of a pair's point: its concurrency list, and its override when the
+    recipe has them (per-point recipe files have none)."""
+    return [
+        p
+        for p in rendered.points
+        if p.concs == concs and (override is None or p.override == override)
+    ]
 
 
 @functools.cache
@@ -86,19 +86,23 @@ def _describe(expected: list[dict], got: list[dict]) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize(
-    "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
-)
-def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) -> None:
-    snip = pair["snippet"].split("/")[-1]
-    oracle = json.loads(
-        (reference / "oracle" / "deepseek-ai" / "deepseek-v4_1" / f"{snip}.json").read_text()
-    )
+@functools.cache
+def _oracle(reference: Path, snippet: str) -> dict[str, Any]:
+    """The cookbook decoder's own output for a module version (read once per worker)."""
+    return json.loads((reference / "oracle" / f"{snippet}.json").read_text())
+
+
+def _published_cases(
+    reference: Path, pair: dict[str, Any], failures: list[str]
+) -> list[tuple[str, list[dict], list[dict]]]:
+    """``(what, published blocks, rendered blocks)`` of every router of every point of a pair;
+    a point whose tier or submitted router already differs is a failure instead."""
+    oracle = _oracle(reference, pair["snippet"])
     rendered = _rendered(pair["sha"], pair["configKey"])
     published = _published_cell(pair["snippetFile"], pair["cellIndex"])["points"]
-    failures = []
+    out = []
     for pi, concs, override in zip(pair["points"], pair["concs"], pair["overrides"], strict=True):
-        points = [p for p in rendered.points if p.override == override and p.concs == concs]
+        points = _matching(rendered, override, concs)
         assert len(points) == 1, f"point {pi}: no rendered job for {override} at {concs}"
         point = points[0]
         measured = published[pi]["kv"]  # the tier the published point was measured at
@@ -119,12 +123,73 @@ def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) 
             continue
         assert cases[point.submitted]["cellId"] == pair["cellId"]
         for router, case in cases.items():
-            if case["blocks"] != point.cookbook[router]:
-                failures.append(
-                    f"point {pi} ({override}) router {router}:\n"
-                    + _describe(case["blocks"], point.cookbook[router])
-                )
+            out.append(
+                (f"point {pi} ({override}) router {router}", case["blocks"], point.cookbook[router])
+            )
+    return out
+
+
+def _by_content(blocks: list[dict]) -> list[dict]:
+    """The blocks in an order that depends on their content only (kind, role, then the rest):
+    content is compared apart from the order a generator version lays blocks out in."""
+    return sorted(
+        blocks, key=lambda b: (b["kind"], b.get("role", ""), json.dumps(b, sort_keys=True))
+    )
+
+
+def _kinds(blocks: list[dict]) -> list[str]:
+    return [b["kind"] + (f":{b['role']}" if "role" in b else "") for b in blocks]
+
+
+def _frontend_last(kinds: list[str]) -> list[str]:
+    """The block order of the older generator (modules such as deepseek-v4_1 @c4b47c36): the
+    Dynamo frontend, with the nginx in front of it, after the workers."""
+    front = [k for k in kinds if k in ("nginx", "dynamo-frontend")]
+    if "dynamo-frontend" not in front:
+        return kinds
+    return [k for k in kinds if k not in front] + front
+
+
+@pytest.mark.parametrize(
+    "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
+)
+def test_pair_renders_the_published_cell(reference: Path, pair: dict[str, Any]) -> None:
+    failures: list[str] = []
+    for what, published, rendered in _published_cases(reference, pair, failures):
+        if _by_content(published) != _by_content(rendered):
+            failures.append(f"{what}:\n" + _describe(_by_content(published), _by_content(rendered)))
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize(
+    "pair", _params(), ids=lambda e: f"{e['snippet'].split('/')[-1]}-{e['cellId']}"
+)
+def test_pair_block_order_is_a_published_generators_order(
+    reference: Path, pair: dict[str, Any]
+) -> None:
+    """The tool lays blocks out in the newest published order; a module written by the older
+    generator shows the same blocks in its own order, which must be that generator's rule
+    applied to what the tool renders (never an order of its own)."""
+    failures: list[str] = []
+    for what, published, rendered in _published_cases(reference, pair, failures):
+        shown, ours = _kinds(published), _kinds(rendered)
+        if shown not in (ours, _frontend_last(ours)):
+            failures.append(f"{what}: published order {shown}, rendered {ours}")
+    assert not failures, "\n".join(failures)
+
+
+def test_the_older_generators_order_moves_only_the_dynamo_frontend_layer() -> None:
+    newest = ["etcd", "nats", "nginx", "dynamo-frontend", "mooncake-master", "worker:prefill"]
+    assert _frontend_last(newest) == [
+        "etcd",
+        "nats",
+        "mooncake-master",
+        "worker:prefill",
+        "nginx",
+        "dynamo-frontend",
+    ]
+    routed = ["worker:agg", "sglang-router"]
+    assert _frontend_last(routed) == routed
 
 
 @pytest.mark.parametrize(
@@ -134,8 +199,12 @@ def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, 
     """Label, detail, GPUs, image, install lines, measured tier and golden AL of each point."""
     cell = _published_cell(pair["snippetFile"], pair["cellIndex"])
     rendered = _rendered(pair["sha"], pair["configKey"])
-    by_override = {p.override: p for p in rendered.points}
-    first = by_override[pair["overrides"][0]]
+    found = [
+        _matching(rendered, override, concs)
+        for override, concs in zip(pair["overrides"], pair["concs"], strict=True)
+    ]
+    assert all(len(f) == 1 for f in found), "every point matches exactly one rendered job"
+    first = found[0][0]
     assert first.label == cell["label"]
     assert cell["detail"] in (first.detail, f"{first.detail} · {pair['configKey']}")
     assert (first.gpus, first.image, first.submitted) == (
@@ -145,8 +214,8 @@ def test_pair_renders_the_published_cell_facts(reference: Path, pair: dict[str, 
     )
     assert first.install == {r: v["install"] for r, v in cell["routers"].items()}
     assert list(first.cookbook) == list(cell["routers"])
-    for pi, override in zip(pair["points"], pair["overrides"], strict=True):
-        point, published = by_override[override], cell["points"][pi]
+    for pi, (point,) in zip(pair["points"], found, strict=True):
+        published = cell["points"][pi]
         assert (point.kv, point.item, point.concs) == (
             published["kv"],
             published["item"],

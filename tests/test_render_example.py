@@ -246,7 +246,11 @@ def test_cli_point_n_is_entry_n_of_the_full_list() -> None:
         (0, [1]), (0, [4]), (0, [16]), (1, [16]), (1, [32]), (2, [64]), (2, [128]),
     ]  # fmt: skip
     for n, point in enumerate(full["points"]):
-        assert doc("--point", str(n)) == {"config": DSPARK, "points": [point]}
+        assert doc("--point", str(n)) == {
+            "config": DSPARK,
+            "srt_slurm": full["srt_slurm"],
+            "points": [point],
+        }
     assert doc("--conc", "16")["points"] == full["points"][2:4]
 
 
@@ -254,7 +258,9 @@ def test_cli_text_is_the_copy_all_text(golden: Path) -> None:
     out = _sync("render", DSPARK, "--conc", "64", "--router", "sglang")
     assert out.returncode == 0, out.stderr
     match_golden(golden / "render" / "dspark_c64_sglang.txt", out.stdout)
-    assert out.stdout.splitlines()[1] == "# Worker"
+    lines = out.stdout.splitlines()
+    # which release's rules were applied, first; then each job under its heading
+    assert lines[0].startswith("# rules: srt-slurm 2.x rules") and lines[3] == "# Worker"
 
 
 def test_cli_raw_only_has_the_recipe_router() -> None:

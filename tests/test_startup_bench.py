@@ -9,7 +9,7 @@ from bench import startup as bench
 
 
 def test_bench_reports_the_ratio_and_the_imports(capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench.main(["--runs", "1"]) == 0
+    assert bench.main(["--runs", "1", "--warm", "0"]) == 0
     out = capsys.readouterr().out
     assert "x CPU of python -c pass (target <= 1.5x CPU)" in out
     assert "sync generate --all --check: imports " in out

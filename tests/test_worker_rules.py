@@ -81,8 +81,11 @@ def test_cookbook_shows_each_flag_once_with_the_recipe_value() -> None:
     )
     assert len(flags(shown)) == len(set(flags(shown)))
     assert ["--disaggregation-mode", "prefill"] in shown["args"]
-    # the recipe's own port is what SGLang used (argparse keeps the last): kept, not 8998
-    assert ["--disaggregation-bootstrap-port", "9000"] in shown["args"]
+    assert ["--host", "0.0.0.0"] in shown["args"]
+    # a bootstrap port is placement whoever set it: srt-slurm's copy and the recipe's own
+    # (which SGLang used: argparse keeps the last) become SGLang's default, once, as the
+    # published v1.0.38-era cells show for a recipe that pins 31000
+    assert ["--disaggregation-bootstrap-port", "8998"] in shown["args"]
 
 
 def test_injected_only_flags_take_the_cookbook_values() -> None:
@@ -227,9 +230,12 @@ def test_verify_report_names_the_value_conditioned_exclusion() -> None:
 
 
 def test_a_flag_srt_slurm_does_not_inject_there_keeps_the_recipe_value() -> None:
-    # srt-slurm adds the bootstrap port to prefill leaders only: on decode it is the recipe's
+    # srt-slurm adds the bootstrap port to prefill leaders only; a decode worker has one only
+    # when the recipe sets it, and it is placement all the same (SGLang's default shown)
     _, shown = both(variant("decode", args={"disaggregation-bootstrap-port": 9100}), "decode")
-    assert ["--disaggregation-bootstrap-port", "9100"] in shown["args"]
+    assert ["--disaggregation-bootstrap-port", "8998"] in shown["args"]
+    _, bare = both(variant("decode"), "decode")
+    assert "--disaggregation-bootstrap-port" not in flags(bare)
     # and dist-init flags only to multi-node workers
     _, single = both(variant(args={"dist-init-addr": "10.0.0.1:5000"}))
     assert ["--dist-init-addr", "10.0.0.1:5000"] in single["args"]

@@ -67,7 +67,8 @@ from syncer.wording import count
 @click.option(
     "--inferencex-remote",
     default=None,
-    help="Where --inferencex-clone fetches from (default: https://github.com/<--inferencex-repo>.git).",
+    help="Where --inferencex-clone fetches from (default: the clone's origin when it has one, "
+    "else https://github.com/<--inferencex-repo>.git).",
 )
 @click.option("--push-repo", default=None, help="Fork (owner/name) to push the bot branch to.")
 @click.option("--push-url", default=None, help="Git URL of that fork.")
@@ -171,7 +172,9 @@ def _models_only(
         ix = InferenceXGit(settings, gh=None)
 
         def discover(number: int, head: str | None, base: str | None) -> list[str]:
-            return [m.path for m, _ in ix.keys_at(number, head, base).mapped]
+            keys = ix.keys_at(number, head, base)
+            notice = keys.notice_model(config)
+            return [m.path for m, _ in keys.mapped] + ([notice] if notice else [])
 
     try:
         models = event_models(
@@ -273,18 +276,23 @@ def _run(
         identity=Identity.from_env(),
         git_token=book_token,
     )
-    if schedule or _is_schedule(event_name, payload):
-        from syncer.publish.reconcile import reconcile
+    try:
+        if schedule or _is_schedule(event_name, payload):
+            from syncer.publish.reconcile import reconcile
 
-        outcome = reconcile(bot)
-    else:
-        outcome = bot.handle(event_name, payload)
+            outcome = reconcile(bot)
+        else:
+            outcome = bot.handle(event_name, payload)
+    except SyncError:
+        # A dry run that stops still shows what it would have written up to the error, the
+        # status comment that would carry the error included (docs/bot.md); then the error.
+        if dry_run:
+            _print_plan(plan, stopped=True)
+        raise
     for line in outcome.lines:
         click.echo(term_text(line))
     if dry_run:
-        click.echo(f"dry run: {count(len(plan.writes), 'write')} not made")
-        for write in plan.writes:
-            click.echo("would: " + term_text(write))
+        _print_plan(plan)
     return 0
 
 
@@ -309,6 +317,13 @@ def _clone(path: Path) -> Path:
         raise SyncError("not a git repository (the bot's InferenceX clone)", path=str(path))
     commits.init_bare(path)
     return path
+
+
+def _print_plan(plan: Any, stopped: bool = False) -> None:
+    why = " (stopped by the error below)" if stopped else ""
+    click.echo(f"dry run: {count(len(plan.writes), 'write')} not made{why}")
+    for write in plan.writes:
+        click.echo("would: " + term_text(write))
 
 
 # GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.

@@ -116,6 +116,12 @@ def generate_command(
         )
         for name in names
     ]
+    conflicts = [r.page_conflict for r in results if r.page_conflict]
+    if conflicts:
+        # A hand-edited page section stops the whole run: writing the module without its page
+        # (the old exit 1) left the two out of step, and said so without an `error:`.
+        more = f" (and {count(len(conflicts) - 1, 'other page')})" if len(conflicts) > 1 else ""
+        raise SyncError(f"{conflicts[0]}{more}; nothing was written")
     if not check:
         # Every file of every model in one step: written all, or (a page or module that cannot
         # be written, a full disk) none, so a failure never leaves the first model updated alone.
@@ -140,14 +146,8 @@ def generate_command(
             # commands (what `sync diff` shows) between the module on disk and the generated one.
             _print_review(result.path, result.text)
         if result.page_path is not None:
-            if result.page_conflict:
-                click.echo(f"{term_text(result.page_conflict)}", err=True)
-                drift = True
-            else:
-                pverb = (
-                    ("would change" if check else "updated") if result.page_changed else "unchanged"
-                )
-                click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
+            pverb = ("would change" if check else "updated") if result.page_changed else "unchanged"
+            click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))
     # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
     print_generated([(str(r.path), r.text) for r in results], checkout)

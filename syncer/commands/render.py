@@ -9,6 +9,8 @@ what srt-slurm launches (only the router the recipe runs) instead of the cookboo
 The cookbook form also lists the config files each router ships (text: ``files:``; json:
 ``files``) and the files of srt-slurm's checkout whose content is not available (text: a
 "content unknown" line; json: ``missing_files``); ``--srt-slurm-configs DIR`` provides them.
+Both forms say which srt-slurm release's rules were applied and where that release came from
+(text: a first ``# rules:`` line; json: ``srt_slurm``).
 """
 
 from __future__ import annotations
@@ -42,9 +44,9 @@ from syncer.wording import js
     "--srt-slurm",
     "srt_slurm",
     type=click.Choice(["1", "2"]),
-    default="2",
-    show_default=True,
-    help="srt-slurm major version whose rendering rules apply.",
+    default=None,
+    help="srt-slurm line whose rules apply (default: the release the key ran with: its "
+    "runner script's srt-slurm checkout, else the submodule pin, else the newest).",
 )
 @options.srt_slurm_configs_option(SRT_CONFIGS_HELP)
 @options.format_option(
@@ -57,7 +59,7 @@ def render_command(
     conc: int | None,
     router: str | None,
     raw: bool,
-    srt_slurm: str,
+    srt_slurm: str | None,
     srt_slurm_configs: Path | None,
     fmt: str,
 ) -> None:
@@ -114,6 +116,7 @@ def render_command(
             items=items,
             raw=raw,
             commit=rendered.srt_files.describe_commit(),
+            release=rendered.release.describe() if rendered.release else None,
         )
     )
 

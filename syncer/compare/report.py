@@ -204,6 +204,7 @@ def _sources(result: VerifyResult) -> dict[str, Any]:
         "cookbook": result.cookbook,
         "srt_slurm": shas,
         "srt_version": result.srt_version,
+        "srt_release": result.srt_release,
         "launched_by": result.launched_by,
         "versions": data.versions(),
     }

@@ -104,6 +104,8 @@ class VerifyResult:
     srt_version: str
     notes: list[str] = field(default_factory=list)
     launched_by: str | None = None  # the bash script(s) of a script-launched key
+    # the srt-slurm release whose rules the recipe was rendered with, and where it came from
+    srt_release: str | None = None
 
     @property
     def exit_code(self) -> int:

@@ -11,8 +11,9 @@ link is written as the link it is, so every reader's ``checkout.contained`` refu
 points out of the tree, exactly as for a checkout; a submodule (gitlink) is recorded, not
 fetched (:func:`gitlink`).
 
-API (also for ``sync audit``): ``fetch(clone, remote, refs)``, ``resolve(clone, rev)``,
-``merge_base(clone, a, b)``, ``changed_paths(clone, base, head)``, ``tree_at(clone, commit)``
+API (also for ``sync audit``): ``fetch(clone, remote, refs)``, ``has_remote``,
+``resolve(clone, rev)``, ``merge_base(clone, a, b)``, ``changed_paths(clone, base, head)``,
+``tree_at(clone, commit)``
 (a context manager yielding the tree's root) and :class:`Trees` (each commit's tree written
 once for an event, removed at the end).
 """
@@ -121,6 +122,12 @@ def init_bare(path: Path) -> None:
         raise SyncError("git init failed", path=str(path))
 
 
+def has_remote(clone: Path, name: str) -> bool:
+    """Whether the clone has a remote ``name`` (an ``actions/checkout`` clone has ``origin``)."""
+    out = _git(clone, "config", "--get", f"remote.{name}.url", check=False)
+    return bool(out.strip())
+
+
 def local_ref(ref: str) -> str:
     """Where :func:`fetch` keeps ``ref`` (``refs/pull/3859/head``, ``main``) in the clone."""
     name = ref.removeprefix("refs/")
@@ -174,11 +181,17 @@ def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:
     return {p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
-def _wanted(path: str) -> bool:
+# The master configs alone (``tree_at(..., only=MASTERS)``): what comparing entries needs.
+MASTERS = ("configs/", ".github/configs/")
+
+
+def is_data_path(path: str, dirs: tuple[str, ...] = DATA_DIRS) -> bool:
+    """Whether a tree path is one of the data files a tree is written with (``dirs``: under
+    which folders of each layout root)."""
     for root in LAYOUT_ROOTS:
-        if path in (f"{root}{f}" for f in DATA_FILES):
+        if dirs is DATA_DIRS and path in (f"{root}{f}" for f in DATA_FILES):
             return True
-        if any(path.startswith(f"{root}{d}") for d in DATA_DIRS):
+        if any(path.startswith(f"{root}{d}") for d in dirs):
             return True
     return False
 
@@ -204,7 +217,9 @@ def _safe_relpath(path: str, commit: str) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
-def _write_tree(clone: Path, commit: str, root: Path) -> dict[str, str]:
+def _write_tree(
+    clone: Path, commit: str, root: Path, dirs: tuple[str, ...] = DATA_DIRS
+) -> dict[str, str]:
     """Write ``commit``'s data files under ``root``; answer its gitlinks {path: commit}."""
     blobs: list[tuple[str, PurePosixPath, str]] = []
     gitlinks: dict[str, str] = {}
@@ -212,7 +227,7 @@ def _write_tree(clone: Path, commit: str, root: Path) -> dict[str, str]:
         if mode == _MODE_GITLINK:
             gitlinks[path] = sha
             continue
-        if not _wanted(path) or (mode not in _MODE_BLOB and mode != _MODE_LINK):
+        if not is_data_path(path, dirs) or (mode not in _MODE_BLOB and mode != _MODE_LINK):
             continue
         blobs.append((sha, _safe_relpath(path, commit), mode))
     sizes = _batch(clone, [sha for sha, _, _ in blobs], check_only=True)
@@ -268,10 +283,11 @@ def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[st
 
 
 @contextlib.contextmanager
-def tree_at(clone: Path, commit: str) -> Iterator[Path]:
+def tree_at(clone: Path, commit: str, only: tuple[str, ...] = DATA_DIRS) -> Iterator[Path]:
     """The InferenceX data files of ``commit`` as a private directory (removed on exit), laid
     out as a checkout of that commit would have them; read it like a checkout (``load_master``,
-    ``render_config``). ``commit`` must be in the clone (:func:`fetch` first)."""
+    ``render_config``). ``commit`` must be in the clone (:func:`fetch` first). ``only``: the
+    folders written (``MASTERS``: the master configs alone)."""
     if not has_commit(clone, commit):
         raise SyncError(
             f"commit {js(commit)} is not in the InferenceX clone (fetch it first)", path=str(clone)
@@ -281,7 +297,7 @@ def tree_at(clone: Path, commit: str) -> Iterator[Path]:
     root.mkdir()
     key = str(root.resolve())
     try:
-        _GITLINKS[key] = _write_tree(clone, commit, root)
+        _GITLINKS[key] = _write_tree(clone, commit, root, only)
         yield root
     finally:
         _GITLINKS.pop(key, None)
@@ -301,12 +317,13 @@ class Trees:
     def __init__(self, clone: Path) -> None:
         self.clone = clone
         self._stack = contextlib.ExitStack()
-        self._trees: dict[str, Path] = {}
+        self._trees: dict[tuple[str, tuple[str, ...]], Path] = {}
 
-    def at(self, commit: str) -> Path:
-        if commit not in self._trees:
-            self._trees[commit] = self._stack.enter_context(tree_at(self.clone, commit))
-        return self._trees[commit]
+    def at(self, commit: str, only: tuple[str, ...] = DATA_DIRS) -> Path:
+        if (commit, only) not in self._trees:
+            tree = self._stack.enter_context(tree_at(self.clone, commit, only))
+            self._trees[commit, only] = tree
+        return self._trees[commit, only]
 
     def close(self) -> None:
         self._stack.close()

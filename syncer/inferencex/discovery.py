@@ -23,6 +23,7 @@ from syncer.inferencex.master import (
     GOLDEN_DIRS,
     LEGACY_REFERENCE_AL,
     Master,
+    find_layout,
     is_sglang,
     load_master,
 )
@@ -68,13 +69,18 @@ def changed_configs(clone: Path, base: str | None, head: str, trees: commits.Tre
     """The AgentX configs ``head`` adds or changes against ``base`` (None: everything at
     ``head`` is new), in master order."""
     changed = commits.changed_paths(clone, base, head)
-    if not changed:
-        return []
+    if not any(commits.is_data_path(p) or p == SUBMODULE for p in changed):
+        return []  # nothing a render reads (docs, workflows, the changelog)
     head_master = _master(trees.at(head))
     if head_master is None:
         return []
-    base_master = _master(trees.at(base)) if base is not None else None
-    before = base_master.data if base_master is not None else {}
+    if base is None:
+        before = {}
+    elif any(commits.is_data_path(p, commits.MASTERS) for p in changed):
+        base_master = _master(trees.at(base, commits.MASTERS))
+        before = base_master.data if base_master is not None else {}
+    else:
+        before = head_master.data  # no master config changed: every entry is as it was
     out: list[Found] = []
     for key, (raw, _path) in head_master.data.items():
         if not is_agentx(raw):
@@ -94,10 +100,13 @@ def changed_configs(clone: Path, base: str | None, head: str, trees: commits.Tre
 
 
 def _master(tree: Path) -> Master | None:
+    """The tree's master configs; None when it has none (nothing of it is an AgentX config).
+    A master config that does not parse is the PR's error, named with its file and line."""
     try:
-        return load_master(tree)
+        find_layout(tree)
     except SyncError:
-        return None  # no master config at this commit: nothing of it is an AgentX config
+        return None
+    return load_master(tree)
 
 
 def files_read(master: Master, key: str) -> set[str]:

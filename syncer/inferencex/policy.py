@@ -24,6 +24,7 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
+from syncer.inferencex.releases import FRONTEND_INTERNAL_PORT, FrontendTopology
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
 from syncer.model import BLOCK_KEY_ORDER, Block, sort_worker_args, sorted_env
 from syncer.wording import js
@@ -68,6 +69,8 @@ class Exclusion:
     values: tuple[str, ...] = ()
     disclosure: str | None = None  # what the cookbook shows instead (a cell disclosure)
     injected_for: tuple[str, ...] = ()  # roles / "multi-node" srt-slurm injects the flag into
+    # the value is placement whoever set it (srt-slurm or the recipe): every copy takes `value`
+    any_source: bool = False
 
     def injected_into(self, block: Block) -> bool:
         """Whether srt-slurm itself puts this flag into ``block`` (else a copy there can only
@@ -180,12 +183,21 @@ class Policy:
         self._memo[key] = found
         return found
 
-    def to_cookbook(self, raw_blocks: list[Block]) -> list[Block]:
-        """Cookbook form of one deployment's raw blocks (never mutates the input)."""
+    def to_cookbook(
+        self, raw_blocks: list[Block], layer: FrontendTopology | None = None
+    ) -> list[Block]:
+        """Cookbook form of one deployment's raw blocks (never mutates the input). ``layer``:
+        where srt-slurm ran the frontends (default: behind nginx when an nginx block is there,
+        else on the head node)."""
+        raw_blocks = _without_unused_dynamo_plane(raw_blocks)
         workers = [b for b in raw_blocks if b.get("kind") == "worker"]
-        nginx = any(b.get("kind") == "nginx" for b in raw_blocks)
+        if layer is None:
+            nginx = any(b.get("kind") == "nginx" for b in raw_blocks)
+            local = True
+        else:
+            nginx, local = layer.port == FRONTEND_INTERNAL_PORT, layer.on_head
         kinds = {str(b.get("kind")) for b in raw_blocks}
-        blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds) for b in raw_blocks]
+        blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds, local) for b in raw_blocks]
         return _cookbook_order(_merge_stores(blocks))
 
     def files(
@@ -284,7 +296,12 @@ class Policy:
     # -- per block ------------------------------------------------------------------------
 
     def _block(
-        self, block: Block, workers: list[Block], nginx: bool = False, kinds: set[str] | None = None
+        self,
+        block: Block,
+        workers: list[Block],
+        nginx: bool = False,
+        kinds: set[str] | None = None,
+        local: bool = True,
     ) -> Block:
         kind = block.get("kind", "")
         role = str(block.get("role", "agg"))
@@ -318,7 +335,7 @@ class Policy:
             if entry is None:
                 args.append([arg[0], *(self._placeholders(kind, v) for v in arg[1:])])
             elif entry.action == PolicyAction.SET:
-                if arg[0] in repeated or not entry.injected_into(block):
+                if not entry.any_source and (arg[0] in repeated or not entry.injected_into(block)):
                     # the recipe repeats a flag srt-slurm injects (its own value is the one
                     # SGLang uses: argparse keeps the last), or sets one srt-slurm does not
                     # inject here: either way the value is the recipe's and the cookbook shows it
@@ -330,7 +347,7 @@ class Policy:
                     [arg[0], _kv_events(arg[1] if len(arg) > 1 else "{}", entry.value or "")]
                 )
             elif entry.action == PolicyAction.WORKER_URL:
-                args.append(_worker_url(arg, entry.value or "30000", workers))
+                args.append(_worker_url(arg, entry.value or "30000", workers, local))
         if kind == "worker":
             args = sort_worker_args(args)
         elif kind == "sglang-router":
@@ -503,14 +520,42 @@ def _kv_events(text: str, endpoint: str) -> str:
     return json.dumps(cfg, separators=(",", ":"))
 
 
-def _worker_url(arg: list[str], port: str, workers: list[Block]) -> list[str]:
+def _without_unused_dynamo_plane(blocks: list[Block]) -> list[Block]:
+    """A deployment with no Dynamo process (an SGLang router in front of
+    ``sglang.launch_server`` workers) uses no Dynamo control plane: srt-slurm 1.x still starts
+    etcd and NATS for it and sets the Dynamo runtime env on every worker
+    (``do_sweep.py`` and ``worker_stage.py`` @v1.0.38), which the cookbook form leaves out."""
+    workers = [str(b.get("cmd", "")) for b in blocks if b.get("kind") == "worker"]
+    if (
+        not workers
+        or not all("sglang.launch_server" in cmd for cmd in workers)
+        or any(b.get("kind") == "dynamo-frontend" for b in blocks)
+    ):
+        return blocks
+    out: list[Block] = []
+    for block in blocks:
+        if block.get("kind") in ("etcd", "nats"):
+            continue
+        if block.get("kind") == "worker":
+            env = block.get("env") or {}
+            block = {
+                **block,
+                "env": {
+                    k: v for k, v in env.items() if k not in _DISCOVERY and not k.startswith("DYN_")
+                },
+            }
+        out.append(block)
+    return out
+
+
+def _worker_url(arg: list[str], port: str, workers: list[Block], local: bool = True) -> list[str]:
     def rewrite(url: str) -> str:
         m = re.fullmatch(r"(\w+)://([^/:]+):(\d+)(.*)", url)
         if not m:
             return url
         scheme, host, _, rest = m.groups()
         head = _HEAD_IP.fullmatch(host)
-        if head and head.group(1) == "AGG" and _single_local_agg(workers):
+        if head and head.group(1) == "AGG" and local and _single_local_agg(workers):
             host = "127.0.0.1"
         return f"{scheme}://{host}:{port}{rest}"
 
@@ -556,7 +601,7 @@ def load_policy(path: str | None = None) -> Policy:
 
 
 _REQUIRED_KEYS = {"name", "field", "pattern", "kinds", "action", "reason"}
-_OPTIONAL_KEYS = {"value", "nginx_value", "values", "disclosure", "injected_for"}
+_OPTIONAL_KEYS = {"value", "nginx_value", "values", "disclosure", "injected_for", "any_source"}
 _VALUE_KEYS = {"name", "regex", "replace", "kinds", "reason"}
 
 
@@ -612,6 +657,8 @@ def parse_policy(doc: Any, path: str) -> Policy:
             raise SyncError(
                 f"{where}: injected_for must list agg, prefill, decode or multi-node", path=path
             )
+        if not isinstance(raw.get("any_source", False), bool):
+            raise SyncError(f"{where}: any_source must be true or false", path=path)
         entries.append(
             Exclusion(
                 name=str(raw["name"]),
@@ -625,6 +672,7 @@ def parse_policy(doc: Any, path: str) -> Policy:
                 values=tuple(values),
                 disclosure=raw.get("disclosure"),
                 injected_for=tuple(injected),
+                any_source=raw.get("any_source", False),
             )
         )
     return Policy(

@@ -20,6 +20,12 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex.recipe import Recipe, Role
+from syncer.inferencex.releases import (
+    FrontendTopology,
+    Release,
+    frontend_topology,
+    injects_nccl_port,
+)
 from syncer.inferencex.services import effective_services, service_blocks
 from syncer.model import Block
 from syncer.wording import js
@@ -36,9 +42,9 @@ _DROPPED_ARGS = {
     "model_path",
     "served-model-name",
     "served_model_name",
-    "nccl-port",
-    "nccl_port",
 }
+# dropped from the recipe's args only by the releases that pass their own
+_NCCL_ARGS = {"nccl-port", "nccl_port"}
 
 
 def flag_value(value: Any) -> str:
@@ -151,8 +157,20 @@ class _Ports:
         return 6100 + 32 * slot
 
 
+def topology(recipe: Recipe, version: str = SRT_VERSION) -> FrontendTopology:
+    """The frontend layer of a variant under the rules of ``version``'s line."""
+    frontend = recipe.raw.get("frontend")
+    return frontend_topology(
+        frontend if isinstance(frontend, dict) else {}, recipe.total_nodes, version[:1]
+    )
+
+
 def render_raw(
-    recipe: Recipe, *, simulate_env: dict[str, str] | None = None, version: str = SRT_VERSION
+    recipe: Recipe,
+    *,
+    simulate_env: dict[str, str] | None = None,
+    version: str = SRT_VERSION,
+    release: Release | None = None,
 ) -> list[Block]:
     """The processes srt-slurm launches for one variant, as raw blocks.
 
@@ -208,6 +226,7 @@ def render_raw(
                 mooncake,
                 simulate_env,
                 npw,
+                release is None or injects_nccl_port(release),
             )
             if first is None:
                 first = block
@@ -216,7 +235,9 @@ def render_raw(
         node += _role_node_count(role, recipe.gpus_per_node)
         assert first is not None
         blocks.append(first)
-    blocks.extend(_frontend_blocks(recipe, leaders, dynamo, has_nats, v2))
+    blocks.extend(
+        _frontend_blocks(recipe, leaders, dynamo, has_nats, v2, topology(recipe, version))
+    )
     return blocks
 
 
@@ -236,14 +257,16 @@ def _worker_block(
     mooncake: bool,
     simulate_env: dict[str, str] | None,
     npw: int,
+    nccl: bool = True,
 ) -> Block:
     args: list[list[str]] = [
         ["--model-path", _model_arg(recipe.model_path)],
         ["--served-model-name", served],
         ["--host", "0.0.0.0"],
         ["--port", str(http)],
-        ["--nccl-port", str(ports.nccl)],
     ]
+    if nccl:
+        args.append(["--nccl-port", str(ports.nccl)])
     ports.nccl += 1
     if direct and v2 and not any(k in role.args for k in ("enable-metrics", "enable_metrics")):
         args.append(["--enable-metrics"])
@@ -270,7 +293,8 @@ def _worker_block(
         args.append(["--kv-events-config", json.dumps(cfg)])
     if dynamo:
         args.append(["--request-plane", recipe.request_plane])
-    args += render_args({k: v for k, v in role.args.items() if k not in _DROPPED_ARGS})
+    dropped = _DROPPED_ARGS | _NCCL_ARGS if nccl else _DROPPED_ARGS
+    args += render_args({k: v for k, v in role.args.items() if k not in dropped})
     args += [[a] for a in role.extra_args]
 
     env: dict[str, str] = {"HEAD_NODE_IP": "$HEAD_NODE_IP"}
@@ -325,18 +349,18 @@ def _frontend_blocks(
     dynamo: bool,
     has_nats: bool,
     v2: bool,
+    layer: FrontendTopology,
 ) -> list[Block]:
     fe = recipe.frontend
     if fe.type == "sglang":
         return []
-    several = fe.multiple and recipe.total_nodes >= 2
-    port = "8180" if several else "8000"
+    port = str(layer.port)
     out: list[Block] = []
-    if several:
+    if layer.nginx:
         out.append(
             {"kind": "nginx", "cmd": "nginx -c nginx.conf -g daemon off;", "env": {}, "args": []}
         )
-    count = min(fe.count, recipe.total_nodes) if several else 1
+    count = layer.count
     if fe.type == "sglang-router":
         args: list[list[str]] = []
         if recipe.disagg:

@@ -24,13 +24,20 @@ from syncer.inferencex import master as master_mod
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import ConfigEntry, Job, Row
 from syncer.inferencex.policy import MountedFile, Policy, load_policy
-from syncer.inferencex.processes import SRT_VERSION, render_raw
+from syncer.inferencex.processes import SRT_VERSION, render_raw, topology
 from syncer.inferencex.recipe import (
     Recipe,
     check_sections,
     compose_shared,
     expand_variants,
     normalise,
+)
+from syncer.inferencex.releases import (
+    NEWEST_LINE,
+    Release,
+    allocated_gpus,
+    cluster_gpus_per_node,
+    release_for,
 )
 from syncer.inferencex.scripts import refuse_script_launched
 from syncer.inferencex.srtconfigs import SrtSlurmFiles, discover
@@ -115,6 +122,8 @@ class RenderedConfig:
     srt_version: str = SRT_VERSION
     warnings: list[str] = field(default_factory=list)
     srt_files: SrtSlurmFiles = field(default_factory=SrtSlurmFiles)
+    # the srt-slurm release whose rules were applied, and where that came from
+    release: Release | None = None
 
     def missing_file_error(self) -> SyncError | None:
         """Why this config cannot be published yet: a command names a file of srt-slurm's
@@ -141,10 +150,18 @@ class RenderedConfig:
         router: str | None = None,
         points: list[RenderedPoint] | None = None,
     ) -> dict[str, Any]:
-        """``sync render --format json``: ``{"config", "points"}`` for ``points`` (a selection
-        such as ``--point N``; default every job, in master-config order)."""
+        """``sync render --format json``: ``{"config", "srt_slurm", "points"}`` for ``points``
+        (a selection such as ``--point N``; default every job, in master-config order)."""
         chosen = self.points if points is None else points
-        return {"config": self.key, "points": [p.as_json(raw=raw, router=router) for p in chosen]}
+        out: dict[str, Any] = {"config": self.key}
+        if self.release is not None:
+            out["srt_slurm"] = {
+                "ref": self.release.ref,
+                "line": self.release.line,
+                "source": self.release.source,
+            }
+        out["points"] = [p.as_json(raw=raw, router=router) for p in chosen]
+        return out
 
 
 def _arg(args: dict[str, Any], names: tuple[str, ...], default: Any = None) -> Any:
@@ -508,7 +525,16 @@ def install_lines(recipe: Recipe) -> list[str]:
     """What a Dynamo deployment installs (srt-slurm's ``dynamo.install`` with a pinned wheel)."""
     dynamo = recipe.raw.get("dynamo") or {}
     version = dynamo_wheel_version(dynamo)
-    if not isinstance(dynamo, dict) or not dynamo.get("install") or not version:
+    if not isinstance(dynamo, dict) or not dynamo.get("install"):
+        return []
+    commit = dynamo.get("hash")
+    if not version and isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        # srt-slurm builds Dynamo from source at `dynamo.hash` (1.x recipes): no pip line to
+        # show, the commit is named instead, as published cells do
+        return [
+            f"# Dynamo built from source at https://github.com/ai-dynamo/dynamo/commit/{commit}"
+        ]
+    if not version:
         return []
     return [
         "pip install --pre --extra-index-url https://pypi.nvidia.com "
@@ -569,19 +595,29 @@ def render_config(
     key: str,
     *,
     policy: Policy | None = None,
-    version: str = SRT_VERSION,
+    version: str | None = None,
     srt_files: SrtSlurmFiles | None = None,
+    release: Release | None = None,
 ) -> RenderedConfig:
     """Render every job of a config key; raises SyncError on any bad input. Warnings (a
     recipe's duplicate YAML keys) are logged and kept on the result. ``srt_files``: where
     files of srt-slurm's checkout come from (default: the InferenceX checkout's srt-slurm
-    submodule when present); files it lacks are listed in each point's ``missing_files``."""
+    submodule when present); files it lacks are listed in each point's ``missing_files``.
+    The rules are those of the srt-slurm release the key ran with (``release``, default: the
+    one its runner script or the submodule pin names); ``version`` (``"1"``/``"2"``) forces a
+    line's rules instead."""
     root = Path(inferencex_dir) if inferencex_dir is not None else bundled_inferencex()
     srt = srt_files if srt_files is not None else discover(root)
     master = master_mod.load_master(root)
     master.check_sglang(key)  # the first reason given, before any other refusal
     refuse_script_launched(master, key)
     entry = master.entry(key)
+    if release is None:
+        release = release_for(entry, submodule_commit=srt.commit)
+    if version is not None and version != release.line:
+        release = Release(f"{version}.x", version, "chosen by --srt-slurm")
+    version = release.line
+    cluster_gpus = cluster_gpus_per_node(entry)
     policy = policy or load_policy()
     warnings: list[str] = []
     shared_path = entry.shared_block_path()
@@ -602,14 +638,31 @@ def render_config(
                     check_sections(variant, str(path))
                 recipes[recipe_key] = _Variants(expanded)
             points.append(
-                _render_job(entry, job, path, recipes[recipe_key], policy, root, version, srt)
+                _render_job(
+                    entry,
+                    job,
+                    path,
+                    recipes[recipe_key],
+                    policy,
+                    root,
+                    version,
+                    srt,
+                    cluster_gpus,
+                    release,
+                )
             )
     finally:
         # also when rendering fails: a duplicate key is often why
         for warning in warnings:
             _LOG.warning("warning: %s", warning)
     return RenderedConfig(
-        key=key, entry=entry, points=points, srt_version=version, warnings=warnings, srt_files=srt
+        key=key,
+        entry=entry,
+        points=points,
+        srt_version=version,
+        warnings=warnings,
+        srt_files=srt,
+        release=release,
     )
 
 
@@ -758,6 +811,8 @@ def _render_job(
     root: Path,
     version: str,
     srt: SrtSlurmFiles,
+    cluster_gpus: int | None = None,
+    release: Release | None = None,
 ) -> RenderedPoint:
     row = job.row
     where = (
@@ -770,12 +825,15 @@ def _render_job(
     other = "dynamo" if submitted == "sglang" else "sglang"
     derived = normalise(derived_variant(bound, other), path=spath, selector=name)
     try:
-        raw = render_raw(recipe, simulate_env=simulate, version=version)
+        raw = render_raw(recipe, simulate_env=simulate, version=version, release=release)
         raws = {
             submitted: raw,
-            other: render_raw(derived, simulate_env=simulate, version=version),
+            # the other router never ran: published cells derive it as the newest srt-slurm
+            # launches it (e.g. --skip-server-warmup on direct P/D workers, a 2.x addition)
+            other: render_raw(derived, simulate_env=simulate, version=NEWEST_LINE),
         }
-        cookbook = {r: policy.to_cookbook(blocks) for r, blocks in raws.items()}
+        layers = {submitted: topology(recipe, version), other: topology(derived, NEWEST_LINE)}
+        cookbook = {r: policy.to_cookbook(blocks, layers[r]) for r, blocks in raws.items()}
         files = {r: policy.files(blocks, srt) for r, blocks in raws.items()}
         missing = {r: policy.missing_files(blocks, srt) for r, blocks in raws.items()}
     except SyncError as exc:
@@ -796,7 +854,7 @@ def _render_job(
         submitted=submitted,
         image=entry.image,
         recipe=_relative(path, root),
-        gpus=recipe.total_nodes * recipe.gpus_per_node,
+        gpus=allocated_gpus(recipe.total_nodes, recipe.gpus_per_node, cluster_gpus),
         golden_al=al,
         kv=measured_tier(recipe),
         shape=shape,

@@ -18,9 +18,15 @@ UNKNOWN = "<unknown>"  # the file does not pin the value down
 PARAM = "<param>"  # a parameter without a constant default: known only at a call site
 Values = Any  # frozenset[object] | str (one of the markers)
 
-# Bounds on the static evaluation, so a pathological file costs little and never recurses deep.
+# Bounds on the static evaluation, so a pathological file costs little and never recurses deep:
+# alternatives per value, loop elements, the length of one string (an option string is a few
+# dozen characters; a chain of `.replace` doubling one grew to 4.3 GB) and how deep one
+# expression nests. A value past a bound is UNKNOWN: the flag is reported as unresolved.
 MAX_COMBINATIONS = 256
 MAX_LOOP_VALUES = 4096
+MAX_STRING_CHARS = 1024
+MAX_EXPRESSION_DEPTH = 64
+_depth = 0
 
 _ORDERING = frozenset({"sorted", "list", "tuple", "reversed", "set", "frozenset"})
 _DICT_VIEWS = frozenset({"items", "keys", "values"})
@@ -39,7 +45,25 @@ def known(values: Values) -> bool:
 
 
 def evaluate(node: ast.expr, env: dict[str, Values]) -> Values:
-    """The values ``node`` can take with the names of ``env`` bound."""
+    """The values ``node`` can take with the names of ``env`` bound (``UNKNOWN`` past the
+    bounds above)."""
+    global _depth
+    if _depth >= MAX_EXPRESSION_DEPTH:
+        return UNKNOWN
+    _depth += 1
+    try:
+        return _bounded(_evaluate(node, env))
+    finally:
+        _depth -= 1
+
+
+def _bounded(values: Values) -> Values:
+    if known(values) and any(isinstance(v, str) and len(v) > MAX_STRING_CHARS for v in values):
+        return UNKNOWN
+    return values
+
+
+def _evaluate(node: ast.expr, env: dict[str, Values]) -> Values:
     if isinstance(node, ast.Constant):
         return frozenset({node.value})
     if isinstance(node, ast.Name):
@@ -121,6 +145,12 @@ def _replace(
         return UNKNOWN
     if known(target):
         if not all(isinstance(t, str) for t in target):
+            return UNKNOWN
+        # The result's length is known before it is built: never build one past the bound.
+        grow = len(n) - len(o)
+        if any(
+            len(t) + (t.count(o) if o else len(t) + 1) * grow > MAX_STRING_CHARS for t in target
+        ):
             return UNKNOWN
         return frozenset(t.replace(o, n) for t in target)
     return target  # still unknown, or still a parameter the call site pins down

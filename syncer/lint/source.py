@@ -219,11 +219,33 @@ class SGLangSource:
         return blobs
 
     def _read_blob(self, blob: str, path: str) -> str:
-        size = self._git("cat-file", "-s", blob)
-        if size is not None and int(size.strip() or 0) > MAX_SOURCE_BYTES:
-            raise SyncError(f"{size.strip()} bytes, over the {MAX_SOURCE_BYTES} read", path=path)
-        data = self._git("cat-file", "blob", blob, binary=True)
-        assert isinstance(data, bytes)
+        # One process per blob (``cat-file --batch`` says the size before the content): the
+        # size is checked before the content is read, as a separate ``cat-file -s`` did.
+        git = ["git", "-c", "core.hooksPath=/dev/null", "-C", str(self.git_dir)]
+        proc = subprocess.Popen(
+            [*git, "cat-file", "--batch"],
+            env=_git_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(f"{blob}\n".encode())
+            proc.stdin.close()
+            header = proc.stdout.readline().decode("utf-8", "replace").split()
+            if len(header) != 3 or header[1] != "blob" or not header[2].isdigit():
+                raise SyncError(
+                    f"git cat-file failed: {' '.join(header) or 'no output'}", path=path
+                )
+            size = int(header[2])
+            if size > MAX_SOURCE_BYTES:
+                raise SyncError(f"{size} bytes, over the {MAX_SOURCE_BYTES} read", path=path)
+            data = proc.stdout.read(size)
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -183,6 +183,14 @@ class Bot:
             if self.s.model in (None, m.path)
         ]
 
+    def note_unmapped(self, number: int) -> None:
+        """Name the PR's AgentX configs that no cookbook page takes (discovery only)."""
+        if self.ix is None:
+            return
+        keys = self.ix.keys(self._pull(number))
+        if keys.unmapped:
+            self.status.unmapped(number, keys.unmapped, keys.notice_model(self.s.config))
+
     def _pull(self, number: int) -> Pull:
         """InferenceX PR ``number``, read once per event."""
         if number not in self._pulls:
@@ -264,9 +272,7 @@ class Bot:
     def sync_pr(self, number: int) -> None:
         self._handled.add(number)
         configs = self.configs_of(number)
-        unmapped = self.ix.keys(self._pull(number)).unmapped if self.ix is not None else []
-        if unmapped:
-            self.status.unmapped(number, unmapped, [m.path for m, _ in configs])
+        self.note_unmapped(number)
         if not configs:
             what = "AgentX config of an SGLang cookbook page" if self.ix else "config of sync.yaml"
             self.out.say(f"PR #{number}: no {what} comes from this PR; nothing to do")

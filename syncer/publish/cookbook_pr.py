@@ -18,7 +18,8 @@ from typing import Any, TypedDict
 
 from syncer import links
 from syncer.compare.review import review_texts
-from syncer.cookbook.cells import PROV_KEYS, point_prov_from_urls
+from syncer.cookbook.cells import cells_from_module
+from syncer.cookbook.decode import Decoder
 from syncer.cookbook.generate import generate_model
 from syncer.cookbook.jsmodule import parse_module
 from syncer.errors import SyncError
@@ -221,7 +222,7 @@ class CookbookPR:
         if text is None:
             return {}, None
         value = parse_module(text, f"{ref}:{self.module_path(model)}").value
-        return _module_pins(value, self.module_path(model)), (value.get("source") or {}).get("main")
+        return module_pins(value, self.module_path(model)), (value.get("source") or {}).get("main")
 
     def live(self, model: ModelSpec, pins: dict[str, Pin], main: str | None) -> ModelSpec:
         """``model`` showing the configs of ``pins`` (published ones first, in their order),
@@ -493,27 +494,16 @@ class CookbookPR:
         return [used[k] for k in sorted(used)]
 
 
-def _module_pins(value: Any, where: str) -> dict[str, Pin]:
-    """Each config's pin from a data module's cell provenance (newest format: the cell's
-    ``prov`` with its points' overrides; older: the points' URLs), in cell order. A cell whose
-    provenance is not a valid pin is skipped: it is regenerated from its config's listing."""
+def module_pins(value: Any, where: str) -> dict[str, Pin]:
+    """Each config's pin from a data module's provenance (its first cell's first point, as
+    ``cells_from_module`` reads every module version), in cell order. A cell whose provenance
+    is not a valid pin is skipped: it is regenerated from its config's listing."""
+    spec = cells_from_module(value, Decoder(value, where), where)
     out: dict[str, Pin] = {}
-    cells = value.get("cells") if isinstance(value, dict) else None
-    repo = str(((value or {}).get("source") or {}).get("repo", "")).rstrip("/")
-    for index, cell in enumerate(cells if isinstance(cells, list) else []):
-        key = cell.get("configKey") if isinstance(cell, dict) else None
-        points = cell.get("points") if isinstance(cell, dict) else None
-        if not isinstance(key, str) or key in out or not isinstance(points, list) or not points:
+    for cell in spec.cells:
+        if cell.config_key in out or not cell.points:
             continue
-        first = points[0] if isinstance(points[0], dict) else {}
-        try:
-            if isinstance(cell.get("prov"), dict):
-                prov = {**cell["prov"], **{k: v for k, v in first.items() if k in PROV_KEYS}}
-            else:
-                prov = point_prov_from_urls(first, repo, f"{where}: cell {index}")
-        except SyncError:
-            continue
-        pin = st.recorded_pin(key, {k: str(v) for k, v in prov.items() if v is not None})
+        pin = st.recorded_pin(cell.config_key, dict(cell.points[0].prov))
         if pin is not None:
-            out[key] = pin
+            out[cell.config_key] = pin
     return out

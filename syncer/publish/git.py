@@ -14,6 +14,7 @@ Tokens reach git through ``GIT_ASKPASS`` and the environment, never through a UR
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import re
@@ -321,4 +322,7 @@ def _askpass() -> Path:
             )
         os.chmod(name, stat.S_IRWXU)
         _ASKPASS = Path(name)
+        # Made once per process and removed when it ends (a SIGTERM included: the CLI turns it
+        # into an exception), so no run leaves a helper behind in the temp directory.
+        atexit.register(_ASKPASS.unlink, missing_ok=True)
     return _ASKPASS

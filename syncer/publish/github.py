@@ -5,11 +5,12 @@ logic never touches lazy PyGithub objects (which hide extra requests) and ``--dr
 answer writes without a server. Writes go through :class:`GitHubClient` methods that consult
 ``plan``: in dry-run they are described there and not sent.
 
-Retries: 5xx, 429 and 403 rate limits are retried by PyGithub's ``GithubRetry`` (which sleeps
-``Retry-After`` when GitHub sends it and otherwise backs off until the rate-limit reset);
-artifact downloads, which bypass PyGithub to stream, use the same rules in
-:func:`_retry_after`. The token is registered with :mod:`syncer.secrets` and never appears in
-messages.
+Retries: 5xx, 429 and 403 rate limits of reads and edits are retried by PyGithub's
+``GithubRetry`` (``Retry-After`` when GitHub sends it, else until the rate-limit reset, or a
+minute for a secondary limit); artifact downloads, which bypass PyGithub to stream, and POSTs,
+sent again only after the object was looked up (:meth:`GitHubClient._post`), wait by the same
+rules in :func:`_limit_wait`. The token is registered with :mod:`syncer.secrets` and never
+appears in messages.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ MAX_ARTIFACT_BYTES = 2 * 1024**3
 # GitHub's guidance for a secondary rate limit answered without Retry-After: wait at least a
 # minute, then exponentially longer while it lasts.
 SECONDARY_WAIT = 60.0
+# GET /pulls/{n}/commits never lists more than a PR's first 250 commits.
+MAX_PR_COMMITS = 250
+# How far back from a long PR's head its newer commits are looked for (100 a page).
+MAX_WALK_PAGES = 20
 _CHUNK = 1 << 16
 
 T = TypeVar("T")
@@ -243,35 +248,45 @@ def _retry(retries: int, max_wait: float, backoff: float, secondary_wait: float)
     )
 
 
-def _retry_after(
-    response: requests.Response, attempt: int, backoff: float, max_wait: float
+def _limit_wait(
+    status: int,
+    headers: Mapping[str, str],
+    message: str,
+    attempt: int,
+    *,
+    backoff: float,
+    secondary_wait: float,
+    max_wait: float,
 ) -> float | None:
-    """Seconds to wait before retrying ``response``, or None when it is not retryable."""
-    status = response.status_code
-    header = response.headers.get("Retry-After")
-    limited = status == 429 or (
-        status == 403
-        and (header is not None or response.headers.get("X-RateLimit-Remaining") == "0")
-    )
-    if not (limited or 500 <= status < 600):
+    """Seconds before a refused request may be sent again; None: the refusal is final.
+
+    GitHub's documented rules: ``Retry-After`` when sent; else, with no requests left, until
+    ``X-RateLimit-Reset``; else a secondary rate limit (403 or 429 whose message says so, often
+    with requests left and no header) waits ``secondary_wait`` (at least a minute), doubled on
+    each further refusal; a 5xx or a bare 429 backs off exponentially. A wait over
+    ``max_wait`` raises :class:`RateLimitTooLong`."""
+    after = _header(headers, "retry-after")
+    exhausted = _header(headers, "x-ratelimit-remaining") == "0"
+    secondary = status in (403, 429) and "rate limit" in message
+    limited = status == 429 or (status == 403 and (after is not None or exhausted))
+    if not (limited or secondary or 500 <= status < 600):
         return None
     wait = backoff * (2**attempt)
-    if header is not None:
+    reset = _header(headers, "x-ratelimit-reset")
+    if after is not None:
         try:
-            wait = float(header)
+            wait = float(after)
         except ValueError:
-            try:
-                wait = parsedate_to_datetime(header).timestamp() - time.time()
-            except (TypeError, ValueError):
-                wait = backoff * (2**attempt)
-    elif response.headers.get("X-RateLimit-Reset"):
+            with contextlib.suppress(TypeError, ValueError):
+                wait = parsedate_to_datetime(after).timestamp() - time.time()
+    elif exhausted and reset is not None:
         with contextlib.suppress(ValueError):
-            wait = float(response.headers["X-RateLimit-Reset"]) - time.time() + 1
+            wait = float(reset) - time.time() + 1
+    elif secondary:
+        wait = secondary_wait * (2**attempt)
     wait = max(0.0, wait)
     if wait > max_wait:
-        raise SyncError(
-            f"GitHub rate limit: retry needed in {wait:.0f}s, over the {max_wait:.0f}s cap"
-        )
+        raise RateLimitTooLong(f"GitHub asks to retry in {wait:.0f}s, over the {max_wait:.0f}s cap")
     return wait
 
 
@@ -408,31 +423,18 @@ class GitHubClient:
         return self._call(f"POST {path}", go)
 
     def _post_wait(self, exc: GithubException, attempt: int) -> float | None:
-        """Seconds before a failed POST may be sent again; None: the failure is final.
-
-        As GitHub documents it: ``Retry-After`` when sent; else, with no requests left, until
-        ``X-RateLimit-Reset``; else a secondary rate limit waits ``secondary_wait`` (a minute),
-        doubled on each further refusal; a 5xx backs off exponentially."""
-        status, headers = exc.status, exc.headers or {}
-        after = _header(headers, "retry-after")
-        exhausted = _header(headers, "x-ratelimit-remaining") == "0"
-        limited = status == 429 or (status == 403 and (after is not None or exhausted))
-        if not (limited or _secondary_limit(exc) or 500 <= status < 600):
-            return None
-        wait = self.backoff * (2**attempt)
-        if after is not None:
-            with contextlib.suppress(ValueError):
-                wait = float(after)
-        elif exhausted and _header(headers, "x-ratelimit-reset") is not None:
-            with contextlib.suppress(ValueError):
-                wait = float(_header(headers, "x-ratelimit-reset") or 0) - time.time() + 1
-        elif _secondary_limit(exc):
-            wait = self.secondary_wait * (2**attempt)
-        if wait > self.max_wait:
-            raise RateLimitTooLong(
-                f"GitHub asks to retry in {wait:.0f}s, over the {self.max_wait:.0f}s cap"
-            )
-        return max(0.0, wait)
+        """Seconds before a failed POST may be sent again (``_limit_wait``'s rules)."""
+        data = exc.data if isinstance(exc.data, dict) else {}
+        message = data.get("message")
+        return _limit_wait(
+            exc.status,
+            exc.headers or {},
+            message if isinstance(message, str) else "",
+            attempt,
+            backoff=self.backoff,
+            secondary_wait=self.secondary_wait,
+            max_wait=self.max_wait,
+        )
 
     def _pages(self, path: str, key: str | None = None) -> list[dict[str, Any]]:
         """Every item of a paginated list (``per_page=100``, following ``page`` until short).
@@ -479,7 +481,24 @@ class GitHubClient:
         return _pull(repo, self._json("GET", f"/repos/{repo}/pulls/{number}"))
 
     def pull_commits(self, repo: str, number: int) -> list[str]:
-        return [c["sha"] for c in self._pages(f"/repos/{repo}/pulls/{number}/commits")]
+        """The PR's commits, oldest first. GitHub lists at most the first 250 of them; the
+        newer ones of a longer PR are walked back from its head (``GET /commits?sha=``, newest
+        first) until a listed one is met."""
+        listed = [c["sha"] for c in self._pages(f"/repos/{repo}/pulls/{number}/commits")]
+        if len(listed) < MAX_PR_COMMITS:
+            return listed
+        known, newer = set(listed), []
+        head = self.pull(repo, number).head_sha
+        for page in range(1, MAX_WALK_PAGES + 1):
+            params = {"sha": head, "per_page": 100, "page": page}
+            data = self._json("GET", f"/repos/{repo}/commits", params=params)
+            for commit in data:
+                if commit["sha"] in known:
+                    return listed + newer[::-1]
+                newer.append(commit["sha"])
+            if len(data) < 100:
+                break
+        return listed + newer[::-1]
 
     def comments(self, repo: str, number: int) -> list[Comment]:
         return [_comment(c) for c in self._pages(f"/repos/{repo}/issues/{number}/comments")]
@@ -567,7 +586,7 @@ class GitHubClient:
                     location = urljoin(url, response.headers["Location"])
                     response.close()
                     response = self._session.get(location, stream=True, timeout=60)
-                wait = _retry_after(response, attempt, self.backoff, self.max_wait)
+                wait = self._download_wait(response, attempt)
                 if wait is not None and attempt < self.retries:
                     response.close()
                     time.sleep(wait)
@@ -584,6 +603,24 @@ class GitHubClient:
                     raise SyncError(secrets.mask(f"artifact {artifact.name}: {exc}")) from None
                 time.sleep(self.backoff * (2**attempt))
         raise SyncError(f"artifact {artifact.name}: download failed after {self.retries} retries")
+
+    def _download_wait(self, response: requests.Response, attempt: int) -> float | None:
+        """``_limit_wait`` for a streamed download (its error body read only when it may be a
+        secondary rate limit's)."""
+        status = response.status_code
+        message = response.text[:2000] if status in (403, 429) else ""
+        try:
+            return _limit_wait(
+                status,
+                response.headers,
+                message,
+                attempt,
+                backoff=self.backoff,
+                secondary_wait=self.secondary_wait,
+                max_wait=self.max_wait,
+            )
+        except RateLimitTooLong as exc:
+            raise SyncError(f"GitHub rate limit: {exc}") from None
 
     # -- writes (planned in dry-run) ---------------------------------------------------------
 
@@ -819,14 +856,6 @@ def _codes(exc: GithubException) -> list[tuple[str, str, str]]:
         for e in data.get("errors") or []
         if isinstance(e, dict)
     ]
-
-
-def _secondary_limit(exc: GithubException) -> bool:
-    """GitHub's secondary rate limit: a 403 (or 429) whose message says so, often with no
-    ``Retry-After`` and requests left in the primary limit."""
-    data = exc.data if isinstance(exc.data, dict) else {}
-    message = data.get("message")
-    return exc.status in (403, 429) and isinstance(message, str) and "rate limit" in message
 
 
 def _header(headers: Mapping[str, str], name: str) -> str | None:

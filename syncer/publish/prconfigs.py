@@ -22,7 +22,7 @@ from syncer.inferencex.discovery import changed_configs
 from syncer.publish.github import GitHubClient, Pull
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.srtslurm import add_srt_slurm
-from syncer.syncconfig import ModelSpec
+from syncer.syncconfig import ModelSpec, SyncConfig
 from syncer.wording import js
 
 
@@ -35,6 +35,14 @@ class PRKeys:
     base: str | None
     mapped: list[tuple[ModelSpec, str]] = field(default_factory=list)
     unmapped: list[str] = field(default_factory=list)  # "no cookbook page for ..." reasons
+
+    def notice_model(self, config: SyncConfig) -> str | None:
+        """The one model whose job names the keys no page takes (None: there are none): the
+        first model the PR touches, else sync.yaml's first model (a job runs for it)."""
+        if not self.unmapped:
+            return None
+        touched = sorted({m.path for m, _ in self.mapped})
+        return touched[0] if touched else (config.models[0].path if config.models else None)
 
 
 class InferenceXGit:

@@ -48,6 +48,8 @@ def reconcile(bot: Bot) -> Outcome:
             _cookbook_side(bot, model, failed)
         for pull in bot.infx.open_pulls(s.inferencex_repo):
             configs = bot.configs_of(pull.number)
+            if not configs and not bot.handled(pull.number):
+                bot.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
             if not configs or bot.handled(pull.number):
                 continue
             if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_comment
-from syncer.publish.github import GitHubClient, Plan
+from syncer.publish.github import Comment, GitHubClient, Plan
 from syncer.publish.settings import Outcome, Settings
 
 
@@ -78,17 +78,18 @@ class StatusComments:
                 c.user == me and c.body.startswith(model_prefix) for c in comments
             ))  # fmt: skip
 
-    def unmapped(self, number: int, reasons: list[str], models: list[str]) -> None:
+    def unmapped(self, number: int, reasons: list[str], poster: str | None) -> None:
         """The PR's AgentX configs that no cookbook page takes, named (never silently dropped);
-        written by one job of the event: the first model's, or a run for every model."""
-        first = sorted(models)[0] if models else None
-        if self.s.model not in (None, first):
+        written by one job of the event, ``poster``'s (or a run for every model)."""
+        if self.s.model not in (None, poster):
             return
         comments = self.gh.comments(self.s.inferencex_repo, number)
         body = fit_comment(st.render_unmapped(reasons))
         self._write(number, comments, st.UNMAPPED_MARKER, body, create=True)
 
-    def _write(self, number: int, comments: list, marker: str, body: str, *, create: bool) -> None:
+    def _write(
+        self, number: int, comments: list[Comment], marker: str, body: str, *, create: bool
+    ) -> None:
         repo = self.s.inferencex_repo
         existing = st.find_marked(comments, self.gh.login(), marker)
         what = marker.removeprefix(st.MILESTONE_PREFIX).removesuffix(" -->")

@@ -66,6 +66,26 @@ class _Budget:
     total: int = 0
     members: int = 0
     skipped: list[Skipped] = field(default_factory=list)
+    # member name -> (its position, what identifies its content when the archive says it)
+    seen: dict[str, tuple[int, object]] = field(default_factory=dict)
+
+    def is_repeat(self, name: str, content: object = None) -> bool:
+        """Whether ``name`` was already read (then skip it): a second member of the same name
+        and the same declared content (a zip's CRC and size) is the same file; with other or
+        unknown content (a tar stream) which of the two the run meant cannot be known, and
+        reading whichever comes first would let the member order decide the verdict."""
+        if name not in self.seen:
+            self.seen[name] = (self.members, content)
+            return False
+        first, known = self.seen[name]
+        if content is not None and content == known:
+            return True
+        raise SyncError(
+            f"{js(name.rsplit('/', 1)[-1])} appears twice, members {first + 1} and "
+            f"{self.members + 1} of the run ({js(name, PATH_CHARS)}), with different or unknown "
+            "contents; refusing to pick one",
+            path=self.where,
+        )
 
     def count_member(self, name: str) -> None:
         self.members += 1
@@ -350,6 +370,8 @@ class Run:
                 if reason:
                     budget.skip(name, reason)
                     continue
+                if budget.is_repeat(name):
+                    continue  # (never: a repeat in a tar stream is refused)
                 budget.count_member(name)
                 sub = _archive_kind(info.name)
                 member_fh = tar.extractfile(info)
@@ -363,6 +385,17 @@ class Run:
                     )
 
     def _zip(self, fh: BinaryIO, label: str, budget: _Budget, depth: int) -> Iterator[Member]:
+        # The member count the end-of-central-directory record declares, refused before
+        # zipfile builds one ZipInfo per entry (a million empty members cost 8 s and 600 MB).
+        declared_members = _declared_members(fh)
+        if declared_members is not None and (
+            declared_members + budget.members > self.limits.max_members
+        ):
+            raise SyncError(
+                f"{js(label, PATH_CHARS)} declares {declared_members} members, more than the "
+                f"limit of {self.limits.max_members} (refused as an archive bomb)",
+                path=budget.where,
+            )
         try:
             zf = zipfile.ZipFile(fh)
         except (zipfile.BadZipFile, OSError, ValueError) as exc:
@@ -408,6 +441,9 @@ class Run:
                         "refused as an archive bomb",
                         path=budget.where,
                     )
+                if budget.is_repeat(name, (info.CRC, info.file_size)):
+                    budget.skip(name, "the same name and content as an earlier member")
+                    continue
                 budget.count_member(name)
                 sub = _archive_kind(info.filename)
                 try:
@@ -470,3 +506,41 @@ def _open(path: Path) -> BinaryIO:
         raise SyncError(
             f"cannot read the run file: {exc.strerror or exc}", path=str(path)
         ) from None
+
+
+_EOCD = b"PK\x05\x06"
+_ZIP64_LOCATOR = b"PK\x06\x07"
+_ZIP64_EOCD = b"PK\x06\x06"
+
+
+def _declared_members(fh: BinaryIO) -> int | None:
+    """The total entry count a zip's end-of-central-directory record declares (its zip64
+    record's when the classic field is saturated), or None when it cannot be found (zipfile
+    then says why the archive is unreadable)."""
+    try:
+        end = fh.seek(0, os.SEEK_END)
+        start = max(0, end - (22 + 0xFFFF))  # the record, then at most a 64 KiB comment
+        fh.seek(start)
+        tail = fh.read(end - start)
+        fh.seek(0)
+    except (OSError, ValueError):
+        return None
+    at = tail.rfind(_EOCD)
+    if at < 0 or len(tail) < at + 22:
+        return None
+    total = int.from_bytes(tail[at + 10 : at + 12], "little")
+    if total != 0xFFFF:
+        return total
+    loc = at - 20
+    if loc < 0 or tail[loc : loc + 4] != _ZIP64_LOCATOR:
+        return total
+    offset = int.from_bytes(tail[loc + 8 : loc + 16], "little")
+    try:
+        fh.seek(offset)
+        record = fh.read(56)
+        fh.seek(0)
+    except (OSError, ValueError, OverflowError):
+        return None
+    if record[:4] != _ZIP64_EOCD or len(record) < 40:
+        return None
+    return int.from_bytes(record[32:40], "little")

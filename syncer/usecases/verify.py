@@ -26,6 +26,7 @@ from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex.master import load_master
 from syncer.inferencex.policy import load_policy
+from syncer.inferencex.releases import DEFAULT, from_run
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.inferencex.scripts import ScriptLaunch, script_launch
 from syncer.runs.collect import read_run
@@ -42,7 +43,8 @@ T = TypeVar("T")
 def pinned_run(key: str, root: Path) -> Path:
     """The downloaded run ``sync.yaml`` pins for ``key`` (``examples/runs/<run_id>/``)."""
     cfg_path = locations.sync_config_path(root)
-    if not cfg_path.is_file():
+    if not cfg_path.exists() and not cfg_path.is_symlink():
+        # (one that is there but no regular file is refused by the read below)
         raise SyncError("no sync.yaml to find the pinned run in; pass --run PATH", path=str(root))
     pin = load_sync_config(cfg_path).pins().get(key)
     if pin is None:
@@ -174,6 +176,11 @@ def verify_config(
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
     found, data = _inputs(key, inferencex, run, cookbook, read_run)
     srt_version, raw_points, notes = raw_rendering(key, inferencex, rendered, data)
+    release = rendered.release or DEFAULT
+    shas = sorted(set(data.srt_slurm_shas.values()))
+    if len(shas) == 1:
+        # the run's own record of the commit it checked out wins over the checkout's choice
+        release = from_run(shas[0], release)
     # All points take part in the assignment, so a log of an unselected point is not "unmatched".
     assignment = assign(data.sweeps, rendered.points, only=only)
     results: list[PointResult] = []
@@ -192,7 +199,12 @@ def verify_config(
             )
         )
     return found.result(
-        results, run_data=data, assignment=assignment, srt_version=srt_version, notes=notes
+        results,
+        run_data=data,
+        assignment=assignment,
+        srt_version=srt_version,
+        notes=notes,
+        srt_release=release.describe(),
     )
 
 

@@ -36,6 +36,7 @@ OPERATIONS: list[tuple[str, str, tuple[str, ...]]] = [
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}", ("200", "404")),
     ("patch", "/repos/{owner}/{repo}/pulls/{pull_number}", ("200", "403", "422")),
     ("get", "/repos/{owner}/{repo}/pulls/{pull_number}/commits", ("200",)),
+    ("get", "/repos/{owner}/{repo}/commits", ("200",)),
     ("get", "/repos/{owner}/{repo}/issues/{issue_number}/comments", ("200", "404")),
     ("post", "/repos/{owner}/{repo}/issues/{issue_number}/comments", ("201", "403", "404", "422")),
     ("get", "/repos/{owner}/{repo}/issues/comments/{comment_id}", ("200", "404")),

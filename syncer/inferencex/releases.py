@@ -1,0 +1,448 @@
+"""Which srt-slurm release a key ran with, and the rules that differ between releases.
+
+Until InferenceX pinned one srt-slurm as a git submodule (``inferencex-e2e/utils/srt-slurm``,
+the 2.x line), each cluster's ``runners/launch_<cluster>.sh`` cloned srt-slurm at a ref chosen
+by ``if``/``elif`` chains over ``IS_AGENTIC``, ``MODEL_PREFIX``, ``FRAMEWORK``, ``PRECISION``
+(and a few more). The script is read here as data, never run: the chains around its ``git
+clone`` / ``git checkout`` lines are evaluated with the key's own values. A condition that
+decides the ref but cannot be evaluated from the master config (a test of a file, a variable
+the script computes at run time) is refused, naming the script and line: the tool never
+guesses a release. A run's own ``srt-slurm-sha.txt`` wins over both (``Release.from_run``).
+
+The rules that changed between releases are functions of the release's line (``"1"``: the
+``v1.0.x`` tags and the branches the old runners cloned; ``"2"``: the submodule era), each
+naming the srt-slurm file and tag it was read from (docs/srt-slurm-rules.md, "Eras").
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from syncer.errors import SyncError
+from syncer.fsio import read_capped
+from syncer.wording import js
+
+if TYPE_CHECKING:
+    from syncer.inferencex.master import ConfigEntry
+
+NEWEST_LINE = "2"
+SCRIPT_LIMIT = 1 << 20  # a launch script is a few hundred lines
+# the variables a runner's srt-slurm choice may test, as the workflow exports them per job
+_AGENTIC = "1"
+
+
+@dataclass(frozen=True)
+class Release:
+    """One srt-slurm release: ``ref`` as named where it was found (tag, branch, commit),
+    ``line`` the rule set it follows, ``source`` where it came from (for messages)."""
+
+    ref: str
+    line: str
+    source: str
+
+    def describe(self) -> str:
+        if self.ref == f"{self.line}.x":
+            return f"srt-slurm {self.line}.x rules ({self.source})"
+        return f"srt-slurm {self.ref} ({self.line}.x rules; {self.source})"
+
+
+def line_of(ref: str, *, pinned: bool) -> str:
+    """The rule set of a ref. A submodule pin is the 2.x line (InferenceX required srt-slurm
+    2.0 once it pinned one); a ref a runner cloned is a 1.x release: the ``v1.0.x`` tags and
+    the branches cut from them (NVIDIA/srt-slurm had no 2.x tag while runners cloned refs)."""
+    if pinned:
+        return NEWEST_LINE
+    m = re.fullmatch(r"v?(\d+)(?:\.\d+)*", ref)
+    return m.group(1) if m else "1"
+
+
+DEFAULT = Release(
+    f"{NEWEST_LINE}.x", NEWEST_LINE, "the newest: no runner script or submodule pin names a release"
+)
+
+
+def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> Release:
+    """The release a key's jobs ran with: the runner script's choice in a tree whose runners
+    clone srt-slurm, else the submodule pin, else the newest rules."""
+    script = runner_script(entry)
+    if script is not None:
+        chosen = choose(script, _variables(entry), root=entry.root_dir)
+        if chosen is not None:
+            return chosen
+    if submodule_commit:
+        return Release(
+            submodule_commit,
+            NEWEST_LINE,
+            "pinned by the InferenceX checkout's submodule inferencex-e2e/utils/srt-slurm",
+        )
+    return DEFAULT
+
+
+def from_run(sha: str, fallback: Release) -> Release:
+    """The run's own ``srt-slurm-sha.txt`` wins over what the checkout says; its line is the
+    one the checkout implies (a commit alone does not say which line it belongs to)."""
+    return Release(sha, fallback.line, "recorded by the run's srt-slurm-sha.txt")
+
+
+def runner_script(entry: ConfigEntry) -> Path | None:
+    """``runners/launch_<cluster>.sh`` of the key's runner label (``cluster:gb300-nv``), in the
+    layout root or the checkout root; None when the tree has none."""
+    cluster = entry.runner.removeprefix("cluster:")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", cluster):
+        return None
+    for base in dict.fromkeys((entry.layout_root, entry.root_dir)):
+        path = base / "runners" / f"launch_{cluster}.sh"
+        if path.is_file():
+            return path
+    return None
+
+
+def _variables(entry: ConfigEntry) -> dict[str, str]:
+    specs = {row.spec_decoding for row in entry.rows}
+    out = {
+        "IS_AGENTIC": _AGENTIC,
+        "MODEL_PREFIX": entry.model_prefix,
+        "FRAMEWORK": entry.framework,
+        "PRECISION": entry.precision,
+    }
+    if len(specs) == 1:
+        # the workflow exports the row's value; one value for every row decides it
+        out["SPEC_DECODING"] = next(iter(specs))
+    return out
+
+
+# --- reading a runner script ---------------------------------------------------------------
+
+_CLONE = re.compile(r"^\s*git\s+clone\b(.*)$")
+_CHECKOUT = re.compile(r"^\s*git\s+checkout\s+(\S+)\s*(?:\|\|.*)?$")
+_IF = re.compile(r"^\s*(if|elif)\s+(.*?);\s*then\s*$")
+_ELSE = re.compile(r"^\s*else\s*$")
+_FI = re.compile(r"^\s*fi\s*$")
+_ASSIGN = re.compile(
+    r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"$`]*\"|'[^']*'|[^\s\"'$`;]*)\s*$"
+)
+
+
+@dataclass
+class _Frame:
+    """One ``if`` statement: its branches' conditions (None for ``else``) and lines."""
+
+    branches: list[tuple[str | None, int]]
+
+
+@dataclass(frozen=True)
+class _Step:
+    line: int
+    kind: str  # "clone" (ref may be None) or "checkout"
+    ref: str | None
+    repo: str | None
+    path: tuple[tuple[int, int], ...]  # (frame id, branch index) from the outermost
+
+
+def _steps(text: str) -> tuple[list[_Step], list[_Frame], dict[str, str]]:
+    frames: list[_Frame] = []
+    stack: list[int] = []
+    steps: list[_Step] = []
+    assigned: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0] if not raw.lstrip().startswith("#") else ""
+        if m := _IF.match(line):
+            if m.group(1) == "if":
+                frames.append(_Frame([]))
+                stack.append(len(frames) - 1)
+            if stack:
+                frames[stack[-1]].branches.append((m.group(2), number))
+            continue
+        if _ELSE.match(line):
+            if stack:
+                frames[stack[-1]].branches.append((None, number))
+            continue
+        if _FI.match(line):
+            if stack:
+                stack.pop()
+            continue
+        path = tuple((f, len(frames[f].branches) - 1) for f in stack)
+        if (m := _ASSIGN.match(line)) and not stack:
+            assigned[m.group(1)] = m.group(2).strip("\"'")
+        if m := _CLONE.match(line):
+            try:
+                words = shlex.split(m.group(1), comments=True)
+            except ValueError:
+                words = m.group(1).split()
+            words = [_expand(w, assigned) for w in words]
+            repo = next((w for w in words if "srt-slurm" in w and "://" in w), None)
+            if repo is None and not any("srt-slurm" in w or "SRT" in w for w in words):
+                continue
+            ref = None
+            if "--branch" in words and words.index("--branch") + 1 < len(words):
+                ref = words[words.index("--branch") + 1]
+            steps.append(_Step(number, "clone", ref, repo, path))
+        elif (m := _CHECKOUT.match(line)) and steps:
+            # a checkout after an srt-slurm clone moves that checkout
+            steps.append(_Step(number, "checkout", m.group(1).strip("\"'"), None, path))
+    return steps, frames, assigned
+
+
+def _expand(word: str, assigned: dict[str, str]) -> str:
+    """A word that is exactly ``$VAR`` / ``${VAR}`` of a plain top-level assignment."""
+    m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", word)
+    return assigned.get(m.group(1), word) if m else word
+
+
+def choose(script: Path, variables: dict[str, str], *, root: Path | None = None) -> Release | None:
+    """The srt-slurm ref ``script`` checks out for a job with these ``variables``; None when
+    the script clones no srt-slurm. Undecidable choices are refused with the line."""
+    text = _read(script)
+    steps, frames, assigned = _steps(text)
+    if not steps:
+        return None
+    shown = _shown(script, root)
+    memo: dict[tuple[int, int], bool] = {}
+
+    def taken(step: _Step) -> bool:
+        for frame, branch in step.path:
+            for index in range(branch + 1):
+                cond, number = frames[frame].branches[index]
+                key = (frame, index)
+                if key not in memo:
+                    memo[key] = True if cond is None else _evaluate(cond, variables, shown, number)
+                if index < branch and memo[key]:
+                    return False
+                if index == branch and not memo[key]:
+                    return False
+        return True
+
+    ref: str | None = None
+    repo: str | None = None
+    where = 0
+    for step in steps:
+        if not taken(step):
+            continue
+        if step.kind == "clone":
+            ref, repo, where = step.ref, step.repo, step.line
+        else:
+            ref, where = step.ref, step.line
+    if where == 0:
+        return None
+    if ref is None:
+        ref = "main"  # a clone without --branch and no checkout: the default branch
+    if ref.startswith("$"):
+        name = ref.strip('${}"')
+        if name not in assigned:
+            raise SyncError(
+                f"the srt-slurm ref {js(ref)} is a variable this reader cannot resolve "
+                "(no plain assignment in the script); cannot tell which srt-slurm ran",
+                path=shown,
+                line=where,
+            )
+        ref = assigned[name]
+    fork = "" if repo is None or "NVIDIA/srt-slurm" in repo else f" of {repo}"
+    return Release(ref + fork, line_of(ref, pinned=False), f"checked out by {shown} line {where}")
+
+
+def _read(script: Path) -> str:
+    return read_capped(script, SCRIPT_LIMIT, "runner launch script").decode("utf-8", "replace")
+
+
+def _shown(script: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return script.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(script)
+
+
+_TOKEN = re.compile(
+    r"\s*(\[\[|\]\]|&&|\|\||==|!=|=|\(|\)|!|\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s()\"']+)"
+)
+
+
+def _evaluate(cond: str, variables: dict[str, str], script: str, line: int) -> bool:
+    """A ``[[ ... ]]`` test of string (in)equalities joined by ``&&``, ``||``, ``!`` and
+    parentheses, with the job's variables. Anything else cannot be decided: refused."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(cond):
+        m = _TOKEN.match(cond, pos)
+        if not m:
+            break
+        tokens.append(m.group(1))
+        pos = m.end()
+
+    def refuse(why: str) -> SyncError:
+        return SyncError(
+            f"cannot decide which srt-slurm this runner clones: the condition {js(cond)} {why}",
+            path=script,
+            line=line,
+        )
+
+    if pos != len(cond.rstrip()) and cond[pos:].strip():
+        raise refuse("is not a [[ ... ]] string test")
+    words = [t for t in tokens if t not in ("[[", "]]")]
+    if not words or tokens.count("[[") != tokens.count("]]"):
+        raise refuse("is not a [[ ... ]] string test")
+    at = 0
+
+    def operand() -> str:
+        nonlocal at
+        word = words[at]
+        at += 1
+        if word.startswith("'"):
+            return word[1:-1]
+        inner = word[1:-1] if word.startswith('"') else word
+        m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}?", inner)
+        if m:
+            name, default = m.group(1), m.group(2)
+            if name in variables:
+                return variables[name]
+            if default is not None and name not in variables:
+                raise refuse(f"tests ${name}, which the master config does not give")
+            raise refuse(f"tests ${name}, which the master config does not give")
+        if "$" in inner or "`" in inner:
+            raise refuse(f"tests {js(word)}, which this reader cannot expand")
+        return inner
+
+    def primary() -> bool:
+        nonlocal at
+        if at >= len(words):
+            raise refuse("ends early")
+        if words[at] == "!":
+            at += 1
+            return not primary()
+        if words[at] == "(":
+            at += 1
+            value = disjunction()
+            if at >= len(words) or words[at] != ")":
+                raise refuse("has unbalanced parentheses")
+            at += 1
+            return value
+        if words[at].startswith("-"):
+            raise refuse(f"uses the file or string test {js(words[at])}")
+        left = operand()
+        if at >= len(words) or words[at] not in ("==", "=", "!="):
+            raise refuse("is not a string comparison")
+        op = words[at]
+        at += 1
+        if at >= len(words):
+            raise refuse("ends early")
+        right = operand()
+        return (left == right) if op != "!=" else (left != right)
+
+    # both sides are evaluated: a refusal anywhere in the test is a refusal (bash would have
+    # short-circuited, but an undecidable test is worth naming either way)
+    def conjunction() -> bool:
+        nonlocal at
+        value = primary()
+        while at < len(words) and words[at] == "&&":
+            at += 1
+            right = primary()
+            value = value and right
+        return value
+
+    def disjunction() -> bool:
+        nonlocal at
+        value = conjunction()
+        while at < len(words) and words[at] == "||":
+            at += 1
+            right = conjunction()
+            value = value or right
+        return value
+
+    result = disjunction()
+    if at != len(words):
+        raise refuse("has trailing words")
+    return result
+
+
+def cluster_gpus_per_node(entry: ConfigEntry) -> int | None:
+    """GPUs of one node of the key's cluster: the ``gpus_per_node:`` the runner writes into
+    srt-slurm's cluster file (``srtslurm.yaml``), when it writes exactly one value."""
+    script = runner_script(entry)
+    if script is None:
+        return None
+    found = set(re.findall(r"(?m)^\s*gpus_per_node:\s*(\d+)\s*$", _read(script)))
+    return int(next(iter(found))) if len(found) == 1 else None
+
+
+# --- rules that changed between releases ---------------------------------------------------
+
+FRONTEND_PUBLIC_PORT = 8000  # src/srtctl/ports.py @v1.0.38 (same value in 2.x)
+FRONTEND_INTERNAL_PORT = 8180  # src/srtctl/ports.py @v1.0.38: the frontends' port behind nginx
+
+
+@dataclass(frozen=True)
+class FrontendTopology:
+    """Where a job's frontends run: ``nginx`` in front on the head node, ``count`` frontend
+    processes listening on ``port``; ``on_head``: the (single) frontend shares the head node
+    with the first worker, so it reaches it at 127.0.0.1 in the cookbook form."""
+
+    nginx: bool
+    count: int
+    port: int
+    on_head: bool
+
+
+def multiple_frontends(frontend: dict[str, Any], line: str) -> bool:
+    """``frontend.enable_multiple_frontends``, with the release's default when unset: true in
+    1.x (``FrontendConfig`` in src/srtctl/core/schema.py @v1.0.38), false in the 2.x rules."""
+    value = frontend.get("enable_multiple_frontends")
+    if value is None:
+        return line == "1"
+    return bool(value)
+
+
+def frontend_topology(frontend: dict[str, Any], total_nodes: int, line: str) -> FrontendTopology:
+    """The frontend layer srt-slurm stands up (``_compute_frontend_topology`` in
+    src/srtctl/cli/mixins/frontend_stage.py, unchanged v1.0.16 to v1.0.68): nginx on the head
+    node in front of ``num_additional_frontends + 1`` frontends (default 9 additional) when
+    multiple frontends are enabled and the job has two or more nodes; else one frontend on the
+    head at the public port.
+
+    In 1.x, multiple frontends are on by default and the frontends then listen on the
+    internal port and run on nodes other than the head; the published cells of that era show
+    this for one-node jobs too (the router on 8180 reaching the worker by its node address),
+    so the internal port and the placement follow the setting, nginx the node count. The
+    count is capped by the job's nodes, as the published cells show it."""
+    multiple = multiple_frontends(frontend, line)
+    several = multiple and total_nodes >= 2
+    extra = frontend.get("num_additional_frontends", 9)
+    wanted = (extra if isinstance(extra, int) and not isinstance(extra, bool) else 9) + 1
+    count = min(wanted, total_nodes) if several else 1
+    internal = multiple if line == "1" else several
+    return FrontendTopology(
+        nginx=several,
+        count=count,
+        port=FRONTEND_INTERNAL_PORT if internal else FRONTEND_PUBLIC_PORT,
+        on_head=not internal,
+    )
+
+
+# First release whose SGLang backend passes its own --nccl-port (and drops a recipe's):
+# src/srtctl/backends/sglang.py has none up to v1.0.57 and both from v1.0.58 on.
+_NCCL_PORT_FROM = (1, 0, 58)
+# Branches the old runners cloned, as read at their heads: sa-submission-q2-2026 injects no
+# NCCL port; main did from the time it carried v1.0.58.
+_BRANCH_NCCL_PORT = {"sa-submission-q2-2026": False}
+
+
+def injects_nccl_port(release: Release) -> bool:
+    """Whether that release's workers get srt-slurm's allocated ``--nccl-port``."""
+    if release.line != "1":
+        return True
+    ref = release.ref.split(" ", 1)[0]
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", ref)
+    if m:
+        return tuple(int(g) for g in m.groups()) >= _NCCL_PORT_FROM
+    return _BRANCH_NCCL_PORT.get(ref, True)
+
+
+def allocated_gpus(total_nodes: int, recipe_gpus_per_node: int, cluster_gpus: int | None) -> int:
+    """GPUs a job holds: srt-slurm asks for whole nodes (``#SBATCH --exclusive`` in
+    src/srtctl/templates/job_script_minimal.j2 @v1.0.38 and in 2.x), so each node counts with
+    all the GPUs the cluster's nodes have, even when the recipe uses fewer of them."""
+    return total_nodes * max(recipe_gpus_per_node, cluster_gpus or 0)
