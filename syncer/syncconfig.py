@@ -273,7 +273,7 @@ class _Reader:
             # the user wrote, quoted or not: YAML 1.1 reads `run: 041000000001` as the octal
             # 4429185025 and `date: 2026-10-13` as a date object.
             # A commit may start with 0 (and be all digits); an id never does.
-            if _LEADING_ZERO.fullmatch(node.value) and not SHA.fullmatch(node.value):
+            if pattern in (DIGITS, RUN) and _LEADING_ZERO.fullmatch(node.value):
                 unquoted = (
                     f" (unquoted, YAML 1.1 reads it as the number {_octal(node.value)})"
                     if node.style is None

@@ -86,7 +86,12 @@ def md_code(value: object, *, table: bool = False, limit: int = MAX_VALUE_CHARS)
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>=:])")
+# Escaped wherever they are: what starts emphasis, code, a link or a table cell. The rest of
+# markdown's punctuation means something only at the start of a line (a heading, a list, a
+# quote), so only a leading one is escaped: reasons read "(srt-slurm 2.x ...)", not
+# "\\(srt\\-slurm 2\\.x ...\\)" (mentions, refs and links are defused with a zero-width space).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_MD_LEADING = re.compile(r"^(\s*)(?:([#+\-=>])|(\d+)([.)]))")
 
 
 def md_text(value: object, *, limit: int = MAX_VALUE_CHARS) -> str:
@@ -103,7 +108,13 @@ def md_text(value: object, *, limit: int = MAX_VALUE_CHARS) -> str:
     text = re.sub(r"(?i)\b(GH)-(?=[0-9])", r"\1" + _ZWSP + "-", text)
     text = re.sub(r"(?i)\b(www)\.", r"\1" + _ZWSP + ".", text)
     text = re.sub(r"(?i)\b([a-z][a-z0-9+.-]*):(?=/)", r"\1" + _ZWSP + ":", text)
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_LEADING.sub(_escape_leading, text, count=1)
+
+
+def _escape_leading(match: re.Match[str]) -> str:
+    space, mark, number, dot = match.groups()
+    return f"{space}\\{mark}" if mark else f"{space}{number}\\{dot}"
 
 
 _LINK_BAD_CHARS = re.compile(r"[\s<>\"'`()\[\]\\{}|^\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e]")

@@ -476,3 +476,33 @@ def test_a_dry_run_without_tokens_finds_the_config_and_writes_nothing(replay):
     assert "would open a PR in sgl-project/sglang (dry run)" in result.output
     assert f"PR #{SEED_PR}: would post a comment" in result.output
     assert replay.gh.writes() == [] and replay.book_pulls() == []
+
+
+def test_a_config_shown_at_an_older_main_commit_keeps_its_cells(replay):
+    """Main moved on (a retune pushed without the bot seeing it): an event on another PR
+    renders the published config at the commit its cells record, not at main's tip."""
+    infx = replay.infx
+    master, recipe = infx.read(MASTER), infx.read(DSPARK_RECIPE)
+    own = "dsv41flash/sglang/gb300-fp4-mtp-a"
+    own_recipe = DSPARK_RECIPE.replace("gb300-fp4-mtp", "gb300-fp4-mtp-a")
+    infx.write(MASTER, add_key(master, SEED_KEY, conc=[1, 4], recipe_dir=own))
+    infx.write(own_recipe, recipe)
+    head_a = infx.commit("PR A")
+    pull_a = replay.open_pr(4301, "a", head_a)
+    replay.pr_event(pull_a, "opened")
+    replay.merge_cookbook(1)
+    published = _cells(replay.module("main"), SEED_KEY)
+    infx.merge_to_main(head_a)
+    infx.write(
+        own_recipe, recipe.replace("mem-fraction-static: 0.8", "mem-fraction-static: 0.6", 1)
+    )
+    tip = infx.commit("a retune straight on main")
+    infx.merge_to_main(tip)
+    key_b = "-".join(["dsv41flash", "fp4", "gb300", "sglang", "agentic", "otherarm"])
+    infx.write(MASTER, add_key(infx.read(MASTER), key_b, conc=[16], row=1))
+    pull_b = replay.open_pr(4302, "b", infx.commit("PR B"))
+    replay.pr_event(pull_b, "opened")
+    module = replay.module()
+    assert {c["configKey"] for c in module["cells"]} == {SEED_KEY, key_b}
+    assert _cells(module, SEED_KEY) == published
+    assert '"0.6"' not in json.dumps(_cells(module, SEED_KEY))

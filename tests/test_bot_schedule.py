@@ -7,6 +7,7 @@ fetched into the bot's own clone as git objects (``--inferencex-clone``).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -209,6 +210,35 @@ def test_a_fork_pr_is_handled_through_the_comment_and_the_schedule(replay, tmp_p
     assert recorded(replay)[SEED_KEY]["status"] == "verified"
     assert '"verified"' in git("show", f"{BRANCH}:{MODULE}", cwd=replay.bare)
     assert not (tmp_path / "filter-ran").exists()
+
+
+def test_one_broken_pr_does_not_keep_the_others_stale(replay):
+    """A PR whose master config does not parse is named (exit 2); the reconcile still brings
+    every other open PR up to date."""
+    pull = new_config_pr(replay)
+    comment = use_comment(replay, pull)
+    infx = replay.infx
+    infx.write(MASTER, infx.read(MASTER) + "\nbroken: [unclosed\n")
+    broken = infx.commit("a master config that does not parse")
+    infx.checkout(infx.main)
+    replay.open_pr(3800, "broken", broken)  # listed before the good one
+    done = subprocess.run(
+        [sys.executable, "-m", "syncer", *replay.args("schedule", SCHEDULE, "--model", MODEL)],
+        env={
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(replay.tmp),
+            "GITHUB_TOKEN": INFX_TOKEN,
+            "COOKBOOK_TOKEN": BOOK_TOKEN,
+            "SYNC_INFX_LOGIN": INFX_BOT,
+            "SYNC_API_PAUSE": "0",
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "scheduled run: #3800: " in done.stderr and "nvidia-master.yaml" in done.stderr
+    assert reactions(comment) == ["+1"] and recorded(replay)[SEED_KEY]["run"] == str(RUN)
 
 
 def test_an_app_token_run_never_asks_for_its_user(replay):

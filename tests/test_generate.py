@@ -176,7 +176,7 @@ def test_check_prints_the_reviewer_diff_of_what_drifted(workspace, capsys) -> No
     )  # fmt: skip
     assert code == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"{target}: would change (5 cells, 18 cases decoded back identical)"
+    assert out[0] == f"{target}: would change (5 cells, 36 cases decoded back identical)"
     assert out[1] == f"Reviewer diff {target} → generated"
     assert "-  --mem-fraction-static 0.75 \\" in out
     assert "+  --mem-fraction-static 0.8 \\" in out
@@ -190,7 +190,7 @@ def test_check_prints_the_reviewer_diff_of_what_drifted(workspace, capsys) -> No
     assert code == 0
     assert (
         capsys.readouterr().out
-        == f"{target}: unchanged (5 cells, 18 cases decoded back identical)\n"
+        == f"{target}: unchanged (5 cells, 36 cases decoded back identical)\n"
     )
 
 

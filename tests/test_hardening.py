@@ -567,3 +567,69 @@ def test_tables_on_a_pipe_never_split_a_flag_or_a_url(tmp_path: Path, columns: s
     assert any("--enable-hierarchical-cache" in line for line in table), done.stdout
     if columns:  # honoured: the rule line above the table is that wide
         assert max(len(line) for line in done.stdout.splitlines() if "─" in line) >= 60
+
+
+# ---- 16. what a new user meets ----------------------------------------------------------------
+
+
+def test_cases_mean_one_thing_and_have_one_number_in_every_command(project: Path) -> None:
+    import json
+    import re
+
+    decoded = sync(project, "decode", MODULE, "--all", "--format", "json")
+    cases = len(json.loads(decoded.stdout)["cases"])
+    check = sync(project, "generate", "--all", "--check", "--date", "2026-10-13")
+    reencoded = sync(project, "reencode", MODULE)
+    said = {
+        "generate --check": re.search(r"(\d+) cases decoded back", check.stdout),
+        "reencode": re.search(r"(\d+) cases decoded back", reencoded.stderr),
+    }
+    assert {k: int(m.group(1)) for k, m in said.items() if m} == {k: cases for k in said}
+
+
+def test_decode_without_a_selector_says_which_case_it_printed(project: Path) -> None:
+    proc = sync(project, "decode", MODULE)
+    assert proc.returncode == 0 and proc.stdout.startswith("# ")
+    assert proc.stderr == (
+        "decoded the page's default case: cell dsv41flash-fp4-gb300-sglang-agentic-dspark#0, "
+        "point 0 (c1), router sglang, KV tier none; choose another with --cell, --point or "
+        "--conc, --router, --kv (--all: every case)\n"
+    )
+    assert "one is needed" not in sync(project, "decode", "--help").stdout
+
+
+def test_a_render_header_without_a_variant_has_no_dash(project: Path) -> None:
+    import yaml
+
+    from syncer.inferencex.recipe import deep_merge
+
+    # A plain recipe (no override variants) for one row: its point has no variant name.
+    recipe = project / RECIPE
+    bundle = yaml.safe_load(recipe.read_text())
+    recipe.write_text(yaml.safe_dump(deep_merge(bundle["base"], bundle["override_tp4_c1"])))
+    master = project / MASTER
+    text = master.read_text()
+    rows = text[text.index(f"{KEY}:") :].split("search-space:\n", 1)[1].splitlines()[:3]
+    edit(master, "\n".join(rows), rows[0].replace("conc-list: [1, 4, 16]", "conc-list: [1]"))
+    proc = sync(project, "render", KEY, "--point", "0")
+    assert proc.returncode == 0, proc.stderr
+    header = proc.stdout.splitlines()[0]
+    assert header.startswith(f"#### {KEY} · point 0 (c1) · Agg TP4 · router sglang"), header
+
+
+def test_diff_of_a_directory_at_a_revision_says_so(project: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    subprocess.run(["git", "add", "cookbook_snippets"], cwd=project, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "m"],
+        cwd=project, check=True,
+    )  # fmt: skip
+    line = error_line(sync(project, "diff", "HEAD:cookbook_snippets", MODULE))
+    assert line.endswith("cookbook_snippets is a directory at HEAD, not a module file")
+
+
+def test_markdown_reasons_are_not_over_escaped(project: Path) -> None:
+    proc = sync(project, "verify", KEY, "--format", "markdown")
+    assert proc.returncode == 0
+    assert "(srt-slurm 2.x also adds it to direct workers)" in proc.stdout
+    assert "\\(srt\\-slurm" not in proc.stdout

@@ -90,7 +90,7 @@ def test_pr_body_says_when_the_check_could_not_run(world: World) -> None:
     world.send("issue_comment", world.comment_event(world.comment(f"/use {RUN}")))
     [pull] = world.book_pulls()
     assert "The check could not run:" in pull["body"]
-    assert "server\\_args\\.py" in pull["body"]
+    assert "server\\_args.py" in pull["body"]
 
 
 def test_generate_reports_and_never_gates(

@@ -168,7 +168,7 @@ def test_notes_are_capped_in_the_text_reports(tmp_path: Path) -> None:
     assert len(result.assignment.unmatched) == 60
     md = result.markdown()
     assert md.count("which no point of the config uses") == 50
-    assert "12 more notes \\(all of them are in \\-\\-format json\\)" in md
+    assert "12 more notes (all of them are in --format json)" in md
     doc = result.json()
     assert len(doc["unmatched_logs"]) == 60
     assert doc["duplicate_logs"] == ["sweep_9000.log repeats job 9000 of sweep_9000.again.log"]

@@ -56,7 +56,7 @@ def _dump(value: Any) -> str:
     "conc",
     type=int,
     metavar="C",
-    help="Only the cell's points measured at concurrency C (one is needed unless --all).",
+    help="The cell's point measured at concurrency C (default: point 0, as the page).",
 )
 @click.option("--router", "router", metavar="R", help="sglang or dynamo (default: submitted).")
 @click.option("--kv", "kv", metavar="T", help="none, hicache or mooncake (default: measured).")
@@ -93,6 +93,18 @@ def decode_command(
         return
 
     sys.stdout.write(term_text(case.copy_all) + "\n")
+    if (cell, point, conc, router, kv) == (None, None, None, None, None):
+        # Without a selector the page's default case is shown: say which one it is (stderr,
+        # so the text stays the page's "Copy all" text).
+        concs = ",".join(map(str, decoder.cells[ci]["points"][pi].get("concs") or []))
+        sys.stderr.write(
+            term_text(
+                f"decoded the page's default case: cell {decoder.cells[ci].get('id')}, point "
+                f"{pi} (c{concs}), router {chosen_router}, KV tier {tier or 'none'}; choose "
+                "another with --cell, --point or --conc, --router, --kv (--all: every case)"
+            )
+            + "\n"
+        )
 
 
 def _point(decoder: Decoder, ci: int, point: int | None, conc: int | None) -> int:

@@ -33,6 +33,15 @@ def read_side(spec: str, repo: str | None) -> str:
     if rev.startswith("-"):
         raise SyncError("a revision cannot start with '-'", path=spec)
     try:
+        kind = subprocess.run(
+            ["git", "-C", str(base), "cat-file", "-t", f"{rev}:{path}"],
+            capture_output=True,
+            check=False,
+        )
+        if kind.returncode == 0 and kind.stdout.strip() != b"blob":
+            what = kind.stdout.decode("ascii", "replace").strip()
+            shown = "a directory" if what == "tree" else f"a {what}"
+            raise SyncError(f"{path} is {shown} at {rev}, not a module file", path=spec)
         done = subprocess.run(
             ["git", "-C", str(base), "show", f"{rev}:{path}"],
             capture_output=True,

@@ -93,7 +93,7 @@ def render_command(
                     "point": p.index,
                     "concs": p.concs,
                     "label": p.label,
-                    "override": p.override or "-",
+                    "override": p.override,
                     "router": name,
                     "submitted": name == p.submitted,
                     "text": copy_all(blocks, {} if raw else _contents(p.files.get(name, {})))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -143,7 +144,10 @@ class _Step:
     path: tuple[tuple[int, int], ...]  # (frame id, branch index) from the outermost
 
 
+@lru_cache(maxsize=64)
 def _steps(text: str) -> tuple[list[_Step], list[_Frame], dict[str, str]]:
+    """The script's srt-slurm clone/checkout steps with the ``if`` frames enclosing each, and
+    its plain top-level assignments (parsed once per script text; callers only read them)."""
     frames: list[_Frame] = []
     stack: list[int] = []
     steps: list[_Step] = []
@@ -245,7 +249,16 @@ def choose(script: Path, variables: dict[str, str], *, root: Path | None = None)
 
 
 def _read(script: Path) -> str:
-    return read_capped(script, SCRIPT_LIMIT, "runner launch script").decode("utf-8", "replace")
+    stat = script.stat()
+    return _read_once(str(script), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _read_once(path: str, mtime_ns: int, size: int) -> str:
+    """A runner script's text, read once per version of the file (every key of a cluster
+    reads the same script, for its release and its nodes' GPU count)."""
+    del mtime_ns, size  # part of the cache key only
+    return read_capped(path, SCRIPT_LIMIT, "runner launch script").decode("utf-8", "replace")
 
 
 def _shown(script: Path, root: Path | None) -> str:

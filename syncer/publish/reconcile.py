@@ -47,18 +47,12 @@ def reconcile(bot: Bot) -> Outcome:
         for model in models:
             _cookbook_side(bot, model, failed)
         for pull in bot.infx.open_pulls(s.inferencex_repo):
-            configs = bot.configs_of(pull.number)
-            if not configs and not bot.handled(pull.number):
-                bot.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
-            if not configs or bot.handled(pull.number):
+            if bot.handled(pull.number):
                 continue
-            if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):
-                bot.out.say(f"PR #{pull.number}: up to date")
-                continue
-            bot.out.say(f"PR #{pull.number}: not up to date; syncing")
             try:
-                bot.sync_pr(pull.number)
+                _reconcile_pr(bot, pull)
             except SyncError as exc:
+                # A PR whose files do not parse is that PR's error; the others go on.
                 failed.append(f"#{pull.number}: {exc}")
     finally:
         bot.book.close_clone()
@@ -67,6 +61,18 @@ def reconcile(bot: Bot) -> Outcome:
     if failed:
         raise SyncError("scheduled run: " + "; ".join(failed))
     return bot.out
+
+
+def _reconcile_pr(bot: Bot, pull: Pull) -> None:
+    configs = bot.configs_of(pull.number)
+    if not configs:
+        bot.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
+        return
+    if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):
+        bot.out.say(f"PR #{pull.number}: up to date")
+        return
+    bot.out.say(f"PR #{pull.number}: not up to date; syncing")
+    bot.sync_pr(pull.number)
 
 
 def _cookbook_side(bot: Bot, model: ModelSpec, failed: list[str]) -> None:
