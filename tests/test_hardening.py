@@ -613,7 +613,8 @@ def test_a_render_header_without_a_variant_has_no_dash(project: Path) -> None:
     edit(master, "\n".join(rows), rows[0].replace("conc-list: [1, 4, 16]", "conc-list: [1]"))
     proc = sync(project, "render", KEY, "--point", "0")
     assert proc.returncode == 0, proc.stderr
-    header = proc.stdout.splitlines()[0]
+    # (The "# rules:" line of the srt-slurm era the rendering follows comes first.)
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("#### "))
     assert header.startswith(f"#### {KEY} · point 0 (c1) · Agg TP4 · router sglang"), header
 
 
