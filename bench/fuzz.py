@@ -23,12 +23,22 @@ Mutations:
   member deleted; text-level truncation and bad UTF-8.
 * the run packed as a ``.zip`` and a ``.tar.gz`` (``verify --run ARCHIVE``): truncated, bytes
   flipped, junk inserted.
+* issue 22's kinds, run first: the master config, a recipe, ``sync.yaml``, the module, the
+  golden AL file and a sweep log replaced by a FIFO, a directory, a character device, a
+  symlink to ``/dev/zero`` or to nothing, or made mode 000; YAML 1.1 keys (``on``, ``off``,
+  ``yes``, ``No``, ``TRUE``, ``~``) and values (octal-looking and unquoted ids, unquoted and
+  impossible dates, hex, digit separators), lists nested 199, 400 and 5000 deep, a merge list
+  with a conflicting key; a sweep log twice in each archive (changed copy first or last,
+  identical) and a zip end record claiming 65535 members; and ``generate`` writing a changed
+  module and page, stopped by SIGTERM at seven moments.
 
-Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s) or
-exit-2 command that changed a file is recorded with the mutation that caused it, deduplicated
-by the innermost frame of its traceback. The mutation list is enumerated in a fixed order,
-shuffled per file with ``--seed`` and interleaved across files, so a seed and a case count
-name the same cases on every machine. Exit status: 0 no crash, 1 crashes found.
+Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s),
+exit-2 command that changed a file, temp file left behind, or SIGTERM that ended other than
+143 (or 0, when it came after the work) or left a file written is recorded with the mutation
+that caused it, deduplicated by the innermost frame of its traceback. The mutation list is
+enumerated in a fixed order, shuffled per file with ``--seed`` and interleaved across files
+(issue 22's kinds first), so a seed and a case count name the same cases on every machine.
+Exit status: 0 no crash, 1 crashes found.
 """
 
 from __future__ import annotations
@@ -45,9 +55,11 @@ import random
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -144,6 +156,11 @@ class Mutation:
     path: str  # relative to the project copy
     name: str  # what was done, for the report
     apply: Callable[[bytes], bytes] = field(compare=False, repr=False)
+    # instead of new bytes: what is put at the path (a FIFO, a directory, a symlink, a device,
+    # a mode), undone by _restore
+    place: Callable[[Path], None] | None = field(default=None, compare=False, repr=False)
+    # a SIGTERM sent this many seconds into each command (the commands then write)
+    sigterm_after: float | None = None
 
 
 def _deep(depth: int) -> object:
@@ -420,6 +437,210 @@ def binary_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation
     return out
 
 
+# ---- issue 22's kinds: files that are not regular, permissions, signals, duplicate archive
+# members, YAML 1.1 keys and values, deep nesting, merge lists
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+    (path / "inside").write_text("x")
+
+
+def _symlink_to(target: str) -> Callable[[Path], None]:
+    def place(path: Path) -> None:
+        path.symlink_to(target)
+
+    return place
+
+
+def _device(path: Path) -> None:
+    if os.geteuid() == 0:  # /dev/null's numbers: reading it ends at once, writing it is lost
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    else:
+        path.symlink_to(os.devnull)
+
+
+def _unreadable(data: bytes) -> Callable[[Path], None]:
+    def place(path: Path) -> None:
+        path.write_bytes(data)
+        path.chmod(0)
+
+    return place
+
+
+def fs_mutations(rel: str, data: bytes) -> list[Mutation]:
+    """The file replaced by what is not a regular file, or made unreadable (a mode that stops
+    only a user other than root: the campaign then checks exit 2 or the unchanged verdict)."""
+    return [
+        Mutation(rel, "a FIFO", lambda d: d, place=_fifo),
+        Mutation(rel, "a directory", lambda d: d, place=_directory),
+        Mutation(rel, "a character device", lambda d: d, place=_device),
+        Mutation(rel, "a symlink to /dev/zero", lambda d: d, place=_symlink_to("/dev/zero")),
+        Mutation(rel, "a dangling symlink", lambda d: d, place=_symlink_to("no/such/file")),
+        Mutation(rel, "mode 000", lambda d: d, place=_unreadable(data)),
+    ]
+
+
+_YAML_KEY = re.compile(rb"^(\s+)([A-Za-z][\w-]*):", re.M)
+
+
+def yaml11_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation]:
+    """What YAML 1.1 reads otherwise than a person does: keys on/off/yes/No, octal-looking
+    and unquoted ids, unquoted dates, 400-deep nesting, merge lists with a conflict."""
+    out = []
+    keys = list(_YAML_KEY.finditer(data))
+    for word in (b"on", b"off", b"yes", b"No", b"TRUE", b"~"):
+        if keys:
+            m = keys[rng.randrange(len(keys))]
+
+            def apply(d: bytes, s: int = m.start(2), e: int = m.end(2), w: bytes = word) -> bytes:
+                return d[:s] + w + d[e:]
+
+            out.append(Mutation(rel, f"key {m.group(2).decode()} := {word.decode()}", apply))
+    for old, new in (
+        (rb'"(\d{6,})"', rb"0\1"),  # octal-looking id
+        (rb'"(\d{6,})"', rb"\1"),  # unquoted id
+        (rb'"(\d{4}-\d\d-\d\d)"', rb"\1"),  # unquoted date
+        (rb'"(\d{4})-\d\d-\d\d"', rb"\1-13-45"),  # no such date
+        (rb": (\d+)\n", rb": 0x\1\n"),  # hex
+        (rb": (\d+)\n", rb": 1_0\1\n"),  # YAML 1.1 digit separators
+    ):
+        if re.search(old, data):
+            out.append(
+                Mutation(
+                    rel,
+                    f"value {old.decode()} -> {new.decode()}",
+                    lambda d, o=old, n=new: re.sub(o, n, d, count=1),
+                )
+            )
+    for depth in (199, 400, 5000):
+        deep = b"[" * depth + b"]" * depth
+        out.append(
+            Mutation(
+                rel,
+                f"{depth}-deep list added",
+                lambda d, x=deep: _YAML_KEY.sub(lambda m: m.group(0) + b" " + x + b"\n#", d, 1),
+            )
+        )
+    anchors = b"_fz_a: &fz_a {fz-key: 1, fz-x: [a]}\n_fz_b: &fz_b {fz-key: 2}\n"
+    out.append(
+        Mutation(
+            rel,
+            "merge list with a conflicting key added",
+            lambda d: (
+                anchors
+                + _YAML_KEY.sub(
+                    lambda m: (
+                        m.group(0)
+                        + b"\n"
+                        + m.group(1)
+                        + b"  <<: [*fz_a, *fz_b]\n"
+                        + m.group(1)
+                        + b"  fz-own: 3\n"
+                        + m.group(1)
+                        + b"  _drop:"
+                    ),
+                    d,
+                    1,
+                )
+            ),
+        )
+    )
+    return out
+
+
+def _rezip(
+    data: bytes, extra: Callable[[list[tuple[str, bytes]]], list[tuple[str, bytes]]]
+) -> bytes:
+    import warnings
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        members = [(i.filename, zf.read(i)) for i in zf.infolist() if not i.is_dir()]
+    out = io.BytesIO()
+    with warnings.catch_warnings(), zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        warnings.simplefilter("ignore")  # zipfile warns about a duplicate name
+        for name, content in extra(members):
+            zf.writestr(name, content)
+    return out.getvalue()
+
+
+def _retar(
+    data: bytes, extra: Callable[[list[tuple[str, bytes]]], list[tuple[str, bytes]]]
+) -> bytes:
+    import tarfile
+
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tf:
+        members = [(m.name, tf.extractfile(m).read()) for m in tf.getmembers() if m.isreg()]
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:gz") as tf:
+        for name, content in extra(members):
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tf.addfile(info, io.BytesIO(content))
+    return out.getvalue()
+
+
+def duplicate_member_mutations(rel: str) -> list[Mutation]:
+    """A sweep log twice (changed, first or last; identical), a million-member declaration."""
+    repack = _rezip if rel.endswith(".zip") else _retar
+
+    def log_of(members: list[tuple[str, bytes]]) -> tuple[str, bytes]:
+        return next((n, c) for n, c in members if n.endswith(".log"))
+
+    def changed(members, first: bool):
+        name, content = log_of(members)
+        other = (name, content.replace(b"3600", b"9"))
+        return [other, *members] if first else [*members, other]
+
+    out = [
+        Mutation(
+            rel, "a log twice, changed copy last", lambda d: repack(d, lambda m: changed(m, False))
+        ),
+        Mutation(
+            rel, "a log twice, changed copy first", lambda d: repack(d, lambda m: changed(m, True))
+        ),
+        Mutation(rel, "a log twice, identical", lambda d: repack(d, lambda m: [*m, log_of(m)])),
+    ]
+    if rel.endswith(".zip"):
+        # the end record claims 0xFFFF entries (zip64 marker without a zip64 record)
+        def claim(d: bytes) -> bytes:
+            at = d.rfind(b"PK\x05\x06")
+            return d[: at + 8] + b"\xff\xff\xff\xff" + d[at + 12 :]
+
+        out.append(Mutation(rel, "end record claims 65535 members", claim))
+    return out
+
+
+def signal_mutations() -> list[Mutation]:
+    """generate writing a changed module and page, stopped by SIGTERM at several moments."""
+    edit = lambda d: d.replace(b"watchdog-timeout: 3600", b"watchdog-timeout: 3601", 1)  # noqa: E731
+    return [
+        Mutation(SINGLE, f"SIGTERM {delay:g}s into generate", edit, sigterm_after=delay)
+        for delay in (0.0, 0.05, 0.2, 0.5, 1.0, 2.0, 3.0)
+    ]
+
+
+HOSTILE_FILES = (MASTER, SINGLE, "sync.yaml", MODULE, GOLDEN)
+
+
+def hostile_mutations(project: Path, rng: random.Random) -> list[Mutation]:
+    out: list[Mutation] = []
+    log = next(p for p in sorted((project / RUN).rglob("*.log")))
+    for rel in (*HOSTILE_FILES, log.relative_to(project).as_posix()):
+        out.extend(fs_mutations(rel, (project / rel).read_bytes()))
+    for rel in (MASTER, SINGLE, MULTI, "sync.yaml"):
+        out.extend(yaml11_mutations(rel, (project / rel).read_bytes(), rng))
+    for archive in sorted((project / ARCHIVES).iterdir()):
+        out.extend(duplicate_member_mutations(archive.relative_to(project).as_posix()))
+    out.extend(signal_mutations())
+    return out
+
+
 def all_mutations(project: Path, seed: int) -> list[Mutation]:
     """Every mutation, per file (the run's files together) shuffled with ``seed``, interleaved
     across files."""
@@ -452,7 +673,8 @@ def all_mutations(project: Path, seed: int) -> list[Mutation]:
     for name, muts in groups.items():
         random.Random(f"{seed}:{name}").shuffle(muts)
         per_file.append(muts)
-    out: list[Mutation] = []
+    # Issue 22's kinds first (a few hundred cases cover all of them), then the rest.
+    out: list[Mutation] = hostile_mutations(project, random.Random(f"{seed}:hostile"))
     for i in range(max(map(len, per_file), default=0)):
         out.extend(muts[i] for muts in per_file if i < len(muts))
     return out
@@ -491,11 +713,23 @@ def _last_error(text: str) -> str:
     return ""
 
 
-def run_command(argv: Command, timeout: float) -> tuple[int, str, str]:
+def _late_sigterm(signum, frame):
+    """A SIGTERM that arrives after its command ended: ignored (the campaign goes on)."""
+
+
+def run_command(
+    argv: Command, timeout: float, sigterm_after: float | None = None
+) -> tuple[int, str, str]:
     from syncer.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     signal.signal(signal.SIGALRM, _on_alarm)
+    # cli.main installs its own SIGTERM handler and puts this one back when it returns
+    previous_term = signal.signal(signal.SIGTERM, _late_sigterm)
+    timer = None
+    if sigterm_after is not None:
+        timer = threading.Timer(sigterm_after, os.kill, (os.getpid(), signal.SIGTERM))
+        timer.start()
     signal.setitimer(signal.ITIMER_REAL, timeout)
     code: int
     try:
@@ -513,15 +747,47 @@ def run_command(argv: Command, timeout: float) -> tuple[int, str, str]:
         return -2, out.getvalue(), err.getvalue() + traceback.format_exc()
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        if timer is not None:
+            timer.cancel()
+            timer.join()
+        signal.signal(signal.SIGTERM, previous_term)
     return code, out.getvalue(), err.getvalue()
+
+
+def _restore(target: Path, original: bytes) -> None:
+    """Whatever a mutation put at ``target`` removed, the original file back."""
+    if (
+        target.is_symlink()
+        or target.is_file()
+        or stat.S_ISFIFO(_lmode(target))
+        or (target.exists() and not target.is_dir())
+    ):
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    target.write_bytes(original)
+
+
+def _lmode(path: Path) -> int:
+    try:
+        return path.lstat().st_mode
+    except OSError:
+        return 0
 
 
 def _tree_hashes(project: Path) -> dict[str, str]:
     return {
-        p.relative_to(project).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        p.relative_to(project).as_posix(): (
+            hashlib.sha256(p.read_bytes()).hexdigest()
+            if p.is_file() and not p.is_symlink() and os.access(p, os.R_OK)
+            else f"<{stat.filemode(p.lstat().st_mode)}>"
+        )
         for p in sorted(project.rglob("*"))
-        if p.is_file() and ".git" not in p.parts
+        if ".git" not in p.parts and not p.is_dir()
     }
+
+
+GENERATE_WRITE: Command = [a for a in GENERATE if a != "--check"] + ["--date", "2026-10-13"]
 
 
 @dataclass
@@ -608,22 +874,35 @@ def main(argv: list[str]) -> int:
                 except Exception as exc:  # the mutation does not apply to this file
                     print(f"skip {mut.path}: {mut.name}: {exc!r}", file=sys.stderr)
                     continue
-                target.write_bytes(mutated)
+                if mut.place is not None:
+                    target.unlink()
+                    mut.place(target)
+                else:
+                    target.write_bytes(mutated)
+                mutated_tree = _tree_hashes(project)
+                signalled = mut.sigterm_after is not None
+                cmds = [GENERATE_WRITE] if signalled else commands_for(mut.path, lint_repo)
                 try:
-                    for cmd in commands_for(mut.path, lint_repo):
-                        code, _out, err = run_command(cmd, args.timeout)
+                    for cmd in cmds:
+                        code, _out, err = run_command(cmd, args.timeout, mut.sigterm_after)
                         commands += 1
                         codes[code] = codes.get(code, 0) + 1
                         kind = {3: "exit 3", -1: "hang", -2: "uncaught"}.get(code)
                         site = _site(err) if kind else ""
-                        if kind is None and code == 2:
-                            changed = [
-                                k
-                                for k, v in _tree_hashes(project).items()
-                                if k != mut.path and pristine.get(k) != v
-                            ]
-                            if changed:
-                                kind, site = "wrote on error", f"{cmd[0]} wrote {changed[0]}"
+                        now = _tree_hashes(project)
+                        changed = [k for k, v in now.items() if mutated_tree.get(k) != v]
+                        left = [k for k in now if k not in mutated_tree and k.endswith(".tmp")]
+                        if kind is None and left:
+                            kind, site = "temp file left", f"{cmd[0]} left {left[0]}"
+                        elif kind is None and code == 2 and changed:
+                            kind, site = "wrote on error", f"{cmd[0]} wrote {changed[0]}"
+                        elif kind is None and signalled and code not in (0, 143):
+                            kind, site = f"exit {code} on SIGTERM", cmd[0]
+                        elif kind is None and signalled and code == 143 and changed:
+                            kind, site = "wrote on SIGTERM", f"{cmd[0]} wrote {changed[0]}"
+                        if signalled and changed:  # undo what a finished generate wrote
+                            for k in changed:
+                                (project / k).unlink(missing_ok=True)
                         if kind is None:
                             continue
                         crash = crashes.setdefault(
@@ -634,7 +913,7 @@ def main(argv: list[str]) -> int:
                             shown = "\n".join(ln[:300] for ln in err.splitlines()[-40:])
                             print(f"--- {mut.path}: {mut.name}: sync {' '.join(cmd)}\n{shown}")
                 finally:
-                    target.write_bytes(original)
+                    _restore(target, original)
                     if _tree_hashes(project) != pristine:
                         shutil.rmtree(project)
                         project, lint_repo = make_project(Path(tempfile.mkdtemp(dir=tmpdir)))

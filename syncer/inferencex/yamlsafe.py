@@ -120,11 +120,12 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):  # type: ignore[misc, valid-type]
                 except TypeError:
                     continue
             line = key_node.start_mark.line + 1
-            if isinstance(key, bool):
+            if key is None or isinstance(key, bool):
                 # `on: 1` renders as `--True 1`, and srt-slurm fails on it: said, with its line.
+                what = "null" if key is None else f"the boolean {js(key)}"
                 raise SyncError(
-                    f"key {js(key_node.value)} is read by YAML 1.1 as the boolean "
-                    f"{js(key)}, not a name; quote it ('{key_node.value}':) if the name is meant",
+                    f"key {js(key_node.value)} is read by YAML 1.1 as {what}, not a name; "
+                    f"quote it ('{key_node.value}':) if the name is meant",
                     path=self.source_path,
                     line=line,
                     column=key_node.start_mark.column + 1,
