@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reencode": ("syncer.commands.generate", "Re-encode a module in the newest format."),
     "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
     "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
+    "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
     "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
 }
 

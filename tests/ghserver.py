@@ -70,6 +70,7 @@ class FakeRepo:
     comments: dict[int, dict[str, Any]] = field(default_factory=dict)
     runs: dict[int, dict[str, Any]] = field(default_factory=dict)
     artifacts: dict[int, dict[str, Any]] = field(default_factory=dict)
+    issues: dict[int, dict[str, Any]] = field(default_factory=dict)  # numbers shared with pulls
 
 
 class GitHubModel:
@@ -247,6 +248,30 @@ class GitHubModel:
                 "attempt": run["attempts"],
             }
             run["artifacts"].append(art_id)
+
+    def add_issue(
+        self,
+        repo: str,
+        *,
+        title: str,
+        body: str = "",
+        user: str = "author",
+        labels: list[str] | None = None,
+        state: str = "open",
+    ) -> dict[str, Any]:
+        number = next(self._numbers[repo])
+        issue = {
+            "number": number,
+            "title": title,
+            "body": body,
+            "user": user,
+            "labels": list(labels or []),
+            "state": state,
+            "state_reason": None if state == "open" else "completed",
+            "updated_at": TS,
+        }
+        self.repo(repo).issues[number] = issue
+        return issue
 
     def comments_on(self, repo: str, number: int) -> list[dict[str, Any]]:
         return [c for c in self.repo(repo).comments.values() if c["issue"] == number]
@@ -505,6 +530,50 @@ class GitHubModel:
             "issue_url": f"{api}/issues/{comment['issue']}",
             "author_association": comment["author_association"],
         }
+
+    def listed_issue_json(self, fake: FakeRepo, issue: dict[str, Any]) -> dict[str, Any]:
+        """An issue of ``FakeRepo.issues`` as ``/issues`` answers it (``issue_json`` is a PR as
+        the issue an event carries)."""
+        number = issue["number"]
+        url = f"{self.base}/repos/{fake.full_name}/issues/{number}"
+        closed = issue["state"] == "closed"
+        return {
+            "id": 10**6 + number,
+            "node_id": f"I_{number}",
+            "url": url,
+            "repository_url": f"{self.base}/repos/{fake.full_name}",
+            "labels_url": f"{url}/labels{{/name}}",
+            "comments_url": f"{url}/comments",
+            "events_url": f"{url}/events",
+            "html_url": f"https://github.com/{fake.full_name}/issues/{number}",
+            "number": number,
+            "state": issue["state"],
+            "state_reason": issue["state_reason"],
+            "title": issue["title"],
+            "body": issue["body"],
+            "user": self._user(issue["user"]),
+            "labels": [self._label(fake, name) for name in issue["labels"]],
+            "assignee": None,
+            "assignees": [],
+            "milestone": None,
+            "locked": False,
+            "active_lock_reason": None,
+            "comments": len(self.comments_on(fake.full_name, number)),
+            "closed_at": issue["updated_at"] if closed else None,
+            "created_at": TS,
+            "updated_at": issue["updated_at"],
+            "author_association": "NONE",
+        }
+
+    def pull_as_issue_json(self, fake: FakeRepo, pull: dict[str, Any]) -> dict[str, Any]:
+        """A pull request as GitHub lists it among a repository's issues."""
+        as_issue = {**pull, "state_reason": None, "updated_at": TS}
+        out = self.listed_issue_json(fake, as_issue)
+        out["pull_request"] = {
+            "url": f"{self.base}/repos/{fake.full_name}/pulls/{pull['number']}",
+            "html_url": f"https://github.com/{fake.full_name}/pull/{pull['number']}",
+        }
+        return out
 
     def run_json(
         self, fake: FakeRepo, run: dict[str, Any], attempt: int | None = None
@@ -988,6 +1057,14 @@ class _Handler(BaseHTTPRequestHandler):
                 lambda w: (200, self._runs(fake, w, query)),
             ),
             ("GET", r"/actions/artifacts/(\d+)/zip", lambda i: self._download(fake, int(i))),
+            ("GET", r"/issues", lambda: (200, self._list_issues(fake, query))),
+            ("POST", r"/issues", lambda: self._create_issue(fake, body, login)),
+            (
+                "GET",
+                r"/issues/(\d+)",
+                lambda n: (200, model.listed_issue_json(fake, fake.issues[int(n)])),
+            ),
+            ("PATCH", r"/issues/(\d+)", lambda n: self._update_issue(fake, int(n), body)),
         ]
         for verb, pattern, handler in routes:
             hit = re.fullmatch(pattern, rest)
@@ -1113,10 +1190,68 @@ class _Handler(BaseHTTPRequestHandler):
             pull.setdefault("closed_at", pull["updated_at"])
         return 200, self.model.pull_json(fake, pull)
 
+    def _list_issues(self, fake: FakeRepo, query: dict[str, str]) -> list[dict[str, Any]]:
+        """Issues and pull requests, newest first, as GitHub lists them (filters: state,
+        labels (all of them), creator)."""
+        state = query.get("state", "open")
+        wanted = [x for x in query.get("labels", "").split(",") if x]
+        items = [(i, False) for i in fake.issues.values()]
+        items += [({**p, "user": p["user"]}, True) for p in fake.pulls.values()]
+        out = []
+        for item, is_pull in sorted(items, key=lambda x: -x[0]["number"]):
+            if state != "all" and item["state"] != state:
+                continue
+            if any(label not in item["labels"] for label in wanted):
+                continue
+            if "creator" in query and item["user"] != query["creator"]:
+                continue
+            out.append(
+                self.model.pull_as_issue_json(fake, item)
+                if is_pull
+                else self.model.listed_issue_json(fake, item)
+            )
+        return out
+
+    def _create_issue(self, fake: FakeRepo, body: dict[str, Any], login: str) -> tuple[int, Any]:
+        if not body.get("title"):
+            return 422, {"message": "Validation Failed"}
+        if len(body.get("body") or "") > 65536:
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"message": "body is too long (maximum is 65536 characters)"}],
+            }
+        issue = self.model.add_issue(
+            fake.full_name,
+            title=body["title"],
+            body=body.get("body") or "",
+            user=login,
+            labels=list(body.get("labels") or []),
+        )
+        return 201, self.model.listed_issue_json(fake, issue)
+
+    def _update_issue(self, fake: FakeRepo, number: int, body: dict[str, Any]) -> tuple[int, Any]:
+        issue = fake.issues[number]
+        if len(body.get("body") or "") > 65536:
+            return 422, {
+                "message": "Validation Failed",
+                "errors": [{"message": "body is too long (maximum is 65536 characters)"}],
+            }
+        if body.get("state") not in (None, "open", "closed"):
+            return 422, {"message": "Validation Failed"}
+        for key in ("title", "body", "state"):
+            if key in body:
+                issue[key] = body[key]
+        if "state" in body:
+            issue["state_reason"] = (
+                None if body["state"] == "open" else body.get("state_reason") or "completed"
+            )
+        issue["updated_at"] = "2026-10-12T11:00:00Z"
+        return 200, self.model.listed_issue_json(fake, issue)
+
     def _create_comment(
         self, fake: FakeRepo, number: int, body: dict[str, Any], login: str
     ) -> tuple[int, Any]:
-        if number not in fake.pulls:
+        if number not in fake.pulls and number not in fake.issues:
             raise KeyError(number)
         if len(body["body"]) > 65536:
             return 422, self.model.validation_failed(

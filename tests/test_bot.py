@@ -108,6 +108,11 @@ def plain(markdown: str) -> str:
     return re.sub(r"\s+", " ", text.replace("\u200b", "")).strip()
 
 
+def is_status(comment: dict[str, Any]) -> bool:
+    """The bot's status comment (its other comments are evidence records)."""
+    return comment["user"] == INFX_BOT and comment["body"].startswith(st.STATUS_MARKER)
+
+
 class World:
     def __init__(self, tmp: Path, server: GitHubServer) -> None:
         self.tmp = tmp
@@ -194,7 +199,7 @@ class World:
         return bot.handle(event, check_event(event, payload)), plan
 
     def status(self) -> dict[str, Any]:
-        [comment] = [c for c in self.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
+        [comment] = [c for c in self.gh.comments_on(INFX, PR) if is_status(c)]
         return comment
 
     def book_pulls(self) -> list[dict[str, Any]]:
@@ -433,7 +438,7 @@ def test_cookbook_merge_edits_the_comment(world, golden):
     )
     check_golden(golden, "bot/status_cookbook_merged.md", status["body"])
     # The other InferenceX PR whose (in-progress) config went live in the same cookbook PR.
-    [other] = [c for c in world.gh.comments_on(INFX, 3871) if c["user"] == INFX_BOT]
+    [other] = [c for c in world.gh.comments_on(INFX, 3871) if is_status(c)]
     seen_other = plain(other["body"])
     assert f"{BOOK}#1 has been merged." in seen_other
     assert "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg" in seen_other
@@ -461,7 +466,8 @@ def test_rate_limit_403_is_retried(world):
     )
     first_use(world)
     posts = [r for r in world.gh.log if r.method == "POST" and r.path.endswith(f"/{PR}/comments")]
-    assert len(posts) == 2
+    # The first post (the evidence record) was refused once and sent again; then the status.
+    assert len(posts) == 3 and posts[0].body == posts[1].body
     assert world.status()["body"].startswith(st.STATUS_MARKER)
 
 
@@ -944,7 +950,7 @@ def test_lost_answers_to_the_bots_posts_make_no_duplicates(world):
     assert world.reactions(comment) == ["+1"]
     [pull] = world.book_pulls()
     assert pull["user"] == BOOK_BOT and st.pr_marker("deepseek-ai/deepseek-v4_1") in pull["body"]
-    statuses = [c for c in world.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
+    statuses = [c for c in world.gh.comments_on(INFX, PR) if is_status(c)]
     assert len(statuses) == 1 and statuses[0]["body"].startswith(st.STATUS_MARKER)
     assert f"{BOOK}#{pull['number']}" in plain(statuses[0]["body"])
 
@@ -1061,8 +1067,55 @@ def test_two_status_comments_posted_at_once_become_one(world):
 
     world.gh.after_next("POST", rf"/repos/{INFX}/issues/{PR}/comments$", other_job)
     first_use(world)
-    [status] = [c for c in world.gh.comments_on(INFX, PR) if c["user"] == INFX_BOT]
+    [status] = [c for c in world.gh.comments_on(INFX, PR) if is_status(c)]
     assert status["created_at"] == "2026-10-12T09:59:00Z"
     sections = st.read_sections(status["body"])
     assert sorted(sections) == ["acme/other", "deepseek-ai/deepseek-v4_1"]
     assert "measured in run" in plain(sections["deepseek-ai/deepseek-v4_1"])
+
+
+def test_a_verified_pin_keeps_its_evidence_record_on_the_pr(world):
+    """Issue 25: what the bot compared is kept in one folded comment per config, edited in
+    place, readable after the artifacts expire."""
+    import hashlib
+
+    from syncer.publish import evidence
+    from syncer.publish.github import Comment
+
+    first_use(world)
+
+    def records() -> list[dict[str, Any]]:
+        return [
+            c
+            for c in world.gh.comments_on(INFX, PR)
+            if c["user"] == INFX_BOT and c["body"].startswith("<!-- infx-cookbook-sync:evidence")
+        ]
+
+    [kept] = records()
+    comments = [Comment(c["id"], c["body"], c["user"], "NONE", "", "") for c in records()]
+    rec = evidence.read_back(comments, INFX_BOT, KEY)
+    assert rec is not None and rec["config"] == KEY and rec["run"] == str(RUN) and rec["pr"] == PR
+    assert rec["sha"] == HEAD
+    served = {hashlib.sha256(data).hexdigest() for data in run_artifacts().values()}
+    assert rec["artifacts"] and set(rec["artifacts"].values()) <= served
+    assert all(name.endswith(".zip") for name in rec["artifacts"])
+    # Every point was verified against its log; the record names the log and what it launched.
+    assert rec["points"] and {p["verdict"] for p in rec["points"]} == {"agree"}
+    logged = {
+        m.group(1)
+        for f in (ROOT / "examples/runs" / str(RUN)).rglob("sweep_*.log")
+        for m in re.finditer(r"Command: .*--mem-fraction-static (\S+)", f.read_text())
+    }
+    recorded = set()
+    for point in rec["points"]:
+        (log,) = point["logs"]
+        launched = {(e["field"], e["key"]): e["value"] for e in log["launched"]}
+        recorded.add(launched[("flag", "--mem-fraction-static")])
+        assert ("env", "SGLANG_DEFAULT_THINKING") in launched
+        assert any("(" in x for x in log["excluded"])  # each exclusion names its policy entry
+    assert recorded == logged
+    assert len(kept["body"]) <= 65536 and "<details>" in kept["body"]
+    # The same pin again: the record is not posted a second time.
+    comment = world.comment(f"/use {RUN}", at="2026-10-13T10:00:00Z")
+    world.send("issue_comment", world.comment_event(comment))
+    assert [c["id"] for c in records()] == [kept["id"]]

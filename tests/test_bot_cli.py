@@ -190,7 +190,7 @@ def test_dry_run_needs_no_token_and_no_api(world):
     assert world.gh.log == []  # not even the local server was asked
     assert world.tip() is None and not (world.tmp / "cache").exists()
     lines = proc.stdout.splitlines()
-    said = lines[: lines.index("dry run: 6 writes not made") + 1]
+    said = lines[: lines.index("dry run: 7 writes not made") + 1]
     # (Other lines, such as the SGLang flag check's, may come in between.)
     assert [line for line in said if "SGLang flag check" not in line] == [
         "dry run without a token for InferenceX and the cookbook: GitHub is not read there; "
@@ -200,7 +200,7 @@ def test_dry_run_needs_no_token_and_no_api(world):
         f"{BRANCH}: would commit and push (dry run)",
         f"deepseek-ai/deepseek-v4_1: would open a PR in {BOOK} (dry run)",
         f"PR #{PR}: would post the status comment (dry run)",
-        "dry run: 6 writes not made",
+        "dry run: 7 writes not made",
     ]
     out = proc.stdout
     # Exactly what would be written and posted: the files, the PR title and body, the comment.
@@ -211,6 +211,7 @@ def test_dry_run_needs_no_token_and_no_api(world):
     ) in out
     assert "<!-- infx-cookbook-sync:pr model=deepseek-ai/deepseek-v4_1 -->" in out
     assert f"would: POST /repos/{INFX}/issues/{PR}/comments" in out
+    assert f'<!-- infx-cookbook-sync:evidence "{KEY}" -->' in out  # the evidence record
     assert f"{KEY}: SemiAnalysisAI/InferenceX#{PR}" in out and f"run {RUN}, verified-pr" in out
 
     # Without a local copy of the run, the pin cannot be checked: said, and shown in progress.

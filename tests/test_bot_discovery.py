@@ -41,6 +41,7 @@ from syncer.cli import cli
 from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import parse_module
+from syncer.publish import evidence
 from syncer.publish import status as st
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -145,8 +146,13 @@ class Replay:
         return json.loads(result.output)
 
     def bot_comments(self, number: int) -> list[str]:
-        """The bot's comments on InferenceX PR ``number``, as a reader sees them, oldest first."""
-        mine = [c for c in self.gh.comments_on(INFX, number) if c["user"] == INFX_BOT]
+        """The bot's comments on InferenceX PR ``number``, as a reader sees them, oldest first
+        (its evidence records, kept beside them, are not part of the thread's story)."""
+        mine = [
+            c
+            for c in self.gh.comments_on(INFX, number)
+            if c["user"] == INFX_BOT and not evidence.is_record(c["body"])
+        ]
         return [plain(c["body"]) for c in sorted(mine, key=lambda c: c["id"])]
 
 
@@ -265,8 +271,11 @@ def test_the_seed_thread_replayed_stage_by_stage(replay):
     markers = [
         c["body"].splitlines()[0]
         for c in sorted(replay.gh.comments_on(INFX, SEED_PR), key=lambda c: c["id"])
-        if c["user"] == INFX_BOT
+        if c["user"] == INFX_BOT and not evidence.is_record(c["body"])
     ]
+    # One evidence record of the verified pin, kept beside the milestones (edited, not reposted).
+    records = [c for c in replay.gh.comments_on(INFX, SEED_PR) if evidence.is_record(c["body"])]
+    assert len(records) == 1 and records[0]["user"] == INFX_BOT
     assert markers == [
         f"{st.MILESTONE_PREFIX}{MODEL} open 1 in-progress -->",
         f"{st.MILESTONE_PREFIX}{MODEL} merged 1 in-progress -->",

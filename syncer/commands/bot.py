@@ -21,7 +21,7 @@ from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.syncconfig import load_sync_config
 from syncer.untrusted import term_text
-from syncer.wording import count, js
+from syncer.wording import count
 
 
 @click.command("bot")
@@ -233,7 +233,7 @@ def _run(
     infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=not dry_run)
     book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=not dry_run)
     # SYNC_API_PAUSE: seconds between API requests (default: GitHub's guidance, see GitHubClient).
-    pause = _float_env("SYNC_API_PAUSE")
+    pause = options.float_env("SYNC_API_PAUSE")
 
     def client(token: str | None, login_env: str) -> GitHubClient:
         login = os.environ.get(login_env) or None
@@ -324,16 +324,6 @@ def _print_plan(plan: Any, stopped: bool = False) -> None:
     click.echo(f"dry run: {count(len(plan.writes), 'write')} not made{why}")
     for write in plan.writes:
         click.echo("would: " + term_text(write))
-
-
-def _float_env(name: str) -> float | None:
-    value = os.environ.get(name)
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        raise SyncError(f"{name} must be a number of seconds, got {js(value)}") from None
 
 
 # GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.

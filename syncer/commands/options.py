@@ -7,6 +7,7 @@ A path option says whether it names a folder or a file; one with a default shows
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -16,8 +17,10 @@ import click
 
 from syncer import locations
 from syncer.console import report_console
+from syncer.errors import SyncError
 from syncer.selection import CONC_HELP, POINT_HELP
 from syncer.untrusted import json_text
+from syncer.wording import js
 
 F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[F], F]
@@ -97,6 +100,17 @@ def selection_options(command: F) -> F:
     """``--point N`` and ``--conc C`` with the help every command shares."""
     command = click.option("--conc", "conc", type=int, metavar="C", help=CONC_HELP)(command)
     return click.option("--point", "point", type=int, metavar="N", help=POINT_HELP)(command)
+
+
+def float_env(name: str) -> float | None:
+    """A number of seconds from the environment (``SYNC_API_PAUSE``), None when unset."""
+    value = os.environ.get(name)
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        raise SyncError(f"{name} must be a number of seconds, got {js(value)}") from None
 
 
 class Report(Protocol):

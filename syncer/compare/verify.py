@@ -20,6 +20,7 @@ from typing import Protocol
 
 from syncer.compare.diff import (
     UNLOGGED_KINDS,
+    Comparison,
     ExclusionLookup,
     ExclusionRef,
     compare_blocks,
@@ -184,16 +185,22 @@ def cookbook_check(
     check = cookbook_cell(decoder, module_path, key, p, cookbook)
     if decoder is None or check.cell is None or check.point is None:
         return check
-    ci, pi = check.cell, check.point
+    check.comparisons.extend(compare_published(decoder, check.cell, check.point, p))
+    return check
+
+
+def compare_published(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[Comparison]:
+    """Cookbook point ``(ci, pi)`` against the recipe's cookbook form of ``p``, one comparison
+    per router either side has (``sync verify`` and ``sync audit``)."""
     cell_routers = decoder.routers(ci)
+    out = []
     for router in [*p.cookbook, *(r for r in cell_routers if r not in p.cookbook)]:
         cb_blocks = decoder.blocks_for(Selection(ci, pi, router)) if router in cell_routers else []
         recipe_blocks = p.cookbook.get(router, [])
-        comp = compare_blocks(
-            cb_blocks, recipe_blocks, left="cookbook", right="recipe", router=router
+        out.append(
+            compare_blocks(cb_blocks, recipe_blocks, left="cookbook", right="recipe", router=router)
         )
-        check.comparisons.append(comp)
-    return check
+    return out
 
 
 def compare_point(

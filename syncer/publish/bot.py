@@ -36,9 +36,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syncer import links
+from syncer.compare.results import VerifyResult
 from syncer.errors import SyncError
 from syncer.inferencex.render import RenderedConfig
 from syncer.model import PointStatus
+from syncer.publish import evidence
 from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.cookbook_pr import CookbookPR
@@ -66,12 +68,16 @@ def default_verifier(
     cookbook: Path,
     *,
     rendered: RenderedConfig | None = None,
+    keep: dict[str, VerifyResult] | None = None,
 ) -> tuple[bool, str]:
     """``rendered``: the config as the event already rendered it (the bot passes its render
-    cache's, so one event renders each config once)."""
+    cache's, so one event renders each config once); ``keep``: where the result is kept by
+    key, for the evidence record."""
     result = verify_config(
         key, inferencex=inferencex, run=run_dir, cookbook=cookbook, rendered=rendered
     )
+    if keep is not None:
+        keep[key] = result
     # The report shrinks itself to the budget (whole rows dropped, folds closed) rather than
     # being cut mid-table by the clip below, which stays as a guard for other verifiers.
     return result.exit_code == 0, result.markdown(budget=MAX_REPORT_CHARS)
@@ -105,6 +111,7 @@ class Bot:
         )
         self.status = StatusComments(settings, gh=infx, plan=plan, out=self.out)
         self._handled: set[int] = set()  # InferenceX PRs this run brought up to date
+        self._verified: dict[str, VerifyResult] = {}  # for the evidence records
         # Discovery: configs found from each PR's commits in the bot's InferenceX clone, each
         # config read at its own commit; None: sync.yaml's configs and pins, one checkout.
         self.ix = (
@@ -121,7 +128,9 @@ class Bot:
     ) -> tuple[bool, str]:
         """:func:`default_verifier` on the render the trial module was generated from."""
         rendered = self.book.rendered(key) if inferencex == self.book.tree(key) else None
-        return default_verifier(key, inferencex, run_dir, cookbook, rendered=rendered)
+        return default_verifier(
+            key, inferencex, run_dir, cookbook, rendered=rendered, keep=self._verified
+        )
 
     def handle(self, event_name: str, payload: Payload) -> Outcome:
         try:
@@ -415,6 +424,7 @@ class Bot:
                 ok, report = self.verifier(c.key, tree, choice.run_dir, trial.snippets)
                 if ok:
                     pins[c.key] = measured[c.key]
+                    self._keep_evidence(pull, c.key, choice)
                 else:
                     reports[c.key] = report
                     self.out.say(f"{c.key}: run {choice.run_id} does not verify; kept in progress")
@@ -433,6 +443,21 @@ class Bot:
                 item.blocked = {"branch": result.branch, "commits": result.blocked}
             items.append(item)
         return items
+
+    def _keep_evidence(self, pull: Pull, key: str, choice: pinrules.PinChoice) -> None:
+        """The evidence record of a verified pin, kept on the InferenceX PR (a verifier other
+        than the default one, as tests give, leaves no result to record)."""
+        result = self._verified.pop(key, None)
+        if result is None or choice.run_dir is None:
+            return
+        rec = evidence.record(
+            result,
+            run=str(choice.run_id),
+            pr=pull.number,
+            sha=pull.head_sha,
+            run_dir=choice.run_dir,
+        )
+        evidence.keep(self.infx, self.s.inferencex_repo, pull.number, rec)
 
     def _item(
         self,

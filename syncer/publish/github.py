@@ -85,6 +85,17 @@ class PullData(TypedDict, total=False):
     maintainer_can_modify: bool | None
 
 
+class IssueData(TypedDict, total=False):
+    number: int
+    title: str | None
+    body: str | None
+    state: str | None
+    user: UserData | None
+    labels: list[LabelData] | None
+    html_url: str | None
+    pull_request: dict[str, object] | None
+
+
 class WorkflowRunData(TypedDict, total=False):
     id: int
     event: str | None
@@ -131,6 +142,19 @@ class Pull:
     labels: tuple[str, ...]
     html_url: str
     maintainer_can_modify: bool = False
+    merged_at: str = ""  # ISO 8601; "" when not merged
+
+
+@dataclass(frozen=True)
+class Issue:
+    repo: str
+    number: int
+    title: str
+    body: str
+    state: str  # open | closed
+    user: str
+    labels: tuple[str, ...]
+    html_url: str
 
 
 @dataclass(frozen=True)
@@ -171,6 +195,7 @@ class Artifact:
     expired: bool
     size: int
     download_url: str
+    expires_at: str = ""  # ISO 8601, as GitHub gives it
 
 
 @dataclass
@@ -500,6 +525,19 @@ class GitHubClient:
         )
         return sorted((_pull(repo, p) for p in data), key=lambda p: -p.number)
 
+    def issues(self, repo: str, *, label: str, creator: str) -> list[Issue]:
+        """Every issue (open or closed) of ``creator`` carrying ``label``, oldest first; pull
+        requests, which GitHub lists among issues, are left out."""
+        found: list[Issue] = []
+        page = 1
+        while True:
+            params = {"labels": label, "creator": creator, "state": "all", "per_page": 100}
+            chunk = self._json("GET", f"/repos/{repo}/issues", params={**params, "page": page})
+            found.extend(_issue(repo, i) for i in chunk if not i.get("pull_request"))
+            if len(chunk) < 100:
+                return sorted(found, key=lambda i: i.number)
+            page += 1
+
     def run(self, repo: str, run_id: int) -> WorkflowRun:
         return _run(self._json("GET", f"/repos/{repo}/actions/runs/{run_id}"))
 
@@ -523,6 +561,7 @@ class GitHubClient:
                 expired=bool(a.get("expired")),
                 size=int(a.get("size_in_bytes") or 0),
                 download_url=a["archive_download_url"],
+                expires_at=a.get("expires_at") or "",
             )
             for a in self._pages(f"/repos/{repo}/actions/runs/{run_id}/artifacts", "artifacts")
         ]
@@ -608,6 +647,54 @@ class GitHubClient:
             return mine[-1] if mine else None
 
         return _comment(self._post(f"/repos/{repo}/issues/{number}/comments", {"body": body}, find))
+
+    def create_issue(
+        self, repo: str, title: str, body: str, *, labels: list[str], marker: str
+    ) -> Issue:
+        """Open an issue. When the answer is lost, the bot's own issue carrying ``marker`` is
+        looked up before posting again: one issue, never two."""
+        self.plan.note(f"POST /repos/{repo}/issues {title!r} ({len(body)} chars)\n{body}")
+        if self.plan.dry_run:
+            return Issue(repo, next(self._dry_ids), title, body, "open", self.login(), (), "")
+        me = self.login()
+
+        def find() -> IssueData | None:
+            mine = [
+                i
+                for i in self._json(
+                    "GET",
+                    f"/repos/{repo}/issues",
+                    params={"creator": me, "state": "all", "per_page": 100},
+                )
+                if not i.get("pull_request") and marker in (i.get("body") or "")
+            ]
+            return mine[0] if mine else None
+
+        data = self._post(
+            f"/repos/{repo}/issues", {"title": title, "body": body, "labels": labels}, find
+        )
+        return _issue(repo, data)
+
+    def update_issue(
+        self,
+        repo: str,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: str | None = None,
+    ) -> None:
+        """Edit an issue in place: its title, body, and state (``open`` / ``closed``)."""
+        change: dict[str, Any] = {
+            k: v for k, v in (("title", title), ("body", body), ("state", state)) if v is not None
+        }
+        if state == "closed":
+            change["state_reason"] = "completed"
+        size = f" ({len(body)} chars)" if body is not None else ""
+        what = ", ".join(k for k in change if k != "body") or "body"
+        self.plan.note(f"PATCH /repos/{repo}/issues/{number} {what}{size}\n{body or ''}")
+        if not self.plan.dry_run:
+            self._json("PATCH", f"/repos/{repo}/issues/{number}", body=change)
 
     def edit_comment(self, repo: str, comment_id: int, body: str) -> None:
         self.plan.note(
@@ -835,6 +922,20 @@ def _pull(repo: str, data: PullData) -> Pull:
         labels=label_names(data.get("labels")),
         html_url=data.get("html_url") or "",
         maintainer_can_modify=bool(data.get("maintainer_can_modify")),
+        merged_at=data.get("merged_at") or "",
+    )
+
+
+def _issue(repo: str, data: IssueData) -> Issue:
+    return Issue(
+        repo=repo,
+        number=int(data["number"]),
+        title=data.get("title") or "",
+        body=data.get("body") or "",
+        state=data.get("state") or "",
+        user=(data.get("user") or {}).get("login", ""),
+        labels=label_names(data.get("labels")),
+        html_url=data.get("html_url") or "",
     )
 
 

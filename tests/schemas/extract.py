@@ -50,6 +50,11 @@ OPERATIONS: list[tuple[str, str, tuple[str, ...]]] = [
     ("get", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", ("200",)),
     ("get", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs", ("200",)),
     ("get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}", ("410",)),
+    # sync audit's dashboard issue
+    ("get", "/repos/{owner}/{repo}/issues", ("200", "404")),
+    ("post", "/repos/{owner}/{repo}/issues", ("201", "403", "404", "422")),
+    ("get", "/repos/{owner}/{repo}/issues/{issue_number}", ("200", "404")),
+    ("patch", "/repos/{owner}/{repo}/issues/{issue_number}", ("200", "403", "404", "422")),
 ]
 
 GENERIC_ERRORS = ("basic-error", "validation-error")

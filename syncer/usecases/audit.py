@@ -1,0 +1,731 @@
+"""`sync audit`: is every published AgentX cell still what InferenceX measured?
+
+For every data module of a cookbook checkout (every model, not only those of ``sync.yaml``)
+and every cell of it: its status and provenance; whether the recipe at the cell's own pinned
+commit renders exactly the published commands (``compare.verify.compare_published``, the
+comparison ``sync verify`` makes, shown as the reviewer diff of ``compare.review``); whether
+the module is what the generator writes for its cells (``cells_from_module`` and
+``encode_module``, the round trip of ``sync reencode``); whether a merged config left the
+master on InferenceX's default branch; lint findings against the cell's SGLang version when a
+checkout is given. What needs the GitHub API (PR states, artifact expiry, re-pins, the bot's
+evidence records) is asked through ``Api`` when the command has a token, and listed as not
+checked otherwise.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from syncer import links, progress
+from syncer.compare.review import review_texts
+from syncer.compare.verify import compare_published
+from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
+from syncer.cookbook.decode import Decoder
+from syncer.cookbook.encode import compact_module, module_text
+from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
+from syncer.errors import SyncError
+from syncer.inferencex import commits
+from syncer.inferencex.master import Master, load_master
+from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
+from syncer.inferencex.scripts import ScriptLaunchedError
+from syncer.model import PointStatus
+from syncer.usecases.audit_result import (
+    AuditResult,
+    CellRow,
+    Check,
+    Finding,
+    ModuleRow,
+    NotChecked,
+    PointRow,
+)
+
+# GitHub keeps a run's artifacts 90 days by default; under this many days left is a warning.
+ARTIFACT_WARN_DAYS = 14
+# An "in progress" cell whose PR merged more than this many days ago should have been synced.
+STALE_MERGE_DAYS = 7
+# Where a cookbook checkout keeps the generated AgentX data modules.
+SNIPPETS_IN_CHECKOUT = Path("docs") / "src" / "snippets" / "agentx"
+MODULE_SUFFIXES = (".jsx", ".js", ".mjs")
+
+
+# ---- where each pin's InferenceX tree comes from -------------------------------------------
+
+
+class Trees(Protocol):
+    """An InferenceX tree per commit: ``at(sha)`` gives the folder the renderer reads for a
+    pin (or None and why not); ``main()`` the default branch's tree, if there is one."""
+
+    label: str
+    note: str | None
+
+    def at(self, sha: str | None) -> tuple[Path | None, str | None]: ...
+
+    def main(self) -> Path | None: ...
+
+    def on_main(self, sha: str | None) -> bool | None:
+        """Whether the default branch contains commit ``sha`` (None: cannot tell)."""
+        ...
+
+
+@dataclass
+class FolderTree:
+    """A plain InferenceX checkout: the one tree every pin is read from (it cannot show a
+    pin at its own commit; the report says so)."""
+
+    path: Path
+    label: str = ""
+    note: str | None = None
+
+    def __post_init__(self) -> None:
+        self.label = self.label or str(self.path)
+        self.note = (
+            f"{self.label} is a folder, not a git clone: every pin was read from this one tree, "
+            "not at its own commit"
+        )
+
+    def at(self, sha: str | None) -> tuple[Path | None, str | None]:
+        return self.path, None
+
+    def main(self) -> Path | None:
+        return self.path
+
+    def on_main(self, sha: str | None) -> bool | None:
+        return None
+
+
+@dataclass
+class SnapshotTrees:
+    """A folder of InferenceX trees named by the leading hex of their commit
+    (``<dir>/0f45d5f4/``), as copies of files at several commits are kept. There is no
+    default-branch tree."""
+
+    path: Path
+    label: str = ""
+    note: str | None = None
+    _names: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.label = self.label or str(self.path)
+        if not self.path.is_dir():
+            raise SyncError("no such folder of InferenceX trees", path=str(self.path))
+        self._names = sorted(
+            d.name
+            for d in self.path.iterdir()
+            if d.is_dir() and len(d.name) >= 7 and all(c in "0123456789abcdef" for c in d.name)
+        )
+        if not self._names:
+            raise SyncError(
+                "no tree folders named by a commit (7 to 40 hex digits) here", path=str(self.path)
+            )
+
+    def at(self, sha: str | None) -> tuple[Path | None, str | None]:
+        if not sha:
+            return None, "the cell names no InferenceX commit"
+        for name in self._names:
+            if sha.startswith(name) or name.startswith(sha):
+                return self.path / name, None
+        return None, f"no tree of commit {sha[:12]} in {self.label}"
+
+    def main(self) -> Path | None:
+        return None
+
+    def on_main(self, sha: str | None) -> bool | None:
+        return None
+
+
+@dataclass
+class GitTrees:
+    """An InferenceX git clone: each pin's tree read at its own commit from git objects
+    (``inferencex.commits``; nothing checked out), the default branch at ``main_rev``. Call
+    ``close()`` (or use it as a context manager) to remove the written trees."""
+
+    clone: Path
+    main_rev: str = "origin/main"
+    remote: str | None = None  # fetch a pinned commit the clone lacks from here (by its id)
+    label: str = ""
+    note: str | None = None
+    _trees: commits.Trees | None = None
+    _main: str | None = None
+
+    def __post_init__(self) -> None:
+        self.label = self.label or str(self.clone)
+        self._trees = commits.Trees(self.clone)
+        for rev in (self.main_rev, "main", "HEAD"):
+            self._main = commits.resolve(self.clone, rev)
+            if self._main:
+                break
+        if self._main is None:
+            self.note = f"{self.label}: no default branch ({self.main_rev}) to check the master at"
+        elif commits.resolve(self.clone, self.main_rev) != self._main:
+            self.note = (
+                f"{self.label}: {self.main_rev} not found; the master is read at {self._main[:12]}"
+            )
+
+    def at(self, sha: str | None) -> tuple[Path | None, str | None]:
+        if not sha:
+            return None, "the cell names no InferenceX commit"
+        full = commits.resolve(self.clone, sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
+        if full is None and self.remote is not None and commits.SHA.fullmatch(sha):
+            full = commits.fetch(self.clone, self.remote, [sha])[sha]
+        if full is None:
+            return None, f"commit {sha[:12]} is not in the InferenceX clone {self.label}"
+        assert self._trees is not None
+        return self._trees.at(full), None
+
+    def main(self) -> Path | None:
+        return self.at(self._main)[0] if self._main else None
+
+    def on_main(self, sha: str | None) -> bool | None:
+        if not sha or self._main is None:
+            return None
+        full = commits.resolve(self.clone, sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
+        if full is None:
+            return False  # the clone lacks it, so its default branch does not have it
+        return commits.merge_base(self.clone, full, self._main) == full
+
+    def close(self) -> None:
+        if self._trees is not None:
+            self._trees.close()
+
+    def __enter__(self) -> GitTrees:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# ---- what needs the GitHub API -------------------------------------------------------------
+
+
+MISSING = "missing"  # a PullFacts state: the repository has no such PR
+
+
+@dataclass(frozen=True)
+class PullFacts:
+    state: str  # open | closed | missing
+    merged: bool
+    merged_at: str  # ISO 8601, "" when not merged
+
+
+@dataclass(frozen=True)
+class ArtifactFacts:
+    name: str
+    expired: bool
+    expires_at: str  # ISO 8601, "" when GitHub did not say
+
+
+class Api(Protocol):
+    """The questions only GitHub can answer, asked by the command layer's client."""
+
+    def pull(self, pr: str) -> PullFacts: ...
+
+    def artifacts(self, run: str) -> list[ArtifactFacts]: ...
+
+    def pinned_run(self, pr: str) -> str | None:
+        """The run of the PR's latest authorised ``/use`` comment, if any."""
+        ...
+
+    def evidence(self, pr: str, key: str) -> dict[str, Any] | None:
+        """The bot's evidence record of ``key``'s verification on the PR, if one was kept."""
+        ...
+
+
+API_CHECKS = (Check.PR, Check.ARTIFACTS, Check.PIN, Check.EVIDENCE)
+NO_API = "needs the GitHub API: set GITHUB_TOKEN (offline by default)"
+
+
+# ---- the cookbook's modules ----------------------------------------------------------------
+
+
+def snippets_root(cookbook: Path) -> Path:
+    """The folder of data modules: ``docs/src/snippets/agentx`` of a cookbook checkout, else
+    ``cookbook`` itself (a folder of ``<org>/<model>.jsx``)."""
+    inside = cookbook / SNIPPETS_IN_CHECKOUT
+    return inside if inside.is_dir() else cookbook
+
+
+def module_paths(cookbook: Path) -> list[Path]:
+    """Every data module under the cookbook, in path order."""
+    if cookbook.is_file():
+        return [cookbook]
+    root = snippets_root(cookbook)
+    if not root.is_dir():
+        raise SyncError("no such cookbook checkout or folder of data modules", path=str(cookbook))
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        found.extend(Path(dirpath) / n for n in sorted(filenames) if n.endswith(MODULE_SUFFIXES))
+    if not found:
+        raise SyncError(f"no data modules ({', '.join(MODULE_SUFFIXES)}) here", path=str(root))
+    return found
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+# ---- one cell's provenance -----------------------------------------------------------------
+
+_LINK_KEYS = ("recipeUrl", "runUrl", "jobUrl", "prUrl", "useComment")
+
+
+def _provenance(decoder: Decoder, ci: int, pi: int) -> tuple[dict[str, str], dict[str, str]]:
+    """``(ids, links)`` of a point: the newest format's ids (sha, recipe, run, job, pr,
+    comment, status, date) and the GitHub links, whichever format the module has."""
+    info = decoder.point_info(ci, pi)
+    ids = {k: str(info[k]) for k in PROV_KEYS if info.get(k) not in (None, "")}
+    repo = str((decoder.data.get("source") or {}).get("repo") or "").rstrip("/")
+    for url_key, id_key, prefix in (
+        ("runUrl", "run", links.RUNS),
+        ("jobUrl", "job", links.RUNS),
+        ("useComment", "comment", links.COMMENT),
+    ):
+        url = info.get(url_key)
+        if id_key not in ids and isinstance(url, str) and prefix in url:
+            ids[id_key] = url.rsplit(prefix, 1)[1]
+    urls = {k: str(info[k]) for k in _LINK_KEYS if isinstance(info.get(k), str)}
+    if repo and "sha" in ids and "recipe" not in ids and "recipeUrl" in urls:
+        marker = f"{links.BLOB}{ids['sha']}/"
+        if marker in urls["recipeUrl"]:
+            ids["recipe"] = urls["recipeUrl"].split(marker, 1)[1]
+    return {k: ids[k] for k in PROV_KEYS if k in ids}, urls
+
+
+def _cell_row(decoder: Decoder, ci: int, module: str, model: str) -> CellRow:
+    cell = decoder.cells[ci]
+    points = []
+    statuses: list[str] = []
+    for pi, point in enumerate(cell["points"]):
+        ids, _ = _provenance(decoder, ci, pi)
+        status = ids.get("status", "")
+        if status not in statuses:
+            statuses.append(status)
+        points.append(PointRow(pi, list(point.get("concs") or []), status, ids.get("sha")))
+    ids, urls = _provenance(decoder, ci, 0)
+    return CellRow(
+        module=module,
+        model=model,
+        index=ci,
+        id=str(cell.get("id")),
+        config_key=str(cell.get("configKey")),
+        hw=str(cell.get("hw")),
+        label=str(cell.get("label", "")),
+        image=str(cell.get("image", "")),
+        status=", ".join(statuses),
+        provenance=ids,
+        links=urls,
+        points=points,
+    )
+
+
+# ---- the audit -----------------------------------------------------------------------------
+
+
+@dataclass
+class _Renders:
+    """Each (tree, config) rendered once, its refusal kept (cells of one config share it)."""
+
+    done: dict[tuple[Path, str], RenderedConfig | SyncError] = field(default_factory=dict)
+
+    def get(self, tree: Path, key: str) -> RenderedConfig | SyncError:
+        if (tree, key) not in self.done:
+            try:
+                self.done[tree, key] = render_config(tree, key)
+            except SyncError as exc:
+                self.done[tree, key] = exc
+        return self.done[tree, key]
+
+
+@dataclass
+class _Masters:
+    done: dict[Path, Master | SyncError] = field(default_factory=dict)
+
+    def get(self, tree: Path) -> Master | SyncError:
+        if tree not in self.done:
+            try:
+                self.done[tree] = load_master(tree)
+            except SyncError as exc:
+                self.done[tree] = exc
+        return self.done[tree]
+
+
+def audit(
+    cookbook: Path,
+    trees: Trees,
+    *,
+    api: Api | None = None,
+    lint: Callable[[Decoder, str], dict[str, list[str]]] | None = None,
+    today: _dt.date | None = None,
+) -> AuditResult:
+    """Audit every module under ``cookbook`` against the InferenceX ``trees``.
+
+    ``lint(decoder, path)``: cell id -> lint findings (one line each), when an SGLang checkout
+    is given; ``api``: the GitHub questions, when there is a token."""
+    day = today or _dt.datetime.now(_dt.UTC).date()
+    root = cookbook if cookbook.is_dir() else cookbook.parent
+    paths = module_paths(cookbook)
+    result = AuditResult(cookbook=str(cookbook), inferencex=trees.label, modules=[], cells=[])
+    if trees.note:
+        result.notes.append(trees.note)
+    if api is None:
+        result.not_checked.extend(NotChecked(c, NO_API) for c in API_CHECKS)
+    if lint is None:
+        result.not_checked.append(
+            NotChecked(Check.LINT, "needs an SGLang git checkout: give --sglang GIT_DIR")
+        )
+    renders, masters = _Renders(), _Masters()
+    for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
+        shown = _shown(path, snippets_root(root) if cookbook.is_dir() else root)
+        module_row, rows = _audit_module(path, shown, trees, renders, masters, lint)
+        if api is not None:
+            for row in rows:
+                _api_checks(row, api, day)
+        result.modules.append(module_row)
+        result.cells.extend(rows)
+    return result
+
+
+def _audit_module(
+    path: Path,
+    shown: str,
+    trees: Trees,
+    renders: _Renders,
+    masters: _Masters,
+    lint: Callable[[Decoder, str], dict[str, list[str]]] | None,
+) -> tuple[ModuleRow, list[CellRow]]:
+    text = read_text(path)
+    try:
+        module = parse_module(text, str(path))
+        decoder = Decoder(module.value, str(path), locate=lambda keys: locate(text, keys))
+    except SyncError as exc:
+        row = ModuleRow(shown, "")
+        row.findings.append(Finding(Check.MODULE, f"does not decode: {exc}"))
+        return row, []
+    model = str(decoder.data.get("model", ""))
+    row = ModuleRow(shown, model, cells=len(decoder.cells))
+    cells = [_cell_row(decoder, ci, shown, model) for ci in range(len(decoder.cells))]
+    spec = _roundtrip(module, decoder, text, row)
+    drifted: dict[tuple[int, int], RenderedPoint] = {}
+    for key, sha, members in _groups(cells):
+        drifted.update(_check_recipe(decoder, key, sha, members, cells, trees, renders))
+    for cell in cells:
+        _check_master(cell, trees, masters)
+    if drifted and spec is not None:
+        # Rendered only when a markdown report asks for it (the JSON and text reports list
+        # the differences themselves).
+        row.review = functools.partial(_review, module, text, spec, drifted, shown)
+    if lint is not None:
+        found = lint(decoder, str(path))
+        for cell in cells:
+            cell.findings.extend(Finding(Check.LINT, line) for line in found.get(cell.id, []))
+    return row, cells
+
+
+def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) -> ModuleSpec | None:
+    """The module as the generator writes its cells; a module that differs (by hand, or by
+    another generator) is a finding naming the first line that differs."""
+    try:
+        spec = cells_from_module(module.value, decoder, row.path)
+        # What the generator writes is compaction + emission; its own decode-back proof is
+        # the encoder's test, not the audit's: a text equal to the module's proves itself.
+        again = module_text(compact_module(spec), module.header)
+    except SyncError as exc:
+        row.findings.append(Finding(Check.ROUNDTRIP, f"the generator cannot write it again: {exc}"))
+        return None
+    if again != text:
+        row.findings.append(Finding(Check.ROUNDTRIP, _first_difference(text, again)))
+    return spec
+
+
+def _first_difference(text: str, again: str) -> str:
+    old, new = text.split("\n"), again.split("\n")
+    for n, (a, b) in enumerate(zip(old, new, strict=False), start=1):
+        if a != b:
+            return (
+                f"not what the generator writes for its cells (edited by hand, or written by "
+                f"another generator): line {n} is {a.strip()[:80]!r}, the generator writes "
+                f"{b.strip()[:80]!r}"
+            )
+    return (
+        "not what the generator writes for its cells: "
+        f"{len(old)} lines, the generator writes {len(new)}"
+    )
+
+
+def _groups(cells: list[CellRow]) -> list[tuple[str, str | None, list[tuple[int, int]]]]:
+    """(config key, pinned commit, its (cell, point)s): the points one rendering covers."""
+    out: dict[tuple[str, str | None], list[tuple[int, int]]] = {}
+    for cell in cells:
+        for p in cell.points:
+            out.setdefault((cell.config_key, p.sha), []).append((cell.index, p.index))
+    return [(k, s, m) for (k, s), m in out.items()]
+
+
+def _check_recipe(
+    decoder: Decoder,
+    key: str,
+    sha: str | None,
+    members: list[tuple[int, int]],
+    cells: list[CellRow],
+    trees: Trees,
+    renders: _Renders,
+) -> dict[tuple[int, int], RenderedPoint]:
+    """Compare the published points of ``key`` pinned at ``sha`` with the recipe at ``sha``;
+    returns the points that differ with their rendering (for the reviewer diff)."""
+    touched = sorted({ci for ci, _ in members})
+
+    def not_checked(reason: str) -> dict[tuple[int, int], RenderedPoint]:
+        for ci in touched:
+            cells[ci].not_checked.append(NotChecked(Check.RECIPE, reason))
+        return {}
+
+    tree, why = trees.at(sha)
+    if tree is None:
+        return not_checked(why or "no InferenceX tree for this commit")
+    rendered = renders.get(tree, key)
+    if isinstance(rendered, ScriptLaunchedError):
+        return not_checked(
+            f"script-era config ({rendered.launch.describe()}): no recipe to render; its "
+            "commands come from its run's logs (sync verify KEY --run RUN checks them)"
+        )
+    if isinstance(rendered, SyncError):
+        for ci in touched:
+            where = f" at {sha[:12]}" if sha else ""
+            cells[ci].findings.append(
+                Finding(Check.RENDER, f"the recipe of {key}{where} cannot be rendered: {rendered}")
+            )
+        return {}
+    drifted: dict[tuple[int, int], RenderedPoint] = {}
+    matched: set[tuple[int, int]] = set()
+    for p in rendered.points:
+        found = _published_point(decoder, members, p)
+        if found is None:
+            ci = touched[0]
+            cells[ci].findings.append(
+                Finding(
+                    Check.POINTS,
+                    f"the recipe of {key} at {(sha or '')[:12]} has a point the cookbook does "
+                    f"not show: item {p.item} at concurrency "
+                    f"{', '.join(str(c) for c in p.concs)}",
+                )
+            )
+            continue
+        matched.add(found)
+        ci, pi = found
+        differences = _differences(decoder, ci, pi, p)
+        cells[ci].points[pi].recipe = "differs" if differences else "agrees"
+        if differences:
+            drifted[found] = p
+            cells[ci].findings.append(
+                Finding(
+                    Check.RECIPE,
+                    f"point {pi} ({_concs(cells[ci].points[pi].concs)}): the recipe of {key} at "
+                    f"{(sha or '')[:12]} renders other commands "
+                    f"({len(differences)} difference{'s' if len(differences) != 1 else ''})",
+                    point=pi,
+                    differences=differences,
+                )
+            )
+    for ci, pi in members:
+        if (ci, pi) not in matched:
+            cells[ci].points[pi].recipe = "missing"
+            cells[ci].findings.append(
+                Finding(
+                    Check.POINTS,
+                    f"point {pi} ({_concs(cells[ci].points[pi].concs)}): the recipe of {key} at "
+                    f"{(sha or '')[:12]} has no such point",
+                    point=pi,
+                )
+            )
+    return drifted
+
+
+def _concs(concs: list[int]) -> str:
+    return "c" + "/".join(str(c) for c in concs)
+
+
+def _published_point(
+    decoder: Decoder, members: list[tuple[int, int]], p: RenderedPoint
+) -> tuple[int, int] | None:
+    """The published point of this pin measuring ``p``: same master row, a shared
+    concurrency (the rule of ``compare.verify.cookbook_point``, within one pin's points)."""
+    for ci, pi in members:
+        point = decoder.cells[ci]["points"][pi]
+        if point.get("item") == p.item and set(point.get("concs") or []) & set(p.concs):
+            return ci, pi
+    return None
+
+
+def _differences(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    image = decoder.cells[ci].get("image")
+    if image != p.image:
+        out.append(
+            {"router": None, "block": "cell", "field": "image", "key": "image",
+             "status": "differs", "cookbook": image, "recipe": p.image}
+        )  # fmt: skip
+    for comp in compare_published(decoder, ci, pi, p):
+        for e in comp.problems:
+            out.append(
+                {"router": comp.router, "block": e.block, "field": e.field, "key": e.key,
+                 "status": str(e.status), "cookbook": e.left, "recipe": e.right}
+            )  # fmt: skip
+    return out
+
+
+def _check_master(cell: CellRow, trees: Trees, masters: _Masters) -> None:
+    """A merged config (status ``verified``) must still be in the default branch's master;
+    a PR's config is not there until the PR merges (the API checks those)."""
+    if cell.status != PointStatus.VERIFIED:
+        return
+    main = trees.main()
+    if main is None:
+        cell.not_checked.append(NotChecked(Check.MASTER, "no tree of InferenceX's default branch"))
+        return
+    master = masters.get(main)
+    if isinstance(master, SyncError):
+        cell.not_checked.append(NotChecked(Check.MASTER, f"its master cannot be read: {master}"))
+        return
+    if cell.config_key not in master.data:
+        sha = cell.provenance.get("sha")
+        if trees.on_main(sha) is False:
+            # The key is not there, but neither is the commit it was measured at: the clone's
+            # default branch is older than the pin (stale), or the PR was squashed; the
+            # config cannot be said to have left.
+            cell.not_checked.append(
+                NotChecked(
+                    Check.MASTER,
+                    f"{cell.config_key} is not in the default branch's master, which does not "
+                    f"contain its pinned commit {str(sha)[:12]} either (a stale clone?)",
+                )
+            )
+            return
+        cell.findings.append(
+            Finding(
+                Check.MASTER,
+                f"{cell.config_key} is no longer in the master config on InferenceX's default "
+                "branch, but the cookbook still shows it",
+            )
+        )
+
+
+def _review(
+    module: JsModule,
+    text: str,
+    spec: ModuleSpec,
+    drifted: dict[tuple[int, int], RenderedPoint],
+    shown: str,
+    budget: int | None = None,
+) -> str | None:
+    """The reviewer diff from the published module to the same module with the drifted
+    points' commands (and image) as their recipes render them."""
+    for (ci, pi), p in drifted.items():
+        cell: CellSpec = spec.cells[ci]
+        point = cell.points[pi]
+        for router in cell.routers:
+            if router in p.cookbook:
+                point.blocks[router] = p.cookbook[router]
+        cell.meta["image"] = p.image
+    try:
+        again = module_text(compact_module(spec), module.header)
+    except SyncError:
+        return None  # the rendering cannot be written into this module; the findings stand
+    review = review_texts(
+        text, again, old_label=f"{shown} (published)", new_label="the recipes at their pins"
+    )
+    return review.markdown(budget)
+
+
+# ---- the API's part ------------------------------------------------------------------------
+
+
+def _days(iso: str, today: _dt.date) -> int | None:
+    try:
+        when = _dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+    return (when - today).days
+
+
+def _api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
+    prov = cell.provenance
+    pr, run = prov.get("pr"), prov.get("run")
+    if pr:
+        evidence = api.evidence(pr, cell.config_key)
+        if evidence is not None:
+            cell.evidence = evidence
+        facts = api.pull(pr)
+        if facts.state == MISSING:
+            cell.findings.append(
+                Finding(Check.PR, f"InferenceX PR #{pr}, named by the cell, does not exist")
+            )
+        if facts.state == "closed" and not facts.merged:
+            cell.findings.append(
+                Finding(
+                    Check.PR,
+                    f"InferenceX PR #{pr} was closed without merging; the cookbook still shows "
+                    "its config",
+                )
+            )
+        ago = _days(facts.merged_at, today) if facts.merged else None
+        if ago is not None and -ago > STALE_MERGE_DAYS and cell.status == PointStatus.IN_PROGRESS:
+            cell.findings.append(
+                Finding(
+                    Check.PR,
+                    f"still in progress, but InferenceX PR #{pr} merged {-ago} days ago "
+                    f"({facts.merged_at[:10]})",
+                )
+            )
+        latest = api.pinned_run(pr)
+        if latest and run and links.run_id(latest) != links.run_id(run):
+            cell.findings.append(
+                Finding(
+                    Check.PIN,
+                    f"InferenceX PR #{pr} was re-pinned to run {latest}; the cell still shows "
+                    f"run {run}",
+                )
+            )
+        elif latest and not run:
+            cell.findings.append(
+                Finding(
+                    Check.PIN,
+                    f"InferenceX PR #{pr} pinned run {latest}; the cell still shows no run",
+                )
+            )
+    if run:
+        _artifact_check(cell, api.artifacts(run), run, today)
+
+
+def _artifact_check(
+    cell: CellRow, artifacts: list[ArtifactFacts], run: str, today: _dt.date
+) -> None:
+    kept = " (the bot's evidence record keeps what it compared)" if cell.evidence else ""
+    live = [a for a in artifacts if not a.expired]
+    if not live:
+        if cell.evidence:
+            cell.not_checked.append(
+                NotChecked(Check.ARTIFACTS, f"run {run}'s artifacts are gone{kept}")
+            )
+            return
+        cell.findings.append(
+            Finding(Check.ARTIFACTS, f"run {run}'s artifacts are gone: its logs cannot be verified")
+        )
+        return
+    left = [d for d in (_days(a.expires_at, today) for a in live) if d is not None]
+    if left and min(left) < ARTIFACT_WARN_DAYS:
+        cell.findings.append(
+            Finding(
+                Check.ARTIFACTS,
+                f"run {run}'s artifacts expire in {min(left)} days{kept}",
+            )
+        )

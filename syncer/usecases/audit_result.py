@@ -1,0 +1,241 @@
+"""What `sync audit` found: one row per published cell, the module-level findings, and the
+checks that were not made (with why), in the three report forms.
+
+The JSON form is the stable, documented schema of ``docs/audit.md`` (``"schema": 1``): add
+keys, never rename or drop one without raising the schema number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from syncer import fitting
+from syncer.templating import render
+
+SCHEMA = 1
+# The fold around a module's reviewer diff in the markdown report (its size, for the budget).
+REVIEW_FRAME = (
+    "\n<details><summary>Reviewer diff: published → the recipes at their pins</summary>"
+    "\n\n\n\n</details>\n"
+)
+
+
+class Check(StrEnum):
+    """What a finding (or a check not made) is about; JSON and the templates spell these."""
+
+    MODULE = "module"  # the module does not decode
+    ROUNDTRIP = "roundtrip"  # the module is not what the generator writes for its cells
+    RECIPE = "recipe"  # the recipe at the pinned commit renders other commands
+    POINTS = "points"  # a point one side has and the other lacks
+    RENDER = "render"  # the recipe at the pinned commit cannot be rendered
+    MASTER = "master"  # the config left the master on InferenceX's default branch
+    PR = "pr"  # the InferenceX PR was closed without merging / merged long ago, still in progress
+    ARTIFACTS = "artifacts"  # the pinned run's artifacts expire soon or are gone
+    PIN = "pin"  # the PR was re-pinned; the cell still shows the old run
+    EVIDENCE = "evidence"  # the bot's record of a verification, read back
+    LINT = "lint"  # flags the cell's SGLang version does not declare
+
+
+@dataclass
+class Finding:
+    check: Check
+    message: str
+    point: int | None = None
+    # the flag-level differences of a recipe finding: {router, block, field, key, status,
+    # cookbook, recipe}
+    differences: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "message": self.message,
+            "point": self.point,
+            "differences": self.differences,
+        }
+
+
+@dataclass
+class NotChecked:
+    check: Check
+    reason: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"check": self.check, "reason": self.reason}
+
+
+@dataclass
+class PointRow:
+    index: int
+    concs: list[int]
+    status: str
+    sha: str | None
+    recipe: str = "not-checked"  # agrees | differs | missing | not-checked
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "point": self.index,
+            "concs": self.concs,
+            "status": self.status,
+            "sha": self.sha,
+            "recipe": self.recipe,
+        }
+
+
+@dataclass
+class CellRow:
+    module: str
+    model: str
+    index: int
+    id: str
+    config_key: str
+    hw: str
+    label: str
+    image: str
+    status: str  # the points' statuses, joined when they differ
+    provenance: dict[str, str]
+    links: dict[str, str]
+    points: list[PointRow] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    not_checked: list[NotChecked] = field(default_factory=list)
+    evidence: dict[str, Any] | None = None
+
+    @property
+    def recipe(self) -> str:
+        """The cell's recipe verdict: ``differs`` when any point does, ``agrees`` when every
+        point was compared and agrees, else ``not-checked``."""
+        verdicts = {p.recipe for p in self.points}
+        for worst in ("differs", "missing", "not-checked"):
+            if worst in verdicts:
+                return worst
+        return "agrees"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "module": self.module,
+            "model": self.model,
+            "cell": self.id,
+            "index": self.index,
+            "configKey": self.config_key,
+            "hw": self.hw,
+            "label": self.label,
+            "image": self.image,
+            "status": self.status,
+            "provenance": self.provenance,
+            "links": self.links,
+            "recipe": self.recipe,
+            "points": [p.as_json() for p in self.points],
+            "findings": [f.as_json() for f in self.findings],
+            "notChecked": [n.as_json() for n in self.not_checked],
+            "evidence": self.evidence,
+        }
+
+
+@dataclass
+class ModuleRow:
+    path: str
+    model: str
+    cells: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # the reviewer diff (markdown, within a budget) of the drifted cells, made when a report
+    # shows it
+    review: Callable[[int | None], str | None] | None = None
+
+    def review_markdown(self, budget: int | None) -> str | None:
+        return self.review(budget) if self.review is not None else None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "model": self.model,
+            "cells": self.cells,
+            "findings": [f.as_json() for f in self.findings],
+            "notes": self.notes,
+        }
+
+
+@dataclass
+class AuditResult:
+    cookbook: str
+    inferencex: str
+    modules: list[ModuleRow]
+    cells: list[CellRow]
+    not_checked: list[NotChecked] = field(default_factory=list)  # for every cell
+    notes: list[str] = field(default_factory=list)
+
+    def findings(self) -> Iterator[tuple[str, str | None, Finding]]:
+        """Every finding with its module path and cell id (None: the module's own)."""
+        for m in self.modules:
+            for f in m.findings:
+                yield m.path, None, f
+        for c in self.cells:
+            for f in c.findings:
+                yield c.module, c.id, f
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(True for _ in self.findings()) else 0
+
+    def counts(self) -> dict[str, Any]:
+        by_check: dict[str, int] = {}
+        for _, _, f in self.findings():
+            by_check[f.check] = by_check.get(f.check, 0) + 1
+        return {
+            "modules": len(self.modules),
+            "cells": len(self.cells),
+            "cellsWithFindings": sum(1 for c in self.cells if c.findings),
+            "findings": sum(by_check.values()),
+            "byCheck": dict(sorted(by_check.items())),
+            "recipe": {
+                v: sum(1 for c in self.cells if c.recipe == v)
+                for v in ("agrees", "differs", "missing", "not-checked")
+            },
+        }
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "cookbook": self.cookbook,
+            "inferencex": self.inferencex,
+            "exitCode": self.exit_code,
+            "counts": self.counts(),
+            "notChecked": [n.as_json() for n in self.not_checked],
+            "notes": self.notes,
+            "modules": [m.as_json() for m in self.modules],
+            "cells": [c.as_json() for c in self.cells],
+        }
+
+    def by_model(self) -> list[tuple[ModuleRow, list[CellRow]]]:
+        return [(m, [c for c in self.cells if c.module == m.path]) for m in self.modules]
+
+    def text(self, console: Any) -> None:
+        console.print(render("audit_report.txt.j2", result=self), end="", markup=False)
+
+    def markdown(self, budget: int | None = None) -> str:
+        """The report for an issue or PR body: a summary, then one fold per model; within
+        ``budget`` by dropping, in turn, the reviewer diffs, the clean cells' rows, then the
+        finding rows of the last models (``fitting.first_fitting``)."""
+        limit = budget or fitting.GITHUB_TEXT_LIMIT
+        models = self.by_model()
+
+        def renderings() -> Iterator[str]:
+            page: dict[str, Any] = {"result": self, "models": models}
+            bare = render("audit_report.md.j2", **page, reviews=False, clean=True)
+            with_review = sum(1 for m in self.modules if m.review is not None)
+            if with_review:
+                # Each reviewer diff gets an equal share of the room the rest leaves (the
+                # review fits itself to it: folds, then change tables dropped).
+                share = (limit - len(bare)) // with_review - len(REVIEW_FRAME)
+                if share > 0:
+                    yield render("audit_report.md.j2", **page, reviews=share, clean=True)
+            yield bare
+            for n in fitting.halvings(len(models)):
+                yield render("audit_report.md.j2", **page, reviews=False, clean=False, detailed=n)
+
+        text = fitting.first_fitting(renderings(), limit)
+        if len(text) > limit:
+            text = fitting.cut(text, limit, "\n\n_(report cut to fit)_\n")
+        return text
