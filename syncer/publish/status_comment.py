@@ -42,20 +42,16 @@ class StatusComments:
         )
         if existing is None and not create:
             self.out.say(f"PR #{number}: no status comment to update")
-        elif existing is None:
-            self.gh.create_comment(repo, number, body, marker=st.STATUS_MARKER)
-            self.out.did(
-                f"PR #{number}: status comment posted",
-                f"PR #{number}: would post the status comment",
-            )
-        elif existing.body != body:
-            self.gh.edit_comment(repo, existing.id, body)
-            self.out.did(
-                f"PR #{number}: status comment {existing.id} edited",
-                f"PR #{number}: would edit status comment {existing.id}",
-            )
         else:
-            self.out.say(f"PR #{number}: status comment already current")
+            self._post_or_edit(
+                number,
+                existing,
+                body,
+                st.STATUS_MARKER,
+                posted=("status comment posted", "would post the status comment"),
+                edited=("status comment {id} edited", "would edit status comment {id}"),
+                current="status comment already current",
+            )
         if self.s.model is not None and not self.plan.dry_run and (existing or create):
             self._settle(number, st.read_sections(body).get(self.s.model))
 
@@ -90,25 +86,45 @@ class StatusComments:
     def _write(
         self, number: int, comments: list[Comment], marker: str, body: str, *, create: bool
     ) -> None:
-        repo = self.s.inferencex_repo
         existing = st.find_marked(comments, self.gh.login(), marker)
         what = marker.removeprefix(st.MILESTONE_PREFIX).removesuffix(" -->")
         if existing is None and not create:
             self.out.say(f"PR #{number}: no comment of the bot for this model; {what} not posted")
-        elif existing is None:
-            self.gh.create_comment(repo, number, body, marker=marker)
-            self.out.did(
-                f"PR #{number}: comment posted ({what})",
-                f"PR #{number}: would post a comment ({what})",
+        else:
+            self._post_or_edit(
+                number,
+                existing,
+                body,
+                marker,
+                posted=(f"comment posted ({what})", f"would post a comment ({what})"),
+                edited=(f"comment {{id}} edited ({what})", f"would edit comment {{id}} ({what})"),
+                current=f"comment {{id}} already current ({what})",
             )
+
+    def _post_or_edit(
+        self,
+        number: int,
+        existing: Comment | None,
+        body: str,
+        marker: str,
+        *,
+        posted: tuple[str, str],
+        edited: tuple[str, str],
+        current: str,
+    ) -> None:
+        """The one way a comment of the bot is written: posted when absent, edited when its text
+        changed, left alone when current. The wordings (done, would do) name the comment;
+        ``{id}`` in them is the existing comment's id."""
+        repo = self.s.inferencex_repo
+        if existing is None:
+            self.gh.create_comment(repo, number, body, marker=marker)
+            self.out.did(f"PR #{number}: {posted[0]}", f"PR #{number}: {posted[1]}")
         elif existing.body != body:
             self.gh.edit_comment(repo, existing.id, body)
-            self.out.did(
-                f"PR #{number}: comment {existing.id} edited ({what})",
-                f"PR #{number}: would edit comment {existing.id} ({what})",
-            )
+            done, would = (text.format(id=existing.id) for text in edited)
+            self.out.did(f"PR #{number}: {done}", f"PR #{number}: {would}")
         else:
-            self.out.say(f"PR #{number}: comment {existing.id} already current ({what})")
+            self.out.say(f"PR #{number}: {current.format(id=existing.id)}")
 
     def _settle(self, number: int, mine: str | None) -> None:
         """Make the one status comment hold this run's section, after the other models' jobs
