@@ -635,3 +635,16 @@ def test_markdown_reasons_are_not_over_escaped(project: Path) -> None:
     assert proc.returncode == 0
     assert "(srt-slurm 2.x also adds it to direct workers)" in proc.stdout
     assert "\\(srt\\-slurm" not in proc.stdout
+
+
+# ---- 16. verify's text lines line up -----------------------------------------------------------
+
+
+def test_verify_text_lines_are_aligned(project: Path) -> None:
+    proc = sync(project, "verify", KEY)
+    assert proc.returncode == 0, proc.stderr
+    points = [line for line in proc.stdout.splitlines() if line.startswith("  ✓ point ")]
+    assert len(points) == 7
+    # labels of different widths (Agg TP4, Agg TP2·EP2, Agg DEP2): the next columns still line up
+    for column in ("override_", "sweep_"):
+        assert len({line.index(column) for line in points}) == 1, column
