@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -348,23 +349,20 @@ def _evaluate(cond: str, variables: dict[str, str], script: str, line: int) -> b
 
     # both sides are evaluated: a refusal anywhere in the test is a refusal (bash would have
     # short-circuited, but an undecidable test is worth naming either way)
-    def conjunction() -> bool:
+    def chain(op: str, term: Callable[[], bool]) -> bool:
+        """``term (op term)*``; every term evaluated (a refusal in any one is a refusal)."""
         nonlocal at
-        value = primary()
-        while at < len(words) and words[at] == "&&":
+        values = [term()]
+        while at < len(words) and words[at] == op:
             at += 1
-            right = primary()
-            value = value and right
-        return value
+            values.append(term())
+        return all(values) if op == "&&" else any(values)
+
+    def conjunction() -> bool:
+        return chain("&&", primary)
 
     def disjunction() -> bool:
-        nonlocal at
-        value = conjunction()
-        while at < len(words) and words[at] == "||":
-            at += 1
-            right = conjunction()
-            value = value or right
-        return value
+        return chain("||", conjunction)
 
     result = disjunction()
     if at != len(words):
