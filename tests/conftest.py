@@ -13,7 +13,8 @@ import pytest
 if TYPE_CHECKING:
     from syncer.runs.logs import SweepLog
 
-ROOT = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 REFERENCE = Path(os.environ.get("SYNC_REFERENCE_DIR", ROOT.parent / "shared" / "reference"))
 EXAMPLES = ROOT / "examples"
 GOLDEN = ROOT / "golden"
@@ -63,3 +64,25 @@ def parse_sweep_text(text: str, source: str = "<log>") -> SweepLog:
     from syncer.runs.logs import parse_sweep_log
 
     return parse_sweep_log(io.BytesIO(text.encode("utf-8")), source)
+
+
+@pytest.fixture
+def world(tmp_path):
+    """The bot's world (botworld.World) around a fresh local GitHub server."""
+    from botworld import World
+    from ghserver import GitHubServer
+
+    server = GitHubServer()
+    with server:
+        yield World(tmp_path, server)
+
+
+@pytest.fixture
+def replay(tmp_path):
+    """The InferenceX side as real repositories (botworld.Replay) around a local GitHub."""
+    from botworld import Replay
+    from ghserver import GitHubServer
+
+    server = GitHubServer()
+    with server:
+        yield Replay(tmp_path, server)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_bot_cli import world  # noqa: F401  (the fake GitHub world of the bot tests)
+from botworld import sync_bot
 
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
@@ -456,9 +456,8 @@ def test_a_hand_edited_page_section_stops_generate_before_anything_is_written(
 # ---- 15. the bot's askpass helper -------------------------------------------------------------
 
 
-def test_the_bot_leaves_no_askpass_helper_in_the_temp_directory(world) -> None:  # noqa: F811
-    from test_bot import RUN as PINNED_RUN
-    from test_bot_cli import sync_bot
+def test_the_bot_leaves_no_askpass_helper_in_the_temp_directory(world) -> None:
+    from botworld import RUN as PINNED_RUN
 
     comment = world.comment(f"/use {PINNED_RUN}")
     proc = sync_bot(world, world.comment_event(comment))
@@ -471,10 +470,9 @@ def test_the_bot_leaves_no_askpass_helper_in_the_temp_directory(world) -> None: 
 
 
 def test_a_failing_dry_run_prints_its_writes_and_the_status_comment_with_the_error(
-    world,  # noqa: F811
+    world,
 ) -> None:
-    from test_bot import RUN as PINNED_RUN
-    from test_bot_cli import sync_bot
+    from botworld import RUN as PINNED_RUN
 
     checkout = world.tmp / "inferencex"
     shutil.copytree(ROOT / "examples/inferencex", checkout)

@@ -1,0 +1,311 @@
+"""Issue 21: which srt-slurm release a key ran with (its runner script read as data, the
+submodule pin, the run's srt-slurm-sha.txt) and the rules that differ between releases, on our
+own old-layout tree (tests/fixtures/eras: one runner branch per era rule) and through the real
+commands."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TESTS
+
+from syncer.errors import SyncError
+from syncer.inferencex.master import load_master
+from syncer.inferencex.releases import (
+    DEFAULT,
+    FRONTEND_INTERNAL_PORT,
+    FRONTEND_PUBLIC_PORT,
+    Release,
+    allocated_gpus,
+    choose,
+    cluster_gpus_per_node,
+    from_run,
+    frontend_topology,
+    injects_nccl_port,
+    line_of,
+    release_for,
+)
+from syncer.inferencex.render import render_config
+from syncer.locations import bundled_inferencex
+
+ERAS = TESTS / "fixtures" / "eras" / "inferencex"
+SCRIPT = "runners/launch_gb300-test.sh"
+AGG = "m2-fp4-gb300-dynamo-sglang-agentic-agg"
+DISAGG = "m2-fp4-gb300-dynamo-sglang-agentic-disagg"
+
+
+def _entry(key: str):
+    return load_master(ERAS).entry(key)
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real command, as a user runs it (exit codes included)."""
+    return subprocess.run(
+        [sys.executable, "-m", "syncer", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+# --- point 1: which release ran ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "ref", "line"),
+    [
+        # clone, then `git checkout <tag>` in the model's branch
+        (AGG, "v1.0.38", 26),
+        # a nested `if` on the precision inside the model's branch
+        ("m3-fp8-gb300-dynamo-sglang-agentic-agg", "v1.0.25", 32),
+        ("m3-fp4-gb300-dynamo-sglang-agentic-agg", "sa-submission-q2-2026", 34),
+        # `git clone --branch <tag>` and no checkout after it
+        ("m4-fp4-gb300-dynamo-sglang-agentic-agg", "v1.0.36", 37),
+        # the final `else`
+        ("m6-fp4-gb300-dynamo-sglang-agentic-agg", "main", 51),
+    ],
+)
+def test_the_runner_branch_the_key_takes_names_the_release(key: str, ref: str, line: int) -> None:
+    release = release_for(_entry(key))
+    assert (release.ref, release.line) == (ref, "1")
+    assert release.source == f"checked out by {SCRIPT} line {line}"
+
+
+def test_a_ref_held_in_a_variable_of_a_fork_is_resolved_and_the_fork_named() -> None:
+    release = release_for(_entry("m7-fp4-gb300-dynamo-sglang-agentic-agg"))
+    assert release.ref == (
+        "0123456789abcdef0123456789abcdef01234567 of https://github.com/example-fork/srt-slurm.git"
+    )
+    assert release.source == f"checked out by {SCRIPT} line 47"
+
+
+def test_an_undecidable_condition_is_refused_naming_script_and_line() -> None:
+    # m5's branch asks a variable the runner computes from the recipe at run time
+    with pytest.raises(SyncError) as err:
+        release_for(_entry("m5-fp4-gb300-dynamo-sglang-agentic-agg"))
+    assert (err.value.path, err.value.line) == (SCRIPT, 39)
+    assert "$USES_POWER" in err.value.message and "cannot decide" in err.value.message
+
+
+def test_the_refusal_reaches_the_user_through_sync_render() -> None:
+    out = _cli("render", "m5-fp4-gb300-dynamo-sglang-agentic-agg", "--inferencex", str(ERAS))
+    assert out.returncode == 2
+    assert f"{SCRIPT}:39: cannot decide which srt-slurm this runner clones" in out.stderr
+
+
+def test_a_variable_ref_without_a_plain_assignment_is_refused(tmp_path: Path) -> None:
+    script = tmp_path / "launch.sh"
+    script.write_text(
+        'PIN="$(cat pin.txt)"\n'
+        'git clone https://github.com/NVIDIA/srt-slurm.git "$SRT_REPO_DIR"\n'
+        'git checkout "$PIN"\n'
+    )
+    with pytest.raises(SyncError) as err:
+        choose(script, {})
+    assert err.value.line == 3 and "cannot resolve" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        ('[[ "$IS_AGENTIC" == "1" && ( $MODEL_PREFIX == "x" || $MODEL_PREFIX == "m" ) ]]', True),
+        ('[[ ! $PRECISION == "fp4" ]]', True),
+        ('[[ $PRECISION != "fp8" ]]', False),
+        ('[[ "${SPEC_DECODING:-}" == "mtp" ]]', False),
+        ("[[ $FRAMEWORK == 'sglang' ]]", True),
+    ],
+)
+def test_conditions_are_evaluated_with_the_keys_values(
+    tmp_path: Path, condition: str, expected: bool
+) -> None:
+    script = tmp_path / "launch.sh"
+    script.write_text(
+        f"if {condition}; then\n"
+        "    git clone --branch v1.0.1 https://github.com/NVIDIA/srt-slurm.git d\n"
+        "else\n"
+        "    git clone --branch v1.0.2 https://github.com/NVIDIA/srt-slurm.git d\n"
+        "fi\n"
+    )
+    variables = {
+        "IS_AGENTIC": "1",
+        "MODEL_PREFIX": "m",
+        "PRECISION": "fp8",
+        "FRAMEWORK": "sglang",
+        "SPEC_DECODING": "none",
+    }
+    chosen = choose(script, variables)
+    assert chosen is not None and chosen.ref == ("v1.0.1" if expected else "v1.0.2")
+
+
+@pytest.mark.parametrize("condition", ['[[ -f "$CONFIG_FILE" ]]', "command -v srtctl"])
+def test_file_tests_and_commands_cannot_decide(tmp_path: Path, condition: str) -> None:
+    script = tmp_path / "launch.sh"
+    script.write_text(
+        f"if {condition}; then\n"
+        "    git clone --branch v1.0.1 https://github.com/NVIDIA/srt-slurm.git d\n"
+        "fi\n"
+    )
+    with pytest.raises(SyncError) as err:
+        choose(script, {})
+    assert err.value.line == 1
+
+
+def test_a_script_cloning_no_srt_slurm_names_no_release(tmp_path: Path) -> None:
+    script = tmp_path / "launch.sh"
+    script.write_text("git clone https://github.com/example/other.git d\ngit checkout v9\n")
+    assert choose(script, {}) is None
+
+
+def test_without_runner_scripts_the_submodule_pin_then_the_newest_rules_apply() -> None:
+    entry = load_master(bundled_inferencex()).entry("dsv41flash-fp4-gb300-sglang-agentic-dspark")
+    assert release_for(entry) == DEFAULT
+    pinned = release_for(entry, submodule_commit="4be1c0d2" * 5)
+    assert (pinned.ref, pinned.line) == ("4be1c0d2" * 5, "2")
+    assert "submodule" in pinned.source
+
+
+def test_the_runs_own_record_wins_and_keeps_the_checkouts_line() -> None:
+    run = from_run("abc1234", release_for(_entry(AGG)))
+    assert (run.ref, run.line) == ("abc1234", "1")
+    assert "srt-slurm-sha.txt" in run.source
+
+
+def test_lines_of_refs() -> None:
+    assert line_of("v1.0.38", pinned=False) == "1"
+    assert line_of("v2.3.0", pinned=False) == "2"
+    assert line_of("sa-submission-q2-2026", pinned=False) == "1"
+    assert line_of("sa-submission-q2-2026", pinned=True) == "2"
+
+
+def test_render_and_its_json_say_which_release_was_applied() -> None:
+    out = _cli("render", AGG, "--inferencex", str(ERAS), "--point", "0", "--router", "sglang")
+    assert out.returncode == 0, out.stderr
+    first = out.stdout.splitlines()[0]
+    assert first == f"# rules: srt-slurm v1.0.38 (1.x rules; checked out by {SCRIPT} line 26)"
+    doc = json.loads(_cli("render", AGG, "--inferencex", str(ERAS), "--format", "json").stdout)
+    assert doc["srt_slurm"] == {
+        "ref": "v1.0.38",
+        "line": "1",
+        "source": f"checked out by {SCRIPT} line 26",
+    }
+    forced = _cli("render", AGG, "--inferencex", str(ERAS), "--srt-slurm", "2", "--point", "0")
+    assert forced.stdout.splitlines()[0] == "# rules: srt-slurm 2.x rules (chosen by --srt-slurm)"
+
+
+# --- point 2: that release's rules ------------------------------------------------------------
+
+
+def _point(key: str, index: int = 0):
+    return render_config(ERAS, key).points[index]
+
+
+def _block(blocks: list[dict], kind: str, role: str | None = None) -> dict:
+    return next(b for b in blocks if b["kind"] == kind and (role is None or b["role"] == role))
+
+
+def test_1x_router_of_a_one_node_job_listens_on_the_internal_port_off_the_head() -> None:
+    point = _point(AGG)
+    router = _block(point.cookbook["sglang"], "sglang-router")
+    assert ["--port", "8180"] in router["args"]
+    assert ["--worker-urls", "http://$AGG_0_HEAD_IP:30000"] in router["args"]
+    assert not any(b["kind"] == "nginx" for b in point.cookbook["sglang"])
+    # the derived Dynamo arm never ran: the newest rules (public port, no nginx)
+    assert ["--http-port", "8000"] in _block(point.cookbook["dynamo"], "dynamo-frontend")["args"]
+
+
+def test_the_same_recipe_under_2x_rules_keeps_the_router_on_the_head() -> None:
+    point = render_config(ERAS, AGG, version="2").points[0]
+    router = _block(point.cookbook["sglang"], "sglang-router")
+    assert ["--port", "8000"] in router["args"]
+    assert ["--worker-urls", "http://127.0.0.1:30000"] in router["args"]
+
+
+def test_a_job_holds_whole_nodes_of_its_cluster() -> None:
+    # the recipe uses 2 GPUs of a node; the runner's srtslurm.yaml says nodes have 4
+    assert cluster_gpus_per_node(_entry(AGG)) == 4
+    assert _point(AGG).gpus == 4
+    assert _point(DISAGG).gpus == 8  # two worker nodes; the dedicated etcd node serves no model
+
+
+def test_bootstrap_ports_are_placement_for_both_roles_whoever_set_them() -> None:
+    point = _point(DISAGG)
+    raw = point.raw["dynamo"]
+    prefill = [a for a in _block(raw, "worker", "prefill")["args"] if "bootstrap" in a[0]]
+    decode = [a for a in _block(raw, "worker", "decode")["args"] if "bootstrap" in a[0]]
+    # srt-slurm's allocated port goes first; the recipe's own follows and wins in argparse
+    assert prefill == [
+        ["--disaggregation-bootstrap-port", "7200"],
+        ["--disaggregation-bootstrap-port", "31000"],
+    ]
+    assert decode == [["--disaggregation-bootstrap-port", "31000"]]
+    for router, blocks in point.cookbook.items():
+        for role in ("prefill", "decode"):
+            shown = [a for a in _block(blocks, "worker", role)["args"] if "bootstrap" in a[0]]
+            assert shown == [["--disaggregation-bootstrap-port", "8998"]], (router, role)
+
+
+def test_1x_nginx_fronts_several_dynamo_frontends_on_the_internal_port() -> None:
+    blocks = _point(DISAGG).cookbook["dynamo"]
+    assert [b["kind"] for b in blocks][:4] == ["etcd", "nats", "nginx", "dynamo-frontend"]
+    frontend = _block(blocks, "dynamo-frontend")
+    # num_additional_frontends + 1 = 4, capped by the job's two worker nodes
+    assert frontend["count"] == 2 and ["--http-port", "8180"] in frontend["args"]
+
+
+def test_an_sglang_router_deployment_shows_no_dynamo_plane_though_1x_starts_one() -> None:
+    point = _point(AGG)
+    raw_kinds = [b["kind"] for b in point.raw["sglang"]]
+    assert {"etcd", "nats"} <= set(raw_kinds)  # srt-slurm 1.x launches them for every frontend
+    assert "ETCD_ENDPOINTS" in _block(point.raw["sglang"], "worker")["env"]
+    shown = point.cookbook["sglang"]
+    assert [b["kind"] for b in shown] == ["worker", "sglang-router"]
+    assert not any(k.startswith(("DYN_", "ETCD", "NATS")) for k in shown[0]["env"])
+
+
+def test_dynamo_built_from_a_pinned_commit_is_named_in_the_install_lines() -> None:
+    assert _point(DISAGG).install["dynamo"] == [
+        "# Dynamo built from source at https://github.com/ai-dynamo/dynamo/commit/"
+        "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("frontend", "nodes", "line", "expected"),
+    [
+        # 1.x: multiple frontends on by default; nginx only with two or more nodes
+        ({}, 1, "1", (False, 1, FRONTEND_INTERNAL_PORT, False)),
+        ({}, 3, "1", (True, 3, FRONTEND_INTERNAL_PORT, False)),
+        ({"enable_multiple_frontends": False}, 3, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({"num_additional_frontends": 1}, 5, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
+        # 2.x rules: off by default; on with one node means one frontend on the head
+        ({}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({"enable_multiple_frontends": True}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({"enable_multiple_frontends": True}, 4, "2", (True, 4, FRONTEND_INTERNAL_PORT, False)),
+    ],
+)
+def test_frontend_topology_by_release(
+    frontend: dict, nodes: int, line: str, expected: tuple
+) -> None:
+    got = frontend_topology(frontend, nodes, line)
+    assert (got.nginx, got.count, got.port, got.on_head) == expected
+
+
+def test_allocated_gpus_count_whole_nodes() -> None:
+    assert allocated_gpus(1, 2, 4) == 4
+    assert allocated_gpus(2, 4, None) == 8
+    assert allocated_gpus(1, 8, 4) == 8
+
+
+def test_workers_get_srt_slurms_nccl_port_only_from_v1_0_58() -> None:
+    def rel(ref: str, line: str = "1") -> Release:
+        return Release(ref, line, "test")
+
+    assert not injects_nccl_port(rel("v1.0.38")) and not injects_nccl_port(rel("v1.0.57"))
+    assert injects_nccl_port(rel("v1.0.58")) and injects_nccl_port(rel("main"))
+    assert not injects_nccl_port(rel("sa-submission-q2-2026"))
+    assert injects_nccl_port(rel("4be1c0d2", "2"))
+    raw = _block(_point(AGG).raw["sglang"], "worker")
+    assert not any(a[0] == "--nccl-port" for a in raw["args"])  # v1.0.38 passes none
+    newest = render_config(ERAS, AGG, release=rel("v1.0.60")).points[0].raw["sglang"]
+    assert any(a[0] == "--nccl-port" for a in _block(newest, "worker")["args"])

@@ -1,0 +1,101 @@
+"""EventGitHub: what a dry run without a token reads (the event) and writes (a plan only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+from ghserver import GitHubModel
+
+from syncer.errors import SyncError
+from syncer.publish.event import BadEvent
+from syncer.publish.github import NotFound, Plan
+from syncer.publish.offline import EventGitHub
+
+REPO = "SemiAnalysisAI/InferenceX"
+
+
+def test_reads_answer_from_the_event_only() -> None:
+    github = GitHubModel()
+    github.base = "https://api.github.com"
+    pull = github.add_pull(REPO, head="topic", number=12, commits=["a" * 40], labels=["full-sweep"])
+    pull["state"], pull["merged"] = "closed", True
+    event = github.pull_request_event(REPO, 12, "closed")
+    gh = EventGitHub(event, plan=Plan(dry_run=True))
+    pull = gh.pull(REPO, 12)
+    assert (pull.state, pull.merged, pull.head_sha, pull.labels) == (
+        "closed",
+        True,
+        "a" * 40,
+        ("full-sweep",),
+    )
+    assert gh.pull_commits(REPO, 12) == ["a" * 40]
+    assert gh.find_pulls(REPO, "o:b") == [] and gh.reactions(REPO, 1) == []
+    with pytest.raises(NotFound, match="not in the event"):
+        gh.pull(REPO, 13)
+    with pytest.raises(NotFound, match="not checked"):
+        gh.run(REPO, 5)
+    with pytest.raises(AssertionError, match="asked GitHub"):
+        gh._json("GET", "/user")
+
+
+def test_a_comment_event_takes_the_head_from_the_checkout(tmp_path: Path) -> None:
+    event = {
+        "repository": {"full_name": REPO},
+        "issue": {"number": 7, "pull_request": {"url": "x"}, "labels": [{"x": 1}, "bad"]},
+        "comment": {"id": 99, "body": "/use 1", "author_association": "MEMBER"},
+    }
+    gh = EventGitHub(event, plan=Plan(dry_run=True), checkout=ROOT)
+    assert len(gh.pull(REPO, 7).head_sha) == 40
+    assert gh.pull(REPO, 7).labels == ()
+    assert [c.id for c in gh.comments(REPO, 7)] == [99] and gh.comment(REPO, 99).body == "/use 1"
+    assert gh.comments(REPO, 8) == []
+    assert (
+        EventGitHub(event, plan=Plan(dry_run=True), checkout=tmp_path).pull(REPO, 7).head_sha == ""
+    )
+
+
+def test_writes_are_planned_never_made() -> None:
+    plan = Plan(dry_run=True)
+    gh = EventGitHub({}, plan=plan)
+    gh.create_comment(REPO, 7, "hello")
+    made = gh.create_pull("o/r", title="t", body="b", head="o:x", base="main")
+    assert made.number == 0 and len(plan.writes) == 2
+    assert plan.writes[0] == f"POST /repos/{REPO}/issues/7/comments (5 chars)\nhello"
+    with pytest.raises(SyncError, match="without a token"):
+        EventGitHub({}, plan=Plan(dry_run=False))
+
+
+@pytest.mark.parametrize(
+    ("pull", "message"),
+    [
+        (
+            {"number": 12, "head": "topic"},
+            "event: pull_request.head must be an object, got a string",
+        ),
+        ({"number": 12, "labels": 5}, "event: pull_request.labels must be a list, got a number"),
+        (
+            {"number": 12, "merged": "yes"},
+            "event: pull_request.merged must be true or false, got a string",
+        ),
+        ({"number": "12"}, 'event: pull_request.number must be a positive integer, got "12"'),
+        (
+            {"number": 12, "user": {"login": 3}},
+            "event: pull_request.user.login must be a string, got a number",
+        ),
+    ],
+)
+def test_a_malformed_pull_request_event_is_bad_input(pull: dict, message: str) -> None:
+    event = {"repository": {"full_name": REPO}, "pull_request": pull}
+    with pytest.raises(BadEvent) as raised:
+        EventGitHub(event, plan=Plan(dry_run=True))
+    assert raised.value.message == message
+
+
+def test_labels_without_a_name_are_skipped_not_refused() -> None:
+    event = {
+        "repository": {"full_name": REPO},
+        "pull_request": {"number": 12, "labels": [{"name": "x"}, "bad", {"name": 3}, {}]},
+    }
+    assert EventGitHub(event, plan=Plan(dry_run=True)).pull(REPO, 12).labels == ("x",)
