@@ -268,9 +268,9 @@ class ConfigEntry:
                 path=self.path,
             )
         what = f"{self.key}: row {row.index} {'eval-srt-recipe' if eval_job else 'srt-recipe'}"
-        _entry_name(self, name, what)
+        check_entry_name(self, name, what)
         if self.srt_recipe_dir:
-            _entry_name(self, self.srt_recipe_dir, f"{self.key}: srt-recipe-dir")
+            check_entry_name(self, self.srt_recipe_dir, f"{self.key}: srt-recipe-dir")
         lane = "multi_node" if self.multinode else "single_node"
         recipes_root = self.layout_root / "benchmarks" / lane / "srt-slurm-recipes"
         candidates: list[Path] = []
@@ -284,7 +284,7 @@ class ConfigEntry:
         candidates = [c for c in candidates if checkout.lexically_inside(self.root_dir, c)]
         for candidate in candidates:
             if candidate.is_file():
-                return _entry_file(self, candidate, what, row=True)
+                return entry_file(self, candidate, what, row=True)
         raise RecipeAbsent(
             f"{self.key}: recipe {js(name, PATH_CHARS)} of row {row.index} is absent from the tree "
             f"(looked in {', '.join(str(c) for c in candidates[:2])})",
@@ -296,7 +296,7 @@ class ConfigEntry:
         candidate = self.layout_root / "configs" / "srt-recipes" / lane
         if not candidate.is_file():
             return None
-        return _entry_file(self, candidate, f"{self.key}: shared recipe block")
+        return entry_file(self, candidate, f"{self.key}: shared recipe block")
 
 
 @dataclass
@@ -618,123 +618,8 @@ def _row_recipe(raw: Any) -> tuple[str, str | None, bool] | None:
 
 # ---- golden acceptance length ------------------------------------------------------------
 
-GOLDEN_DIRS = ("infx/golden_al_distribution", "golden_al_distribution")
 
-
-def golden_al_file(entry: ConfigEntry, method: str) -> Path | None:
-    name = f"{entry.model_prefix}_{method}.yaml"
-    _entry_name(entry, name, f"{entry.key}: golden AL file (from model-prefix)")
-    for base in (entry.layout_root, entry.layout_root.parent):
-        for sub in GOLDEN_DIRS:
-            candidate = base / sub / name
-            if checkout.lexically_inside(entry.root_dir, candidate) and candidate.is_file():
-                return _entry_file(entry, candidate, f"{entry.key}: golden AL file")
-    return None
-
-
-def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool) -> str | None:
-    """The committed golden acceptance length for model / method / thinking mode / draft
-    length, as the string InferenceX injects (``3.51``); None when no curve file exists."""
-    path = golden_al_file(entry, method)
-    if path is None:
-        return None
-    doc = _golden_doc(path)
-    if not isinstance(doc, dict) or not doc:
-        raise SyncError(
-            "golden AL file must map a model name to thinking_on/thinking_off curves",
-            path=str(path),
-        )
-    model_name = entry.model.rsplit("/", 1)[-1].lower()
-    curves = doc.get(model_name)
-    if curves is None:
-        if len(doc) != 1:
-            raise SyncError(
-                f"golden AL file has no curve for {js(model_name)} "
-                f"(models: {', '.join(map(str, doc))})",
-                path=str(path),
-            )
-        curves = next(iter(doc.values()))
-    mode = "thinking_on" if thinking else "thinking_off"
-    if not isinstance(curves, dict):
-        raise SyncError(
-            f"golden AL file: {js(model_name)} must map thinking_on/thinking_off to curves",
-            path=str(path),
-        )
-    curve = curves.get(mode)
-    if not isinstance(curve, dict):
-        raise SyncError(f"golden AL file has no {mode} curve for {js(model_name)}", path=str(path))
-    value = curve.get(draft_length, curve.get(str(draft_length)))
-    if value is None:
-        raise SyncError(
-            f"golden AL file has no {mode} value for draft length {draft_length} "
-            f"(lengths: {', '.join(str(k) for k in curve)})",
-            path=str(path),
-        )
-    return str(value)
-
-
-# Parsed golden AL files by path and content: every point of a config asks for its curve.
-_GOLDEN: dict[tuple[str, bytes], Any] = {}
-_GOLDEN_MAX = 16
-
-
-def _golden_doc(path: Path) -> Any:
-    """``yamlsafe.load(path)``, parsed once per content (callers only read the result)."""
-    try:
-        key = (str(path), hashlib.sha256(path.read_bytes()).digest())
-    except OSError:
-        return yamlsafe.load(path)  # names the unreadable file
-    if key not in _GOLDEN:
-        if len(_GOLDEN) >= _GOLDEN_MAX:
-            del _GOLDEN[next(iter(_GOLDEN))]
-        _GOLDEN[key] = yamlsafe.load(path)
-    return _GOLDEN[key]
-
-
-# The CONFIG_FILE era's reference curve (read by the runner's injector when a row sets
-# SYNTHETIC_ACCEPTANCE=true without a length): one file for every model, keyed by a name the
-# injector derives from the model prefix (the prefixes below were renamed; others are kept).
-LEGACY_REFERENCE_AL = "benchmarks/speedbench-reference-al.yaml"
-LEGACY_REFERENCE_KEYS = {
-    "dsv4": "deepseek-v4-pro",
-    "dsr1": "deepseek-r1",
-    "dsv4dspark": "deepseek-v4-pro-0813",
-    "dsv4dsparkprob": "deepseek-v4-pro-0813",
-}
-
-
-def legacy_reference_al(entry: ConfigEntry, draft_length: int) -> str:
-    """AL for ``draft_length`` from the era's reference curve; the injector of that era reads
-    thinking mode ``thinking_on`` (its default) when the curve is split by thinking mode."""
-    path = entry.layout_root / LEGACY_REFERENCE_AL
-    if not path.is_file():
-        raise SyncError(
-            f"{entry.key}: SYNTHETIC_ACCEPTANCE=true without SYNTHETIC_ACCEPTANCE_LENGTH needs "
-            f"the reference curve {LEGACY_REFERENCE_AL}, which the tree does not hold",
-            path=entry.path,
-        )
-    doc = yamlsafe.load(path)
-    name = LEGACY_REFERENCE_KEYS.get(entry.model_prefix, entry.model_prefix)
-    block = doc.get(name) if isinstance(doc, dict) else None
-    value: Any = None
-    if isinstance(block, list):
-        for item in block:
-            if isinstance(item, dict) and draft_length in item:
-                value = item[draft_length]
-                break
-    elif isinstance(block, dict):
-        if any(str(k).startswith("thinking") for k in block):
-            block = block.get("thinking_on")
-        value = block.get(draft_length) if isinstance(block, dict) else None
-    if value is None:
-        raise SyncError(
-            f"reference curve has no value for {js(name)} at draft length {draft_length}",
-            path=str(path),
-        )
-    return str(value)
-
-
-def _entry_file(entry: ConfigEntry, candidate: Path, what: str, *, row: bool = False) -> Path:
+def entry_file(entry: ConfigEntry, candidate: Path, what: str, *, row: bool = False) -> Path:
     """``candidate``, a file found for master entry ``entry``, when it lies inside the
     checkout; ``row``: the error names the master file and the entry's line (the row's
     recipe name led there)."""
@@ -748,7 +633,7 @@ def _entry_file(entry: ConfigEntry, candidate: Path, what: str, *, row: bool = F
         raise
 
 
-def _entry_name(entry: ConfigEntry, name: str, what: str) -> None:
+def check_entry_name(entry: ConfigEntry, name: str, what: str) -> None:
     """:func:`syncer.checkout.check_name` for a name master entry ``entry`` gives; the error
     names the master file and the entry's line."""
     try:
