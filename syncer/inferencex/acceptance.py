@@ -16,9 +16,10 @@ from typing import Any
 from syncer import checkout
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
-from syncer.inferencex.master import ConfigEntry, Row, check_entry_name, entry_file
+from syncer.inferencex.master import ConfigEntry, check_entry_name, entry_file
 from syncer.inferencex.recipe import Recipe
 from syncer.inferencex.recipe_facts import SPEC_ALGORITHM, first_arg, lead_role
+from syncer.inferencex.rows import SearchRow
 from syncer.wording import js
 
 SIMULATE = {
@@ -28,7 +29,7 @@ SIMULATE = {
 
 
 def simulate_env(
-    entry: ConfigEntry, recipe: Recipe, row: Row
+    entry: ConfigEntry, recipe: Recipe, row: SearchRow
 ) -> tuple[dict[str, str] | None, str | None]:
     """The golden-acceptance env the launcher adds to every worker, and the AL the point ran
     with. In the old layout :func:`inject_legacy_acceptance` did it before the recipe is read:
@@ -72,7 +73,7 @@ LEGACY_SIMULATE_ENV_MODES = ("aggregated", "prefill", "decode")
 
 
 def inject_legacy_acceptance(
-    variant: dict[str, Any], entry: ConfigEntry, row: Row, plain: bool, path: str
+    variant: dict[str, Any], entry: ConfigEntry, row: SearchRow, plain: bool, path: str
 ) -> dict[str, Any]:
     """Synthetic acceptance of the old layout: the runner rewrote the recipe file only
     when the row says ``SYNTHETIC_ACCEPTANCE=true``, adding the three SGLANG_SIMULATE_ACC_*
@@ -114,7 +115,7 @@ def inject_legacy_acceptance(
 
 
 def legacy_acceptance_length(
-    variant: dict[str, Any], entry: ConfigEntry, row: Row, path: str
+    variant: dict[str, Any], entry: ConfigEntry, row: SearchRow, path: str
 ) -> str:
     """The AL string the CONFIG_FILE-era injector writes (a float in ``%g`` form)."""
     explicit = row.synthetic_acceptance_length

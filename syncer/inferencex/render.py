@@ -20,7 +20,7 @@ from syncer import progress
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.acceptance import simulate_env
-from syncer.inferencex.master import ConfigEntry, Job, load_master
+from syncer.inferencex.master import ConfigEntry, load_master
 from syncer.inferencex.policy import MountedFile, Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, render_raw, topology
 from syncer.inferencex.recipe import check_sections, compose_shared, expand_variants, normalise
@@ -38,6 +38,7 @@ from syncer.inferencex.releases import (
     cluster_gpus_per_node,
     release_for,
 )
+from syncer.inferencex.rows import Job
 from syncer.inferencex.scripts import refuse_script_launched
 from syncer.inferencex.srtconfigs import SrtSlurmFiles, discover
 from syncer.inferencex.variants import Variants, variant_for_job

@@ -14,9 +14,10 @@ from typing import Any
 from syncer.errors import SyncError
 from syncer.flags import DP_ARGS, DPA_ARGS, EP_ARGS, TP_ARGS
 from syncer.inferencex.acceptance import inject_legacy_acceptance
-from syncer.inferencex.master import ConfigEntry, Job, Row
+from syncer.inferencex.master import ConfigEntry
 from syncer.inferencex.recipe import Recipe, normalise
 from syncer.inferencex.recipe_facts import SPEC_ALGORITHM, first_arg, framework_engine
+from syncer.inferencex.rows import Job, SearchRow
 from syncer.wording import js
 
 # '@fabric.<name>' cluster network facts the launcher resolves per cluster: the cookbook shows
@@ -45,7 +46,9 @@ def resolve_cluster_values(value: Any) -> Any:
     return value
 
 
-def bind(variant: dict[str, Any], entry: ConfigEntry, row: Row, concs: list[int]) -> dict[str, Any]:
+def bind_variant(
+    variant: dict[str, Any], entry: ConfigEntry, row: SearchRow, concs: list[int]
+) -> dict[str, Any]:
     """The InferenceX launcher's bindings: model path, container, benchmark env."""
     # shallow: only `model` and `benchmark` are replaced; nothing downstream mutates the rest
     out = dict(resolve_cluster_values(variant))
@@ -70,7 +73,7 @@ def bind(variant: dict[str, Any], entry: ConfigEntry, row: Row, concs: list[int]
 
 
 def _mismatches(
-    variant: dict[str, Any], recipe: Recipe, entry: ConfigEntry, row: Row, conc: int
+    variant: dict[str, Any], recipe: Recipe, entry: ConfigEntry, row: SearchRow, conc: int
 ) -> list[str]:
     """Why a variant does not run a single-node point (empty list = it does)."""
     why: list[str] = []
@@ -116,7 +119,7 @@ def _mismatches(
     return why
 
 
-def _check_multinode(recipe: Recipe, row: Row, where: str, path: str) -> None:
+def _check_multinode(recipe: Recipe, row: SearchRow, where: str, path: str) -> None:
     pairs = [("prefill", "prefill"), ("decode", "decode")] if recipe.disagg else [("worker", "agg")]
     decode = row.roles.get("decode")
     if not recipe.disagg and "worker" not in row.roles and decode and decode.num_worker == 0:
@@ -154,11 +157,11 @@ class Variants:
     probes: dict[str, Recipe] = field(default_factory=dict)
     index: dict[tuple[Any, ...], list[str]] | None = None
 
-    def probe(self, name: str, entry: ConfigEntry, row: Row, job: Job, spath: str) -> Recipe:
+    def probe(self, name: str, entry: ConfigEntry, row: SearchRow, job: Job, spath: str) -> Recipe:
         """The variant normalised under the first binding that asks: matching reads only its
         roles and engine, which no binding changes."""
         if name not in self.probes:
-            bound = bind(self.variants[name], entry, row, job.concs)
+            bound = bind_variant(self.variants[name], entry, row, job.concs)
             self.probes[name] = normalise(bound, path=spath, selector=name)
         return self.probes[name]
 
@@ -197,7 +200,7 @@ def _signature(recipe: Recipe) -> tuple[Any, ...]:
     )
 
 
-def _row_signature(entry: ConfigEntry, row: Row) -> tuple[Any, ...]:
+def _row_signature(entry: ConfigEntry, row: SearchRow) -> tuple[Any, ...]:
     """The signature a variant must have to run a row (see :func:`_mismatches`)."""
     tp = row.tp or 1
     return (
@@ -237,7 +240,7 @@ def variant_for_job(
                 path=spath,
             )
         name, variant = next(iter(variants.items()))
-        bound = bind(variant, entry, row, job.concs)
+        bound = bind_variant(variant, entry, row, job.concs)
         if entry.old_layout:
             bound = inject_legacy_acceptance(bound, entry, row, name == "", spath)
         recipe = normalise(bound, path=spath, selector=name)
@@ -275,7 +278,7 @@ def variant_for_job(
             path=spath,
         )
     name = matches[0]
-    bound = bind(variants[name], entry, row, job.concs)
+    bound = bind_variant(variants[name], entry, row, job.concs)
     if entry.old_layout:
         bound = inject_legacy_acceptance(bound, entry, row, name == "", spath)
     return name, bound, normalise(bound, path=spath, selector=name)
