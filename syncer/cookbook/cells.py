@@ -1,6 +1,6 @@
 """The encoder's input: a model's cells with every point's full blocks, no compaction yet.
 
-Two paths build it and meet here without a converter: ``syncer.cookbook.generate`` (from
+Two paths build it and meet here without a converter: ``syncer.cookbook.rendered_cells`` (from
 rendered InferenceX configs and their pins) and ``cells_from_module`` (from an existing data
 module, decoded completely: ``sync reencode`` and the bot, which keeps the other configs' cells
 of a published module and replaces one config's cells).

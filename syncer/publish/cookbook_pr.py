@@ -20,7 +20,6 @@ from syncer import links
 from syncer.compare.review import review_texts
 from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
-from syncer.cookbook.generate import generate_model
 from syncer.cookbook.jsmodule import parse_module
 from syncer.errors import SyncError
 from syncer.inferencex import render as inferencex_render
@@ -34,6 +33,7 @@ from syncer.publish.github import GitHubClient, Plan, Pull, PullState
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin, SyncConfig
 from syncer.templating import render
+from syncer.usecases.generate import generate_model
 
 # What a generated module depends on besides sync.yaml, the InferenceX checkout and the date:
 # (model path, module text at the ref, page text at the ref, every pin).
