@@ -153,20 +153,6 @@ class ModelSpec:
     def chip(self, hardware: str) -> bool:
         return any(h["id"] == hardware for h in self.hardware)
 
-    def hardware_of(self, cfg: ConfigSpec) -> str:
-        """The hardware id a config's cells show: its ``hw``, else the first of this model's
-        hardware ids that is a part of its key."""
-        if cfg.hw:
-            return cfg.hw
-        tokens = cfg.key.split("-")
-        for hw in self.hardware:
-            if hw["id"] in tokens:
-                return hw["id"]
-        raise SyncError(
-            f"config {cfg.key}: no hardware id of model {self.path} appears in the key; set 'hw'",
-            line=cfg.line,
-        )
-
 
 @dataclass
 class SyncConfig:

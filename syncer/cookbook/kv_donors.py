@@ -14,6 +14,7 @@ from typing import Any
 
 from syncer.cookbook.cells import (
     ModuleSpec,
+    config_hardware,
 )
 from syncer.cookbook.kvtier import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
 from syncer.errors import SyncError
@@ -140,7 +141,7 @@ def find_donors(
                 pin=Pin(donor, None, config.main, None, None, PointStatus.VERIFIED, None),
             )
         )
-        hw = (owner or model).hardware_of(cfg)
+        hw = config_hardware(cfg, owner or model)
         found = (hicache_from if kind == "hicache" else mooncake_from)(get(donor), donor, hw)
         if found is None:
             raise SyncError(

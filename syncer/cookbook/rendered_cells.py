@@ -20,6 +20,7 @@ from syncer.cookbook.cells import (
     ModuleSpec,
     PointSpec,
     RouterSpec,
+    config_hardware,
 )
 from syncer.cookbook.kv_donors import Donors, cell_kv, hicache_from
 from syncer.errors import SyncError
@@ -99,7 +100,7 @@ def cells_for_config(
     if missing is not None:
         # the module must ship every file its commands name, with srt-slurm's own bytes
         raise missing
-    hw = model.hardware_of(cfg)
+    hw = config_hardware(cfg, model)
     own_hicache = hicache_from(rendered, cfg.key, hw)
     cells: list[CellSpec] = []
     ids: set[str] = set()

@@ -19,6 +19,7 @@ from syncer.cookbook import encode
 from syncer.cookbook.cells import (
     CellSpec,
     ModuleSpec,
+    config_hardware,
     replace_config_cells,
 )
 from syncer.cookbook.decode import Decoder
@@ -141,7 +142,7 @@ def build_module_spec(
         for cfg in model.configs:
             if cfg.key in scripts:
                 continue
-            found = mooncake_from(get(cfg.key), cfg.key, model.hardware_of(cfg))
+            found = mooncake_from(get(cfg.key), cfg.key, config_hardware(cfg, model))
             if found is not None:
                 donors.mooncake = found
                 break
