@@ -390,7 +390,7 @@ def _as_shown(block: Block) -> Block:
         type(v) is str for v in (env or {}).values()
     ):
         return block
-    shown = dict(block)
+    shown = block.copy()
     if args:
         shown["args"] = [[js_string(v) for v in a] for a in args]
     if env:

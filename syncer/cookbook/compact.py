@@ -16,7 +16,7 @@ from typing import Any
 from syncer.cookbook.materialise import OVERLAY_SKIP
 from syncer.cookbook.materialise import overlay as materialise_entry
 from syncer.errors import SyncError
-from syncer.model import Block
+from syncer.model import Block, block_data
 
 # --- what the decoder makes of an entry -------------------------------------------------------
 
@@ -137,7 +137,7 @@ def block_entry(
     overlay = {
         k: copy.deepcopy(v)
         for k, v in target.items()
-        if k not in ("args", "env") and (k not in source or source[k] != v)
+        if k not in ("args", "env") and (k not in source or block_data(source)[k] != v)
     }
     if any(k in OVERLAY_SKIP for k in overlay):
         return None

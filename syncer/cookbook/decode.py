@@ -31,7 +31,7 @@ from syncer.cookbook.materialise import OVERLAY_SKIP, Materialiser, apply_diff, 
 from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, PointStatus, Selection
+from syncer.model import Block, PointStatus, Selection, block_data
 from syncer.wording import js
 
 __all__ = [
@@ -139,9 +139,10 @@ class Decoder:
         )
         # kv_transform copies each block with its args and env; the rest is still the memo's.
         for block in blocks:
-            for key, value in block.items():
+            data = block_data(block)
+            for key, value in data.items():
                 if key not in ("args", "env") and type(value) in (dict, list):
-                    block[key] = clone(value)
+                    data[key] = clone(value)
         return blocks
 
     def _measured(self, ci: int, pi: int, router: str) -> list[Block]:

@@ -33,7 +33,7 @@ from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.shell import check_publishable
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
-from syncer.model import Block, Selection
+from syncer.model import Block, Selection, block_data
 from syncer.templating import render
 from syncer.wording import js
 
@@ -95,7 +95,7 @@ def _best_entry(
     cell: CellSpec,
     pool: _Pool,
 ) -> dict[str, Any]:
-    best: dict[str, Any] = copy.deepcopy(target)
+    best: dict[str, Any] = copy.deepcopy(block_data(target))
     best_size = compact.layout_size(best, _BLOCK_DEPTH)
     candidates: list[tuple[dict[str, Any], dict[str, Any], Block]] = []
     if router != cell.submitted and cell.submitted in cell.points[0].blocks:
@@ -262,8 +262,9 @@ def _describe(expected: list[Block], got: list[Block]) -> str:
         kinds_e = [b.get("kind") for b in expected]
         kinds_g = [b.get("kind") for b in got]
         return f"{len(expected)} blocks {kinds_e} expected, {len(got)} decoded {kinds_g}"
-    for i, (e, g) in enumerate(zip(expected, got, strict=True)):
-        if compact.same(e, g):
+    for i, (eb, gb) in enumerate(zip(expected, got, strict=True)):
+        e, g = block_data(eb), block_data(gb)
+        if compact.same(eb, gb):
             continue
         where = f"block {i} ({e.get('kind')})"
         for key in sorted(set(e) | set(g)):

@@ -69,7 +69,7 @@ def kv_transform(
     for b0 in blocks:
         if source == "mooncake" and b0.get("kind") in MOONCAKE_BLOCK_KINDS:
             continue
-        block = dict(b0)
+        block = b0.copy()
         block["args"] = [list(a) for a in b0.get("args") or []]
         block["env"] = dict(b0.get("env") or {})
         if block.get("kind") == "worker":

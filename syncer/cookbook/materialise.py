@@ -13,7 +13,7 @@ from typing import Any
 from syncer.cookbook.jsvalues import clone, js_falsy
 from syncer.cookbook.validate import ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, sorted_env, worker_arg_key
+from syncer.model import Block, as_block, block_data, sorted_env, worker_arg_key
 from syncer.wording import count as count_of
 from syncer.wording import js
 from syncer.wording import kind as kind_of
@@ -147,11 +147,11 @@ def overlay(source: Block, entry: dict[str, Any]) -> Block:
     """A ``ref`` / ``from`` entry on its source block: the ``drop`` keys removed, the entry's
     own keys set, then its ``diff`` applied (``SyncError`` for a diff that does not apply)."""
     drop = entry.get("drop") or []
-    block = {k: v for k, v in clone(source).items() if k not in drop}
+    block = {k: v for k, v in block_data(clone(source)).items() if k not in drop}
     for key, value in entry.items():
         if key not in OVERLAY_SKIP:
             block[key] = value
-    return apply_diff(block, entry.get("diff"))
+    return apply_diff(as_block(block), entry.get("diff"))
 
 
 def apply_diff(block: Block, diff: Any) -> Block:

@@ -14,7 +14,7 @@ import shlex
 from typing import Any
 
 from syncer.errors import SyncError
-from syncer.model import BLOCK_KEY_ORDER, Block
+from syncer.model import BLOCK_KEY_ORDER, Block, as_block, block_data
 from syncer.wording import js
 
 _HEAD_IP = re.compile(r"\$(AGG|PREFILL|DECODE)_(\d+)_HEAD_IP")
@@ -137,9 +137,10 @@ def cookbook_order(blocks: list[Block]) -> list[Block]:
 
 
 def key_ordered(block: Block) -> Block:
-    out = {k: block[k] for k in BLOCK_KEY_ORDER if k in block}
-    out.update({k: v for k, v in block.items() if k not in out})
-    return out
+    data = block_data(block)
+    out = {k: data[k] for k in BLOCK_KEY_ORDER if k in data}
+    out.update({k: v for k, v in data.items() if k not in out})
+    return as_block(out)
 
 
 def kv_events_endpoint(text: str, endpoint: str) -> str:

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
 from syncer.lint import report
 from syncer.lint.source import SGLangSource, SourcePin, Version, image_pin
-from syncer.model import Selection
+from syncer.model import Block, Selection
 
 if TYPE_CHECKING:
     # rich is imported only when a terminal report is printed (start-up time of the CLI).
@@ -163,7 +163,7 @@ class LintResult:
         report.text(self, console)
 
 
-def component_of(block: dict[str, Any]) -> str | None:
+def component_of(block: Block) -> str | None:
     """``worker`` / ``router`` for the SGLang processes this lint checks, else None."""
     cmd = block.get("cmd") or ""
     if not isinstance(cmd, str):
@@ -248,7 +248,7 @@ def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = No
                 component = component_of(block)
                 if component is None:
                     continue
-                cmd = block["cmd"]
+                cmd = block.get("cmd") or ""
                 dynamo = DYNAMO_COMMAND in cmd
                 for arg in block.get("args") or []:
                     outcome = checker.check(component, arg[0], dynamo)
