@@ -14,10 +14,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from syncer import links
 from syncer.cookbook.decode import Decoder
+from syncer.cookbook.module_data import CellMeta, MooncakeTier
 from syncer.errors import SyncError
 from syncer.model import Block, Selection
 from syncer.syncconfig import ConfigSpec, ModelSpec
@@ -63,7 +64,7 @@ class RouterSpec:
 
 @dataclass
 class CellSpec:
-    meta: dict[str, Any]  # CELL_META_KEYS
+    meta: CellMeta  # CELL_META_KEYS
     routers: dict[str, RouterSpec]  # submitted router first
     points: list[PointSpec]
 
@@ -87,7 +88,7 @@ class ModuleSpec:
     source: dict[str, Any]  # repo, main, prs
     hardware: list[dict[str, str]]
     checkpoints: list[dict[str, str]]
-    kv_mooncake: dict[str, Any] | None
+    kv_mooncake: MooncakeTier | None
     files: dict[str, dict[str, str]]
     cells: list[CellSpec]
 
@@ -171,7 +172,7 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
         where = f"{path}: cell {ci} ({cell.get('id')})"
         for key in ("id", "hw"):  # the cell's name and its hardware chip (CellSpec, _check_spec)
             _need_text(cell, key, where)
-        meta = {k: copy.deepcopy(cell[k]) for k in CELL_META_KEYS if k in cell}
+        meta = cast(CellMeta, {k: copy.deepcopy(cell[k]) for k in CELL_META_KEYS if k in cell})
         unknown = set(cell) - set(CELL_META_KEYS) - {"prov", "points", "routers"}
         if unknown:
             raise SyncError(f"{where}: unknown cell keys {sorted(unknown)}; cannot re-encode")

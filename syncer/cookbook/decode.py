@@ -28,6 +28,7 @@ from syncer.cookbook.kvtier import (  # the placements are part of the decoder's
     kv_transform,
 )
 from syncer.cookbook.materialise import OVERLAY_SKIP, Materialiser, apply_diff, overlay
+from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
@@ -78,18 +79,18 @@ class Decoder:
         locate: Locate | None = None,
     ) -> None:
         self.path = path
-        self.data = data
+        self.data: ModuleData = data
         self.check = ModuleValidator(path, locate)
         self.check.module(data)
-        self.cells: list[dict[str, Any]] = data["cells"]
+        self.cells: list[CellData] = data["cells"]
         self.base = Materialiser(data, self.check)
         self._measured_memo: dict[tuple[int, int, str], list[Block]] = {}
         self._placement: str | None = None
 
-    def _cell(self, ci: int) -> dict[str, Any]:
+    def _cell(self, ci: int) -> CellData:
         return self.base.cell(ci)
 
-    def _router(self, ci: int, router: str) -> dict[str, Any]:
+    def _router(self, ci: int, router: str) -> RouterData:
         return self.base.router(ci, router)
 
     def materialise(self, ci: int, router: str) -> list[Block]:
@@ -229,7 +230,7 @@ class Decoder:
         ``prUrl``, ``useComment``)."""
         cell = self._cell(ci)
         point = cell["points"][self._point_index(ci, pi)]
-        info = dict(cell.get("prov") or {})
+        info: dict[str, Any] = dict(cell.get("prov") or {})
         info.update((k, v) for k, v in point.items() if k != "patch")
         repo = ((self.data.get("source") or {}).get("repo") or "").rstrip("/")
         for url_key, id_key, build in _PROV_URLS:

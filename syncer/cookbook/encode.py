@@ -231,7 +231,7 @@ def compact_module(spec: ModuleSpec) -> dict[str, Any]:
                     if p is not None:
                         patch[router] = p
             points_out.append(_point_value(point, patch, prov))
-        value = {k: copy.deepcopy(cell.meta[k]) for k in cell.meta}
+        value: dict[str, Any] = {**copy.deepcopy(cell.meta)}
         value["prov"] = prov
         value["points"] = points_out
         value["routers"] = routers_out

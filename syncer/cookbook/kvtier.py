@@ -11,9 +11,9 @@ generation puts it (``master_placement``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from syncer.cookbook.jsvalues import clone
+from syncer.cookbook.module_data import CellData, ModuleData, MooncakeTier
 from syncer.cookbook.validate import ModuleValidator
 from syncer.model import Block, sorted_env, worker_arg_key
 
@@ -54,7 +54,7 @@ def kv_transform(
     source: str | None,
     target: str | None,
     *,
-    data: dict[str, Any],
+    data: ModuleData,
     ci: int,
     router: str,
     placement: Callable[[], str],
@@ -90,8 +90,8 @@ def _kv_worker(
     block: Block,
     source: str | None,
     target: str | None,
-    cell: dict[str, Any],
-    mooncake: dict[str, Any],
+    cell: CellData,
+    mooncake: MooncakeTier,
     ci: int,
     check: ModuleValidator,
 ) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from syncer.cookbook.jsvalues import clone, js_falsy
+from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 from syncer.cookbook.validate import ModuleValidator
 from syncer.errors import SyncError
 from syncer.model import Block, as_block, block_data, sorted_env, worker_arg_key
@@ -25,21 +26,21 @@ class Materialiser:
     """The base blocks of one module's cells (``blocks(ci, router)``), each (cell, router)
     materialised once."""
 
-    def __init__(self, data: Any, check: ModuleValidator) -> None:
+    def __init__(self, data: ModuleData, check: ModuleValidator) -> None:
         self.data = data
         self.check = check
-        self.cells: list[dict[str, Any]] = data["cells"]
+        self.cells: list[CellData] = data["cells"]
         self._memo: dict[tuple[int, str], list[Block]] = {}
         self._active: list[tuple[int, str]] = []
 
-    def cell(self, ci: int) -> dict[str, Any]:
+    def cell(self, ci: int) -> CellData:
         if isinstance(ci, bool) or not isinstance(ci, int) or not 0 <= ci < len(self.cells):
             raise self.check.error(
                 "cell", f"index {js(ci)} out of range (module has {len(self.cells)})"
             )
         return self.cells[ci]
 
-    def router(self, ci: int, router: str) -> dict[str, Any]:
+    def router(self, ci: int, router: str) -> RouterData:
         routers = self.cell(ci)["routers"]
         if router not in routers:
             raise self.check.error(

@@ -23,6 +23,7 @@ from syncer.cookbook.cells import (
     config_hardware,
 )
 from syncer.cookbook.kv_donors import Donors, cell_kv, hicache_from
+from syncer.cookbook.module_data import CellMeta
 from syncer.errors import SyncError
 from syncer.inferencex.render import RenderedConfig
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
@@ -132,7 +133,7 @@ def cells_for_config(
         for found in (d for p in points for d in p.disclosures):
             if found not in disclosures:
                 disclosures.append(found)
-        meta = {
+        meta: CellMeta = {
             "id": cell_id,
             "hw": hw,
             "ckpt": rendered.entry.model,
