@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from syncer.untrusted import term_text
 
@@ -155,4 +155,5 @@ def reading(raw: BinaryIO, name: str, size: int) -> Iterator[BinaryIO]:
     """``raw`` with a "reading NAME" bytes task over its ``size``; ``raw`` itself (no wrapper,
     no cost) when the file is small or nobody watches."""
     with byte_task(f"reading {name}", size) as advance:
-        yield raw if advance is _noop else _Reader(raw, advance)  # type: ignore[misc]
+        # _Reader passes every other attribute through to ``raw``
+        yield raw if advance is _noop else cast(BinaryIO, _Reader(raw, advance))

@@ -37,8 +37,15 @@ class ScriptLaunchedError(LaunchedByScript):
     """A command that needs a recipe met a script-launched key; ``launch`` says which script
     (the master parser's own refusal, with the script found)."""
 
-    def __init__(self, message: str, launch: ScriptLaunch, **where: object) -> None:
-        super().__init__(message, **where)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        message: str,
+        launch: ScriptLaunch,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message, path=path, line=line)
         self.launch = launch
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -29,7 +29,10 @@ MAX_EXPANDED_NODES = 2_000_000
 MAX_DEPTH = 200
 TOO_DEEP = f"YAML nesting deeper than {MAX_DEPTH} levels; refusing it"
 
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    _Base = yaml.SafeLoader
+else:
+    _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
@@ -98,7 +101,7 @@ def _last_wins(pairs: list[tuple[yaml.Node, yaml.Node]]) -> list[tuple[yaml.Node
     return out
 
 
-class _StrictLoader(_MergeAsSrtSlurm, _Base):  # type: ignore[misc, valid-type]
+class _StrictLoader(_MergeAsSrtSlurm, _Base):
     """Safe loader that refuses duplicate mapping keys (merge keys excepted) and keys YAML 1.1
     reads as booleans (``on:``, ``off:``, ``yes:``)."""
 
