@@ -20,7 +20,7 @@ from syncer.commands import options
 from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.errors import SyncError
 from syncer.model import Selection
-from syncer.selection import only_one, select
+from syncer.selection import only_one, select_points
 from syncer.untrusted import term_text
 from syncer.wording import js
 
@@ -77,7 +77,7 @@ def decode_command(
 ) -> None:
     """Decode a cookbook AgentX data module into launch commands."""
     if point is not None and conc is not None:
-        # Before the module is read: the same message as selection.select, sooner.
+        # Before the module is read: the same message as selection.select_points, sooner.
         raise SyncError("give --point or --conc, not both")
     decoder = load_decoder(module)
     if all_cases:
@@ -125,7 +125,7 @@ def _point(decoder: Decoder, ci: int, point: int | None, conc: int | None) -> in
         return f"; measured at {conc} in: {', '.join(others)}" if others else "; no cell has it"
 
     # The page shows point 0 until one is chosen.
-    chosen = select(
+    chosen = select_points(
         range(len(points)),
         point=0 if point is None and conc is None else point,
         conc=conc,

@@ -28,7 +28,7 @@ from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
-from syncer.selection import select
+from syncer.selection import select_points
 from syncer.templating import render
 from syncer.untrusted import json_text
 from syncer.wording import js
@@ -70,7 +70,9 @@ def render_command(
     if srt_slurm_configs is not None:
         srt_files = discover(inferencex or bundled_inferencex(), srt_slurm_configs)
     rendered = render_config(inferencex, config, version=srt_slurm, srt_files=srt_files)
-    points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config)
+    points = select_points(
+        rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config
+    )
     if raw and router is not None and any(router not in p.raw for p in points):
         raise SyncError(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"

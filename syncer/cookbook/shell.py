@@ -250,10 +250,10 @@ def _expansion_problem(text: str, *, raw: bool = False) -> str | None:
 
 
 def _refuse(where: str, what: str, value: str, reason: str, verb: str) -> SyncError:
-    return SyncError(f"{where}: {what} = {visible(value)} {reason}; refusing to {verb} it")
+    return SyncError(f"{where}: {what} = {quoted_visible(value)} {reason}; refusing to {verb} it")
 
 
-def visible(text: str) -> str:
+def quoted_visible(text: str) -> str:
     """``text`` as a JSON-style string with every unprintable or invisible character written
     as an escape (``\\u200b``), so a message shows what a terminal or a page would hide."""
     shown = js(text)

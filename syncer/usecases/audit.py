@@ -36,10 +36,10 @@ from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
 from syncer.usecases.audit_github import API_CHECKS, NO_API, Api, api_checks
 from syncer.usecases.audit_result import (
+    AuditFinding,
     AuditResult,
     CellRow,
     Check,
-    Finding,
     ModuleRow,
     NotChecked,
     PointRow,
@@ -219,7 +219,7 @@ def _audit_module(
         decoder = Decoder(module.value, str(path), locate=lambda keys: locate(text, keys))
     except SyncError as exc:
         row = ModuleRow(shown, "")
-        row.findings.append(Finding(Check.MODULE, f"does not decode: {exc}"))
+        row.findings.append(AuditFinding(Check.MODULE, f"does not decode: {exc}"))
         return row, []
     model = str(decoder.data.get("model", ""))
     row = ModuleRow(shown, model, cells=len(decoder.cells))
@@ -237,7 +237,7 @@ def _audit_module(
     if lint is not None:
         found = lint(decoder, str(path))
         for cell in cells:
-            cell.findings.extend(Finding(Check.LINT, line) for line in found.get(cell.id, []))
+            cell.findings.extend(AuditFinding(Check.LINT, line) for line in found.get(cell.id, []))
     return row, cells
 
 
@@ -250,10 +250,12 @@ def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) ->
         # the encoder's test, not the audit's: a text equal to the module's proves itself.
         again = module_text(compact_module(spec), module.header)
     except SyncError as exc:
-        row.findings.append(Finding(Check.ROUNDTRIP, f"the generator cannot write it again: {exc}"))
+        row.findings.append(
+            AuditFinding(Check.ROUNDTRIP, f"the generator cannot write it again: {exc}")
+        )
         return None
     if again != text:
-        row.findings.append(Finding(Check.ROUNDTRIP, _first_difference(text, again)))
+        row.findings.append(AuditFinding(Check.ROUNDTRIP, _first_difference(text, again)))
     return spec
 
 
@@ -312,7 +314,9 @@ def _check_recipe(
         for ci in touched:
             where = f" at {sha[:12]}" if sha else ""
             cells[ci].findings.append(
-                Finding(Check.RENDER, f"the recipe of {key}{where} cannot be rendered: {rendered}")
+                AuditFinding(
+                    Check.RENDER, f"the recipe of {key}{where} cannot be rendered: {rendered}"
+                )
             )
         return {}
     drifted: dict[tuple[int, int], RenderedPoint] = {}
@@ -322,7 +326,7 @@ def _check_recipe(
         if found is None:
             ci = touched[0]
             cells[ci].findings.append(
-                Finding(
+                AuditFinding(
                     Check.POINTS,
                     f"the recipe of {key} at {(sha or '')[:12]} has a point the cookbook does "
                     f"not show: item {p.item} at concurrency "
@@ -337,7 +341,7 @@ def _check_recipe(
         if differences:
             drifted[found] = p
             cells[ci].findings.append(
-                Finding(
+                AuditFinding(
                     Check.RECIPE,
                     f"point {pi} ({_concs(cells[ci].points[pi].concs)}): the recipe of {key} at "
                     f"{(sha or '')[:12]} renders other commands "
@@ -350,7 +354,7 @@ def _check_recipe(
         if (ci, pi) not in matched:
             cells[ci].points[pi].recipe = "missing"
             cells[ci].findings.append(
-                Finding(
+                AuditFinding(
                     Check.POINTS,
                     f"point {pi} ({_concs(cells[ci].points[pi].concs)}): the recipe of {key} at "
                     f"{(sha or '')[:12]} has no such point",
@@ -421,7 +425,7 @@ def _check_master(cell: CellRow, trees: TreeSource, masters: _Masters) -> None:
             )
             return
         cell.findings.append(
-            Finding(
+            AuditFinding(
                 Check.MASTER,
                 f"{cell.config_key} is no longer in the master config on InferenceX's default "
                 "branch, but the cookbook still shows it",

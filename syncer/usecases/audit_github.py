@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from syncer import links
 from syncer.model import PointStatus
-from syncer.usecases.audit_result import CellRow, Check, Finding, NotChecked
+from syncer.usecases.audit_result import AuditFinding, CellRow, Check, NotChecked
 
 # GitHub keeps a run's artifacts 90 days by default; under this many days left is a warning.
 ARTIFACT_WARN_DAYS = 14
@@ -79,11 +79,11 @@ def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
         facts = api.pull(pr)
         if facts.state == MISSING:
             cell.findings.append(
-                Finding(Check.PR, f"InferenceX PR #{pr}, named by the cell, does not exist")
+                AuditFinding(Check.PR, f"InferenceX PR #{pr}, named by the cell, does not exist")
             )
         if facts.state == "closed" and not facts.merged:
             cell.findings.append(
-                Finding(
+                AuditFinding(
                     Check.PR,
                     f"InferenceX PR #{pr} was closed without merging; the cookbook still shows "
                     "its config",
@@ -92,7 +92,7 @@ def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
         ago = _days(facts.merged_at, today) if facts.merged else None
         if ago is not None and -ago > STALE_MERGE_DAYS and cell.status == PointStatus.IN_PROGRESS:
             cell.findings.append(
-                Finding(
+                AuditFinding(
                     Check.PR,
                     f"still in progress, but InferenceX PR #{pr} merged {-ago} days ago "
                     f"({facts.merged_at[:10]})",
@@ -101,7 +101,7 @@ def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
         latest = api.pinned_run(pr)
         if latest and run and links.run_id(latest) != links.run_id(run):
             cell.findings.append(
-                Finding(
+                AuditFinding(
                     Check.PIN,
                     f"InferenceX PR #{pr} was re-pinned to run {latest}; the cell still shows "
                     f"run {run}",
@@ -109,7 +109,7 @@ def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
             )
         elif latest and not run:
             cell.findings.append(
-                Finding(
+                AuditFinding(
                     Check.PIN,
                     f"InferenceX PR #{pr} pinned run {latest}; the cell still shows no run",
                 )
@@ -130,13 +130,15 @@ def _artifact_check(
             )
             return
         cell.findings.append(
-            Finding(Check.ARTIFACTS, f"run {run}'s artifacts are gone: its logs cannot be verified")
+            AuditFinding(
+                Check.ARTIFACTS, f"run {run}'s artifacts are gone: its logs cannot be verified"
+            )
         )
         return
     left = [d for d in (_days(a.expires_at, today) for a in live) if d is not None]
     if left and min(left) < ARTIFACT_WARN_DAYS:
         cell.findings.append(
-            Finding(
+            AuditFinding(
                 Check.ARTIFACTS,
                 f"run {run}'s artifacts expire in {min(left)} days{kept}",
             )

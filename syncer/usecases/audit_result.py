@@ -40,7 +40,7 @@ class Check(StrEnum):
 
 
 @dataclass
-class Finding:
+class AuditFinding:
     check: Check
     message: str
     point: int | None = None
@@ -98,7 +98,7 @@ class CellRow:
     provenance: dict[str, str]
     links: dict[str, str]
     points: list[PointRow] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[AuditFinding] = field(default_factory=list)
     not_checked: list[NotChecked] = field(default_factory=list)
     evidence: dict[str, Any] | None = None
 
@@ -138,7 +138,7 @@ class ModuleRow:
     path: str
     model: str
     cells: int = 0
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[AuditFinding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     # the reviewer diff (markdown, within a budget) of the drifted cells, made when a report
     # shows it
@@ -166,7 +166,7 @@ class AuditResult:
     not_checked: list[NotChecked] = field(default_factory=list)  # for every cell
     notes: list[str] = field(default_factory=list)
 
-    def findings(self) -> Iterator[tuple[str, str | None, Finding]]:
+    def findings(self) -> Iterator[tuple[str, str | None, AuditFinding]]:
         """Every finding with its module path and cell id (None: the module's own)."""
         for m in self.modules:
             for f in m.findings:

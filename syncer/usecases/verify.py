@@ -32,7 +32,7 @@ from syncer.inferencex.scripts import ScriptLaunch, script_launch
 from syncer.runs.collect import read_run
 from syncer.runs.mapping import assign
 from syncer.runs.scriptrun import read_script_run
-from syncer.selection import select
+from syncer.selection import select_points
 from syncer.syncconfig import load_sync_config
 
 T = TypeVar("T")
@@ -171,7 +171,9 @@ def verify_config(
         )
     if rendered is None:
         rendered = render_config(inferencex, key)
-    points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    points = select_points(
+        rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key
+    )
     # A lone nameless log is taken for the verified point only when exactly one is verified.
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
     found, data = _inputs(key, inferencex, run, cookbook, read_run)
@@ -229,7 +231,7 @@ def verify_script_config(
         )
     entry = load_master(inferencex).entry(key, script_launched=True)
     points = script_points(entry, launch)
-    selected = select(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    selected = select_points(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless result directory is taken for the verified point only when one is.
     only = selected[0].index if len(selected) == 1 and (point, conc) != (None, None) else None
     found, data = _inputs(key, inferencex, run, cookbook, read_script_run)
