@@ -60,10 +60,10 @@ class Block(TypedDict, total=False):
 def block_data(block: Block) -> dict[str, Any]:
     """``block`` as the plain mapping it is, for code that walks every key alike (copies,
     comparisons, key order), which a TypedDict's literal keys cannot express."""
-    return cast(dict[str, Any], block)
+    return cast(dict[str, object], block)
 
 
-def as_block(data: dict[str, Any]) -> Block:
+def as_block(data: dict[str, object]) -> Block:
     """A mapping built key by key (``block_data``'s other direction) taken as a block."""
     return cast(Block, data)
 

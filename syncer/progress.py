@@ -35,7 +35,7 @@ def _noop(n: int = 1) -> None:
 
 
 @contextmanager
-def use_console(console: Any) -> Iterator[None]:
+def use_console(console: object) -> Iterator[None]:
     """Report to ``console`` (a rich Console) instead of stderr while the block runs; shown only
     when that console is a terminal, exactly as stderr would be."""
     global _forced
@@ -46,7 +46,7 @@ def use_console(console: Any) -> Iterator[None]:
         _forced = before
 
 
-def _console() -> Any:
+def _console() -> object:
     if _forced is not None:
         return _forced if _forced.is_terminal else None
     try:
@@ -60,7 +60,7 @@ def _console() -> Any:
     return console if console.is_terminal else None
 
 
-def _start(console: Any) -> Any:
+def _start(console: Any) -> object:
     from rich.filesize import decimal
     from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
     from rich.text import Text
@@ -136,7 +136,7 @@ class _Reader:
         self._advance(len(data))
         return data
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._raw, name)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from syncer import links
@@ -165,7 +164,7 @@ def term_text(value: object, *, limit: int | None = None) -> str:
     return visible(mask(text).replace("\r\n", "\n"))
 
 
-def json_text(value: Any, *, indent: int | None = None) -> str:
+def json_text(value: object, *, indent: int | None = None) -> str:
     """``value`` as JSON for a terminal or a file: UTF-8 kept readable, but the characters
     ``json.dumps`` leaves raw that a terminal acts on (C1 controls such as the 8-bit CSI, line
     separators, bidi overrides) written as ``\\u`` escapes, and tokens masked. The parsed value

@@ -85,7 +85,7 @@ class CellSpec:
 class ModuleSpec:
     model: str
     generated_on: str
-    source: dict[str, Any]  # repo, main, prs
+    source: dict[str, object]  # repo, main, prs
     hardware: list[dict[str, str]]
     checkpoints: list[dict[str, str]]
     kv_mooncake: MooncakeTier | None
@@ -144,7 +144,7 @@ def point_prov_from_urls(point: dict[str, Any], repo: str, where: str) -> dict[s
 _POINT_KEYS = ("concs", "item", "override", "goldenAL", "kv", "patch")
 
 
-def _need(obj: dict[str, Any], key: str, where: str) -> Any:
+def _need(obj: dict[str, object], key: str, where: str) -> Any:
     if key not in obj:
         raise SyncError(f"{where}: missing {js(key)}; cannot re-encode")
     if obj[key] is None:
@@ -152,7 +152,7 @@ def _need(obj: dict[str, Any], key: str, where: str) -> Any:
     return obj[key]
 
 
-def _need_text(obj: dict[str, Any], key: str, where: str) -> str:
+def _need_text(obj: dict[str, object], key: str, where: str) -> str:
     value = _need(obj, key, where)
     if not isinstance(value, str):
         raise SyncError(f"{where}: {js(key)} must be a string, got {kind(value)}; cannot re-encode")

@@ -165,7 +165,7 @@ class Decoder:
         self._measured_memo[key] = done
         return done
 
-    def _apply_patch(self, base: list[Block], patch: Any, where: str) -> list[Block]:
+    def _apply_patch(self, base: list[Block], patch: object, where: str) -> list[Block]:
         """Point blocks from the checked base; only what the patch changed needs checking
         again (this runs for every case, so unchanged blocks are not walked twice)."""
         if js_falsy(patch):
@@ -224,13 +224,13 @@ class Decoder:
             raise self.check.error(f"cells[{ci}].points[{pi}]", "no provenance `status`")
         return status
 
-    def point_info(self, ci: int, pi: int) -> dict[str, Any]:
+    def point_info(self, ci: int, pi: int) -> dict[str, object]:
         """Provenance of a point: cell ``prov`` merged with the point's own keys, ids expanded
         to the GitHub URLs older modules stored (``recipeUrl``, ``runUrl``, ``jobUrl``,
         ``prUrl``, ``useComment``)."""
         cell = self._cell(ci)
         point = cell["points"][self._point_index(ci, pi)]
-        info: dict[str, Any] = dict(cell.get("prov") or {})
+        info: dict[str, object] = dict(cell.get("prov") or {})
         info.update((k, v) for k, v in point.items() if k != "patch")
         repo = ((self.data.get("source") or {}).get("repo") or "").rstrip("/")
         for url_key, id_key, build in _PROV_URLS:

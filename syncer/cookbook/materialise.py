@@ -84,7 +84,7 @@ class Materialiser:
         self._memo[key] = out
         return out
 
-    def _env_ref(self, index: Any, envs: Any, where: str) -> dict[str, str]:
+    def _env_ref(self, index: object, envs: object, where: str) -> dict[str, str]:
         if (
             isinstance(index, bool)
             or not isinstance(index, int)
@@ -99,7 +99,7 @@ class Materialiser:
             )
         return envs[index]
 
-    def _entry(self, ci: int, router: str, bi: int, entry: dict[str, Any]) -> Block:
+    def _entry(self, ci: int, router: str, bi: int, entry: dict[str, object]) -> Block:
         where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
         ref = entry.get("ref")
         if not js_falsy(ref):
@@ -128,14 +128,14 @@ class Materialiser:
             return self._from_ref(source, entry, where)
         return clone(entry)
 
-    def _indexed(self, blocks: list[Block], index: Any, where: str) -> Block:
+    def _indexed(self, blocks: list[Block], index: object, where: str) -> Block:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
             raise self.check.error(
                 where, f"dangling block index {js(index)} (list has {len(blocks)})"
             )
         return blocks[index]
 
-    def _from_ref(self, source: Block, entry: dict[str, Any], where: str) -> Block:
+    def _from_ref(self, source: Block, entry: dict[str, object], where: str) -> Block:
         if not isinstance(entry.get("drop") or [], list):
             raise self.check.error(f"{where}.drop", "expected a list of key names")
         try:
@@ -155,7 +155,7 @@ def overlay(source: Block, entry: dict[str, Any]) -> Block:
     return apply_diff(as_block(block), entry.get("diff"))
 
 
-def apply_diff(block: Block, diff: Any) -> Block:
+def apply_diff(block: Block, diff: object) -> Block:
     """A copy of ``block`` with ``diff`` applied (the page's ``applyDiff``)."""
     if js_falsy(diff):
         return clone(block)

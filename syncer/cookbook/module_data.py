@@ -3,7 +3,7 @@
 
 Every key is optional where the format makes it so; values the format leaves open (a point's
 ``patch``, a router's block entries, which are blocks or ``ref`` / ``from`` entries overlaid on
-one) stay ``Any``.
+one) stay ``object``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from syncer.model import Args, Block, Env
 
 class RouterData(TypedDict, total=False):
     # a block, or an entry that materialises one (``ref`` / ``from``, ``drop``, ``diff``)
-    blocks: list[dict[str, Any]]
+    blocks: list[dict[str, object]]
     install: list[str]
     files: list[str]  # ids into the module's ``files``
 
@@ -54,7 +54,7 @@ class PointData(TypedDict, total=False):
     jobUrl: str
     prUrl: str
     useComment: str
-    patch: dict[str, Any]
+    patch: dict[str, object]
 
 
 class CellMeta(TypedDict, total=False):

@@ -47,7 +47,7 @@ def pr_run_url(repo: str, run: str | None) -> str | None:
     return links.run_link(repo, run, attempt=False) if run else None
 
 
-def source_block(config: SyncConfig, pins: dict[str, Pin] | None = None) -> dict[str, Any]:
+def source_block(config: SyncConfig, pins: dict[str, Pin] | None = None) -> dict[str, object]:
     """``source``: the InferenceX main commit and every PR of the whole sync run (``pins``
     override the configured pins, e.g. a run the bot is pinning right now)."""
     prs: dict[str, Any] = {}
@@ -68,8 +68,8 @@ def group_points(points: list[Any]) -> list[list[Any]]:
     concurrency, so a search-space row whose concurrencies are already in the cell goes to the
     next cell of that shape (a row's points stay together)."""
     cells: list[list[Any]] = []
-    kinds: list[tuple[Any, str]] = []
-    rows: dict[tuple[Any, str, int], list[Any]] = {}
+    kinds: list[tuple[object, str]] = []
+    rows: dict[tuple[object, str, int], list[Any]] = {}
     for point in points:
         rows.setdefault((point.shape, point.detail, point.item), []).append(point)
     for (shape, detail, _), row in rows.items():

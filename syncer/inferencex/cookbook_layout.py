@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Any
 
 from syncer.errors import SyncError
 from syncer.model import BLOCK_KEY_ORDER, Block, as_block, block_data
@@ -108,7 +107,7 @@ def merge_stores(blocks: list[Block]) -> list[Block]:
 
 
 def _same_store(a: Block, b: Block) -> bool:
-    def shape(block: Block) -> Any:
+    def shape(block: Block) -> object:
         args = [arg for arg in block.get("args") or [] if arg[0] != "--port"]
         rest = {k: v for k, v in block.items() if k not in ("args", "ports")}
         return json.dumps([rest, args], sort_keys=True)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from syncer import checkout
 from syncer.inferencex import yamlsafe
@@ -111,7 +110,7 @@ class ScriptLaunch:
         )
 
 
-def gpu_of(raw: dict[str, Any], key: str) -> str:
+def gpu_of(raw: dict[str, object], key: str) -> str:
     """The SKU in script names: the runner label's first part, else the key's GPU part."""
     runner = str(raw.get("runner") or "").removeprefix("cluster:")
     if runner:
@@ -120,7 +119,7 @@ def gpu_of(raw: dict[str, Any], key: str) -> str:
     return parts[2] if len(parts) > 2 else ""
 
 
-def _candidates(raw: dict[str, Any], row: dict[str, Any], key: str) -> tuple[str, ...]:
+def _candidates(raw: dict[str, object], row: dict[str, object], key: str) -> tuple[str, ...]:
     framework = str(raw.get("framework") or "")
     precision = str(raw.get("precision") or "")
     code = str(row.get("exp-name") or raw.get("model-prefix") or key.split("-")[0])

@@ -20,7 +20,6 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from syncer import links, progress
 from syncer.compare.review import review_texts
@@ -380,8 +379,8 @@ def _published_point(
     return None
 
 
-def _differences(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _differences(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     image = decoder.cells[ci].get("image")
     if image != p.image:
         out.append(

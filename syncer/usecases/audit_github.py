@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from syncer import links
 from syncer.model import PointStatus
@@ -50,7 +50,7 @@ class Api(Protocol):
         """The run of the PR's latest authorised ``/use`` comment, if any."""
         ...
 
-    def evidence(self, pr: str, key: str) -> dict[str, Any] | None:
+    def evidence(self, pr: str, key: str) -> dict[str, object] | None:
         """The bot's evidence record of ``key``'s verification on the PR, if one was kept."""
         ...
 
