@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from syncer import collector
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.wording import js
@@ -154,7 +155,8 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
     """Parse YAML text strictly; errors name ``path`` and the line. With ``duplicates`` (a
     list), a duplicate key keeps its last value and a warning is appended instead."""
     try:
-        data = yaml.load(text, Loader=_loader_for(path, duplicates))
+        with collector.paused():
+            data = yaml.load(text, Loader=_loader_for(path, duplicates))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
