@@ -92,9 +92,7 @@ def reported(commands: Mapping[str, Sequence[str]], runs: int) -> dict[str, floa
     env = child_env()
     for _ in range(runs):
         for name, cmd in commands.items():
-            done = subprocess.run(
-                list(cmd), capture_output=True, text=True, check=False, env=env
-            )
+            done = subprocess.run(list(cmd), capture_output=True, text=True, check=False, env=env)
             if done.returncode != 0:
                 raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr}")
             seconds[name].append(float(done.stdout.split()[-1]))
