@@ -217,8 +217,9 @@ def _run(
     # syncer.publish.* import PyGithub: loaded only when an event is handled.
     from syncer.publish.bot import Bot, Settings
     from syncer.publish.git import Identity
-    from syncer.publish.github import GitHubClient, Plan
+    from syncer.publish.github import GitHubClient
     from syncer.publish.offline import EventGitHub
+    from syncer.publish.settings import Plan
 
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
