@@ -8,7 +8,7 @@ from typing import Any
 from github import GithubException
 
 from syncer.publish.api import Api, validation_errors
-from syncer.publish.records import Pull, PullData, PullState, pull_record
+from syncer.publish.records import PLANNED, Pull, PullData, PullState, pull_record
 from syncer.publish.settings import Plan
 from syncer.wording import js
 
@@ -124,10 +124,10 @@ class Pulls:
         return pull_record(repo, data)
 
     def _planned(self, repo: str, title: str, body: str, head: str, base: str) -> Pull:
-        """The PR a dry run would open: no number yet (``0``, which GitHub never gives)."""
+        """The PR a dry run would open: no number yet (``PLANNED``)."""
         return Pull(
             repo,
-            0,
+            PLANNED,
             title,
             body,
             PullState.OPEN,

@@ -91,6 +91,10 @@ class PullState(StrEnum):
     CLOSED = "closed"
 
 
+# The number of the PR a dry run would open: it has none yet, and GitHub's start at 1.
+PLANNED = 0
+
+
 @dataclass(frozen=True)
 class Pull:
     repo: str

@@ -14,7 +14,7 @@ from typing import TypedDict
 
 from syncer.fitting import close_blocks
 from syncer.model import PointStatus
-from syncer.publish.records import Comment, Pull
+from syncer.publish.records import PLANNED, Comment, Pull
 from syncer.syncconfig import PIN_VALUES, STATUSES, Pin, is_pin_value
 from syncer.templating import render
 
@@ -75,7 +75,7 @@ def milestone(item: StatusItem) -> tuple[str, int]:
         return "source-closed", item.closed_pr or item.open_pr or 0
     if item.error:
         return "error", 0
-    if item.open_pr:
+    if item.open_pr is not None:
         return "open", item.open_pr
     if item.merged_pr:
         return "merged", item.merged_pr
@@ -88,8 +88,10 @@ def milestone_marker(model_path: str, items: list[StatusItem]) -> str:
     """The hidden marker of one model's milestone comment: the milestone of its first config and
     the pin statuses of all of them (a run pinned on an open cookbook PR is a milestone too)."""
     kind, number = milestone(items[0])
+    # The PR a dry run would open has no number yet: "open new".
+    pr = "new" if kind == "open" and number == PLANNED else str(number)
     statuses = "+".join(sorted({str(item.status) for item in items}))
-    return f"{MILESTONE_PREFIX}{model_path} {kind} {number} {statuses} -->"
+    return f"{MILESTONE_PREFIX}{model_path} {kind} {pr} {statuses} -->"
 
 
 def by_model(items: list[StatusItem]) -> dict[str, list[StatusItem]]:
