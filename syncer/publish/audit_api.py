@@ -1,4 +1,4 @@
-"""The GitHub side of `sync audit` (``usecases.audit_github.Api``): PR states, run artifacts, the
+"""The GitHub side of `sync audit` (``usecases.audit.Api``): PR states, run artifacts, the
 PR's current pin and the bot's evidence records, each asked once per audit."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ from typing import Any
 from syncer import links
 from syncer.errors import SyncError
 from syncer.publish import evidence, pins
-from syncer.publish.github import Comment, GitHubClient, NotFound
+from syncer.publish.api import NotFound
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Comment
 from syncer.usecases.audit_github import MISSING, ArtifactFacts, PullFacts
 
 
