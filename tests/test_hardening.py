@@ -178,20 +178,64 @@ def test_an_unreadable_recipe_or_log_folder_is_exit_2_naming_the_path(
 
 # ---- 11. a reader that goes away --------------------------------------------------------------
 
+PIPED = [
+    ["verify", KEY, "--format", "json"],
+    ["verify", KEY],
+    ["render", KEY],
+    ["decode", MODULE],
+    ["decode", MODULE, "--all", "--format", "json"],
+    ["reencode", MODULE],
+    ["diff", MODULE, MODULE],
+    ["generate", "--all", "--check", "--date", "2026-10-13"],
+    ["lint", MODULE, "--sglang", "sglang"],
+    ["audit"],
+]
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["verify", KEY, "--format", "json"],
-        ["render", KEY],
-        ["decode", MODULE, "--all", "--format", "json"],
-        ["reencode", MODULE],
-        ["generate", "--all", "--check", "--date", "2026-10-13"],
-    ],
-    ids=lambda a: a[0],
-)
-def test_a_closed_pipe_is_exit_141_not_the_drift_code(project: Path, args: list[str]) -> None:
-    assert piped(project, args, "true") == 141
+
+@pytest.fixture
+def piped_project(project: Path) -> Path:
+    """``project`` with a one-flag SGLang checkout beside it for ``lint``."""
+    from lintrepo import commit_files, git
+
+    repo = project / "sglang"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    server_args = (
+        "import argparse\n\n\nclass ServerArgs:\n    @staticmethod\n"
+        "    def add_cli_args(parser):\n        parser.add_argument('--model-path')\n"
+    )
+    commit_files(repo, {"python/sglang/srt/server_args.py": server_args}, "v")
+    return project
+
+
+# `true` leaves before reading anything, often before the first write; `head -c1` reads one
+# byte of an output that fits in the pipe's buffer, so every write succeeded before it left;
+# the last one leaves a second after the command has written everything.
+READERS = ["true", "head -c1", "(sleep 1; head -c1)"]
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("args", PIPED, ids=lambda a: "-".join(a[:1] + a[2:3]).strip("-"))
+def test_a_closed_pipe_is_exit_141_not_the_drift_code(
+    piped_project: Path, args: list[str], reader: str
+) -> None:
+    # the command's own code when its reader reads everything, so the output is not empty
+    # and 141 is the closed pipe's, not the command's
+    read = subprocess.run(
+        [sys.executable, "-m", "syncer", *args], cwd=piped_project, capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
+    )  # fmt: skip
+    assert read.returncode in (0, 1) and read.stdout, read.stderr[-2000:]
+    assert piped(piped_project, args, "cat >/dev/null") == read.returncode
+    assert piped(piped_project, args, reader) == 141
+
+
+def test_drift_read_to_the_end_is_1_and_cut_short_is_141(project: Path) -> None:
+    edit(project / RECIPE, "watchdog-timeout: 3600", "watchdog-timeout: 3601")
+    assert piped(project, ["verify", KEY], "cat >/dev/null") == 1
+    assert piped(project, ["verify", KEY], "head -c1 >/dev/null") == 141
+    # a command that prints nothing has nothing left unread
+    assert piped(project, ["diff", MODULE, MODULE, "-o", "diff.txt"], "true") == 0
 
 
 # ---- 14. SIGTERM while writing ----------------------------------------------------------------
