@@ -679,6 +679,41 @@ def test_markdown_reasons_are_not_over_escaped(project: Path) -> None:
     assert "\\(srt\\-slurm" not in proc.stdout
 
 
+DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+DISAGG_RECIPE = (
+    "examples/inferencex/inferencex-e2e/benchmarks/multi_node/srt-slurm-recipes/"
+    "dsv41flash/sglang/gb300-fp4/agentx/disagg-variants.yaml"
+)
+
+
+def test_the_files_line_says_what_the_ids_are(project: Path) -> None:
+    import hashlib
+    import json
+
+    # A NATS payload limit: srt-slurm writes a nats.conf, and the cookbook form ships it.
+    nats = "    - name: nats\n      type: nats\n      placement:\n        node: infra\n"
+    edit(project / DISAGG_RECIPE, nats, nats + "      options:\n        max_payload_mb: 32\n")
+    proc = sync(project, "render", DISAGG, "--point", "0")
+    assert proc.returncode == 0, proc.stderr
+    content = 'max_payload: 33554432\njetstream { store_dir: "/tmp/nats" }\n'
+    fid = "nats.conf#" + hashlib.sha256(content.encode()).hexdigest()[:8]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("files: ")]
+    assert lines and {line.split(" ", 2)[1] for line in lines} == {fid}, proc.stdout
+    for line in lines:
+        assert line.endswith(
+            " (config files the commands above read from their working directory, which the "
+            "page offers beside them; each named <file>#<first 8 hex of its SHA-256>; "
+            "`--format json` shows their content)"
+        )
+    assert "nats-server -c nats.conf" in proc.stdout
+    shown = json.loads(sync(project, "render", DISAGG, "--point", "0", "--format", "json").stdout)
+    assert any(
+        point["files"].get(router, {}).get(fid) == {"name": "nats.conf", "content": content}
+        for point in shown["points"]
+        for router in point["files"]
+    ), shown
+
+
 # ---- 16. verify's text lines line up -----------------------------------------------------------
 
 
