@@ -347,6 +347,59 @@ def test_reports_show_invisible_characters_escaped(project: Path) -> None:
     assert "dsv41flash\\u200b#0" in proc.stdout and "\u200b" not in proc.stdout
 
 
+HOSTILE = {"\u200b": "\\u200b", "\x1b": "\\x1b", "\u202e": "\\u202e", "\u2028": "\\u2028"}
+
+
+@pytest.mark.parametrize("args", [[], ["--all"]], ids=["default-case", "all"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_decode_of_a_foreign_module_shows_hidden_characters_escaped_and_says_so(
+    project: Path, args: list[str], fmt: str
+) -> None:
+    import json
+
+    # Someone else's module: a zero-width space, an escape sequence, a bidi override and a
+    # line separator in a flag value of every cell's workers (the shared args pool).
+    value = "au\u200bto\x1b[31mred\u202eb\u2028c"
+    edit(
+        project / MODULE,
+        '["--reasoning-parser", "auto"]',
+        json.dumps(["--reasoning-parser", value]),
+    )
+    proc = sync(project, "decode", MODULE, *args, "--format", fmt)
+    assert proc.returncode == 0, proc.stderr
+    assert not any(char in proc.stdout + proc.stderr for char in HOSTILE), "printed raw"
+    if fmt == "text":
+        assert "--reasoning-parser 'au\\u200bto\\x1b[31mred\\u202eb\\u2028c'" in proc.stdout
+    else:  # JSON escapes: the values read back are the module's own
+        doc = json.loads(proc.stdout)
+        texts = [t for case in doc.get("cases", [doc]) for t in case["text"]]
+        assert any(value in t for t in texts) and "\\u200b" in proc.stdout
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    cells = ["dsv41flash-fp4-gb300-sglang-agentic-dspark#0"]
+    if args:
+        cells = [c["id"] for c in _module_cells(project)]
+    where = ", point 0, router sglang, KV tier none" if not args else ""
+    shown = (
+        "written as \\u escapes (the JSON values are unchanged)"
+        if fmt == "json"
+        else "printed as escapes, so the text is not the module's own: do not paste it as it is"
+    )
+    assert sorted(warnings) == sorted(
+        f"warning: {MODULE}: cell {cell}{where} holds control or invisible characters "
+        f"(\\x1b, \\u200b, \\u2028, \\u202e), {shown}"
+        for cell in cells
+    )
+    # the project's own module has none, and no warning
+    own = sync(ROOT, "decode", MODULE, *args, "--format", fmt)
+    assert own.returncode == 0 and "warning" not in own.stderr
+
+
+def _module_cells(project: Path) -> list[dict]:
+    from syncer.cookbook.jsmodule import load_module
+
+    return load_module(project / MODULE).value["cells"]
+
+
 # ---- 7. sync.yaml values ----------------------------------------------------------------------
 
 
