@@ -138,6 +138,44 @@ def test_a_module_master_sync_yaml_or_event_that_is_no_regular_file_is_one_error
     assert f"sync.yaml: cannot read the sync configuration: {word}, not a regular file" in line
 
 
+GOLDEN = "examples/inferencex/inferencex-e2e/infx/golden_al_distribution/dsv41flash_dspark.yaml"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "dangling symlink"])
+def test_an_optional_input_that_is_no_regular_file_is_refused_not_taken_as_absent(
+    project: Path, kind: str
+) -> None:
+    # Found by the fuzz campaign: the golden AL file and the existing module (which generate
+    # compares with, and keeps cells of) were taken as absent: render printed no golden AL,
+    # generate --check said "would change" (exit 1), verify found no module (exit 1).
+    def replace(rel: str) -> None:
+        path = project / rel
+        path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "directory":
+            path.mkdir()
+        else:
+            path.symlink_to("no/such/file")
+
+    word = {
+        "fifo": "a FIFO (named pipe), not a regular file",
+        "directory": "a directory, not a regular file",
+        "dangling symlink": "a symlink to nothing",
+    }[kind]
+    replace(GOLDEN)
+    line = error_line(sync(project, "render", KEY, timeout=20))
+    assert line.endswith(f"{GOLDEN}: cannot read golden AL file: {word}"), line
+    (project / GOLDEN).unlink() if kind != "directory" else (project / GOLDEN).rmdir()
+    shutil.copy(ROOT / GOLDEN, project / GOLDEN)
+    replace(MODULE)
+    line = error_line(sync(project, "generate", "--all", "--check", timeout=20))
+    assert line.endswith(f"{MODULE}: cannot read data module: {word}"), line
+    if kind == "directory":
+        line = error_line(sync(project, "verify", KEY, timeout=20))
+        assert line.endswith(f"{MODULE}: cannot read data module: {word}"), line
+
+
 # ---- 5. permissions ---------------------------------------------------------------------------
 
 NOBODY = 65534

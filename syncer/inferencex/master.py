@@ -18,7 +18,7 @@ from typing import Any
 
 from syncer import checkout
 from syncer.errors import SyncError
-from syncer.fsio import read_capped
+from syncer.fsio import present, read_capped
 from syncer.inferencex import yamlsafe
 from syncer.wording import PATH_CHARS, js
 
@@ -627,7 +627,9 @@ def golden_al_file(entry: ConfigEntry, method: str) -> Path | None:
     for base in (entry.layout_root, entry.layout_root.parent):
         for sub in GOLDEN_DIRS:
             candidate = base / sub / name
-            if checkout.lexically_inside(entry.root_dir, candidate) and candidate.is_file():
+            if checkout.lexically_inside(entry.root_dir, candidate) and present(
+                candidate, "golden AL file"
+            ):
                 return _entry_file(entry, candidate, f"{entry.key}: golden AL file")
     return None
 
