@@ -24,7 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "render": ("syncer.commands.render", "Render a config's launch commands from its recipe."),
     "verify": ("syncer.commands.verify", "Three-way check: cookbook vs recipe vs run logs."),
     "generate": ("syncer.commands.generate", "Generate cookbook data modules and page sections."),
-    "reencode": ("syncer.commands.generate", "Re-encode a module in the newest format."),
+    "reencode": ("syncer.commands.reencode", "Re-encode a module in the newest format."),
     "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
     "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
     "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
