@@ -189,6 +189,8 @@ class Policy:
             nginx, local = layer.port == FRONTEND_INTERNAL_PORT, layer.on_head
         kinds = {str(b.get("kind")) for b in raw_blocks}
         blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds, local) for b in raw_blocks]
+        if layer is not None:
+            blocks = [_frontend_count(b, layer.count) for b in blocks]
         return _cookbook_order(_merge_stores(blocks))
 
     def files(
@@ -537,6 +539,20 @@ def _without_unused_dynamo_plane(blocks: list[Block]) -> list[Block]:
             }
         out.append(block)
     return out
+
+
+def _frontend_count(block: Block, count: int) -> Block:
+    """A frontend block with the count the cookbook shows (the layer's, which may differ from
+    the count srt-slurm ran: releases.published_frontend_layer)."""
+    kind = block.get("kind")
+    if kind == "dynamo-frontend":
+        return {**block, "count": count}
+    if kind == "sglang-router":
+        out = {k: v for k, v in block.items() if k != "count"}
+        if count != 1:
+            out = {**out, "count": count}
+        return _ordered(out)
+    return block
 
 
 def _worker_url(arg: list[str], port: str, workers: list[Block], local: bool = True) -> list[str]:

@@ -384,13 +384,15 @@ def cluster_gpus_per_node(entry: ConfigEntry) -> int | None:
 
 FRONTEND_PUBLIC_PORT = 8000  # src/srtctl/ports.py @v1.0.38 (same value in 2.x)
 FRONTEND_INTERNAL_PORT = 8180  # src/srtctl/ports.py @v1.0.38: the frontends' port behind nginx
+# FrontendConfig.num_additional_frontends in src/srtctl/core/schema.py @v1.0.38 (line 1468)
+_DEFAULT_ADDITIONAL_FRONTENDS = 9
 
 
 @dataclass(frozen=True)
 class FrontendTopology:
     """Where a job's frontends run: ``nginx`` in front on the head node, ``count`` frontend
-    processes listening on ``port``; ``on_head``: the (single) frontend shares the head node
-    with the first worker, so it reaches it at 127.0.0.1 in the cookbook form."""
+    processes listening on ``port``; ``on_head``: the (single) frontend runs on the head node,
+    the node of the first worker."""
 
     nginx: bool
     count: int
@@ -400,36 +402,75 @@ class FrontendTopology:
 
 def multiple_frontends(frontend: dict[str, Any], line: str) -> bool:
     """``frontend.enable_multiple_frontends``, with the release's default when unset: true in
-    1.x (``FrontendConfig`` in src/srtctl/core/schema.py @v1.0.38), false in the 2.x rules."""
+    1.x (``FrontendConfig`` in src/srtctl/core/schema.py @v1.0.38, line 1467), false in the
+    2.x rules."""
     value = frontend.get("enable_multiple_frontends")
     if value is None:
         return line == "1"
     return bool(value)
 
 
-def frontend_topology(frontend: dict[str, Any], total_nodes: int, line: str) -> FrontendTopology:
-    """The frontend layer srt-slurm stands up (``_compute_frontend_topology`` in
-    src/srtctl/cli/mixins/frontend_stage.py, unchanged v1.0.16 to v1.0.68): nginx on the head
-    node in front of ``num_additional_frontends + 1`` frontends (default 9 additional) when
-    multiple frontends are enabled and the job has two or more nodes; else one frontend on the
-    head at the public port.
+def _wanted_frontends(frontend: dict[str, Any]) -> int:
+    extra = frontend.get("num_additional_frontends", _DEFAULT_ADDITIONAL_FRONTENDS)
+    if not isinstance(extra, int) or isinstance(extra, bool):
+        extra = _DEFAULT_ADDITIONAL_FRONTENDS
+    return extra + 1
 
-    In 1.x, multiple frontends are on by default and the frontends then listen on the
-    internal port and run on nodes other than the head; the published cells of that era show
-    this for one-node jobs too (the router on 8180 reaching the worker by its node address),
-    so the internal port and the placement follow the setting, nginx the node count. The
-    count is capped by the job's nodes, as the published cells show it."""
+
+def frontend_topology(frontend: dict[str, Any], worker_nodes: int, line: str) -> FrontendTopology:
+    """The frontend layer srt-slurm stands up, as its code does it (what a run's logs show):
+    ``_compute_frontend_topology`` in src/srtctl/cli/mixins/frontend_stage.py (lines 74-131
+    @v1.0.38; the same rule in every tag from v1.0.0 to v1.0.68):
+
+    * ``len(runtime.nodes.worker) == 1`` or multiple frontends off: one frontend on the head
+      node on the public port, no nginx;
+    * else nginx on the head and ``min(num_additional_frontends + 1, len(other_nodes))``
+      frontends on the internal port, ``other_nodes`` being the worker nodes but the head.
+
+    ``worker_nodes`` is ``runtime.nodes.worker``: the job's allocation (``#SBATCH
+    --nodes={{ total_nodes }}``, templates/job_script_minimal.j2 line 44 @v1.0.38, from the
+    recipe's nodes plus one for ``infra.etcd_nats_dedicated_node``, cli/submit.py lines
+    448-452) less that dedicated etcd/NATS node (``Nodes.from_slurm``, core/runtime.py lines
+    92-110 @v1.0.38: infra ``nodelist[0]``, head ``nodelist[1]``, workers ``nodelist[1:]``). The
+    head is the first worker node either way, so the other nodes are ``worker_nodes - 1``.
+    Neither the runner script nor srt-slurm asks SLURM for more nodes than that (``srtctl apply
+    -f`` with ``--tags``/``--no-preflight`` only, runners/launch_gb300-nv.sh @InferenceX
+    eb1e4107)."""
+    if worker_nodes <= 1 or not multiple_frontends(frontend, line):
+        return FrontendTopology(nginx=False, count=1, port=FRONTEND_PUBLIC_PORT, on_head=True)
+    count = min(_wanted_frontends(frontend), worker_nodes - 1)
+    return FrontendTopology(nginx=True, count=count, port=FRONTEND_INTERNAL_PORT, on_head=False)
+
+
+def published_frontend_layer(
+    frontend: dict[str, Any], worker_nodes: int, line: str
+) -> FrontendTopology:
+    """The frontend layer as the published cells show it (the cookbook form). No srt-slurm
+    code yields it where it departs from :func:`frontend_topology` (the upstream generator's
+    own reading of the recipe; docs/srt-slurm-rules.md, "Where the published cells depart
+    from srt-slurm's code"), so this is kept apart from what ran and used for nothing else:
+
+    * the count behind nginx is ``min(num_additional_frontends + 1, worker_nodes)``, the head
+      counted, where v1.0.38 places one fewer (``other_nodes`` excludes the head,
+      frontend_stage.py lines 110-117): 1P1D behind nginx shows 2 frontends, with or without
+      a dedicated etcd/NATS node (InferenceX eb1e4107 Qwen3.5 GB300 cells; also 1P1D cells of
+      later runs);
+    * 1.x with multiple frontends on (the default): the router or frontend is shown on the
+      internal port off the head node even for a one-node job, where v1.0.38 runs it on the
+      head on the public port (frontend_stage.py lines 91-106) and the runner asks for one
+      node (Qwen3.5 GB300 aggregated TP2 at eb1e4107: router on 8180 reaching the worker by
+      its node address). nginx itself is shown only when srt-slurm ran one.
+
+    This is the rule closest to the code that gives those cells: the node count and the
+    settings are srt-slurm's, only the two choices above are the cells'."""
+    ran = frontend_topology(frontend, worker_nodes, line)
     multiple = multiple_frontends(frontend, line)
-    several = multiple and total_nodes >= 2
-    extra = frontend.get("num_additional_frontends", 9)
-    wanted = (extra if isinstance(extra, int) and not isinstance(extra, bool) else 9) + 1
-    count = min(wanted, total_nodes) if several else 1
-    internal = multiple if line == "1" else several
+    off_head = multiple and (line == "1" or worker_nodes >= 2)
+    if not off_head:
+        return ran
+    count = min(_wanted_frontends(frontend), max(worker_nodes, 1)) if ran.nginx else 1
     return FrontendTopology(
-        nginx=several,
-        count=count,
-        port=FRONTEND_INTERNAL_PORT if internal else FRONTEND_PUBLIC_PORT,
-        on_head=not internal,
+        nginx=ran.nginx, count=count, port=FRONTEND_INTERNAL_PORT, on_head=False
     )
 
 

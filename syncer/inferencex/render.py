@@ -24,7 +24,7 @@ from syncer.inferencex import master as master_mod
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import ConfigEntry, Job, Row
 from syncer.inferencex.policy import MountedFile, Policy, load_policy
-from syncer.inferencex.processes import SRT_VERSION, render_raw, topology
+from syncer.inferencex.processes import SRT_VERSION, published_layer, render_raw
 from syncer.inferencex.recipe import (
     Recipe,
     check_sections,
@@ -833,7 +833,12 @@ def _render_job(
             # launches it (e.g. --skip-server-warmup on direct P/D workers, a 2.x addition)
             other: render_raw(derived, simulate_env=simulate, version=NEWEST_LINE),
         }
-        layers = {submitted: topology(recipe, version), other: topology(derived, NEWEST_LINE)}
+        # the cookbook form shows the frontend layer as published cells do, which is not
+        # always what srt-slurm ran (releases.published_frontend_layer)
+        layers = {
+            submitted: published_layer(recipe, version),
+            other: published_layer(derived, NEWEST_LINE),
+        }
         cookbook = {r: policy.to_cookbook(blocks, layers[r]) for r, blocks in raws.items()}
         files = {r: policy.files(blocks, srt) for r, blocks in raws.items()}
         missing = {r: policy.missing_files(blocks, srt) for r, blocks in raws.items()}

@@ -27,6 +27,7 @@ from syncer.inferencex.releases import (
     frontend_topology,
     injects_nccl_port,
     line_of,
+    published_frontend_layer,
     release_for,
 )
 from syncer.inferencex.render import render_config
@@ -204,8 +205,15 @@ def _block(blocks: list[dict], kind: str, role: str | None = None) -> dict:
     return next(b for b in blocks if b["kind"] == kind and (role is None or b["role"] == role))
 
 
-def test_1x_router_of_a_one_node_job_listens_on_the_internal_port_off_the_head() -> None:
+def test_1x_router_of_a_one_node_job_is_shown_on_the_internal_port_off_the_head() -> None:
     point = _point(AGG)
+    # what v1.0.38 ran (and its logs show): one router on the head, public port, the worker
+    # addressed by its node's IP (frontends/sglang.py: get_hostname_ip)
+    ran = _block(point.raw["sglang"], "sglang-router")
+    assert ["--port", "8000"] in ran["args"]
+    assert ["--worker-urls", "http://$AGG_0_HEAD_IP:6100"] in ran["args"]
+    assert not any(b["kind"] == "nginx" for b in point.raw["sglang"])
+    # what the published cells of that era show
     router = _block(point.cookbook["sglang"], "sglang-router")
     assert ["--port", "8180"] in router["args"]
     assert ["--worker-urls", "http://$AGG_0_HEAD_IP:30000"] in router["args"]
@@ -249,8 +257,13 @@ def test_1x_nginx_fronts_several_dynamo_frontends_on_the_internal_port() -> None
     blocks = _point(DISAGG).cookbook["dynamo"]
     assert [b["kind"] for b in blocks][:4] == ["etcd", "nats", "nginx", "dynamo-frontend"]
     frontend = _block(blocks, "dynamo-frontend")
-    # num_additional_frontends + 1 = 4, capped by the job's two worker nodes
+    # published: num_additional_frontends + 1 = 4, capped by the job's two worker nodes
     assert frontend["count"] == 2 and ["--http-port", "8180"] in frontend["args"]
+    # what v1.0.38 ran: the dedicated etcd node is no worker, and the head (the prefill node)
+    # runs nginx, so one frontend on the decode node
+    ran = _point(DISAGG).raw["dynamo"]
+    assert [b["kind"] for b in ran].count("nginx") == 1
+    assert _block(ran, "dynamo-frontend")["count"] == 1
 
 
 def test_an_sglang_router_deployment_shows_no_dynamo_plane_though_1x_starts_one() -> None:
@@ -273,22 +286,49 @@ def test_dynamo_built_from_a_pinned_commit_is_named_in_the_install_lines() -> No
 @pytest.mark.parametrize(
     ("frontend", "nodes", "line", "expected"),
     [
-        # 1.x: multiple frontends on by default; nginx only with two or more nodes
-        ({}, 1, "1", (False, 1, FRONTEND_INTERNAL_PORT, False)),
-        ({}, 3, "1", (True, 3, FRONTEND_INTERNAL_PORT, False)),
+        # srt-slurm's own rule (frontend_stage.py): one worker node, or multiple frontends
+        # off: one frontend on the head on 8000; else nginx and frontends on the other nodes
+        ({}, 1, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({}, 2, "1", (True, 1, FRONTEND_INTERNAL_PORT, False)),
+        ({}, 3, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
         ({"enable_multiple_frontends": False}, 3, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
         ({"num_additional_frontends": 1}, 5, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
-        # 2.x rules: off by default; on with one node means one frontend on the head
+        # 2.x rules: off by default
         ({}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
         ({"enable_multiple_frontends": True}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
-        ({"enable_multiple_frontends": True}, 4, "2", (True, 4, FRONTEND_INTERNAL_PORT, False)),
+        ({"enable_multiple_frontends": True}, 4, "2", (True, 3, FRONTEND_INTERNAL_PORT, False)),
     ],
 )
-def test_frontend_topology_by_release(
+def test_frontend_topology_is_srt_slurms_rule(
     frontend: dict, nodes: int, line: str, expected: tuple
 ) -> None:
     got = frontend_topology(frontend, nodes, line)
     assert (got.nginx, got.count, got.port, got.on_head) == expected
+
+
+@pytest.mark.parametrize(
+    ("frontend", "nodes", "line", "expected"),
+    [
+        # where the published cells depart: 1.x one-node jobs shown on 8180 off the head
+        ({}, 1, "1", (False, 1, FRONTEND_INTERNAL_PORT, False)),
+        # ... and the count behind nginx takes the head in
+        ({}, 2, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
+        ({}, 3, "1", (True, 3, FRONTEND_INTERNAL_PORT, False)),
+        ({"num_additional_frontends": 1}, 5, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
+        ({"enable_multiple_frontends": True}, 4, "2", (True, 4, FRONTEND_INTERNAL_PORT, False)),
+        # elsewhere the cookbook shows what ran
+        ({"enable_multiple_frontends": False}, 3, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({"enable_multiple_frontends": True}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+    ],
+)
+def test_published_frontend_layer_departs_only_where_the_cells_do(
+    frontend: dict, nodes: int, line: str, expected: tuple
+) -> None:
+    got = published_frontend_layer(frontend, nodes, line)
+    assert (got.nginx, got.count, got.port, got.on_head) == expected
+    # nginx is shown only when srt-slurm ran one
+    assert got.nginx == frontend_topology(frontend, nodes, line).nginx
 
 
 def test_allocated_gpus_count_whole_nodes() -> None:
