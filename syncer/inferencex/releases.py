@@ -16,6 +16,7 @@ naming the srt-slurm file and tag it was read from (docs/srt-slurm-rules.md, "Er
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
+from syncer.inferencex import commits
 from syncer.wording import js
 
 if TYPE_CHECKING:
@@ -39,17 +41,91 @@ _AGENTIC = "1"
 
 @dataclass(frozen=True)
 class Release:
-    """One srt-slurm release: ``ref`` as named where it was found (tag, branch, commit),
-    ``line`` the rule set it follows, ``source`` where it came from (for messages)."""
+    """One srt-slurm release: ``ref`` as named where it was found (tag, branch, commit; a
+    fork's ref ends ``" of <url>"``), ``line`` the rule set it follows, ``source`` where it
+    came from (for messages). A branch ref resolved at a date (:func:`at_date`) also has
+    ``commit`` (the branch then), ``as_of`` (that date) and ``tag`` (the newest release tag
+    the commit contains, ``""`` for none); ``unresolved`` says why one was not."""
 
     ref: str
     line: str
     source: str
+    commit: str | None = None
+    as_of: str | None = None
+    tag: str | None = None
+    unresolved: str | None = None
 
     def describe(self) -> str:
         if self.ref == f"{self.line}.x":
             return f"srt-slurm {self.line}.x rules ({self.source})"
+        if self.commit is not None:
+            carried = f", carrying {self.tag}" if self.tag else ", before any release tag"
+            return (
+                f"srt-slurm {self.ref} as of {self.as_of} = {self.commit} "
+                f"({self.line}.x rules{carried}; {self.source})"
+            )
+        if self.unresolved is not None:
+            return (
+                f"srt-slurm {self.ref} (a branch, judged as read at its head: {self.unresolved}; "
+                f"{self.line}.x rules; {self.source})"
+            )
         return f"srt-slurm {self.ref} ({self.line}.x rules; {self.source})"
+
+    @property
+    def branch(self) -> str | None:
+        """The branch a runner cloned, when ``ref`` is one (not a tag, a commit or a line)."""
+        name, _, _ = self.ref.partition(" of ")
+        if self.line != "1" or _TAG.fullmatch(name) or _COMMIT.fullmatch(name):
+            return None
+        return name if _BRANCH.fullmatch(name) else None
+
+    @property
+    def fork(self) -> str | None:
+        _, _, url = self.ref.partition(" of ")
+        return url or None
+
+
+_TAG = re.compile(r"v?\d+(?:\.\d+)*")
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
+_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+# a date as given on the command line or read from a log: 2026-08-05, 2026-08-05T15:05:20-05:00
+_DATE = re.compile(r"\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:?\d\d)?)?")
+
+
+def check_date(when: str, *, what: str) -> str:
+    """``when`` if it is an ISO 8601 date or date and time; else a SyncError naming ``what``."""
+    if not _DATE.fullmatch(when):
+        raise SyncError(
+            f"{what} {js(when)} is not a date: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[+HH:MM]"
+        )
+    return when
+
+
+def at_date(release: Release, repo: Path | None, when: str | None) -> Release:
+    """A branch ref as it was when the run happened: the newest commit of the branch not
+    after ``when`` (the InferenceX commit's date, or the run's), read from ``repo`` (a clone
+    of srt-slurm, or of the fork named); what ran is that commit, not the branch's head
+    today. A tag, a commit or an already resolved branch is returned as it is; a branch that
+    cannot be resolved says why (it is then judged by the rules read at its head)."""
+    branch = release.branch
+    if branch is None or release.commit is not None:
+        return release
+    why = None
+    if when is None:
+        why = "no date to resolve it at (InferenceX is no git checkout; give --as-of)"
+    elif repo is None:
+        why = "no srt-slurm history to resolve it in (give --srt-slurm-repo)"
+    if why is not None:
+        return dataclasses.replace(release, unresolved=why)
+    assert repo is not None and when is not None
+    ref = commits.branch_ref(repo, branch, release.fork)
+    sha = commits.newest_before(repo, ref, when) if ref is not None else None
+    if ref is None or sha is None:
+        missing = "no such branch" if ref is None else f"no commit of it at or before {when}"
+        return dataclasses.replace(release, unresolved=f"{repo} has {missing}")
+    return dataclasses.replace(
+        release, commit=sha, as_of=when, tag=commits.newest_tag(repo, sha) or ""
+    )
 
 
 def line_of(ref: str, *, pinned: bool) -> str:
@@ -475,21 +551,32 @@ def published_frontend_layer(
 
 
 # First release whose SGLang backend passes its own --nccl-port (and drops a recipe's):
-# src/srtctl/backends/sglang.py has none up to v1.0.57 and both from v1.0.58 on.
+# src/srtctl/backends/sglang.py has none up to v1.0.57 and both from v1.0.58 on (lines
+# 317-319 and 360 @v1.0.58).
 _NCCL_PORT_FROM = (1, 0, 58)
-# Branches the old runners cloned, as read at their heads: sa-submission-q2-2026 injects no
-# NCCL port; main did from the time it carried v1.0.58.
+# Branches the old runners cloned, as read at their heads (only for a branch that could not be
+# resolved at the run's date): sa-submission-q2-2026 (head deb1dfd9, cut before v1.0.0) injects
+# no NCCL port; main's head carries v1.0.68, which does.
 _BRANCH_NCCL_PORT = {"sa-submission-q2-2026": False}
 
 
+def _version(tag: str) -> tuple[int, ...] | None:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", tag)
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
 def injects_nccl_port(release: Release) -> bool:
-    """Whether that release's workers get srt-slurm's allocated ``--nccl-port``."""
+    """Whether that release's workers get srt-slurm's allocated ``--nccl-port``: a tag by its
+    number; a branch resolved at the run's date by the newest tag its commit contains (none:
+    cut before v1.0.0, so none); an unresolved branch as read at its head."""
     if release.line != "1":
         return True
     ref = release.ref.split(" ", 1)[0]
-    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", ref)
-    if m:
-        return tuple(int(g) for g in m.groups()) >= _NCCL_PORT_FROM
+    version = _version(ref)
+    if version is None and release.commit is not None:
+        version = _version(release.tag or "") or (0, 0, 0)
+    if version is not None:
+        return version >= _NCCL_PORT_FROM
     return _BRANCH_NCCL_PORT.get(ref, True)
 
 

@@ -20,8 +20,8 @@ from typing import Any
 from syncer import progress
 from syncer.errors import SyncError
 from syncer.flags import DP_ARGS, DPA_ARGS, EP_ARGS, TP_ARGS
+from syncer.inferencex import commits, yamlsafe
 from syncer.inferencex import master as master_mod
-from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import ConfigEntry, Job, Row
 from syncer.inferencex.policy import MountedFile, Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, published_layer, render_raw
@@ -36,6 +36,7 @@ from syncer.inferencex.releases import (
     NEWEST_LINE,
     Release,
     allocated_gpus,
+    at_date,
     cluster_gpus_per_node,
     release_for,
 )
@@ -160,6 +161,12 @@ class RenderedConfig:
                 "line": self.release.line,
                 "source": self.release.source,
             }
+            if self.release.commit is not None:
+                out["srt_slurm"].update(
+                    commit=self.release.commit, as_of=self.release.as_of, tag=self.release.tag
+                )
+            elif self.release.unresolved is not None:
+                out["srt_slurm"]["unresolved"] = self.release.unresolved
         out["points"] = [p.as_json(raw=raw, router=router) for p in chosen]
         return out
 
@@ -599,6 +606,8 @@ def render_config(
     version: str | None = None,
     srt_files: SrtSlurmFiles | None = None,
     release: Release | None = None,
+    srt_repo: Path | None = None,
+    as_of: str | None = None,
 ) -> RenderedConfig:
     """Render every job of a config key; raises SyncError on any bad input. Warnings (a
     recipe's duplicate YAML keys) are logged and kept on the result. ``srt_files``: where
@@ -606,7 +615,9 @@ def render_config(
     submodule when present); files it lacks are listed in each point's ``missing_files``.
     The rules are those of the srt-slurm release the key ran with (``release``, default: the
     one its runner script or the submodule pin names); ``version`` (``"1"``/``"2"``) forces a
-    line's rules instead."""
+    line's rules instead. A branch the runner cloned is taken as it was at ``as_of``
+    (default: the InferenceX checkout's commit date, when it is a git checkout), read from
+    ``srt_repo`` (a clone of srt-slurm; ``releases.at_date``)."""
     root = Path(inferencex_dir) if inferencex_dir is not None else bundled_inferencex()
     srt = srt_files if srt_files is not None else discover(root)
     master = master_mod.load_master(root)
@@ -617,6 +628,10 @@ def render_config(
         release = release_for(entry, submodule_commit=srt.commit)
     if version is not None and version != release.line:
         release = Release(f"{version}.x", version, "chosen by --srt-slurm")
+    if release.branch is not None:
+        if as_of is None and commits.is_clone(root):
+            as_of = commits.commit_date(root)
+        release = at_date(release, srt_repo, as_of)
     version = release.line
     cluster_gpus = cluster_gpus_per_node(entry)
     policy = policy or load_policy()
