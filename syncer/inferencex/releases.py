@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 
 NEWEST_LINE = "2"
 SCRIPT_LIMIT = 1 << 20  # a launch script is a few hundred lines
-# the variables a runner's srt-slurm choice may test, as the workflow exports them per job
+# The variables a runner's srt-slurm choice may test, as the workflow exports them per job
+# (.github/workflows/benchmark-multinode-tmpl.yml @InferenceX eb1e4107: MODEL_PREFIX,
+# FRAMEWORK, PRECISION, SPEC_DECODING from the job's inputs, lines 211-219; IS_AGENTIC is
+# '1' for the agentic-coding scenario, line 231, the only scenario this tool renders).
 _AGENTIC = "1"
 
 
@@ -129,9 +132,12 @@ def at_date(release: Release, repo: Path | None, when: str | None) -> Release:
 
 
 def line_of(ref: str, *, pinned: bool) -> str:
-    """The rule set of a ref. A submodule pin is the 2.x line (InferenceX required srt-slurm
-    2.0 once it pinned one); a ref a runner cloned is a 1.x release: the ``v1.0.x`` tags and
-    the branches cut from them (NVIDIA/srt-slurm had no 2.x tag while runners cloned refs)."""
+    """The rule set of a ref. A submodule pin is the 2.x line (InferenceX's docs of the
+    submodule layout: "InferenceX requires srt-slurm 2.0 or newer and `schema: 2` recipes",
+    pins named v2.2.1 and later; ../shared/docs/srt-slurm.md section 0); a ref a runner
+    cloned is a 1.x release: the ``v1.0.x`` tags and the branches cut from them (every tag
+    of NVIDIA/srt-slurm up to 2026-08-21 is v1.0.0 to v1.0.68, the last runner scripts of the
+    old layout are of 2026-08-22)."""
     if pinned:
         return NEWEST_LINE
     m = re.fullmatch(r"v?(\d+)(?:\.\d+)*", ref)
@@ -448,7 +454,9 @@ def _evaluate(cond: str, variables: dict[str, str], script: str, line: int) -> b
 
 def cluster_gpus_per_node(entry: ConfigEntry) -> int | None:
     """GPUs of one node of the key's cluster: the ``gpus_per_node:`` the runner writes into
-    srt-slurm's cluster file (``srtslurm.yaml``), when it writes exactly one value."""
+    srt-slurm's cluster file (``srtslurm.yaml``; ``gpus_per_node: 4`` in
+    runners/launch_gb300-nv.sh @InferenceX eb1e4107, read by ``ClusterConfig`` in
+    src/srtctl/core/schema.py @v1.0.38), when it writes exactly one value."""
     script = runner_script(entry)
     if script is None:
         return None
@@ -581,7 +589,15 @@ def injects_nccl_port(release: Release) -> bool:
 
 
 def allocated_gpus(total_nodes: int, recipe_gpus_per_node: int, cluster_gpus: int | None) -> int:
-    """GPUs a job holds: srt-slurm asks for whole nodes (``#SBATCH --exclusive`` in
-    src/srtctl/templates/job_script_minimal.j2 @v1.0.38 and in 2.x), so each node counts with
-    all the GPUs the cluster's nodes have, even when the recipe uses fewer of them."""
+    """The GPUs a cell is published with: the job's worker nodes, each with every GPU the
+    cluster's nodes have (:func:`cluster_gpus_per_node`), even when the recipe uses fewer.
+
+    This is the cookbook's measure, not what srt-slurm asked SLURM for: v1.0.38 writes
+    ``#SBATCH --gpus-per-node={{ gpus_per_node }}`` from the recipe and ``--exclusive`` only
+    when srtslurm.yaml sets ``use_exclusive_sbatch_directive`` (default false: ``ClusterConfig``
+    in src/srtctl/core/schema.py line 193, cli/submit.py line 480, job_script_minimal.j2
+    lines 52-60), which the runners do not set. The InferenceX recipes of that era ask for
+    ``sbatch_directives: {mem: '0'}`` (all of each node's memory), so no other job shares a
+    node; and published cells count whole nodes in every era, single-node runs launched
+    without srt-slurm included (B300 TP2 cells: 8 GPUs)."""
     return total_nodes * max(recipe_gpus_per_node, cluster_gpus or 0)
