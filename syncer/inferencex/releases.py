@@ -504,7 +504,8 @@ def _wanted_frontends(frontend: dict[str, Any]) -> int:
 def frontend_topology(frontend: dict[str, Any], worker_nodes: int, line: str) -> FrontendTopology:
     """The frontend layer srt-slurm stands up, as its code does it (what a run's logs show):
     ``_compute_frontend_topology`` in src/srtctl/cli/mixins/frontend_stage.py (lines 74-131
-    @v1.0.38; the same rule in every tag from v1.0.0 to v1.0.68):
+    @v1.0.38; the same rule in every tag from v1.0.0 to v1.0.68 and in 2.x, e.g. NVIDIA/srt-slurm
+    @3b909b5d):
 
     * ``len(runtime.nodes.worker) == 1`` or multiple frontends off: one frontend on the head
       node on the public port, no nginx;
@@ -546,7 +547,10 @@ def published_frontend_layer(
       its node address). nginx itself is shown only when srt-slurm ran one.
 
     This is the rule closest to the code that gives those cells: the node count and the
-    settings are srt-slurm's, only the two choices above are the cells'."""
+    settings are srt-slurm's, only the two choices above are the cells'. (That a router on
+    the head reaches a lone worker at ``127.0.0.1`` is the cookbook's too: srt-slurm always
+    addresses a worker by its node's IP, frontends/sglang.py line 103 @v1.0.38 and
+    ``collect_workers`` in frontends/static_router.py @NVIDIA/srt-slurm 1630a9ac.)"""
     ran = frontend_topology(frontend, worker_nodes, line)
     multiple = multiple_frontends(frontend, line)
     off_head = multiple and (line == "1" or worker_nodes >= 2)
