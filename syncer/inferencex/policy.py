@@ -24,6 +24,7 @@ from syncer.inferencex import yamlsafe
 from syncer.inferencex.cookbook_layout import (
     DISCOVERY,
     cookbook_order,
+    frontend_count,
     infra_command,
     key_ordered,
     kv_events_endpoint,
@@ -200,6 +201,8 @@ class Policy:
             nginx, local = layer.port == FRONTEND_INTERNAL_PORT, layer.on_head
         kinds = {str(b.get("kind")) for b in raw_blocks}
         blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds, local) for b in raw_blocks]
+        if layer is not None:
+            blocks = [frontend_count(b, layer.count) for b in blocks]
         return cookbook_order(merge_stores(blocks))
 
     def files(
