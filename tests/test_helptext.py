@@ -81,3 +81,13 @@ def test_anything_but_the_groups_help_goes_through_click(monkeypatch) -> None:
         assert helptext.stored_help(args, "sync") is None
     # A name long enough to wrap the usage line at the stored width.
     assert helptext.stored_help(["--help"], "x" * 60) is None
+
+
+@pytest.mark.parametrize("columns", ["100", "60"])  # the stored text, then click's own
+def test_a_reader_gone_before_the_last_byte_is_141_as_for_every_command(columns: str) -> None:
+    def piped(reader: str) -> int:
+        line = f"{sys.executable} -m syncer --help | {reader}; exit ${{PIPESTATUS[0]}}"
+        return _run(["bash", "-c", line], COLUMNS=columns).returncode
+
+    assert piped("head -c1 >/dev/null") == 141
+    assert piped("cat >/dev/null") == 0

@@ -10,22 +10,20 @@ import sys
 
 import click
 
+from syncer.console import ReaderGone
+
 # name -> (module, one-line help shown by `sync --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
     "decode": ("syncer.commands.decode", "Decode a cookbook data module into commands."),
     "render": ("syncer.commands.render", "Render a config's launch commands from its recipe."),
     "verify": ("syncer.commands.verify", "Three-way check: cookbook vs recipe vs run logs."),
     "generate": ("syncer.commands.generate", "Generate cookbook data modules and page sections."),
-    "reencode": ("syncer.commands.generate", "Re-encode a module in the newest format."),
+    "reencode": ("syncer.commands.reencode", "Re-encode a module in the newest format."),
     "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
     "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
     "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
     "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
 }
-
-
-class ReaderGone(Exception):
-    """The reader of stdout went away (a closed pipe)."""
 
 
 class LazyGroup(click.Group):
