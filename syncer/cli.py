@@ -11,10 +11,15 @@ import os
 import signal
 import sys
 import threading
-from typing import NoReturn
 
-from syncer.console import ReaderGone
+from syncer.errors import ReaderGone, SyncError
 from syncer.helptext import prog_name, stored_help
+
+# typing's constant without importing typing, a start-up cost `sync --help` need not pay;
+# mypy takes any `TYPE_CHECKING` as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
 def __getattr__(name: str) -> object:
@@ -65,7 +70,6 @@ def _run(argv: list[str] | None) -> None:
     import click
 
     from syncer.commands.group import cli
-    from syncer.errors import SyncError
 
     try:
         code = cli.main(args=argv, prog_name=prog, standalone_mode=False)

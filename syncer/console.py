@@ -24,10 +24,6 @@ else:
 WIDTH = 120
 
 
-class ReaderGone(Exception):
-    """The reader of stdout went away (a closed pipe): exit 141, not drift and not a bug."""
-
-
 def _piped_width() -> int:
     """``COLUMNS`` when it is set (a user or a CI log asking for a width), else ``WIDTH``."""
     try:

@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from syncer.console import ReaderGone
+from syncer.errors import ReaderGone
 
 # name -> (module, one-line help shown by `sync --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
