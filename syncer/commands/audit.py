@@ -106,6 +106,7 @@ def audit_command(
     """Audit every published cookbook cell against InferenceX."""
     from syncer import locations
     from syncer.usecases.audit import audit
+    from syncer.usecases.audit_report import audit_report
 
     if inferencex is not None and trees_dir is not None:
         raise SyncError("give --inferencex or --inferencex-trees, not both")
@@ -143,7 +144,7 @@ def audit_command(
         assert client is not None
         outcome = keep_dashboard(client, repo, result)
         click.echo(outcome, err=True)
-    return options.print_report(result, fmt)
+    return options.print_report(audit_report(result), fmt)
 
 
 def _date(today: str | None) -> _dt.date | None:

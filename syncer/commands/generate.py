@@ -157,10 +157,11 @@ def generate_command(
 def _print_review(path: Path, new_text: str) -> None:
     # Only a module that would change has a review: rich and jinja2 come with it.
     from syncer.compare.review import review_texts
+    from syncer.compare.review_render import review_report
 
     old_text = read_text(path) if path.is_file() else None
     review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
-    review.text(report_console())
+    review_report(review).text(report_console())
 
 
 def _check_date(text: str) -> None:

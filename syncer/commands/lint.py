@@ -19,6 +19,7 @@ import click
 from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.lint.lint import lint_paths
+from syncer.lint.report import lint_report
 from syncer.lint.source import SGLangSource
 
 
@@ -66,7 +67,7 @@ def lint_command(
     else:
         source = SGLangSource(sglang)
     result = lint_paths(paths, source)
-    return options.print_report(result, fmt)
+    return options.print_report(lint_report(result), fmt)
 
 
 def _toplevel(where: Path) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from syncer.commands import options
+from syncer.compare.report import verify_report
 from syncer.locations import bundled_inferencex
 from syncer.usecases.verify import verify_config
 
@@ -54,4 +55,4 @@ def verify_command(
     result = verify_config(
         config, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
     )
-    return options.print_report(result, fmt)
+    return options.print_report(verify_report(result), fmt)

@@ -18,6 +18,7 @@ from typing import Any, TypedDict
 
 from syncer import links
 from syncer.compare.review import review_texts
+from syncer.compare.review_render import review_report
 from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.generate import generate_model
@@ -433,7 +434,7 @@ class CookbookPR:
             "lint": lint,
             "exclusions": self._exclusions(model),
         }
-        return fit_body(ctx, review.markdown, self.s.body_limit)
+        return fit_body(ctx, review_report(review).markdown, self.s.body_limit)
 
     def _provenance(self, model: ModelSpec, pins: dict[str, Pin]) -> list[ProvenanceRow]:
         """One row per config and deployment; ``pins`` holds every config of ``model``."""

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from syncer import links, progress
 from syncer.compare.review import review_texts
+from syncer.compare.review_render import review_report
 from syncer.compare.verify import compare_published
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.cookbook.decode import Decoder
@@ -643,7 +644,7 @@ def _review(
     review = review_texts(
         text, again, old_label=f"{shown} (published)", new_label="the recipes at their pins"
     )
-    return review.markdown(budget)
+    return review_report(review).markdown(budget)
 
 
 # ---- the API's part ------------------------------------------------------------------------
