@@ -301,6 +301,7 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
         "duplicate_logs": list(result.run_data.duplicates),
         "empty_logs": list(result.run_data.empty),
         "skipped_members": [{"name": s.name, "reason": s.reason} for s in result.run_data.skipped],
+        "read": [r.as_json() for r in result.read],
     }
 
 
@@ -322,6 +323,7 @@ def _context(result: VerifyResult, rows: list[DiffRow]) -> dict[str, Any]:
         "exclusions": result.exclusions(),
         "sources": _sources(result),
         "notes": _notes(result),
+        "read": result.read,
     }
 
 

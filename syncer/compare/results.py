@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from syncer.compare.diff import Comparison
 from syncer.compare.verdicts import PointVerdict
+from syncer.inputs import Read
 from syncer.runs.collect import RunData
 from syncer.runs.mapping import Assignment
 
@@ -98,6 +99,7 @@ class VerifyResult:
     launched_by: str | None = None  # the bash script(s) of a script-launched key
     # the srt-slurm release whose rules the recipe was rendered with, and where it came from
     srt_release: str | None = None
+    read: list[Read] = field(default_factory=list)  # the inputs, as the report names them
 
     @property
     def exit_code(self) -> int:
