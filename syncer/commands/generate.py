@@ -24,8 +24,10 @@ from syncer.cookbook.generate import generate_model, write_results
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
+from syncer.inputs import Input, read
 from syncer.lint.publish import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
+from syncer.templating import render
 from syncer.untrusted import term_text
 from syncer.wording import count, js
 
@@ -126,6 +128,12 @@ def generate_command(
         # Every file of every model in one step: written all, or (a page or module that cannot
         # be written, a full disk) none, so a failure never leaves the first model updated alone.
         write_results(results)
+    reads = [
+        read(Input.SYNC_YAML, config_path),
+        read(Input.INFERENCEX, inferencex),
+        read(Input.COOKBOOK, out_dir),
+    ]
+    click.echo(render("read.txt.j2", read=reads), nl=False)
     drift = False
     for result in results:
         verb = ("would change" if check else "written") if result.changed else "unchanged"

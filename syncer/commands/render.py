@@ -26,6 +26,7 @@ from syncer.errors import SyncError
 from syncer.inferencex.render import render_config
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
+from syncer.inputs import Input, read
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
 from syncer.selection import select
@@ -66,10 +67,13 @@ def render_command(
     """Render a config's launch commands from its srt-slurm recipe."""
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {js(router)}; expected one of {', '.join(ROUTERS)}")
+    if inferencex is None:
+        inferencex = bundled_inferencex()
     srt_files = None
     if srt_slurm_configs is not None:
-        srt_files = discover(inferencex or bundled_inferencex(), srt_slurm_configs)
+        srt_files = discover(inferencex, srt_slurm_configs)
     rendered = render_config(inferencex, config, version=srt_slurm, srt_files=srt_files)
+    reads = [read(Input.INFERENCEX, inferencex)]
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config)
     if raw and router is not None and any(router not in p.raw for p in points):
         raise SyncError(
@@ -77,6 +81,7 @@ def render_command(
         )
     if fmt == "json":
         doc = rendered.as_json(raw=raw, router=router, points=points)
+        doc["read"] = [r.as_json() for r in reads]
         sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
 
@@ -117,6 +122,7 @@ def render_command(
             raw=raw,
             commit=rendered.srt_files.describe_commit(),
             release=rendered.release.describe() if rendered.release else None,
+            read=reads,
         )
     )
 

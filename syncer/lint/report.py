@@ -6,10 +6,11 @@ has all of them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from syncer.fitting import halvings
+from syncer.inputs import Read
 from syncer.lint.flags import FlagSet
 from syncer.lint.lint import Finding, LintResult
 from syncer.lint.source import SERVER_ARGS
@@ -148,10 +149,10 @@ def _context(result: LintResult) -> dict[str, Any]:
     }
 
 
-def lint_report(result: LintResult) -> Report:
-    """The report of ``result``: the markdown drops finding rows (halving them), then keeps
-    the bare verdict, until it fits the budget."""
-    ctx = _context(result)
+def lint_report(result: LintResult, read: Sequence[Read] = ()) -> Report:
+    """The report of ``result``, made from what ``read`` lists: the markdown drops finding
+    rows (halving them), then keeps the bare verdict, until it fits the budget."""
+    ctx = {**_context(result), "read": read}
     rows = ctx["rows"]
 
     def renderings(budget: int | None) -> Iterator[str]:
@@ -165,7 +166,7 @@ def lint_report(result: LintResult) -> Report:
 
     return Report(
         exit_code=result.exit_code,
-        document=lambda: as_json(result),
+        document=lambda: {**as_json(result), "read": [r.as_json() for r in read]},
         renderings=renderings,
         terminal=lambda console: _text(ctx, console),
         cut_note=_CUT_NOTE,

@@ -5,10 +5,12 @@ issue or PR body (a summary, then one fold per model) and the terminal, shown by
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from syncer import fitting
+from syncer.inputs import Read
 from syncer.reporting import Report, print_lines
 from syncer.templating import render
 from syncer.usecases.audit_result import AuditResult
@@ -21,21 +23,23 @@ REVIEW_FRAME = (
 _CUT_NOTE = "\n\n_(report cut to fit)_\n"
 
 
-def audit_report(result: AuditResult) -> Report:
-    """The report of ``result``: within the budget by dropping, in turn, the reviewer diffs,
-    the clean cells' rows, then the finding rows of the last models."""
+def audit_report(result: AuditResult, read: Sequence[Read] = ()) -> Report:
+    """The report of ``result``, made from what ``read`` lists: within the budget by dropping,
+    in turn, the reviewer diffs, the clean cells' rows, then the finding rows of the last
+    models."""
+    text = functools.partial(render, "audit_report.txt.j2", result=result, read=read)
     return Report(
         exit_code=result.exit_code,
-        document=result.json,
-        renderings=lambda budget: _renderings(result, budget or fitting.GITHUB_TEXT_LIMIT),
-        terminal=lambda console: print_lines(console, render("audit_report.txt.j2", result=result)),
+        document=lambda: {**result.json(), "read": [r.as_json() for r in read]},
+        renderings=lambda budget: _renderings(result, read, budget or fitting.GITHUB_TEXT_LIMIT),
+        terminal=lambda console: print_lines(console, text()),
         cut_note=_CUT_NOTE,
     )
 
 
-def _renderings(result: AuditResult, limit: int) -> Iterator[str]:
+def _renderings(result: AuditResult, read: Sequence[Read], limit: int) -> Iterator[str]:
     models = result.by_model()
-    page: dict[str, Any] = {"result": result, "models": models}
+    page: dict[str, Any] = {"result": result, "models": models, "read": read}
     bare = render("audit_report.md.j2", **page, reviews=False, clean=True)
     with_review = sum(1 for m in result.modules if m.review is not None)
     if with_review:

@@ -213,7 +213,10 @@ def test_cli_text_markdown_json_and_exit_codes(
         worker["args"] = [a for a in worker["args"] if a[0] != "--enable-two-batch-overlap"]
     module.write_text(module_text([cell]), encoding="utf-8")
     code, out, _ = run(["lint", str(module), "--sglang", str(root)], capsys)
-    assert code == 0 and out.splitlines()[2].startswith("✓ every worker and router flag")
+    lines = out.splitlines()
+    assert code == 0 and lines[2] == f"read cookbook module: {module}"
+    assert lines[3].startswith(f"read SGLang checkout: {root} at commit ")
+    assert lines[4].startswith("✓ every worker and router flag")
 
 
 def test_default_checkout_is_the_modules_repository(
