@@ -37,6 +37,7 @@ from syncer.inferencex.master import Master, load_master
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
+from syncer.untrusted import Prose
 from syncer.usecases.audit_result import (
     AuditResult,
     CellRow,
@@ -86,9 +87,10 @@ class FolderTree:
 
     def __post_init__(self) -> None:
         self.label = self.label or str(self.path)
-        self.note = (
-            f"{self.label} is a folder, not a git clone: every pin was read from this one tree, "
-            "not at its own commit"
+        self.note = Prose(
+            "{label} is a folder, not a git clone: every pin was read from this one tree, "
+            "not at its own commit",
+            label=self.label,
         )
 
     def at(self, sha: str | None) -> tuple[Path | None, str | None]:
@@ -163,10 +165,17 @@ class GitTrees:
             if self._main:
                 break
         if self._main is None:
-            self.note = f"{self.label}: no default branch ({self.main_rev}) to check the master at"
+            self.note = Prose(
+                "{label}: no default branch ({rev}) to check the master at",
+                label=self.label,
+                rev=self.main_rev,
+            )
         elif commits.resolve(self.clone, self.main_rev) != self._main:
-            self.note = (
-                f"{self.label}: {self.main_rev} not found; the master is read at {self._main[:12]}"
+            self.note = Prose(
+                "{label}: {rev} not found; the master is read at {commit}",
+                label=self.label,
+                rev=self.main_rev,
+                commit=self._main[:12],
             )
 
     def at(self, sha: str | None) -> tuple[Path | None, str | None]:
@@ -239,7 +248,9 @@ class Api(Protocol):
 
 
 API_CHECKS = (Check.PR, Check.ARTIFACTS, Check.PIN, Check.EVIDENCE)
-NO_API = "needs the GitHub API: set GITHUB_TOKEN (offline by default)"
+# Our words, shown as written in markdown too (``Prose``: only values are escaped).
+NO_API = Prose("needs the GitHub API: set GITHUB_TOKEN (offline by default)")
+NO_SGLANG = Prose("needs an SGLang git checkout: give --sglang GIT_DIR")
 
 
 # ---- the cookbook's modules ----------------------------------------------------------------
@@ -381,9 +392,7 @@ def audit(
     if api is None:
         result.not_checked.extend(NotChecked(c, NO_API) for c in API_CHECKS)
     if lint is None:
-        result.not_checked.append(
-            NotChecked(Check.LINT, "needs an SGLang git checkout: give --sglang GIT_DIR")
-        )
+        result.not_checked.append(NotChecked(Check.LINT, NO_SGLANG))
     renders, masters = _Renders(), _Masters()
     for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
         shown = _shown(path, snippets_root(root) if cookbook.is_dir() else root)

@@ -584,3 +584,19 @@ def test_terminal_prints_untrusted_values_literally() -> None:
     out = console.export_text()
     assert "[bold red]x[/]" in out and "\x1b" not in out
     assert "nats-server -js -sd /tmp/nats" in out and "only in derived selections" in out
+
+
+def test_markdown_escapes_no_words_of_its_own() -> None:
+    """Outside code the reviewer diff's own words carry no backslash (values here have no
+    markdown in them), through the real command."""
+    done = run_sync(
+        str(FIXTURES / "base.jsx"), str(FIXTURES / "structure.jsx"), "--format", "markdown"
+    )
+    assert done.returncode == 1, done.stderr
+    lines, fence = [], False
+    for line in done.stdout.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence:
+            lines.append(re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", line))
+    assert [ln for ln in lines if "\\" in ln] == []

@@ -174,3 +174,32 @@ def test_notes_are_capped_in_the_text_reports(tmp_path: Path) -> None:
     assert len(doc["unmatched_logs"]) == 60
     assert doc["duplicate_logs"] == ["sweep_9000.log repeats job 9000 of sweep_9000.again.log"]
     assert doc["empty_logs"] == ["sweep_8999.log"]
+
+
+def _outside_code(md: str) -> list[str]:
+    """The lines of ``md`` with their code spans removed, code blocks left out."""
+    lines, fence = [], False
+    for line in md.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence:
+            lines.append(re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", line))
+    return lines
+
+
+def test_markdown_escapes_no_words_of_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outside code, a backslash in the verify report could only come from a value: with
+    values free of markdown, through the real command, there is none (issue 22.16)."""
+    from syncer.cli import main
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    log = next(run.rglob("sweep_5230106.log"))
+    log.write_text(log.read_text().replace("--mem-fraction-static", "--mem-fraction-statik"))
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", KEY, "--run", str(run), "--format", "markdown"])
+    md = capsys.readouterr().out
+    assert exc.value.code == 1 and "only in log" in md
+    assert [ln for ln in _outside_code(md) if "\\" in ln] == []
