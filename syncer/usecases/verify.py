@@ -78,6 +78,9 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
     needle = key.encode("utf-8")
     for dirpath, dirnames, filenames in os.walk(cookbook):
         dirnames.sort()
+        for name in dirnames:
+            if name.endswith((".jsx", ".js", ".mjs")):  # named as a module: not skipped
+                read_capped(Path(dirpath) / name, MAX_MODULE_BYTES, "data module")
         for name in sorted(filenames):
             if name.endswith((".jsx", ".js", ".mjs")):
                 path = Path(dirpath) / name

@@ -347,7 +347,7 @@ def test_unknown_frontend_type_is_refused() -> None:
     ],
 )
 def test_spec_detail_is_the_published_cell_detail(args: dict[str, Any], detail: str) -> None:
-    from syncer.inferencex.render import spec_detail
+    from syncer.inferencex.recipe_facts import spec_detail
 
     assert spec_detail(normalise(variant(roles__agg__args={"tp": 1, **args}))) == detail
 
