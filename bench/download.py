@@ -45,7 +45,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _measure(client: Any, url: str, name: str, size: int, dest: Path) -> tuple[int, float]:
-    from syncer.publish.github import Artifact
+    from syncer.publish.records import Artifact
 
     artifact = Artifact(1, name, False, size << 20, url)
     tracemalloc.start()

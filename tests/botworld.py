@@ -32,7 +32,8 @@ from syncer.publish import evidence
 from syncer.publish import status as st
 from syncer.publish.bot import Bot, Settings
 from syncer.publish.git import Identity
-from syncer.publish.github import GitHubClient, Plan
+from syncer.publish.github import GitHubClient
+from syncer.publish.settings import Plan
 from syncer.syncconfig import load_sync_config
 
 

@@ -12,7 +12,6 @@ the markdown report. Exit codes: 0 no findings, 1 findings, 2 bad input.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -25,7 +24,7 @@ from syncer.errors import SyncError
 
 if TYPE_CHECKING:
     from syncer.cookbook.decode import Decoder
-    from syncer.usecases.audit import Trees
+    from syncer.usecases.audit_trees import TreeSource
 
 
 @click.command("audit")
@@ -61,17 +60,12 @@ if TYPE_CHECKING:
     "URL), by its commit id (a PR head is fetched this way).",
 )
 @options.sglang_option("SGLang git checkout: also lint every flag against the cell's version.")
-@click.option(
+@options.repo_option(
     "--repo",
     default=links.INFERENCEX_REPO,
-    show_default=True,
     help="InferenceX repository (owner/name) the API checks and the dashboard use.",
 )
-@click.option(
-    "--api-url",
-    default=lambda: os.environ.get("GITHUB_API_URL", links.API_URL),
-    help="GitHub API base URL.",
-)
+@options.api_url_option()
 @click.option(
     "--offline",
     is_flag=True,
@@ -121,14 +115,8 @@ def audit_command(
     api = None
     if token is not None:
         from syncer.publish.audit_api import GitHubAudit
-        from syncer.publish.github import GitHubClient
 
-        client = GitHubClient(
-            token,
-            base_url=api_url,
-            pause=options.float_env("SYNC_API_PAUSE"),
-            login=os.environ.get("SYNC_INFX_LOGIN") or None,
-        )
+        client = options.github_client(token, api_url, login_env="SYNC_INFX_LOGIN")
         api = GitHubAudit(client, repo)
     trees = _trees(inferencex, trees_dir, main_rev, remote)
     try:
@@ -157,10 +145,10 @@ def _date(today: str | None) -> _dt.date | None:
 
 def _trees(
     inferencex: Path | None, trees_dir: Path | None, main_rev: str, remote: str | None
-) -> Trees:
+) -> TreeSource:
     from syncer import locations
     from syncer.inferencex.commits import is_clone
-    from syncer.usecases.audit import FolderTree, GitTrees, SnapshotTrees
+    from syncer.usecases.audit_trees import FolderTree, GitTrees, SnapshotTrees
 
     if remote is not None and (inferencex is None or not is_clone(inferencex)):
         raise SyncError("--fetch needs --inferencex to be a git clone")

@@ -16,13 +16,13 @@ import click
 from syncer import locations
 from syncer.commands import options
 from syncer.console import report_console
-from syncer.cookbook.generate import generate_model, write_results
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.lint.publish import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
 from syncer.untrusted import term_text
+from syncer.usecases.generate import generate_model, write_results
 from syncer.wording import count, js
 
 

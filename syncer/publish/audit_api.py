@@ -8,8 +8,10 @@ from typing import Any
 from syncer import links
 from syncer.errors import SyncError
 from syncer.publish import evidence, pins
-from syncer.publish.github import Comment, GitHubClient, NotFound
-from syncer.usecases.audit import MISSING, ArtifactFacts, PullFacts
+from syncer.publish.api import NotFound
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Comment
+from syncer.usecases.audit_github import MISSING, ArtifactFacts, PullFacts
 
 
 class GitHubAudit:

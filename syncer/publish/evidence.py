@@ -18,7 +18,8 @@ from typing import Any
 from syncer import fitting
 from syncer.compare.results import VerifyResult
 from syncer.compare.verdicts import Verdict
-from syncer.publish.github import Comment, GitHubClient
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Comment
 from syncer.templating import render
 
 SCHEMA = 1

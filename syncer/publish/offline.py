@@ -19,13 +19,12 @@ from typing import Any, NoReturn, TypedDict, cast
 
 from syncer.errors import SyncError
 from syncer.publish import event
-from syncer.publish.github import (
+from syncer.publish.api import Api, NotFound
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import (
     Artifact,
     Comment,
     CommentData,
-    GitHubClient,
-    NotFound,
-    Plan,
     Pull,
     PullData,
     PullState,
@@ -33,10 +32,11 @@ from syncer.publish.github import (
     RepoData,
     UserData,
     WorkflowRun,
-    _comment,
-    _pull,
+    comment_record,
     label_names,
+    pull_record,
 )
+from syncer.publish.settings import Plan
 
 # Who the bot's own comments and PRs would be by: unknown without a token.
 UNKNOWN_LOGIN = "(the bot: no token)"
@@ -69,6 +69,23 @@ class EventData(TypedDict, total=False):
     comment: CommentData | None
 
 
+class _NoApi(Api):
+    """No connection: any request is an internal error rather than a silent call; the login is
+    the one given (or unknown)."""
+
+    def __init__(self, login: str) -> None:
+        # No super().__init__: there is no token to register and no connection to open.
+        self._login: str = login
+        self.base_url = ""
+        self.retries = 0
+
+    def json(self, verb: str, path: str, **_: Any) -> NoReturn:
+        raise AssertionError(f"an offline dry run asked GitHub for {verb} {path}")
+
+    def login(self) -> str:
+        return self._login
+
+
 class EventGitHub(GitHubClient):
     """Reads from the event payload, writes planned only (dry runs without a token)."""
 
@@ -82,24 +99,19 @@ class EventGitHub(GitHubClient):
         checkout: Path | None = None,
         login: str | None = None,
     ) -> None:
-        # No super().__init__: there is no token to register and no connection to open.
         if not plan.dry_run:
             raise SyncError("GitHub cannot be written without a token (a dry run can)")
-        self.plan = plan
-        self.base_url = ""
-        self.retries = 0
-        self._login: str = login or UNKNOWN_LOGIN
-        self._dry_ids = iter(range(-1, -(10**9), -1))
+        self._connect(_NoApi(login or UNKNOWN_LOGIN), plan)
         # Read before the router has looked at the event: every part taken from it is checked
         # here, so a malformed one is bad input (exit 2), as the router would say.
         event.check(dict(event_payload), event.EVENT_SHAPE)
         payload = cast("EventData", event_payload)  # (the shape just checked)
         repo = (payload.get("repository") or {}).get("full_name") or ""
-        self._pulls: dict[tuple[str, int], Pull] = {}
-        self._comments: dict[tuple[str, int], list[Comment]] = {}
+        self._event_pulls: dict[tuple[str, int], Pull] = {}
+        self._event_comments: dict[tuple[str, int], list[Comment]] = {}
         pr = payload.get("pull_request")
         if isinstance(pr, dict) and isinstance(pr.get("number"), int):
-            self._pulls[(repo, pr["number"])] = _pull(repo, pr)
+            self._event_pulls[(repo, pr["number"])] = pull_record(repo, pr)
         issue = payload.get("issue")
         if (
             isinstance(issue, dict)
@@ -107,21 +119,15 @@ class EventGitHub(GitHubClient):
             and isinstance(issue.get("number"), int)
         ):
             number = issue["number"]
-            self._pulls[(repo, number)] = _issue_pull(repo, issue, _head(checkout))
+            self._event_pulls[(repo, number)] = _issue_pull(repo, issue, _head(checkout))
             comment = payload.get("comment")
             if isinstance(comment, dict) and isinstance(comment.get("id"), int):
-                self._comments[(repo, number)] = [_comment(comment)]
+                self._event_comments[(repo, number)] = [comment_record(comment)]
 
     # -- reads: the event, nothing else ------------------------------------------------------
 
-    def _json(self, verb: str, path: str, **_: Any) -> NoReturn:
-        raise AssertionError(f"an offline dry run asked GitHub for {verb} {path}")
-
-    def login(self) -> str:
-        return self._login
-
     def pull(self, repo: str, number: int) -> Pull:
-        found = self._pulls.get((repo, number))
+        found = self._event_pulls.get((repo, number))
         if found is None:
             raise NotFound(f"{repo}#{number} is not in the event (no token: GitHub not read)")
         return found
@@ -131,10 +137,10 @@ class EventGitHub(GitHubClient):
         return [head] if head else []
 
     def comments(self, repo: str, number: int) -> list[Comment]:
-        return list(self._comments.get((repo, number), []))
+        return list(self._event_comments.get((repo, number), []))
 
     def comment(self, repo: str, comment_id: int) -> Comment:
-        for comments in self._comments.values():
+        for comments in self._event_comments.values():
             for comment in comments:
                 if comment.id == comment_id:
                     return comment
@@ -144,7 +150,9 @@ class EventGitHub(GitHubClient):
         return []
 
     def open_pulls(self, repo: str) -> list[Pull]:
-        return [p for (r, _), p in sorted(self._pulls.items()) if r == repo and p.state == "open"]
+        return [
+            p for (r, _), p in sorted(self._event_pulls.items()) if r == repo and p.state == "open"
+        ]
 
     def find_pulls(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
         return []

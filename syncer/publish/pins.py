@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncer import links
-from syncer.publish.github import Artifact, Comment, GitHubClient, NotFound, Pull, WorkflowRun
+from syncer.publish.api import NotFound
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Artifact, Comment, Pull, WorkflowRun
 from syncer.publish.settings import Outcome
 
 AUTHORISED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})

@@ -19,7 +19,8 @@ from syncer import links
 from syncer.errors import SyncError
 from syncer.inferencex import commits
 from syncer.inferencex.discovery import changed_configs
-from syncer.publish.github import GitHubClient, Pull
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Pull
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.srtslurm import add_srt_slurm
 from syncer.syncconfig import ModelSpec, SyncConfig

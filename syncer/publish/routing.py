@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from syncer import links
 from syncer.publish import event
 from syncer.publish import pins as pinrules
+from syncer.publish.api import NotFound
 from syncer.publish.git import BRANCH_PREFIX
-from syncer.publish.github import GitHubClient, NotFound
+from syncer.publish.github import GitHubClient
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import SHA, ConfigSpec, ModelSpec, SyncConfig
 

@@ -508,7 +508,7 @@ def test_hostile_values_stay_inert_in_the_pr_body():
 
 
 def test_state_marker_round_trip_and_tampering():
-    from syncer.publish.github import Pull
+    from syncer.publish.records import Pull
     from syncer.syncconfig import Pin
 
     pin = Pin(KEY, "3859", HEAD, "41000000001", "12", "verified-pr", "2026-10-13")
@@ -892,7 +892,7 @@ def test_a_verified_pin_keeps_its_evidence_record_on_the_pr(world):
     import hashlib
 
     from syncer.publish import evidence
-    from syncer.publish.github import Comment
+    from syncer.publish.records import Comment
 
     first_use(world)
 

@@ -91,6 +91,12 @@ def test_dry_run_prints_every_write_and_makes_none(world):
     # It says what it would do, never that it did it.
     assert f"deepseek-ai/deepseek-v4_1: would open a PR in {BOOK} (dry run)" in out
     assert f"PR #{PR}: would post the status comment (dry run)" in out
+    # The PR it would open has no number yet: the comment names it as the new PR it is.
+    assert (
+        f"The SGLang cookbook integration of this PR's AgentX config ({KEY}) will happen in a "
+        f"new PR in {BOOK}, in the Agentic Long-Context Deployment section"
+    ) in out
+    assert f"{BOOK}#0" not in out and "no cookbook PR yet" not in out
     said = out.split("dry run: ")[0]  # the outcome lines, before the planned writes
     assert "opened" not in said and "posted" not in said and "committed" not in said
     assert_no_token(out, proc.stderr)

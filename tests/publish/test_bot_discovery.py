@@ -350,7 +350,13 @@ def test_a_dry_run_without_tokens_finds_the_config_and_writes_nothing(replay):
     assert result.exit_code == 0, result.output
     assert f"PR #{SEED_PR}: AgentX configs {SEED_KEY}" in result.output
     assert "would open a PR in sgl-project/sglang (dry run)" in result.output
-    assert f"PR #{SEED_PR}: would post a comment" in result.output
+    # The cookbook PR it would open has no number yet: "a new PR", never "#0".
+    assert (
+        f"PR #{SEED_PR}: would post a comment (deepseek-ai/deepseek-v4_1 open new in-progress)"
+        in result.output
+    )
+    assert f"will happen in a new PR in {BOOK}, in the Agentic Long-Context" in result.output
+    assert f"{BOOK}#0" not in result.output and " 0 in-progress" not in result.output
     assert replay.gh.writes() == [] and replay.book_pulls() == []
 
 

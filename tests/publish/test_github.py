@@ -9,7 +9,8 @@ from rich.console import Console
 
 from syncer import progress
 from syncer.errors import SyncError
-from syncer.publish.github import GitHubClient, Plan
+from syncer.publish.github import GitHubClient
+from syncer.publish.settings import Plan
 
 TOKEN = "ghp_" + "T" * 36  # a PAT: GitHub answers it GET /user
 INFX = "SemiAnalysisAI/InferenceX"
@@ -406,11 +407,11 @@ def test_secondary_rate_limit_waits_grow_and_stop_at_the_cap(server):
 
     gh = client(server, secondary_wait=60, max_wait=200)
     refused = GithubException(403, {"message": SECONDARY}, {"x-ratelimit-remaining": "4999"})
-    assert [gh._post_wait(refused, n) for n in (0, 1)] == [60, 120]
+    assert [gh.api.post_wait(refused, n) for n in (0, 1)] == [60, 120]
     with pytest.raises(Exception, match="over the 200s cap"):
-        gh._post_wait(refused, 2)
+        gh.api.post_wait(refused, 2)
     other = GithubException(403, {"message": "Resource not accessible by integration"}, {})
-    assert gh._post_wait(other, 0) is None  # a refusal, not a limit: final
+    assert gh.api.post_wait(other, 0) is None  # a refusal, not a limit: final
 
 
 def test_a_dropped_connection_after_the_write_posts_once(server):

@@ -9,9 +9,10 @@ from conftest import ROOT
 from ghserver import GitHubModel
 
 from syncer.errors import SyncError
+from syncer.publish.api import NotFound
 from syncer.publish.event import BadEvent
-from syncer.publish.github import NotFound, Plan
 from syncer.publish.offline import EventGitHub
+from syncer.publish.settings import Plan
 
 REPO = "SemiAnalysisAI/InferenceX"
 
@@ -37,7 +38,7 @@ def test_reads_answer_from_the_event_only() -> None:
     with pytest.raises(NotFound, match="not checked"):
         gh.run(REPO, 5)
     with pytest.raises(AssertionError, match="asked GitHub"):
-        gh._json("GET", "/user")
+        gh.api.json("GET", "/user")
 
 
 def test_a_comment_event_takes_the_head_from_the_checkout(tmp_path: Path) -> None:

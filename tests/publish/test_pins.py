@@ -4,7 +4,8 @@ import pytest
 from ghserver import GitHubServer
 
 from syncer.publish import pins
-from syncer.publish.github import Comment, GitHubClient
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Comment
 
 TOKEN = "ghs_" + "P" * 36
 INFX = "SemiAnalysisAI/InferenceX"
