@@ -809,7 +809,7 @@ def test_a_dropped_merge_event_is_caught_up_by_the_next_run_of_its_model(world):
     [cookbook] = world.book_pulls()
     assert (
         st.read_state(
-            GitHubClient(BOOK_TOKEN, base_url=world.server.base_url, pause=0).pull(BOOK, 1),
+            GitHubClient(BOOK_TOKEN, base_url=world.server.base_url, pause=0).pulls.get(BOOK, 1),
             BOOK_BOT,
             "deepseek-ai/deepseek-v4_1",
         )[KEY].status
