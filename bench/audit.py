@@ -36,7 +36,8 @@ def _decode_all(paths: list[Path]) -> int:
 
 def main(argv: list[str]) -> int:
     from syncer.untrusted import json_text
-    from syncer.usecases.audit import GitTrees, SnapshotTrees, audit, module_paths
+    from syncer.usecases.audit import audit, module_paths
+    from syncer.usecases.audit_trees import GitTrees, SnapshotTrees
 
     args = list(argv)
     markdown = "--markdown" in args

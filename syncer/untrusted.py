@@ -24,9 +24,6 @@ ALLOWED_HOSTS = (urlsplit(links.DOCS_URL).hostname, "inferencex.semianalysis.com
 
 # Terminal escape sequences: CSI (colours, cursor), OSC (titles, hyperlinks) and two-byte ESC x.
 ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-# C0/C1 controls (not tab/newline), line/paragraph separators, bidi overrides and isolates:
-# what could move the cursor, hide text or reorder it on screen.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # What a report shows escaped (``\\x1b``, ``\\u200b``) instead of dropping or replacing it:
 # the controls above (ESC included, so an escape sequence is shown, not obeyed or silently
 # removed), bidi marks and the invisible characters (zero-width space and joiners, word
@@ -39,13 +36,31 @@ _ZWSP = "\u200b"
 
 
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    return _escape_char(match.group())
+
+
+def _escape_char(char: str) -> str:
+    code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
     """``text`` with every control and invisible character written as its escape."""
     return _HIDDEN.sub(_escape, text)
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The control and invisible characters in ``text``, each once, as the escapes
+    :func:`visible` writes for them (``\\x1b``, ``\\u200b``), in code-point order."""
+    return [_escape_char(char) for char in sorted(set(_HIDDEN.findall(text)))]
+
+
+def json_escaped(text: str) -> str:
+    """JSON text with the characters :func:`visible` escapes and ``json.dumps`` leaves raw (C1
+    controls such as the 8-bit CSI, DEL, line separators, bidi marks, zero-width characters)
+    written as ``\\u`` escapes: the parsed value is unchanged (they can only occur inside
+    strings, where the escape means the same character), and nothing is hidden on screen."""
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def clip(value: object, limit: int = MAX_VALUE_CHARS) -> str:
@@ -166,9 +181,7 @@ def term_text(value: object, *, limit: int | None = None) -> str:
 
 
 def json_text(value: Any, *, indent: int | None = None) -> str:
-    """``value`` as JSON for a terminal or a file: UTF-8 kept readable, but the characters
-    ``json.dumps`` leaves raw that a terminal acts on (C1 controls such as the 8-bit CSI, line
-    separators, bidi overrides) written as ``\\u`` escapes, and tokens masked. The parsed value
-    is unchanged (escaping happens only inside strings, where those characters can occur)."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
-    return mask(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    """``value`` as JSON for a terminal or a file: UTF-8 kept readable, the characters a
+    terminal acts on or hides written as ``\\u`` escapes (:func:`json_escaped`), tokens
+    masked."""
+    return mask(json_escaped(json.dumps(value, indent=indent, ensure_ascii=False)))

@@ -7,7 +7,7 @@ import pytest
 
 from syncer import links
 from syncer.cookbook.cells import point_prov_from_urls
-from syncer.cookbook.generate import _run_url
+from syncer.cookbook.rendered_cells import pr_run_url
 from syncer.syncconfig import is_pin_value
 
 BASE = links.repo_url(links.INFERENCEX_REPO)
@@ -38,8 +38,8 @@ def test_run_link_keeps_the_attempt_unless_asked_for_the_run():
         links.run_url(links.INFERENCEX_REPO, "7/attempts/2") == f"{BASE}/actions/runs/7/attempts/2"
     )
     # the source block names a PR's run as a whole
-    assert _run_url(BASE, "7/attempts/2") == _run_url(BASE, "7") == f"{BASE}/actions/runs/7"
-    assert _run_url(BASE, None) is None
+    assert pr_run_url(BASE, "7/attempts/2") == pr_run_url(BASE, "7") == f"{BASE}/actions/runs/7"
+    assert pr_run_url(BASE, None) is None
 
 
 @pytest.mark.parametrize("run", ["7", "7/attempts/2"])
@@ -70,3 +70,9 @@ def test_pin_values():
     assert is_pin_value("date", "2026-02-28") and not is_pin_value("date", "2026-02-30")
     assert is_pin_value("sha", "0" * 40) and not is_pin_value("sha", "0" * 39)
     assert is_pin_value("pr", "12") and not is_pin_value("pr", 12)
+
+
+def test_commit_url():
+    from syncer.links import DYNAMO_REPO, commit_url
+
+    assert commit_url(DYNAMO_REPO, "0a1b2c3") == "https://github.com/ai-dynamo/dynamo/commit/0a1b2c3"

@@ -24,7 +24,7 @@ from syncer.errors import SyncError
 
 if TYPE_CHECKING:
     from syncer.cookbook.decode import Decoder
-    from syncer.usecases.audit import Trees
+    from syncer.usecases.audit_trees import TreeSource
 
 
 @click.command("audit")
@@ -145,10 +145,10 @@ def _date(today: str | None) -> _dt.date | None:
 
 def _trees(
     inferencex: Path | None, trees_dir: Path | None, main_rev: str, remote: str | None
-) -> Trees:
+) -> TreeSource:
     from syncer import locations
     from syncer.inferencex.commits import is_clone
-    from syncer.usecases.audit import FolderTree, GitTrees, SnapshotTrees
+    from syncer.usecases.audit_trees import FolderTree, GitTrees, SnapshotTrees
 
     if remote is not None and (inferencex is None or not is_clone(inferencex)):
         raise SyncError("--fetch needs --inferencex to be a git clone")

@@ -1,16 +1,13 @@
-"""`sync generate MODEL|--all` and `sync reencode MODULE`.
+"""`sync generate MODEL|--all`.
 
 ``generate`` renders the configs a model shows (``sync.yaml``), encodes the data module, proves
 it by decoding it back, and writes the module and the page section only when they change;
 ``--check`` writes nothing, prints the reviewer diff of each module that would change (what
 ``sync diff`` shows) and exits 1 when anything would change (a CI drift gate).
-``reencode`` decodes an existing module of any version completely and writes it again in the
-newest format, refusing when a single decoded case would differ.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +16,13 @@ import click
 from syncer import locations
 from syncer.commands import options
 from syncer.console import report_console
-from syncer.cookbook.encode import reencode_file
-from syncer.cookbook.generate import generate_model, write_results
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.lint.publish import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
 from syncer.untrusted import term_text
+from syncer.usecases.generate import generate_model, write_results
 from syncer.wording import count, js
 
 
@@ -167,28 +163,3 @@ def _check_date(text: str) -> None:
     """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
     if not is_date(text):
         raise SyncError(f"--date {js(text)}: expected a date as YYYY-MM-DD")
-
-
-@click.command("reencode")
-@click.argument("module", type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    "out",
-    type=click.Path(path_type=Path),
-    help="Write here (default: the module text on stdout).",
-)
-def reencode_command(module: Path, out: Path | None) -> int:
-    """Re-encode a data module (any version) in the newest format, proven case by case."""
-    text, cases = reencode_file(module, out)
-    size = len(text.encode("utf-8"))
-    original = module.stat().st_size
-    summary = (
-        f"{term_text(module)}: {count(cases, 'case')} decoded back identical; "
-        f"{original} -> {size} bytes ({size / original:.3f})"
-    )
-    if out is None:
-        sys.stdout.write(text)
-        click.echo(summary, err=True)
-    else:
-        click.echo(f"{summary}; written to {term_text(out)}")
-    return 0

@@ -106,6 +106,26 @@ def api_url_option() -> Decorator:
     )
 
 
+def srt_slurm_history_options(command: F) -> F:
+    """``--srt-slurm-repo DIR`` and ``--as-of DATE``: where a branch a runner cloned is read
+    as it was when the run happened (``releases.at_date``)."""
+    command = click.option(
+        "--as-of",
+        "as_of",
+        metavar="DATE",
+        help="Date a branch ref of srt-slurm is taken at (YYYY-MM-DD[THH:MM:SS]; default: the "
+        "InferenceX checkout's commit date, or the run's date in verify).",
+    )(command)
+    return folder_option(
+        "--srt-slurm-repo",
+        "srt_repo",
+        exists=True,
+        metavar="DIR",
+        help="A git clone of NVIDIA/srt-slurm (bare or not; a fork as a remote of it): a "
+        "branch ref a runner cloned is resolved to its newest commit at that date.",
+    )(command)
+
+
 def date_option(help: str) -> Decorator:
     return click.option("--date", "today", metavar="YYYY-MM-DD", help=help)
 

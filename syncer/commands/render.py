@@ -23,6 +23,7 @@ import click
 from syncer.commands import options
 from syncer.cookbook.shell import check_pasteable, copy_all
 from syncer.errors import SyncError
+from syncer.inferencex.releases import check_date
 from syncer.inferencex.render import render_config
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
@@ -49,6 +50,7 @@ from syncer.wording import js
     "runner script's srt-slurm checkout, else the submodule pin, else the newest).",
 )
 @options.srt_slurm_configs_option(SRT_CONFIGS_HELP)
+@options.srt_slurm_history_options
 @options.format_option(
     ["text", "json"], help="text: each job's \"Copy all\" text; json: each job's blocks per router."
 )
@@ -61,6 +63,8 @@ def render_command(
     raw: bool,
     srt_slurm: str | None,
     srt_slurm_configs: Path | None,
+    srt_repo: Path | None,
+    as_of: str | None,
     fmt: str,
 ) -> None:
     """Render a config's launch commands from its srt-slurm recipe."""
@@ -69,7 +73,11 @@ def render_command(
     srt_files = None
     if srt_slurm_configs is not None:
         srt_files = discover(inferencex or bundled_inferencex(), srt_slurm_configs)
-    rendered = render_config(inferencex, config, version=srt_slurm, srt_files=srt_files)
+    if as_of is not None:
+        check_date(as_of, what="--as-of")
+    rendered = render_config(
+        inferencex, config, version=srt_slurm, srt_files=srt_files, srt_repo=srt_repo, as_of=as_of
+    )
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config)
     if raw and router is not None and any(router not in p.raw for p in points):
         raise SyncError(

@@ -27,8 +27,9 @@ from syncer.compare.results import LogCheck, PointResult
 from syncer.compare.verify import cookbook_cell
 from syncer.cookbook.decode import Decoder
 from syncer.flags import DP_ATTENTION_FLAG, EP_FLAG, HICACHE_FLAG, TP_FLAG, canonical_flag
-from syncer.inferencex.master import ConfigEntry, Row
-from syncer.inferencex.render import _parallel
+from syncer.inferencex.master import ConfigEntry
+from syncer.inferencex.recipe_facts import parallel_label
+from syncer.inferencex.rows import SearchRow
 from syncer.inferencex.scripts import ScriptLaunch
 from syncer.model import Selection
 from syncer.runs.logs import split_command
@@ -46,7 +47,7 @@ class ScriptPoint:
     index: int
     item: int
     concs: list[int]
-    row: Row
+    row: SearchRow
     label: str
     script: str
 
@@ -69,7 +70,7 @@ def script_points(entry: ConfigEntry, launch: ScriptLaunch) -> list[ScriptPoint]
             "enable-dp-attention": row.dp_attn,
             "data-parallel-size": tp if row.dp_attn else 1,
         }
-        label = f"Agg {_parallel(args, 1)}"
+        label = f"Agg {parallel_label(args, 1)}"
         if _offloads(row):
             label += f" · {row.kv_offload_backend or row.kv_offloading} KV offload"
         out.append(
@@ -80,7 +81,7 @@ def script_points(entry: ConfigEntry, launch: ScriptLaunch) -> list[ScriptPoint]
     return out
 
 
-def _offloads(row: Row) -> bool:
+def _offloads(row: SearchRow) -> bool:
     return row.kv_offloading not in (None, "none")
 
 

@@ -1,6 +1,6 @@
 """The encoder's input: a model's cells with every point's full blocks, no compaction yet.
 
-Two paths build it and meet here without a converter: ``syncer.cookbook.generate`` (from
+Two paths build it and meet here without a converter: ``syncer.cookbook.rendered_cells`` (from
 rendered InferenceX configs and their pins) and ``cells_from_module`` (from an existing data
 module, decoded completely: ``sync reencode`` and the bot, which keeps the other configs' cells
 of a published module and replaces one config's cells).
@@ -20,6 +20,7 @@ from syncer import links
 from syncer.cookbook.decode import Decoder
 from syncer.errors import SyncError
 from syncer.model import Block, Selection
+from syncer.syncconfig import ConfigSpec, ModelSpec
 from syncer.wording import js, kind
 
 # Provenance keys in module key order (cell ``prov`` and per-point overrides).
@@ -254,3 +255,18 @@ def replace_config_cells(spec: ModuleSpec, config_key: str, cells: list[CellSpec
     at = last if last >= 0 else len(out)
     out[at:at] = rest
     return dataclasses.replace(spec, cells=out)
+
+
+def config_hardware(cfg: ConfigSpec, model: ModelSpec) -> str:
+    """The hardware id a config's cells show: its ``hw``, else the first of ``model``'s
+    hardware ids that is a part of its key."""
+    if cfg.hw:
+        return cfg.hw
+    tokens = cfg.key.split("-")
+    for hw in model.hardware:
+        if hw["id"] in tokens:
+            return hw["id"]
+    raise SyncError(
+        f"config {cfg.key}: no hardware id of model {model.path} appears in the key; set 'hw'",
+        line=cfg.line,
+    )

@@ -13,8 +13,8 @@ import copy
 import json
 from typing import Any
 
-from syncer.cookbook.decode import OVERLAY_SKIP
-from syncer.cookbook.decode import overlay as materialise_entry
+from syncer.cookbook.materialise import OVERLAY_SKIP
+from syncer.cookbook.materialise import overlay as materialise_entry
 from syncer.errors import SyncError
 from syncer.model import Block
 

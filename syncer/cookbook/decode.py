@@ -27,13 +27,12 @@ from syncer.cookbook.kvtier import (  # the placements are part of the decoder's
     BEFORE_FIRST_WORKER,
     kv_transform,
 )
+from syncer.cookbook.materialise import OVERLAY_SKIP, Materialiser, apply_diff, overlay
 from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, PointStatus, Selection, sorted_env, worker_arg_key
-from syncer.wording import count as count_of
+from syncer.model import Block, PointStatus, Selection
 from syncer.wording import js
-from syncer.wording import kind as kind_of
 
 __all__ = [
     "AFTER_CONTROL_PLANE",
@@ -45,8 +44,6 @@ __all__ = [
     "load_decoder",
     "overlay",
 ]
-
-OVERLAY_SKIP = frozenset({"from", "diff", "drop", "ref"})
 
 _PROV_URLS = (
     # (url key, id key, url under the repository)
@@ -85,122 +82,19 @@ class Decoder:
         self.check = ModuleValidator(path, locate)
         self.check.module(data)
         self.cells: list[dict[str, Any]] = data["cells"]
-        self._memo: dict[tuple[int, str], list[Block]] = {}
+        self.base = Materialiser(data, self.check)
         self._measured_memo: dict[tuple[int, int, str], list[Block]] = {}
-        self._active: list[tuple[int, str]] = []
         self._placement: str | None = None
 
     def _cell(self, ci: int) -> dict[str, Any]:
-        if isinstance(ci, bool) or not isinstance(ci, int) or not 0 <= ci < len(self.cells):
-            raise self.check.error(
-                "cell", f"index {js(ci)} out of range (module has {len(self.cells)})"
-            )
-        return self.cells[ci]
+        return self.base.cell(ci)
 
     def _router(self, ci: int, router: str) -> dict[str, Any]:
-        routers = self._cell(ci)["routers"]
-        if router not in routers:
-            raise self.check.error(
-                f"cells[{ci}]",
-                f"unknown router {js(router)} (cell has {', '.join(sorted(routers))})",
-            )
-        return routers[router]
-
-    # ---- 1. materialise ----------------------------------------------------------------
+        return self.base.router(ci, router)
 
     def materialise(self, ci: int, router: str) -> list[Block]:
         """Base (point-0, measured-tier) blocks of (cell, router). Shared memo: do not mutate."""
-        key = (ci, router)
-        done = self._memo.get(key)
-        if done is not None:
-            return done
-        entries = self._router(ci, router)["blocks"]
-        if key in self._active:
-            loop = self._active[self._active.index(key) :]
-            chain = " -> ".join(f"cells[{c}].routers.{r}" for c, r in [*loop, key])
-            raise self.check.error(f"cells[{ci}].routers.{router}", f"ref cycle: {chain}")
-        self._active.append(key)
-        try:
-            out = [self._entry(ci, router, bi, entry) for bi, entry in enumerate(entries)]
-        except RecursionError:
-            # Only the outermost call reports it, once the stack has room again.
-            if len(self._active) > 1:
-                raise
-            raise self.check.error(
-                f"cells[{ci}].routers.{router}", "ref chain too long (hundreds of cells deep)"
-            ) from None
-        finally:
-            self._active.pop()
-        envs = self.data.get("envs")
-        for bi, block in enumerate(out):
-            if "envRef" in block:
-                where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
-                env = self._env_ref(block["envRef"], envs, where)
-                block.pop("envRef")
-                block["env"] = sorted_env(env)
-        for bi, block in enumerate(out):
-            self.check.block(block, f"cells[{ci}].routers.{router}.blocks[{bi}]")
-        self._memo[key] = out
-        return out
-
-    def _env_ref(self, index: Any, envs: Any, where: str) -> dict[str, str]:
-        if (
-            isinstance(index, bool)
-            or not isinstance(index, int)
-            or not isinstance(envs, list)
-            or not 0 <= index < len(envs)
-            or not isinstance(envs[index], dict)
-        ):
-            count = len(envs) if isinstance(envs, list) else 0
-            raise self.check.error(
-                f"{where}.envRef",
-                f"dangling env index {js(index)} (module has {count_of(count, 'env')})",
-            )
-        return envs[index]
-
-    def _entry(self, ci: int, router: str, bi: int, entry: dict[str, Any]) -> Block:
-        where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
-        ref = entry.get("ref")
-        if not js_falsy(ref):
-            if not (
-                isinstance(ref, list)
-                and len(ref) == 3
-                and isinstance(ref[0], int)
-                and not isinstance(ref[0], bool)
-                and isinstance(ref[1], str)
-            ):
-                raise self.check.error(
-                    f"{where}.ref", f"expected [cell, router, block], found {js(ref)}"
-                )
-            cj, rj, bj = ref
-            if not 0 <= cj < len(self.cells):
-                raise self.check.error(
-                    f"{where}.ref", f"dangling cell index {cj} (module has {len(self.cells)})"
-                )
-            if rj not in self.cells[cj]["routers"]:
-                raise self.check.error(f"{where}.ref", f"unknown router {js(rj)} in cells[{cj}]")
-            source = self._indexed(self.materialise(cj, rj), bj, f"{where}.ref")
-            return self._from_ref(source, entry, where)
-        if "from" in entry:
-            submitted = self.cells[ci]["submitted"]
-            source = self._indexed(self.materialise(ci, submitted), entry["from"], f"{where}.from")
-            return self._from_ref(source, entry, where)
-        return clone(entry)
-
-    def _indexed(self, blocks: list[Block], index: Any, where: str) -> Block:
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
-            raise self.check.error(
-                where, f"dangling block index {js(index)} (list has {len(blocks)})"
-            )
-        return blocks[index]
-
-    def _from_ref(self, source: Block, entry: dict[str, Any], where: str) -> Block:
-        if not isinstance(entry.get("drop") or [], list):
-            raise self.check.error(f"{where}.drop", "expected a list of key names")
-        try:
-            return overlay(source, entry)
-        except SyncError as exc:
-            raise self.check.error(f"{where}.diff", exc.message) from None
+        return self.base.blocks(ci, router)
 
     # ---- 2-5. blocksFor -----------------------------------------------------------------
 
@@ -418,63 +312,3 @@ class Decoder:
         for ci in range(len(self.cells)):
             for sel in self.selections(ci):
                 yield self.case(sel)
-
-
-def overlay(source: Block, entry: dict[str, Any]) -> Block:
-    """A ``ref`` / ``from`` entry on its source block: the ``drop`` keys removed, the entry's
-    own keys set, then its ``diff`` applied (``SyncError`` for a diff that does not apply)."""
-    drop = entry.get("drop") or []
-    block = {k: v for k, v in clone(source).items() if k not in drop}
-    for key, value in entry.items():
-        if key not in OVERLAY_SKIP:
-            block[key] = value
-    return apply_diff(block, entry.get("diff"))
-
-
-def apply_diff(block: Block, diff: Any) -> Block:
-    """A copy of ``block`` with ``diff`` applied (the page's ``applyDiff``)."""
-    if js_falsy(diff):
-        return clone(block)
-    if not isinstance(diff, dict):
-        raise SyncError(f"expected a diff object, found {kind_of(diff)}")
-    if not js_falsy(diff.get("block")):
-        return clone(diff["block"])
-    out = clone(block)
-    dargs = diff.get("args") or {}
-    if not isinstance(dargs, dict):
-        raise SyncError("diff `args` must be an object of flag -> values | null")
-    args = out.get("args")
-    if not isinstance(args, list):
-        raise SyncError("diff applied to a block without `args`")
-    if not all(isinstance(a, list) and a and isinstance(a[0], str) for a in args):
-        raise SyncError("diff applied to `args` that are not [flag, values...] lists")
-    new_args = []
-    for arg in args:
-        flag = arg[0]
-        if flag in dargs:
-            values = dargs[flag]
-            if values is None:
-                continue
-            if not isinstance(values, list):
-                raise SyncError(f"diff for {flag} must be a list of values or null")
-            new_args.append([flag, *values])
-        else:
-            new_args.append(arg)
-    names = {a[0] for a in new_args}
-    for flag, values in dargs.items():
-        if values is not None and flag not in names:
-            if not isinstance(values, list):
-                raise SyncError(f"diff for {flag} must be a list of values or null")
-            new_args.append([flag, *values])
-    if out.get("kind") == "worker":
-        new_args.sort(key=worker_arg_key)
-    out["args"] = new_args
-    denv = diff.get("env") or {}
-    if not isinstance(denv, dict):
-        raise SyncError("diff `env` must be an object of key -> value | null")
-    env = {k: v for k, v in (out.get("env") or {}).items() if not (k in denv and denv[k] is None)}
-    for key, value in denv.items():
-        if value is not None:
-            env[key] = value
-    out["env"] = sorted_env(env)
-    return out

@@ -18,10 +18,9 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import commits
+from syncer.inferencex.acceptance import GOLDEN_DIRS, LEGACY_REFERENCE_AL
 from syncer.inferencex.master import (
     AGENTIC,
-    GOLDEN_DIRS,
-    LEGACY_REFERENCE_AL,
     Master,
     find_layout,
     is_sglang,

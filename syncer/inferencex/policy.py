@@ -2,9 +2,8 @@
 
 Each policy entry names a flag or env pattern, the process kinds it applies to, an action
 and the reason reports print. Beyond the entries, the cookbook form has a fixed layout the
-published cells show: worker args in the cookbook's lead-flag order, env keys sorted, router
-worker addresses listed decode first then prefill (each newest worker first), then
-``--pd-disaggregation``, ``--host``, ``--port``, the recipe's router args, ``--worker-urls`` last.
+published cells show (worker args in the cookbook's lead-flag order, env keys sorted, the rest
+in :mod:`syncer.inferencex.cookbook_layout`).
 """
 
 from __future__ import annotations
@@ -12,10 +11,8 @@ from __future__ import annotations
 import copy
 import fnmatch
 import hashlib
-import json
 import posixpath
 import re
-import shlex
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
@@ -24,9 +21,25 @@ from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
+from syncer.inferencex.cookbook_layout import (
+    DISCOVERY,
+    cookbook_order,
+    frontend_count,
+    infra_command,
+    key_ordered,
+    kv_events_endpoint,
+    last_wins,
+    merge_stores,
+    nats_conf,
+    repeated_flags,
+    router_layout,
+    split_equals,
+    without_unused_dynamo_plane,
+    worker_url,
+)
 from syncer.inferencex.releases import FRONTEND_INTERNAL_PORT, FrontendTopology
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
-from syncer.model import BLOCK_KEY_ORDER, BLOCK_KINDS, Block, sort_worker_args, sorted_env
+from syncer.model import BLOCK_KINDS, Block, sort_worker_args, sorted_env
 from syncer.wording import js
 
 
@@ -43,7 +56,6 @@ class PolicyAction(StrEnum):
 ACTIONS = frozenset(PolicyAction)
 # What a rule may name: every block kind, and the benchmark client.
 KINDS = {*BLOCK_KINDS, "benchmark"}
-_HEAD_IP = re.compile(r"\$(AGG|PREFILL|DECODE)_(\d+)_HEAD_IP")
 
 
 @dataclass(frozen=True)
@@ -180,7 +192,7 @@ class Policy:
         """Cookbook form of one deployment's raw blocks (never mutates the input). ``layer``:
         where srt-slurm ran the frontends (default: behind nginx when an nginx block is there,
         else on the head node)."""
-        raw_blocks = _without_unused_dynamo_plane(raw_blocks)
+        raw_blocks = without_unused_dynamo_plane(raw_blocks)
         workers = [b for b in raw_blocks if b.get("kind") == "worker"]
         if layer is None:
             nginx = any(b.get("kind") == "nginx" for b in raw_blocks)
@@ -189,7 +201,9 @@ class Policy:
             nginx, local = layer.port == FRONTEND_INTERNAL_PORT, layer.on_head
         kinds = {str(b.get("kind")) for b in raw_blocks}
         blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds, local) for b in raw_blocks]
-        return _cookbook_order(_merge_stores(blocks))
+        if layer is not None:
+            blocks = [frontend_count(b, layer.count) for b in blocks]
+        return cookbook_order(merge_stores(blocks))
 
     def files(
         self, raw_blocks: list[Block], srt: SrtSlurmFiles | None = None
@@ -202,7 +216,7 @@ class Policy:
         out: dict[str, dict[str, str]] = {}
         for block in raw_blocks:
             if block.get("kind") == "nats":
-                content = _nats_conf(block)
+                content = nats_conf(block)
                 if content is not None:
                     out[file_id("nats.conf", content)] = {"name": "nats.conf", "content": content}
         for ref in self.mounted_files(raw_blocks):
@@ -304,9 +318,9 @@ class Policy:
         for key, value in (block.get("env") or {}).items():
             if (
                 kind in ("mooncake-master", "mooncake-store")
-                and key in _DISCOVERY
+                and key in DISCOVERY
                 and kinds is not None
-                and _DISCOVERY[key] not in kinds
+                and DISCOVERY[key] not in kinds
             ):
                 # the address of a service this deployment does not run (srt-slurm sets it on
                 # every Mooncake process; published SGLang-router cells show none)
@@ -319,10 +333,10 @@ class Policy:
             # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
         raw_args = [list(a) for a in block.get("args") or []]
         if kind == "mooncake-master":
-            raw_args = _split_equals(raw_args)
-        repeated = _repeated(raw_args) if kind == "worker" else set()
+            raw_args = split_equals(raw_args)
+        repeated = repeated_flags(raw_args) if kind == "worker" else set()
         if kind in ("worker", "mooncake-master"):
-            raw_args = _last_wins(raw_args, keep_first_position=kind == "worker")
+            raw_args = last_wins(raw_args, keep_first_position=kind == "worker")
         args: list[list[str]] = []
         for arg in raw_args:
             entry = self.exclusion(kind, "flag", arg[0], _first(arg))
@@ -337,27 +351,26 @@ class Policy:
                 else:
                     args.append([arg[0], self._value(entry, role, nginx)])
             elif entry.action == PolicyAction.KV_EVENTS:
-                args.append(
-                    [arg[0], _kv_events(arg[1] if len(arg) > 1 else "{}", entry.value or "")]
-                )
+                text = arg[1] if len(arg) > 1 else "{}"
+                args.append([arg[0], kv_events_endpoint(text, entry.value or "")])
             elif entry.action == PolicyAction.WORKER_URL:
-                args.append(_worker_url(arg, entry.value or "30000", workers, local))
+                args.append(worker_url(arg, entry.value or "30000", workers, local))
         if kind == "worker":
             args = sort_worker_args(args)
         elif kind == "sglang-router":
-            args = _router_layout(args)
+            args = router_layout(args)
         block["env"] = sorted_env(env)
         block["args"] = args
         cmd = str(block.get("cmd", ""))
         if kind in ("etcd", "nats"):
-            _infra_command(block)
+            infra_command(block)
         elif cmd.startswith("python -m ") and kind != "mooncake-store":
             # the cookbook names one interpreter for every SGLang/router process; published
             # Mooncake store blocks keep the store's own `python -m` (as the published modules do)
             block["cmd"] = "python3" + cmd[len("python") :]
         if kind == "sglang-router" and block.get("count", 1) == 1:
             block.pop("count", None)
-        return _ordered(block)
+        return key_ordered(block)
 
     def _placeholders(self, kind: str, value: str) -> str:
         mounted = self._mounted(kind, "", value)
@@ -374,211 +387,12 @@ class Policy:
         return (value or "").replace("{ROLE}", role.upper())
 
 
-# Discovery env -> the service it points at.
-_DISCOVERY = {"ETCD_ENDPOINTS": "etcd", "NATS_SERVER": "nats"}
-
-
 def file_id(name: str, content: str) -> str:
     return f"{name}#{hashlib.sha256(content.encode('utf-8')).hexdigest()[:8]}"
 
 
 def _first(arg: list[str]) -> str | None:
     return arg[1] if len(arg) > 1 else None
-
-
-def _nats_conf(block: Block) -> str | None:
-    """The config srt-slurm's NATS preamble writes (``printf %s '<conf>' > /tmp/nats.conf``)."""
-    for line in block.get("preamble") or []:
-        try:
-            tokens = shlex.split(line)
-        except ValueError:
-            continue
-        if len(tokens) == 5 and tokens[:2] == ["printf", "%s"] and tokens[3] == ">":
-            return tokens[2]
-    return None
-
-
-def _infra_command(block: Block) -> None:
-    """etcd / NATS as the cookbook shows them: the binary by name (srt-slurm runs its own
-    copy from the /configs mount), NATS's whole argv in ``cmd``, the config file in the
-    working directory, and none of srt-slurm's scratch-directory preamble."""
-    tokens = [str(block.get("cmd", ""))] + [t for arg in block.get("args") or [] for t in arg]
-    tokens[0] = tokens[0].rsplit("/", 1)[-1]
-    block.pop("preamble", None)
-    if block.get("kind") == "nats":
-        tokens = ["nats.conf" if t == "/tmp/nats.conf" else t for t in tokens]
-        block["cmd"] = " ".join(tokens)
-        block["args"] = []
-    else:
-        block["cmd"] = tokens[0]
-
-
-def _split_equals(args: list[list[str]]) -> list[list[str]]:
-    """``--flag=value`` tokens (the Mooncake master's argv) -> ``[--flag, value]``."""
-    out = []
-    for arg in args:
-        if len(arg) == 1 and arg[0].startswith("--") and "=" in arg[0]:
-            flag, _, value = arg[0].partition("=")
-            out.append([flag, value])
-        else:
-            out.append(arg)
-    return out
-
-
-def _last_wins(args: list[list[str]], *, keep_first_position: bool) -> list[list[str]]:
-    """Each flag once, with the value of its last occurrence (what argparse / gflags use when
-    srt-slurm passes a flag twice). The Mooncake master keeps that occurrence where it is
-    (the published master blocks list the recipe's eviction ratio last); worker args are
-    re-sorted afterwards, so their position does not matter."""
-    last: dict[str, int] = {}
-    for i, arg in enumerate(args):
-        last[arg[0]] = i
-    if keep_first_position:
-        first: dict[str, int] = {}
-        for i, arg in enumerate(args):
-            first.setdefault(arg[0], i)
-        return [args[last[a[0]]] for i, a in enumerate(args) if first[a[0]] == i]
-    return [a for i, a in enumerate(args) if last[a[0]] == i]
-
-
-def _repeated(args: list[list[str]]) -> set[str]:
-    """Flags given more than once: in a worker, srt-slurm's injected copy plus the recipe's
-    own (srt-slurm appends the recipe's args after the ones it injects)."""
-    seen: set[str] = set()
-    out: set[str] = set()
-    for arg in args:
-        (out if arg[0] in seen else seen).add(arg[0])
-    return out
-
-
-def _merge_stores(blocks: list[Block]) -> list[Block]:
-    """Mooncake store entries that differ only in their port become one block whose
-    ``ports`` lists theirs in declaration order (the first entry's args stand for all; the
-    layout the published cookbook modules use for a Mooncake tier's four store entries)."""
-    out: list[Block] = []
-    for block in blocks:
-        if block.get("kind") == "mooncake-store":
-            for prev in out:
-                if prev.get("kind") == "mooncake-store" and _same_store(prev, block):
-                    prev["ports"] = [*prev.get("ports", []), *block.get("ports", [])]
-                    break
-            else:
-                out.append(block)
-        else:
-            out.append(block)
-    return out
-
-
-def _same_store(a: Block, b: Block) -> bool:
-    def shape(block: Block) -> Any:
-        args = [arg for arg in block.get("args") or [] if arg[0] != "--port"]
-        rest = {k: v for k, v in block.items() if k not in ("args", "ports")}
-        return json.dumps([rest, args], sort_keys=True)
-
-    return shape(a) == shape(b)
-
-
-def _cookbook_order(blocks: list[Block]) -> list[Block]:
-    """Published order: etcd, NATS, then (Dynamo) nginx and frontends before the Mooncake
-    master and the workers; an SGLang router (and its nginx) comes after the workers."""
-
-    def of(*kinds: str) -> list[Block]:
-        return [b for b in blocks if b.get("kind") in kinds]
-
-    infra = of("etcd", "nats")
-    dynamo_front = of("dynamo-frontend")
-    nginx = of("nginx")
-    mooncake = of("mooncake-master", "mooncake-store")
-    workers = of("worker")
-    routers = of("sglang-router")
-    placed = [*infra, *dynamo_front, *nginx, *mooncake, *workers, *routers]
-    other = [b for b in blocks if not any(b is p for p in placed)]
-    if dynamo_front:
-        return [*infra, *nginx, *dynamo_front, *mooncake, *workers, *routers, *other]
-    return [*infra, *mooncake, *workers, *nginx, *routers, *other]
-
-
-def _ordered(block: Block) -> Block:
-    out = {k: block[k] for k in BLOCK_KEY_ORDER if k in block}
-    out.update({k: v for k, v in block.items() if k not in out})
-    return out
-
-
-def _kv_events(text: str, endpoint: str) -> str:
-    try:
-        cfg = json.loads(text)
-    except json.JSONDecodeError:
-        raise SyncError(f"--kv-events-config is not JSON: {js(text)}") from None
-    if isinstance(cfg, dict) and "endpoint" in cfg:
-        cfg["endpoint"] = endpoint
-    return json.dumps(cfg, separators=(",", ":"))
-
-
-def _without_unused_dynamo_plane(blocks: list[Block]) -> list[Block]:
-    """A deployment with no Dynamo process (an SGLang router in front of
-    ``sglang.launch_server`` workers) uses no Dynamo control plane: srt-slurm 1.x still starts
-    etcd and NATS for it and sets the Dynamo runtime env on every worker
-    (``do_sweep.py`` and ``worker_stage.py`` @v1.0.38), which the cookbook form leaves out."""
-    workers = [str(b.get("cmd", "")) for b in blocks if b.get("kind") == "worker"]
-    if (
-        not workers
-        or not all("sglang.launch_server" in cmd for cmd in workers)
-        or any(b.get("kind") == "dynamo-frontend" for b in blocks)
-    ):
-        return blocks
-    out: list[Block] = []
-    for block in blocks:
-        if block.get("kind") in ("etcd", "nats"):
-            continue
-        if block.get("kind") == "worker":
-            env = block.get("env") or {}
-            block = {
-                **block,
-                "env": {
-                    k: v for k, v in env.items() if k not in _DISCOVERY and not k.startswith("DYN_")
-                },
-            }
-        out.append(block)
-    return out
-
-
-def _worker_url(arg: list[str], port: str, workers: list[Block], local: bool = True) -> list[str]:
-    def rewrite(url: str) -> str:
-        m = re.fullmatch(r"(\w+)://([^/:]+):(\d+)(.*)", url)
-        if not m:
-            return url
-        scheme, host, _, rest = m.groups()
-        head = _HEAD_IP.fullmatch(host)
-        if head and head.group(1) == "AGG" and local and _single_local_agg(workers):
-            host = "127.0.0.1"
-        return f"{scheme}://{host}:{port}{rest}"
-
-    flag, *values = arg
-    if flag == "--prefill" and values:
-        # --prefill <url> [<bootstrap port>]: the bootstrap port takes SGLang's default
-        return [flag, rewrite(values[0]), *(["8998"] if len(values) > 1 else [])]
-    return [flag, *(rewrite(v) for v in values)]
-
-
-def _single_local_agg(workers: list[Block]) -> bool:
-    aggs = [w for w in workers if w.get("role") == "agg"]
-    return (
-        len(aggs) == 1
-        and aggs[0].get("workers", 1) == 1
-        and aggs[0].get("nodes_per_worker", 1) == 1
-    )
-
-
-def _router_layout(args: list[list[str]]) -> list[list[str]]:
-    decode = [a for a in args if a[0] == "--decode"]
-    prefill = [a for a in args if a[0] == "--prefill"]
-    pd = [a for a in args if a[0] == "--pd-disaggregation"]
-    host = [a for a in args if a[0] == "--host"]
-    port = [a for a in args if a[0] == "--port"]
-    urls = [a for a in args if a[0] == "--worker-urls"]
-    placed = {"--decode", "--prefill", "--pd-disaggregation", "--host", "--port", "--worker-urls"}
-    rest = [a for a in args if a[0] not in placed]
-    return [*reversed(decode), *reversed(prefill), *pd, *host, *port, *rest, *urls]
 
 
 @lru_cache(maxsize=1)

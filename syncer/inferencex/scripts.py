@@ -24,7 +24,7 @@ from typing import Any
 
 from syncer import checkout
 from syncer.inferencex import yamlsafe
-from syncer.inferencex.master import AGENTIC, LaunchedByScript, Master
+from syncer.inferencex.master import LaunchedByScript, Master, agentic_rows, launched_by_script
 
 SINGLE_NODE_DIR = "benchmarks/single_node/agentic"
 MULTI_NODE_DIR = "benchmarks/multi_node/agentic"
@@ -104,30 +104,6 @@ class ScriptLaunch:
         )
 
 
-def _names_a_recipe(row: Any) -> bool:
-    if not isinstance(row, dict):
-        return True  # not a row this module judges; the master parser reports it
-    if "srt-recipe" in row:
-        return True
-    for role in ("worker", "prefill", "decode"):
-        block = row.get(role)
-        settings = block.get("additional-settings") if isinstance(block, dict) else None
-        for setting in settings or []:
-            if isinstance(setting, str) and setting.startswith("CONFIG_FILE="):
-                return True
-    return False
-
-
-def _rows(raw: dict[str, Any]) -> list[Any]:
-    scenarios = raw.get("scenarios")
-    blocks = scenarios.get(AGENTIC) if isinstance(scenarios, dict) else None
-    rows: list[Any] = []
-    for block in blocks if isinstance(blocks, list) else []:
-        space = block.get("search-space") if isinstance(block, dict) else None
-        rows.extend(space if isinstance(space, list) else [])
-    return rows
-
-
 def gpu_of(raw: dict[str, Any], key: str) -> str:
     """The SKU in script names: the runner label's first part, else the key's GPU part."""
     runner = str(raw.get("runner") or "").removeprefix("cluster:")
@@ -157,9 +133,9 @@ def script_launch(master: Master, key: str) -> ScriptLaunch | None:
     if key not in master.data:
         return None
     raw, path = master.data[key]
-    rows = _rows(raw)
-    if not rows or any(_names_a_recipe(row) for row in rows):
+    if not launched_by_script(raw):
         return None
+    rows = agentic_rows(raw)
     multinode = bool(raw.get("multinode"))
     if multinode and str(raw.get("framework")) not in MULTI_NODE_SCRIPT_FRAMEWORKS:
         return None

@@ -11,7 +11,7 @@ from syncer.publish import evidence, pins
 from syncer.publish.api import NotFound
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Comment
-from syncer.usecases.audit import MISSING, ArtifactFacts, PullFacts
+from syncer.usecases.audit_github import MISSING, ArtifactFacts, PullFacts
 
 
 class GitHubAudit:

@@ -17,7 +17,6 @@ from typing import Any
 
 from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
-from syncer.cookbook.generate import generate_model
 from syncer.cookbook.jsmodule import parse_module
 from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.render import RenderedConfig
@@ -26,6 +25,7 @@ from syncer.publish import status as st
 from syncer.publish.git import Cookbook
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin, SyncConfig
+from syncer.usecases.generate import generate_model
 
 # What a generated module depends on besides sync.yaml, the InferenceX checkout and the date:
 # (model path, module text at the ref, page text at the ref, every pin).

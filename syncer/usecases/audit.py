@@ -17,11 +17,10 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import os
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from syncer import links, progress
 from syncer.compare.review import review_texts
@@ -31,11 +30,11 @@ from syncer.cookbook.decode import Decoder
 from syncer.cookbook.encode import compact_module, module_text
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.errors import SyncError
-from syncer.inferencex import commits
 from syncer.inferencex.master import Master, load_master
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
+from syncer.usecases.audit_github import API_CHECKS, NO_API, Api, api_checks
 from syncer.usecases.audit_result import (
     AuditResult,
     CellRow,
@@ -45,200 +44,11 @@ from syncer.usecases.audit_result import (
     NotChecked,
     PointRow,
 )
+from syncer.usecases.audit_trees import TreeSource
 
-# GitHub keeps a run's artifacts 90 days by default; under this many days left is a warning.
-ARTIFACT_WARN_DAYS = 14
-# An "in progress" cell whose PR merged more than this many days ago should have been synced.
-STALE_MERGE_DAYS = 7
 # Where a cookbook checkout keeps the generated AgentX data modules.
 SNIPPETS_IN_CHECKOUT = Path("docs") / "src" / "snippets" / "agentx"
 MODULE_SUFFIXES = (".jsx", ".js", ".mjs")
-
-
-# ---- where each pin's InferenceX tree comes from -------------------------------------------
-
-
-class Trees(Protocol):
-    """An InferenceX tree per commit: ``at(sha)`` gives the folder the renderer reads for a
-    pin (or None and why not); ``main()`` the default branch's tree, if there is one."""
-
-    label: str
-    note: str | None
-
-    def at(self, sha: str | None) -> tuple[Path | None, str | None]: ...
-
-    def main(self) -> Path | None: ...
-
-    def on_main(self, sha: str | None) -> bool | None:
-        """Whether the default branch contains commit ``sha`` (None: cannot tell)."""
-        ...
-
-
-@dataclass
-class FolderTree:
-    """A plain InferenceX checkout: the one tree every pin is read from (it cannot show a
-    pin at its own commit; the report says so)."""
-
-    path: Path
-    label: str = ""
-    note: str | None = None
-
-    def __post_init__(self) -> None:
-        self.label = self.label or str(self.path)
-        self.note = (
-            f"{self.label} is a folder, not a git clone: every pin was read from this one tree, "
-            "not at its own commit"
-        )
-
-    def at(self, sha: str | None) -> tuple[Path | None, str | None]:
-        return self.path, None
-
-    def main(self) -> Path | None:
-        return self.path
-
-    def on_main(self, sha: str | None) -> bool | None:
-        return None
-
-
-@dataclass
-class SnapshotTrees:
-    """A folder of InferenceX trees named by the leading hex of their commit
-    (``<dir>/0f45d5f4/``), as copies of files at several commits are kept. There is no
-    default-branch tree."""
-
-    path: Path
-    label: str = ""
-    note: str | None = None
-    _names: list[str] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.label = self.label or str(self.path)
-        if not self.path.is_dir():
-            raise SyncError("no such folder of InferenceX trees", path=str(self.path))
-        self._names = sorted(
-            d.name
-            for d in self.path.iterdir()
-            if d.is_dir() and len(d.name) >= 7 and all(c in "0123456789abcdef" for c in d.name)
-        )
-        if not self._names:
-            raise SyncError(
-                "no tree folders named by a commit (7 to 40 hex digits) here", path=str(self.path)
-            )
-
-    def at(self, sha: str | None) -> tuple[Path | None, str | None]:
-        if not sha:
-            return None, "the cell names no InferenceX commit"
-        for name in self._names:
-            if sha.startswith(name) or name.startswith(sha):
-                return self.path / name, None
-        return None, f"no tree of commit {sha[:12]} in {self.label}"
-
-    def main(self) -> Path | None:
-        return None
-
-    def on_main(self, sha: str | None) -> bool | None:
-        return None
-
-
-@dataclass
-class GitTrees:
-    """An InferenceX git clone: each pin's tree read at its own commit from git objects
-    (``inferencex.commits``; nothing checked out), the default branch at ``main_rev``. Call
-    ``close()`` (or use it as a context manager) to remove the written trees."""
-
-    clone: Path
-    main_rev: str = "origin/main"
-    remote: str | None = None  # fetch a pinned commit the clone lacks from here (by its id)
-    label: str = ""
-    note: str | None = None
-    _trees: commits.Trees | None = None
-    _main: str | None = None
-
-    def __post_init__(self) -> None:
-        self.label = self.label or str(self.clone)
-        self._trees = commits.Trees(self.clone)
-        for rev in (self.main_rev, "main", "HEAD"):
-            self._main = commits.resolve(self.clone, rev)
-            if self._main:
-                break
-        if self._main is None:
-            self.note = f"{self.label}: no default branch ({self.main_rev}) to check the master at"
-        elif commits.resolve(self.clone, self.main_rev) != self._main:
-            self.note = (
-                f"{self.label}: {self.main_rev} not found; the master is read at {self._main[:12]}"
-            )
-
-    def at(self, sha: str | None) -> tuple[Path | None, str | None]:
-        if not sha:
-            return None, "the cell names no InferenceX commit"
-        full = commits.resolve(self.clone, sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
-        if full is None and self.remote is not None and commits.SHA.fullmatch(sha):
-            full = commits.fetch(self.clone, self.remote, [sha])[sha]
-        if full is None:
-            return None, f"commit {sha[:12]} is not in the InferenceX clone {self.label}"
-        assert self._trees is not None
-        return self._trees.at(full), None
-
-    def main(self) -> Path | None:
-        return self.at(self._main)[0] if self._main else None
-
-    def on_main(self, sha: str | None) -> bool | None:
-        if not sha or self._main is None:
-            return None
-        full = commits.resolve(self.clone, sha) if re.fullmatch(r"[0-9a-f]{7,40}", sha) else None
-        if full is None:
-            return False  # the clone lacks it, so its default branch does not have it
-        return commits.merge_base(self.clone, full, self._main) == full
-
-    def close(self) -> None:
-        if self._trees is not None:
-            self._trees.close()
-
-    def __enter__(self) -> GitTrees:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-# ---- what needs the GitHub API -------------------------------------------------------------
-
-
-MISSING = "missing"  # a PullFacts state: the repository has no such PR
-
-
-@dataclass(frozen=True)
-class PullFacts:
-    state: str  # open | closed | missing
-    merged: bool
-    merged_at: str  # ISO 8601, "" when not merged
-
-
-@dataclass(frozen=True)
-class ArtifactFacts:
-    name: str
-    expired: bool
-    expires_at: str  # ISO 8601, "" when GitHub did not say
-
-
-class Api(Protocol):
-    """The questions only GitHub can answer, asked by the command layer's client."""
-
-    def pull(self, pr: str) -> PullFacts: ...
-
-    def artifacts(self, run: str) -> list[ArtifactFacts]: ...
-
-    def pinned_run(self, pr: str) -> str | None:
-        """The run of the PR's latest authorised ``/use`` comment, if any."""
-        ...
-
-    def evidence(self, pr: str, key: str) -> dict[str, Any] | None:
-        """The bot's evidence record of ``key``'s verification on the PR, if one was kept."""
-        ...
-
-
-API_CHECKS = (Check.PR, Check.ARTIFACTS, Check.PIN, Check.EVIDENCE)
-NO_API = "needs the GitHub API: set GITHUB_TOKEN (offline by default)"
 
 
 # ---- the cookbook's modules ----------------------------------------------------------------
@@ -361,7 +171,7 @@ class _Masters:
 
 def audit(
     cookbook: Path,
-    trees: Trees,
+    trees: TreeSource,
     *,
     api: Api | None = None,
     lint: Callable[[Decoder, str], dict[str, list[str]]] | None = None,
@@ -389,7 +199,7 @@ def audit(
         module_row, rows = _audit_module(path, shown, trees, renders, masters, lint)
         if api is not None:
             for row in rows:
-                _api_checks(row, api, day)
+                api_checks(row, api, day)
         result.modules.append(module_row)
         result.cells.extend(rows)
     return result
@@ -398,7 +208,7 @@ def audit(
 def _audit_module(
     path: Path,
     shown: str,
-    trees: Trees,
+    trees: TreeSource,
     renders: _Renders,
     masters: _Masters,
     lint: Callable[[Decoder, str], dict[str, list[str]]] | None,
@@ -477,7 +287,7 @@ def _check_recipe(
     sha: str | None,
     members: list[tuple[int, int]],
     cells: list[CellRow],
-    trees: Trees,
+    trees: TreeSource,
     renders: _Renders,
 ) -> dict[tuple[int, int], RenderedPoint]:
     """Compare the published points of ``key`` pinned at ``sha`` with the recipe at ``sha``;
@@ -583,7 +393,7 @@ def _differences(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[d
     return out
 
 
-def _check_master(cell: CellRow, trees: Trees, masters: _Masters) -> None:
+def _check_master(cell: CellRow, trees: TreeSource, masters: _Masters) -> None:
     """A merged config (status ``verified``) must still be in the default branch's master;
     a PR's config is not there until the PR merges (the API checks those)."""
     if cell.status != PointStatus.VERIFIED:
@@ -644,88 +454,3 @@ def _review(
         text, again, old_label=f"{shown} (published)", new_label="the recipes at their pins"
     )
     return review.markdown(budget)
-
-
-# ---- the API's part ------------------------------------------------------------------------
-
-
-def _days(iso: str, today: _dt.date) -> int | None:
-    try:
-        when = _dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).date()
-    except ValueError:
-        return None
-    return (when - today).days
-
-
-def _api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
-    prov = cell.provenance
-    pr, run = prov.get("pr"), prov.get("run")
-    if pr:
-        evidence = api.evidence(pr, cell.config_key)
-        if evidence is not None:
-            cell.evidence = evidence
-        facts = api.pull(pr)
-        if facts.state == MISSING:
-            cell.findings.append(
-                Finding(Check.PR, f"InferenceX PR #{pr}, named by the cell, does not exist")
-            )
-        if facts.state == "closed" and not facts.merged:
-            cell.findings.append(
-                Finding(
-                    Check.PR,
-                    f"InferenceX PR #{pr} was closed without merging; the cookbook still shows "
-                    "its config",
-                )
-            )
-        ago = _days(facts.merged_at, today) if facts.merged else None
-        if ago is not None and -ago > STALE_MERGE_DAYS and cell.status == PointStatus.IN_PROGRESS:
-            cell.findings.append(
-                Finding(
-                    Check.PR,
-                    f"still in progress, but InferenceX PR #{pr} merged {-ago} days ago "
-                    f"({facts.merged_at[:10]})",
-                )
-            )
-        latest = api.pinned_run(pr)
-        if latest and run and links.run_id(latest) != links.run_id(run):
-            cell.findings.append(
-                Finding(
-                    Check.PIN,
-                    f"InferenceX PR #{pr} was re-pinned to run {latest}; the cell still shows "
-                    f"run {run}",
-                )
-            )
-        elif latest and not run:
-            cell.findings.append(
-                Finding(
-                    Check.PIN,
-                    f"InferenceX PR #{pr} pinned run {latest}; the cell still shows no run",
-                )
-            )
-    if run:
-        _artifact_check(cell, api.artifacts(run), run, today)
-
-
-def _artifact_check(
-    cell: CellRow, artifacts: list[ArtifactFacts], run: str, today: _dt.date
-) -> None:
-    kept = " (the bot's evidence record keeps what it compared)" if cell.evidence else ""
-    live = [a for a in artifacts if not a.expired]
-    if not live:
-        if cell.evidence:
-            cell.not_checked.append(
-                NotChecked(Check.ARTIFACTS, f"run {run}'s artifacts are gone{kept}")
-            )
-            return
-        cell.findings.append(
-            Finding(Check.ARTIFACTS, f"run {run}'s artifacts are gone: its logs cannot be verified")
-        )
-        return
-    left = [d for d in (_days(a.expires_at, today) for a in live) if d is not None]
-    if left and min(left) < ARTIFACT_WARN_DAYS:
-        cell.findings.append(
-            Finding(
-                Check.ARTIFACTS,
-                f"run {run}'s artifacts expire in {min(left)} days{kept}",
-            )
-        )

@@ -9,6 +9,7 @@ and the bot call ``verify_config``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,10 +27,10 @@ from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex.master import load_master
 from syncer.inferencex.policy import load_policy
-from syncer.inferencex.releases import DEFAULT, from_run
+from syncer.inferencex.releases import DEFAULT, at_date, from_run
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.inferencex.scripts import ScriptLaunch, script_launch
-from syncer.runs.collect import read_run
+from syncer.runs.collect import RunData, read_run
 from syncer.runs.mapping import assign
 from syncer.runs.scriptrun import read_script_run
 from syncer.selection import select
@@ -77,6 +78,9 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
     needle = key.encode("utf-8")
     for dirpath, dirnames, filenames in os.walk(cookbook):
         dirnames.sort()
+        for name in dirnames:
+            if name.endswith((".jsx", ".js", ".mjs")):  # named as a module: not skipped
+                read_capped(Path(dirpath) / name, MAX_MODULE_BYTES, "data module")
         for name in sorted(filenames):
             if name.endswith((".jsx", ".js", ".mjs")):
                 path = Path(dirpath) / name
@@ -159,22 +163,29 @@ def verify_config(
     point: int | None = None,
     conc: int | None = None,
     rendered: RenderedConfig | None = None,
+    srt_repo: Path | None = None,
+    as_of: str | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
     (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``rendered``: the
     config's ``render_config(inferencex, key)`` when the caller already has it (the bot's
-    render cache), so it is not rendered a second time."""
+    render cache), so it is not rendered a second time. A branch of srt-slurm the key's runner
+    cloned is taken as it was at ``as_of``, else at the run's date when its logs give one, else
+    at the InferenceX commit's date (read from ``srt_repo``; ``releases.at_date``)."""
     launch = script_launch(load_master(inferencex), key)
     if launch is not None:
         return verify_script_config(
             key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
         )
     if rendered is None:
-        rendered = render_config(inferencex, key)
+        rendered = render_config(inferencex, key, srt_repo=srt_repo, as_of=as_of)
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    found, data = _inputs(key, inferencex, run, cookbook, read_run)
+    if as_of is None:
+        rendered = _at_run_date(rendered, data, inferencex, key, srt_repo)
+        points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless log is taken for the verified point only when exactly one is verified.
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
-    found, data = _inputs(key, inferencex, run, cookbook, read_run)
     srt_version, raw_points, notes = raw_rendering(key, inferencex, rendered, data)
     release = rendered.release or DEFAULT
     shas = sorted(set(data.srt_slurm_shas.values()))
@@ -206,6 +217,23 @@ def verify_config(
         notes=notes,
         srt_release=release.describe(),
     )
+
+
+def _at_run_date(
+    rendered: RenderedConfig, data: RunData, inferencex: Path, key: str, srt_repo: Path | None
+) -> RenderedConfig:
+    """The rendering under the branch's state at the run's date (the first timestamp of its
+    sweep logs), when the key's runner cloned a branch and that state differs from the one
+    rendered (at the InferenceX commit's date)."""
+    release = rendered.release
+    started = sorted(s.started for s in data.sweeps if s.started)
+    if release is None or release.branch is None or not started or srt_repo is None:
+        return rendered
+    undated = dataclasses.replace(release, commit=None, as_of=None, tag=None, unresolved=None)
+    dated = at_date(undated, srt_repo, started[0])
+    if dated.commit is None or dated.commit == release.commit:
+        return rendered
+    return render_config(inferencex, key, release=dated)
 
 
 def verify_script_config(

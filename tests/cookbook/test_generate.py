@@ -12,12 +12,13 @@ from conftest import ROOT
 
 from syncer.cli import main as cli_main
 from syncer.cookbook.decode import Decoder, load_decoder
-from syncer.cookbook.generate import build_module_spec, generate_model, image_commit
 from syncer.cookbook.jsmodule import load_module
+from syncer.cookbook.rendered_cells import image_commit
 from syncer.errors import SyncError
 from syncer.inferencex.render import render_config
 from syncer.model import Selection, sort_worker_args
 from syncer.syncconfig import Pin, load_sync_config
+from syncer.usecases.generate import build_module_spec, generate_model
 
 MODEL = "deepseek-ai/deepseek-v4_1"
 DSPARK = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
@@ -359,7 +360,7 @@ def test_cells_split_by_spec_setting_and_colliding_concurrencies() -> None:
     taken goes to the next cell of its shape, whole."""
     from types import SimpleNamespace
 
-    from syncer.cookbook.generate import group_points
+    from syncer.cookbook.rendered_cells import group_points
 
     def pt(item: int, conc: int, shape: str = "agg-tp2", detail: str = "MTP 3-1-4"):
         return SimpleNamespace(item=item, concs=[conc], shape=shape, detail=detail)
@@ -384,7 +385,7 @@ def test_cells_split_by_spec_setting_and_colliding_concurrencies() -> None:
 
 def test_cells_with_the_same_label_get_distinct_details() -> None:
     from syncer.cookbook.cells import CellSpec, PointSpec, RouterSpec
-    from syncer.cookbook.generate import _disambiguate
+    from syncer.cookbook.rendered_cells import disambiguate
 
     def cell(key: str, item: int, kv: str = "none", mrr: str = "4", hw: str = "gb300") -> CellSpec:
         worker = {"kind": "worker", "args": [["--max-running-requests", mrr], ["--tp", "4"]]}
@@ -399,7 +400,7 @@ def test_cells_with_the_same_label_get_distinct_details() -> None:
         cell("d", 0, mrr="4"), cell("d", 1, mrr="2"),  # one config, one tier: the flag
         cell("e", 0, hw="h100"),  # alone in its group: unchanged
     ]  # fmt: skip
-    _disambiguate(cells)
+    disambiguate(cells)
     assert [c.meta["detail"] for c in cells] == [
         "MTP 3-1-4 · a",
         "MTP 3-1-4 · b",
@@ -410,7 +411,7 @@ def test_cells_with_the_same_label_get_distinct_details() -> None:
         "MTP 3-1-4",
     ]
     before = [c.meta["detail"] for c in cells]
-    _disambiguate(cells)  # a refresh runs it again over kept cells: no double suffix
+    disambiguate(cells)  # a refresh runs it again over kept cells: no double suffix
     assert [c.meta["detail"] for c in cells] == before
 
 

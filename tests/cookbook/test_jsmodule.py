@@ -84,8 +84,8 @@ def fixture_modules() -> list[Path]:
 
 @pytest.mark.parametrize("path", fixture_modules(), ids=lambda p: p.name)
 def test_both_readers_agree_on_our_modules(path: Path) -> None:
-    # The reference modules are checked too (tests/cookbook/test_emit.py), but only the smallest one,
-    # as esprima needs seconds for the large ones; ours are small enough for all.
+    # The reference modules are checked too (tests/cookbook/test_emit.py), but only the
+    # smallest one, as esprima needs seconds for the large ones; ours are small enough for all.
     text = path.read_text(encoding="utf-8")
     fast = _parse_fast(text)
     assert fast is not None, "not in the generator's layout"

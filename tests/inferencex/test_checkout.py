@@ -17,7 +17,8 @@ import pytest
 from conftest import ROOT
 
 from syncer.errors import SyncError
-from syncer.inferencex.master import golden_al_file, load_master
+from syncer.inferencex.acceptance import golden_al_file
+from syncer.inferencex.master import load_master
 from syncer.inferencex.render import render_config
 
 EXAMPLE = ROOT / "examples" / "inferencex"

@@ -10,7 +10,8 @@ import pytest
 from conftest import ROOT
 
 from syncer.errors import SyncError
-from syncer.inferencex.master import golden_al, load_master
+from syncer.inferencex.acceptance import golden_al
+from syncer.inferencex.master import load_master
 
 DSPARK = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"

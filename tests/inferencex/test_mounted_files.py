@@ -20,13 +20,13 @@ from conftest import ROOT
 from syncer.cli import main as cli_main
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.encode import encode_module
-from syncer.cookbook.generate import build_module_spec
 from syncer.errors import SyncError
 from syncer.inferencex.policy import load_policy, parse_policy
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.inferencex.srtconfigs import SUBMODULE, discover
 from syncer.inferencex.yamlsafe import loads
 from syncer.syncconfig import load_sync_config
+from syncer.usecases.generate import build_module_spec
 
 DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
 MODEL = "deepseek-ai/deepseek-v4_1"

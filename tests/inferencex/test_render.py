@@ -284,7 +284,8 @@ def test_nginx_in_front_of_several_frontends() -> None:
     )
     blocks = raw(v)
     assert [b["kind"] for b in blocks][-2:] == ["nginx", "dynamo-frontend"]
-    assert blocks[-1]["count"] == 2 and blocks[-1]["args"][0] == ["--http-port", "8180"]
+    # what srt-slurm runs: frontends on the worker nodes but the head (one of two here)
+    assert blocks[-1]["count"] == 1 and blocks[-1]["args"][0] == ["--http-port", "8180"]
 
 
 def test_srt_slurm_1x_differences() -> None:
@@ -342,7 +343,7 @@ def test_unknown_frontend_type_is_refused() -> None:
     ],
 )
 def test_spec_detail_is_the_published_cell_detail(args: dict[str, Any], detail: str) -> None:
-    from syncer.inferencex.render import spec_detail
+    from syncer.inferencex.recipe_facts import spec_detail
 
     assert spec_detail(normalise(variant(roles__agg__args={"tp": 1, **args}))) == detail
 

@@ -303,7 +303,7 @@ def test_cli_yaml_error_is_one_line_with_file_and_line(tmp_path: Path) -> None:
 
 
 def test_cluster_markers_become_placeholders() -> None:
-    from syncer.inferencex.render import resolve_cluster_values
+    from syncer.inferencex.variants import resolve_cluster_values
 
     doc = {
         "env": {

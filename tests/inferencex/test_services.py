@@ -378,8 +378,8 @@ def test_generated_module_ships_nats_conf_and_chat_template_disclosure(tmp_path)
 
     from syncer.cookbook.decode import Decoder
     from syncer.cookbook.encode import encode_module
-    from syncer.cookbook.generate import build_module_spec
     from syncer.syncconfig import load_sync_config
+    from syncer.usecases.generate import build_module_spec
 
     root = ROOT
     infx = tmp_path / "inferencex"

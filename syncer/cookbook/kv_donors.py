@@ -1,0 +1,167 @@
+"""The KV tiers a model's cells offer, borrowed from the donor configs ``sync.yaml`` names.
+
+A cell shows every tier (none, HiCache, Mooncake store) its page can derive: HiCache from a
+donor's (or its own) measured HiCache worker flags, Mooncake from a donor point measured with a
+Mooncake store (its masters for both routers, the linker flags, the store env). A script-launched
+donor cannot be rendered: the existing module's borrowed settings are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from syncer.cookbook.cells import (
+    ModuleSpec,
+    config_hardware,
+)
+from syncer.cookbook.kvtier import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
+from syncer.errors import SyncError
+from syncer.inferencex.render import RenderedConfig
+from syncer.inferencex.scripts import ScriptLaunchedError
+from syncer.model import Block, PointStatus
+from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
+
+
+@dataclass
+class Donors:
+    hicache: dict[str, Any] | None = None  # {args, donor, donorHardware}
+    mooncake: dict[str, Any] | None = None  # the module's kvMooncake
+
+
+def hicache_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any] | None:
+    # The flags and roles are the decoder's: it strips and re-adds exactly these for a tier.
+    for point in rendered.points:
+        if point.kv != "hicache":
+            continue
+        blocks = point.cookbook[point.submitted]
+        for block in blocks:
+            if block.get("kind") == "worker" and block.get("role") in CACHE_OWNING_ROLES:
+                args = [
+                    list(a)
+                    for a in block.get("args") or []
+                    if is_kv_flag(a[0]) and a[0] not in KV_LINKER_FLAGS
+                ]
+                if args:
+                    return {"args": args, "donor": key, "donorHardware": hw}
+    return None
+
+
+def _mooncake_env(block: Block) -> dict[str, str]:
+    env = block.get("env") or {}
+    return {k: env[k] for k in sorted(env) if k.startswith(("MC_", "MOONCAKE_"))}
+
+
+def mooncake_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any] | None:
+    for point in rendered.points:
+        if point.kv != "mooncake":
+            continue
+        masters: dict[str, Block] = {}
+        for router, blocks in point.cookbook.items():
+            for block in blocks:
+                if block.get("kind") == "mooncake-master":
+                    masters[router] = block
+        blocks = point.cookbook[point.submitted]
+        owner = next(
+            (
+                b
+                for b in blocks
+                if b.get("kind") == "worker" and b.get("role") in CACHE_OWNING_ROLES
+            ),
+            None,
+        )
+        decode = next(
+            (b for b in blocks if b.get("kind") == "worker" and b.get("role") == "decode"), None
+        )
+        if owner is None or set(masters) != {"sglang", "dynamo"}:
+            continue
+        return {
+            "donor": key,
+            "donorHardware": hw,
+            "master": {"dynamo": masters["dynamo"], "sglang": masters["sglang"]},
+            "args": [list(a) for a in owner.get("args") or [] if a[0] in KV_LINKER_FLAGS],
+            "env": _mooncake_env(owner),
+            "decode_env": _mooncake_env(decode) if decode else {},
+        }
+    return None
+
+
+def cell_kv(cfg: ConfigSpec, donors: Donors, measured: list[str], own_hicache: Any) -> dict:
+    available = ["none"]
+    unavailable: dict[str, str] = {}
+    hicache = donors.hicache or own_hicache
+    if hicache is not None or "hicache" in measured:
+        available.append("hicache")
+    else:
+        unavailable["hicache"] = "no measured HiCache configuration to borrow settings from"
+    if (donors.mooncake is not None and not cfg.mooncake_unavailable) or "mooncake" in measured:
+        available.append("mooncake")
+    else:
+        unavailable["mooncake"] = cfg.mooncake_unavailable or "no Mooncake store donor configured"
+    out: dict[str, Any] = {"available": available, "unavailable": unavailable}
+    if "hicache" in available and hicache is not None:
+        out["hicache"] = hicache
+    return out
+
+
+def find_donors(
+    model: ModelSpec,
+    config: SyncConfig,
+    get: Callable[[str], Any],
+    old: Callable[[], ModuleSpec | None] = lambda: None,
+) -> Donors:
+    """The KV-tier settings borrowed from the donor configs named in ``sync.yaml``. A
+    script-launched donor cannot be rendered: its settings are the ones the existing module
+    (``old()``, read only then) already borrowed from it."""
+    donors = Donors()
+    for kind, donor in (("hicache", model.hicache_donor), ("mooncake", model.mooncake_donor)):
+        if not donor:
+            continue
+        try:
+            get(donor)
+        except ScriptLaunchedError as exc:
+            kept = _kept_donor(old(), kind, donor)
+            if kept is None:
+                raise SyncError(
+                    f"model {model.path}: KV donor {donor} is launched by a bash script and the "
+                    f"existing module has no {kind} settings borrowed from it ({exc.message})",
+                    path=config.path,
+                    line=model.line,
+                ) from None
+            setattr(donors, kind, kept)
+            continue
+        owner = config.model_of(donor)
+        cfg = (
+            owner.config(donor)
+            if owner is not None
+            else ConfigSpec(
+                key=donor,
+                source="main",
+                pin=Pin(donor, None, config.main, None, None, PointStatus.VERIFIED, None),
+            )
+        )
+        hw = config_hardware(cfg, owner or model)
+        found = (hicache_from if kind == "hicache" else mooncake_from)(get(donor), donor, hw)
+        if found is None:
+            raise SyncError(
+                f"model {model.path}: KV donor {donor} has no point measured with {kind}",
+                path=config.path,
+                line=model.line,
+            )
+        setattr(donors, kind, found)
+    return donors
+
+
+def _kept_donor(old: ModuleSpec | None, kind: str, donor: str) -> dict[str, Any] | None:
+    """The ``kind`` tier settings the existing module borrowed from ``donor``."""
+    if old is None:
+        return None
+    if kind == "mooncake":
+        kept = old.kv_mooncake
+        return kept if isinstance(kept, dict) and kept.get("donor") == donor else None
+    for cell in old.cells:
+        hicache = (cell.meta.get("kv") or {}).get("hicache")
+        if isinstance(hicache, dict) and hicache.get("donor") == donor:
+            return dict(hicache)
+    return None

@@ -1,0 +1,203 @@
+"""Step 1 of the page's ``blocksFor``: a cell's base blocks per router, materialised.
+
+``ref`` (a block of another cell and router), ``from`` (a block of the cell's submitted
+router), the entry's own keys overlaid, ``drop`` and ``diff`` applied, ``envRef`` resolved from
+the module's ``envs`` pool; each result checked once and memoised per (cell, router), as on the
+page. A ``ref`` cycle or a chain too deep to follow is an error naming the entry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from syncer.cookbook.jsvalues import clone, js_falsy
+from syncer.cookbook.validate import ModuleValidator
+from syncer.errors import SyncError
+from syncer.model import Block, sorted_env, worker_arg_key
+from syncer.wording import count as count_of
+from syncer.wording import js
+from syncer.wording import kind as kind_of
+
+OVERLAY_SKIP = frozenset({"from", "diff", "drop", "ref"})
+
+
+class Materialiser:
+    """The base blocks of one module's cells (``blocks(ci, router)``), each (cell, router)
+    materialised once."""
+
+    def __init__(self, data: Any, check: ModuleValidator) -> None:
+        self.data = data
+        self.check = check
+        self.cells: list[dict[str, Any]] = data["cells"]
+        self._memo: dict[tuple[int, str], list[Block]] = {}
+        self._active: list[tuple[int, str]] = []
+
+    def cell(self, ci: int) -> dict[str, Any]:
+        if isinstance(ci, bool) or not isinstance(ci, int) or not 0 <= ci < len(self.cells):
+            raise self.check.error(
+                "cell", f"index {js(ci)} out of range (module has {len(self.cells)})"
+            )
+        return self.cells[ci]
+
+    def router(self, ci: int, router: str) -> dict[str, Any]:
+        routers = self.cell(ci)["routers"]
+        if router not in routers:
+            raise self.check.error(
+                f"cells[{ci}]",
+                f"unknown router {js(router)} (cell has {', '.join(sorted(routers))})",
+            )
+        return routers[router]
+
+    def blocks(self, ci: int, router: str) -> list[Block]:
+        """Base (point-0, measured-tier) blocks of (cell, router). Shared memo: do not mutate."""
+        key = (ci, router)
+        done = self._memo.get(key)
+        if done is not None:
+            return done
+        entries = self.router(ci, router)["blocks"]
+        if key in self._active:
+            loop = self._active[self._active.index(key) :]
+            chain = " -> ".join(f"cells[{c}].routers.{r}" for c, r in [*loop, key])
+            raise self.check.error(f"cells[{ci}].routers.{router}", f"ref cycle: {chain}")
+        self._active.append(key)
+        try:
+            out = [self._entry(ci, router, bi, entry) for bi, entry in enumerate(entries)]
+        except RecursionError:
+            # Only the outermost call reports it, once the stack has room again.
+            if len(self._active) > 1:
+                raise
+            raise self.check.error(
+                f"cells[{ci}].routers.{router}", "ref chain too long (hundreds of cells deep)"
+            ) from None
+        finally:
+            self._active.pop()
+        envs = self.data.get("envs")
+        for bi, block in enumerate(out):
+            if "envRef" in block:
+                where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
+                env = self._env_ref(block["envRef"], envs, where)
+                block.pop("envRef")
+                block["env"] = sorted_env(env)
+        for bi, block in enumerate(out):
+            self.check.block(block, f"cells[{ci}].routers.{router}.blocks[{bi}]")
+        self._memo[key] = out
+        return out
+
+    def _env_ref(self, index: Any, envs: Any, where: str) -> dict[str, str]:
+        if (
+            isinstance(index, bool)
+            or not isinstance(index, int)
+            or not isinstance(envs, list)
+            or not 0 <= index < len(envs)
+            or not isinstance(envs[index], dict)
+        ):
+            count = len(envs) if isinstance(envs, list) else 0
+            raise self.check.error(
+                f"{where}.envRef",
+                f"dangling env index {js(index)} (module has {count_of(count, 'env')})",
+            )
+        return envs[index]
+
+    def _entry(self, ci: int, router: str, bi: int, entry: dict[str, Any]) -> Block:
+        where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
+        ref = entry.get("ref")
+        if not js_falsy(ref):
+            if not (
+                isinstance(ref, list)
+                and len(ref) == 3
+                and isinstance(ref[0], int)
+                and not isinstance(ref[0], bool)
+                and isinstance(ref[1], str)
+            ):
+                raise self.check.error(
+                    f"{where}.ref", f"expected [cell, router, block], found {js(ref)}"
+                )
+            cj, rj, bj = ref
+            if not 0 <= cj < len(self.cells):
+                raise self.check.error(
+                    f"{where}.ref", f"dangling cell index {cj} (module has {len(self.cells)})"
+                )
+            if rj not in self.cells[cj]["routers"]:
+                raise self.check.error(f"{where}.ref", f"unknown router {js(rj)} in cells[{cj}]")
+            source = self._indexed(self.blocks(cj, rj), bj, f"{where}.ref")
+            return self._from_ref(source, entry, where)
+        if "from" in entry:
+            submitted = self.cells[ci]["submitted"]
+            source = self._indexed(self.blocks(ci, submitted), entry["from"], f"{where}.from")
+            return self._from_ref(source, entry, where)
+        return clone(entry)
+
+    def _indexed(self, blocks: list[Block], index: Any, where: str) -> Block:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
+            raise self.check.error(
+                where, f"dangling block index {js(index)} (list has {len(blocks)})"
+            )
+        return blocks[index]
+
+    def _from_ref(self, source: Block, entry: dict[str, Any], where: str) -> Block:
+        if not isinstance(entry.get("drop") or [], list):
+            raise self.check.error(f"{where}.drop", "expected a list of key names")
+        try:
+            return overlay(source, entry)
+        except SyncError as exc:
+            raise self.check.error(f"{where}.diff", exc.message) from None
+
+
+def overlay(source: Block, entry: dict[str, Any]) -> Block:
+    """A ``ref`` / ``from`` entry on its source block: the ``drop`` keys removed, the entry's
+    own keys set, then its ``diff`` applied (``SyncError`` for a diff that does not apply)."""
+    drop = entry.get("drop") or []
+    block = {k: v for k, v in clone(source).items() if k not in drop}
+    for key, value in entry.items():
+        if key not in OVERLAY_SKIP:
+            block[key] = value
+    return apply_diff(block, entry.get("diff"))
+
+
+def apply_diff(block: Block, diff: Any) -> Block:
+    """A copy of ``block`` with ``diff`` applied (the page's ``applyDiff``)."""
+    if js_falsy(diff):
+        return clone(block)
+    if not isinstance(diff, dict):
+        raise SyncError(f"expected a diff object, found {kind_of(diff)}")
+    if not js_falsy(diff.get("block")):
+        return clone(diff["block"])
+    out = clone(block)
+    dargs = diff.get("args") or {}
+    if not isinstance(dargs, dict):
+        raise SyncError("diff `args` must be an object of flag -> values | null")
+    args = out.get("args")
+    if not isinstance(args, list):
+        raise SyncError("diff applied to a block without `args`")
+    if not all(isinstance(a, list) and a and isinstance(a[0], str) for a in args):
+        raise SyncError("diff applied to `args` that are not [flag, values...] lists")
+    new_args = []
+    for arg in args:
+        flag = arg[0]
+        if flag in dargs:
+            values = dargs[flag]
+            if values is None:
+                continue
+            if not isinstance(values, list):
+                raise SyncError(f"diff for {flag} must be a list of values or null")
+            new_args.append([flag, *values])
+        else:
+            new_args.append(arg)
+    names = {a[0] for a in new_args}
+    for flag, values in dargs.items():
+        if values is not None and flag not in names:
+            if not isinstance(values, list):
+                raise SyncError(f"diff for {flag} must be a list of values or null")
+            new_args.append([flag, *values])
+    if out.get("kind") == "worker":
+        new_args.sort(key=worker_arg_key)
+    out["args"] = new_args
+    denv = diff.get("env") or {}
+    if not isinstance(denv, dict):
+        raise SyncError("diff `env` must be an object of key -> value | null")
+    env = {k: v for k, v in (out.get("env") or {}).items() if not (k in denv and denv[k] is None)}
+    for key, value in denv.items():
+        if value is not None:
+            env[key] = value
+    out["env"] = sorted_env(env)
+    return out

@@ -1,0 +1,360 @@
+"""`sync generate`'s use case: a cookbook model's data module and page section from InferenceX
+configs and their pins (``sync.yaml``). Used by the CLI and by the bot.
+
+Per config: render every point (``syncer.inferencex.render``), build the cells
+(:mod:`syncer.cookbook.rendered_cells`, KV tiers from :mod:`syncer.cookbook.kv_donors`); then
+encode, prove by decoding back, and write atomically only what changed. A script-launched
+config's cells are kept from the existing module (proven case by case).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from syncer.cookbook import cells as cells_mod
+from syncer.cookbook import encode
+from syncer.cookbook.cells import (
+    CellSpec,
+    ModuleSpec,
+    config_hardware,
+    replace_config_cells,
+)
+from syncer.cookbook.decode import Decoder
+from syncer.cookbook.jsmodule import load_module, parse_module, read_text
+from syncer.cookbook.kv_donors import find_donors, mooncake_from
+from syncer.cookbook.page import update_page
+from syncer.cookbook.rendered_cells import (
+    cells_for_config,
+    checkpoint_chips,
+    disambiguate,
+    display_order,
+    module_files,
+    source_block,
+)
+from syncer.errors import SyncError
+from syncer.fsio import present, read_capped, write_all
+from syncer.inferencex import render as render_mod
+from syncer.inferencex.render import RenderedConfig
+from syncer.inferencex.scripts import ScriptLaunchedError
+from syncer.syncconfig import ModelSpec, Pin, SyncConfig
+
+
+@dataclass
+class KeptConfig:
+    """A script-launched config whose cells were kept from the existing module as they were:
+    there is no recipe to derive them from (its commands come from its run's logs)."""
+
+    key: str
+    script: str
+    cells: list[str]
+
+
+@dataclass
+class GenerateResult:
+    model: str
+    path: Path  # the data module
+    changed: bool
+    text: str
+    page_path: Path | None = None
+    page_changed: bool = False
+    page_conflict: str | None = None  # a hand-edited page section left alone
+    page_text: str | None = None  # the page to write when page_changed
+    cells: int = 0
+    cases: int = 0
+    kept: list[KeptConfig] = field(default_factory=list)
+
+
+Renderer = Callable[[Path, str], RenderedConfig]
+
+
+def _default_renderer(inferencex: Path, key: str) -> RenderedConfig:
+    # Through the module, at call time: the bot's tests count the renders of one event by
+    # replacing ``render_config`` there.
+    return render_mod.render_config(inferencex, key)
+
+
+def _memoised(render: Renderer, inferencex: Path) -> Callable[[str], RenderedConfig]:
+    """``render`` once per config key: donors and cells ask for the same configs."""
+    cache: dict[str, RenderedConfig] = {}
+
+    def get(key: str) -> RenderedConfig:
+        if key not in cache:
+            cache[key] = render(inferencex, key)
+        return cache[key]
+
+    return get
+
+
+@dataclass
+class _Existing:
+    """The published module, decoded once, for the cells generation keeps."""
+
+    path: Path | None
+    spec: ModuleSpec | None = None
+    decoder: Decoder | None = None
+
+    def load(self) -> ModuleSpec | None:
+        if self.spec is None and self.path is not None and present(self.path, "data module"):
+            old = load_module(self.path)
+            self.decoder = Decoder(old.value, str(self.path))
+            self.spec = cells_mod.cells_from_module(old.value, self.decoder, str(self.path))
+        return self.spec
+
+
+@dataclass
+class BuiltSpec:
+    """The encoder's input for a whole model, and what was kept of the existing module."""
+
+    spec: ModuleSpec
+    kept: list[KeptConfig]  # script-launched configs whose cells were kept as they were
+    existing: Decoder | None  # the existing module's decoder when cells were kept from it
+
+
+def build_module_spec(
+    model: ModelSpec,
+    *,
+    config: SyncConfig,
+    inferencex: Path,
+    pins: dict[str, Pin] | None = None,
+    today: str | None = None,
+    renderer: Renderer | None = None,
+    existing_path: Path | None = None,
+) -> BuiltSpec:
+    """Render every config of ``model`` and assemble the encoder's input (the cells of
+    script-launched configs are taken from the module at ``existing_path``)."""
+    existing = _Existing(existing_path)
+    all_pins = {**config.pins(), **(pins or {})}
+    get = _memoised(renderer or _default_renderer, inferencex)
+    scripts: dict[str, ScriptLaunchedError] = {}
+    for cfg in model.configs:
+        try:
+            get(cfg.key)
+        except ScriptLaunchedError as exc:
+            scripts[cfg.key] = exc
+    old = existing.load() if scripts else None
+    donors = find_donors(model, config, get, existing.load)
+    if donors.mooncake is None:
+        # A config measured with a Mooncake store still needs the module's Mooncake settings
+        # for its other points' derived tier: take them from the first such config.
+        for cfg in model.configs:
+            if cfg.key in scripts:
+                continue
+            found = mooncake_from(get(cfg.key), cfg.key, config_hardware(cfg, model))
+            if found is not None:
+                donors.mooncake = found
+                break
+    cells: list[CellSpec] = []
+    kept: list[KeptConfig] = []
+    for cfg in model.configs:
+        if cfg.key in scripts:
+            # No recipe to derive these cells from, and a run's logs are checked, not
+            # published (`sync verify`): the module's cells stay exactly as they are.
+            mine = [c for c in (old.cells if old else []) if c.config_key == cfg.key]
+            if not mine:
+                where = existing.path if existing.path and existing.path.is_file() else None
+                raise SyncError(
+                    f"{scripts[cfg.key].message}; its cells cannot be generated, and "
+                    + (f"{where} has none to keep" if where else "there is no existing module"),
+                    path=config.path,
+                    line=cfg.line,
+                )
+            cells.extend(mine)
+            kept.append(
+                KeptConfig(cfg.key, scripts[cfg.key].launch.describe(), [c.id for c in mine])
+            )
+            continue
+        cells.extend(cells_for_config(cfg, model, get(cfg.key), all_pins[cfg.key], donors))
+    disambiguate(cells)
+    cells = display_order(cells, model, [c.key for c in model.configs])
+    used_hw = {c.meta["hw"] for c in cells}
+    spec = ModuleSpec(
+        model=model.model,
+        generated_on=today or _dt.datetime.now(_dt.UTC).date().isoformat(),
+        source=source_block(config, pins),
+        hardware=[dict(h) for h in model.hardware if h["id"] in used_hw],
+        checkpoints=checkpoint_chips(cells),
+        kv_mooncake=donors.mooncake,
+        files=module_files(model, get, scripts, old),
+        cells=cells,
+    )
+    return BuiltSpec(spec, kept, existing.decoder if kept else None)
+
+
+def refresh_module_spec(
+    model: ModelSpec,
+    config_key: str,
+    existing: Path,
+    *,
+    config: SyncConfig,
+    inferencex: Path,
+    pins: dict[str, Pin] | None = None,
+    today: str | None = None,
+    renderer: Renderer | None = None,
+) -> tuple[ModuleSpec, Decoder, set[str]]:
+    """The published module at ``existing`` with only ``config_key``'s cells rendered again
+    (the bot's update after a pin): every other cell is decoded and kept as it is, so configs
+    that are not being touched are never re-rendered. Returns the spec, the old module's
+    decoder and the ids of the kept cells (both for the roundtrip proof)."""
+    cfg = model.config(config_key)
+    old = load_module(existing)
+    reference = Decoder(old.value, str(existing))
+    old_spec = cells_mod.cells_from_module(old.value, reference, str(existing))
+    get = _memoised(renderer or _default_renderer, inferencex)
+    donors = find_donors(model, config, get, lambda: old_spec)
+    if donors.mooncake is None:
+        donors.mooncake = old_spec.kv_mooncake
+    pin = {**config.pins(), **(pins or {})}[config_key]
+    fresh = cells_for_config(cfg, model, get(config_key), pin, donors)
+    spec = replace_config_cells(old_spec, config_key, fresh)
+    disambiguate(spec.cells)
+    keep = {c.id for c in old_spec.cells if c.config_key != config_key}
+    used_hw = {c.meta["hw"] for c in spec.cells}
+    order = [h["id"] for h in model.hardware] + [
+        h["id"] for h in old_spec.hardware if h["id"] not in {x["id"] for x in model.hardware}
+    ]
+    labels = {h["id"]: h for h in [*old_spec.hardware, *model.hardware]}
+    spec.hardware = [dict(labels[h]) for h in order if h in used_hw]
+    spec.checkpoints = checkpoint_chips(spec.cells)
+    spec.source = source_block(config, pins)
+    spec.kv_mooncake = donors.mooncake
+    spec.generated_on = today or _dt.datetime.now(_dt.UTC).date().isoformat()
+    return spec, reference, keep
+
+
+def _existing_date(text: str | None, path: Path) -> str | None:
+    """``generatedOn`` of the existing module's ``text``, if it parses."""
+    if text is None:
+        return None
+
+    try:
+        value = parse_module(text, str(path)).value
+    except SyncError:
+        return None
+    return value.get("generatedOn") if isinstance(value, dict) else None
+
+
+def generate_model(
+    model: str,
+    *,
+    config: SyncConfig,
+    inferencex: Path,
+    out_dir: Path,
+    pins: dict[str, Pin] | None = None,
+    check: bool = False,
+    pages_dir: Path | None = None,
+    today: str | None = None,
+    force_page: bool = False,
+    renderer: Renderer | None = None,
+    only: str | None = None,
+) -> GenerateResult:
+    """Generate ``<out_dir>/<org>/<model>.jsx`` (and the page section under ``pages_dir``).
+
+    The module is decoded back and compared with every rendered point before anything is
+    written; ``check`` writes nothing and only reports whether anything would change. The
+    module keeps its ``generatedOn`` when nothing else changed, so a rerun is a no-op.
+    ``only``: re-render just this config and keep every other cell of the existing module as
+    decoded (proven case by case against the old module, derived tiers included).
+    """
+    spec_model = config.model(model)
+    path = out_dir / spec_model.module_relpath
+    reference: Decoder | None = None
+    keep: set[str] | None = None
+    kept: list[KeptConfig] = []
+    if only is not None and present(path, "data module"):
+        spec, reference, keep = refresh_module_spec(
+            spec_model, only, path, config=config, inferencex=inferencex, pins=pins,
+            today=today, renderer=renderer,
+        )  # fmt: skip
+    else:
+        built = build_module_spec(
+            spec_model, config=config, inferencex=inferencex, pins=pins, today=today,
+            renderer=renderer, existing_path=path,
+        )  # fmt: skip
+        spec, kept = built.spec, built.kept
+        if kept:
+            # The kept cells are proven against the old module case by case, like the
+            # one-config refresh's.
+            reference = built.existing
+            keep = {cell for k in kept for cell in k.cells}
+    header = encode.header_lines(spec.source)
+
+    old_text = read_text(path) if present(path, "data module") else None
+    old_date = _existing_date(old_text, path)
+    value, text, cases = encode.encode_module(
+        spec, path=str(path), header=header, reference=reference, keep=keep
+    )
+    if old_date and old_date != spec.generated_on:
+        # Same content under the old date is no change: keep the old text. Only the date
+        # differs, so the proven value is emitted again rather than encoded and proven twice.
+        value["generatedOn"] = old_date
+        if encode.module_text(value, header) == old_text:
+            text = old_text
+    result = GenerateResult(
+        model=spec_model.path,
+        path=path,
+        changed=text != old_text,
+        text=text,
+        cells=len(spec.cells),
+        cases=cases,
+        kept=kept,
+    )
+    if pages_dir is not None:
+        page_path = pages_dir / spec_model.page
+        result.page_path = page_path
+        if not page_path.is_file():
+            raise SyncError("cookbook page not found", path=str(page_path))
+        update = update_page(
+            _read_page(page_path),
+            section=spec_model.section,
+            module=spec_model.path,
+            path=str(page_path),
+            force=force_page,
+        )
+        result.page_changed = update.changed
+        result.page_conflict = update.conflict
+        result.page_text = update.text if update.changed else None
+    if not check:
+        write_result(result)
+    return result
+
+
+# A cookbook page is tens of kB; the cap keeps a hostile or wrong file from being read whole.
+MAX_PAGE_BYTES = 8 * 1024 * 1024
+
+
+def _read_page(path: Path) -> str:
+    raw = read_capped(path, MAX_PAGE_BYTES, "cookbook page")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"cookbook page is not UTF-8 (byte {exc.start})", path=str(path), line=line
+        ) from None
+
+
+def result_files(result: GenerateResult) -> dict[Path, str]:
+    """The files ``result`` changes (module and page), for one all-or-nothing write."""
+    files: dict[Path, str] = {}
+    if result.changed:
+        files[result.path] = result.text
+    if result.page_text is not None and result.page_path is not None:
+        files[result.page_path] = result.page_text
+    return files
+
+
+def write_results(results: list[GenerateResult]) -> None:
+    """Write what ``generate_model(..., check=True)`` found changed, for every model at once:
+    all files or none (a page that cannot be written leaves every module as it was)."""
+    files: dict[Path, str] = {}
+    for result in results:
+        files.update(result_files(result))
+    write_all(files)
+
+
+def write_result(result: GenerateResult) -> None:
+    """Write one model's module and page, both or neither."""
+    write_results([result])
