@@ -4,7 +4,7 @@ import io
 import zipfile
 
 import pytest
-from ghserver import GitHubServer
+from ghserver import GitHubServer, serving
 from rich.console import Console
 
 from syncer import progress
@@ -18,10 +18,7 @@ INFX = "SemiAnalysisAI/InferenceX"
 
 @pytest.fixture
 def server():
-    srv = GitHubServer()
-    with srv as model:
-        model.add_token(TOKEN, "cookbook-sync-bot")
-        model.repo(INFX)
+    with serving(TOKEN, "cookbook-sync-bot", INFX) as srv:
         yield srv
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from ghserver import GitHubServer
+from ghserver import serving
 
 from syncer.publish import pins
 from syncer.publish.github import GitHubClient
@@ -74,11 +74,9 @@ def test_select_newest_authorised_wins():
 
 @pytest.fixture
 def gh():
-    srv = GitHubServer()
-    with srv as model:
-        model.add_token(TOKEN, "bot")
-        model.repo(INFX)
-        yield model, GitHubClient(TOKEN, base_url=srv.base_url, pause=0, backoff=0.01, login="bot")
+    with serving(TOKEN, "bot", INFX) as srv:
+        client = GitHubClient(TOKEN, base_url=srv.base_url, pause=0, backoff=0.01, login="bot")
+        yield srv.model, client
 
 
 def _pr(model, **kw):
