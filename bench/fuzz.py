@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import copy
+import dataclasses
 import hashlib
 import io
 import json
@@ -86,6 +87,12 @@ SHARED = f"{E2E}/configs/srt-recipes"
 GOLDEN = f"{E2E}/infx/golden_al_distribution/dsv41flash_dspark.yaml"
 
 ARCHIVES = "run-archives/"  # the run packed as a .zip and a .tar.gz, made by make_project
+# Made by make_project too: a regular file the outputs' mutations replace (`diff -o`,
+# `reencode --out`), and an event file for `bot --event` (only its fs mutations run: the
+# names end in neither .json nor .txt, so no content mutation picks them up).
+OUTPUT = "outputs/report.out"
+EVENT = "events/comment.event"
+NOBODY = 65534
 Command = list[str]
 
 
@@ -134,6 +141,10 @@ def commands_for(rel: str, lint_repo: str) -> list[Command]:
         return [VERIFY]
     if rel.startswith(ARCHIVES):
         return [[*VERIFY[:3], rel, *VERIFY[4:]]]
+    if rel == OUTPUT:
+        return [["diff", MODULE, MODULE, "-o", rel], ["reencode", MODULE, "--out", rel]]
+    if rel == EVENT:
+        return [["bot", "--event", rel, "--dry-run"]]
     if rel.startswith("cookbook_snippets/"):
         pristine = str(Path(lint_repo).parent / "pristine.jsx")
         return [
@@ -161,6 +172,16 @@ class Mutation:
     place: Callable[[Path], None] | None = field(default=None, compare=False, repr=False)
     # a SIGTERM sent this many seconds into each command (the commands then write)
     sigterm_after: float | None = None
+    # what is put at the path is not a regular file or cannot be read: every command reading
+    # it must refuse it (exit 2), never take it for drift or nothing (exit 0, 1)
+    refused: bool = False
+    # a run's member: instead of refused it may be skipped, named so in the report (a run's
+    # links are never followed and its FIFOs and devices never read, as in an archive)
+    or_skipped: bool = False
+    # run the commands as a user other than root (a mode stops root only through this)
+    as_nobody: bool = False
+    # what else the mutation changed (a folder's mode), undone after its commands
+    undo: Callable[[Path], None] | None = field(default=None, compare=False, repr=False)
 
 
 def _deep(depth: int) -> object:
@@ -472,17 +493,83 @@ def _unreadable(data: bytes) -> Callable[[Path], None]:
     return place
 
 
-def fs_mutations(rel: str, data: bytes) -> list[Mutation]:
-    """The file replaced by what is not a regular file, or made unreadable (a mode that stops
-    only a user other than root: the campaign then checks exit 2 or the unchanged verdict)."""
-    return [
-        Mutation(rel, "a FIFO", lambda d: d, place=_fifo),
-        Mutation(rel, "a directory", lambda d: d, place=_directory),
-        Mutation(rel, "a character device", lambda d: d, place=_device),
-        Mutation(rel, "a symlink to /dev/zero", lambda d: d, place=_symlink_to("/dev/zero")),
-        Mutation(rel, "a dangling symlink", lambda d: d, place=_symlink_to("no/such/file")),
-        Mutation(rel, "mode 000", lambda d: d, place=_unreadable(data)),
+def _folder_unreadable(data: bytes) -> Callable[[Path], None]:
+    def place(path: Path) -> None:
+        path.write_bytes(data)
+        path.parent.chmod(0)
+
+    return place
+
+
+def _folder_readable(path: Path) -> None:
+    path.parent.chmod(0o755)
+
+
+def fs_mutations(rel: str, data: bytes, *, folder: bool = False) -> list[Mutation]:
+    """The file replaced by what is not a regular file, or made unreadable (run as root, the
+    commands then run as nobody, whom the mode stops). Every command reading the file must
+    refuse it. ``folder``: a run's member, whose folder is made unreadable too (refused), and
+    which may be skipped instead when the report names it."""
+    # as root, the mode stops only another user: the commands run as nobody then
+    nobody = os.geteuid() == 0
+    out = [
+        Mutation(rel, "a FIFO", lambda d: d, place=_fifo, refused=True),
+        Mutation(rel, "a directory", lambda d: d, place=_directory, refused=True),
+        Mutation(rel, "a character device", lambda d: d, place=_device, refused=True),
+        Mutation(
+            rel, "a symlink to /dev/zero", lambda d: d, place=_symlink_to("/dev/zero"), refused=True
+        ),
+        Mutation(
+            rel, "a dangling symlink", lambda d: d, place=_symlink_to("no/such/file"), refused=True
+        ),
+        Mutation(
+            rel, "mode 000", lambda d: d, place=_unreadable(data), refused=True, as_nobody=nobody
+        ),
     ]
+    if folder:  # a run's member: a folder in a run is one more folder of its tree
+        out = [
+            m
+            if m.name == "mode 000"
+            else dataclasses.replace(m, refused=m.name != "a directory", or_skipped=True)
+            for m in out
+        ]
+        out.append(
+            Mutation(
+                rel,
+                "its folder mode 000",
+                lambda d: d,
+                place=_folder_unreadable(data),
+                refused=True,
+                as_nobody=nobody,
+                undo=_folder_readable,
+            )
+        )
+    return out
+
+
+def output_mutations(rel: str) -> list[Mutation]:
+    """The file a command writes (`-o`, `--out`) replaced by what is not a regular file: each
+    must be refused and left as it is; a symlink to a regular file is written through."""
+    out = [m for m in fs_mutations(rel, b"") if m.name != "mode 000"]
+    out.append(
+        Mutation(
+            rel,
+            "a symlink to a regular file",
+            lambda d: d,
+            place=_link_to_regular,
+            undo=_regular_gone,
+        )
+    )
+    return out
+
+
+def _link_to_regular(path: Path) -> None:
+    (path.parent / "real.out").write_text("old\n")
+    path.symlink_to("real.out")
+
+
+def _regular_gone(path: Path) -> None:
+    (path.parent / "real.out").unlink(missing_ok=True)
 
 
 _YAML_KEY = re.compile(rb"^(\s+)([A-Za-z][\w-]*):", re.M)
@@ -631,8 +718,10 @@ HOSTILE_FILES = (MASTER, SINGLE, "sync.yaml", MODULE, GOLDEN)
 def hostile_mutations(project: Path, rng: random.Random) -> list[Mutation]:
     out: list[Mutation] = []
     log = next(p for p in sorted((project / RUN).rglob("*.log")))
-    for rel in (*HOSTILE_FILES, log.relative_to(project).as_posix()):
+    for rel in (*HOSTILE_FILES, EVENT):
         out.extend(fs_mutations(rel, (project / rel).read_bytes()))
+    out.extend(fs_mutations(log.relative_to(project).as_posix(), log.read_bytes(), folder=True))
+    out.extend(output_mutations(OUTPUT))
     for rel in (MASTER, SINGLE, MULTI, "sync.yaml"):
         out.extend(yaml11_mutations(rel, (project / rel).read_bytes(), rng))
     for archive in sorted((project / ARCHIVES).iterdir()):
@@ -718,6 +807,20 @@ def _late_sigterm(signum, frame):
 
 
 def run_command(
+    argv: Command, timeout: float, sigterm_after: float | None = None, as_nobody: bool = False
+) -> tuple[int, str, str]:
+    if as_nobody:  # the effective ids only: the real ones stay root's, to come back
+        os.setegid(NOBODY)
+        os.seteuid(NOBODY)
+    try:
+        return _run_command(argv, timeout, sigterm_after)
+    finally:
+        if as_nobody:
+            os.seteuid(0)
+            os.setegid(0)
+
+
+def _run_command(
     argv: Command, timeout: float, sigterm_after: float | None = None
 ) -> tuple[int, str, str]:
     from syncer.cli import main
@@ -810,6 +913,10 @@ def make_project(tmp: Path) -> tuple[Path, str]:
     shutil.make_archive(str(archives / run.name), "zip", run.parent, run.name)
     shutil.make_archive(str(archives / run.name), "gztar", run.parent, run.name)
     shutil.copy2(ROOT / MODULE, tmp / "pristine.jsx")
+    (project / OUTPUT).parent.mkdir()
+    (project / OUTPUT).write_text("a report a command overwrites\n")
+    (project / EVENT).parent.mkdir()
+    (project / EVENT).write_text("{}\n")
     lint_repo = tmp / "sglang"
     lint_repo.mkdir()
     env = {
@@ -822,6 +929,10 @@ def make_project(tmp: Path) -> tuple[Path, str]:
     (lint_repo / "README").write_text("empty\n")
     for args in (["init", "-q"], ["add", "README"], ["commit", "-q", "-m", "x"]):
         subprocess.run(["git", *args], cwd=lint_repo, env=env, check=True, capture_output=True)
+    if os.geteuid() == 0:  # readable by the user the mode mutations run as
+        for path in (tmp, *tmp.rglob("*")):
+            if not path.is_symlink():
+                path.chmod(0o755 if path.is_dir() else 0o644)
     return project, str(lint_repo)
 
 
@@ -846,6 +957,7 @@ def main(argv: list[str]) -> int:
     logging.disable(logging.WARNING)  # the recipes' warnings would flood the report
     here = Path.cwd()
     with tempfile.TemporaryDirectory(prefix="sync-fuzz-") as tmpdir:
+        Path(tmpdir).chmod(0o755)  # as root, the mode mutations run as nobody: let them in
         project, lint_repo = make_project(Path(tmpdir))
         mutations = [
             m
@@ -883,8 +995,12 @@ def main(argv: list[str]) -> int:
                 signalled = mut.sigterm_after is not None
                 cmds = [GENERATE_WRITE] if signalled else commands_for(mut.path, lint_repo)
                 try:
+                    placed = _lmode(target)
                     for cmd in cmds:
-                        code, _out, err = run_command(cmd, args.timeout, mut.sigterm_after)
+                        code, out, err = run_command(
+                            cmd, args.timeout, mut.sigterm_after, mut.as_nobody
+                        )
+                        named_skip = mut.or_skipped and f"{Path(mut.path).name} in the run" in out
                         commands += 1
                         codes[code] = codes.get(code, 0) + 1
                         kind = {3: "exit 3", -1: "hang", -2: "uncaught"}.get(code)
@@ -900,6 +1016,10 @@ def main(argv: list[str]) -> int:
                             kind, site = f"exit {code} on SIGTERM", cmd[0]
                         elif kind is None and signalled and code == 143 and changed:
                             kind, site = "wrote on SIGTERM", f"{cmd[0]} wrote {changed[0]}"
+                        elif kind is None and mut.refused and code != 2 and not named_skip:
+                            kind, site = f"exit {code}, not refused", f"{cmd[0]} {mut.name}"
+                        elif kind is None and _lmode(target) != placed:
+                            kind, site = "replaced", f"{cmd[0]} replaced {mut.name}"
                         if signalled and changed:  # undo what a finished generate wrote
                             for k in changed:
                                 (project / k).unlink(missing_ok=True)
@@ -913,6 +1033,8 @@ def main(argv: list[str]) -> int:
                             shown = "\n".join(ln[:300] for ln in err.splitlines()[-40:])
                             print(f"--- {mut.path}: {mut.name}: sync {' '.join(cmd)}\n{shown}")
                 finally:
+                    if mut.undo is not None:
+                        mut.undo(target)
                     _restore(target, original)
                     if _tree_hashes(project) != pristine:
                         shutil.rmtree(project)

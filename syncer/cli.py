@@ -7,69 +7,33 @@ benchmark).
 
 from __future__ import annotations
 
-import importlib
+import os
 import signal
 import sys
 import threading
 
-import click
+from syncer.errors import ReaderGone, SyncError
+from syncer.helptext import prog_name, stored_help
 
-from syncer.errors import SyncError
-
-# name -> (module, one-line help shown by `sync --help`)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "decode": ("syncer.commands.decode", "Decode a cookbook data module into commands."),
-    "render": ("syncer.commands.render", "Render a config's launch commands from its recipe."),
-    "verify": ("syncer.commands.verify", "Three-way check: cookbook vs recipe vs run logs."),
-    "generate": ("syncer.commands.generate", "Generate cookbook data modules and page sections."),
-    "reencode": ("syncer.commands.generate", "Re-encode a module in the newest format."),
-    "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
-    "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
-    "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
-    "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
-}
+# typing's constant without importing typing, a start-up cost `sync --help` need not pay;
+# mypy takes any `TYPE_CHECKING` as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+def __getattr__(name: str) -> object:
+    # The click group lives in syncer.commands.group, imported on first use so that a plain
+    # `sync --help` never imports click; `syncer.cli.cli` and `.COMMANDS` still name it.
+    if name in ("cli", "COMMANDS", "LazyGroup"):
+        from syncer.commands import group
 
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        entry = COMMANDS.get(name)
-        if entry is None:
-            return None
-        module = importlib.import_module(entry[0])
-        return getattr(module, f"{name}_command")
-
-    def invoke(self, ctx: click.Context) -> object:
-        # click turns a closed stdout into exit 1, the drift code: the pipe error leaves here
-        # as an exception click does not catch, and the output is flushed here (not at exit)
-        # so a reader that left before the last buffer is seen the same way.
-        try:
-            code = super().invoke(ctx)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            raise ReaderGone from None
-        return code
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="infx-cookbook-sync")
-def cli() -> None:
-    """Keep the SGLang cookbook's AgentX launch explorer true to InferenceX."""
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 BROKEN_PIPE = 141
 TERMINATED = 128 + signal.SIGTERM
-
-
-class ReaderGone(Exception):
-    """The reader of stdout went away (a closed pipe)."""
 
 
 class Terminated(BaseException):
@@ -98,8 +62,19 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run(argv: list[str] | None) -> None:
+    prog = prog_name()
+    text = stored_help(sys.argv[1:] if argv is None else argv, prog)
+    if text is not None:
+        _print_help(text)
+        return
+    import click
+
+    from syncer.commands.group import cli
+
     try:
-        code = cli.main(args=argv, standalone_mode=False)
+        code = cli.main(args=argv, prog_name=prog, standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
     except SyncError as exc:
         # Messages quote recipe, log and archive text: keep the line one line, free of escape
         # sequences and tokens, whichever command raised it.
@@ -113,8 +88,6 @@ def _run(argv: list[str] | None) -> None:
         text = cut_long_words(term_text(exc).replace(chr(10), "⏎"))
         click.echo(f"error: {text}", err=True)
         sys.exit(2)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         sys.exit(2)
@@ -125,12 +98,7 @@ def _run(argv: list[str] | None) -> None:
         click.echo("terminated", err=True)
         sys.exit(TERMINATED)
     except (BrokenPipeError, ReaderGone):
-        # The reader of stdout went away (`sync verify KEY | head`): not drift and not a bug.
-        # 141 is what a shell reports for a program a closed pipe stopped (128 + SIGPIPE).
-        from syncer.console import silence_stdout
-
-        silence_stdout()
-        sys.exit(BROKEN_PIPE)
+        _reader_went_away()
     except Exception:
         # A bug, not bad input: keep the traceback for the report, but never exit 1, which
         # `verify`, `diff` and `generate --check` use to mean "drift".
@@ -141,4 +109,74 @@ def _run(argv: list[str] | None) -> None:
         click.echo(mask(traceback.format_exc()), err=True, nl=False)
         click.echo("error: internal error (a bug in infx-cookbook-sync; traceback above)", err=True)
         sys.exit(3)
+    try:
+        sys.stdout.flush()
+        wait_until_read(sys.stdout)
+    except (BrokenPipeError, ReaderGone):
+        _reader_went_away()
+    except Terminated:
+        click.echo("terminated", err=True)
+        sys.exit(TERMINATED)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _print_help(text: str) -> None:
+    """The stored help, ended as every command ends (a reader gone before the last byte: 141)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        wait_until_read(sys.stdout)
+    except (BrokenPipeError, ReaderGone):
+        _reader_went_away()
+    except Terminated:
+        sys.stderr.write("terminated\n")
+        sys.exit(TERMINATED)
+    sys.exit(0)
+
+
+def _reader_went_away() -> NoReturn:
+    # The reader of stdout went away (`sync verify KEY | head`): not drift and not a bug.
+    # 141 is what a shell reports for a program a closed pipe stopped (128 + SIGPIPE).
+    from syncer.console import silence_stdout
+
+    silence_stdout()
+    sys.exit(BROKEN_PIPE)
+
+
+def wait_until_read(stream: object) -> None:
+    """Return once the reader of a pipe on ``stream`` has read everything written to it; raise
+    ``ReaderGone`` when it closed the pipe first.
+
+    An output that fits in the pipe's buffer is written before a reader such as ``head -c1``
+    has read a byte of it, so no write ever fails: without this wait the same closed pipe
+    would be 141 for a long output and 0 for a short one. Here the end of the program is the
+    last write, as if the pipe had no buffer. Anything but a pipe (a file, a terminal, an
+    in-process caller's buffer) returns at once, as does a system that cannot tell how much a
+    pipe holds."""
+    import fcntl
+    import select
+    import stat
+    import struct
+    import termios
+
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+    except (AttributeError, OSError, ValueError):
+        return
+    poller = select.poll()
+    poller.register(fd, 0)  # POLLERR (no reader left) is reported whatever is asked for
+    pause = 0.001
+    while True:
+        try:
+            unread = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+        except OSError:
+            return
+        if unread == 0:
+            return
+        # A read does not wake a poll that asks for nothing: look again after a pause that
+        # grows, so a reader that reads at once costs a millisecond and a slow one no CPU.
+        if any(events & select.POLLERR for _, events in poller.poll(pause * 1000)):
+            raise ReaderGone
+        pause = min(pause * 2, 0.05)

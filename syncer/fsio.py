@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from syncer.errors import SyncError
@@ -86,6 +85,29 @@ def check_regular(path: Path | str, what: str) -> None:
         raise SyncError(f"cannot read {what}: {_kind(st.st_mode)}", path=str(p))
 
 
+def present(path: Path | str, what: str) -> bool:
+    """Whether an optional input is there: False when nothing is at ``path``, True for a
+    regular file (after symlinks), and a ``SyncError`` for anything else (a FIFO, a device, a
+    directory, a symlink to nothing, a folder that cannot be searched), so what is not a
+    regular file is refused like a required input, never taken for one that is absent."""
+    p = Path(path)
+    try:
+        p.lstat()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise _unreadable(p, what, exc) from None
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise SyncError(f"cannot read {what}: a symlink to nothing", path=str(p)) from None
+    except OSError as exc:
+        raise _unreadable(p, what, exc) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise SyncError(f"cannot read {what}: {_kind(st.st_mode)}", path=str(p))
+    return True
+
+
 def _too_big(path: Path, what: str, size: int | None, limit: int) -> SyncError:
     shown = f"{size} bytes" if size is not None else f"more than {limit} bytes"
     return SyncError(
@@ -114,6 +136,8 @@ def _stage(path: Path, text: str, staged: list[tuple[Path, str]] | None = None) 
     """Write ``text`` to a temp file beside ``path`` (same directory, so the rename is atomic)
     with ``path``'s final mode; returns the temp file's name, also appended to ``staged`` as
     soon as the file exists (so a signal arriving later still finds it to remove)."""
+    import tempfile  # here: most commands only read, and tempfile brings shutil and random
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     if staged is not None:

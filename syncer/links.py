@@ -28,6 +28,9 @@ COOKBOOK_REPO = "sgl-project/sglang"
 SRT_SLURM_REPO = "NVIDIA/srt-slurm"
 COOKBOOK_CLONE_URL = f"{GITHUB}/{COOKBOOK_REPO}.git"
 DOCS_URL = "https://docs.sglang.io"
+DYNAMO_REPO = "ai-dynamo/dynamo"
+# The package index NVIDIA publishes Dynamo's wheels on (srt-slurm's `dynamo.install` pip line).
+NVIDIA_PYPI_URL = "https://pypi.nvidia.com"
 
 
 def owner(repo: str) -> str:
@@ -96,6 +99,11 @@ def comment_link(base: str, pr: str | int, comment: str | int) -> str:
 def blob_link(base: str, sha: str, path: str) -> str:
     """The file ``path`` at commit ``sha``."""
     return f"{base}{BLOB}{sha}/{path}"
+
+
+def commit_url(repo: str, sha: str) -> str:
+    """A commit of a GitHub repository (``owner/name``)."""
+    return f"{repo_url(repo)}/commit/{sha}"
 
 
 def run_url(repo: str, run: str) -> str:

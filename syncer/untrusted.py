@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from urllib.parse import unquote, urlsplit
 
 from syncer import links
@@ -23,9 +24,6 @@ ALLOWED_HOSTS = (urlsplit(links.DOCS_URL).hostname, "inferencex.semianalysis.com
 
 # Terminal escape sequences: CSI (colours, cursor), OSC (titles, hyperlinks) and two-byte ESC x.
 ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-# C0/C1 controls (not tab/newline), line/paragraph separators, bidi overrides and isolates:
-# what could move the cursor, hide text or reorder it on screen.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 # What a report shows escaped (``\\x1b``, ``\\u200b``) instead of dropping or replacing it:
 # the controls above (ESC included, so an escape sequence is shown, not obeyed or silently
 # removed), bidi marks and the invisible characters (zero-width space and joiners, word
@@ -38,13 +36,31 @@ _ZWSP = "\u200b"
 
 
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
+    return _escape_char(match.group())
+
+
+def _escape_char(char: str) -> str:
+    code = ord(char)
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(text: str) -> str:
     """``text`` with every control and invisible character written as its escape."""
     return _HIDDEN.sub(_escape, text)
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The control and invisible characters in ``text``, each once, as the escapes
+    :func:`visible` writes for them (``\\x1b``, ``\\u200b``), in code-point order."""
+    return [_escape_char(char) for char in sorted(set(_HIDDEN.findall(text)))]
+
+
+def json_escaped(text: str) -> str:
+    """JSON text with the characters :func:`visible` escapes and ``json.dumps`` leaves raw (C1
+    controls such as the 8-bit CSI, DEL, line separators, bidi marks, zero-width characters)
+    written as ``\\u`` escapes: the parsed value is unchanged (they can only occur inside
+    strings, where the escape means the same character), and nothing is hidden on screen."""
+    return _HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def clip(value: object, limit: int = MAX_VALUE_CHARS) -> str:
@@ -94,21 +110,61 @@ _MD_LEADING = re.compile(r"^(\s*)(?:([#+\-=>])|(\d+)([.)]))")
 
 
 def md_text(value: object, *, limit: int = MAX_VALUE_CHARS) -> str:
-    """A value in prose: markdown and HTML inert, mentions, refs and autolinks neutralised.
+    """A value in prose: markdown and HTML inert, mentions, refs and autolinks neutralised
+    (``_defuse``). A ``Prose`` keeps its own words as written and escapes only its values."""
+    if isinstance(value, Prose):
+        return value.markdown(limit)
+    text = _defuse(_html_escaped(_one_line(clip(value, limit))))
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_LEADING.sub(_escape_leading, text, count=1)
 
-    A zero-width space goes after ``@`` (mentions, team mentions, e-mail autolinks), inside
+
+def md_html(value: object, *, limit: int = MAX_VALUE_CHARS) -> str:
+    """A value inside an HTML block (a ``<details><summary>`` line), where GitHub reads no
+    markdown, so a backslash would be shown: HTML escaped and defused, nothing backslashed."""
+    return _defuse(_html_escaped(_one_line(clip(value, limit))))
+
+
+def _html_escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _defuse(text: str) -> str:
+    """A zero-width space after ``@`` (mentions, team mentions, e-mail autolinks), inside
     ``#123``, ``GH-123`` and ``owner/repo#123`` refs, after ``www`` and after URL schemes, so
-    GitHub neither pings, nor cross-references, nor links.
-    """
-    text = _one_line(clip(value, limit))
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = text.replace("@", "@" + _ZWSP)
+    GitHub neither pings, nor cross-references, nor links. Idempotent: a ``Prose`` defuses its
+    whole sentence again, so a ref its words and a value make together (``PR #`` and ``12``)
+    is caught too."""
+    text = re.sub("@(?!" + _ZWSP + ")", "@" + _ZWSP, text)
     text = re.sub(r"#(?=[0-9])", "#" + _ZWSP, text)
     text = re.sub(r"(?i)\b(GH)-(?=[0-9])", r"\1" + _ZWSP + "-", text)
     text = re.sub(r"(?i)\b(www)\.", r"\1" + _ZWSP + ".", text)
-    text = re.sub(r"(?i)\b([a-z][a-z0-9+.-]*):(?=/)", r"\1" + _ZWSP + ":", text)
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    return _MD_LEADING.sub(_escape_leading, text, count=1)
+    return re.sub(r"(?i)\b([a-z][a-z0-9+.-]*):(?=/)", r"\1" + _ZWSP + ":", text)
+
+
+class Prose(str):
+    """A sentence of our own words with values in it (``Prose("run {run} is gone", run=r)``).
+
+    As a string it is the plain sentence (JSON, the terminal, logs); in markdown
+    (``md_text``, the ``text`` filter) only the values are escaped, so the words read as
+    written (``set GITHUB_TOKEN``, never ``GITHUB\\_TOKEN``) while a value stays inert."""
+
+    template: str
+    values: dict[str, object]
+
+    def __new__(cls, template: str, /, **values: object) -> Prose:
+        self = super().__new__(cls, template.format(**values))
+        self.template = template
+        self.values = values
+        return self
+
+    def markdown(self, limit: int = MAX_VALUE_CHARS) -> str:
+        parts = []
+        for words, name, _, _ in string.Formatter().parse(self.template):
+            parts.append(words)
+            if name is not None:
+                parts.append(md_text(self.values[name], limit=limit))
+        return _defuse("".join(parts))
 
 
 def _escape_leading(match: re.Match[str]) -> str:
@@ -165,9 +221,7 @@ def term_text(value: object, *, limit: int | None = None) -> str:
 
 
 def json_text(value: object, *, indent: int | None = None) -> str:
-    """``value`` as JSON for a terminal or a file: UTF-8 kept readable, but the characters
-    ``json.dumps`` leaves raw that a terminal acts on (C1 controls such as the 8-bit CSI, line
-    separators, bidi overrides) written as ``\\u`` escapes, and tokens masked. The parsed value
-    is unchanged (escaping happens only inside strings, where those characters can occur)."""
-    text = json.dumps(value, indent=indent, ensure_ascii=False)
-    return mask(_CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text))
+    """``value`` as JSON for a terminal or a file: UTF-8 kept readable, the characters a
+    terminal acts on or hides written as ``\\u`` escapes (:func:`json_escaped`), tokens
+    masked."""
+    return mask(json_escaped(json.dumps(value, indent=indent, ensure_ascii=False)))

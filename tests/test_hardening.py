@@ -138,6 +138,44 @@ def test_a_module_master_sync_yaml_or_event_that_is_no_regular_file_is_one_error
     assert f"sync.yaml: cannot read the sync configuration: {word}, not a regular file" in line
 
 
+GOLDEN = "examples/inferencex/inferencex-e2e/infx/golden_al_distribution/dsv41flash_dspark.yaml"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "dangling symlink"])
+def test_an_optional_input_that_is_no_regular_file_is_refused_not_taken_as_absent(
+    project: Path, kind: str
+) -> None:
+    # Found by the fuzz campaign: the golden AL file and the existing module (which generate
+    # compares with, and keeps cells of) were taken as absent: render printed no golden AL,
+    # generate --check said "would change" (exit 1), verify found no module (exit 1).
+    def replace(rel: str) -> None:
+        path = project / rel
+        path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "directory":
+            path.mkdir()
+        else:
+            path.symlink_to("no/such/file")
+
+    word = {
+        "fifo": "a FIFO (named pipe), not a regular file",
+        "directory": "a directory, not a regular file",
+        "dangling symlink": "a symlink to nothing",
+    }[kind]
+    replace(GOLDEN)
+    line = error_line(sync(project, "render", KEY, timeout=20))
+    assert line.endswith(f"{GOLDEN}: cannot read golden AL file: {word}"), line
+    (project / GOLDEN).unlink() if kind != "directory" else (project / GOLDEN).rmdir()
+    shutil.copy(ROOT / GOLDEN, project / GOLDEN)
+    replace(MODULE)
+    line = error_line(sync(project, "generate", "--all", "--check", timeout=20))
+    assert line.endswith(f"{MODULE}: cannot read data module: {word}"), line
+    if kind == "directory":
+        line = error_line(sync(project, "verify", KEY, timeout=20))
+        assert line.endswith(f"{MODULE}: cannot read data module: {word}"), line
+
+
 # ---- 5. permissions ---------------------------------------------------------------------------
 
 NOBODY = 65534
@@ -178,20 +216,65 @@ def test_an_unreadable_recipe_or_log_folder_is_exit_2_naming_the_path(
 
 # ---- 11. a reader that goes away --------------------------------------------------------------
 
+PIPED = {
+    "verify-json": ["verify", KEY, "--format", "json"],
+    "verify-text": ["verify", KEY],
+    "render": ["render", KEY],
+    "decode": ["decode", MODULE],
+    "decode-all-json": ["decode", MODULE, "--all", "--format", "json"],
+    "reencode": ["reencode", MODULE],
+    "diff": ["diff", MODULE, MODULE],
+    "generate-check": ["generate", "--all", "--check", "--date", "2026-10-13"],
+    "lint": ["lint", MODULE, "--sglang", "sglang"],
+    "audit": ["audit"],
+}
 
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["verify", KEY, "--format", "json"],
-        ["render", KEY],
-        ["decode", MODULE, "--all", "--format", "json"],
-        ["reencode", MODULE],
-        ["generate", "--all", "--check", "--date", "2026-10-13"],
-    ],
-    ids=lambda a: a[0],
-)
-def test_a_closed_pipe_is_exit_141_not_the_drift_code(project: Path, args: list[str]) -> None:
-    assert piped(project, args, "true") == 141
+
+@pytest.fixture
+def piped_project(project: Path) -> Path:
+    """``project`` with a one-flag SGLang checkout beside it for ``lint``."""
+    from lintrepo import commit_files, git
+
+    repo = project / "sglang"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    server_args = (
+        "import argparse\n\n\nclass ServerArgs:\n    @staticmethod\n"
+        "    def add_cli_args(parser):\n        parser.add_argument('--model-path')\n"
+    )
+    commit_files(repo, {"python/sglang/srt/server_args.py": server_args}, "v")
+    return project
+
+
+# `true` leaves before reading anything, often before the first write; `head -c1` reads one
+# byte of an output that fits in the pipe's buffer, so every write succeeded before it left;
+# the last one leaves a second after the command has written everything.
+READERS = ["true", "head -c1", "(sleep 1; head -c1)"]
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("args", PIPED.values(), ids=PIPED.keys())
+def test_a_closed_pipe_is_exit_141_not_the_drift_code(
+    piped_project: Path, args: list[str], reader: str
+) -> None:
+    # the command's own code when its reader reads everything, so the output is not empty
+    # and 141 is the closed pipe's, not the command's
+    read = subprocess.run(
+        [sys.executable, "-m", "syncer", *args], cwd=piped_project, capture_output=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
+    )  # fmt: skip
+    assert read.returncode in (0, 1) and read.stdout, read.stderr[-2000:]
+    assert piped(piped_project, args, "cat >/dev/null") == read.returncode
+    assert piped(piped_project, args, reader) == 141
+
+
+def test_drift_read_to_the_end_is_1_and_cut_short_is_141(project: Path) -> None:
+    edit(project / RECIPE, "watchdog-timeout: 3600", "watchdog-timeout: 3601")
+    for args in (["verify", KEY, "--format", "json"], ["verify", KEY]):
+        assert piped(project, args, "cat >/dev/null") == 1
+        assert piped(project, args, "head -c1 >/dev/null") == 141
+    # a command that prints nothing has nothing left unread
+    assert piped(project, ["diff", MODULE, MODULE, "-o", "diff.txt"], "true") == 0
 
 
 # ---- 14. SIGTERM while writing ----------------------------------------------------------------
@@ -301,6 +384,59 @@ def test_reports_show_invisible_characters_escaped(project: Path) -> None:
     proc = sync(project, "decode", MODULE, "--all")
     assert proc.returncode == 0, proc.stderr
     assert "dsv41flash\\u200b#0" in proc.stdout and "\u200b" not in proc.stdout
+
+
+HOSTILE = {"\u200b": "\\u200b", "\x1b": "\\x1b", "\u202e": "\\u202e", "\u2028": "\\u2028"}
+
+
+@pytest.mark.parametrize("args", [[], ["--all"]], ids=["default-case", "all"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_decode_of_a_foreign_module_shows_hidden_characters_escaped_and_says_so(
+    project: Path, args: list[str], fmt: str
+) -> None:
+    import json
+
+    # Someone else's module: a zero-width space, an escape sequence, a bidi override and a
+    # line separator in a flag value of every cell's workers (the shared args pool).
+    value = "au\u200bto\x1b[31mred\u202eb\u2028c"
+    edit(
+        project / MODULE,
+        '["--reasoning-parser", "auto"]',
+        json.dumps(["--reasoning-parser", value]),
+    )
+    proc = sync(project, "decode", MODULE, *args, "--format", fmt)
+    assert proc.returncode == 0, proc.stderr
+    assert not any(char in proc.stdout + proc.stderr for char in HOSTILE), "printed raw"
+    if fmt == "text":
+        assert "--reasoning-parser 'au\\u200bto\\x1b[31mred\\u202eb\\u2028c'" in proc.stdout
+    else:  # JSON escapes: the values read back are the module's own
+        doc = json.loads(proc.stdout)
+        texts = [t for case in doc.get("cases", [doc]) for t in case["text"]]
+        assert any(value in t for t in texts) and "\\u200b" in proc.stdout
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning: ")]
+    cells = ["dsv41flash-fp4-gb300-sglang-agentic-dspark#0"]
+    if args:
+        cells = [c["id"] for c in _module_cells(project)]
+    where = ", point 0, router sglang, KV tier none" if not args else ""
+    shown = (
+        "written as \\u escapes (the JSON values are unchanged)"
+        if fmt == "json"
+        else "printed as escapes, so the text is not the module's own: do not paste it as it is"
+    )
+    assert sorted(warnings) == sorted(
+        f"warning: {MODULE}: cell {cell}{where} holds control or invisible characters "
+        f"(\\x1b, \\u200b, \\u2028, \\u202e), {shown}"
+        for cell in cells
+    )
+    # the project's own module has none, and no warning
+    own = sync(ROOT, "decode", MODULE, *args, "--format", fmt)
+    assert own.returncode == 0 and "warning" not in own.stderr
+
+
+def _module_cells(project: Path) -> list[dict]:
+    from syncer.cookbook.jsmodule import load_module
+
+    return load_module(project / MODULE).value["cells"]
 
 
 # ---- 7. sync.yaml values ----------------------------------------------------------------------
@@ -633,6 +769,41 @@ def test_markdown_reasons_are_not_over_escaped(project: Path) -> None:
     assert proc.returncode == 0
     assert "(srt-slurm 2.x also adds it to direct workers)" in proc.stdout
     assert "\\(srt\\-slurm" not in proc.stdout
+
+
+DISAGG = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+DISAGG_RECIPE = (
+    "examples/inferencex/inferencex-e2e/benchmarks/multi_node/srt-slurm-recipes/"
+    "dsv41flash/sglang/gb300-fp4/agentx/disagg-variants.yaml"
+)
+
+
+def test_the_files_line_says_what_the_ids_are(project: Path) -> None:
+    import hashlib
+    import json
+
+    # A NATS payload limit: srt-slurm writes a nats.conf, and the cookbook form ships it.
+    nats = "    - name: nats\n      type: nats\n      placement:\n        node: infra\n"
+    edit(project / DISAGG_RECIPE, nats, nats + "      options:\n        max_payload_mb: 32\n")
+    proc = sync(project, "render", DISAGG, "--point", "0")
+    assert proc.returncode == 0, proc.stderr
+    content = 'max_payload: 33554432\njetstream { store_dir: "/tmp/nats" }\n'
+    fid = "nats.conf#" + hashlib.sha256(content.encode()).hexdigest()[:8]
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("files: ")]
+    assert lines and {line.split(" ", 2)[1] for line in lines} == {fid}, proc.stdout
+    for line in lines:
+        assert line.endswith(
+            " (config files the commands above read from their working directory, which the "
+            "page offers beside them; each named <file>#<first 8 hex of its SHA-256>; "
+            "`--format json` shows their content)"
+        )
+    assert "nats-server -c nats.conf" in proc.stdout
+    shown = json.loads(sync(project, "render", DISAGG, "--point", "0", "--format", "json").stdout)
+    assert any(
+        point["files"].get(router, {}).get(fid) == {"name": "nats.conf", "content": content}
+        for point in shown["points"]
+        for router in point["files"]
+    ), shown
 
 
 # ---- 16. verify's text lines line up -----------------------------------------------------------

@@ -70,3 +70,11 @@ def test_pin_values():
     assert is_pin_value("date", "2026-02-28") and not is_pin_value("date", "2026-02-30")
     assert is_pin_value("sha", "0" * 40) and not is_pin_value("sha", "0" * 39)
     assert is_pin_value("pr", "12") and not is_pin_value("pr", 12)
+
+
+def test_commit_url():
+    from syncer.links import DYNAMO_REPO, commit_url
+
+    assert (
+        commit_url(DYNAMO_REPO, "0a1b2c3") == "https://github.com/ai-dynamo/dynamo/commit/0a1b2c3"
+    )

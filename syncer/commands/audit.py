@@ -12,7 +12,6 @@ the markdown report. Exit codes: 0 no findings, 1 findings, 2 bad input.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,17 +60,12 @@ if TYPE_CHECKING:
     "URL), by its commit id (a PR head is fetched this way).",
 )
 @options.sglang_option("SGLang git checkout: also lint every flag against the cell's version.")
-@click.option(
+@options.repo_option(
     "--repo",
     default=links.INFERENCEX_REPO,
-    show_default=True,
     help="InferenceX repository (owner/name) the API checks and the dashboard use.",
 )
-@click.option(
-    "--api-url",
-    default=lambda: os.environ.get("GITHUB_API_URL", links.API_URL),
-    help="GitHub API base URL.",
-)
+@options.api_url_option()
 @click.option(
     "--offline",
     is_flag=True,
@@ -105,7 +99,9 @@ def audit_command(
 ) -> int:
     """Audit every published cookbook cell against InferenceX."""
     from syncer import locations
+    from syncer.inputs import Input, read
     from syncer.usecases.audit import audit
+    from syncer.usecases.audit_report import audit_report
 
     if inferencex is not None and trees_dir is not None:
         raise SyncError("give --inferencex or --inferencex-trees, not both")
@@ -121,16 +117,16 @@ def audit_command(
     api = None
     if token is not None:
         from syncer.publish.audit_api import GitHubAudit
-        from syncer.publish.github import GitHubClient
 
-        client = GitHubClient(
-            token,
-            base_url=api_url,
-            pause=options.float_env("SYNC_API_PAUSE"),
-            login=os.environ.get("SYNC_INFX_LOGIN") or None,
-        )
+        client = options.github_client(token, api_url, login_env="SYNC_INFX_LOGIN")
         api = GitHubAudit(client, repo)
     trees = _trees(inferencex, trees_dir, main_rev, remote)
+    reads = [
+        read(Input.COOKBOOK, cookbook),
+        read(Input.INFERENCEX, trees_dir or inferencex or locations.bundled_inferencex()),
+    ]
+    if sglang is not None:
+        reads.append(read(Input.SGLANG, sglang))
     try:
         result = audit(cookbook, trees, api=api, lint=_lint(sglang), today=day)
     finally:
@@ -143,7 +139,7 @@ def audit_command(
         assert client is not None
         outcome = keep_dashboard(client, repo, result)
         click.echo(outcome, err=True)
-    return options.print_report(result, fmt)
+    return options.print_report(audit_report(result, reads), fmt)
 
 
 def _date(today: str | None) -> _dt.date | None:

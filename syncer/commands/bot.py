@@ -18,7 +18,6 @@ import click
 from syncer import links, secrets
 from syncer.commands import options
 from syncer.errors import SyncError
-from syncer.fsio import read_capped
 from syncer.syncconfig import load_sync_config
 from syncer.untrusted import term_text
 from syncer.wording import count
@@ -44,16 +43,14 @@ from syncer.wording import count
     show_default=True,
     help="Cookbook checkout path or clone URL.",
 )
-@click.option(
+@options.repo_option(
     "--cookbook-repo",
     default=links.COOKBOOK_REPO,
-    show_default=True,
     help="The cookbook repository (owner/name) the bot opens its PRs in.",
 )
-@click.option(
+@options.repo_option(
     "--inferencex-repo",
     default=links.INFERENCEX_REPO,
-    show_default=True,
     help="The InferenceX repository (owner/name) whose PRs and comments the bot answers.",
 )
 @options.folder_option(
@@ -79,11 +76,7 @@ from syncer.wording import count
     ),
     help="Where a cloned cookbook is kept.",
 )
-@click.option(
-    "--api-url",
-    default=lambda: os.environ.get("GITHUB_API_URL", links.API_URL),
-    help="GitHub API base URL.",
-)
+@options.api_url_option()
 @options.date_option("generatedOn (default: today).")
 @click.option(
     "--dry-run",
@@ -143,10 +136,11 @@ def _models_only(
     event_path: Path, event_name: str, config_path: Path, *, as_json: bool, **options: Any
 ) -> int:
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
+    from syncer.publish import event
     from syncer.publish.routing import event_models
 
-    config, payload = load_sync_config(config_path), _load_event(event_path)
-    if options["schedule"] or _is_schedule(event_name, payload):
+    config, payload = load_sync_config(config_path), event.load(event_path)
+    if options["schedule"] or event.is_schedule(event_name, payload):
         # The reconcile looks at every model: one job per model, each in its group.
         click.echo(
             json.dumps([m.path for m in config.models], separators=(",", ":"))
@@ -215,14 +209,16 @@ def _run(
     inferencex_remote: str | None,
 ) -> int:
     # syncer.publish.* import PyGithub: loaded only when an event is handled.
+    from syncer.publish import event
     from syncer.publish.bot import Bot, Settings
     from syncer.publish.git import Identity
-    from syncer.publish.github import GitHubClient, Plan
+    from syncer.publish.github import GitHubClient
     from syncer.publish.offline import EventGitHub
+    from syncer.publish.settings import Plan
 
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
-    payload = _load_event(event_path)
+    payload = event.load(event_path)
     if not event_name:
         raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
     config = load_sync_config(config_path)
@@ -232,14 +228,12 @@ def _run(
     # A dry run needs no token: GitHub is read only on the side that has one.
     infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=not dry_run)
     book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=not dry_run)
-    # SYNC_API_PAUSE: seconds between API requests (default: GitHub's guidance, see GitHubClient).
-    pause = options.float_env("SYNC_API_PAUSE")
 
     def client(token: str | None, login_env: str) -> GitHubClient:
-        login = os.environ.get(login_env) or None
         if token is None:
+            login = os.environ.get(login_env) or None
             return EventGitHub(payload, plan=plan, checkout=inferencex, login=login)
-        return GitHubClient(token, base_url=api_url, plan=plan, pause=pause, login=login)
+        return options.github_client(token, api_url, login_env=login_env, plan=plan)
 
     infx = client(infx_token, "SYNC_INFX_LOGIN")
     cookbook_gh = client(book_token, "SYNC_COOKBOOK_LOGIN")
@@ -277,7 +271,7 @@ def _run(
         git_token=book_token,
     )
     try:
-        if schedule or _is_schedule(event_name, payload):
+        if schedule or event.is_schedule(event_name, payload):
             from syncer.publish.reconcile import reconcile
 
             outcome = reconcile(bot)
@@ -294,17 +288,6 @@ def _run(
     if dry_run:
         _print_plan(plan)
     return 0
-
-
-def _is_schedule(event_name: str, payload: dict[str, object]) -> bool:
-    """A schedule event, or a workflow_dispatch that names no cookbook PR (run by hand, or by
-    the workflow for an InferenceX PR's own push): the reconcile."""
-    if event_name == "schedule":
-        return True
-    inputs = payload.get("inputs")
-    return event_name == "workflow_dispatch" and not (
-        isinstance(inputs, dict) and inputs.get("cookbook_pr") not in (None, "")
-    )
 
 
 def _clone(path: Path) -> Path:
@@ -324,51 +307,3 @@ def _print_plan(plan: Any, stopped: bool = False) -> None:
     click.echo(f"dry run: {count(len(plan.writes), 'write')} not made{why}")
     for write in plan.writes:
         click.echo("would: " + term_text(write))
-
-
-# GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.
-MAX_EVENT_BYTES = 25 * 1024 * 1024
-# Every number in a GitHub event is an id, a count or a size: an id's digits hold any of them.
-# int() of thousands of digits raises, and only after parsing.
-MAX_EVENT_DIGITS = links.GITHUB_ID_DIGITS
-
-
-def _event_int(text: str) -> int:
-    digits = text.lstrip("-")
-    if len(digits) > MAX_EVENT_DIGITS:
-        raise SyncError(
-            f"event: a number of {len(digits)} digits (GitHub's ids have at most "
-            f"{MAX_EVENT_DIGITS})"
-        )
-    return int(text)
-
-
-def _load_event(path: Path) -> dict[str, object]:
-
-    raw = read_capped(path, MAX_EVENT_BYTES, "the event")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SyncError(
-            f"the event is not UTF-8 (byte {exc.start}); GitHub sends UTF-8 JSON",
-            path=str(path),
-            line=line,
-        ) from None
-    try:
-        payload = json.loads(text, parse_int=_event_int)
-    except json.JSONDecodeError as exc:
-        raise SyncError(
-            f"not JSON: {exc.msg}", path=str(path), line=exc.lineno, column=exc.colno
-        ) from None
-    except RecursionError:
-        # GitHub's payloads nest a handful of levels; the parser's own limit is the bound here.
-        raise SyncError(
-            "the event nests too deeply to be a GitHub event payload", path=str(path)
-        ) from None
-    except SyncError as exc:
-        exc.path = str(path)
-        raise
-    if not isinstance(payload, dict):
-        raise SyncError("expected a JSON object (a GitHub event payload)", path=str(path))
-    return payload

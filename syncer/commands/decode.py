@@ -12,37 +12,70 @@ from __future__ import annotations
 import json
 import re
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
 
+from syncer import collector
 from syncer.commands import options
 from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.errors import SyncError
 from syncer.model import Selection
 from syncer.selection import only_one, select_points
-from syncer.untrusted import term_text
+from syncer.untrusted import hidden_characters, json_escaped, term_text
 from syncer.wording import js
 
-# C1 controls and JS line separators are valid inside JSON strings but not harmless on a
-# terminal, so JSON output escapes them too. The same escape as ``untrusted.json_text`` but
-# without its token masking: the oracle-shaped output is data compared with the cookbook's own
-# decoder, and masking every case's JSON would triple the decode benchmark's time.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# What an encoded case holds when a string of it may hold a control or invisible character:
+# a character outside ASCII, or an escape json writes for a C0 control (ESC is `\u001b`).
+_MAYBE_HIDDEN = re.compile(r"[^\x00-\x7e]|\\[ubfr]")
 
 
-def _escape_json(text: str) -> str:
-    # Nearly every case is plain ASCII: two scans in C instead of the pattern's, per case.
-    if text.isascii() and "\x7f" not in text:
+def _dump(value: Any, hidden: list[str] | None = None) -> str:
+    """``value`` as one line of JSON, the characters a terminal acts on or hides escaped (the
+    same escape as ``untrusted.json_text`` but without its token masking: the oracle-shaped
+    output is data compared with the cookbook's own decoder, and masking every case's JSON
+    would triple the decode benchmark's time). ``hidden`` gets the characters escaped."""
+    text = _ENCODE(value)
+    # Nearly every case is plain ASCII without escapes: one scan in C, per case.
+    if not _MAYBE_HIDDEN.search(text):
         return text
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if hidden is not None:
+        hidden.extend(hidden_characters("\n".join(_strings(value))))
+    return json_escaped(text)
 
 
-def _dump(value: Any) -> str:
-    return _escape_json(_ENCODE(value))
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _warn_hidden(module: str, where: str, chars: list[str], fmt: str) -> None:
+    """Say on stderr that what was printed for ``where`` shows characters as escapes: a
+    module someone else wrote can hold what a terminal would obey or hide, and the text
+    printed is then not the text the module holds."""
+    if not chars:
+        return
+    shown = (
+        "written as \\u escapes (the JSON values are unchanged)"
+        if fmt == "json"
+        else "printed as escapes, so the text is not the module's own: do not paste it as it is"
+    )
+    sys.stderr.write(
+        term_text(
+            f"warning: {module}: {where} holds control or invisible characters "
+            f"({', '.join(sorted(set(chars), key=lambda e: (len(e), e)))}), {shown}"
+        )
+        + "\n"
+    )
 
 
 @click.command("decode")
@@ -81,18 +114,23 @@ def decode_command(
         raise SyncError("give --point or --conc, not both")
     decoder = load_decoder(module)
     if all_cases:
-        _print_all(decoder, module, cell, point, conc, router, kv, fmt)
+        with collector.paused():  # every case is built and kept until it is printed
+            _print_all(decoder, module, cell, point, conc, router, kv, fmt)
         return
     ci = decoder.cell_index(cell) if cell is not None else decoder.default_cell()
     pi = _point(decoder, ci, point, conc)
     chosen_router = router or decoder.cells[ci]["submitted"]
     tier = _tier(decoder, ci, pi, kv)
     case = decoder.case(Selection(ci, pi, chosen_router, tier))
+    where = f"cell {case.cell_id}, point {pi}, router {chosen_router}, KV tier {tier or 'none'}"
     if fmt == "json":
-        sys.stdout.write(_dump(case.as_json()) + "\n")
+        hidden: list[str] = []
+        sys.stdout.write(_dump(case.as_json(), hidden) + "\n")
+        _warn_hidden(module, where, hidden, fmt)
         return
 
     sys.stdout.write(term_text(case.copy_all) + "\n")
+    _warn_hidden(module, where, hidden_characters(case.copy_all), fmt)
     if (cell, point, conc, router, kv) == (None, None, None, None, None):
         # Without a selector the page's default case is shown: say which one it is (stderr,
         # so the text stays the page's "Copy all" text).
@@ -191,18 +229,22 @@ def _print_all(
         given = {"--cell": cell, "--point": point, "--conc": conc, "--router": router, "--kv": kv}
         filters = " ".join(f"{k} {v}" for k, v in given.items() if v is not None)
         raise SyncError(f"no case matches {filters}", path=decoder.path)
+    hidden: dict[str, list[str]] = {}  # cell id -> the characters its cases hold
     if fmt == "json":
-        lines = ",\n".join(f"    {_dump(c.as_json())}" for c in cases)  # never empty here
+        lines = ",\n".join(
+            f"    {_dump(c.as_json(), hidden.setdefault(c.cell_id, []))}" for c in cases
+        )  # never empty here
         sys.stdout.write(f'{{\n  "module": {_dump(module)},\n  "cases": [\n{lines}\n  ]\n}}\n')
-        return
-    from syncer.templating import render
+    else:
+        from syncer.templating import render
 
-    items = [
-        {
-            "case": c,
-            "concs": decoder.cells[c.cell]["points"][c.point].get("concs") or [],
-            "text": c.copy_all,
-        }
-        for c in cases
-    ]
-    sys.stdout.write(render("decode_all.txt.j2", module=module, items=items))
+        items = []
+        for c in cases:
+            text = c.copy_all
+            heading = (c.cell_id, c.router, c.kv, c.status)
+            hidden.setdefault(c.cell_id, []).extend(hidden_characters("\n".join((text, *heading))))
+            concs = decoder.cells[c.cell]["points"][c.point].get("concs") or []
+            items.append({"case": c, "concs": concs, "text": text})
+        sys.stdout.write(render("decode_all.txt.j2", module=module, items=items))
+    for cell_id, chars in hidden.items():
+        _warn_hidden(module, f"cell {cell_id}", chars, fmt)

@@ -1,16 +1,13 @@
-"""`sync generate MODEL|--all` and `sync reencode MODULE`.
+"""`sync generate MODEL|--all`.
 
 ``generate`` renders the configs a model shows (``sync.yaml``), encodes the data module, proves
 it by decoding it back, and writes the module and the page section only when they change;
 ``--check`` writes nothing, prints the reviewer diff of each module that would change (what
 ``sync diff`` shows) and exits 1 when anything would change (a CI drift gate).
-``reencode`` decodes an existing module of any version completely and writes it again in the
-newest format, refusing when a single decoded case would differ.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +16,13 @@ import click
 from syncer import locations
 from syncer.commands import options
 from syncer.console import report_console
-from syncer.cookbook.encode import reencode_file
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
+from syncer.inputs import Input, read
 from syncer.lint.publish import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
+from syncer.templating import render
 from syncer.untrusted import term_text
 from syncer.usecases.generate import generate_model, write_results
 from syncer.wording import count, js
@@ -126,6 +124,12 @@ def generate_command(
         # Every file of every model in one step: written all, or (a page or module that cannot
         # be written, a full disk) none, so a failure never leaves the first model updated alone.
         write_results(results)
+    reads = [
+        read(Input.SYNC_YAML, config_path),
+        read(Input.INFERENCEX, inferencex),
+        read(Input.COOKBOOK, out_dir),
+    ]
+    click.echo(render("read.txt.j2", read=reads), nl=False)
     drift = False
     for result in results:
         verb = ("would change" if check else "written") if result.changed else "unchanged"
@@ -157,38 +161,14 @@ def generate_command(
 def _print_review(path: Path, new_text: str) -> None:
     # Only a module that would change has a review: rich and jinja2 come with it.
     from syncer.compare.review import review_texts
+    from syncer.compare.review_render import review_report
 
     old_text = read_text(path) if path.is_file() else None
     review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
-    review.text(report_console())
+    review_report(review).text(report_console())
 
 
 def _check_date(text: str) -> None:
     """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
     if not is_date(text):
         raise SyncError(f"--date {js(text)}: expected a date as YYYY-MM-DD")
-
-
-@click.command("reencode")
-@click.argument("module", type=click.Path(path_type=Path))
-@click.option(
-    "--out",
-    "out",
-    type=click.Path(path_type=Path),
-    help="Write here (default: the module text on stdout).",
-)
-def reencode_command(module: Path, out: Path | None) -> int:
-    """Re-encode a data module (any version) in the newest format, proven case by case."""
-    text, cases = reencode_file(module, out)
-    size = len(text.encode("utf-8"))
-    original = module.stat().st_size
-    summary = (
-        f"{term_text(module)}: {count(cases, 'case')} decoded back identical; "
-        f"{original} -> {size} bytes ({size / original:.3f})"
-    )
-    if out is None:
-        sys.stdout.write(text)
-        click.echo(summary, err=True)
-    else:
-        click.echo(f"{summary}; written to {term_text(out)}")
-    return 0

@@ -8,18 +8,16 @@ A path option says whether it names a folder or a file; one with a default shows
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import click
 
-from syncer import locations
-from syncer.console import report_console
+from syncer import links, locations
 from syncer.errors import SyncError
+from syncer.reporting import Report, write
 from syncer.selection import CONC_HELP, POINT_HELP
-from syncer.untrusted import json_text
 from syncer.wording import js
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -92,6 +90,40 @@ def srt_slurm_configs_option(help: str) -> Decorator:
     )
 
 
+def repo_option(*decls: str, default: str, help: str) -> Decorator:
+    """An option naming a GitHub repository (``owner/name``), its default shown."""
+    return click.option(*decls, default=default, show_default=True, help=help)
+
+
+def api_url_option() -> Decorator:
+    """``--api-url``: the GitHub API (GitHub Enterprise's, or Actions' ``GITHUB_API_URL``)."""
+    return click.option(
+        "--api-url",
+        default=lambda: os.environ.get("GITHUB_API_URL", links.API_URL),
+        help="GitHub API base URL.",
+    )
+
+
+def srt_slurm_history_options(command: F) -> F:
+    """``--srt-slurm-repo DIR`` and ``--as-of DATE``: where a branch a runner cloned is read
+    as it was when the run happened (``releases.at_date``)."""
+    command = click.option(
+        "--as-of",
+        "as_of",
+        metavar="DATE",
+        help="Date a branch ref of srt-slurm is taken at (YYYY-MM-DD[THH:MM:SS]; default: the "
+        "InferenceX checkout's commit date, or the run's date in verify).",
+    )(command)
+    return folder_option(
+        "--srt-slurm-repo",
+        "srt_repo",
+        exists=True,
+        metavar="DIR",
+        help="A git clone of NVIDIA/srt-slurm (bare or not; a fork as a remote of it): a "
+        "branch ref a runner cloned is resolved to its newest commit at that date.",
+    )(command)
+
+
 def date_option(help: str) -> Decorator:
     return click.option("--date", "today", metavar="YYYY-MM-DD", help=help)
 
@@ -113,25 +145,17 @@ def float_env(name: str) -> float | None:
         raise SyncError(f"{name} must be a number of seconds, got {js(value)}") from None
 
 
-class Report(Protocol):
-    """A result that renders itself (``VerifyResult``, ``LintResult``)."""
+def github_client(token: str, api_url: str, *, login_env: str, plan: Any = None) -> Any:
+    """The GitHub client of a command: ``SYNC_API_PAUSE`` seconds between requests (default:
+    GitHub's guidance), the bot's login from ``login_env`` when given (an App token cannot
+    ask for it). PyGithub is imported only here, when a command talks to GitHub."""
+    from syncer.publish.github import GitHubClient
 
-    @property
-    def exit_code(self) -> int: ...
-
-    def json(self) -> Any: ...
-
-    def markdown(self) -> str: ...
-
-    def text(self, console: Any) -> None: ...
+    login = os.environ.get(login_env) or None
+    pause = float_env("SYNC_API_PAUSE")
+    return GitHubClient(token, base_url=api_url, plan=plan, pause=pause, login=login)
 
 
-def print_report(result: Report, fmt: str) -> int:
-    """``result`` on stdout in the ``--format`` asked for; the command's exit code."""
-    if fmt == "json":
-        sys.stdout.write(json_text(result.json(), indent=2) + "\n")
-    elif fmt == "markdown":
-        sys.stdout.write(result.markdown())
-    else:
-        result.text(report_console(soft_wrap=True))
-    return result.exit_code
+def print_report(report: Report, fmt: str) -> int:
+    """``report`` on stdout in the ``--format`` asked for; the command's exit code."""
+    return write(report, fmt)

@@ -23,9 +23,11 @@ import click
 from syncer.commands import options
 from syncer.cookbook.shell import check_pasteable, copy_all
 from syncer.errors import SyncError
+from syncer.inferencex.releases import check_date
 from syncer.inferencex.render import render_config
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
+from syncer.inputs import Input, read
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
 from syncer.selection import select_points
@@ -49,6 +51,7 @@ from syncer.wording import js
     "runner script's srt-slurm checkout, else the submodule pin, else the newest).",
 )
 @options.srt_slurm_configs_option(SRT_CONFIGS_HELP)
+@options.srt_slurm_history_options
 @options.format_option(
     ["text", "json"], help="text: each job's \"Copy all\" text; json: each job's blocks per router."
 )
@@ -61,15 +64,24 @@ def render_command(
     raw: bool,
     srt_slurm: str | None,
     srt_slurm_configs: Path | None,
+    srt_repo: Path | None,
+    as_of: str | None,
     fmt: str,
 ) -> None:
     """Render a config's launch commands from its srt-slurm recipe."""
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {js(router)}; expected one of {', '.join(ROUTERS)}")
+    if inferencex is None:
+        inferencex = bundled_inferencex()
     srt_files = None
     if srt_slurm_configs is not None:
-        srt_files = discover(inferencex or bundled_inferencex(), srt_slurm_configs)
-    rendered = render_config(inferencex, config, version=srt_slurm, srt_files=srt_files)
+        srt_files = discover(inferencex, srt_slurm_configs)
+    if as_of is not None:
+        check_date(as_of, what="--as-of")
+    rendered = render_config(
+        inferencex, config, version=srt_slurm, srt_files=srt_files, srt_repo=srt_repo, as_of=as_of
+    )
+    reads = [read(Input.INFERENCEX, inferencex)]
     points = select_points(
         rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config
     )
@@ -79,6 +91,7 @@ def render_command(
         )
     if fmt == "json":
         doc = rendered.as_json(raw=raw, router=router, points=points)
+        doc["read"] = [r.as_json() for r in reads]
         sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
 
@@ -119,6 +132,7 @@ def render_command(
             raw=raw,
             commit=rendered.srt_files.describe_commit(),
             release=rendered.release.describe() if rendered.release else None,
+            read=reads,
         )
     )
 

@@ -13,6 +13,8 @@ from pathlib import Path
 import click
 
 from syncer.commands import options
+from syncer.compare.report import verify_report
+from syncer.inferencex.releases import check_date
 from syncer.locations import bundled_inferencex
 from syncer.usecases.verify import verify_config
 
@@ -35,6 +37,7 @@ from syncer.usecases.verify import verify_config
     "(default: cookbook_snippets/).",
 )
 @options.selection_options
+@options.srt_slurm_history_options
 @options.format_option(
     ["text", "markdown", "json"],
     help='text for a terminal, markdown for a PR comment, json ("schema": 1) for tools.',
@@ -46,12 +49,23 @@ def verify_command(
     cookbook: Path | None,
     point: int | None,
     conc: int | None,
+    srt_repo: Path | None,
+    as_of: str | None,
     fmt: str,
 ) -> int:
     """Three-way check: cookbook vs recipe vs run logs, per point."""
     if inferencex is None:
         inferencex = bundled_inferencex()
+    if as_of is not None:
+        check_date(as_of, what="--as-of")
     result = verify_config(
-        config, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
+        config,
+        inferencex=inferencex,
+        run=run,
+        cookbook=cookbook,
+        point=point,
+        conc=conc,
+        srt_repo=srt_repo,
+        as_of=as_of,
     )
-    return options.print_report(result, fmt)
+    return options.print_report(verify_report(result), fmt)

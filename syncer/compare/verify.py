@@ -97,6 +97,8 @@ def raw_rendering(
     )
     if not data.sweeps or not all(s.router_style == "1.x" for s in data.sweeps):
         return current
+    if rendered.srt_version == "1":
+        return current  # already the 1.x rendering (of the release the key ran with)
     try:
         old = render_config(inferencex, key, version="1")
     except SyncError:

@@ -15,6 +15,7 @@ from typing import Any
 
 from syncer import checkout
 from syncer.errors import SyncError
+from syncer.fsio import present
 from syncer.inferencex import yamlsafe
 from syncer.inferencex.master import ConfigEntry, check_entry_name, entry_file
 from syncer.inferencex.recipe import Recipe
@@ -156,7 +157,9 @@ def golden_al_file(entry: ConfigEntry, method: str) -> Path | None:
     for base in (entry.layout_root, entry.layout_root.parent):
         for sub in GOLDEN_DIRS:
             candidate = base / sub / name
-            if checkout.lexically_inside(entry.root_dir, candidate) and candidate.is_file():
+            if checkout.lexically_inside(entry.root_dir, candidate) and present(
+                candidate, "golden AL file"
+            ):
                 return entry_file(entry, candidate, f"{entry.key}: golden AL file")
     return None
 

@@ -13,6 +13,8 @@ fetched (:func:`gitlink`).
 
 API (also for ``sync audit``): ``fetch(clone, remote, refs)``, ``has_remote``,
 ``resolve(clone, rev)``, ``merge_base(clone, a, b)``, ``changed_paths(clone, base, head)``,
+``commit_date``, and for a clone of srt-slurm ``branch_ref`` / ``newest_before`` /
+``newest_tag`` (a branch as it was at a date, and the release it carried),
 ``tree_at(clone, commit)``
 (a context manager yielding the tree's root) and :class:`Trees` (each commit's tree written
 once for an event, removed at the end).
@@ -160,6 +162,60 @@ def resolve(clone: Path, rev: str) -> str | None:
     out = _git(clone, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
     sha = out.decode("ascii", "replace").strip()
     return sha if SHA.fullmatch(sha) else None
+
+
+def commit_date(clone: Path, rev: str = "HEAD") -> str | None:
+    """The committer date of ``rev`` (ISO 8601), or None."""
+    sha = resolve(clone, rev)
+    if sha is None:
+        return None
+    out = _git(clone, "log", "-1", "--format=%cI", sha, check=False).decode("ascii", "replace")
+    return out.strip() or None
+
+
+def branch_ref(clone: Path, branch: str, url: str | None = None) -> str | None:
+    """Where ``branch`` is in a clone of srt-slurm: for the upstream repository (``url``
+    None) the local branch or ``origin``'s; for a fork, the branch of the remote whose URL is
+    the fork's. None when the clone has no such branch."""
+    if branch.startswith("-"):
+        return None
+    if url is None:
+        candidates = [f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"]
+    else:
+        candidates = [f"refs/remotes/{name}/{branch}" for name in _remotes_at(clone, url)]
+    return next((ref for ref in candidates if resolve(clone, ref) is not None), None)
+
+
+def _remotes_at(clone: Path, url: str) -> list[str]:
+    want = _plain_url(url)
+    out = _git(clone, "config", "--get-regexp", r"^remote\..*\.url$", check=False)
+    names = []
+    for line in out.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(" ")
+        if _plain_url(value) == want:
+            names.append(key.removeprefix("remote.").removesuffix(".url"))
+    return names
+
+
+def _plain_url(url: str) -> str:
+    return url.strip().removesuffix("/").removesuffix(".git").lower()
+
+
+def newest_before(clone: Path, ref: str, when: str) -> str | None:
+    """The newest commit on ``ref``'s first-parent line committed at or before ``when`` (the
+    branch as it was then), or None."""
+    if ref.startswith("-"):
+        return None
+    out = _git(clone, "rev-list", "-1", "--first-parent", f"--before={when}", ref, check=False)
+    sha = out.decode("ascii", "replace").strip()
+    return sha if SHA.fullmatch(sha) else None
+
+
+def newest_tag(clone: Path, commit: str) -> str | None:
+    """The newest release tag (``v<digits>...``) ``commit`` contains, or None."""
+    out = _git(clone, "describe", "--tags", "--abbrev=0", "--match", "v[0-9]*", commit, check=False)
+    tag = out.decode("utf-8", "replace").strip()
+    return tag or None
 
 
 def has_commit(clone: Path, sha: str) -> bool:

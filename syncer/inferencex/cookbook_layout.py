@@ -217,3 +217,17 @@ def router_layout(args: list[list[str]]) -> list[list[str]]:
     placed = {"--decode", "--prefill", "--pd-disaggregation", "--host", "--port", "--worker-urls"}
     rest = [a for a in args if a[0] not in placed]
     return [*reversed(decode), *reversed(prefill), *pd, *host, *port, *rest, *urls]
+
+
+def frontend_count(block: Block, count: int) -> Block:
+    """A frontend block with the count the cookbook shows (the layer's, which may differ from
+    the count srt-slurm ran: releases.published_frontend_layer)."""
+    kind = block.get("kind")
+    if kind == "dynamo-frontend":
+        return {**block, "count": count}
+    if kind == "sglang-router":
+        out = {k: v for k, v in block_data(block).items() if k != "count"}
+        if count != 1:
+            out = {**out, "count": count}
+        return key_ordered(as_block(out))
+    return block

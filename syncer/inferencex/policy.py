@@ -23,6 +23,7 @@ from syncer.inferencex import yamlsafe
 from syncer.inferencex.cookbook_layout import (
     DISCOVERY,
     cookbook_order,
+    frontend_count,
     infra_command,
     key_ordered,
     kv_events_endpoint,
@@ -199,6 +200,8 @@ class Policy:
             nginx, local = layer.port == FRONTEND_INTERNAL_PORT, layer.on_head
         kinds = {str(b.get("kind")) for b in raw_blocks}
         blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds, local) for b in raw_blocks]
+        if layer is not None:
+            blocks = [frontend_count(b, layer.count) for b in blocks]
         return cookbook_order(merge_stores(blocks))
 
     def files(
@@ -278,21 +281,24 @@ class Policy:
                 return MountedFile(rule, rel, kind, setting, value)
         return None
 
+    def applied(self, raw_blocks: list[Block]) -> list[Exclusion]:
+        """The entries that removed or replaced a setting of ``raw_blocks`` (each once, in the
+        order the blocks name them): what the bot's PR body lists as excluded."""
+        found: dict[Exclusion, None] = {}
+        for block in raw_blocks:
+            kind = str(block.get("kind", ""))
+            names = [("flag", arg[0], _first(arg)) for arg in block.get("args") or []]
+            names += [("env", key, value) for key, value in (block.get("env") or {}).items()]
+            for setting, name, value in names:
+                entry = self.exclusion(kind, setting, name, value)
+                if entry is not None:
+                    found[entry] = None
+        return list(found)
+
     def disclosures(self, raw_blocks: list[Block]) -> list[str]:
         """Disclosures the cookbook shows for settings the policy removed (e.g. a chat
         template that lives in the InferenceX workspace)."""
-        found: list[str] = []
-        for block in raw_blocks:
-            kind = str(block.get("kind", ""))
-            for arg in block.get("args") or []:
-                entry = self.exclusion(kind, "flag", arg[0], _first(arg))
-                if entry and entry.disclosure and entry.disclosure not in found:
-                    found.append(entry.disclosure)
-            for key, value in (block.get("env") or {}).items():
-                entry = self.exclusion(kind, "env", key, value)
-                if entry and entry.disclosure and entry.disclosure not in found:
-                    found.append(entry.disclosure)
-        return found
+        return list(dict.fromkeys(e.disclosure for e in self.applied(raw_blocks) if e.disclosure))
 
     # -- per block ------------------------------------------------------------------------
 

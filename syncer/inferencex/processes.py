@@ -24,6 +24,7 @@ from syncer.inferencex.releases import (
     Release,
     frontend_topology,
     injects_nccl_port,
+    published_frontend_layer,
 )
 from syncer.inferencex.services import effective_services, service_blocks
 from syncer.model import Block
@@ -157,11 +158,20 @@ class _Ports:
 
 
 def topology(recipe: Recipe, version: str = SRT_VERSION) -> FrontendTopology:
-    """The frontend layer of a variant under the rules of ``version``'s line."""
+    """The frontend layer srt-slurm runs for a variant under ``version``'s line (the raw
+    blocks: what its logs show)."""
+    return frontend_topology(_frontend_settings(recipe), recipe.total_nodes, version[:1])
+
+
+def published_layer(recipe: Recipe, version: str = SRT_VERSION) -> FrontendTopology:
+    """The frontend layer the cookbook form shows for a variant (``published_frontend_layer``:
+    where published cells depart from what srt-slurm runs)."""
+    return published_frontend_layer(_frontend_settings(recipe), recipe.total_nodes, version[:1])
+
+
+def _frontend_settings(recipe: Recipe) -> dict[str, object]:
     frontend = recipe.raw.get("frontend")
-    return frontend_topology(
-        frontend if isinstance(frontend, dict) else {}, recipe.total_nodes, version[:1]
-    )
+    return frontend if isinstance(frontend, dict) else {}
 
 
 def render_raw(

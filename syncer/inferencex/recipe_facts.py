@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from syncer import links
 from syncer.flags import DP_ARGS, DPA_ARGS, EP_ARGS, TP_ARGS
 from syncer.inferencex.recipe import Recipe, Role
 
@@ -140,13 +141,11 @@ def install_lines(recipe: Recipe) -> list[str]:
     if not version and isinstance(commit, str) and re.fullmatch(r"[0-9a-f]{7,40}", commit):
         # srt-slurm builds Dynamo from source at `dynamo.hash` (1.x recipes): no pip line to
         # show, the commit is named instead, as published cells do
-        return [
-            f"# Dynamo built from source at https://github.com/ai-dynamo/dynamo/commit/{commit}"
-        ]
+        return [f"# Dynamo built from source at {links.commit_url(links.DYNAMO_REPO, commit)}"]
     if not version:
         return []
     return [
-        "pip install --pre --extra-index-url https://pypi.nvidia.com "
+        f"pip install --pre --extra-index-url {links.NVIDIA_PYPI_URL} "
         f'"ai-dynamo-runtime=={version}" "ai-dynamo=={version}"'
     ]
 

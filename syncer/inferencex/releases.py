@@ -16,6 +16,7 @@ naming the srt-slurm file and tag it was read from (docs/srt-slurm-rules.md, "Er
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
+from syncer.inferencex import commits
 from syncer.wording import js
 
 if TYPE_CHECKING:
@@ -33,29 +35,109 @@ if TYPE_CHECKING:
 
 NEWEST_LINE = "2"
 SCRIPT_LIMIT = 1 << 20  # a launch script is a few hundred lines
-# the variables a runner's srt-slurm choice may test, as the workflow exports them per job
+# The variables a runner's srt-slurm choice may test, as the workflow exports them per job
+# (.github/workflows/benchmark-multinode-tmpl.yml @InferenceX eb1e4107: MODEL_PREFIX,
+# FRAMEWORK, PRECISION, SPEC_DECODING from the job's inputs, lines 211-219; IS_AGENTIC is
+# '1' for the agentic-coding scenario, line 231, the only scenario this tool renders).
 _AGENTIC = "1"
 
 
 @dataclass(frozen=True)
 class Release:
-    """One srt-slurm release: ``ref`` as named where it was found (tag, branch, commit),
-    ``line`` the rule set it follows, ``source`` where it came from (for messages)."""
+    """One srt-slurm release: ``ref`` as named where it was found (tag, branch, commit; a
+    fork's ref ends ``" of <url>"``), ``line`` the rule set it follows, ``source`` where it
+    came from (for messages). A branch ref resolved at a date (:func:`at_date`) also has
+    ``commit`` (the branch then), ``as_of`` (that date) and ``tag`` (the newest release tag
+    the commit contains, ``""`` for none); ``unresolved`` says why one was not."""
 
     ref: str
     line: str
     source: str
+    commit: str | None = None
+    as_of: str | None = None
+    tag: str | None = None
+    unresolved: str | None = None
 
     def describe(self) -> str:
         if self.ref == f"{self.line}.x":
             return f"srt-slurm {self.line}.x rules ({self.source})"
+        if self.commit is not None:
+            carried = f", carrying {self.tag}" if self.tag else ", before any release tag"
+            return (
+                f"srt-slurm {self.ref} as of {self.as_of} = {self.commit} "
+                f"({self.line}.x rules{carried}; {self.source})"
+            )
+        if self.unresolved is not None:
+            return (
+                f"srt-slurm {self.ref} (a branch, judged as read at its head: {self.unresolved}; "
+                f"{self.line}.x rules; {self.source})"
+            )
         return f"srt-slurm {self.ref} ({self.line}.x rules; {self.source})"
+
+    @property
+    def branch(self) -> str | None:
+        """The branch a runner cloned, when ``ref`` is one (not a tag, a commit or a line)."""
+        name, _, _ = self.ref.partition(" of ")
+        if self.line != "1" or _TAG.fullmatch(name) or _COMMIT.fullmatch(name):
+            return None
+        return name if _BRANCH.fullmatch(name) else None
+
+    @property
+    def fork(self) -> str | None:
+        _, _, url = self.ref.partition(" of ")
+        return url or None
+
+
+_TAG = re.compile(r"v?\d+(?:\.\d+)*")
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
+_BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
+# a date as given on the command line or read from a log: 2026-08-05, 2026-08-05T15:05:20-05:00
+_DATE = re.compile(r"\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:?\d\d)?)?")
+
+
+def check_date(when: str, *, what: str) -> str:
+    """``when`` if it is an ISO 8601 date or date and time; else a SyncError naming ``what``."""
+    if not _DATE.fullmatch(when):
+        raise SyncError(
+            f"{what} {js(when)} is not a date: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[+HH:MM]"
+        )
+    return when
+
+
+def at_date(release: Release, repo: Path | None, when: str | None) -> Release:
+    """A branch ref as it was when the run happened: the newest commit of the branch not
+    after ``when`` (the InferenceX commit's date, or the run's), read from ``repo`` (a clone
+    of srt-slurm, or of the fork named); what ran is that commit, not the branch's head
+    today. A tag, a commit or an already resolved branch is returned as it is; a branch that
+    cannot be resolved says why (it is then judged by the rules read at its head)."""
+    branch = release.branch
+    if branch is None or release.commit is not None:
+        return release
+    why = None
+    if when is None:
+        why = "no date to resolve it at (InferenceX is no git checkout; give --as-of)"
+    elif repo is None:
+        why = "no srt-slurm history to resolve it in (give --srt-slurm-repo)"
+    if why is not None:
+        return dataclasses.replace(release, unresolved=why)
+    assert repo is not None and when is not None
+    ref = commits.branch_ref(repo, branch, release.fork)
+    sha = commits.newest_before(repo, ref, when) if ref is not None else None
+    if ref is None or sha is None:
+        missing = "no such branch" if ref is None else f"no commit of it at or before {when}"
+        return dataclasses.replace(release, unresolved=f"{repo} has {missing}")
+    return dataclasses.replace(
+        release, commit=sha, as_of=when, tag=commits.newest_tag(repo, sha) or ""
+    )
 
 
 def line_of(ref: str, *, pinned: bool) -> str:
-    """The rule set of a ref. A submodule pin is the 2.x line (InferenceX required srt-slurm
-    2.0 once it pinned one); a ref a runner cloned is a 1.x release: the ``v1.0.x`` tags and
-    the branches cut from them (NVIDIA/srt-slurm had no 2.x tag while runners cloned refs)."""
+    """The rule set of a ref. A submodule pin is the 2.x line (InferenceX's docs of the
+    submodule layout: "InferenceX requires srt-slurm 2.0 or newer and `schema: 2` recipes",
+    pins named v2.2.1 and later; ../shared/docs/srt-slurm.md section 0); a ref a runner
+    cloned is a 1.x release: the ``v1.0.x`` tags and the branches cut from them (every tag
+    of NVIDIA/srt-slurm up to 2026-08-21 is v1.0.0 to v1.0.68, the last runner scripts of the
+    old layout are of 2026-08-22)."""
     if pinned:
         return NEWEST_LINE
     m = re.fullmatch(r"v?(\d+)(?:\.\d+)*", ref)
@@ -372,7 +454,9 @@ def _evaluate(cond: str, variables: dict[str, str], script: str, line: int) -> b
 
 def cluster_gpus_per_node(entry: ConfigEntry) -> int | None:
     """GPUs of one node of the key's cluster: the ``gpus_per_node:`` the runner writes into
-    srt-slurm's cluster file (``srtslurm.yaml``), when it writes exactly one value."""
+    srt-slurm's cluster file (``srtslurm.yaml``; ``gpus_per_node: 4`` in
+    runners/launch_gb300-nv.sh @InferenceX eb1e4107, read by ``ClusterConfig`` in
+    src/srtctl/core/schema.py @v1.0.38), when it writes exactly one value."""
     script = runner_script(entry)
     if script is None:
         return None
@@ -384,13 +468,15 @@ def cluster_gpus_per_node(entry: ConfigEntry) -> int | None:
 
 FRONTEND_PUBLIC_PORT = 8000  # src/srtctl/ports.py @v1.0.38 (same value in 2.x)
 FRONTEND_INTERNAL_PORT = 8180  # src/srtctl/ports.py @v1.0.38: the frontends' port behind nginx
+# FrontendConfig.num_additional_frontends in src/srtctl/core/schema.py @v1.0.38 (line 1468)
+_DEFAULT_ADDITIONAL_FRONTENDS = 9
 
 
 @dataclass(frozen=True)
 class FrontendTopology:
     """Where a job's frontends run: ``nginx`` in front on the head node, ``count`` frontend
-    processes listening on ``port``; ``on_head``: the (single) frontend shares the head node
-    with the first worker, so it reaches it at 127.0.0.1 in the cookbook form."""
+    processes listening on ``port``; ``on_head``: the (single) frontend runs on the head node,
+    the node of the first worker."""
 
     nginx: bool
     count: int
@@ -399,61 +485,125 @@ class FrontendTopology:
 
 
 def multiple_frontends(frontend: dict[str, Any], line: str) -> bool:
-    """``frontend.enable_multiple_frontends``, with the release's default when unset: true in
-    1.x (``FrontendConfig`` in src/srtctl/core/schema.py @v1.0.38), false in the 2.x rules."""
+    """``frontend.enable_multiple_frontends``, true when unset in both lines: ``FrontendConfig``
+    in src/srtctl/core/schema.py line 1467 @v1.0.38 (every v1.0.x tag), and the 2.x schema
+    (``FrontendConfig`` in docs/schema-reference.md @NVIDIA/srt-slurm db4a0654, generated from
+    the schema). InferenceX's 2.x recipes set it false where they want one frontend."""
+    del line  # the same default in every release read
     value = frontend.get("enable_multiple_frontends")
     if value is None:
-        return line == "1"
+        return True
     return bool(value)
 
 
-def frontend_topology(frontend: dict[str, Any], total_nodes: int, line: str) -> FrontendTopology:
-    """The frontend layer srt-slurm stands up (``_compute_frontend_topology`` in
-    src/srtctl/cli/mixins/frontend_stage.py, unchanged v1.0.16 to v1.0.68): nginx on the head
-    node in front of ``num_additional_frontends + 1`` frontends (default 9 additional) when
-    multiple frontends are enabled and the job has two or more nodes; else one frontend on the
-    head at the public port.
+def _wanted_frontends(frontend: dict[str, Any]) -> int:
+    extra = frontend.get("num_additional_frontends", _DEFAULT_ADDITIONAL_FRONTENDS)
+    if not isinstance(extra, int) or isinstance(extra, bool):
+        extra = _DEFAULT_ADDITIONAL_FRONTENDS
+    return extra + 1
 
-    In 1.x, multiple frontends are on by default and the frontends then listen on the
-    internal port and run on nodes other than the head; the published cells of that era show
-    this for one-node jobs too (the router on 8180 reaching the worker by its node address),
-    so the internal port and the placement follow the setting, nginx the node count. The
-    count is capped by the job's nodes, as the published cells show it."""
+
+def frontend_topology(frontend: dict[str, Any], worker_nodes: int, line: str) -> FrontendTopology:
+    """The frontend layer srt-slurm stands up, as its code does it (what a run's logs show):
+    ``_compute_frontend_topology`` in src/srtctl/cli/mixins/frontend_stage.py (lines 74-131
+    @v1.0.38; the same rule in every tag from v1.0.0 to v1.0.68 and in 2.x, e.g. NVIDIA/srt-slurm
+    @3b909b5d):
+
+    * ``len(runtime.nodes.worker) == 1`` or multiple frontends off: one frontend on the head
+      node on the public port, no nginx;
+    * else nginx on the head and ``min(num_additional_frontends + 1, len(other_nodes))``
+      frontends on the internal port, ``other_nodes`` being the worker nodes but the head.
+
+    ``worker_nodes`` is ``runtime.nodes.worker``: the job's allocation (``#SBATCH
+    --nodes={{ total_nodes }}``, templates/job_script_minimal.j2 line 44 @v1.0.38, from the
+    recipe's nodes plus one for ``infra.etcd_nats_dedicated_node``, cli/submit.py lines
+    448-452) less that dedicated etcd/NATS node (``Nodes.from_slurm``, core/runtime.py lines
+    92-110 @v1.0.38: infra ``nodelist[0]``, head ``nodelist[1]``, workers ``nodelist[1:]``). The
+    head is the first worker node either way, so the other nodes are ``worker_nodes - 1``.
+    Neither the runner script nor srt-slurm asks SLURM for more nodes than that (``srtctl apply
+    -f`` with ``--tags``/``--no-preflight`` only, runners/launch_gb300-nv.sh @InferenceX
+    eb1e4107)."""
+    if worker_nodes <= 1 or not multiple_frontends(frontend, line):
+        return FrontendTopology(nginx=False, count=1, port=FRONTEND_PUBLIC_PORT, on_head=True)
+    count = min(_wanted_frontends(frontend), worker_nodes - 1)
+    return FrontendTopology(nginx=True, count=count, port=FRONTEND_INTERNAL_PORT, on_head=False)
+
+
+def published_frontend_layer(
+    frontend: dict[str, Any], worker_nodes: int, line: str
+) -> FrontendTopology:
+    """The frontend layer as the published cells show it (the cookbook form). No srt-slurm
+    code yields it where it departs from :func:`frontend_topology` (the upstream generator's
+    own reading of the recipe; docs/srt-slurm-rules.md, "Where the published cells depart
+    from srt-slurm's code"), so this is kept apart from what ran and used for nothing else:
+
+    * the count behind nginx is ``min(num_additional_frontends + 1, worker_nodes)``, the head
+      counted, where v1.0.38 places one fewer (``other_nodes`` excludes the head,
+      frontend_stage.py lines 110-117): 1P1D behind nginx shows 2 frontends, with or without
+      a dedicated etcd/NATS node (InferenceX eb1e4107 Qwen3.5 GB300 cells; also 1P1D cells of
+      later runs);
+    * 1.x with multiple frontends on (the default): the router or frontend is shown on the
+      internal port off the head node even for a one-node job, where v1.0.38 runs it on the
+      head on the public port (frontend_stage.py lines 91-106) and the runner asks for one
+      node (Qwen3.5 GB300 aggregated TP2 at eb1e4107: router on 8180 reaching the worker by
+      its node address). nginx itself is shown only when srt-slurm ran one.
+
+    This is the rule closest to the code that gives those cells: the node count and the
+    settings are srt-slurm's, only the two choices above are the cells'. (That a router on
+    the head reaches a lone worker at ``127.0.0.1`` is the cookbook's too: srt-slurm always
+    addresses a worker by its node's IP, frontends/sglang.py line 103 @v1.0.38 and
+    ``collect_workers`` in frontends/static_router.py @NVIDIA/srt-slurm 1630a9ac.)"""
+    ran = frontend_topology(frontend, worker_nodes, line)
     multiple = multiple_frontends(frontend, line)
-    several = multiple and total_nodes >= 2
-    extra = frontend.get("num_additional_frontends", 9)
-    wanted = (extra if isinstance(extra, int) and not isinstance(extra, bool) else 9) + 1
-    count = min(wanted, total_nodes) if several else 1
-    internal = multiple if line == "1" else several
+    off_head = multiple and (line == "1" or worker_nodes >= 2)
+    if not off_head:
+        return ran
+    count = min(_wanted_frontends(frontend), max(worker_nodes, 1)) if ran.nginx else 1
     return FrontendTopology(
-        nginx=several,
-        count=count,
-        port=FRONTEND_INTERNAL_PORT if internal else FRONTEND_PUBLIC_PORT,
-        on_head=not internal,
+        nginx=ran.nginx, count=count, port=FRONTEND_INTERNAL_PORT, on_head=False
     )
 
 
 # First release whose SGLang backend passes its own --nccl-port (and drops a recipe's):
-# src/srtctl/backends/sglang.py has none up to v1.0.57 and both from v1.0.58 on.
+# src/srtctl/backends/sglang.py has none up to v1.0.57 and both from v1.0.58 on (lines
+# 317-319 and 360 @v1.0.58).
 _NCCL_PORT_FROM = (1, 0, 58)
-# Branches the old runners cloned, as read at their heads: sa-submission-q2-2026 injects no
-# NCCL port; main did from the time it carried v1.0.58.
+# Branches the old runners cloned, as read at their heads (only for a branch that could not be
+# resolved at the run's date): sa-submission-q2-2026 (head deb1dfd9, cut before v1.0.0) injects
+# no NCCL port; main's head carries v1.0.68, which does.
 _BRANCH_NCCL_PORT = {"sa-submission-q2-2026": False}
 
 
+def _version(tag: str) -> tuple[int, ...] | None:
+    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", tag)
+    return tuple(int(g) for g in m.groups()) if m else None
+
+
 def injects_nccl_port(release: Release) -> bool:
-    """Whether that release's workers get srt-slurm's allocated ``--nccl-port``."""
+    """Whether that release's workers get srt-slurm's allocated ``--nccl-port``: a tag by its
+    number; a branch resolved at the run's date by the newest tag its commit contains (none:
+    cut before v1.0.0, so none); an unresolved branch as read at its head."""
     if release.line != "1":
         return True
     ref = release.ref.split(" ", 1)[0]
-    m = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", ref)
-    if m:
-        return tuple(int(g) for g in m.groups()) >= _NCCL_PORT_FROM
+    version = _version(ref)
+    if version is None and release.commit is not None:
+        version = _version(release.tag or "") or (0, 0, 0)
+    if version is not None:
+        return version >= _NCCL_PORT_FROM
     return _BRANCH_NCCL_PORT.get(ref, True)
 
 
 def allocated_gpus(total_nodes: int, recipe_gpus_per_node: int, cluster_gpus: int | None) -> int:
-    """GPUs a job holds: srt-slurm asks for whole nodes (``#SBATCH --exclusive`` in
-    src/srtctl/templates/job_script_minimal.j2 @v1.0.38 and in 2.x), so each node counts with
-    all the GPUs the cluster's nodes have, even when the recipe uses fewer of them."""
+    """The GPUs a cell is published with: the job's worker nodes, each with every GPU the
+    cluster's nodes have (:func:`cluster_gpus_per_node`), even when the recipe uses fewer.
+
+    This is the cookbook's measure, not what srt-slurm asked SLURM for: v1.0.38 writes
+    ``#SBATCH --gpus-per-node={{ gpus_per_node }}`` from the recipe and ``--exclusive`` only
+    when srtslurm.yaml sets ``use_exclusive_sbatch_directive`` (default false: ``ClusterConfig``
+    in src/srtctl/core/schema.py line 193, cli/submit.py line 480, job_script_minimal.j2
+    lines 52-60), which the runners do not set. The InferenceX recipes of that era ask for
+    ``sbatch_directives: {mem: '0'}`` (all of each node's memory), so no other job shares a
+    node; and published cells count whole nodes in every era, single-node runs launched
+    without srt-slurm included (B300 TP2 cells: 8 GPUs)."""
     return total_nodes * max(recipe_gpus_per_node, cluster_gpus or 0)

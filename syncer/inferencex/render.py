@@ -18,11 +18,11 @@ from typing import Any
 
 from syncer import progress
 from syncer.errors import SyncError
-from syncer.inferencex import yamlsafe
+from syncer.inferencex import commits, yamlsafe
 from syncer.inferencex.acceptance import simulate_env
 from syncer.inferencex.master import ConfigEntry, load_master
 from syncer.inferencex.policy import MountedFile, Policy, load_policy
-from syncer.inferencex.processes import SRT_VERSION, render_raw, topology
+from syncer.inferencex.processes import SRT_VERSION, published_layer, render_raw
 from syncer.inferencex.recipe import check_sections, compose_shared, expand_variants, normalise
 from syncer.inferencex.recipe_facts import (
     install_lines,
@@ -35,6 +35,7 @@ from syncer.inferencex.releases import (
     NEWEST_LINE,
     Release,
     allocated_gpus,
+    at_date,
     cluster_gpus_per_node,
     release_for,
 )
@@ -150,11 +151,18 @@ class RenderedConfig:
         chosen = self.points if points is None else points
         out: dict[str, object] = {"config": self.key}
         if self.release is not None:
-            out["srt_slurm"] = {
+            srt_slurm: dict[str, object] = {
                 "ref": self.release.ref,
                 "line": self.release.line,
                 "source": self.release.source,
             }
+            if self.release.commit is not None:
+                srt_slurm.update(
+                    commit=self.release.commit, as_of=self.release.as_of, tag=self.release.tag
+                )
+            elif self.release.unresolved is not None:
+                srt_slurm["unresolved"] = self.release.unresolved
+            out["srt_slurm"] = srt_slurm
         out["points"] = [p.as_json(raw=raw, router=router) for p in chosen]
         return out
 
@@ -211,6 +219,8 @@ def render_config(
     version: str | None = None,
     srt_files: SrtSlurmFiles | None = None,
     release: Release | None = None,
+    srt_repo: Path | None = None,
+    as_of: str | None = None,
 ) -> RenderedConfig:
     """Render every job of a config key; raises SyncError on any bad input. Warnings (a
     recipe's duplicate YAML keys) are logged and kept on the result. ``srt_files``: where
@@ -218,7 +228,9 @@ def render_config(
     submodule when present); files it lacks are listed in each point's ``missing_files``.
     The rules are those of the srt-slurm release the key ran with (``release``, default: the
     one its runner script or the submodule pin names); ``version`` (``"1"``/``"2"``) forces a
-    line's rules instead."""
+    line's rules instead. A branch the runner cloned is taken as it was at ``as_of``
+    (default: the InferenceX checkout's commit date, when it is a git checkout), read from
+    ``srt_repo`` (a clone of srt-slurm; ``releases.at_date``)."""
     root = Path(inferencex_dir) if inferencex_dir is not None else bundled_inferencex()
     srt = srt_files if srt_files is not None else discover(root)
     master = load_master(root)
@@ -229,6 +241,10 @@ def render_config(
         release = release_for(entry, submodule_commit=srt.commit)
     if version is not None and version != release.line:
         release = Release(f"{version}.x", version, "chosen by --srt-slurm")
+    if release.branch is not None:
+        if as_of is None and commits.is_clone(root):
+            as_of = commits.commit_date(root)
+        release = at_date(release, srt_repo, as_of)
     version = release.line
     cluster_gpus = cluster_gpus_per_node(entry)
     policy = policy or load_policy()
@@ -309,7 +325,12 @@ def _render_job(
             # launches it (e.g. --skip-server-warmup on direct P/D workers, a 2.x addition)
             other: render_raw(derived, simulate_env=simulate, version=NEWEST_LINE),
         }
-        layers = {submitted: topology(recipe, version), other: topology(derived, NEWEST_LINE)}
+        # the cookbook form shows the frontend layer as published cells do, which is not
+        # always what srt-slurm ran (releases.published_frontend_layer)
+        layers = {
+            submitted: published_layer(recipe, version),
+            other: published_layer(derived, NEWEST_LINE),
+        }
         cookbook = {r: policy.to_cookbook(blocks, layers[r]) for r, blocks in raws.items()}
         files = {r: policy.files(blocks, srt) for r, blocks in raws.items()}
         missing = {r: policy.missing_files(blocks, srt) for r, blocks in raws.items()}

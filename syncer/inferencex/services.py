@@ -19,6 +19,12 @@ The rules, in srt-slurm's own terms (summarised in docs/srt-slurm-rules.md, Serv
 
 Cluster facts are the renderer's ``$TOKENS`` (``$INFRA_IP``, ``$NODE_IP``, ``<node>``, ...):
 srt-slurm fills them per instance, so raw blocks stay comparable with any run.
+
+Where each rule was read: 1.x at NVIDIA/srt-slurm v1.0.38 (``cli/do_sweep.py``,
+``cli/setup_head.py``); the services layer of 2.x in NVIDIA/srt-slurm's
+``src/srtctl/services/implicit.py`` @17c4ece9 (implied services, their order, the override by
+name and ``enabled: false``, the infra placement, ``nats_implied_reasons``); the kinds'
+command lines and env as ../shared/docs/srt-slurm.md sections 7 and 9 give them for 2.x.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ OTHER_KINDS = (
     "process-exporter",
 )
 PLACEMENTS = ("head", "infra", "dedicated", "prefill", "decode", "agg", "workers", "all", "compute")
-ETCD_PORT, NATS_PORT = 2379, 4222
+ETCD_PORT, NATS_PORT = 2379, 4222  # ports.py @v1.0.38 (ETCD_CLIENT_PORT, NATS_PORT)
+# ports.py @v1.0.38: MOONCAKE_MASTER_PORT, MOONCAKE_HTTP_METADATA_PORT, MOONCAKE_METRICS_PORT
 MASTER_PORT, METADATA_PORT, MASTER_METRICS_PORT = 8700, 8701, 8702
 STORE_CMD = "python -m mooncake.mooncake_store_service"
 NATS_CONF = "/tmp/nats.conf"
@@ -220,6 +227,7 @@ def effective_services(
         version=version,
         place=infra_place,
         payload=payload,
+        implies_nats=infra.get("nats_max_payload_mb") is not None,
         path=path,
     )
 
@@ -255,6 +263,7 @@ def _implied(
     version: str,
     place: str,
     payload: int | None,
+    implies_nats: bool,
     path: str | None,
 ) -> list[Service]:
     """The services srt-slurm starts without the recipe declaring them: etcd and NATS for the
@@ -267,16 +276,22 @@ def _implied(
     nats_options = {"max_payload_mb": payload} if payload else {}
     implied: list[Service] = []
     if not version.startswith("2"):
-        # 1.x starts etcd and NATS for every SGLang job, whatever the frontend.
+        # 1.x starts etcd and NATS for every frontend but trtllm_serve and vllm, so for every
+        # SGLang job (cli/do_sweep.py lines 676-682 @v1.0.38, start_head_infrastructure), on the
+        # infra node (the dedicated one when set, core/runtime.py)
         implied.append(Service("etcd", "etcd", place))
         implied.append(Service("nats", "nats", place, options=nats_options))
     elif frontend == "dynamo":
+        # 2.x: the Dynamo frontend implies etcd; NATS only when a Dynamo plane runs over it or
+        # the schema-1 infra.nats_max_payload_mb is set (nats_implied_reasons in
+        # services/implicit.py @NVIDIA/srt-slurm 17c4ece9); a declared NATS is only declared
         implied.append(Service("etcd", "etcd", place))
-        # NATS only when a Dynamo plane runs over it, or the recipe sets its payload limit.
-        if "nats" in (request_plane, event_plane) or payload is not None:
+        if "nats" in (request_plane, event_plane) or implies_nats:
             implied.append(Service("nats", "nats", place, options=nats_options))
     if isinstance(kv_store, dict):
-        # schema 1 (and srt-slurm's internal field): the master with its extra args
+        # backend.mooncake_kv_store implies the master, on the infra placement, with the
+        # recipe's master_extra_args after the defaults (_build_mooncake_master_command in
+        # cli/do_sweep.py lines 64-78 @v1.0.38; implied_services in services/implicit.py)
         extra = kv_store.get("master_extra_args")
         if isinstance(extra, str):
             extra = shlex.split(extra)
@@ -323,7 +338,8 @@ def _service(
 
 
 def nats_conf(payload_mb: int) -> str:
-    """The file srt-slurm writes for a NATS payload limit (JetStream kept in /tmp/nats)."""
+    """The file srt-slurm writes for a NATS payload limit (JetStream kept in /tmp/nats):
+    ``start_nats`` in cli/setup_head.py lines 150-158 @v1.0.38."""
     return f'max_payload: {payload_mb * 1024 * 1024}\njetstream {{ store_dir: "/tmp/nats" }}\n'
 
 
@@ -367,6 +383,9 @@ def _block(svc: Service, *, nats: bool, role_nodes: dict[str, int], head_nodes: 
         if nats:
             env["NATS_SERVER"] = f"nats://$INFRA_IP:{NATS_PORT}"
     ports: list[str] | None = None
+    # etcd and NATS argv and their fresh data dirs: start_etcd / start_nats in
+    # cli/setup_head.py lines 126-219 @v1.0.38 (binaries from the /configs mount); the master's
+    # defaults: cli/do_sweep.py lines 64-78 @v1.0.38
     if svc.type == "etcd":
         default = [
             "/configs/etcd",

@@ -1,4 +1,5 @@
-"""Reading the event file: every value the bot takes from it has the type GitHub gives it.
+"""Reading the event file: its JSON loaded within GitHub's limits, and every value the bot takes
+from it of the type GitHub gives it.
 
 The file is untrusted input. A value of another type is a malformed event (``BadEvent``, exit
 2 naming the file), whichever part of the bot reads it first: the router, or a dry run's
@@ -8,9 +9,13 @@ offline client, which answers reads from the event before the router has looked 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+from syncer import links
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
 from syncer.wording import js, kind
 
 # A JSON object as the event file holds it (its values are checked where they are read).
@@ -19,6 +24,66 @@ Payload = dict[str, object]
 
 class BadEvent(SyncError):
     """The event payload is not shaped like GitHub's (the command names the event file)."""
+
+
+# GitHub caps webhook payloads at 25 MB; a bigger "event" is not GitHub's.
+MAX_EVENT_BYTES = 25 * 1024 * 1024
+# Every number in a GitHub event is an id, a count or a size: an id's digits hold any of them.
+# int() of thousands of digits raises, and only after parsing.
+MAX_EVENT_DIGITS = links.GITHUB_ID_DIGITS
+
+
+def _number(text: str) -> int:
+    digits = text.lstrip("-")
+    if len(digits) > MAX_EVENT_DIGITS:
+        raise SyncError(
+            f"event: a number of {len(digits)} digits (GitHub's ids have at most "
+            f"{MAX_EVENT_DIGITS})"
+        )
+    return int(text)
+
+
+def load(path: Path) -> Payload:
+    """The event file as GitHub writes it (UTF-8 JSON, one object, within GitHub's size cap);
+    anything else is a ``SyncError`` naming the file (and the line, when there is one)."""
+    raw = read_capped(path, MAX_EVENT_BYTES, "the event")
+    try:
+        decoded = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"the event is not UTF-8 (byte {exc.start}); GitHub sends UTF-8 JSON",
+            path=str(path),
+            line=line,
+        ) from None
+    try:
+        payload = json.loads(decoded, parse_int=_number)
+    except json.JSONDecodeError as exc:
+        raise SyncError(
+            f"not JSON: {exc.msg}", path=str(path), line=exc.lineno, column=exc.colno
+        ) from None
+    except RecursionError:
+        # GitHub's payloads nest a handful of levels; the parser's own limit is the bound here.
+        raise SyncError(
+            "the event nests too deeply to be a GitHub event payload", path=str(path)
+        ) from None
+    except SyncError as exc:
+        exc.path = str(path)
+        raise
+    if not isinstance(payload, dict):
+        raise SyncError("expected a JSON object (a GitHub event payload)", path=str(path))
+    return payload
+
+
+def is_schedule(event_name: str, payload: Payload) -> bool:
+    """A schedule event, or a workflow_dispatch that names no cookbook PR (run by hand, or by
+    the workflow for an InferenceX PR's own push): the reconcile."""
+    if event_name == "schedule":
+        return True
+    inputs = payload.get("inputs")
+    return event_name == "workflow_dispatch" and not (
+        isinstance(inputs, dict) and inputs.get("cookbook_pr") not in (None, "")
+    )
 
 
 def obj(data: Payload, key: str, where: str = "") -> Payload:

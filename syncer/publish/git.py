@@ -26,7 +26,7 @@ from pathlib import Path
 
 from syncer import secrets
 from syncer.errors import SyncError
-from syncer.publish.github import Plan
+from syncer.publish.settings import Plan
 from syncer.wording import PATH_CHARS, js
 
 BRANCH_PREFIX = "infx-sync/"

@@ -19,7 +19,8 @@ from syncer import links
 from syncer.errors import SyncError
 from syncer.inferencex import commits
 from syncer.inferencex.discovery import changed_configs
-from syncer.publish.github import GitHubClient, Pull
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Pull
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.srtslurm import add_srt_slurm
 from syncer.syncconfig import ModelSpec, SyncConfig
@@ -125,7 +126,7 @@ class InferenceXGit:
             if base is not None and base != head:
                 return base
         if self.gh is not None:
-            first = next(iter(self.gh.pull_commits(self.s.inferencex_repo, number)), None)
+            first = next(iter(self.gh.pulls.commits(self.s.inferencex_repo, number)), None)
             if first is not None and commits.has_commit(self.clone, first):
                 return commits.resolve(self.clone, f"{first}^")
         return head

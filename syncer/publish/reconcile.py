@@ -25,9 +25,8 @@ from collections.abc import Iterable
 from syncer.errors import SyncError
 from syncer.model import PointStatus
 from syncer.publish import pins as pinrules
-from syncer.publish import status as st
 from syncer.publish.bot import Bot
-from syncer.publish.github import Comment, Pull, PullState
+from syncer.publish.records import Pull, PullState
 from syncer.publish.settings import Outcome
 from syncer.syncconfig import ModelSpec, Pin
 
@@ -46,7 +45,7 @@ def reconcile(bot: Bot) -> Outcome:
     try:
         for model in models:
             _cookbook_side(bot, model, failed)
-        for pull in bot.infx.open_pulls(s.inferencex_repo):
+        for pull in bot.infx.pulls.open(s.inferencex_repo):
             if bot.handled(pull.number):
                 continue
             try:
@@ -55,18 +54,16 @@ def reconcile(bot: Bot) -> Outcome:
                 # A PR whose files do not parse is that PR's error; the others go on.
                 failed.append(f"#{pull.number}: {exc}")
     finally:
-        bot.book.close_clone()
-        if bot.ix is not None:
-            bot.ix.close()
+        bot.close()
     if failed:
         raise SyncError("scheduled run: " + "; ".join(failed))
     return bot.out
 
 
 def _reconcile_pr(bot: Bot, pull: Pull) -> None:
-    configs = bot.configs_of(pull.number)
+    configs = bot.scope.configs_of(pull.number)
     if not configs:
-        bot.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
+        bot.scope.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
         return
     if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):
         bot.out.say(f"PR #{pull.number}: up to date")
@@ -80,12 +77,12 @@ def _cookbook_side(bot: Bot, model: ModelSpec, failed: list[str]) -> None:
     for pull in recent:
         if pull.state == PullState.CLOSED:
             try:
-                bot.on_cookbook_closed(pull.number)
+                bot.closing.cookbook_closed(pull.number)
             except SyncError as exc:
                 failed.append(f"{bot.s.cookbook_repo}#{pull.number}: {exc}")
     carriers = [p for p in bot.book.pulls(model)[:RECENT_BOT_PRS] if not _closed_unmerged(p)]
     try:
-        bot.catch_up(model, carriers)
+        bot.closing.catch_up(model, carriers)
     except SyncError as exc:
         failed.append(f"{model.path}: {exc}")
 
@@ -100,15 +97,15 @@ def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
     downloading a run: the same head, the same pinning comment and run, the run still
     pinnable (its result artifacts not expired), and the bot's comment there."""
     repo = bot.s.inferencex_repo
-    comments = bot.infx.comments(repo, pull.number)
+    comments = bot.infx.comments.on(repo, pull.number)
     selection = pinrules.select(comments)
     pinning = pinrules.pinning_comment(comments)
     pinnable: bool | None = None  # asked once, only when a recorded pin names a run
     for model in models:
-        if not _reported(bot, comments, model):
+        if not bot.status.reported(comments, model.path):
             return False
         recorded = _recorded(bot, model)
-        for m, cfg in bot.configs_of(pull.number):
+        for m, cfg in bot.scope.configs_of(pull.number):
             if m.path != model.path:
                 continue
             pin = recorded.get(cfg.key)
@@ -117,9 +114,7 @@ def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
             if pin.sha != pull.head_sha and not (
                 # Discovery keeps an unpinned config at the commit it is shown at while none
                 # of its files change (a push elsewhere republishes nothing).
-                bot.ix is not None
-                and pin.run is None
-                and bot.ix.unchanged(cfg.key, pin.sha, pull.head_sha)
+                pin.run is None and bot.scope.unchanged(cfg.key, pin.sha, pull.head_sha)
             ):
                 return False
             if selection is None or pinning is None:
@@ -136,22 +131,11 @@ def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
             if pin.status != PointStatus.VERIFIED_PR:
                 return False
             if pinnable is None:
-                commits = bot.infx.pull_commits(repo, pull.number)
+                commits = bot.infx.pulls.commits(repo, pull.number)
                 pinnable = pinrules.check_run(bot.infx, repo, pull, int(pin.run), commits).ok
             if not pinnable:
                 return False  # expired since, or the PR lost the run's commit
     return True
-
-
-def _reported(bot: Bot, comments: list[Comment], model: ModelSpec) -> bool:
-    """Whether the PR has the bot's word on ``model``: a milestone comment (discovery), else
-    its section of the one status comment."""
-    me = bot.infx.login()
-    if bot.ix is not None:
-        prefix = f"{st.MILESTONE_PREFIX}{model.path} "
-        return any(c.user == me and c.body.startswith(prefix) for c in comments)
-    status = st.find_status_comment(comments, me)
-    return status is not None and model.path in st.read_sections(status.body)
 
 
 def _recorded(bot: Bot, model: ModelSpec) -> dict[str, Pin]:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from syncer import links
 from syncer.publish import event
 from syncer.publish import pins as pinrules
+from syncer.publish.api import NotFound
 from syncer.publish.git import BRANCH_PREFIX
-from syncer.publish.github import GitHubClient, NotFound
+from syncer.publish.github import GitHubClient
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import SHA, ConfigSpec, ModelSpec, SyncConfig
 
@@ -98,7 +99,7 @@ def _on_comment(
     # body is parsed at all: nothing an unauthorised commenter writes is interpreted.
     event_ok = pinrules.authorised(_assoc(event_comment.get("author_association")))
     try:
-        comment = infx.comment(repo, comment_id)
+        comment = infx.comments.get(repo, comment_id)
     except NotFound:
         # Deleted before we got here: the PR's pin is simply recomputed without it.
         handlers.sync_pr(number)

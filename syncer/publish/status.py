@@ -14,7 +14,7 @@ from typing import TypedDict
 
 from syncer.fitting import close_blocks
 from syncer.model import PointStatus
-from syncer.publish.github import Comment, Pull
+from syncer.publish.records import PLANNED, Comment, Pull
 from syncer.syncconfig import PIN_VALUES, STATUSES, Pin, is_pin_value
 from syncer.templating import render
 
@@ -75,7 +75,7 @@ def milestone(item: StatusItem) -> tuple[str, int]:
         return "source-closed", item.closed_pr or item.open_pr or 0
     if item.error:
         return "error", 0
-    if item.open_pr:
+    if item.open_pr is not None:
         return "open", item.open_pr
     if item.merged_pr:
         return "merged", item.merged_pr
@@ -88,23 +88,39 @@ def milestone_marker(model_path: str, items: list[StatusItem]) -> str:
     """The hidden marker of one model's milestone comment: the milestone of its first config and
     the pin statuses of all of them (a run pinned on an open cookbook PR is a milestone too)."""
     kind, number = milestone(items[0])
+    # The PR a dry run would open has no number yet: "open new".
+    pr = "new" if kind == "open" and number == PLANNED else str(number)
     statuses = "+".join(sorted({str(item.status) for item in items}))
-    return f"{MILESTONE_PREFIX}{model_path} {kind} {number} {statuses} -->"
+    return f"{MILESTONE_PREFIX}{model_path} {kind} {pr} {statuses} -->"
 
 
-def render_milestone(items: list[StatusItem], cookbook_repo: str) -> tuple[str, str]:
-    """(marker, body) of the milestone comment of one model's ``items``."""
+def by_model(items: list[StatusItem]) -> dict[str, list[StatusItem]]:
+    """``items`` grouped by their model (its path), in the order they come."""
+    groups: dict[str, list[StatusItem]] = {}
+    for item in items:
+        groups.setdefault(item.model_path, []).append(item)
+    return groups
+
+
+def render_model(items: list[StatusItem], cookbook_repo: str, marker: str) -> str:
+    """What the bot says of one model's ``items`` behind ``marker``: the one text of each
+    milestone, whether it is a comment of its own or a section of the status comment."""
     items = [
         replace(item, verify_report=close_blocks(item.verify_report))
         if item.verify_report is not None
         else item
         for item in items
     ]
-    marker = milestone_marker(items[0].model_path, items)
     body = render(
         "status_comment.md.j2", marker=marker, by=BY, cookbook_repo=cookbook_repo, items=items
     )
-    return marker, body.strip("\n") + "\n"
+    return body.strip("\n")
+
+
+def render_milestone(items: list[StatusItem], cookbook_repo: str) -> tuple[str, str]:
+    """(marker, body) of the milestone comment of one model's ``items``."""
+    marker = milestone_marker(items[0].model_path, items)
+    return marker, render_model(items, cookbook_repo, marker) + "\n"
 
 
 def render_unmapped(reasons: list[str]) -> str:
@@ -138,24 +154,9 @@ def render_status(
     ``keep``: sections of other models to carry over unchanged (from the comment as it is), so
     the per-model jobs of one event each rewrite only their own model's section.
     ``order``: model paths in sync.yaml order (sections of unknown models go last)."""
-    items = [
-        replace(item, verify_report=close_blocks(item.verify_report))
-        if item.verify_report is not None
-        else item
-        for item in items
-    ]
     sections = dict(keep or {})
-    groups: dict[str, list[StatusItem]] = {}
-    for item in items:
-        groups.setdefault(item.model_path, []).append(item)
-    for path, group in groups.items():
-        sections[path] = render(
-            "status_comment.md.j2",
-            marker=section_marker(path),
-            by=BY,
-            cookbook_repo=cookbook_repo,
-            items=group,
-        ).strip("\n")
+    for path, group in by_model(items).items():
+        sections[path] = render_model(group, cookbook_repo, section_marker(path))
     rank = {path: i for i, path in enumerate(order or [])}
     paths = sorted(sections, key=lambda p: (rank.get(p, len(rank)), p))
     return STATUS_MARKER + "\n" + SECTION_SEPARATOR.join(sections[p] for p in paths) + "\n"
@@ -170,12 +171,6 @@ def read_sections(body: str) -> dict[str, str]:
         text = body[m.start() : end].rstrip("\n")
         out[m.group(1)] = text.removesuffix(SECTION_SEPARATOR.rstrip("\n")).rstrip("\n")
     return out
-
-
-def find_status_comment(comments: list[Comment], login: str) -> Comment | None:
-    """The bot's own status comment (the oldest, if a race ever made two)."""
-    mine = [c for c in comments if c.user == login and c.body.startswith(STATUS_MARKER)]
-    return min(mine, key=lambda c: (c.created_at, c.id)) if mine else None
 
 
 def state_marker(model_path: str, pins: dict[str, Pin]) -> str:

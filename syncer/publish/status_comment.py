@@ -1,16 +1,19 @@
-"""The one status comment on an InferenceX PR: posted, edited, and settled with the other
-models' jobs of the same event.
+"""The bot's comments on an InferenceX PR: one per model and milestone (discovery), or the one
+status comment with a section per model, posted, edited, and settled with the other models'
+jobs of the same event.
 
-The text (sections, markers, the state in the cookbook PR body) is ``status.py``'s; this module
-finds the bot's comment through the API and writes it.
+The text (one per model and milestone, the markers, the state in the cookbook PR body) is
+``status.py``'s; this module finds the bot's comments through the API and writes them, in the
+one way a comment of the bot is written (:meth:`StatusComments._post_or_edit`).
 """
 
 from __future__ import annotations
 
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_comment
-from syncer.publish.github import Comment, GitHubClient, Plan
-from syncer.publish.settings import Outcome, Settings
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Comment
+from syncer.publish.settings import Outcome, Plan, Settings
 
 
 class StatusComments:
@@ -25,13 +28,41 @@ class StatusComments:
     def _order(self) -> list[str]:
         return [m.path for m in self.s.config.models]
 
-    def upsert(self, number: int, items: list[st.StatusItem], *, create: bool = True) -> None:
-        """Post or edit the PR's one status comment; ``create=False`` only edits an existing one."""
-        repo = self.s.inferencex_repo
-        existing = st.find_status_comment(self.gh.comments(repo, number), self.gh.login())
+    def report(self, number: int, items: list[st.StatusItem], *, create: bool = True) -> None:
+        """The bot's word on ``items``' configs, one text per model (``status.render_model``),
+        placed as the run's mode wants it: with the bot's InferenceX clone (discovery) one
+        comment per model and milestone, else a section of the PR's one status comment.
+        ``create=False`` (a closed PR): a milestone is posted only where the bot already
+        commented for the model, and the status comment is only edited."""
+        comments = self.gh.comments.on(self.s.inferencex_repo, number)
+        if self.s.inferencex_clone is None:
+            self._status_comment(number, comments, items, create=create)
+            return
+        me = self.gh.login()
+        for path, group in st.by_model(items).items():
+            marker, body = st.render_milestone(group, self.s.cookbook_repo)
+            prefix = f"{st.MILESTONE_PREFIX}{path} "
+            commented = any(c.user == me and c.body.startswith(prefix) for c in comments)
+            self._write(number, comments, marker, fit_comment(body), create=create or commented)
+
+    def reported(self, comments: list[Comment], model_path: str) -> bool:
+        """Whether ``comments`` hold the bot's word on the model: a milestone comment
+        (discovery), else its section of the one status comment."""
+        me = self.gh.login()
+        if self.s.inferencex_clone is not None:
+            prefix = f"{st.MILESTONE_PREFIX}{model_path} "
+            return any(c.user == me and c.body.startswith(prefix) for c in comments)
+        status = st.find_marked(comments, me, st.STATUS_MARKER)
+        return status is not None and model_path in st.read_sections(status.body)
+
+    def _status_comment(
+        self, number: int, comments: list[Comment], items: list[st.StatusItem], *, create: bool
+    ) -> None:
+        """Post or edit the PR's one status comment, each model a section of it: this run's
+        models' sections rewritten, the others' (other models' jobs) kept."""
+        existing = st.find_marked(comments, self.gh.login(), st.STATUS_MARKER)
         keep: dict[str, str] = {}
         if existing is not None and self.s.model is not None:
-            # This run writes its own model's section; the other models' jobs write theirs.
             keep = {
                 path: text
                 for path, text in st.read_sections(existing.body).items()
@@ -55,31 +86,12 @@ class StatusComments:
         if self.s.model is not None and not self.plan.dry_run and (existing or create):
             self._settle(number, st.read_sections(body).get(self.s.model))
 
-    def milestones(self, number: int, items: list[st.StatusItem], *, create: bool = True) -> None:
-        """One comment per model and milestone (cookbook PR will happen in #N, has been merged,
-        the update with a pin): a new milestone is a NEW comment, because GitHub notifies the
-        PR's participants of new comments and not of edits; the comment of a milestone already
-        posted (found by its hidden marker) is edited when its text changes, so a replayed
-        event never posts it twice. ``create=False`` (a closed PR): a new milestone is posted
-        only where the bot already commented for the model."""
-        repo, me = self.s.inferencex_repo, self.gh.login()
-        comments = self.gh.comments(repo, number)
-        groups: dict[str, list[st.StatusItem]] = {}
-        for item in items:
-            groups.setdefault(item.model_path, []).append(item)
-        for path, group in groups.items():
-            marker, body = st.render_milestone(group, self.s.cookbook_repo)
-            model_prefix = f"{st.MILESTONE_PREFIX}{path} "
-            self._write(number, comments, marker, fit_comment(body), create=create or any(
-                c.user == me and c.body.startswith(model_prefix) for c in comments
-            ))  # fmt: skip
-
     def unmapped(self, number: int, reasons: list[str], poster: str | None) -> None:
         """The PR's AgentX configs that no cookbook page takes, named (never silently dropped);
         written by one job of the event, ``poster``'s (or a run for every model)."""
         if self.s.model not in (None, poster):
             return
-        comments = self.gh.comments(self.s.inferencex_repo, number)
+        comments = self.gh.comments.on(self.s.inferencex_repo, number)
         body = fit_comment(st.render_unmapped(reasons))
         self._write(number, comments, st.UNMAPPED_MARKER, body, create=True)
 
@@ -117,10 +129,10 @@ class StatusComments:
         ``{id}`` in them is the existing comment's id."""
         repo = self.s.inferencex_repo
         if existing is None:
-            self.gh.create_comment(repo, number, body, marker=marker)
+            self.gh.comments.create(repo, number, body, marker=marker)
             self.out.did(f"PR #{number}: {posted[0]}", f"PR #{number}: {posted[1]}")
         elif existing.body != body:
-            self.gh.edit_comment(repo, existing.id, body)
+            self.gh.comments.edit(repo, existing.id, body)
             done, would = (text.format(id=existing.id) for text in edited)
             self.out.did(f"PR #{number}: {done}", f"PR #{number}: {would}")
         else:
@@ -139,7 +151,7 @@ class StatusComments:
         for _ in range(3):
             found = [
                 c
-                for c in self.gh.comments(repo, number)
+                for c in self.gh.comments.on(repo, number)
                 if c.user == me and c.body.startswith(st.STATUS_MARKER)
             ]
             if not found:
@@ -155,7 +167,7 @@ class StatusComments:
             if keeper.body == body and not extras:
                 return
             if keeper.body != body:
-                self.gh.edit_comment(repo, keeper.id, fit_comment(body))
+                self.gh.comments.edit(repo, keeper.id, fit_comment(body))
             for extra in extras:
-                self.gh.delete_comment(repo, extra.id)
+                self.gh.comments.delete(repo, extra.id)
             self.out.say(f"PR #{number}: status comment {keeper.id} merged with another job's")

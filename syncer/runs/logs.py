@@ -55,6 +55,7 @@ _RECORD = re.compile(
     r"^(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)? \[(?P<level>[A-Z]+)\] ?"
     r"|\d\d:\d\d:\d\d(?:\.\d+)? \| (?P<mlevel>[A-Z]+) *\| )"
 )
+_STAMP = re.compile(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)")
 _KEYWORDS = re.compile(r"^(?:Starting |Env:|Command: |Log: |Router command: |Script: )")
 
 _WORKER = re.compile(
@@ -119,6 +120,8 @@ class SweepLog:
     direct_frontend: bool = False
     router_style: str | None = None  # "2.x" (argv on the Starting line) or "1.x" (Router command:)
     lines: int = 0
+    # the first timestamp of a launch line ("YYYY-MM-DDTHH:MM:SS"): when the run happened
+    started: str | None = None
 
     @property
     def workers(self) -> list[LoggedProcess]:
@@ -187,6 +190,8 @@ class _Parser:
         return SyncError(message, path=self.where, line=line)
 
     def feed(self, lineno: int, raw: str) -> None:
+        if self.log.started is None and (when := _STAMP.match(raw.lstrip("\ufeff"))):
+            self.log.started = f"{when.group(1)}T{when.group(2)}"
         is_record, msg = _strip(raw)
         if self.command_open is not None:
             proc, start, text = self.command_open

@@ -35,7 +35,7 @@ from syncer.cookbook.rendered_cells import (
     source_block,
 )
 from syncer.errors import SyncError
-from syncer.fsio import read_capped, write_all
+from syncer.fsio import present, read_capped, write_all
 from syncer.inferencex import render as render_mod
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
@@ -97,7 +97,7 @@ class _Existing:
     decoder: Decoder | None = None
 
     def load(self) -> ModuleSpec | None:
-        if self.spec is None and self.path is not None and self.path.is_file():
+        if self.spec is None and self.path is not None and present(self.path, "data module"):
             old = load_module(self.path)
             self.decoder = Decoder(old.value, str(self.path))
             self.spec = cells_mod.cells_from_module(old.value, self.decoder, str(self.path))
@@ -263,7 +263,7 @@ def generate_model(
     reference: Decoder | None = None
     keep: set[str] | None = None
     kept: list[KeptConfig] = []
-    if only is not None and path.is_file():
+    if only is not None and present(path, "data module"):
         spec, reference, keep = refresh_module_spec(
             spec_model, only, path, config=config, inferencex=inferencex, pins=pins,
             today=today, renderer=renderer,
@@ -281,7 +281,7 @@ def generate_model(
             keep = {cell for k in kept for cell in k.cells}
     header = encode.header_lines(spec.source)
 
-    old_text = read_text(path) if path.is_file() else None
+    old_text = read_text(path) if present(path, "data module") else None
     old_date = _existing_date(old_text, path)
     value, text, cases = encode.encode_module(
         spec, path=str(path), header=header, reference=reference, keep=keep

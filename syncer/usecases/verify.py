@@ -9,13 +9,14 @@ and the bot call ``verify_config``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from syncer import locations
+from syncer import inputs, locations
 from syncer.compare.diff import ExclusionLookup
 from syncer.compare.results import PointResult, VerifyResult
 from syncer.compare.verify import compare_point, policy_lookup, raw_rendering
@@ -26,10 +27,11 @@ from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex.master import load_master
 from syncer.inferencex.policy import load_policy
-from syncer.inferencex.releases import DEFAULT, from_run
+from syncer.inferencex.releases import DEFAULT, at_date, from_run
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.inferencex.scripts import ScriptLaunch, script_launch
-from syncer.runs.collect import read_run
+from syncer.inputs import Input, Read, shown
+from syncer.runs.collect import RunData, read_run
 from syncer.runs.mapping import assign
 from syncer.runs.scriptrun import read_script_run
 from syncer.selection import select_points
@@ -42,6 +44,11 @@ T = TypeVar("T")
 
 def pinned_run(key: str, root: Path) -> Path:
     """The downloaded run ``sync.yaml`` pins for ``key`` (``examples/runs/<run_id>/``)."""
+    return _pinned(key, root)[1]
+
+
+def _pinned(key: str, root: Path) -> tuple[str, Path]:
+    """The id of the run ``sync.yaml`` pins for ``key``, and its download."""
     cfg_path = locations.sync_config_path(root)
     if not cfg_path.exists() and not cfg_path.is_symlink():
         # (one that is there but no regular file is refused by the read below)
@@ -58,7 +65,7 @@ def pinned_run(key: str, root: Path) -> Path:
     runs = locations.runs_dir(root)
     for candidate in (runs / run_id, runs / run_id.split("/")[0]):
         if candidate.exists():
-            return candidate
+            return run_id, candidate
     raise SyncError(
         f"run {run_id} is pinned for {key} but not downloaded under examples/runs/; "
         "pass --run PATH (a run directory, artifact archive or sweep log)",
@@ -77,6 +84,9 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
     needle = key.encode("utf-8")
     for dirpath, dirnames, filenames in os.walk(cookbook):
         dirnames.sort()
+        for name in dirnames:
+            if name.endswith((".jsx", ".js", ".mjs")):  # named as a module: not skipped
+                read_capped(Path(dirpath) / name, MAX_MODULE_BYTES, "data module")
         for name in sorted(filenames):
             if name.endswith((".jsx", ".js", ".mjs")):
                 path = Path(dirpath) / name
@@ -103,12 +113,6 @@ def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | Non
     return having[0]
 
 
-def shown(path: str | Path) -> str:
-    """A path as reports show it: relative to the working directory when inside it."""
-    rel = os.path.relpath(os.path.abspath(path))
-    return str(path) if rel.startswith("..") else Path(rel).as_posix()
-
-
 # ---- the use case --------------------------------------------------------------------------
 
 
@@ -123,6 +127,7 @@ class _Inputs:
     decoder: Decoder | None
     module_path: str | None
     lookup: ExclusionLookup
+    read: list[Read]
 
     def result(self, points: list[PointResult], **found: Any) -> VerifyResult:
         return VerifyResult(
@@ -131,6 +136,7 @@ class _Inputs:
             run=shown(self.run_path),
             cookbook=shown(self.module_path) if self.module_path else None,
             points=points,
+            read=self.read,
             **found,
         )
 
@@ -141,13 +147,23 @@ def _inputs(
     """The inputs, with the run read by ``read`` (before the module is looked for, so a bad
     run is reported first)."""
     root = locations.project_root()
-    run_path = run if run is not None else pinned_run(key, root)
+    reads = []
+    run_id = None
+    if run is None:
+        reads.append(inputs.read(Input.SYNC_YAML, locations.sync_config_path(root)))
+        run_id, run_path = _pinned(key, root)
+    else:
+        run_path = run
     data = read(run_path)
     decoder, module_path = cookbook_module(
         key, cookbook if cookbook is not None else locations.snippets_dir(root)
     )
+    reads.append(inputs.read(Input.INFERENCEX, inferencex))
+    reads.append(inputs.read(Input.RUN, run_path, id=run_id))
+    if module_path is not None:
+        reads.append(inputs.read(Input.MODULE, module_path))
     lookup = policy_lookup(load_policy())
-    return _Inputs(key, inferencex, run_path, decoder, module_path, lookup), data
+    return _Inputs(key, inferencex, run_path, decoder, module_path, lookup, reads), data
 
 
 def verify_config(
@@ -159,24 +175,33 @@ def verify_config(
     point: int | None = None,
     conc: int | None = None,
     rendered: RenderedConfig | None = None,
+    srt_repo: Path | None = None,
+    as_of: str | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
     (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``rendered``: the
     config's ``render_config(inferencex, key)`` when the caller already has it (the bot's
-    render cache), so it is not rendered a second time."""
+    render cache), so it is not rendered a second time. A branch of srt-slurm the key's runner
+    cloned is taken as it was at ``as_of``, else at the run's date when its logs give one, else
+    at the InferenceX commit's date (read from ``srt_repo``; ``releases.at_date``)."""
     launch = script_launch(load_master(inferencex), key)
     if launch is not None:
         return verify_script_config(
             key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
         )
     if rendered is None:
-        rendered = render_config(inferencex, key)
+        rendered = render_config(inferencex, key, srt_repo=srt_repo, as_of=as_of)
     points = select_points(
         rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key
     )
+    found, data = _inputs(key, inferencex, run, cookbook, read_run)
+    if as_of is None:
+        rendered = _at_run_date(rendered, data, inferencex, key, srt_repo)
+        points = select_points(
+            rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key
+        )
     # A lone nameless log is taken for the verified point only when exactly one is verified.
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
-    found, data = _inputs(key, inferencex, run, cookbook, read_run)
     srt_version, raw_points, notes = raw_rendering(key, inferencex, rendered, data)
     release = rendered.release or DEFAULT
     shas = sorted(set(data.srt_slurm_shas.values()))
@@ -208,6 +233,23 @@ def verify_config(
         notes=notes,
         srt_release=release.describe(),
     )
+
+
+def _at_run_date(
+    rendered: RenderedConfig, data: RunData, inferencex: Path, key: str, srt_repo: Path | None
+) -> RenderedConfig:
+    """The rendering under the branch's state at the run's date (the first timestamp of its
+    sweep logs), when the key's runner cloned a branch and that state differs from the one
+    rendered (at the InferenceX commit's date)."""
+    release = rendered.release
+    started = sorted(s.started for s in data.sweeps if s.started)
+    if release is None or release.branch is None or not started or srt_repo is None:
+        return rendered
+    undated = dataclasses.replace(release, commit=None, as_of=None, tag=None, unresolved=None)
+    dated = at_date(undated, srt_repo, started[0])
+    if dated.commit is None or dated.commit == release.commit:
+        return rendered
+    return render_config(inferencex, key, release=dated)
 
 
 def verify_script_config(

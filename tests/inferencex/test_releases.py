@@ -5,7 +5,9 @@ commands."""
 
 from __future__ import annotations
 
+import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +29,7 @@ from syncer.inferencex.releases import (
     frontend_topology,
     injects_nccl_port,
     line_of,
+    published_frontend_layer,
     release_for,
 )
 from syncer.inferencex.render import render_config
@@ -204,8 +207,15 @@ def _block(blocks: list[dict], kind: str, role: str | None = None) -> dict:
     return next(b for b in blocks if b["kind"] == kind and (role is None or b["role"] == role))
 
 
-def test_1x_router_of_a_one_node_job_listens_on_the_internal_port_off_the_head() -> None:
+def test_1x_router_of_a_one_node_job_is_shown_on_the_internal_port_off_the_head() -> None:
     point = _point(AGG)
+    # what v1.0.38 ran (and its logs show): one router on the head, public port, the worker
+    # addressed by its node's IP (frontends/sglang.py: get_hostname_ip)
+    ran = _block(point.raw["sglang"], "sglang-router")
+    assert ["--port", "8000"] in ran["args"]
+    assert ["--worker-urls", "http://$AGG_0_HEAD_IP:6100"] in ran["args"]
+    assert not any(b["kind"] == "nginx" for b in point.raw["sglang"])
+    # what the published cells of that era show
     router = _block(point.cookbook["sglang"], "sglang-router")
     assert ["--port", "8180"] in router["args"]
     assert ["--worker-urls", "http://$AGG_0_HEAD_IP:30000"] in router["args"]
@@ -249,8 +259,13 @@ def test_1x_nginx_fronts_several_dynamo_frontends_on_the_internal_port() -> None
     blocks = _point(DISAGG).cookbook["dynamo"]
     assert [b["kind"] for b in blocks][:4] == ["etcd", "nats", "nginx", "dynamo-frontend"]
     frontend = _block(blocks, "dynamo-frontend")
-    # num_additional_frontends + 1 = 4, capped by the job's two worker nodes
+    # published: num_additional_frontends + 1 = 4, capped by the job's two worker nodes
     assert frontend["count"] == 2 and ["--http-port", "8180"] in frontend["args"]
+    # what v1.0.38 ran: the dedicated etcd node is no worker, and the head (the prefill node)
+    # runs nginx, so one frontend on the decode node
+    ran = _point(DISAGG).raw["dynamo"]
+    assert [b["kind"] for b in ran].count("nginx") == 1
+    assert _block(ran, "dynamo-frontend")["count"] == 1
 
 
 def test_an_sglang_router_deployment_shows_no_dynamo_plane_though_1x_starts_one() -> None:
@@ -273,22 +288,50 @@ def test_dynamo_built_from_a_pinned_commit_is_named_in_the_install_lines() -> No
 @pytest.mark.parametrize(
     ("frontend", "nodes", "line", "expected"),
     [
-        # 1.x: multiple frontends on by default; nginx only with two or more nodes
-        ({}, 1, "1", (False, 1, FRONTEND_INTERNAL_PORT, False)),
-        ({}, 3, "1", (True, 3, FRONTEND_INTERNAL_PORT, False)),
+        # srt-slurm's own rule (frontend_stage.py): one worker node, or multiple frontends
+        # off: one frontend on the head on 8000; else nginx and frontends on the other nodes
+        ({}, 1, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({}, 2, "1", (True, 1, FRONTEND_INTERNAL_PORT, False)),
+        ({}, 3, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
         ({"enable_multiple_frontends": False}, 3, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
         ({"num_additional_frontends": 1}, 5, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
-        # 2.x rules: off by default; on with one node means one frontend on the head
-        ({}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        # 2.x: the same rule and the same default (on)
+        ({}, 3, "2", (True, 2, FRONTEND_INTERNAL_PORT, False)),
+        ({"enable_multiple_frontends": False}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
         ({"enable_multiple_frontends": True}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
-        ({"enable_multiple_frontends": True}, 4, "2", (True, 4, FRONTEND_INTERNAL_PORT, False)),
+        ({"enable_multiple_frontends": True}, 4, "2", (True, 3, FRONTEND_INTERNAL_PORT, False)),
     ],
 )
-def test_frontend_topology_by_release(
+def test_frontend_topology_is_srt_slurms_rule(
     frontend: dict, nodes: int, line: str, expected: tuple
 ) -> None:
     got = frontend_topology(frontend, nodes, line)
     assert (got.nginx, got.count, got.port, got.on_head) == expected
+
+
+@pytest.mark.parametrize(
+    ("frontend", "nodes", "line", "expected"),
+    [
+        # where the published cells depart: 1.x one-node jobs shown on 8180 off the head
+        ({}, 1, "1", (False, 1, FRONTEND_INTERNAL_PORT, False)),
+        # ... and the count behind nginx takes the head in
+        ({}, 2, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
+        ({}, 3, "1", (True, 3, FRONTEND_INTERNAL_PORT, False)),
+        ({"num_additional_frontends": 1}, 5, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
+        ({"enable_multiple_frontends": True}, 4, "2", (True, 4, FRONTEND_INTERNAL_PORT, False)),
+        # elsewhere the cookbook shows what ran
+        ({"enable_multiple_frontends": False}, 3, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({"enable_multiple_frontends": False}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+    ],
+)
+def test_published_frontend_layer_departs_only_where_the_cells_do(
+    frontend: dict, nodes: int, line: str, expected: tuple
+) -> None:
+    got = published_frontend_layer(frontend, nodes, line)
+    assert (got.nginx, got.count, got.port, got.on_head) == expected
+    # nginx is shown only when srt-slurm ran one
+    assert got.nginx == frontend_topology(frontend, nodes, line).nginx
 
 
 def test_allocated_gpus_count_whole_nodes() -> None:
@@ -309,3 +352,204 @@ def test_workers_get_srt_slurms_nccl_port_only_from_v1_0_58() -> None:
     assert not any(a[0] == "--nccl-port" for a in raw["args"])  # v1.0.38 passes none
     newest = render_config(ERAS, AGG, release=rel("v1.0.60")).points[0].raw["sglang"]
     assert any(a[0] == "--nccl-port" for a in _block(newest, "worker")["args"])
+
+
+# --- point 3: a branch is what it was when the run happened --------------------------------
+
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Contributor",
+    "GIT_AUTHOR_EMAIL": "contributor@example.com",
+    "GIT_COMMITTER_NAME": "Contributor",
+    "GIT_COMMITTER_EMAIL": "contributor@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "PATH": "/usr/bin:/bin",
+}
+FORK_URL = "https://github.com/example-fork/srt-slurm.git"
+
+
+def _git(repo: Path, *args: str, date: str | None = None) -> str:
+    env = {**_GIT_ENV, "HOME": str(repo)}
+    if date is not None:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def _commit(repo: Path, message: str, date: str) -> str:
+    (repo / "CHANGES").write_text((repo / "CHANGES").read_text() + message + "\n")
+    _git(repo, "add", "CHANGES")
+    _git(repo, "commit", "-q", "-m", message, date=date)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def srt_history(tmp_path: Path) -> dict[str, str]:
+    """Our own srt-slurm history: main tagged v1.0.41 in July and v1.0.58 late in August;
+    sa-submission-q2-2026 cut before any tag; a fork's branch as a remote of the clone."""
+    repo = tmp_path / "srt-slurm"
+    repo.mkdir()
+    (repo / "CHANGES").write_text("")
+    _git(repo, "init", "-q", "-b", "main")
+    out = {"repo": str(repo)}
+    out["root"] = _commit(repo, "start", "2026-06-01T10:00:00+00:00")
+    _git(repo, "branch", "sa-submission-q2-2026")
+    out["v41"] = _commit(repo, "release 1.0.41", "2026-07-30T10:00:00+00:00")
+    _git(repo, "tag", "v1.0.41")
+    out["aug"] = _commit(repo, "work on main", "2026-08-03T10:00:00+00:00")
+    out["v58"] = _commit(
+        repo, "release 1.0.58: workers get an NCCL port", "2026-08-18T10:00:00+00:00"
+    )
+    _git(repo, "tag", "v1.0.58")
+    _git(repo, "checkout", "-q", "sa-submission-q2-2026")
+    out["submission"] = _commit(repo, "submission fixes", "2026-06-20T10:00:00+00:00")
+    _commit(repo, "later submission fixes", "2026-09-01T10:00:00+00:00")
+    out["fork"] = _commit(repo, "fork work", "2026-08-01T10:00:00+00:00")
+    _git(repo, "update-ref", "refs/remotes/fork/power", out["fork"])
+    _git(repo, "reset", "-q", "--hard", "HEAD~1")
+    _git(repo, "remote", "add", "fork", FORK_URL)
+    _git(repo, "checkout", "-q", "main")
+    return out
+
+
+def _runner_cloning(tmp_path: Path, checkout: str, *, dated: str | None = None) -> Path:
+    """The eras tree with the m2 branch of its runner checking out ``checkout``; a git
+    checkout committed at ``dated`` when given."""
+    tree = tmp_path / "inferencex"
+    shutil.copytree(ERAS, tree)
+    script = tree / SCRIPT
+    text = script.read_text()
+    assert "    git checkout v1.0.38\n" in text
+    script.write_text(text.replace("    git checkout v1.0.38\n", f"    {checkout}\n"))
+    if dated is not None:
+        _git(tree, "init", "-q", "-b", "main")
+        _git(tree, "add", "-A")
+        _git(tree, "commit", "-q", "-m", "InferenceX at the run", date=dated)
+    return tree
+
+
+def _render_json(tree: Path, *args: str) -> dict:
+    out = _cli("render", AGG, "--inferencex", str(tree), "--format", "json", "--raw", *args)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def _nccl(doc: dict) -> bool:
+    worker = next(b for b in doc["points"][0]["routers"]["sglang"] if b["kind"] == "worker")
+    return any(a[0] == "--nccl-port" for a in worker["args"])
+
+
+def test_a_branch_is_taken_at_the_inferencex_commits_date(
+    tmp_path: Path, srt_history: dict[str, str]
+) -> None:
+    tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
+    repo = srt_history["repo"]
+    text = _cli("render", AGG, "--inferencex", str(tree), "--point", "0", "--srt-slurm-repo", repo)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.splitlines()[0] == (
+        f"# rules: srt-slurm main as of 2026-08-05T12:00:00+00:00 = {srt_history['aug']} "
+        f"(1.x rules, carrying v1.0.41; checked out by {SCRIPT} line 26)"
+    )
+    doc = _render_json(tree, "--srt-slurm-repo", repo)
+    assert doc["srt_slurm"]["commit"] == srt_history["aug"]
+    assert doc["srt_slurm"]["tag"] == "v1.0.41"
+    # main then carried v1.0.41: no NCCL port yet (today's head, v1.0.58, passes one)
+    assert not _nccl(doc)
+
+
+def test_as_of_moves_the_branch_and_its_rules(tmp_path: Path, srt_history: dict[str, str]) -> None:
+    tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
+    repo = srt_history["repo"]
+    later = _render_json(tree, "--srt-slurm-repo", repo, "--as-of", "2026-08-20")
+    assert later["srt_slurm"]["commit"] == srt_history["v58"]
+    assert _nccl(later)
+    # a day before a commit: the one before it
+    assert (
+        _render_json(tree, "--srt-slurm-repo", repo, "--as-of", "2026-08-02T10:00:00+00:00")[
+            "srt_slurm"
+        ]["commit"]
+        == srt_history["v41"]
+    )
+
+
+def test_a_branch_cut_before_any_tag_and_a_forks_branch(
+    tmp_path: Path, srt_history: dict[str, str]
+) -> None:
+    repo = srt_history["repo"]
+    tree = _runner_cloning(tmp_path, "git checkout sa-submission-q2-2026")
+    doc = _render_json(tree, "--srt-slurm-repo", repo, "--as-of", "2026-08-05")
+    assert doc["srt_slurm"]["commit"] == srt_history["submission"]
+    assert doc["srt_slurm"]["tag"] == ""
+    assert not _nccl(doc)
+    text = _cli(
+        "render", AGG, "--inferencex", str(tree), "--point", "0", "--srt-slurm-repo", repo,
+        "--as-of", "2026-08-05",
+    )  # fmt: skip
+    assert "before any release tag" in text.stdout.splitlines()[0]
+    fork = _runner_cloning(tmp_path / "fork", "git checkout power")
+    script = fork / SCRIPT
+    script.write_text(
+        script.read_text().replace(
+            'git clone https://github.com/NVIDIA/srt-slurm.git "$SRT_REPO_DIR"\n    cd',
+            f'git clone {FORK_URL} "$SRT_REPO_DIR"\n    cd',
+            1,
+        )
+    )
+    doc = _render_json(fork, "--srt-slurm-repo", repo, "--as-of", "2026-08-05")
+    assert doc["srt_slurm"]["ref"] == f"power of {FORK_URL}"
+    assert doc["srt_slurm"]["commit"] == srt_history["fork"]
+
+
+def test_an_unresolved_branch_says_why_and_a_bad_date_is_refused(
+    tmp_path: Path, srt_history: dict[str, str]
+) -> None:
+    tree = _runner_cloning(tmp_path, "git checkout main")
+    out = _cli("render", AGG, "--inferencex", str(tree), "--point", "0")
+    assert "judged as read at its head: no date to resolve it at" in out.stdout.splitlines()[0]
+    out = _cli("render", AGG, "--inferencex", str(tree), "--point", "0", "--as-of", "2026-08-05")
+    assert "no srt-slurm history to resolve it in" in out.stdout.splitlines()[0]
+    doc = _render_json(tree, "--as-of", "2026-08-05")
+    assert "commit" not in doc["srt_slurm"] and doc["srt_slurm"]["unresolved"]
+    assert _nccl(doc)  # main as read at its head
+    missing = _render_json(tree, "--srt-slurm-repo", srt_history["repo"], "--as-of", "2026-05-01")
+    assert "no commit of it at or before 2026-05-01" in missing["srt_slurm"]["unresolved"]
+    bad = _cli("render", AGG, "--inferencex", str(tree), "--as-of", "05/08/2026")
+    assert bad.returncode == 2 and "--as-of" in bad.stderr and "is not a date" in bad.stderr
+
+
+def test_a_tag_is_no_branch_and_is_left_alone(tmp_path: Path, srt_history: dict[str, str]) -> None:
+    doc = _render_json(ERAS, "--srt-slurm-repo", srt_history["repo"], "--as-of", "2026-08-05")
+    assert doc["srt_slurm"] == {
+        "ref": "v1.0.38",
+        "line": "1",
+        "source": f"checked out by {SCRIPT} line 26",
+    }
+
+
+def test_verify_takes_the_branch_at_the_runs_date(
+    tmp_path: Path, srt_history: dict[str, str]
+) -> None:
+    from syncer.runs.collect import RunData
+    from syncer.runs.logs import parse_sweep_log
+    from syncer.usecases.verify import _at_run_date
+
+    tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
+    repo = Path(srt_history["repo"])
+    rendered = render_config(tree, AGG, srt_repo=repo)
+    assert rendered.release is not None and rendered.release.commit == srt_history["aug"]
+    log = (
+        "2026-08-19 09:00:00 [INFO] Starting agg worker 0 on node-a\n"
+        "2026-08-19 09:00:01 [INFO] Env: A=1\n"
+        "2026-08-19 09:00:01 [INFO] Command: python3 -m sglang.launch_server --port 6100\n"
+        "2026-08-19 09:00:01 [INFO] Log: /logs/node-a_agg_w0.out\n"
+    )
+    sweep = parse_sweep_log(io.BytesIO(log.encode()), "sweep_1.log")
+    assert sweep.started == "2026-08-19T09:00:00"
+    again = _at_run_date(rendered, RunData("run", sweeps=[sweep]), tree, AGG, repo)
+    assert again.release is not None and again.release.commit == srt_history["v58"]
+    assert again.release.as_of == "2026-08-19T09:00:00"
+    worker = _block(again.points[0].raw["sglang"], "worker")
+    assert any(a[0] == "--nccl-port" for a in worker["args"])
+    # the same state at both dates: the rendering is kept
+    assert _at_run_date(rendered, RunData("run", sweeps=[]), tree, AGG, repo) is rendered

@@ -7,7 +7,7 @@ from botworld import git as run
 
 from syncer.errors import SyncError
 from syncer.publish.git import Cookbook, Identity, branch_name
-from syncer.publish.github import Plan
+from syncer.publish.settings import Plan
 
 BRANCH = "infx-sync/deepseek-ai/deepseek-v4_1"
 

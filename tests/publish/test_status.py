@@ -7,7 +7,7 @@ import json
 import pytest
 
 from syncer.publish import status as st
-from syncer.publish.github import Pull
+from syncer.publish.records import Pull
 from syncer.syncconfig import Pin
 
 LOGIN = "sync-bot"

@@ -1,0 +1,269 @@
+"""One authenticated connection to GitHub's REST API: the requests every concern of the client
+shares (``pulls``, ``comments``, ``issues``, ``actions``).
+
+PyGithub's requester sends them, with its retries of reads and edits (``ratelimit``); a POST is
+sent again only after the object was looked up (:meth:`Api.post`), so a lost answer never
+makes a second comment or PR. Every failure is a ``SyncError`` whose text is masked (the token
+is registered with :mod:`syncer.secrets` and never appears in messages), a 404 a
+:class:`NotFound`, and a 422's validation errors are worded as one line (:func:`error_text`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypedDict, TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+
+from syncer import links, secrets
+from syncer.errors import SyncError
+from syncer.publish.ratelimit import SECONDARY_WAIT, RateLimitTooLong, limit_wait, retry_policy
+from syncer.wording import js
+
+T = TypeVar("T")
+# A request's answer: GitHub's JSON, as untyped as PyGithub gives it (each caller hands it to
+# the parser of its kind in ``records``).
+Json = Any
+
+
+class NotFound(SyncError):
+    """The API answered 404 (deleted comment, unknown PR or run, or no access)."""
+
+
+class Connection(TypedDict, total=False):
+    """How a client connects (``Api``'s keyword arguments): the API's URL, retries and waits,
+    the pause between requests, the bot's login when the token cannot ask for it."""
+
+    base_url: str
+    retries: int
+    max_wait: float
+    backoff: float
+    pause: float | None
+    login: str | None
+    secondary_wait: float
+
+
+class _NoUser(Exception):
+    """``GET /user`` refused (403): the token is no user's."""
+
+
+class Api:
+    """The transport: JSON requests, pages, the POST that looks before it sends again, and the
+    token's login."""
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str = links.API_URL,
+        retries: int = 6,
+        max_wait: float = 300.0,
+        backoff: float = 1.0,
+        pause: float | None = None,
+        login: str | None = None,
+        secondary_wait: float = SECONDARY_WAIT,
+    ) -> None:
+        secrets.register(token)
+        self._token = token
+        self.base_url = base_url.rstrip("/")
+        self.retries = retries
+        self.max_wait = max_wait
+        self.backoff = backoff
+        self.secondary_wait = secondary_wait
+        self._login = login
+        # GitHub's guidance against secondary limits: space requests, and writes more.
+        between = 0.25 if pause is None else pause
+        self._gh = Github(
+            auth=Auth.Token(token),
+            base_url=self.base_url,
+            retry=retry_policy(retries, max_wait, backoff, secondary_wait),
+            seconds_between_requests=between,
+            seconds_between_writes=1.0 if pause is None else pause,
+            timeout=60,
+        )
+        self.session = requests.Session()
+
+    def auth_headers(self) -> dict[str, str]:
+        """The headers of a request sent past PyGithub (a streamed download)."""
+        return {"Authorization": f"Bearer {self._token}", "Accept": "application/vnd.github+json"}
+
+    def call(self, what: str, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except GithubException as exc:
+            kind = NotFound if exc.status == 404 else SyncError
+            detail = error_text(exc.data)
+            raise kind(secrets.mask(f"GitHub API {exc.status} on {what}: {detail}")) from None
+        except RateLimitTooLong as exc:
+            raise SyncError(f"GitHub rate limit on {what}: {exc}") from None
+        except requests.exceptions.RetryError as exc:
+            reason = getattr(getattr(exc.args[0], "reason", None), "args", [exc])[0]
+            raise SyncError(
+                secrets.mask(
+                    f"GitHub API on {what}: gave up after {self.retries} retries ({reason})"
+                )
+            ) from None
+        except requests.RequestException as exc:
+            raise SyncError(secrets.mask(f"GitHub API unreachable on {what}: {exc}")) from None
+
+    def json(
+        self,
+        verb: str,
+        path: str,
+        *,
+        params: dict[str, Any] | None = None,
+        body: dict[str, Any] | None = None,
+    ) -> Json:
+        url = f"{self.base_url}{path}"
+
+        def go() -> Json:
+            _headers, data = self._gh.requester.requestJsonAndCheck(
+                verb, url, parameters=params, input=body
+            )
+            return data
+
+        return self.call(f"{verb} {path}", go)
+
+    def post(
+        self,
+        path: str,
+        body: dict[str, Any],
+        find: Callable[[], Json | None] | None,
+        *,
+        exists: Callable[[GithubException], bool] = lambda exc: False,
+        amend: Callable[[GithubException, dict[str, Any]], dict[str, Any] | None] | None = None,
+    ) -> Json:
+        """POST ``body`` once, and again only after looking the object up.
+
+        A 5xx, a timeout or a dropped connection does not say whether GitHub made the write, and
+        a rate limit's answer may come from a proxy after it did: before each new attempt
+        ``find()`` looks the object up (by its hidden marker or its branch) and returns it when
+        it is there; only when it is not is the POST sent again. ``exists(exc)`` marks an
+        error that means "it is already there" (422 for a PR), answered by ``find()`` too.
+        ``find=None``: a POST GitHub itself makes idempotent (a reaction). ``amend(exc, body)``
+        may answer a refusal with another body to send at once (GitHub made nothing).
+        """
+        url = f"{self.base_url}{path}"
+
+        def go() -> Json:
+            attempt, sent = 0, body
+            while True:
+                try:
+                    return self._gh.requester.requestJsonAndCheck("POST", url, input=sent)[1]
+                except GithubException as exc:
+                    if exists(exc) and find is not None:
+                        found = find()
+                        if found is not None:
+                            return found
+                        raise
+                    amended = amend(exc, sent) if amend is not None else None
+                    if amended is not None and attempt < self.retries:
+                        sent, attempt = amended, attempt + 1
+                        continue
+                    wait = self.post_wait(exc, attempt)
+                    if wait is None or attempt >= self.retries:
+                        raise
+                except (requests.ConnectionError, requests.Timeout):
+                    if attempt >= self.retries:
+                        raise
+                    wait = self.backoff * (2**attempt)
+                if find is not None:
+                    found = find()
+                    if found is not None:
+                        return found
+                time.sleep(wait)
+                attempt += 1
+
+        return self.call(f"POST {path}", go)
+
+    def post_wait(self, exc: GithubException, attempt: int) -> float | None:
+        """Seconds before a failed POST may be sent again (``limit_wait``'s rules)."""
+        data = exc.data if isinstance(exc.data, dict) else {}
+        message = data.get("message")
+        return self.limit_wait(
+            exc.status, exc.headers or {}, message if isinstance(message, str) else "", attempt
+        )
+
+    def limit_wait(self, status: int, headers: Any, message: str, attempt: int) -> float | None:
+        """:func:`ratelimit.limit_wait` with this connection's backoff and caps."""
+        return limit_wait(
+            status,
+            headers,
+            message,
+            attempt,
+            backoff=self.backoff,
+            secondary_wait=self.secondary_wait,
+            max_wait=self.max_wait,
+        )
+
+    def pages(self, path: str, key: str | None = None) -> list[Json]:
+        """Every item of a paginated list (``per_page=100``, following ``page`` until short).
+
+        Items stay raw JSON objects: one pager serves comments, commits, reactions and
+        artifacts, and each caller hands them to the parser of its kind (typed by its
+        ``*Data`` TypedDict), so an item is as untyped as ``json``'s answer."""
+        items: list[Json] = []
+        page = 1
+        while True:
+            data = self.json("GET", path, params={"per_page": 100, "page": page})
+            chunk = data.get(key, []) if key else data
+            items.extend(chunk)
+            if len(chunk) < 100:
+                return items
+            page += 1
+
+    def login(self) -> str:
+        """The token's user (the author of the bot's own comments and PRs): given, or asked of
+        ``GET /user``, which GitHub refuses an App installation token (and Actions'
+        ``GITHUB_TOKEN``): their login is ``<app-slug>[bot]`` and must be given."""
+        if self._login is None:
+
+            def whoami() -> Json:
+                try:
+                    return self._gh.requester.requestJsonAndCheck("GET", f"{self.base_url}/user")[1]
+                except GithubException as exc:
+                    if exc.status == 403:
+                        raise _NoUser from None
+                    raise
+
+            try:
+                self._login = self.call("GET /user", whoami)["login"]
+            except _NoUser:
+                raise SyncError(
+                    "GitHub refuses GET /user to this token (an App installation token or "
+                    "GITHUB_TOKEN): give the bot's login, <app-slug>[bot], in SYNC_INFX_LOGIN "
+                    "or SYNC_COOKBOOK_LOGIN"
+                ) from None
+        return self._login
+
+
+def error_text(data: object) -> str:
+    """GitHub's error body as one line: its ``message``, then each of its validation
+    ``errors`` (``{resource, field, code, message}``): the message when GitHub wrote one, else
+    what ``code`` says of ``resource.field`` ("PullRequest.head invalid")."""
+    if not isinstance(data, dict):
+        return js(data)
+    parts: list[str] = []
+    for error in data.get("errors") or []:
+        if not isinstance(error, dict):
+            parts.append(js(error))
+        elif isinstance(error.get("message"), str) and error["message"]:
+            parts.append(error["message"])
+        else:
+            where = ".".join(str(error[k]) for k in ("resource", "field") if error.get(k))
+            parts.append(f"{where} {error.get('code', 'invalid')}".strip())
+    message = data.get("message")
+    head = message if isinstance(message, str) else js(message)
+    return f"{head}: {'; '.join(parts)}" if parts else head
+
+
+def validation_errors(exc: GithubException) -> list[tuple[str, str, str]]:
+    """(field, code, message) of each validation error in a 422's body."""
+    data = exc.data if isinstance(exc.data, dict) else {}
+    return [
+        (str(e.get("field") or ""), str(e.get("code") or ""), str(e.get("message") or ""))
+        for e in data.get("errors") or []
+        if isinstance(e, dict)
+    ]

@@ -1,0 +1,207 @@
+"""The ends of a config's way to the cookbook: an InferenceX PR closed (merged or not), a bot PR
+merged or closed, and the catch-up of such events GitHub dropped.
+
+An InferenceX PR closed without merging never reaches InferenceX main, so a cookbook PR that
+only exists for it is closed (users of PR bots expect stale PRs closed, not left for
+reviewers); one that still carries another open or merged InferenceX PR stays open. A merged
+or closed bot PR tells every InferenceX PR it carried (live since that PR, or closed unmerged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from syncer.errors import SyncError
+from syncer.model import PointStatus
+from syncer.publish import status as st
+from syncer.publish.api import NotFound
+from syncer.publish.cookbook_pr import CookbookPR
+from syncer.publish.github import GitHubClient
+from syncer.publish.items import Items
+from syncer.publish.records import Pull, PullState
+from syncer.publish.scope import PRScope
+from syncer.publish.settings import Outcome, Settings
+from syncer.publish.status_comment import StatusComments
+from syncer.syncconfig import ConfigSpec, ModelSpec, Pin
+
+
+class Closing:
+    """What the bot does when a PR on either side closes; ``handled`` holds the InferenceX PRs
+    this run already brought up to date, ``sync_pr`` brings one up to date."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        infx: GitHubClient,
+        cookbook_gh: GitHubClient,
+        book: CookbookPR,
+        scope: PRScope,
+        status: StatusComments,
+        items: Items,
+        out: Outcome,
+        handled: set[int],
+        sync_pr: Callable[[int], None],
+    ) -> None:
+        self.s = settings
+        self.infx = infx
+        self.cgh = cookbook_gh
+        self.book = book
+        self.scope = scope
+        self.status = status
+        self.items = items
+        self.out = out
+        self.handled = handled
+        self.sync_pr = sync_pr
+
+    # -- dropped events ---------------------------------------------------------------------------
+
+    def catch_up(self, model: ModelSpec, bot_prs: list[Pull] | None = None) -> None:
+        """Bring up to date the closed InferenceX PRs that ``model``'s bot PRs (default: the
+        open one) still carry as not verified.
+
+        GitHub keeps one pending run per concurrency group and cancels the older pending one
+        when another event arrives, so a ``pull_request: closed`` can be dropped behind a later
+        event of the same model; the later run (this one) does its work. The scheduled run
+        passes the newest merged bot PRs too: a PR merged after its cookbook PR (a fork's, whose
+        own events never publish) is still carried there as a PR pin. Both handlers are
+        idempotent: a PR already handled is read, not written again."""
+        if bot_prs is None:
+            open_pr = self.book.open_pull(model)
+            bot_prs = [open_pr] if open_pr is not None else []
+        for bot_pr in bot_prs:
+            recorded = self.book.recorded(bot_pr, model)
+            waiting = sorted(
+                {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
+                - self.handled
+            )
+            for number in waiting:
+                self._catch_up_pr(number, recorded)
+
+    def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> None:
+        try:
+            pull = self.infx.pulls.get(self.s.inferencex_repo, number)
+        except NotFound:
+            return
+        if pull.state != PullState.CLOSED or not self.scope.configs_of(number):
+            return
+        if not pull.merged:
+            self.out.say(f"PR #{number}: closed without merging; catching up")
+            self.closed_unmerged(pull, self.scope.configs_of(number))
+        elif any(
+            p.status == PointStatus.VERIFIED_PR for p in recorded.values() if p.pr == str(number)
+        ):
+            # Merged with a pinned run the cookbook PR still calls a PR pin.
+            self.out.say(f"PR #{number}: merged; catching up")
+            self.sync_pr(number)
+
+    # -- an InferenceX PR closed without merging --------------------------------------------------
+
+    def closed_unmerged(self, pull: Pull, configs: list[tuple[ModelSpec, ConfigSpec]]) -> None:
+        """Close the cookbook PR that only carries ``pull``, or say which PRs keep it open; on
+        closed PRs a comment is only edited, or posted where the bot already commented for
+        the model (``create=False``)."""
+        self.handled.add(pull.number)
+        for model in {m.path: m for m, _ in configs}.values():
+            pulls = self.book.pulls(model)
+            open_pr = next((p for p in pulls if p.state == PullState.OPEN), None)
+            recorded = self.book.recorded(open_pr, model)
+            carried = [n for n in self._carried_prs(model, recorded) if n != pull.number]
+            alive = [n for n in carried if self._still_coming(n)]
+            notify = [pull.number]
+            closed: Pull | None = None
+            if open_pr is None:
+                # A replayed event: the cookbook PR closed earlier for this one is still named.
+                closed = next((p for p in pulls if self.book.carries(p, pull.number, model)), None)
+            elif alive:
+                self.out.say(
+                    f"{model.path}: {self.s.cookbook_repo}#{open_pr.number} stays open for "
+                    + ", ".join(f"#{n}" for n in alive)
+                )
+            else:
+                self.book.close(model, open_pr, [pull.number, *carried])
+                closed, open_pr = open_pr, None
+                notify += carried  # every InferenceX PR it carried learns it
+            for number in notify:
+                items = [
+                    self.items.item(
+                        model,
+                        cfg.key,
+                        pull.head_sha,
+                        pin=cfg.pin,
+                        source_closed=True,
+                        open_pr=open_pr.number if open_pr else None,
+                        closed_pr=closed.number if closed else None,
+                        kept_for=alive,
+                    )
+                    for m, cfg in self.scope.configs_of(number)
+                    if m.path == model.path
+                ]
+                if items:
+                    self.status.report(number, items, create=False)
+
+    def _carried_prs(self, model: ModelSpec, recorded: dict[str, Pin]) -> list[int]:
+        """InferenceX PRs a cookbook PR carries something for: a config still on its way (not
+        verified) or re-pinned by the bot; a verified pin exactly as the cookbook already has it
+        keeps nothing open."""
+        synced = self.scope.synced_pins(model)
+        return sorted(
+            {
+                int(p.pr)
+                for k, p in recorded.items()
+                if p.pr and (p.status != PointStatus.VERIFIED or p != synced.get(k))
+            }
+        )
+
+    def _still_coming(self, number: int) -> bool:
+        """Whether InferenceX PR ``number`` is open or merged (its config may still go live)."""
+        try:
+            other = self.infx.pulls.get(self.s.inferencex_repo, number)
+        except NotFound:
+            return False
+        return other.state == PullState.OPEN or other.merged
+
+    # -- a bot PR merged or closed ----------------------------------------------------------------
+
+    def cookbook_closed(self, number: int) -> None:
+        """A bot PR merged or closed: every InferenceX PR whose pins it carried gets its status
+        refreshed (live since this PR, or its cookbook PR closed without merging)."""
+        pull = self.cgh.pulls.get(self.s.cookbook_repo, number)
+        me = self.cgh.login()
+        if pull.state != PullState.CLOSED:
+            self.out.say(f"{self.s.cookbook_repo}#{number} is still open; nothing to do")
+            return
+        model = next((m for m in self.s.config.models if st.pr_marker(m.path) in pull.body), None)
+        if model is not None and self.s.model not in (None, model.path):
+            self.out.say(f"{self.s.cookbook_repo}#{number} is {model.path}'s; not this run's model")
+            return
+        if pull.user != me or model is None:
+            self.out.say(f"{self.s.cookbook_repo}#{number} is not a sync PR of this bot; ignored")
+            return
+        recorded = self.book.recorded(pull, model)
+        prs = sorted({int(p.pr) for p in recorded.values() if p.pr})
+        failed = []
+        for pr in prs:
+            if not self.scope.configs_of(pr):
+                continue
+            # One unreachable PR (deleted, transferred) must not keep the others stale.
+            try:
+                self._refresh_status(pr, model, recorded)
+            except SyncError as exc:
+                failed.append(f"#{pr}: {exc}")
+        if failed:
+            raise SyncError("status not refreshed on " + "; ".join(failed))
+
+    def _refresh_status(self, number: int, model: ModelSpec, recorded: dict[str, Pin]) -> None:
+        """Rewrite the PR's status from what the cookbook PRs record; nothing is regenerated
+        (the InferenceX checkout at hand may not be this PR's head)."""
+        result = self.book.result(model)
+        current = self.book.recorded(result.open_pr, model)
+        items = []
+        for m, cfg in self.scope.configs_of(number):
+            if m.path != model.path:
+                continue
+            pin = current.get(cfg.key) or recorded.get(cfg.key) or cfg.pin
+            items.append(self.items.item(model, cfg.key, pin.sha, pin=pin, result=result))
+        if items:
+            self.status.report(number, items)

@@ -1,0 +1,144 @@
+"""The words of the bot's cookbook PR: its title, its commit message and its body (the reviewer
+diff, the provenance of every deployment, the InferenceX-only settings excluded, the lint).
+
+All of it comes from templates (``cookbook_pr_title.txt.j2``, ``cookbook_commit.txt.j2``,
+``pr_body.md.j2``); the body is fitted to GitHub's limit by ``bodies.fit_body``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypedDict
+
+from syncer import links
+from syncer.compare.review import review_texts
+from syncer.compare.review_render import review_report
+from syncer.errors import SyncError
+from syncer.inferencex.policy import Exclusion, load_policy
+from syncer.inferencex.render import RenderedConfig
+from syncer.publish import status as st
+from syncer.publish.bodies import fit_body
+from syncer.syncconfig import ModelSpec, Pin
+from syncer.templating import render
+
+# A config's render by key (the event's one render of it); raises SyncError when it does not
+# render.
+Renders = Callable[[str], RenderedConfig]
+
+
+class ProvenanceRow(TypedDict):
+    """One deployment of one config in the PR body's provenance table."""
+
+    key: str
+    label: str
+    concs: str
+    pr: str | None
+    pr_url: str | None
+    sha: str
+    run: str | None
+    run_url: str | None
+    comment: str | None
+    comment_url: str | None
+    status: str
+
+
+def title(model: ModelSpec) -> str:
+    return render("cookbook_pr_title.txt.j2", model=model.model).rstrip("\n")
+
+
+def commit_message(model: ModelSpec, pins: dict[str, Pin], inferencex_repo: str) -> str:
+    return render(
+        "cookbook_commit.txt.j2",
+        title=title(model),
+        inferencex_repo=inferencex_repo,
+        pins=sorted(pins.items()),
+    )
+
+
+def pr_body(
+    model: ModelSpec,
+    pins: dict[str, Pin],
+    *,
+    files: dict[str, str],
+    module_path: str,
+    old: str | None,
+    notes: list[str],
+    lint: str | None,
+    renders: Renders,
+    inferencex_repo: str,
+    body_limit: int,
+    say: Callable[[str], None],
+) -> str:
+    """The PR body of ``model``'s module ``files[module_path]`` against the default branch's
+    ``old``; ``pins`` holds every config of ``model``."""
+    new = files[module_path]
+    review = review_texts(old, new, old_label="cookbook (default branch)", new_label="this PR")
+    ctx = {
+        "marker": st.pr_marker(model.path),
+        "state": st.state_marker(model.path, pins),
+        "model": model.model,
+        "section": model.section,
+        "files": sorted(files),
+        "provenance": provenance(model, pins, renders, inferencex_repo, say),
+        "notes": notes,
+        "lint": lint,
+        "exclusions": exclusions(model, renders),
+    }
+    return fit_body(ctx, review_report(review).markdown, body_limit)
+
+
+def provenance(
+    model: ModelSpec,
+    pins: dict[str, Pin],
+    renders: Renders,
+    repo: str,
+    say: Callable[[str], None],
+) -> list[ProvenanceRow]:
+    """One row per config and deployment; a config that does not render gets one row."""
+    rows: list[ProvenanceRow] = []
+    for cfg in model.configs:
+        pin = pins[cfg.key]
+        try:
+            points = renders(cfg.key).points
+        except SyncError as exc:
+            points = []
+            say(f"{cfg.key}: not rendered for provenance: {exc}")
+        groups: dict[str, list[int]] = {}
+        for p in points:
+            groups.setdefault(p.label, []).extend(p.concs)
+        for label, concs in groups.items() or {"–": []}.items():
+            rows.append(
+                {
+                    "key": cfg.key,
+                    "label": label,
+                    "concs": ", ".join(str(c) for c in concs),
+                    "pr": pin.pr,
+                    "pr_url": links.pr_url(repo, pin.pr) if pin.pr else None,
+                    "sha": pin.sha,
+                    "run": pin.run,
+                    "run_url": links.run_url(repo, pin.run) if pin.run else None,
+                    "comment": pin.comment,
+                    "comment_url": links.comment_url(repo, pin.pr, pin.comment)
+                    if pin.comment and pin.pr
+                    else None,
+                    "status": pin.status,
+                }
+            )
+    return rows
+
+
+def exclusions(model: ModelSpec, renders: Renders) -> list[Exclusion]:
+    """The policy entries that removed or replaced something in these configs' launches
+    (``Policy.applied``), by name."""
+    policy = load_policy()
+    used: dict[str, Exclusion] = {}
+    for cfg in model.configs:
+        try:
+            points = renders(cfg.key).points
+        except SyncError:
+            continue
+        for p in points:
+            for blocks in p.raw.values():
+                for entry in policy.applied(blocks):
+                    used.setdefault(entry.name, entry)
+    return [used[k] for k in sorted(used)]

@@ -1,0 +1,183 @@
+"""Pull requests through the API: read, listed, opened (once, whatever answer is lost), edited."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from github import GithubException
+
+from syncer.publish.api import Api, validation_errors
+from syncer.publish.records import PLANNED, Pull, PullData, PullState, pull_record
+from syncer.publish.settings import Plan
+from syncer.wording import js
+
+# GET /pulls/{n}/commits never lists more than a PR's first 250 commits.
+MAX_PR_COMMITS = 250
+# How far back from a long PR's head its newer commits are looked for (100 a page).
+MAX_WALK_PAGES = 20
+
+
+class Pulls:
+    """A repository's pull requests; writes consult ``plan`` (described only in a dry run)."""
+
+    def __init__(self, api: Api, plan: Plan, dry_ids: Iterator[int]) -> None:
+        self.api = api
+        self.plan = plan
+        self._dry_ids = dry_ids
+
+    def get(self, repo: str, number: int) -> Pull:
+        return pull_record(repo, self.api.json("GET", f"/repos/{repo}/pulls/{number}"))
+
+    def commits(self, repo: str, number: int) -> list[str]:
+        """The PR's commits, oldest first. GitHub lists at most the first 250 of them; the
+        newer ones of a longer PR are walked back from its head (``GET /commits?sha=``, newest
+        first) until a listed one is met."""
+        listed = [c["sha"] for c in self.api.pages(f"/repos/{repo}/pulls/{number}/commits")]
+        if len(listed) < MAX_PR_COMMITS:
+            return listed
+        known, newer = set(listed), list[str]()
+        head = self.get(repo, number).head_sha
+        for page in range(1, MAX_WALK_PAGES + 1):
+            params = {"sha": head, "per_page": 100, "page": page}
+            data = self.api.json("GET", f"/repos/{repo}/commits", params=params)
+            for commit in data:
+                if commit["sha"] in known:
+                    return listed + newer[::-1]
+                newer.append(commit["sha"])
+            if len(data) < 100:
+                break
+        return listed + newer[::-1]
+
+    def open(self, repo: str) -> list[Pull]:
+        """The repository's open pull requests (every page), oldest first."""
+        return sorted(
+            (pull_record(repo, p) for p in self.api.pages(f"/repos/{repo}/pulls")),
+            key=lambda p: p.number,
+        )
+
+    def find(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
+        """Pull requests whose head is ``owner:branch``, newest first."""
+        data = self.api.json(
+            "GET", f"/repos/{repo}/pulls", params={"head": head, "state": state, "per_page": 100}
+        )
+        return sorted((pull_record(repo, p) for p in data), key=lambda p: -p.number)
+
+    def create(
+        self,
+        repo: str,
+        *,
+        title: str,
+        body: str,
+        head: str,
+        base: str,
+        maintainer_can_modify: bool = True,
+    ) -> Pull:
+        self.plan.note(
+            f"POST /repos/{repo}/pulls head={head} base={base} title={js(title, None)} "
+            f"({len(body)} chars)\n{body}"
+        )
+        if self.plan.dry_run:
+            return self._planned(repo, title, body, head, base)
+        me = self.api.login()
+
+        def find() -> PullData | None:
+            # The open PR of this head made by the bot: the one a lost answer created.
+            found = self.api.json(
+                "GET", f"/repos/{repo}/pulls", params={"head": head, "state": str(PullState.OPEN)}
+            )
+            mine = [p for p in found if (p.get("user") or {}).get("login") == me]
+            return mine[0] if mine else None
+
+        def without_edits(exc: GithubException, sent: dict[str, Any]) -> dict[str, Any] | None:
+            # GitHub refuses to let maintainers push to a branch of an organization's fork:
+            # the PR is opened without it (the caller sees maintainer_can_modify false).
+            if sent.get("maintainer_can_modify") and _fork_collab_refused(exc):
+                return {**sent, "maintainer_can_modify": False}
+            return None
+
+        data = self.api.post(
+            f"/repos/{repo}/pulls",
+            {
+                "title": title,
+                "body": body,
+                "head": head,
+                "base": base,
+                "maintainer_can_modify": maintainer_can_modify,
+            },
+            find,
+            exists=_already_exists,
+            amend=without_edits,
+        )
+        if "maintainer_can_modify" not in data:
+            # Found in the list, whose pull-request-simple objects leave out what only the
+            # PR itself says (merged, maintainer_can_modify).
+            data = self.api.json("GET", f"/repos/{repo}/pulls/{data['number']}")
+        if (data.get("title"), data.get("body") or "") != (title, body):
+            # Found rather than made (an earlier run's PR the listing had not shown yet): it
+            # gets this run's title and body, as the one PR of this head must.
+            data = self.api.json(
+                "PATCH",
+                f"/repos/{repo}/pulls/{data['number']}",
+                body={"title": title, "body": body},
+            )
+        return pull_record(repo, data)
+
+    def _planned(self, repo: str, title: str, body: str, head: str, base: str) -> Pull:
+        """The PR a dry run would open: no number yet (``PLANNED``)."""
+        return Pull(
+            repo,
+            PLANNED,
+            title,
+            body,
+            PullState.OPEN,
+            False,
+            self.api.login(),
+            head.split(":")[-1],
+            "",
+            head.split(":")[0],
+            base,
+            (),
+            "",
+        )
+
+    def update(
+        self,
+        repo: str,
+        number: int,
+        *,
+        title: str | None = None,
+        body: str | None = None,
+        state: PullState | None = None,
+    ) -> None:
+        # str(): the plan shows and the API gets a state as GitHub spells it.
+        fields = {
+            k: str(v)
+            for k, v in (("title", title), ("body", body), ("state", state))
+            if v is not None
+        }
+        shown = ", ".join(
+            f"{k}" + (f"={js(v, None)}" if k != "body" else f" ({len(v)} chars)")
+            for k, v in fields.items()
+        )
+        self.plan.note(
+            f"PATCH /repos/{repo}/pulls/{number} {shown}"
+            + (f"\n{body}" if body is not None else "")
+        )
+        if not self.plan.dry_run:
+            self.api.json("PATCH", f"/repos/{repo}/pulls/{number}", body=fields)
+
+
+def _already_exists(exc: GithubException) -> bool:
+    """GitHub's 422 for a second PR of the same head ("A pull request already exists for
+    owner:branch."): the PR is there, made by an earlier attempt whose answer was lost."""
+    return exc.status == 422 and any("already exists" in m for _f, _c, m in validation_errors(exc))
+
+
+def _fork_collab_refused(exc: GithubException) -> bool:
+    """GitHub's 422 when maintainers may not be let push to the head branch (a fork owned by
+    an organization): ``{"field": "fork_collab", "code": "custom"}``."""
+    return exc.status == 422 and any(
+        field == "fork_collab" or "fork collab" in message.lower()
+        for field, _code, message in validation_errors(exc)
+    )
