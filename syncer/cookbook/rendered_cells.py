@@ -25,7 +25,7 @@ from syncer.cookbook.cells import (
 from syncer.cookbook.kv_donors import Donors, cell_kv, hicache_from
 from syncer.cookbook.module_data import CellMeta
 from syncer.errors import SyncError
-from syncer.inferencex.render import RenderedConfig
+from syncer.inferencex.render import RenderedConfig, RenderedPoint
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.wording import js
 
@@ -127,12 +127,6 @@ def cells_for_config(
                     f"config {cfg.key}: points {first.item} and {point.item} share a deployment "
                     "shape but differ in image or GPU count"
                 )
-        disclosures = list(cfg.disclosures)
-        if any(p.golden_al for p in points) and "synthetic-acceptance" not in disclosures:
-            disclosures.insert(0, "synthetic-acceptance")
-        for found in (d for p in points for d in p.disclosures):
-            if found not in disclosures:
-                disclosures.append(found)
         meta: CellMeta = {
             "id": cell_id,
             "hw": hw,
@@ -146,26 +140,48 @@ def cells_for_config(
             "imageCommit": cfg.image_commit or image_commit(first.image),
             "submitted": submitted,
             "setup": list(cfg.setup),
-            "disclosures": disclosures,
+            "disclosures": _disclosures(cfg, points),
             "kv": cell_kv(cfg, donors, [p.kv for p in points], own_hicache),
         }
-        cell_points = []
-        for point in points:
-            prov = pin.prov()
-            prov["recipe"] = point.recipe
-            cell_points.append(
-                PointSpec(
-                    concs=list(point.concs),
-                    item=point.item,
-                    kv=point.kv,
-                    blocks={r: point.cookbook[r] for r in routers},
-                    override=point.override,
-                    golden_al=point.golden_al,
-                    prov=prov,
-                )
-            )
-        cells.append(CellSpec(meta=meta, routers=routers, points=cell_points))
+        cells.append(
+            CellSpec(meta=meta, routers=routers, points=_cell_points(points, pin, routers))
+        )
     return cells
+
+
+def _disclosures(cfg: ConfigSpec, points: list[RenderedPoint]) -> list[str]:
+    """The cell's disclosures: the config's, synthetic acceptance first when a point ran with
+    it, then what the policy removed from the points' commands."""
+    disclosures = list(cfg.disclosures)
+    if any(p.golden_al for p in points) and "synthetic-acceptance" not in disclosures:
+        disclosures.insert(0, "synthetic-acceptance")
+    for found in (d for p in points for d in p.disclosures):
+        if found not in disclosures:
+            disclosures.append(found)
+    return disclosures
+
+
+def _cell_points(
+    points: list[RenderedPoint], pin: Pin, routers: dict[str, RouterSpec]
+) -> list[PointSpec]:
+    """The cell's points: each one's blocks for the cell's routers and the pin's provenance
+    with the point's recipe."""
+    out = []
+    for point in points:
+        prov = pin.prov()
+        prov["recipe"] = point.recipe
+        out.append(
+            PointSpec(
+                concs=list(point.concs),
+                item=point.item,
+                kv=point.kv,
+                blocks={r: point.cookbook[r] for r in routers},
+                override=point.override,
+                golden_al=point.golden_al,
+                prov=prov,
+            )
+        )
+    return out
 
 
 MEASURED_TIER_TEXT = {

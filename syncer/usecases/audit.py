@@ -320,6 +320,20 @@ def _check_recipe(
                 )
             )
         return {}
+    return _compare_points(decoder, key, sha, members, cells, rendered)
+
+
+def _compare_points(
+    decoder: Decoder,
+    key: str,
+    sha: str | None,
+    members: list[tuple[int, int]],
+    cells: list[CellRow],
+    rendered: RenderedConfig,
+) -> dict[tuple[int, int], RenderedPoint]:
+    """Each rendered point against the published point it matches; a point on one side only
+    is a finding. Returns the published points that differ, with their rendering."""
+    touched = sorted({ci for ci, _ in members})
     drifted: dict[tuple[int, int], RenderedPoint] = {}
     matched: set[tuple[int, int]] = set()
     for p in rendered.points:

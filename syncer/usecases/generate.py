@@ -279,19 +279,8 @@ def generate_model(
             # one-config refresh's.
             reference = built.existing
             keep = {cell for k in kept for cell in k.cells}
-    header = encode.header_lines(spec.source)
-
     old_text = read_text(path) if present(path, "data module") else None
-    old_date = _existing_date(old_text, path)
-    value, text, cases = encode.encode_module(
-        spec, path=str(path), header=header, reference=reference, keep=keep
-    )
-    if old_date and old_date != spec.generated_on:
-        # Same content under the old date is no change: keep the old text. Only the date
-        # differs, so the proven value is emitted again rather than encoded and proven twice.
-        value["generatedOn"] = old_date
-        if encode.module_text(value, header) == old_text:
-            text = old_text
+    text, cases = _encoded(spec, path, old_text, reference, keep)
     result = GenerateResult(
         model=spec_model.path,
         path=path,
@@ -302,23 +291,51 @@ def generate_model(
         kept=kept,
     )
     if pages_dir is not None:
-        page_path = pages_dir / spec_model.page
-        result.page_path = page_path
-        if not page_path.is_file():
-            raise SyncError("cookbook page not found", path=str(page_path))
-        update = update_page(
-            _read_page(page_path),
-            section=spec_model.section,
-            module=spec_model.path,
-            path=str(page_path),
-            force=force_page,
-        )
-        result.page_changed = update.changed
-        result.page_conflict = update.conflict
-        result.page_text = update.text if update.changed else None
+        _update_page(result, spec_model, pages_dir / spec_model.page, force=force_page)
     if not check:
         write_result(result)
     return result
+
+
+def _encoded(
+    spec: ModuleSpec,
+    path: Path,
+    old_text: str | None,
+    reference: Decoder | None,
+    keep: set[str] | None,
+) -> tuple[str, int]:
+    """The module's text, proven by decoding it back, and the number of cases proven; the old
+    text when only the date would change."""
+    header = encode.header_lines(spec.source)
+    old_date = _existing_date(old_text, path)
+    value, text, cases = encode.encode_module(
+        spec, path=str(path), header=header, reference=reference, keep=keep
+    )
+    if old_date and old_date != spec.generated_on:
+        # Same content under the old date is no change: keep the old text. Only the date
+        # differs, so the proven value is emitted again rather than encoded and proven twice.
+        value["generatedOn"] = old_date
+        if encode.module_text(value, header) == old_text:
+            text = old_text
+    return text, cases
+
+
+def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, force: bool) -> None:
+    """The page's AgentX section for ``result``'s module (a hand-edited section is left alone
+    and reported unless ``force``)."""
+    result.page_path = page_path
+    if not page_path.is_file():
+        raise SyncError("cookbook page not found", path=str(page_path))
+    update = update_page(
+        _read_page(page_path),
+        section=model.section,
+        module=model.path,
+        path=str(page_path),
+        force=force,
+    )
+    result.page_changed = update.changed
+    result.page_conflict = update.conflict
+    result.page_text = update.text if update.changed else None
 
 
 # A cookbook page is tens of kB; the cap keeps a hostile or wrong file from being read whole.
