@@ -300,7 +300,8 @@ class _Comparer:
         for canon in sorted(set(ma) | set(mb)):
             sa = ma.get(canon)
             sb = mb.get(canon)
-            spelling = sa[0] if sa else sb[0]  # type: ignore[index]
+            # canon is a key of ma or mb: one of the two is there
+            spelling = next(s for s in (sa, sb) if s)[0]
             va = sa[1] if sa else None
             vb = sb[1] if sb else None
             shown_a, shown_b = _show_values(va), _show_values(vb)
