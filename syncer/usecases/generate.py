@@ -39,7 +39,7 @@ from syncer.fsio import present, read_capped, write_all
 from syncer.inferencex import render as render_mod
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
-from syncer.syncconfig import ModelSpec, Pin, SyncConfig
+from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
 
 @dataclass
@@ -150,17 +150,7 @@ def build_module_spec(
     kept: list[KeptConfig] = []
     for cfg in model.configs:
         if cfg.key in scripts:
-            # No recipe to derive these cells from, and a run's logs are checked, not
-            # published (`sync verify`): the module's cells stay exactly as they are.
-            mine = [c for c in (old.cells if old else []) if c.config_key == cfg.key]
-            if not mine:
-                where = existing.path if existing.path and existing.path.is_file() else None
-                raise SyncError(
-                    f"{scripts[cfg.key].message}; its cells cannot be generated, and "
-                    + (f"{where} has none to keep" if where else "there is no existing module"),
-                    path=config.path,
-                    line=cfg.line,
-                )
+            mine = _kept_cells(cfg, scripts[cfg.key], old, existing.path, config)
             cells.extend(mine)
             kept.append(
                 KeptConfig(cfg.key, scripts[cfg.key].launch.describe(), [c.id for c in mine])
@@ -181,6 +171,27 @@ def build_module_spec(
         cells=cells,
     )
     return BuiltSpec(spec, kept, existing.decoder if kept else None)
+
+
+def _kept_cells(
+    cfg: ConfigSpec,
+    refusal: ScriptLaunchedError,
+    old: ModuleSpec | None,
+    existing: Path | None,
+    config: SyncConfig,
+) -> list[CellSpec]:
+    """A script-launched config's cells, kept from the existing module exactly as they are: no
+    recipe to derive them from, and a run's logs are checked, not published (`sync verify`)."""
+    mine = [c for c in (old.cells if old else []) if c.config_key == cfg.key]
+    if not mine:
+        where = existing if existing and existing.is_file() else None
+        raise SyncError(
+            f"{refusal.message}; its cells cannot be generated, and "
+            + (f"{where} has none to keep" if where else "there is no existing module"),
+            path=config.path,
+            line=cfg.line,
+        )
+    return mine
 
 
 def refresh_module_spec(
