@@ -9,6 +9,7 @@ from syncer import fitting
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Issue
 from syncer.templating import render
+from syncer.usecases.audit_report import audit_report
 from syncer.usecases.audit_result import AuditResult
 
 MARKER = "<!-- infx-cookbook-sync:audit-dashboard -->"
@@ -28,7 +29,7 @@ def title(result: AuditResult) -> str:
 def body(result: AuditResult) -> str:
     """The issue body within GitHub's limit: the report gets the room the frame leaves."""
     frame = render("audit_dashboard.md.j2", marker=MARKER, report="")
-    report = result.markdown(fitting.GITHUB_TEXT_LIMIT - len(frame))
+    report = audit_report(result).markdown(fitting.GITHUB_TEXT_LIMIT - len(frame))
     text = render("audit_dashboard.md.j2", marker=MARKER, report=report)
     return fitting.within(text, "the dashboard issue body")
 
