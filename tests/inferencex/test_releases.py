@@ -553,3 +553,23 @@ def test_verify_takes_the_branch_at_the_runs_date(
     assert any(a[0] == "--nccl-port" for a in worker["args"])
     # the same state at both dates: the rendering is kept
     assert _at_run_date(rendered, RunData("run", sweeps=[]), tree, AGG, repo) is rendered
+
+
+def test_the_real_v1_0_38_cells_raw_is_srt_slurms_code_and_cookbook_the_published_form(
+    reference: Path,
+) -> None:
+    """InferenceX eb1e4107 (srt-slurm v1.0.38): what ran follows frontend_stage.py, what the
+    cookbook shows follows the published cells (releases.published_frontend_layer)."""
+    tree = reference / "pairs" / "inferencex" / "eb1e4107"
+    if not tree.is_dir():
+        pytest.skip("the eb1e4107 pair tree is not in the reference data")
+    agg = render_config(tree, "qwen3.5-fp4-gb300-dynamo-sglang-agentic-agg").points[0]
+    ran = _block(agg.raw["sglang"], "sglang-router")
+    assert ["--port", "8000"] in ran["args"]  # one node: one router on the head, public port
+    shown = _block(agg.cookbook["sglang"], "sglang-router")
+    assert ["--port", "8180"] in shown["args"]
+    assert ["--worker-urls", "http://$AGG_0_HEAD_IP:30000"] in shown["args"]
+    disagg = render_config(tree, "qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg").points[0]
+    # the dedicated etcd node is no worker; the head (prefill node) runs nginx: 1 frontend
+    assert _block(disagg.raw["dynamo"], "dynamo-frontend")["count"] == 1
+    assert _block(disagg.cookbook["dynamo"], "dynamo-frontend")["count"] == 2
