@@ -548,6 +548,9 @@ def published_frontend_layer(
       node (Qwen3.5 GB300 aggregated TP2 at eb1e4107: router on 8180 reaching the worker by
       its node address). nginx itself is shown only when srt-slurm ran one.
 
+    The cells were rendered by the generator with a later srt-slurm than the run's, not
+    mirrored from it: the 1P1D cell's nginx.conf (Qwen/qwen3.5 @652614ed) has the keepalive
+    lines templates/nginx.conf.j2 first has at v1.0.40, and two upstream frontends.
     This is the rule closest to the code that gives those cells: the node count and the
     settings are srt-slurm's, only the two choices above are the cells'. (That a router on
     the head reaches a lone worker at ``127.0.0.1`` is the cookbook's too: srt-slurm always
