@@ -63,6 +63,8 @@ class Release:
             return f"srt-slurm {self.line}.x rules ({self.source})"
         if self.commit is not None:
             carried = f", carrying {self.tag}" if self.tag else ", before any release tag"
+            if self.as_of is None:  # a commit the run recorded
+                return f"srt-slurm {self.ref} ({self.line}.x rules{carried}; {self.source})"
             return (
                 f"srt-slurm {self.ref} as of {self.as_of} = {self.commit} "
                 f"({self.line}.x rules{carried}; {self.source})"
@@ -166,10 +168,16 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
     return DEFAULT
 
 
-def from_run(sha: str, fallback: Release) -> Release:
+def from_run(sha: str, fallback: Release, repo: Path | None = None) -> Release:
     """The run's own ``srt-slurm-sha.txt`` wins over what the checkout says; its line is the
-    one the checkout implies (a commit alone does not say which line it belongs to)."""
-    return Release(sha, fallback.line, "recorded by the run's srt-slurm-sha.txt")
+    one the checkout implies (a commit alone does not say which line it belongs to). With a
+    clone of srt-slurm holding that commit, the release tag it carried is read too, so the
+    rules that changed between tags follow what the run checked out."""
+    source = "recorded by the run's srt-slurm-sha.txt"
+    if repo is not None and fallback.line == "1" and commits.resolve(repo, sha) is not None:
+        tag = commits.newest_tag(repo, sha) or ""
+        return Release(sha, fallback.line, source, commit=sha, tag=tag)
+    return Release(sha, fallback.line, source)
 
 
 def runner_script(entry: ConfigEntry) -> Path | None:

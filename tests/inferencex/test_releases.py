@@ -573,3 +573,29 @@ def test_the_real_v1_0_38_cells_raw_is_srt_slurms_code_and_cookbook_the_publishe
     # the dedicated etcd node is no worker; the head (prefill node) runs nginx: 1 frontend
     assert _block(disagg.raw["dynamo"], "dynamo-frontend")["count"] == 1
     assert _block(disagg.cookbook["dynamo"], "dynamo-frontend")["count"] == 2
+
+
+def test_the_runs_recorded_commit_decides_the_rules_when_the_clone_has_it(
+    srt_history: dict[str, str],
+) -> None:
+    from syncer.runs.collect import RunData
+    from syncer.usecases.verify import _as_the_run_ran
+
+    repo = Path(srt_history["repo"])
+    rendered = render_config(ERAS, AGG)  # the runner checks out v1.0.38: no NCCL port
+    assert not any(
+        a[0] == "--nccl-port" for a in _block(rendered.points[0].raw["sglang"], "worker")["args"]
+    )
+    run = RunData("run", srt_slurm_shas={"job": srt_history["v58"]})
+    again = _as_the_run_ran(rendered, run, ERAS, AGG, repo, None)
+    assert again.release is not None and again.release.commit == srt_history["v58"]
+    assert again.release.describe() == (
+        f"srt-slurm {srt_history['v58']} (1.x rules, carrying v1.0.58; "
+        "recorded by the run's srt-slurm-sha.txt)"
+    )
+    worker = _block(again.points[0].raw["sglang"], "worker")
+    assert any(a[0] == "--nccl-port" for a in worker["args"])
+    # a commit the clone lacks, or no clone: the statement only, the rendering is kept
+    unknown = RunData("run", srt_slurm_shas={"job": "f" * 40})
+    assert _as_the_run_ran(rendered, unknown, ERAS, AGG, repo, None) is rendered
+    assert _as_the_run_ran(rendered, run, ERAS, AGG, None, None) is rendered
