@@ -599,3 +599,18 @@ def test_the_runs_recorded_commit_decides_the_rules_when_the_clone_has_it(
     unknown = RunData("run", srt_slurm_shas={"job": "f" * 40})
     assert _as_the_run_ran(rendered, unknown, ERAS, AGG, repo, None) is rendered
     assert _as_the_run_ran(rendered, run, ERAS, AGG, None, None) is rendered
+
+
+def test_a_linked_worktree_of_inferencex_gives_its_commits_date(
+    tmp_path: Path, srt_history: dict[str, str]
+) -> None:
+    from syncer.inferencex import commits
+
+    tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
+    linked = tmp_path / "linked"
+    _git(tree, "worktree", "add", "-q", str(linked))
+    assert (linked / ".git").is_file()
+    assert commits.checkout_date(linked) == "2026-08-05T12:00:00+00:00"
+    assert commits.checkout_date(ERAS) is None  # inside our checkout, no checkout of its own
+    doc = _render_json(linked, "--srt-slurm-repo", srt_history["repo"])
+    assert doc["srt_slurm"]["commit"] == srt_history["aug"]
