@@ -36,10 +36,10 @@ from syncer.inferencex.releases import (
     Release,
     allocated_gpus,
     at_date,
-    cluster_gpus_per_node,
     release_for,
 )
 from syncer.inferencex.rows import Job
+from syncer.inferencex.runner_launch import cluster_gpus_per_node
 from syncer.inferencex.scripts import refuse_script_launched
 from syncer.inferencex.srtconfigs import SrtSlurmFiles, discover
 from syncer.inferencex.variants import Variants, variant_for_job
