@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import os
+import stat
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +30,28 @@ for _var, _value in (
     ("GIT_COMMITTER_EMAIL", "tests@localhost"),
 ):
     os.environ.setdefault(_var, _value)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary files in memory where the machine has a tmpfs for them (``/dev/shm``), unless
+    ``TMPDIR`` or ``--basetemp`` says where: the tests build git repositories, InferenceX
+    trees and cookbook checkouts by the thousand files and remove them again, and on a busy
+    disk creating and removing them took longer than all the work done with them (a bot test
+    of 55 s ran in 12 s). Set here, before pytest-xdist starts its workers, so they and every
+    process a test starts inherit it."""
+    shm = Path("/dev/shm")
+    if os.environ.get("TMPDIR") or config.option.basetemp or not shm.is_dir():
+        return
+    root = shm / f"infx-cookbook-sync-tests-{os.getuid()}"
+    try:
+        root.mkdir(mode=0o700, exist_ok=True)
+        info = root.lstat()
+    except OSError:
+        return
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return  # someone else's, or open to others: keep the default
+    os.environ["TMPDIR"] = str(root)
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
