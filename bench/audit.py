@@ -37,6 +37,7 @@ def _decode_all(paths: list[Path]) -> int:
 def main(argv: list[str]) -> int:
     from syncer.untrusted import json_text
     from syncer.usecases.audit import audit, module_paths
+    from syncer.usecases.audit_report import audit_report
     from syncer.usecases.audit_trees import GitTrees, SnapshotTrees
 
     args = list(argv)
@@ -67,9 +68,10 @@ def main(argv: list[str]) -> int:
         trees = make_trees()
         try:
             result = audit(cookbook, trees)
-            json_text(result.json())
+            report = audit_report(result)
+            json_text(report.json())
             if markdown:
-                result.markdown()
+                report.markdown()
             return result
         finally:
             close = getattr(trees, "close", None)

@@ -44,6 +44,7 @@ def _best(run: object, rounds: int = ROUNDS) -> float:
 
 def main(argv: list[str]) -> int:
     from syncer.compare.review import review_texts
+    from syncer.compare.review_render import review_report
     from syncer.fitting import GITHUB_TEXT_LIMIT
 
     if len(argv) not in (0, 2):
@@ -61,10 +62,10 @@ def main(argv: list[str]) -> int:
         lambda: review_texts(texts[0], texts[1], old_label=str(paths[0]), new_label=str(paths[1]))
     )
     review = review_texts(texts[0], texts[1], old_label=str(paths[0]), new_label=str(paths[1]))
-    markdown_time = _best(lambda: review.markdown())
-    full = review.markdown()
-    budgeted_time = _best(lambda: review.markdown(GITHUB_TEXT_LIMIT))
-    budgeted = review.markdown(GITHUB_TEXT_LIMIT)
+    markdown_time = _best(lambda: review_report(review).markdown())
+    full = review_report(review).markdown()
+    budgeted_time = _best(lambda: review_report(review).markdown(GITHUB_TEXT_LIMIT))
+    budgeted = review_report(review).markdown(GITHUB_TEXT_LIMIT)
     print(f"reference: decode + Copy-all text of {cases} selections, {reference * 1000:.0f} ms")
     print(f"review   {review_time / reference:6.2f}x reference")
     print(f"markdown {markdown_time / reference:6.2f}x reference, {len(full)} characters")

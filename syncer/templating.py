@@ -29,6 +29,7 @@ def environment(folder: Path | None = None) -> jinja2.Environment:
     )
     env.filters["code"] = untrusted.md_code
     env.filters["text"] = untrusted.md_text
+    env.filters["html"] = untrusted.md_html
     env.filters["link"] = untrusted.md_link
     env.filters["term"] = untrusted.term_text
     env.filters["block"] = untrusted.md_block

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -110,21 +111,61 @@ _MD_LEADING = re.compile(r"^(\s*)(?:([#+\-=>])|(\d+)([.)]))")
 
 
 def md_text(value: object, *, limit: int = MAX_VALUE_CHARS) -> str:
-    """A value in prose: markdown and HTML inert, mentions, refs and autolinks neutralised.
+    """A value in prose: markdown and HTML inert, mentions, refs and autolinks neutralised
+    (``_defuse``). A ``Prose`` keeps its own words as written and escapes only its values."""
+    if isinstance(value, Prose):
+        return value.markdown(limit)
+    text = _defuse(_html_escaped(_one_line(clip(value, limit))))
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_LEADING.sub(_escape_leading, text, count=1)
 
-    A zero-width space goes after ``@`` (mentions, team mentions, e-mail autolinks), inside
+
+def md_html(value: object, *, limit: int = MAX_VALUE_CHARS) -> str:
+    """A value inside an HTML block (a ``<details><summary>`` line), where GitHub reads no
+    markdown, so a backslash would be shown: HTML escaped and defused, nothing backslashed."""
+    return _defuse(_html_escaped(_one_line(clip(value, limit))))
+
+
+def _html_escaped(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _defuse(text: str) -> str:
+    """A zero-width space after ``@`` (mentions, team mentions, e-mail autolinks), inside
     ``#123``, ``GH-123`` and ``owner/repo#123`` refs, after ``www`` and after URL schemes, so
-    GitHub neither pings, nor cross-references, nor links.
-    """
-    text = _one_line(clip(value, limit))
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = text.replace("@", "@" + _ZWSP)
+    GitHub neither pings, nor cross-references, nor links. Idempotent: a ``Prose`` defuses its
+    whole sentence again, so a ref its words and a value make together (``PR #`` and ``12``)
+    is caught too."""
+    text = re.sub("@(?!" + _ZWSP + ")", "@" + _ZWSP, text)
     text = re.sub(r"#(?=[0-9])", "#" + _ZWSP, text)
     text = re.sub(r"(?i)\b(GH)-(?=[0-9])", r"\1" + _ZWSP + "-", text)
     text = re.sub(r"(?i)\b(www)\.", r"\1" + _ZWSP + ".", text)
-    text = re.sub(r"(?i)\b([a-z][a-z0-9+.-]*):(?=/)", r"\1" + _ZWSP + ":", text)
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    return _MD_LEADING.sub(_escape_leading, text, count=1)
+    return re.sub(r"(?i)\b([a-z][a-z0-9+.-]*):(?=/)", r"\1" + _ZWSP + ":", text)
+
+
+class Prose(str):
+    """A sentence of our own words with values in it (``Prose("run {run} is gone", run=r)``).
+
+    As a string it is the plain sentence (JSON, the terminal, logs); in markdown
+    (``md_text``, the ``text`` filter) only the values are escaped, so the words read as
+    written (``set GITHUB_TOKEN``, never ``GITHUB\\_TOKEN``) while a value stays inert."""
+
+    template: str
+    values: dict[str, object]
+
+    def __new__(cls, template: str, /, **values: object) -> Prose:
+        self = super().__new__(cls, template.format(**values))
+        self.template = template
+        self.values = values
+        return self
+
+    def markdown(self, limit: int = MAX_VALUE_CHARS) -> str:
+        parts = []
+        for words, name, _, _ in string.Formatter().parse(self.template):
+            parts.append(words)
+            if name is not None:
+                parts.append(md_text(self.values[name], limit=limit))
+        return _defuse("".join(parts))
 
 
 def _escape_leading(match: re.Match[str]) -> str:

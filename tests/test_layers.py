@@ -187,11 +187,13 @@ def test_project_imports_at_module_top(graph) -> None:
     assert inside == []
 
 
-def test_no_import_cycles(graph) -> None:
-    modules, _, edges = graph
+def cycles_of(edges: list[Import], modules: dict[str, Path], *, type_only: bool) -> list[str]:
+    """Every import cycle, each as ``a -> b -> a``; ``type_only``: annotation-only imports
+    (under ``TYPE_CHECKING``) count too, since a module naming another's types for its
+    annotations depends on it as much as one importing it to run."""
     after: dict[str, set[str]] = {m: set() for m in modules}
     for i in edges:
-        if not i.type_only:
+        if type_only or not i.type_only:
             after[i.importer].add(i.target)
     cycles = []
     state: dict[str, int] = {}  # 1: on the current path, 2: done
@@ -211,7 +213,36 @@ def test_no_import_cycles(graph) -> None:
     for module in sorted(modules):
         if module not in state:
             walk(module)
-    assert cycles == []
+    return cycles
+
+
+def test_no_import_cycles(graph) -> None:
+    modules, _, edges = graph
+    assert cycles_of(edges, modules, type_only=False) == []
+
+
+def test_no_import_cycles_even_for_annotations(graph) -> None:
+    """A result and its report never import each other, not even for type hints: the report
+    module imports the result, the result knows nothing of how it is shown."""
+    modules, _, edges = graph
+    assert cycles_of(edges, modules, type_only=True) == []
+
+
+def test_a_type_only_cycle_is_reported(tmp_path: Path) -> None:
+    """The cycle check sees imports under ``TYPE_CHECKING``, which the runtime check skips."""
+    result = tmp_path / "result.py"
+    result.write_text("from syncer.fake import report\n")
+    report = tmp_path / "report.py"
+    report.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "    from syncer.fake.result import Result\n"
+    )
+    modules = {"syncer.fake.result": result, "syncer.fake.report": report}
+    edges = [i for m, p in modules.items() for i in imports_of(m, p, modules)]
+    assert cycles_of(edges, modules, type_only=False) == []
+    assert cycles_of(edges, modules, type_only=True) == [
+        "syncer.fake.report -> syncer.fake.result -> syncer.fake.report"
+    ]
 
 
 def test_a_violation_is_reported(tmp_path: Path) -> None:

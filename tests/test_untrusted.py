@@ -156,3 +156,32 @@ def test_terminal_text_shows_escapes_visibly_and_masks_tokens():
     assert out == "\\x1b[31mred\\x1b[0m\ttab\nnext ***\\x9b31m a\\u200bb \\u202e"
     assert token not in md_text(token) and token not in md_code(token)
     assert untrusted.md_block(token) == "```\n***\n```"
+
+
+def test_prose_escapes_only_its_values() -> None:
+    """Our words with values in them: the words as written, each value as ``md_text`` writes
+    it, and a ref the words and a value make together (``PR #`` and ``12``) still defused."""
+    note = untrusted.Prose(
+        "InferenceX PR #{pr} pinned run {run}; set GITHUB_TOKEN [{who}]",
+        pr="12",
+        run="a_b*c",
+        who="@octocat",
+    )
+    assert str(note) == "InferenceX PR #12 pinned run a_b*c; set GITHUB_TOKEN [@octocat]"
+    assert md_text(note) == (
+        "InferenceX PR #\u200b12 pinned run a\\_b\\*c; set GITHUB_TOKEN [@\u200boctocat]"
+    )
+    assert json.dumps({"reason": note}) == json.dumps({"reason": str(note)})
+    assert term_text(note) == str(note)
+    # A hostile value stays inert inside our words.
+    hostile = untrusted.Prose("log {name} not used", name="</details><img src=x> `x` @a")
+    assert md_text(hostile) == f"log {md_text('</details><img src=x> `x` @a')} not used"
+
+
+def test_html_context_is_escaped_without_backslashes() -> None:
+    """Inside an HTML block (a ``<summary>`` line) GitHub reads no markdown: a backslash would
+    be shown, so only HTML is escaped and mentions, refs and links defused."""
+    assert untrusted.md_html("deepseek-v4_1.jsx") == "deepseek-v4_1.jsx"
+    assert untrusted.md_html("<b>x</b> @a #1 https://e") == (
+        "&lt;b&gt;x&lt;/b&gt; @\u200ba #\u200b1 https\u200b://e"
+    )

@@ -99,7 +99,9 @@ def audit_command(
 ) -> int:
     """Audit every published cookbook cell against InferenceX."""
     from syncer import locations
+    from syncer.inputs import Input, read
     from syncer.usecases.audit import audit
+    from syncer.usecases.audit_report import audit_report
 
     if inferencex is not None and trees_dir is not None:
         raise SyncError("give --inferencex or --inferencex-trees, not both")
@@ -119,6 +121,12 @@ def audit_command(
         client = options.github_client(token, api_url, login_env="SYNC_INFX_LOGIN")
         api = GitHubAudit(client, repo)
     trees = _trees(inferencex, trees_dir, main_rev, remote)
+    reads = [
+        read(Input.COOKBOOK, cookbook),
+        read(Input.INFERENCEX, trees_dir or inferencex or locations.bundled_inferencex()),
+    ]
+    if sglang is not None:
+        reads.append(read(Input.SGLANG, sglang))
     try:
         result = audit(cookbook, trees, api=api, lint=_lint(sglang), today=day)
     finally:
@@ -131,7 +139,7 @@ def audit_command(
         assert client is not None
         outcome = keep_dashboard(client, repo, result)
         click.echo(outcome, err=True)
-    return options.print_report(result, fmt)
+    return options.print_report(audit_report(result, reads), fmt)
 
 
 def _date(today: str | None) -> _dt.date | None:

@@ -14,6 +14,7 @@ import click
 
 from syncer.commands import options
 from syncer.compare.review import review_texts
+from syncer.compare.review_render import review_report
 from syncer.console import report_console
 from syncer.cookbook.jsmodule import decode_text, read_text
 from syncer.errors import SyncError
@@ -92,21 +93,21 @@ def diff_command(
         raise SyncError(f"--budget limits markdown only, not --format {fmt}")
     old_text = read_side(old, repo)
     new_text = read_side(new, repo)
-    review = review_texts(old_text, new_text, old_label=old, new_label=new)
+    report = review_report(review_texts(old_text, new_text, old_label=old, new_label=new))
     if fmt == "markdown":
-        text = review.markdown(budget)
+        text = report.markdown(budget)
     elif fmt == "json":
-        text = json_text(review.json(), indent=1) + "\n"
+        text = json_text(report.json(), indent=1) + "\n"
     else:
         if output is None:
-            review.text(report_console())
-            return review.exit_code
+            report.text(report_console())
+            return report.exit_code
         with open(os.devnull, "w", encoding="utf-8") as sink:
             console = report_console(sink, record=True)
-            review.text(console)
+            report.text(console)
             text = console.export_text()
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
         write_atomic(output, text)
-    return review.exit_code
+    return report.exit_code

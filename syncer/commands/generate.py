@@ -19,8 +19,10 @@ from syncer.console import report_console
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
+from syncer.inputs import Input, read
 from syncer.lint.publish import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
+from syncer.templating import render
 from syncer.untrusted import term_text
 from syncer.usecases.generate import generate_model, write_results
 from syncer.wording import count, js
@@ -122,6 +124,12 @@ def generate_command(
         # Every file of every model in one step: written all, or (a page or module that cannot
         # be written, a full disk) none, so a failure never leaves the first model updated alone.
         write_results(results)
+    reads = [
+        read(Input.SYNC_YAML, config_path),
+        read(Input.INFERENCEX, inferencex),
+        read(Input.COOKBOOK, out_dir),
+    ]
+    click.echo(render("read.txt.j2", read=reads), nl=False)
     drift = False
     for result in results:
         verb = ("would change" if check else "written") if result.changed else "unchanged"
@@ -153,10 +161,11 @@ def generate_command(
 def _print_review(path: Path, new_text: str) -> None:
     # Only a module that would change has a review: rich and jinja2 come with it.
     from syncer.compare.review import review_texts
+    from syncer.compare.review_render import review_report
 
     old_text = read_text(path) if path.is_file() else None
     review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
-    review.text(report_console())
+    review_report(review).text(report_console())
 
 
 def _check_date(text: str) -> None:

@@ -18,7 +18,9 @@ import click
 
 from syncer.commands import options
 from syncer.errors import SyncError
+from syncer.inputs import Input, read
 from syncer.lint.lint import lint_paths
+from syncer.lint.report import lint_report
 from syncer.lint.source import SGLangSource
 
 
@@ -66,7 +68,8 @@ def lint_command(
     else:
         source = SGLangSource(sglang)
     result = lint_paths(paths, source)
-    return options.print_report(result, fmt)
+    reads = [read(Input.MODULE, p) for p in paths] + [read(Input.SGLANG, sglang)]
+    return options.print_report(lint_report(result, reads), fmt)
 
 
 def _toplevel(where: Path) -> Path:

@@ -8,18 +8,16 @@ A path option says whether it names a folder or a file; one with a default shows
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from syncer import links, locations
-from syncer.console import report_console
 from syncer.errors import SyncError
+from syncer.reporting import Report, write
 from syncer.selection import CONC_HELP, POINT_HELP
-from syncer.untrusted import json_text
 from syncer.wording import js
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -158,25 +156,6 @@ def github_client(token: str, api_url: str, *, login_env: str, plan: Any = None)
     return GitHubClient(token, base_url=api_url, plan=plan, pause=pause, login=login)
 
 
-class Report(Protocol):
-    """A result that renders itself (``VerifyResult``, ``LintResult``)."""
-
-    @property
-    def exit_code(self) -> int: ...
-
-    def json(self) -> Any: ...
-
-    def markdown(self) -> str: ...
-
-    def text(self, console: Any) -> None: ...
-
-
-def print_report(result: Report, fmt: str) -> int:
-    """``result`` on stdout in the ``--format`` asked for; the command's exit code."""
-    if fmt == "json":
-        sys.stdout.write(json_text(result.json(), indent=2) + "\n")
-    elif fmt == "markdown":
-        sys.stdout.write(result.markdown())
-    else:
-        result.text(report_console(soft_wrap=True))
-    return result.exit_code
+def print_report(report: Report, fmt: str) -> int:
+    """``report`` on stdout in the ``--format`` asked for; the command's exit code."""
+    return write(report, fmt)

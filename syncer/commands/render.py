@@ -27,6 +27,7 @@ from syncer.inferencex.releases import check_date
 from syncer.inferencex.render import render_config
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
+from syncer.inputs import Input, read
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
 from syncer.selection import select
@@ -70,14 +71,17 @@ def render_command(
     """Render a config's launch commands from its srt-slurm recipe."""
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {js(router)}; expected one of {', '.join(ROUTERS)}")
+    if inferencex is None:
+        inferencex = bundled_inferencex()
     srt_files = None
     if srt_slurm_configs is not None:
-        srt_files = discover(inferencex or bundled_inferencex(), srt_slurm_configs)
+        srt_files = discover(inferencex, srt_slurm_configs)
     if as_of is not None:
         check_date(as_of, what="--as-of")
     rendered = render_config(
         inferencex, config, version=srt_slurm, srt_files=srt_files, srt_repo=srt_repo, as_of=as_of
     )
+    reads = [read(Input.INFERENCEX, inferencex)]
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config)
     if raw and router is not None and any(router not in p.raw for p in points):
         raise SyncError(
@@ -85,6 +89,7 @@ def render_command(
         )
     if fmt == "json":
         doc = rendered.as_json(raw=raw, router=router, points=points)
+        doc["read"] = [r.as_json() for r in reads]
         sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
 
@@ -125,6 +130,7 @@ def render_command(
             raw=raw,
             commit=rendered.srt_files.describe_commit(),
             release=rendered.release.describe() if rendered.release else None,
+            read=reads,
         )
     )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from syncer.commands import options
+from syncer.compare.report import verify_report
 from syncer.inferencex.releases import check_date
 from syncer.locations import bundled_inferencex
 from syncer.usecases.verify import verify_config
@@ -67,4 +68,4 @@ def verify_command(
         srt_repo=srt_repo,
         as_of=as_of,
     )
-    return options.print_report(result, fmt)
+    return options.print_report(verify_report(result), fmt)

@@ -1,4 +1,5 @@
-"""Verify reports: JSON (``"schema": 1``), markdown for a PR comment, and the terminal.
+"""`sync verify`'s report (``verify_report``): JSON (``"schema": 1``), markdown for a PR
+comment, and the terminal, shown by :mod:`syncer.reporting`.
 
 The markdown puts the verdict and the counts first and the details in ``<details>`` folds; it
 stays under ``budget`` characters (GitHub's comment limit by default) by dropping, in order, the
@@ -9,12 +10,16 @@ value from a recipe, log or module goes through the ``code``/``text``/``term`` f
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from syncer.compare.diff import Comparison, Entry
-from syncer.fitting import GITHUB_TEXT_LIMIT, cut, first_fitting, halvings
+from syncer.compare.results import PointResult, VerifyResult
+from syncer.compare.verdicts import PointVerdict, Verdict
+from syncer.fitting import halvings
+from syncer.reporting import Report, print_lines
 from syncer.secrets import mask
 from syncer.templating import render
 from syncer.untrusted import term_text
@@ -24,32 +29,28 @@ if TYPE_CHECKING:
     # rich is imported only when a terminal report is printed (start-up time of the CLI).
     from rich.console import Console
 
-    # Annotations only: VerifyResult renders itself through this module (``markdown``,
-    # ``json``, ``text``), so results imports report and a runtime import back would be a cycle.
-    from syncer.compare.results import PointResult, VerifyResult
-
 SCHEMA = 1
 # Skipped archive members (links, devices, unsafe paths) named one by one in the text reports;
 # a hostile archive may hold thousands, and the notes must leave room for the differences.
 MAX_SKIPPED_NOTES = 20
 MAX_NOTES = 50
 _CUT_NOTE = "\n\n_(report cut to fit the size limit)_\n"
-STATUS_TEXT = {
-    "match": "match",
-    "differs": "differs",
-    "only-cookbook": "only in cookbook",
-    "only-recipe": "only in recipe",
-    "only-log": "only in log",
-    "excluded": "excluded",
-    "not-logged": "not logged",
-    "ambiguous": "ambiguous",
+STATUS_TEXT: dict[str, str] = {
+    Verdict.MATCH: "match",
+    Verdict.DIFFERS: "differs",
+    Verdict.ONLY_COOKBOOK: "only in cookbook",
+    Verdict.ONLY_RECIPE: "only in recipe",
+    Verdict.ONLY_LOG: "only in log",
+    Verdict.EXCLUDED: "excluded",
+    Verdict.NOT_LOGGED: "not logged",
+    Verdict.AMBIGUOUS: "ambiguous",
 }
 VERDICT_TEXT = {
-    "agree": "agree",
-    "differ": "differ",
-    "ambiguous": "ambiguous Env: split",
-    "no-log": "no log",
-    "no-cookbook": "not in cookbook",
+    PointVerdict.AGREE: "agree",
+    PointVerdict.DIFFER: "differ",
+    PointVerdict.AMBIGUOUS: "ambiguous Env: split",
+    PointVerdict.NO_LOG: "no log",
+    PointVerdict.NO_COOKBOOK: "not in cookbook",
 }
 
 
@@ -102,7 +103,8 @@ def _rows(result: VerifyResult) -> list[DiffRow]:
                     _row(p, "log", "(workers)", "consistency", "differs", None, None, problem)
                 )
             for amb in lc.ambiguities:
-                rows.append(_row(p, "log", "(env)", "Env:", "ambiguous", None, None, amb))
+                status = STATUS_TEXT[Verdict.AMBIGUOUS]
+                rows.append(_row(p, "log", "(env)", "Env:", status, None, None, amb))
         if p.cookbook is not None:
             if p.cookbook.missing:
                 rows.append(
@@ -299,6 +301,7 @@ def as_json(result: VerifyResult) -> dict[str, Any]:
         "duplicate_logs": list(result.run_data.duplicates),
         "empty_logs": list(result.run_data.empty),
         "skipped_members": [{"name": s.name, "reason": s.reason} for s in result.run_data.skipped],
+        "read": [r.as_json() for r in result.read],
     }
 
 
@@ -311,7 +314,8 @@ def _context(result: VerifyResult, rows: list[DiffRow]) -> dict[str, Any]:
         "verdict_text": VERDICT_TEXT,
         "launched_by": result.launched_by,
         "total": len(result.points),
-        "agreeing": verdicts.get("agree", 0),
+        "agreeing": verdicts.get(PointVerdict.AGREE, 0),
+        "V": PointVerdict,
         "counts": [(STATUS_TEXT.get(k, k), n) for k, n in result.counts().items()],
         "points": _point_rows(result, rows),
         "rows": rows,
@@ -319,45 +323,37 @@ def _context(result: VerifyResult, rows: list[DiffRow]) -> dict[str, Any]:
         "exclusions": result.exclusions(),
         "sources": _sources(result),
         "notes": _notes(result),
+        "read": result.read,
     }
 
 
-def markdown(result: VerifyResult, budget: int | None = None) -> str:
-    """The PR-comment report, at most ``budget`` characters (default: GitHub's limit), with
-    token-shaped strings masked."""
-    limit = budget or GITHUB_TEXT_LIMIT
+def verify_report(result: VerifyResult) -> Report:
+    """The report of ``result``: the markdown drops difference rows (halving them) until it
+    fits the budget."""
     rows = _rows(result)
     ctx = _context(result, rows)
-    # Only the difference rows shrink; the rest of the report is built once.
-    text = first_fitting(
-        (
-            render(
+
+    def renderings(budget: int | None) -> Iterator[str]:
+        # Only the difference rows shrink; the rest of the report is built once.
+        for keep in halvings(len(rows)):
+            yield render(
                 "verify_report.md.j2", **{**ctx, "rows": rows[:keep], "left_out": len(rows) - keep}
             )
-            for keep in halvings(len(rows))
-        ),
-        limit,
+
+    return Report(
+        exit_code=result.exit_code,
+        document=lambda: as_json(result),
+        renderings=renderings,
+        terminal=lambda console: _text(ctx, console),
+        cut_note=_CUT_NOTE,
     )
-    if len(text) > limit:
-        # Embedded in status comments, where an open ``<details>`` would swallow what follows.
-        text = cut(text, limit, _CUT_NOTE)
-    return mask(text)
 
 
-def text(result: VerifyResult, console: Console) -> None:
+def _text(ctx: dict[str, Any], console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    rows = _rows(result)
-    ctx = _context(result, rows)
-    lines = render("verify_report.txt.j2", **ctx).splitlines()
-    for line in lines:
-        style = None
-        if line.startswith("  ✓"):
-            style = "green"
-        elif line.startswith("  ✗"):
-            style = "red"
-        console.print(Text(mask(line), style=style or ""), highlight=False)
+    print_lines(console, render("verify_report.txt.j2", **ctx))
     if ctx["rows"]:
         table = Table(title="Differences", show_lines=True)
         longest = max(len(term_text(r.key)) for r in ctx["rows"])
@@ -383,6 +379,4 @@ def text(result: VerifyResult, console: Console) -> None:
             )
             table.add_row(*(Text(mask(c)) for c in cells))
         console.print(table)
-    tail = render("verify_report_tail.txt.j2", **ctx)
-    for line in tail.splitlines():
-        console.print(Text(mask(line)), highlight=False)
+    print_lines(console, render("verify_report_tail.txt.j2", **ctx), marks=False)

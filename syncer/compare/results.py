@@ -1,25 +1,18 @@
 """What `sync verify` found: per point the log checks and the cookbook check, and the verdicts.
 
-The reports (:mod:`syncer.compare.report`) read these; the result renders itself through them
-(``markdown``, ``json``, ``text``), so this module imports the report module and the report
-module names these types for its annotations only.
+Data only: :mod:`syncer.compare.report` makes the report of a ``VerifyResult`` (it imports
+this module, never the other way round).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
-from syncer.compare import report
 from syncer.compare.diff import Comparison
+from syncer.compare.verdicts import PointVerdict
+from syncer.inputs import Read
 from syncer.runs.collect import RunData
 from syncer.runs.mapping import Assignment
-
-if TYPE_CHECKING:
-    # rich is imported only where a terminal report is printed (start-up time of the CLI).
-    from rich.console import Console
-
-VERDICT_ORDER = ("agree", "differ", "ambiguous", "no-log", "no-cookbook")
 
 
 @dataclass
@@ -65,18 +58,18 @@ class PointResult:
     unverified: list[str] = field(default_factory=list)
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> PointVerdict:
         if not self.logs:
-            return "no-log"
+            return PointVerdict.NO_LOG
         if any(not (lc.comparison.agrees and not lc.problems) for lc in self.logs):
-            return "differ"
+            return PointVerdict.DIFFER
         if self.cookbook is not None and self.cookbook.missing:
-            return "no-cookbook"
+            return PointVerdict.NO_COOKBOOK
         if self.cookbook is not None and not self.cookbook.agrees:
-            return "differ"
+            return PointVerdict.DIFFER
         if any(lc.ambiguities for lc in self.logs):
-            return "ambiguous"
-        return "agree"
+            return PointVerdict.AMBIGUOUS
+        return PointVerdict.AGREE
 
     def comparisons(self) -> list[Comparison]:
         out = [lc.comparison for lc in self.logs]
@@ -106,14 +99,15 @@ class VerifyResult:
     launched_by: str | None = None  # the bash script(s) of a script-launched key
     # the srt-slurm release whose rules the recipe was rendered with, and where it came from
     srt_release: str | None = None
+    read: list[Read] = field(default_factory=list)  # the inputs, as the report names them
 
     @property
     def exit_code(self) -> int:
-        return 0 if all(p.verdict == "agree" for p in self.points) else 1
+        return 0 if all(p.verdict == PointVerdict.AGREE for p in self.points) else 1
 
     @property
-    def verdict(self) -> str:
-        return "agree" if self.exit_code == 0 else "differ"
+    def verdict(self) -> PointVerdict:
+        return PointVerdict.AGREE if self.exit_code == 0 else PointVerdict.DIFFER
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -123,11 +117,12 @@ class VerifyResult:
                     out[status] = out.get(status, 0) + n
         return dict(sorted(out.items()))
 
-    def verdicts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
+    def verdicts(self) -> dict[PointVerdict, int]:
+        """How many points have each verdict, in the enum's order."""
+        out: dict[PointVerdict, int] = {}
         for p in self.points:
             out[p.verdict] = out.get(p.verdict, 0) + 1
-        return {v: out[v] for v in VERDICT_ORDER if v in out}
+        return {v: out[v] for v in PointVerdict if v in out}
 
     def exclusions(self) -> list[ExclusionUse]:
         uses: dict[str, ExclusionUse] = {}
@@ -143,12 +138,3 @@ class VerifyResult:
                     if label not in use.keys:
                         use.keys.append(label)
         return list(uses.values())
-
-    def markdown(self, budget: int | None = None) -> str:
-        return report.markdown(self, budget=budget)
-
-    def json(self) -> dict[str, Any]:
-        return report.as_json(self)
-
-    def text(self, console: Console) -> None:
-        report.text(self, console)

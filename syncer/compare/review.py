@@ -8,8 +8,8 @@ measured selection, and the cell-level facts (image, provenance, status, labels)
 only in derived selections (the router or KV tier InferenceX did not run) are kept apart from
 measured ones.
 
-``Review.markdown(budget)``, ``.json()`` and ``.text(console)`` render it; ``.exit_code`` is 0
-when no command changed, 1 otherwise.
+``Review.json()`` is its JSON document and ``.exit_code`` is 0 when no command changed, 1
+otherwise; :mod:`syncer.compare.review_render` makes its report (markdown, terminal).
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.console import Console
-
-from syncer.compare import review_render
 from syncer.compare.modules import (
     CellPair,
     CellRef,
@@ -302,12 +299,6 @@ class Review:
             "checkpoints": {"added": self.checkpoints_added, "removed": self.checkpoints_removed},
             "cells": [c.as_json() for c in self.cells if c.state != "unchanged"],
         }
-
-    def markdown(self, budget: int | None = None) -> str:
-        return review_render.render_markdown(self, budget)
-
-    def text(self, console: Console) -> None:
-        review_render.render_terminal(self, console)
 
 
 # ---- building the review -------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Rendering a ``Review``: GitHub markdown within a size budget, and a coloured terminal view.
+"""The report of a ``Review`` (``review_report``): GitHub markdown within a size budget, its
+JSON document and a coloured terminal view, shown by :mod:`syncer.reporting`.
 
 Markdown is built from ``review.md.j2`` (summary, counts, one table per cell) and
 ``review_fold.md.j2`` (one ``<details>`` fold of full commands per cell). Folds are rendered on
@@ -10,21 +11,17 @@ resort is the text cut.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from syncer.fitting import cut, first_fitting
+from syncer.compare.review import CellReview, MetaChange, Review, Row
+from syncer.reporting import Report
 from syncer.templating import render
 from syncer.untrusted import term_text
 from syncer.wording import count
-
-if TYPE_CHECKING:
-    # Annotations only: a Review renders itself through this module (``markdown``, ``text``),
-    # so review imports review_render and a runtime import back would be a cycle.
-    from syncer.compare.review import CellReview, MetaChange, Review, Row
 
 _NOTE_SLACK = 400  # room for the "left out" note, whose length depends on what is left out
 _CUT_NOTE = "\n\n… (cut to stay within the size budget; run `sync diff` for the full diff)\n"
@@ -236,16 +233,25 @@ def _renderings(ctx: dict[str, Any], budget: int) -> Iterator[str]:
         yield _render(ctx, set(), budget, tables)
 
 
-def render_markdown(review: Review, budget: int | None = None) -> str:
-    """The review as GitHub markdown, at most ``budget`` characters when a budget is given."""
+def review_report(review: Review) -> Report:
+    """The report of ``review``: its markdown has no size limit unless a budget is given;
+    within one, the parts go in the order of ``_renderings``, and the summary alone over the
+    budget is cut, saying so."""
     ctx = _context(review)
-    if budget is None:
-        return _render(ctx, set(range(len(ctx["folds"]))), budget)
-    text = first_fitting(_renderings(ctx, budget), budget)
-    if len(text) <= budget:
-        return text
-    # 3. The summary alone is over budget: cut it, and say so.
-    return cut(text, budget, _CUT_NOTE)
+
+    def renderings(budget: int | None) -> Iterator[str]:
+        if budget is None:
+            return iter([_render(ctx, set(range(len(ctx["folds"]))), budget)])
+        return _renderings(ctx, budget)
+
+    return Report(
+        exit_code=review.exit_code,
+        document=review.json,
+        renderings=renderings,
+        terminal=lambda console: render_terminal(review, console),
+        cut_note=_CUT_NOTE,
+        default_budget=None,
+    )
 
 
 # ---- terminal ------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
-"""What the comparison says about one key of one block (``compare/diff.py: Entry.status``).
+"""The verdicts of `sync verify`: what the comparison says about one key of one block
+(``Verdict``, ``compare/diff.py: Entry.status``) and about one point (``PointVerdict``,
+``compare/results.py: PointResult.verdict``).
 
-String-valued, so JSON reports and templates print the same words as before; a module of its
-own so every comparison (the verify use cases, the diff, the reports) can share it without
-importing each other.
+String-valued, so JSON reports and templates print the same words as plain strings would; a
+module of its own so every comparison (the verify use cases, the diff, the reports, the bot's
+evidence record) can share them without importing each other.
 """
 
 from __future__ import annotations
@@ -36,3 +38,13 @@ FAILING = frozenset(
         Verdict.AMBIGUOUS,
     }
 )
+
+
+class PointVerdict(StrEnum):
+    """A verified point's verdict, declared in the order the reports count them."""
+
+    AGREE = "agree"
+    DIFFER = "differ"  # a log, or the cookbook, disagrees with the recipe
+    AMBIGUOUS = "ambiguous"  # the log's env could not be split between its processes
+    NO_LOG = "no-log"  # no log of the run belongs to the point
+    NO_COOKBOOK = "no-cookbook"  # the cookbook module lacks the point

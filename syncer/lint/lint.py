@@ -31,16 +31,11 @@ import bisect
 import difflib
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
-from syncer.lint import report
 from syncer.lint.source import SGLangSource, SourcePin, Version, image_pin
 from syncer.model import Selection
-
-if TYPE_CHECKING:
-    # rich is imported only when a terminal report is printed (start-up time of the CLI).
-    from rich.console import Console
 
 SCHEMA = 1
 
@@ -152,15 +147,6 @@ class LintResult:
         for f in self.findings:
             out[f.status] += 1
         return out
-
-    def json(self) -> dict[str, Any]:
-        return report.as_json(self)
-
-    def markdown(self, budget: int | None = None) -> str:
-        return report.markdown(self, budget)
-
-    def text(self, console: Console) -> None:
-        report.text(self, console)
 
 
 def component_of(block: dict[str, Any]) -> str | None:

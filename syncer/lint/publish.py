@@ -15,6 +15,7 @@ from pathlib import Path
 from syncer.console import report_console
 from syncer.errors import SyncError
 from syncer.lint.lint import LintResult, lint_texts
+from syncer.lint.report import lint_report
 from syncer.lint.source import SGLangSource
 from syncer.templating import render
 from syncer.untrusted import term_text
@@ -34,7 +35,7 @@ class PublishLint:
     def markdown(self, budget: int = PR_SECTION_BUDGET) -> str | None:
         """The PR body section; None when the check did not run (nothing to show)."""
         if self.result is not None:
-            return self.result.markdown(budget)
+            return lint_report(self.result).markdown(budget)
         if self.error is not None:
             return render("lint_failed.md.j2", error=self.error)
         return None
@@ -96,4 +97,4 @@ def print_generated(modules: list[tuple[str, str]], checkout: Path | None) -> No
         click.echo(f"SGLang flag check not run: {term_text(outcome.error)}", err=True)
         return
 
-    outcome.result.text(report_console(soft_wrap=True))
+    lint_report(outcome.result).text(report_console(soft_wrap=True))

@@ -1,29 +1,31 @@
-"""`sync lint` reports: JSON (``"schema": 1``), markdown (a PR body section or a comment) and
-the terminal. Every value read from a module or an SGLang file goes through the untrusted-value
-filters; the markdown stays under ``budget`` characters by dropping finding rows (saying how
-many, and that ``--format json`` has all of them)."""
+"""`sync lint`'s report (``lint_report``): JSON (``"schema": 1``), markdown (a PR body section
+or a comment) and the terminal, shown by :mod:`syncer.reporting`. Every value read from a
+module or an SGLang file goes through the untrusted-value filters; the markdown stays under
+``budget`` characters by dropping finding rows (saying how many, and that ``--format json``
+has all of them)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from syncer.fitting import GITHUB_TEXT_LIMIT, first_fitting, halvings
+from syncer.fitting import halvings
+from syncer.inputs import Read
 from syncer.lint.flags import FlagSet
+from syncer.lint.lint import Finding, LintResult
 from syncer.lint.source import SERVER_ARGS
+from syncer.reporting import Report, print_lines
 from syncer.secrets import mask
 from syncer.templating import render
 from syncer.untrusted import term_text
 
 if TYPE_CHECKING:
+    # rich is imported only when a terminal report is printed (start-up time of the CLI).
     from rich.console import Console
-
-    # Annotations only: LintResult renders itself through this module (``json``, ``markdown``,
-    # ``text``), so lint imports report and a runtime import back would be a cycle.
-    from syncer.lint.lint import Finding, LintResult
 
 SCHEMA = 1
 CASES_SHOWN = 3
+_CUT_NOTE = "\n\n_(report cut to fit the size limit; `sync lint --format json` has all of it)_\n"
 STATUS_TEXT = {
     "undeclared": "undeclared",
     "possibly-undeclared": "possibly undeclared",
@@ -147,13 +149,13 @@ def _context(result: LintResult) -> dict[str, Any]:
     }
 
 
-def markdown(result: LintResult, budget: int | None = None) -> str:
-    """The markdown report within ``budget`` characters (default: GitHub's limit)."""
-    limit = budget or GITHUB_TEXT_LIMIT
-    ctx = _context(result)
+def lint_report(result: LintResult, read: Sequence[Read] = ()) -> Report:
+    """The report of ``result``, made from what ``read`` lists: the markdown drops finding
+    rows (halving them), then keeps the bare verdict, until it fits the budget."""
+    ctx = {**_context(result), "read": read}
     rows = ctx["rows"]
 
-    def renderings() -> Iterator[str]:
+    def renderings(budget: int | None) -> Iterator[str]:
         for keep in halvings(len(rows)):
             yield render(
                 "lint_report.md.j2", **{**ctx, "rows": rows[:keep], "left_out": len(rows) - keep}
@@ -162,17 +164,20 @@ def markdown(result: LintResult, budget: int | None = None) -> str:
         bare = {"unresolved": [], "versions": [], "notes": [], "rows": [], "left_out": len(rows)}
         yield render("lint_report.md.j2", **{**ctx, **bare, "cut": True})
 
-    return mask(first_fitting(renderings(), limit))
+    return Report(
+        exit_code=result.exit_code,
+        document=lambda: {**as_json(result), "read": [r.as_json() for r in read]},
+        renderings=renderings,
+        terminal=lambda console: _text(ctx, console),
+        cut_note=_CUT_NOTE,
+    )
 
 
-def text(result: LintResult, console: Console) -> None:
+def _text(ctx: dict[str, Any], console: Console) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    ctx = _context(result)
-    for line in render("lint_report.txt.j2", **ctx).splitlines():
-        style = "green" if line.startswith("✓") else ("red" if line.startswith("✗") else "")
-        console.print(Text(mask(line), style=style), highlight=False)
+    print_lines(console, render("lint_report.txt.j2", **ctx))
     if ctx["rows"]:
         table = Table(title="Flags to look at against the pinned SGLang version", show_lines=True)
         for name in ("cell", "version", "flag", "status", "closest declared", "cases", "note"):

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from syncer import links
+from syncer.compare.report import verify_report
 from syncer.compare.results import VerifyResult
 from syncer.errors import SyncError
 from syncer.inferencex.render import RenderedConfig
@@ -84,7 +85,7 @@ def default_verifier(
         keep[key] = result
     # The report shrinks itself to the budget (whole rows dropped, folds closed) rather than
     # being cut mid-table by the clip below, which stays as a guard for other verifiers.
-    return result.exit_code == 0, result.markdown(budget=MAX_REPORT_CHARS)
+    return result.exit_code == 0, verify_report(result).markdown(budget=MAX_REPORT_CHARS)
 
 
 class Bot:

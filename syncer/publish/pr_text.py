@@ -12,6 +12,7 @@ from typing import TypedDict
 
 from syncer import links
 from syncer.compare.review import review_texts
+from syncer.compare.review_render import review_report
 from syncer.errors import SyncError
 from syncer.inferencex.policy import Exclusion, load_policy
 from syncer.inferencex.render import RenderedConfig
@@ -83,7 +84,7 @@ def pr_body(
         "lint": lint,
         "exclusions": exclusions(model, renders),
     }
-    return fit_body(ctx, review.markdown, body_limit)
+    return fit_body(ctx, review_report(review).markdown, body_limit)
 
 
 def provenance(

@@ -24,6 +24,7 @@ from typing import Any
 
 from syncer import links, progress
 from syncer.compare.review import review_texts
+from syncer.compare.review_render import review_report
 from syncer.compare.verify import compare_published
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.cookbook.decode import Decoder
@@ -34,6 +35,7 @@ from syncer.inferencex.master import Master, load_master
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
+from syncer.untrusted import Prose
 from syncer.usecases.audit_github import API_CHECKS, NO_API, Api, api_checks
 from syncer.usecases.audit_result import (
     AuditResult,
@@ -49,6 +51,8 @@ from syncer.usecases.audit_trees import TreeSource
 # Where a cookbook checkout keeps the generated AgentX data modules.
 SNIPPETS_IN_CHECKOUT = Path("docs") / "src" / "snippets" / "agentx"
 MODULE_SUFFIXES = (".jsx", ".js", ".mjs")
+# Our words, shown as written in markdown too (``Prose``: only values are escaped).
+NO_SGLANG = Prose("needs an SGLang git checkout: give --sglang GIT_DIR")
 
 
 # ---- the cookbook's modules ----------------------------------------------------------------
@@ -190,9 +194,7 @@ def audit(
     if api is None:
         result.not_checked.extend(NotChecked(c, NO_API) for c in API_CHECKS)
     if lint is None:
-        result.not_checked.append(
-            NotChecked(Check.LINT, "needs an SGLang git checkout: give --sglang GIT_DIR")
-        )
+        result.not_checked.append(NotChecked(Check.LINT, NO_SGLANG))
     renders, masters = _Renders(), _Masters()
     for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
         shown = _shown(path, snippets_root(root) if cookbook.is_dir() else root)
@@ -453,4 +455,4 @@ def _review(
     review = review_texts(
         text, again, old_label=f"{shown} (published)", new_label="the recipes at their pins"
     )
-    return review.markdown(budget)
+    return review_report(review).markdown(budget)

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from syncer import links
 from syncer.model import PointStatus
+from syncer.untrusted import Prose
 from syncer.usecases.audit_result import CellRow, Check, Finding, NotChecked
 
 # GitHub keeps a run's artifacts 90 days by default; under this many days left is a warning.
@@ -58,7 +59,8 @@ class Api(Protocol):
 API_CHECKS = (Check.PR, Check.ARTIFACTS, Check.PIN, Check.EVIDENCE)
 
 
-NO_API = "needs the GitHub API: set GITHUB_TOKEN (offline by default)"
+# Our words, shown as written in markdown too (``Prose``: only values are escaped).
+NO_API = Prose("needs the GitHub API: set GITHUB_TOKEN (offline by default)")
 
 
 def _days(iso: str, today: _dt.date) -> int | None:

@@ -1,5 +1,6 @@
 """What `sync audit` found: one row per published cell, the module-level findings, and the
-checks that were not made (with why), in the three report forms.
+checks that were not made (with why). Data only: :mod:`syncer.usecases.audit_report` makes its
+report.
 
 The JSON form is the stable, documented schema of ``docs/audit.md`` (``"schema": 1``): add
 keys, never rename or drop one without raising the schema number.
@@ -12,15 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from syncer import fitting
-from syncer.templating import render
-
 SCHEMA = 1
-# The fold around a module's reviewer diff in the markdown report (its size, for the budget).
-REVIEW_FRAME = (
-    "\n<details><summary>Reviewer diff: published → the recipes at their pins</summary>"
-    "\n\n\n\n</details>\n"
-)
 
 
 class Check(StrEnum):
@@ -210,32 +203,3 @@ class AuditResult:
 
     def by_model(self) -> list[tuple[ModuleRow, list[CellRow]]]:
         return [(m, [c for c in self.cells if c.module == m.path]) for m in self.modules]
-
-    def text(self, console: Any) -> None:
-        console.print(render("audit_report.txt.j2", result=self), end="", markup=False)
-
-    def markdown(self, budget: int | None = None) -> str:
-        """The report for an issue or PR body: a summary, then one fold per model; within
-        ``budget`` by dropping, in turn, the reviewer diffs, the clean cells' rows, then the
-        finding rows of the last models (``fitting.first_fitting``)."""
-        limit = budget or fitting.GITHUB_TEXT_LIMIT
-        models = self.by_model()
-
-        def renderings() -> Iterator[str]:
-            page: dict[str, Any] = {"result": self, "models": models}
-            bare = render("audit_report.md.j2", **page, reviews=False, clean=True)
-            with_review = sum(1 for m in self.modules if m.review is not None)
-            if with_review:
-                # Each reviewer diff gets an equal share of the room the rest leaves (the
-                # review fits itself to it: folds, then change tables dropped).
-                share = (limit - len(bare)) // with_review - len(REVIEW_FRAME)
-                if share > 0:
-                    yield render("audit_report.md.j2", **page, reviews=share, clean=True)
-            yield bare
-            for n in fitting.halvings(len(models)):
-                yield render("audit_report.md.j2", **page, reviews=False, clean=False, detailed=n)
-
-        text = fitting.first_fitting(renderings(), limit)
-        if len(text) > limit:
-            text = fitting.cut(text, limit, "\n\n_(report cut to fit)_\n")
-        return text

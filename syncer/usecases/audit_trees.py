@@ -14,6 +14,7 @@ from typing import Protocol
 
 from syncer.errors import SyncError
 from syncer.inferencex import commits
+from syncer.untrusted import Prose
 
 
 class TreeSource(Protocol):
@@ -43,9 +44,10 @@ class FolderTree:
 
     def __post_init__(self) -> None:
         self.label = self.label or str(self.path)
-        self.note = (
-            f"{self.label} is a folder, not a git clone: every pin was read from this one tree, "
-            "not at its own commit"
+        self.note = Prose(
+            "{label} is a folder, not a git clone: every pin was read from this one tree, "
+            "not at its own commit",
+            label=self.label,
         )
 
     def at(self, sha: str | None) -> tuple[Path | None, str | None]:
@@ -120,10 +122,17 @@ class GitTrees:
             if self._main:
                 break
         if self._main is None:
-            self.note = f"{self.label}: no default branch ({self.main_rev}) to check the master at"
+            self.note = Prose(
+                "{label}: no default branch ({rev}) to check the master at",
+                label=self.label,
+                rev=self.main_rev,
+            )
         elif commits.resolve(self.clone, self.main_rev) != self._main:
-            self.note = (
-                f"{self.label}: {self.main_rev} not found; the master is read at {self._main[:12]}"
+            self.note = Prose(
+                "{label}: {rev} not found; the master is read at {commit}",
+                label=self.label,
+                rev=self.main_rev,
+                commit=self._main[:12],
             )
 
     def at(self, sha: str | None) -> tuple[Path | None, str | None]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from syncer import locations
+from syncer import inputs, locations
 from syncer.compare.diff import ExclusionLookup
 from syncer.compare.results import PointResult, VerifyResult
 from syncer.compare.verify import compare_point, policy_lookup, raw_rendering
@@ -30,6 +30,7 @@ from syncer.inferencex.policy import load_policy
 from syncer.inferencex.releases import DEFAULT, at_date, from_run
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.inferencex.scripts import ScriptLaunch, script_launch
+from syncer.inputs import Input, Read, shown
 from syncer.runs.collect import RunData, read_run
 from syncer.runs.mapping import assign
 from syncer.runs.scriptrun import read_script_run
@@ -43,6 +44,11 @@ T = TypeVar("T")
 
 def pinned_run(key: str, root: Path) -> Path:
     """The downloaded run ``sync.yaml`` pins for ``key`` (``examples/runs/<run_id>/``)."""
+    return _pinned(key, root)[1]
+
+
+def _pinned(key: str, root: Path) -> tuple[str, Path]:
+    """The id of the run ``sync.yaml`` pins for ``key``, and its download."""
     cfg_path = locations.sync_config_path(root)
     if not cfg_path.exists() and not cfg_path.is_symlink():
         # (one that is there but no regular file is refused by the read below)
@@ -59,7 +65,7 @@ def pinned_run(key: str, root: Path) -> Path:
     runs = locations.runs_dir(root)
     for candidate in (runs / run_id, runs / run_id.split("/")[0]):
         if candidate.exists():
-            return candidate
+            return run_id, candidate
     raise SyncError(
         f"run {run_id} is pinned for {key} but not downloaded under examples/runs/; "
         "pass --run PATH (a run directory, artifact archive or sweep log)",
@@ -107,12 +113,6 @@ def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | Non
     return having[0]
 
 
-def shown(path: str | Path) -> str:
-    """A path as reports show it: relative to the working directory when inside it."""
-    rel = os.path.relpath(os.path.abspath(path))
-    return str(path) if rel.startswith("..") else Path(rel).as_posix()
-
-
 # ---- the use case --------------------------------------------------------------------------
 
 
@@ -127,6 +127,7 @@ class _Inputs:
     decoder: Decoder | None
     module_path: str | None
     lookup: ExclusionLookup
+    read: list[Read]
 
     def result(self, points: list[PointResult], **found: Any) -> VerifyResult:
         return VerifyResult(
@@ -135,6 +136,7 @@ class _Inputs:
             run=shown(self.run_path),
             cookbook=shown(self.module_path) if self.module_path else None,
             points=points,
+            read=self.read,
             **found,
         )
 
@@ -145,13 +147,23 @@ def _inputs(
     """The inputs, with the run read by ``read`` (before the module is looked for, so a bad
     run is reported first)."""
     root = locations.project_root()
-    run_path = run if run is not None else pinned_run(key, root)
+    reads = []
+    run_id = None
+    if run is None:
+        reads.append(inputs.read(Input.SYNC_YAML, locations.sync_config_path(root)))
+        run_id, run_path = _pinned(key, root)
+    else:
+        run_path = run
     data = read(run_path)
     decoder, module_path = cookbook_module(
         key, cookbook if cookbook is not None else locations.snippets_dir(root)
     )
+    reads.append(inputs.read(Input.INFERENCEX, inferencex))
+    reads.append(inputs.read(Input.RUN, run_path, id=run_id))
+    if module_path is not None:
+        reads.append(inputs.read(Input.MODULE, module_path))
     lookup = policy_lookup(load_policy())
-    return _Inputs(key, inferencex, run_path, decoder, module_path, lookup), data
+    return _Inputs(key, inferencex, run_path, decoder, module_path, lookup, reads), data
 
 
 def verify_config(

@@ -15,6 +15,7 @@ from conftest import TESTS, match_golden
 from markdown_it import MarkdownIt
 
 from syncer.compare.review import Review, review_texts
+from syncer.compare.review_render import review_report
 from syncer.cookbook.emit import emit_module
 from syncer.cookbook.jsmodule import load_module
 
@@ -175,7 +176,9 @@ def test_command_diff_is_the_decoders_copy_all_text() -> None:
 
 
 def test_commands_markdown_golden(golden: Path) -> None:
-    check_golden(golden, "commands.md", review("base.jsx", "commands.jsx").markdown())
+    check_golden(
+        golden, "commands.md", review_report(review("base.jsx", "commands.jsx")).markdown()
+    )
 
 
 # ---- structure --------------------------------------------------------------------------------
@@ -216,7 +219,9 @@ def test_structure_cells_points_routers_tiers_hardware_checkpoints() -> None:
 
 
 def test_structure_markdown_golden(golden: Path) -> None:
-    check_golden(golden, "structure.md", review("base.jsx", "structure.jsx").markdown())
+    check_golden(
+        golden, "structure.md", review_report(review("base.jsx", "structure.jsx")).markdown()
+    )
 
 
 def test_measured_tier_change_is_named() -> None:
@@ -264,7 +269,7 @@ def test_reencoded_legacy_module_has_no_command_changes() -> None:
 
 
 def test_legacy_markdown_golden(golden: Path) -> None:
-    check_golden(golden, "legacy.md", review("legacy.jsx", "base.jsx").markdown())
+    check_golden(golden, "legacy.md", review_report(review("legacy.jsx", "base.jsx")).markdown())
 
 
 def test_identical_versions_exit_0_with_nothing_listed() -> None:
@@ -273,7 +278,7 @@ def test_identical_versions_exit_0_with_nothing_listed() -> None:
     data = r.json()
     assert data["cells"] == [] and data["module"] == []
     assert data["counts"]["cells"]["unchanged"] == 3
-    assert "**No command changes.**" in r.markdown()
+    assert "**No command changes.**" in review_report(r).markdown()
 
 
 def test_pr_keys_that_are_not_ascii_numbers_sort_after_the_numbers() -> None:
@@ -306,28 +311,30 @@ def test_json_is_versioned_and_serialisable() -> None:
 
 def test_budget_drops_folds_first_then_tables_and_never_exceeds() -> None:
     r = review("base.jsx", "commands.jsx")
-    full = r.markdown()
-    assert r.markdown(len(full)) == full
-    tables_only = r.markdown(len(full) - 1)
+    full = review_report(r).markdown()
+    assert review_report(r).markdown(len(full)) == full
+    tables_only = review_report(r).markdown(len(full) - 1)
     assert len(tables_only) <= len(full) - 1
     assert "Size budget" in tables_only and "left out" in tables_only
     # the summary and every change table stay while folds go
     assert "| c48 | Decode worker | `--max-running-requests` | `48` | `64` |" in tables_only
     assert tables_only.count("<details>") < full.count("<details>")
-    no_folds = r.markdown(2500)
+    no_folds = review_report(r).markdown(2500)
     assert len(no_folds) <= 2500 and "<details>" not in no_folds
     assert "**Commands changed**" in no_folds
     for budget in (1500, 900, 300, 40):
-        text = r.markdown(budget)
+        text = review_report(r).markdown(budget)
         assert len(text) <= budget
-    assert "Change table left out" in r.markdown(1500) or "cut to stay" in r.markdown(1500)
+    assert "Change table left out" in review_report(r).markdown(
+        1500
+    ) or "cut to stay" in review_report(r).markdown(1500)
 
 
 def test_untrusted_values_cannot_break_out_of_tables_or_folds() -> None:
     hostile = "/tmp/etcd`|</details><script>alert(1)</script>\n```\n@everyone #1"
     new = read("commands.jsx").replace('"/tmp/etcd"', json.dumps(hostile), 1)
     r = review_texts(read("base.jsx"), new, old_label="base.jsx", new_label="hostile.jsx")
-    text = r.markdown()
+    text = review_report(r).markdown()
     html = MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
     assert "<script>" not in html
     assert html.count("<details>") == html.count("</details>") == text.count("<details>")
@@ -434,7 +441,7 @@ def test_terminal_on_a_narrow_console_wraps_values_instead_of_cutting_them() -> 
 
     r = review("base.jsx", "commands.jsx")
     console = Console(record=True, width=80, color_system=None)
-    r.text(console)
+    review_report(r).text(console)
     out = console.export_text()
     assert "…" not in out
     # the 64-digit image digest is folded over lines, every digit kept
@@ -517,7 +524,7 @@ def test_reference_deepseek_v4_1_pair(reference: Path) -> None:
         (m["field"], m["old"], m["new"]) for m in dspark["meta"]
     ]
     for budget in (65_536, 20_000):
-        md = r.markdown(budget)
+        md = review_report(r).markdown(budget)
         assert len(md) <= budget
         # the tables keep the NATS change and the added cells whatever the folds cost
         assert "| `command` | `nats-server -c nats.conf` | `nats-server -js -sd /tmp/nats` |" in md
@@ -573,7 +580,23 @@ def test_terminal_prints_untrusted_values_literally() -> None:
     new = read("commands.jsx").replace('"0.85"', json.dumps("[bold red]x[/]\x1b[31m"), 1)
     r = review_texts(read("base.jsx"), new, old_label="base.jsx", new_label="new.jsx")
     console = Console(record=True, width=200, color_system=None)
-    r.text(console)
+    review_report(r).text(console)
     out = console.export_text()
     assert "[bold red]x[/]" in out and "\x1b" not in out
     assert "nats-server -js -sd /tmp/nats" in out and "only in derived selections" in out
+
+
+def test_markdown_escapes_no_words_of_its_own() -> None:
+    """Outside code the reviewer diff's own words carry no backslash (values here have no
+    markdown in them), through the real command."""
+    done = run_sync(
+        str(FIXTURES / "base.jsx"), str(FIXTURES / "structure.jsx"), "--format", "markdown"
+    )
+    assert done.returncode == 1, done.stderr
+    lines, fence = [], False
+    for line in done.stdout.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence:
+            lines.append(re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", line))
+    assert [ln for ln in lines if "\\" in ln] == []

@@ -177,8 +177,14 @@ def test_check_prints_the_reviewer_diff_of_what_drifted(workspace, capsys) -> No
     )  # fmt: skip
     assert code == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"{target}: would change (5 cells, 36 cases decoded back identical)"
-    assert out[1] == f"Reviewer diff {target} → generated"
+    # what was read first, then the verdict of each module
+    assert [line.split(":")[0] for line in out[:3]] == [
+        "read sync.yaml",
+        "read InferenceX checkout",
+        "read cookbook modules",
+    ]
+    assert out[3] == f"{target}: would change (5 cells, 36 cases decoded back identical)"
+    assert out[4] == f"Reviewer diff {target} → generated"
     assert "-  --mem-fraction-static 0.75 \\" in out
     assert "+  --mem-fraction-static 0.8 \\" in out
     # Nothing drifted: no diff, only the verdict.
@@ -189,10 +195,9 @@ def test_check_prints_the_reviewer_diff_of_what_drifted(workspace, capsys) -> No
         "--out", str(workspace["out"]), "--no-page",
     )  # fmt: skip
     assert code == 0
-    assert (
-        capsys.readouterr().out
-        == f"{target}: unchanged (5 cells, 36 cases decoded back identical)\n"
-    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[2] == f"read cookbook modules: {workspace['out']}"
+    assert out[3:] == [f"{target}: unchanged (5 cells, 36 cases decoded back identical)"]
 
 
 def test_cli_bad_input_exits_2(tmp_path: Path, capsys) -> None:

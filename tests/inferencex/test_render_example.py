@@ -250,6 +250,7 @@ def test_cli_point_n_is_entry_n_of_the_full_list() -> None:
             "config": DSPARK,
             "srt_slurm": full["srt_slurm"],
             "points": [point],
+            "read": full["read"],
         }
     assert doc("--conc", "16")["points"] == full["points"][2:4]
 
@@ -259,8 +260,11 @@ def test_cli_text_is_the_copy_all_text(golden: Path) -> None:
     assert out.returncode == 0, out.stderr
     match_golden(golden / "render" / "dspark_c64_sglang.txt", out.stdout)
     lines = out.stdout.splitlines()
-    # which release's rules were applied, first; then each job under its heading
-    assert lines[0].startswith("# rules: srt-slurm 2.x rules") and lines[3] == "# Worker"
+    # which release's rules were applied, first, and what was read; then each job under its
+    # heading
+    assert lines[0].startswith("# rules: srt-slurm 2.x rules")
+    assert lines[1] == "# read InferenceX checkout: examples/inferencex (the bundled example)"
+    assert lines[4] == "# Worker"
 
 
 def test_cli_raw_only_has_the_recipe_router() -> None:

@@ -28,6 +28,7 @@ from syncer.lint.lint import (
     UNRESOLVED,
     lint_texts,
 )
+from syncer.lint.report import lint_report
 from syncer.lint.source import SGLangSource, image_pin
 from syncer.model import Selection
 
@@ -145,7 +146,7 @@ def test_possibly_undeclared_when_the_file_declares_dynamically(tmp_path: Path) 
     assert result.versions[v3].worker.dynamic == [
         f"line {line}: an option string the file does not pin down"
     ]
-    md = result.markdown()
+    md = lint_report(result).markdown()
     assert "possibly undeclared" in md and "not resolved statically (worker)" in md
 
 
@@ -212,7 +213,10 @@ def test_cli_text_markdown_json_and_exit_codes(
         worker["args"] = [a for a in worker["args"] if a[0] != "--enable-two-batch-overlap"]
     module.write_text(module_text([cell]), encoding="utf-8")
     code, out, _ = run(["lint", str(module), "--sglang", str(root)], capsys)
-    assert code == 0 and out.splitlines()[2].startswith("✓ every worker and router flag")
+    lines = out.splitlines()
+    assert code == 0 and lines[2] == f"read cookbook module: {module}"
+    assert lines[3].startswith(f"read SGLang checkout: {root} at commit ")
+    assert lines[4].startswith("✓ every worker and router flag")
 
 
 def test_default_checkout_is_the_modules_repository(
@@ -266,7 +270,7 @@ def test_markdown_fits_its_budget(repo: tuple[Path, dict[str, str]]) -> None:
         router["blocks"][0]["args"] += [[f"--bogus-flag-{i}", "1"] for i in range(200)]
     result = lint_texts([("m.jsx", module_text([cell]))], SGLangSource(root))
     assert len(result.findings) == 204
-    md = result.markdown(budget=8000)
+    md = lint_report(result).markdown(budget=8000)
     assert len(md) <= 8000 and "more findings left out" in md
 
 

@@ -375,3 +375,20 @@ def test_a_merged_config_gone_from_the_default_branch(
         f"{DSPARK} is not in the default branch's master, which does not contain its pinned "
         f"commit {'1' * 12} either (a stale clone?)"
     }
+
+
+def test_markdown_escapes_only_values(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Our words read as written (``GITHUB_TOKEN``, ``GIT_DIR``); a value (the checkout's
+    path, here with markdown in its name) is escaped; the fold's summary line, an HTML block
+    where GitHub reads no markdown, shows the module's name without backslashes."""
+    infx = tmp_path / "my_infx*"
+    shutil.copytree(INFX, infx, symlinks=True)
+    code, md, err = audit(capsys, "--inferencex", str(infx), "--format", "markdown")
+    assert code == 0, err
+    assert "needs the GitHub API: set GITHUB_TOKEN (offline by default)\n" in md
+    assert "needs an SGLang git checkout: give --sglang GIT_DIR\n" in md
+    assert "my\\_infx\\* is a folder, not a git clone: every pin was read" in md
+    summary = next(ln for ln in md.splitlines() if ln.startswith("<details><summary>"))
+    assert "deepseek-ai/deepseek-v4_1.jsx (DeepSeek-V4.1)" in summary and "\\" not in summary
+    code, out, _ = audit(capsys, "--inferencex", str(infx), "--format", "json")
+    assert "set GITHUB_TOKEN (offline by default)" in json.loads(out)["notChecked"][0]["reason"]

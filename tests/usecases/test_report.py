@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT
 from rich.console import Console
 
+from syncer.compare.report import verify_report
 from syncer.usecases.verify import verify_config
 
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
@@ -44,7 +45,7 @@ def hostile_run(tmp_path: Path) -> Path:
 def test_markdown_keeps_hostile_values_inert(hostile_run: Path) -> None:
     result = verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None)
     assert result.exit_code == 1
-    md = result.markdown()
+    md = verify_report(result).markdown()
     # Outside code spans (where GitHub renders nothing as markup) no value is markup.
     bare = re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", md)
     assert bare.count("<details>") == bare.count("</details>") == 3
@@ -63,7 +64,7 @@ def test_markdown_keeps_hostile_values_inert(hostile_run: Path) -> None:
 def test_terminal_output_has_no_escape_sequences(hostile_run: Path) -> None:
     result = verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None)
     buf = io.StringIO()
-    result.text(Console(file=buf, width=200, color_system=None, soft_wrap=True))
+    verify_report(result).text(Console(file=buf, width=200, color_system=None, soft_wrap=True))
     out = buf.getvalue()
     assert "\x1b" not in out
     assert "ZZ_HOSTILE" in out and "✗ point 5" in out
@@ -71,15 +72,15 @@ def test_terminal_output_has_no_escape_sequences(hostile_run: Path) -> None:
 
 def test_markdown_budget_is_kept(hostile_run: Path) -> None:
     result = verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None)
-    full = result.markdown()
-    small = result.markdown(budget=3000)
+    full = verify_report(result).markdown()
+    small = verify_report(result).markdown(budget=3000)
     assert len(small) <= 3000 < len(full)
     assert small.startswith("### ❌ `sync verify`")
     assert "**1 of 7 points does not agree**" in small
     # Too small even for the report without its difference rows: cut at a line, folds closed.
     folds_cut = 0
     for budget in range(1500, 6000, 250):
-        tiny = result.markdown(budget=budget)
+        tiny = verify_report(result).markdown(budget=budget)
         lines = tiny.splitlines()
         assert len(tiny) <= budget
         if "report cut to fit the size limit" in tiny:
@@ -90,7 +91,7 @@ def test_markdown_budget_is_kept(hostile_run: Path) -> None:
 
 
 def test_json_schema_and_statuses(hostile_run: Path) -> None:
-    doc = verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None).json()
+    doc = verify_report(verify_config(KEY, inferencex=INFX, run=hostile_run, cookbook=None)).json()
     assert doc["schema"] == 1 and doc["exit_code"] == 1 and doc["verdict"] == "differ"
     entries = {e["key"]: e for e in doc["points"][5]["logs"][0]["comparison"]["entries"]}
     assert entries["ZZ_HOSTILE"]["status"] == "only-log"
@@ -112,10 +113,10 @@ def test_token_shaped_values_are_masked_in_every_format(tmp_path: Path) -> None:
     )
     result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
     assert result.exit_code == 1
-    md = result.markdown()
+    md = verify_report(result).markdown()
     assert token not in md and "***" in md
     buf = io.StringIO()
-    result.text(Console(file=buf, width=300, color_system=None))
+    verify_report(result).text(Console(file=buf, width=300, color_system=None))
     assert token not in buf.getvalue() and "ZZ_TOKEN" in buf.getvalue()
 
 
@@ -126,17 +127,17 @@ def test_many_skipped_members_are_summarised_in_the_text_reports(tmp_path: Path)
         (run / f"link{i:02d}").symlink_to("/etc/passwd")
     result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
     assert result.exit_code == 0  # skipped links change nothing compared
-    md = result.markdown()
+    md = verify_report(result).markdown()
     # Files of a run directory, not archive members.
     assert "link19 in the run directory skipped" in md and "link20" not in md
     assert "archive member" not in md
     assert "10 more entries of the run skipped" in md
     buf = io.StringIO()
-    result.text(Console(file=buf, width=300, color_system=None))
+    verify_report(result).text(Console(file=buf, width=300, color_system=None))
     text = buf.getvalue()
     assert "link19 in the run directory skipped: symbolic link (never followed)" in text
     assert "10 more entries of the run skipped" in text and "archive member" not in text
-    assert len(result.json()["skipped_members"]) == 30
+    assert len(verify_report(result).json()["skipped_members"]) == 30
 
 
 def test_skipped_members_of_an_archive_are_archive_members(tmp_path: Path) -> None:
@@ -151,7 +152,7 @@ def test_skipped_members_of_an_archive_are_archive_members(tmp_path: Path) -> No
     result = verify_config(KEY, inferencex=INFX, run=path, cookbook=None)
     assert result.exit_code == 0
     buf = io.StringIO()
-    result.text(Console(file=buf, width=300, color_system=None))
+    verify_report(result).text(Console(file=buf, width=300, color_system=None))
     assert "archive member run.tar.gz/./evil skipped: link (never followed)" in buf.getvalue()
 
 
@@ -166,10 +167,39 @@ def test_notes_are_capped_in_the_text_reports(tmp_path: Path) -> None:
     (run / "sweep_8999.log").write_text("uv: resolved 47 packages\n")  # launched nothing
     result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
     assert len(result.assignment.unmatched) == 60
-    md = result.markdown()
+    md = verify_report(result).markdown()
     assert md.count("which no point of the config uses") == 50
     assert "12 more notes (all of them are in --format json)" in md
-    doc = result.json()
+    doc = verify_report(result).json()
     assert len(doc["unmatched_logs"]) == 60
     assert doc["duplicate_logs"] == ["sweep_9000.log repeats job 9000 of sweep_9000.again.log"]
     assert doc["empty_logs"] == ["sweep_8999.log"]
+
+
+def _outside_code(md: str) -> list[str]:
+    """The lines of ``md`` with their code spans removed, code blocks left out."""
+    lines, fence = [], False
+    for line in md.splitlines():
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence:
+            lines.append(re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", line))
+    return lines
+
+
+def test_markdown_escapes_no_words_of_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outside code, a backslash in the verify report could only come from a value: with
+    values free of markdown, through the real command, there is none (issue 22.16)."""
+    from syncer.cli import main
+
+    run = tmp_path / "run"
+    shutil.copytree(RUN, run)
+    log = next(run.rglob("sweep_5230106.log"))
+    log.write_text(log.read_text().replace("--mem-fraction-static", "--mem-fraction-statik"))
+    with pytest.raises(SystemExit) as exc:
+        main(["verify", KEY, "--run", str(run), "--format", "markdown"])
+    md = capsys.readouterr().out
+    assert exc.value.code == 1 and "only in log" in md
+    assert [ln for ln in _outside_code(md) if "\\" in ln] == []

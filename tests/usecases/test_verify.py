@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, match_golden
 
 from syncer.cli import main
+from syncer.compare.report import verify_report
 from syncer.inferencex.policy import load_policy
 from syncer.untrusted import md_text
 from syncer.usecases.verify import verify_config
@@ -526,7 +527,7 @@ def test_eval_job_logs_are_set_aside(tmp_path: Path) -> None:
     result = verify_config(KEY, inferencex=INFX, run=run, cookbook=None)
     assert result.exit_code == 0
     assert [s.job_id for s in result.assignment.evals] == ["5230199"]
-    assert "set aside" in result.markdown()
+    assert "set aside" in verify_report(result).markdown()
 
 
 def test_two_modules_with_the_config_are_ambiguous(

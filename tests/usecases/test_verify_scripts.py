@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT
 
 from syncer.cli import main
+from syncer.compare.report import verify_report
 from syncer.usecases.verify import verify_config
 
 FIX = ROOT / "tests" / "fixtures" / "scriptera"
@@ -143,7 +144,7 @@ def test_a_directory_fitting_no_point_leaves_its_point_without_a_log(tmp_path: P
     result = verify(run)
     assert [p.verdict for p in result.points] == ["agree", "no-log", "agree", "agree"]
     assert result.exit_code == 1
-    doc = result.json()
+    doc = verify_report(result).json()
     assert doc["unmatched_logs"] == [
         {
             "source": HASHED,

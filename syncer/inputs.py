@@ -1,0 +1,128 @@
+"""What a report read: every report says which ``sync.yaml``, InferenceX checkout, run,
+cookbook module(s) and SGLang checkout it was made from, so "all agree" is never said about data
+the user did not name.
+
+A ``Read`` is one input, its path as reports show paths (relative to the working directory
+when inside it), the commit of a checkout that is a git repository of its own, a run's id, and
+whether it is the bundled example: the files of the source checkout this package runs from,
+read only when the user runs the tool inside that checkout. The templates ``read.txt.j2`` and
+``read.md.j2`` show the list; JSON reports carry it as ``"read"`` (``as_json``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+# The source checkout of an editable install (site-packages for an installed one, which holds
+# no sync.yaml, so nothing there is ever the bundled example).
+SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
+GIT_TIMEOUT = 30
+
+
+class Input(StrEnum):
+    """The kinds of input a report names; JSON spells these, the templates print ``label``."""
+
+    SYNC_YAML = "sync.yaml"
+    INFERENCEX = "inferencex"
+    RUN = "run"
+    MODULE = "cookbook-module"
+    COOKBOOK = "cookbook"
+    SGLANG = "sglang"
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+
+_LABELS = {
+    Input.SYNC_YAML: "sync.yaml",
+    Input.INFERENCEX: "InferenceX checkout",
+    Input.RUN: "run",
+    Input.MODULE: "cookbook module",
+    Input.COOKBOOK: "cookbook modules",
+    Input.SGLANG: "SGLang checkout",
+}
+
+
+@dataclass(frozen=True)
+class Read:
+    input: Input
+    path: str
+    commit: str | None = None
+    id: str | None = None
+    bundled: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "input": self.input,
+            "path": self.path,
+            "commit": self.commit,
+            "id": self.id,
+            "bundled": self.bundled,
+        }
+
+
+def shown(path: str | Path) -> str:
+    """A path as reports show it: relative to the working directory when inside it."""
+    rel = os.path.relpath(os.path.abspath(path))
+    return str(path) if rel.startswith("..") else Path(rel).as_posix()
+
+
+def is_bundled(path: str | Path) -> bool:
+    """Whether ``path`` is one of the bundled example's files (inside the source checkout)."""
+    if not (SOURCE_CHECKOUT / "sync.yaml").is_file():
+        return False
+    return Path(path).resolve().is_relative_to(SOURCE_CHECKOUT)
+
+
+def read(input: Input, path: str | Path, *, id: str | None = None) -> Read:
+    """The record of ``path`` read as ``input``; a checkout's commit when it is a git
+    repository of its own (a folder inside another repository has none: its files are not
+    that repository's commit)."""
+    commit = head_commit(Path(path)) if input in (Input.INFERENCEX, Input.SGLANG) else None
+    return Read(input, shown(path), commit=commit, id=id, bundled=is_bundled(path))
+
+
+def head_commit(path: Path) -> str | None:
+    """The commit checked out in ``path`` when it is a git work tree's top level (or a bare
+    repository), else None."""
+    if not (path / ".git").exists() and not (path / "HEAD").is_file():
+        return None
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--show-toplevel", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or len(lines) != 2:
+        return _bare_head(path)
+    if Path(lines[0]).resolve() != path.resolve():
+        return None
+    return lines[1]
+
+
+def _bare_head(path: Path) -> str | None:
+    try:
+        proc = subprocess.run(
+            ["git", "--git-dir", str(path), "rev-parse", "--is-bare-repository", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = proc.stdout.splitlines()
+    if proc.returncode != 0 or lines[:1] != ["true"] or len(lines) != 2:
+        return None
+    return lines[1]

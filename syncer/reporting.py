@@ -1,0 +1,97 @@
+"""Reports rendered in one place: a result is data, and this module shows it in the
+``--format`` asked for.
+
+A report kind (``compare.report`` for ``sync verify``, ``compare.review_render`` for the
+reviewer diff, ``lint.report`` for ``sync lint``, ``usecases.audit_report`` for ``sync audit``)
+turns its result into a ``Report``: the JSON document, the markdown renderings from the fullest
+to the barest (from its templates under ``syncer/templates/``) and the terminal form. The rules
+every report follows live here only: which form a ``--format`` prints and where, the size
+budget (the first rendering that fits wins, the last resort cut with its folds closed and a
+note: :mod:`syncer.fitting`), token masking of the markdown, and the colour of a terminal line
+that opens with a verdict mark.
+
+The result modules never import their report module (nor this one), so no result and report
+import each other, even for annotations.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from syncer.console import report_console
+from syncer.fitting import GITHUB_TEXT_LIMIT, cut, first_fitting
+from syncer.secrets import mask
+from syncer.untrusted import json_text
+
+# A terminal line whose first mark is one of these is a verdict line, and coloured as one.
+MARK_STYLES = {"✓": "green", "✗": "red"}
+
+
+class Format(StrEnum):
+    """What ``--format`` names: the forms every report has (``diff`` spells text
+    ``terminal``)."""
+
+    TEXT = "text"
+    TERMINAL = "terminal"
+    MARKDOWN = "markdown"
+    JSON = "json"
+
+
+@dataclass(frozen=True)
+class Report:
+    """A result made ready to be shown.
+
+    ``renderings(budget)`` yields the markdown from its fullest form to its barest, for a
+    budget in characters (``None``: no limit, one rendering); ``terminal(console)`` prints
+    the text form; ``cut_note`` closes a markdown cut to fit; ``default_budget`` is the
+    budget of a ``markdown()`` asked for none (GitHub's comment limit, or ``None``)."""
+
+    exit_code: int
+    document: Callable[[], dict[str, Any]]
+    renderings: Callable[[int | None], Iterable[str]]
+    terminal: Callable[[Any], None]
+    cut_note: str
+    default_budget: int | None = GITHUB_TEXT_LIMIT
+
+    def json(self) -> dict[str, Any]:
+        return self.document()
+
+    def markdown(self, budget: int | None = None) -> str:
+        """The markdown, at most ``budget`` characters (default ``default_budget``), with
+        token-shaped strings masked."""
+        limit = budget or self.default_budget
+        if limit is None:
+            return mask(next(iter(self.renderings(None))))
+        text = first_fitting(self.renderings(limit), limit)
+        if len(text) > limit:
+            # Embedded in comments and bodies, where an open fold would swallow what follows.
+            text = cut(text, limit, self.cut_note)
+        return mask(text)
+
+    def text(self, console: Any) -> None:
+        self.terminal(console)
+
+
+def print_lines(console: Any, text: str, *, marks: bool = True) -> None:
+    """``text`` line by line, masked and never read as rich markup; with ``marks`` a line
+    opening with a verdict mark (``MARK_STYLES``) in its colour."""
+    from rich.text import Text
+
+    for line in text.splitlines():
+        style = MARK_STYLES.get(line.lstrip()[:1], "") if marks else ""
+        console.print(Text(mask(line), style=style), highlight=False)
+
+
+def write(report: Report, fmt: str) -> int:
+    """``report`` on stdout in the form ``fmt`` names; its exit code."""
+    if fmt == Format.JSON:
+        sys.stdout.write(json_text(report.json(), indent=2) + "\n")
+    elif fmt == Format.MARKDOWN:
+        sys.stdout.write(report.markdown())
+    else:
+        report.text(report_console(soft_wrap=True))
+    return report.exit_code
