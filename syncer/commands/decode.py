@@ -28,8 +28,15 @@ from syncer.wording import js
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 # What an encoded case holds when a string of it may hold a control or invisible character:
-# a character outside ASCII, or an escape json writes for a C0 control (ESC is `\u001b`).
-_MAYBE_HIDDEN = re.compile(r"[^\x00-\x7e]|\\[ubfr]")
+# a character outside ASCII or DEL, or an escape json writes for a C0 control (ESC is
+# `\u001b`). The characters by str methods and the escapes by a pattern that starts with a
+# literal, so the scan jumps from one backslash to the next: one pattern for both scanned the
+# 4.9 MB of the largest module's cases at a seventh of that speed.
+_CONTROL_ESCAPE = re.compile(r"\\[ubfr]")
+
+
+def _maybe_hidden(text: str) -> bool:
+    return not text.isascii() or "\x7f" in text or _CONTROL_ESCAPE.search(text) is not None
 
 
 def _dump(value: Any, hidden: list[str] | None = None) -> str:
@@ -38,8 +45,8 @@ def _dump(value: Any, hidden: list[str] | None = None) -> str:
     output is data compared with the cookbook's own decoder, and masking every case's JSON
     would triple the decode benchmark's time). ``hidden`` gets the characters escaped."""
     text = _ENCODE(value)
-    # Nearly every case is plain ASCII without escapes: one scan in C, per case.
-    if not _MAYBE_HIDDEN.search(text):
+    # Nearly every case is plain ASCII without escapes.
+    if not _maybe_hidden(text):
         return text
     if hidden is not None:
         hidden.extend(hidden_characters("\n".join(_strings(value))))
