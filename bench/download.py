@@ -2,7 +2,7 @@
 downloads a run artifact.
 
 A loopback server answers like GitHub (a redirect to signed storage, then the zip bytes);
-``GitHubClient.download_artifact`` streams a SMALL (reference run, default 4 MB) and a LARGE
+``GitHubClient.actions.download`` streams a SMALL (reference run, default 4 MB) and a LARGE
 (default 64 MB) artifact in the same process. Reported: peak Python heap during each download
 (tracemalloc) and the ratio large / small, target <= 1.5 (a buffered download would scale with
 the size, 16x here), plus the time per MB relative to the reference run.
@@ -50,7 +50,7 @@ def _measure(client: Any, url: str, name: str, size: int, dest: Path) -> tuple[i
     artifact = Artifact(1, name, False, size << 20, url)
     tracemalloc.start()
     start = time.perf_counter()
-    client.download_artifact(artifact, dest, max_bytes=(size + 1) << 20)
+    client.actions.download(artifact, dest, max_bytes=(size + 1) << 20)
     elapsed = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()

@@ -43,6 +43,7 @@ def imported(args: list[str]) -> tuple[float, float, dict[str, float]]:
         text=True,
         cwd=ROOT,
         check=False,
+        env=timing.child_env(),
     )
     wall = time.perf_counter() - start
     rows = []

@@ -7,71 +7,33 @@ benchmark).
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import sys
 import threading
-from typing import NoReturn
 
-import click
+from syncer.errors import ReaderGone, SyncError
+from syncer.helptext import prog_name, stored_help
 
-from syncer.errors import SyncError
-
-# name -> (module, one-line help shown by `sync --help`)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "decode": ("syncer.commands.decode", "Decode a cookbook data module into commands."),
-    "render": ("syncer.commands.render", "Render a config's launch commands from its recipe."),
-    "verify": ("syncer.commands.verify", "Three-way check: cookbook vs recipe vs run logs."),
-    "generate": ("syncer.commands.generate", "Generate cookbook data modules and page sections."),
-    "reencode": ("syncer.commands.reencode", "Re-encode a module in the newest format."),
-    "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
-    "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
-    "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
-    "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
-}
+# typing's constant without importing typing, a start-up cost `sync --help` need not pay;
+# mypy takes any `TYPE_CHECKING` as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+def __getattr__(name: str) -> object:
+    # The click group lives in syncer.commands.group, imported on first use so that a plain
+    # `sync --help` never imports click; `syncer.cli.cli` and `.COMMANDS` still name it.
+    if name in ("cli", "COMMANDS", "LazyGroup"):
+        from syncer.commands import group
 
-    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        entry = COMMANDS.get(name)
-        if entry is None:
-            return None
-        module = importlib.import_module(entry[0])
-        return getattr(module, f"{name}_command")
-
-    def invoke(self, ctx: click.Context) -> object:
-        # click turns a closed stdout into exit 1, the drift code: the pipe error leaves here
-        # as an exception click does not catch, and the output is flushed here (not at exit)
-        # so a reader that left before the last buffer is seen the same way.
-        try:
-            code = super().invoke(ctx)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            raise ReaderGone from None
-        return code
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="infx-cookbook-sync")
-def cli() -> None:
-    """Keep the SGLang cookbook's AgentX launch explorer true to InferenceX."""
+        return getattr(group, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 BROKEN_PIPE = 141
 TERMINATED = 128 + signal.SIGTERM
-
-
-class ReaderGone(Exception):
-    """The reader of stdout went away (a closed pipe)."""
 
 
 class Terminated(BaseException):
@@ -100,8 +62,17 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _run(argv: list[str] | None) -> None:
+    prog = prog_name()
+    text = stored_help(sys.argv[1:] if argv is None else argv, prog)
+    if text is not None:
+        _print_help(text)
+        return
+    import click
+
+    from syncer.commands.group import cli
+
     try:
-        code = cli.main(args=argv, standalone_mode=False)
+        code = cli.main(args=argv, prog_name=prog, standalone_mode=False)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except SyncError as exc:
@@ -147,6 +118,20 @@ def _run(argv: list[str] | None) -> None:
         click.echo("terminated", err=True)
         sys.exit(TERMINATED)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _print_help(text: str) -> None:
+    """The stored help, ended as every command ends (a reader gone before the last byte: 141)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        wait_until_read(sys.stdout)
+    except (BrokenPipeError, ReaderGone):
+        _reader_went_away()
+    except Terminated:
+        sys.stderr.write("terminated\n")
+        sys.exit(TERMINATED)
+    sys.exit(0)
 
 
 def _reader_went_away() -> NoReturn:

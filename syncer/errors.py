@@ -35,3 +35,7 @@ class SyncError(Exception):
     def __str__(self) -> str:
         where = self.where()
         return f"{where}: {self.message}" if where else self.message
+
+
+class ReaderGone(Exception):
+    """The reader of stdout went away (a closed pipe): exit 141, not drift and not a bug."""

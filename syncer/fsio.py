@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 from syncer.errors import SyncError
@@ -137,6 +136,8 @@ def _stage(path: Path, text: str, staged: list[tuple[Path, str]] | None = None) 
     """Write ``text`` to a temp file beside ``path`` (same directory, so the rename is atomic)
     with ``path``'s final mode; returns the temp file's name, also appended to ``staged`` as
     soon as the file exists (so a signal arriving later still finds it to remove)."""
+    import tempfile  # here: most commands only read, and tempfile brings shutil and random
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     if staged is not None:

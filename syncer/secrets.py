@@ -10,15 +10,17 @@ GitHub token.
 from __future__ import annotations
 
 import io
-import logging
 import os
 import re
 import sys
 import threading
 from collections.abc import Iterable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from syncer.errors import SyncError
+
+if TYPE_CHECKING:
+    import logging
 
 MASK = "***"
 # Classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained (github_pat_) GitHub token shapes.
@@ -98,10 +100,14 @@ class MaskingStream(io.TextIOBase):
         return getattr(self.inner, "encoding", "utf-8")
 
 
-class MaskingFilter(logging.Filter):
-    """Masks the formatted message (and any exception text) of every log record."""
+class MaskingFilter:
+    """Masks the formatted message (and any exception text) of every log record. logging
+    takes any object with a ``filter`` method, so this module imports logging only when
+    :func:`install` runs (most commands never log, and start-up time counts)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        import logging
+
         record.msg = mask(record.getMessage())
         record.args = None
         if record.exc_info:
@@ -120,6 +126,8 @@ def install() -> None:
         sys.stdout = MaskingStream(sys.stdout)
     if not isinstance(sys.stderr, MaskingStream):
         sys.stderr = MaskingStream(sys.stderr)
+    import logging
+
     root = logging.getLogger()
     if not any(isinstance(f, MaskingFilter) for f in root.filters):
         root.addFilter(MaskingFilter())

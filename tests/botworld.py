@@ -22,7 +22,7 @@ from typing import Any
 from click.testing import CliRunner
 from conftest import ROOT, TESTS, match_golden
 from ghschema import check_event
-from ghserver import GitHubServer
+from ghserver import GitHubModel, GitHubServer
 from infxrepo import InferenceXRepo
 from markdown_it import MarkdownIt
 
@@ -130,27 +130,62 @@ def is_status(comment: dict[str, Any]) -> bool:
     return comment["user"] == INFX_BOT and comment["body"].startswith(st.STATUS_MARKER)
 
 
+def fake_github(server: GitHubServer) -> GitHubModel:
+    """The fake GitHub of a bot world: both bots' tokens, and the cookbook's repository."""
+    model = server.model
+    model.add_token(INFX_TOKEN, INFX_BOT)
+    model.add_token(BOOK_TOKEN, BOOK_BOT)
+    model.repo(BOOK)
+    return model
+
+
+RUN_AT = "2026-10-13T08:00:00Z"  # when the pinned run was created
+
+
+def add_pinned_run(
+    model: GitHubModel, head_sha: str, head_branch: str, **kw: Any
+) -> dict[str, Any]:
+    """Run ``RUN`` of InferenceX on ``head_sha``, its sweep logs as the artifacts (unless
+    ``artifacts`` says otherwise)."""
+    kw.setdefault("artifacts", run_artifacts())
+    return model.add_run(
+        INFX, RUN, head_sha=head_sha, head_branch=head_branch, created_at=RUN_AT, **kw
+    )
+
+
+def merge_bot_branch(bare: Path, clone: Path) -> None:
+    """A maintainer merges the bot's branch into the cookbook's main (in a clone at ``clone``)."""
+    git("clone", "--quiet", str(bare), str(clone), cwd=clone.parent)
+    git("merge", "--quiet", "--no-ff", "-m", "Merge bot PR", f"origin/{BRANCH}", cwd=clone)
+    git("push", "--quiet", "origin", "main", cwd=clone)
+
+
+def bot_argv(event_path: Path, *args: str) -> list[str]:
+    """The command line of ``sync bot`` on ``event_path`` with the repository's sync.yaml."""
+    return [
+        sys.executable,
+        "-m",
+        "syncer",
+        "bot",
+        "--event",
+        str(event_path),
+        "--config",
+        str(ROOT / "sync.yaml"),
+        *args,
+    ]
+
+
 class World:
     def __init__(self, tmp: Path, server: GitHubServer) -> None:
         self.tmp = tmp
         self.server = server
-        self.gh = server.model
-        self.gh.add_token(INFX_TOKEN, INFX_BOT)
-        self.gh.add_token(BOOK_TOKEN, BOOK_BOT)
-        self.gh.repo(BOOK)
+        self.gh = fake_github(server)
         self.pull = self.gh.add_pull(
             INFX, head="dsv41flash-gb300", number=PR, commits=[EARLIER, HEAD], user="contributor"
         )
         # The other PR of sync.yaml, whose in-progress config shares the cookbook PR.
         self.other = self.gh.add_pull(INFX, head="disagg", number=3871, commits=["9" * 40])
-        self.gh.add_run(
-            INFX,
-            RUN,
-            head_sha=HEAD,
-            head_branch="dsv41flash-gb300",
-            created_at="2026-10-13T08:00:00Z",
-            artifacts=run_artifacts(),
-        )
+        add_pinned_run(self.gh, HEAD, "dsv41flash-gb300")
         # A copy of the one cookbook this process seeded (five git commands, once), with the
         # working clone pointed at the copy.
         template = seeded_cookbook()
@@ -277,15 +312,8 @@ def sync_bot(
         env.update({"GITHUB_TOKEN": INFX_TOKEN, "COOKBOOK_TOKEN": BOOK_TOKEN})
     env.update(extra_env or {})
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "syncer",
-            "bot",
-            "--event",
-            str(path),
-            "--config",
-            str(ROOT / "sync.yaml"),
+        bot_argv(
+            path,
             "--inferencex",
             str(world.inferencex),
             "--cookbook",
@@ -297,7 +325,7 @@ def sync_bot(
             "--date",
             "2026-10-13",
             *extra,
-        ],
+        ),
         cwd=world.tmp,
         env=env,
         capture_output=True,
@@ -319,10 +347,7 @@ class Replay:
     def __init__(self, tmp: Path, server: GitHubServer) -> None:
         self.tmp = tmp
         self.server = server
-        self.gh = server.model
-        self.gh.add_token(INFX_TOKEN, INFX_BOT)
-        self.gh.add_token(BOOK_TOKEN, BOOK_BOT)
-        self.gh.repo(BOOK)
+        self.gh = fake_github(server)
         self.infx = InferenceXRepo(tmp / "infx")
         self.clone = tmp / "bot-clone.git"  # created by the bot on its first run
         template = seeded_cookbook()
@@ -357,10 +382,7 @@ class Replay:
     # -- the cookbook ----------------------------------------------------------------------
 
     def merge_cookbook(self, number: int) -> None:
-        clone = self.tmp / f"maintainer-{number}"
-        git("clone", "--quiet", str(self.bare), str(clone), cwd=self.tmp)
-        git("merge", "--quiet", "--no-ff", "-m", "Merge bot PR", f"origin/{BRANCH}", cwd=clone)
-        git("push", "--quiet", "origin", "main", cwd=clone)
+        merge_bot_branch(self.bare, self.tmp / f"maintainer-{number}")
         pull = self.gh.repo(BOOK).pulls[number]
         pull["state"], pull["merged"] = "closed", True
         self.send("pull_request", self.gh.pull_request_event(BOOK, number, "closed"))

@@ -30,6 +30,17 @@ for _var, _value in (
     os.environ.setdefault(_var, _value)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The project's bytecode, compiled once per run (stale files only): hundreds of tests run
+    the real command in a fresh process, and under ``PYTHONDONTWRITEBYTECODE`` each of them
+    would compile every module it imports from source again, a fifth of such a test's CPU
+    time. The ``.pyc`` files go where Python puts them (``__pycache__``, ignored by git)."""
+    import compileall
+
+    for package in ("syncer", "bench"):
+        compileall.compile_dir(ROOT / package, quiet=2)
+
+
 @pytest.fixture
 def reference() -> Path:
     if not REFERENCE.is_dir():

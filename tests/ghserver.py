@@ -25,6 +25,7 @@ import threading
 import time
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -890,20 +891,10 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
         return
 
-    def do_GET(self) -> None:
-        self._dispatch("GET")
+    def _any(self) -> None:
+        self._dispatch(self.command)  # the request's method, as http.server read it
 
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def do_PATCH(self) -> None:
-        self._dispatch("PATCH")
-
-    def do_PUT(self) -> None:
-        self._dispatch("PUT")
-
-    def do_DELETE(self) -> None:
-        self._dispatch("DELETE")
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _any
 
     def _send(
         self,
@@ -1365,3 +1356,14 @@ class GitHubServer:
                 f"the fake GitHub sent {len(self.model.violations)} bodies GitHub would not "
                 "send (tests/schemas, from GitHub's OpenAPI description):\n" + "\n".join(shown[:40])
             )
+
+
+@contextmanager
+def serving(token: str, login: str, *repos: str) -> Iterator[GitHubServer]:
+    """A running fake GitHub where ``token`` authenticates as ``login`` and ``repos`` exist."""
+    srv = GitHubServer()
+    with srv as model:
+        model.add_token(token, login)
+        for repo in repos:
+            model.repo(repo)
+        yield srv

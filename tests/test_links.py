@@ -75,4 +75,6 @@ def test_pin_values():
 def test_commit_url():
     from syncer.links import DYNAMO_REPO, commit_url
 
-    assert commit_url(DYNAMO_REPO, "0a1b2c3") == "https://github.com/ai-dynamo/dynamo/commit/0a1b2c3"
+    assert (
+        commit_url(DYNAMO_REPO, "0a1b2c3") == "https://github.com/ai-dynamo/dynamo/commit/0a1b2c3"
+    )

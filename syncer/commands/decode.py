@@ -17,6 +17,7 @@ from typing import Any
 
 import click
 
+from syncer import collector
 from syncer.commands import options
 from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.errors import SyncError
@@ -113,7 +114,8 @@ def decode_command(
         raise SyncError("give --point or --conc, not both")
     decoder = load_decoder(module)
     if all_cases:
-        _print_all(decoder, module, cell, point, conc, router, kv, fmt)
+        with collector.paused():  # every case is built and kept until it is printed
+            _print_all(decoder, module, cell, point, conc, router, kv, fmt)
         return
     ci = decoder.cell_index(cell) if cell is not None else decoder.default_cell()
     pi = _point(decoder, ci, point, conc)

@@ -12,6 +12,7 @@ router) this raises ``SyncError`` naming the file and the offending entry instea
 
 from __future__ import annotations
 
+import marshal
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
@@ -84,6 +85,7 @@ class Decoder:
         self.cells: list[dict[str, Any]] = data["cells"]
         self.base = Materialiser(data, self.check)
         self._measured_memo: dict[tuple[int, int, str], list[Block]] = {}
+        self._texts: dict[bytes, str] = {}
         self._placement: str | None = None
 
     def _cell(self, ci: int) -> dict[str, Any]:
@@ -294,9 +296,23 @@ class Decoder:
             kv=sel.kv or "none",
             status=self.status_for(sel),
             blocks=blocks,
-            text=[format_block(b) for b in blocks],
+            text=[self._text(b) for b in blocks],
             router_files=partial(self.router_files, sel.cell, sel.router),
         )
+
+    def _text(self, block: Block) -> str:
+        """``format_block(block)``, once per distinct block: two cases of a module mostly show
+        the same blocks (its etcd, its frontend, a worker at every KV tier it does not change),
+        about two in three of them on a real module. The key is the block's marshal bytes,
+        equal only for equal blocks (same keys in the same order, same values and types)."""
+        try:
+            key = marshal.dumps(block, 2)
+        except ValueError:  # not JSON data (a str subclass): not from a module, so not kept
+            return format_block(block)
+        text = self._texts.get(key)
+        if text is None:
+            text = self._texts[key] = format_block(block)
+        return text
 
     def selections(self, ci: int) -> Iterator[Selection]:
         """Every selection of cell ``ci`` in the oracle's order: point, router sorted by name,

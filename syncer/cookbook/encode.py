@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 # Through the module: the refresh proof's tests replace cells_from_module there.
+from syncer import collector
 from syncer.cookbook import cells as cells_mod
 from syncer.cookbook import compact
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, PointSpec
@@ -442,8 +443,9 @@ def encode_module(
 ) -> tuple[dict[str, Any], str, int]:
     """Compact, prove and emit ``spec``: returns ``(value, text, cases compared)``; raises
     ``SyncError`` naming the first difference."""
-    value = compact_module(spec)
-    compared = verify_roundtrip(value, spec, path=path, reference=reference, keep=keep)
+    with collector.paused():  # every candidate and every decoded case is alive until the end
+        value = compact_module(spec)
+        compared = verify_roundtrip(value, spec, path=path, reference=reference, keep=keep)
     text = module_text(value, header if header is not None else header_lines(spec.source))
     # The text is what gets written: parse it back too, so the emitter is covered by the proof.
 

@@ -6,6 +6,7 @@ page does.
 
 from __future__ import annotations
 
+import marshal
 from typing import Any
 
 
@@ -29,9 +30,18 @@ _CONTAINERS = (dict, list)
 
 def clone(value: Any) -> Any:
     """Deep copy of JSON-shaped data (the page's ``JSON.parse(JSON.stringify(x))``)."""
+    try:
+        # In C, half the time of the walk below. Version 2 shares nothing: an object met
+        # twice is copied twice, as JSON does (later versions would share it).
+        return marshal.loads(marshal.dumps(value, 2))
+    except ValueError:  # a value JSON does not hold (a str subclass such as an enum member)
+        return _clone(value)
+
+
+def _clone(value: Any) -> Any:
     kind = type(value)
     if kind is dict:
-        return {k: clone(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
+        return {k: _clone(v) if type(v) in _CONTAINERS else v for k, v in value.items()}
     if kind is list:
-        return [clone(v) if type(v) in _CONTAINERS else v for v in value]
+        return [_clone(v) if type(v) in _CONTAINERS else v for v in value]
     return value

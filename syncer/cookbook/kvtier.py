@@ -81,7 +81,7 @@ def kv_transform(
             raise check.error(
                 "kvMooncake.master", f"no `{router}` block for the derived mooncake tier"
             )
-        check.block(master, f"kvMooncake.master.{router}")
+        check.block_once(master, f"kvMooncake.master.{router}")
         out.insert(master_index(out, placement()), clone(master))
     return out
 

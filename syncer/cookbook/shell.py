@@ -139,13 +139,18 @@ def format_block(block: Block, *, literal: bool = False) -> str:
         lines.append(NGINX_COMMAND if block.get("kind") == "nginx" else js_string(block.get("cmd")))
         return "\n".join(lines)
     lines.append(f"{js_string(block.get('cmd'))} \\")
-    # Every arg line but the last ends with " \"; a bare flag has no trailing space.
-    lines.append(
-        " \\\n".join(
-            f"  {arg[0]} {' '.join(map(quote_value, arg[1:]))}" if len(arg) > 1 else f"  {arg[0]}"
-            for arg in args
-        )
-    )
+    # Every arg line but the last ends with " \"; a bare flag has no trailing space. Most
+    # args are a flag and one value: that case first, without slicing (every case's text).
+    arg_lines = []
+    for arg in args:
+        count = len(arg)
+        if count == 2:
+            arg_lines.append(f"  {arg[0]} {quote_value(arg[1])}")
+        elif count > 2:
+            arg_lines.append(f"  {arg[0]} {' '.join(map(quote_value, arg[1:]))}")
+        else:
+            arg_lines.append(f"  {arg[0]}")
+    lines.append(" \\\n".join(arg_lines))
     return "\n".join(lines)
 
 

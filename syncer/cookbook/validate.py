@@ -51,6 +51,7 @@ class ModuleValidator:
     def __init__(self, path: str, locate: Locate | None = None) -> None:
         self.path = path
         self._locate = locate
+        self._checked: set[int] = set()
 
     def error(self, where: str, message: str) -> SyncError:
         """``where`` is the entry's path in the module (``cells[3].routers.sglang.blocks[0]``);
@@ -142,16 +143,7 @@ class ModuleValidator:
         self.args((hicache or {}).get("args"), f"{where}.kv.hicache.args")
 
     def args(self, args: Any, where: str) -> None:
-        if args is not None and not (
-            isinstance(args, list)
-            and all(
-                isinstance(a, list)
-                and a
-                and isinstance(a[0], str)
-                and not any(isinstance(v, dict | list) for v in a[1:])
-                for a in args
-            )
-        ):
+        if args is not None and not _is_args(args):
             raise self.error(where, "expected `args`: a list of [flag, values...] lists")
 
     def env(self, env: Any, where: str) -> None:
@@ -159,6 +151,13 @@ class ModuleValidator:
             isinstance(env, dict) and not any(isinstance(v, dict | list) for v in env.values())
         ):
             raise self.error(where, "expected `env`: an object of name -> value")
+
+    def block_once(self, block: Any, where: str) -> None:
+        """:meth:`block` for a block of the module that many cases insert (the derived
+        Mooncake master): checked the first time only (the module's data does not change)."""
+        if id(block) not in self._checked:
+            self.block(block, where)
+            self._checked.add(id(block))
 
     def block(self, block: Any, where: str) -> None:
         """What the shell text needs: a kind, an ``args`` list of ``[flag, values...]`` lists,
@@ -174,3 +173,17 @@ class ModuleValidator:
             isinstance(preamble, list) and all(isinstance(line, str) for line in preamble)
         ):
             raise self.error(f"{where}.preamble", "expected a list of lines")
+
+
+def _is_args(args: Any) -> bool:
+    """A list of ``[flag, values...]`` lists: a string flag, then values that are no objects
+    or arrays. Loops rather than nested generators: every decoded case checks its blocks."""
+    if not isinstance(args, list):
+        return False
+    for arg in args:
+        if not (isinstance(arg, list) and arg and isinstance(arg[0], str)):
+            return False
+        for value in arg:
+            if isinstance(value, dict | list):
+                return False
+    return True

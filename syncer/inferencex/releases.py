@@ -485,12 +485,14 @@ class FrontendTopology:
 
 
 def multiple_frontends(frontend: dict[str, Any], line: str) -> bool:
-    """``frontend.enable_multiple_frontends``, with the release's default when unset: true in
-    1.x (``FrontendConfig`` in src/srtctl/core/schema.py @v1.0.38, line 1467), false in the
-    2.x rules."""
+    """``frontend.enable_multiple_frontends``, true when unset in both lines: ``FrontendConfig``
+    in src/srtctl/core/schema.py line 1467 @v1.0.38 (every v1.0.x tag), and the 2.x schema
+    (``FrontendConfig`` in docs/schema-reference.md @NVIDIA/srt-slurm db4a0654, generated from
+    the schema). InferenceX's 2.x recipes set it false where they want one frontend."""
+    del line  # the same default in every release read
     value = frontend.get("enable_multiple_frontends")
     if value is None:
-        return line == "1"
+        return True
     return bool(value)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from syncer import collector
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.wording import js
@@ -154,7 +155,8 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
     """Parse YAML text strictly; errors name ``path`` and the line. With ``duplicates`` (a
     list), a duplicate key keeps its last value and a warning is appended instead."""
     try:
-        data = yaml.load(text, Loader=_loader_for(path, duplicates))
+        with collector.paused():
+            data = yaml.load(text, Loader=_loader_for(path, duplicates))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
@@ -271,6 +273,9 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES, path: str | None =
     the expansion; it stops counting past ``limit``.
     """
     memo: dict[int, int] = {}
+    # A scalar is 1 without a call (a master config holds tens of thousands of them); a child
+    # past MAX_DEPTH is refused whatever it is, as the call would have refused it.
+    containers = (dict, list)
 
     def size(obj: Any, depth: int) -> int:
         if depth > MAX_DEPTH:
@@ -279,9 +284,11 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES, path: str | None =
             key = id(obj)
             if key in memo:
                 return memo[key]
+            if obj and depth >= MAX_DEPTH:
+                raise SyncError(TOO_DEEP, path=path)
             total = 1
             for value in obj.values():
-                total += 1 + size(value, depth + 1)
+                total += 1 + (size(value, depth + 1) if isinstance(value, containers) else 1)
                 if total > limit:
                     break
             memo[key] = total
@@ -290,9 +297,11 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES, path: str | None =
             key = id(obj)
             if key in memo:
                 return memo[key]
+            if obj and depth >= MAX_DEPTH:
+                raise SyncError(TOO_DEEP, path=path)
             total = 1
             for value in obj:
-                total += size(value, depth + 1)
+                total += size(value, depth + 1) if isinstance(value, containers) else 1
                 if total > limit:
                     break
             memo[key] = total

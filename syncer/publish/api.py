@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 import requests
 from github import Auth, Github, GithubException
@@ -30,6 +30,19 @@ Json = Any
 
 class NotFound(SyncError):
     """The API answered 404 (deleted comment, unknown PR or run, or no access)."""
+
+
+class Connection(TypedDict, total=False):
+    """How a client connects (``Api``'s keyword arguments): the API's URL, retries and waits,
+    the pause between requests, the bot's login when the token cannot ask for it."""
+
+    base_url: str
+    retries: int
+    max_wait: float
+    backoff: float
+    pause: float | None
+    login: str | None
+    secondary_wait: float
 
 
 class _NoUser(Exception):

@@ -26,7 +26,7 @@ class GitHubAudit:
     def pull(self, pr: str) -> PullFacts:
         if pr not in self._pulls:
             try:
-                pull = self.gh.pull(self.repo, _number(pr, "PR"))
+                pull = self.gh.pulls.get(self.repo, _number(pr, "PR"))
             except NotFound:
                 self._pulls[pr] = PullFacts(MISSING, False, "")
             else:
@@ -37,7 +37,7 @@ class GitHubAudit:
         run_id = links.run_id(run)
         if run_id not in self._runs:
             try:
-                found = self.gh.artifacts(self.repo, _number(run_id, "run"))
+                found = self.gh.actions.artifacts(self.repo, _number(run_id, "run"))
             except NotFound:
                 found = []  # the run itself is gone (deleted): so are its artifacts
             self._runs[run_id] = [ArtifactFacts(a.name, a.expired, a.expires_at) for a in found]
@@ -46,7 +46,7 @@ class GitHubAudit:
     def _comments_of(self, pr: str) -> list[Comment]:
         if pr not in self._comments:
             try:
-                self._comments[pr] = self.gh.comments(self.repo, _number(pr, "PR"))
+                self._comments[pr] = self.gh.comments.on(self.repo, _number(pr, "PR"))
             except NotFound:
                 self._comments[pr] = []
         return self._comments[pr]

@@ -80,7 +80,7 @@ class Closing:
 
     def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> None:
         try:
-            pull = self.infx.pull(self.s.inferencex_repo, number)
+            pull = self.infx.pulls.get(self.s.inferencex_repo, number)
         except NotFound:
             return
         if pull.state != PullState.CLOSED or not self.scope.configs_of(number):
@@ -156,7 +156,7 @@ class Closing:
     def _still_coming(self, number: int) -> bool:
         """Whether InferenceX PR ``number`` is open or merged (its config may still go live)."""
         try:
-            other = self.infx.pull(self.s.inferencex_repo, number)
+            other = self.infx.pulls.get(self.s.inferencex_repo, number)
         except NotFound:
             return False
         return other.state == PullState.OPEN or other.merged
@@ -166,7 +166,7 @@ class Closing:
     def cookbook_closed(self, number: int) -> None:
         """A bot PR merged or closed: every InferenceX PR whose pins it carried gets its status
         refreshed (live since this PR, or its cookbook PR closed without merging)."""
-        pull = self.cgh.pull(self.s.cookbook_repo, number)
+        pull = self.cgh.pulls.get(self.s.cookbook_repo, number)
         me = self.cgh.login()
         if pull.state != PullState.CLOSED:
             self.out.say(f"{self.s.cookbook_repo}#{number} is still open; nothing to do")

@@ -65,7 +65,7 @@ class CookbookPR:
             marker = st.pr_marker(model.path)
             self._pulls[model.path] = [
                 p
-                for p in self.gh.find_pulls(self.s.cookbook_repo, head, state="all")
+                for p in self.gh.pulls.find(self.s.cookbook_repo, head, state="all")
                 if p.user == me and marker in p.body
             ]
         return self._pulls[model.path]
@@ -109,8 +109,8 @@ class CookbookPR:
             inferencex_repo=self.s.inferencex_repo,
             prs=infx_prs,
         )
-        self.gh.create_comment(self.s.cookbook_repo, open_pr.number, note)
-        self.gh.update_pull(self.s.cookbook_repo, open_pr.number, state=PullState.CLOSED)
+        self.gh.comments.create(self.s.cookbook_repo, open_pr.number, note)
+        self.gh.pulls.update(self.s.cookbook_repo, open_pr.number, state=PullState.CLOSED)
         self._pulls.pop(model.path, None)
         self.out.did(
             f"closed {self.s.cookbook_repo}#{open_pr.number}: every InferenceX PR it carried "
@@ -266,7 +266,7 @@ class CookbookPR:
         title = pr_text.title(model)
         repo, branch = self.s.cookbook_repo, branch_name(model.path)
         if open_pr is None:
-            made = self.gh.create_pull(
+            made = self.gh.pulls.create(
                 repo,
                 title=title,
                 body=body,
@@ -287,7 +287,7 @@ class CookbookPR:
                 )
             return made
         if open_pr.body != body or open_pr.title != title:
-            self.gh.update_pull(
+            self.gh.pulls.update(
                 repo,
                 open_pr.number,
                 title=title if open_pr.title != title else None,

@@ -36,7 +36,9 @@ def body(result: AuditResult) -> str:
 
 def find(gh: GitHubClient, repo: str) -> Issue | None:
     """The bot's dashboard issue: the oldest of its issues with the label and the marker."""
-    mine = [i for i in gh.issues(repo, label=LABEL, creator=gh.login()) if MARKER in i.body]
+    mine = [
+        i for i in gh.issues.labelled(repo, label=LABEL, creator=gh.login()) if MARKER in i.body
+    ]
     return mine[0] if mine else None
 
 
@@ -47,7 +49,7 @@ def keep_dashboard(gh: GitHubClient, repo: str, result: AuditResult) -> str:
     if issue is None:
         if not dirty:
             return "dashboard: clean, no issue to keep"
-        made = gh.create_issue(repo, title(result), body(result), labels=[LABEL], marker=MARKER)
+        made = gh.issues.create(repo, title(result), body(result), labels=[LABEL], marker=MARKER)
         return f"dashboard: opened issue #{made.number}"
     new_title, new_body = title(result), body(result)
     state = "open" if dirty else "closed"
@@ -55,7 +57,7 @@ def keep_dashboard(gh: GitHubClient, repo: str, result: AuditResult) -> str:
         return f"dashboard: issue #{issue.number} unchanged"
     if not dirty and issue.state == "closed":
         return f"dashboard: clean, issue #{issue.number} already closed"
-    gh.update_issue(
+    gh.issues.update(
         repo,
         issue.number,
         title=new_title if new_title != issue.title else None,

@@ -104,11 +104,11 @@ def keep(gh: GitHubClient, repo: str, pr: int, rec: dict[str, Any]) -> None:
     """Post the record, or edit the bot's earlier record of the same config in place."""
     body = comment_body(rec)
     mark = marker(rec["config"])
-    mine = [c for c in gh.comments(repo, pr) if c.user == gh.login() and mark in c.body]
+    mine = [c for c in gh.comments.on(repo, pr) if c.user == gh.login() and mark in c.body]
     if not mine:
-        gh.create_comment(repo, pr, body, marker=mark)
+        gh.comments.create(repo, pr, body, marker=mark)
     elif mine[0].body != body:
-        gh.edit_comment(repo, mine[0].id, body)
+        gh.comments.edit(repo, mine[0].id, body)
 
 
 def read_back(comments: list[Comment], login: str, key: str) -> dict[str, Any] | None:

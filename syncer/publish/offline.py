@@ -13,14 +13,17 @@ internal error rather than a silent call.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict, cast
 
 from syncer.errors import SyncError
 from syncer.publish import event
+from syncer.publish.actions import Actions
 from syncer.publish.api import Api, NotFound
+from syncer.publish.comments import Comments
 from syncer.publish.github import GitHubClient
+from syncer.publish.pulls import Pulls
 from syncer.publish.records import (
     Artifact,
     Comment,
@@ -101,17 +104,18 @@ class EventGitHub(GitHubClient):
     ) -> None:
         if not plan.dry_run:
             raise SyncError("GitHub cannot be written without a token (a dry run can)")
-        self._connect(_NoApi(login or UNKNOWN_LOGIN), plan)
+        api = _NoApi(login or UNKNOWN_LOGIN)
+        self._connect(api, plan)
         # Read before the router has looked at the event: every part taken from it is checked
         # here, so a malformed one is bad input (exit 2), as the router would say.
         event.check(dict(event_payload), event.EVENT_SHAPE)
         payload = cast("EventData", event_payload)  # (the shape just checked)
         repo = (payload.get("repository") or {}).get("full_name") or ""
-        self._event_pulls: dict[tuple[str, int], Pull] = {}
-        self._event_comments: dict[tuple[str, int], list[Comment]] = {}
+        pulls: dict[tuple[str, int], Pull] = {}
+        comments: dict[tuple[str, int], list[Comment]] = {}
         pr = payload.get("pull_request")
         if isinstance(pr, dict) and isinstance(pr.get("number"), int):
-            self._event_pulls[(repo, pr["number"])] = pull_record(repo, pr)
+            pulls[(repo, pr["number"])] = pull_record(repo, pr)
         issue = payload.get("issue")
         if (
             isinstance(issue, dict)
@@ -119,28 +123,61 @@ class EventGitHub(GitHubClient):
             and isinstance(issue.get("number"), int)
         ):
             number = issue["number"]
-            self._event_pulls[(repo, number)] = _issue_pull(repo, issue, _head(checkout))
+            pulls[(repo, number)] = _issue_pull(repo, issue, _head(checkout))
             comment = payload.get("comment")
             if isinstance(comment, dict) and isinstance(comment.get("id"), int):
-                self._event_comments[(repo, number)] = [comment_record(comment)]
+                comments[(repo, number)] = [comment_record(comment)]
+        # The readers answer from the event; the writers are the client's own, planned only.
+        self.pulls = _EventPulls(pulls, api, plan, self.dry_ids)
+        self.comments = _EventComments(comments, api, plan, self.dry_ids)
+        self.actions = _NoActions(api)
 
-    # -- reads: the event, nothing else ------------------------------------------------------
 
-    def pull(self, repo: str, number: int) -> Pull:
-        found = self._event_pulls.get((repo, number))
-        if found is None:
+class _EventPulls(Pulls):
+    """The PRs the event carries, nothing else (no earlier bot PR)."""
+
+    def __init__(
+        self, found: dict[tuple[str, int], Pull], api: Api, plan: Plan, dry_ids: Iterator[int]
+    ) -> None:
+        super().__init__(api, plan, dry_ids)
+        self.found = found
+
+    def get(self, repo: str, number: int) -> Pull:
+        pull = self.found.get((repo, number))
+        if pull is None:
             raise NotFound(f"{repo}#{number} is not in the event (no token: GitHub not read)")
-        return found
+        return pull
 
-    def pull_commits(self, repo: str, number: int) -> list[str]:
-        head = self.pull(repo, number).head_sha
+    def commits(self, repo: str, number: int) -> list[str]:
+        head = self.get(repo, number).head_sha
         return [head] if head else []
 
-    def comments(self, repo: str, number: int) -> list[Comment]:
-        return list(self._event_comments.get((repo, number), []))
+    def open(self, repo: str) -> list[Pull]:
+        pulls = sorted(self.found.items())
+        return [p for (r, _), p in pulls if r == repo and p.state == PullState.OPEN]
 
-    def comment(self, repo: str, comment_id: int) -> Comment:
-        for comments in self._event_comments.values():
+    def find(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
+        return []
+
+
+class _EventComments(Comments):
+    """The comment the event carries, nothing else (no status comment, no reaction)."""
+
+    def __init__(
+        self,
+        found: dict[tuple[str, int], list[Comment]],
+        api: Api,
+        plan: Plan,
+        dry_ids: Iterator[int],
+    ) -> None:
+        super().__init__(api, plan, dry_ids)
+        self.found = found
+
+    def on(self, repo: str, number: int) -> list[Comment]:
+        return list(self.found.get((repo, number), []))
+
+    def get(self, repo: str, comment_id: int) -> Comment:
+        for comments in self.found.values():
             for comment in comments:
                 if comment.id == comment_id:
                     return comment
@@ -149,13 +186,9 @@ class EventGitHub(GitHubClient):
     def reactions(self, repo: str, comment_id: int) -> list[Reaction]:
         return []
 
-    def open_pulls(self, repo: str) -> list[Pull]:
-        return [
-            p for (r, _), p in sorted(self._event_pulls.items()) if r == repo and p.state == "open"
-        ]
 
-    def find_pulls(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
-        return []
+class _NoActions(Actions):
+    """Runs cannot be checked without the API: the bot says so and leaves the pin alone."""
 
     def run(self, repo: str, run_id: int) -> WorkflowRun:
         raise NotFound(f"run {run_id}: not checked (no token: GitHub not read)")
@@ -168,7 +201,7 @@ class EventGitHub(GitHubClient):
     def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
         return []
 
-    def download_artifact(self, artifact: Artifact, dest: Path, **_: Any) -> Path:
+    def download(self, artifact: Artifact, dest: Path, **_: Any) -> Path:
         raise SyncError(f"artifact {artifact.name}: not downloaded (no token: GitHub not read)")
 
 

@@ -157,7 +157,7 @@ def check_run(
     if refused is not None:
         return refused
     try:
-        run = gh.run(repo, run_id)
+        run = gh.actions.run(repo, run_id)
     except NotFound:
         return RunCheck(False, f"run {run_id} does not exist in {repo} (or the bot cannot see it)")
     return _check(gh, repo, run, commits, pinned=pinned)
@@ -197,7 +197,7 @@ def _check(
             f"run {run_id} ran commit {run.head_sha[:9]}, which is not among this PR's commits",
             run,
         )
-    artifacts = gh.artifacts(repo, run_id)
+    artifacts = gh.actions.artifacts(repo, run_id)
     if any(a.name.startswith(QUALIFICATION_PREFIX) for a in artifacts):
         return RunCheck(False, f"run {run_id} is a qualification run", run, artifacts)
     if not any(_is_result(a.name) and not a.expired for a in artifacts):
@@ -218,7 +218,7 @@ def latest_successful_run(gh: GitHubClient, repo: str, pull: Pull, commits: list
     refused = _label_refusal(pull)
     if refused is not None:
         return refused
-    for run in gh.workflow_runs(
+    for run in gh.actions.workflow_runs(
         repo, SWEEP_WORKFLOW, branch=pull.head_ref, event="pull_request", status="success"
     ):
         if run.head_sha not in commits:
@@ -238,14 +238,18 @@ def sync_reactions(gh: GitHubClient, repo: str, comment: Comment, accepted: bool
     longer carries a command) on ``comment``; True when it wrote."""
     want = None if accepted is None else "+1" if accepted else "-1"
     me = gh.login()
-    mine = [r for r in gh.reactions(repo, comment.id) if r.user == me and r.content in ("+1", "-1")]
+    mine = [
+        r
+        for r in gh.comments.reactions(repo, comment.id)
+        if r.user == me and r.content in ("+1", "-1")
+    ]
     wrote = False
     for reaction in mine:
         if reaction.content != want:
-            gh.remove_reaction(repo, comment.id, reaction.id)
+            gh.comments.unreact(repo, comment.id, reaction.id)
             wrote = True
     if want is not None and not any(r.content == want for r in mine):
-        gh.add_reaction(repo, comment.id, want)
+        gh.comments.react(repo, comment.id, want)
         wrote = True
     return wrote
 
@@ -272,7 +276,7 @@ def choose(
 ) -> PinChoice:
     """The pin of ``pull``: the newest authorised command's run, checked, reacted to, and its
     sweep logs downloaded under ``tmp``."""
-    comments = gh.comments(repo, pull.number)
+    comments = gh.comments.on(repo, pull.number)
     selection = select(comments)
     if selection is None:
         return PinChoice()
@@ -280,7 +284,7 @@ def choose(
     pinning = pinning_comment(comments) or selection
     if gh.offline:
         return _offline(pull, selection.command.run_id, pinning.comment.id, local_runs, out)
-    commits = gh.pull_commits(repo, pull.number)
+    commits = gh.pulls.commits(repo, pull.number)
     command = selection.command
     if command.run_id is None:
         verdict = latest_successful_run(gh, repo, pull, commits)
@@ -299,7 +303,7 @@ def choose(
         reason = f"run {run.id} has no unexpired server-log artifact to verify against"
         return PinChoice(comment_id=selection.comment.id, refusal=reason)
     for art in logs:
-        gh.download_artifact(art, run_dir / f"{_safe_name(art.name)}.zip")
+        gh.actions.download(art, run_dir / f"{_safe_name(art.name)}.zip")
     out.say(f"PR #{pull.number}: run {run.id} pinned by comment {pinning.comment.id}")
     return PinChoice(run.id, pinning.comment.id, run.created_at[:10] or None, None, run_dir)
 

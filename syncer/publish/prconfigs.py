@@ -126,7 +126,7 @@ class InferenceXGit:
             if base is not None and base != head:
                 return base
         if self.gh is not None:
-            first = next(iter(self.gh.pull_commits(self.s.inferencex_repo, number)), None)
+            first = next(iter(self.gh.pulls.commits(self.s.inferencex_repo, number)), None)
             if first is not None and commits.has_commit(self.clone, first):
                 return commits.resolve(self.clone, f"{first}^")
         return head

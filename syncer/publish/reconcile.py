@@ -45,7 +45,7 @@ def reconcile(bot: Bot) -> Outcome:
     try:
         for model in models:
             _cookbook_side(bot, model, failed)
-        for pull in bot.infx.open_pulls(s.inferencex_repo):
+        for pull in bot.infx.pulls.open(s.inferencex_repo):
             if bot.handled(pull.number):
                 continue
             try:
@@ -97,7 +97,7 @@ def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
     downloading a run: the same head, the same pinning comment and run, the run still
     pinnable (its result artifacts not expired), and the bot's comment there."""
     repo = bot.s.inferencex_repo
-    comments = bot.infx.comments(repo, pull.number)
+    comments = bot.infx.comments.on(repo, pull.number)
     selection = pinrules.select(comments)
     pinning = pinrules.pinning_comment(comments)
     pinnable: bool | None = None  # asked once, only when a recorded pin names a run
@@ -131,7 +131,7 @@ def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
             if pin.status != PointStatus.VERIFIED_PR:
                 return False
             if pinnable is None:
-                commits = bot.infx.pull_commits(repo, pull.number)
+                commits = bot.infx.pulls.commits(repo, pull.number)
                 pinnable = pinrules.check_run(bot.infx, repo, pull, int(pin.run), commits).ok
             if not pinnable:
                 return False  # expired since, or the PR lost the run's commit

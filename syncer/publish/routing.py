@@ -99,7 +99,7 @@ def _on_comment(
     # body is parsed at all: nothing an unauthorised commenter writes is interpreted.
     event_ok = pinrules.authorised(_assoc(event_comment.get("author_association")))
     try:
-        comment = infx.comment(repo, comment_id)
+        comment = infx.comments.get(repo, comment_id)
     except NotFound:
         # Deleted before we got here: the PR's pin is simply recomputed without it.
         handlers.sync_pr(number)

@@ -53,7 +53,7 @@ class PRScope:
     def pull(self, number: int) -> Pull:
         """InferenceX PR ``number``, read once per event."""
         if number not in self._pulls:
-            self._pulls[number] = self.infx.pull(self.s.inferencex_repo, number)
+            self._pulls[number] = self.infx.pulls.get(self.s.inferencex_repo, number)
         return self._pulls[number]
 
     def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:

@@ -34,7 +34,7 @@ class StatusComments:
         comment per model and milestone, else a section of the PR's one status comment.
         ``create=False`` (a closed PR): a milestone is posted only where the bot already
         commented for the model, and the status comment is only edited."""
-        comments = self.gh.comments(self.s.inferencex_repo, number)
+        comments = self.gh.comments.on(self.s.inferencex_repo, number)
         if self.s.inferencex_clone is None:
             self._status_comment(number, comments, items, create=create)
             return
@@ -91,7 +91,7 @@ class StatusComments:
         written by one job of the event, ``poster``'s (or a run for every model)."""
         if self.s.model not in (None, poster):
             return
-        comments = self.gh.comments(self.s.inferencex_repo, number)
+        comments = self.gh.comments.on(self.s.inferencex_repo, number)
         body = fit_comment(st.render_unmapped(reasons))
         self._write(number, comments, st.UNMAPPED_MARKER, body, create=True)
 
@@ -129,10 +129,10 @@ class StatusComments:
         ``{id}`` in them is the existing comment's id."""
         repo = self.s.inferencex_repo
         if existing is None:
-            self.gh.create_comment(repo, number, body, marker=marker)
+            self.gh.comments.create(repo, number, body, marker=marker)
             self.out.did(f"PR #{number}: {posted[0]}", f"PR #{number}: {posted[1]}")
         elif existing.body != body:
-            self.gh.edit_comment(repo, existing.id, body)
+            self.gh.comments.edit(repo, existing.id, body)
             done, would = (text.format(id=existing.id) for text in edited)
             self.out.did(f"PR #{number}: {done}", f"PR #{number}: {would}")
         else:
@@ -151,7 +151,7 @@ class StatusComments:
         for _ in range(3):
             found = [
                 c
-                for c in self.gh.comments(repo, number)
+                for c in self.gh.comments.on(repo, number)
                 if c.user == me and c.body.startswith(st.STATUS_MARKER)
             ]
             if not found:
@@ -167,7 +167,7 @@ class StatusComments:
             if keeper.body == body and not extras:
                 return
             if keeper.body != body:
-                self.gh.edit_comment(repo, keeper.id, fit_comment(body))
+                self.gh.comments.edit(repo, keeper.id, fit_comment(body))
             for extra in extras:
-                self.gh.delete_comment(repo, extra.id)
+                self.gh.comments.delete(repo, extra.id)
             self.out.say(f"PR #{number}: status comment {keeper.id} merged with another job's")

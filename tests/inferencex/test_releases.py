@@ -295,8 +295,9 @@ def test_dynamo_built_from_a_pinned_commit_is_named_in_the_install_lines() -> No
         ({}, 3, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
         ({"enable_multiple_frontends": False}, 3, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
         ({"num_additional_frontends": 1}, 5, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
-        # 2.x rules: off by default
-        ({}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        # 2.x: the same rule and the same default (on)
+        ({}, 3, "2", (True, 2, FRONTEND_INTERNAL_PORT, False)),
+        ({"enable_multiple_frontends": False}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
         ({"enable_multiple_frontends": True}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
         ({"enable_multiple_frontends": True}, 4, "2", (True, 3, FRONTEND_INTERNAL_PORT, False)),
     ],
@@ -320,8 +321,8 @@ def test_frontend_topology_is_srt_slurms_rule(
         ({"enable_multiple_frontends": True}, 4, "2", (True, 4, FRONTEND_INTERNAL_PORT, False)),
         # elsewhere the cookbook shows what ran
         ({"enable_multiple_frontends": False}, 3, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
-        ({}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
-        ({"enable_multiple_frontends": True}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({"enable_multiple_frontends": False}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
     ],
 )
 def test_published_frontend_layer_departs_only_where_the_cells_do(

@@ -201,7 +201,11 @@ def test_dynamo_worker_flags_env_and_services() -> None:
 
 def test_disaggregated_flags_and_router() -> None:
     v = variant(
-        frontend={"type": "sglang-router", "args": {"policy": "cache_aware", "prometheus-port": 9}}
+        frontend={
+            "type": "sglang-router",
+            "enable_multiple_frontends": False,  # one router, on the head
+            "args": {"policy": "cache_aware", "prometheus-port": 9},
+        }
     )
     v["roles"] = {
         "prefill": {

@@ -249,6 +249,7 @@ def test_cookbook_order_and_workers_get_mooncake_env() -> None:
     assert kinds(shown) == [
         "etcd",
         "nats",
+        "nginx",  # three worker nodes and multiple frontends on by default
         "dynamo-frontend",
         "mooncake-master",
         "mooncake-store",

@@ -33,6 +33,7 @@ from botworld import (
     first_use,
     git,
     is_status,
+    merge_bot_branch,
     plain,
     run_artifacts,
 )
@@ -210,10 +211,7 @@ def _merge_infx(world: World) -> None:
 
 
 def _merge_cookbook(world: World) -> None:
-    clone = world.tmp / "maintainer"
-    git("clone", "--quiet", str(world.bare), str(clone), cwd=world.tmp)
-    git("merge", "--quiet", "--no-ff", "-m", "Merge bot PR", f"origin/{BRANCH}", cwd=clone)
-    git("push", "--quiet", "origin", "main", cwd=clone)
+    merge_bot_branch(world.bare, world.tmp / "maintainer")
     [pull] = world.book_pulls()
     pull["state"], pull["merged"] = "closed", True
     world.send(
@@ -809,7 +807,7 @@ def test_a_dropped_merge_event_is_caught_up_by_the_next_run_of_its_model(world):
     [cookbook] = world.book_pulls()
     assert (
         st.read_state(
-            GitHubClient(BOOK_TOKEN, base_url=world.server.base_url, pause=0).pull(BOOK, 1),
+            GitHubClient(BOOK_TOKEN, base_url=world.server.base_url, pause=0).pulls.get(BOOK, 1),
             BOOK_BOT,
             "deepseek-ai/deepseek-v4_1",
         )[KEY].status
@@ -818,13 +816,18 @@ def test_a_dropped_merge_event_is_caught_up_by_the_next_run_of_its_model(world):
     assert cookbook["state"] == "open"
 
 
+OTHER_SECTION = (
+    "<!-- infx-cookbook-sync:section acme/other -->\n[by infx-cookbook-sync] other model"
+)
+
+
 def test_a_model_job_rewrites_only_its_own_section_of_the_status_comment(world):
     # One job per model edits the one status comment of the PR: another model's section,
     # written by that model's job, is kept as it is.
     world.model = "deepseek-ai/deepseek-v4_1"
     first_use(world)
     status = world.status()
-    other = "<!-- infx-cookbook-sync:section acme/other -->\n[by infx-cookbook-sync] other model"
+    other = OTHER_SECTION
     status["body"] = status["body"].rstrip("\n") + st.SECTION_SEPARATOR + other + "\n"
     world.send("pull_request", _push_event(world, PR))
     body = world.status()["body"]
@@ -836,11 +839,6 @@ def test_a_model_job_rewrites_only_its_own_section_of_the_status_comment(world):
     world.model = None
     world.send("pull_request", _push_event(world, PR))
     assert sorted(st.read_sections(world.status()["body"])) == ["deepseek-ai/deepseek-v4_1"]
-
-
-OTHER_SECTION = (
-    "<!-- infx-cookbook-sync:section acme/other -->\n[by infx-cookbook-sync] other model"
-)
 
 
 def test_a_status_edit_lost_to_another_models_job_is_made_again(world):

@@ -10,7 +10,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 
 import pytest
 from botworld import (
@@ -24,6 +23,7 @@ from botworld import (
     RUN,
     TOKENS,
     World,
+    bot_argv,
     sync_bot,
 )
 from conftest import ROOT
@@ -244,19 +244,7 @@ def test_models_only_needs_no_token_and_no_api(world):
     path = world.tmp / "event.json"
     path.write_text(json.dumps(world.comment_event(comment)))
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "syncer",
-            "bot",
-            "--event",
-            str(path),
-            "--event-name",
-            "issue_comment",
-            "--config",
-            str(ROOT / "sync.yaml"),
-            "--models-only",
-        ],
+        bot_argv(path, "--event-name", "issue_comment", "--models-only"),
         cwd=world.tmp,
         env={"PATH": os.environ.get("PATH", "")},
         capture_output=True,
@@ -359,23 +347,16 @@ def test_event_file_over_the_size_cap_is_refused_unread(world):
 def _run_raw(world: World, *extra: str) -> subprocess.CompletedProcess[str]:
     """``sync bot`` on the event file already written at ``<tmp>/event.json``."""
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "syncer",
-            "bot",
-            "--event",
-            str(world.tmp / "event.json"),
+        bot_argv(
+            world.tmp / "event.json",
             "--event-name",
             "issue_comment",
-            "--config",
-            str(ROOT / "sync.yaml"),
             "--inferencex",
             str(world.inferencex),
             "--api-url",
             world.server.base_url,
             *extra,
-        ],
+        ),
         cwd=world.tmp,
         env={
             "PATH": os.environ.get("PATH", ""),

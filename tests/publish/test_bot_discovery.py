@@ -26,6 +26,7 @@ from botworld import (
     SEED_KEY,
     SEED_PR,
     Replay,
+    add_pinned_run,
     run_artifacts,
 )
 from conftest import ROOT
@@ -47,6 +48,14 @@ def _changelog(replay: Replay, line: str) -> str:
     )
     replay.infx.write(CHANGELOG, old + line + "\n")
     return replay.infx.commit(f"changelog: {line}")
+
+
+def merged_text(book_pr: int) -> str:
+    """The seed thread's comment of a merged cookbook PR (its first sentences)."""
+    return (
+        f"{BOOK}#{book_pr} has been merged. This PR's AgentX config ({SEED_KEY}) is now in the "
+        f"{SECTION} section of the SGLang DeepSeek-V4.1 cookbook: {PAGE_URL}"
+    )
 
 
 def test_the_seed_thread_replayed_stage_by_stage(replay):
@@ -86,10 +95,7 @@ def test_the_seed_thread_replayed_stage_by_stage(replay):
     # 2. Cookbook PR #1 merged: a new comment with the page URL, still in progress.
     replay.merge_cookbook(book1["number"])
     stage2 = replay.bot_comments(SEED_PR)[1]
-    assert (
-        f"{BOOK}#1 has been merged. This PR's AgentX config ({SEED_KEY}) is now in the {SECTION} "
-        f"section of the SGLang DeepSeek-V4.1 cookbook: {PAGE_URL}"
-    ) in stage2
+    assert merged_text(1) in stage2
     assert f'at this PR\'s head ({h1[:9]}) as "in progress"' in stage2
     assert len(replay.bot_comments(SEED_PR)) == 2
 
@@ -100,10 +106,7 @@ def test_the_seed_thread_replayed_stage_by_stage(replay):
     assert len(replay.bot_comments(SEED_PR)) == 2 and len(replay.book_pulls()) == 1
 
     # 3. /use <run> by a collaborator: the update will happen in #2, live since #1, the run.
-    replay.gh.add_run(
-        INFX, RUN, head_sha=h2, head_branch="gb300-dsv41", created_at="2026-10-13T08:00:00Z",
-        artifacts=run_artifacts(),
-    )  # fmt: skip
+    add_pinned_run(replay.gh, h2, "gb300-dsv41")
     replay.comment(pull, f"/use {RUN}", at="2026-10-13T09:00:00Z")
     stage3 = replay.bot_comments(SEED_PR)[2]
     assert (
@@ -122,10 +125,7 @@ def test_the_seed_thread_replayed_stage_by_stage(replay):
     # 4. Cookbook PR #2 merged: the page URL and the run.
     replay.merge_cookbook(2)
     stage4 = replay.bot_comments(SEED_PR)[3]
-    assert (
-        f"{BOOK}#2 has been merged. This PR's AgentX config ({SEED_KEY}) is now in the {SECTION} "
-        f"section of the SGLang DeepSeek-V4.1 cookbook: {PAGE_URL}"
-    ) in stage4
+    assert merged_text(2) in stage4
     assert f"measured in run {RUN}, pinned by this PR's /use comment" in stage4
 
     # 5. The author pushes again ("I am already working on it"): the pinned run still holds

@@ -14,6 +14,7 @@ from botworld import (
     PR,
     RUN,
     World,
+    add_pinned_run,
     first_use,
     git,
     plain,
@@ -110,15 +111,7 @@ def test_a_rerun_runs_logs_from_every_attempt_are_verified(world):
     first = {n: logs[n] for n in names[:3]}
     rest = {n: data for n, data in logs.items() if n not in first}
     world.gh.repo(INFX).runs.pop(RUN)
-    world.gh.add_run(
-        INFX,
-        RUN,
-        head_sha=HEAD,
-        head_branch="dsv41flash-gb300",
-        conclusion="failure",
-        created_at="2026-10-13T08:00:00Z",
-        artifacts=first,
-    )
+    add_pinned_run(world.gh, HEAD, "dsv41flash-gb300", conclusion="failure", artifacts=first)
     world.gh.rerun(INFX, RUN, artifacts=rest)
     comment = first_use(world)
     assert world.reactions(comment) == ["+1"]

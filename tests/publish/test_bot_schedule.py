@@ -27,8 +27,9 @@ from botworld import (
     SEED_KEY,
     SEED_PR,
     Replay,
+    add_pinned_run,
     git,
-    run_artifacts,
+    merge_bot_branch,
 )
 from conftest import ROOT
 from ghserver import GitHubModel, GitHubServer
@@ -64,14 +65,7 @@ def new_config_pr(replay: Replay, *, fork: bool = False) -> dict[str, Any]:
     if fork:
         replay.gh.repo(FORK)
         pull["head_repo"] = FORK
-    replay.gh.add_run(
-        INFX,
-        RUN,
-        head_sha=head,
-        head_branch="gb300-dsv41",
-        created_at="2026-10-13T08:00:00Z",
-        artifacts=run_artifacts(),
-    )
+    add_pinned_run(replay.gh, head, "gb300-dsv41")
     return pull
 
 
@@ -165,10 +159,7 @@ def test_a_merged_cookbook_pr_is_reported_by_the_schedule(replay):
     use_comment(replay, pull)
     scheduled(replay)
     before = replay.bot_comments(SEED_PR)
-    clone = replay.tmp / "maintainer"
-    git("clone", "--quiet", str(replay.bare), str(clone), cwd=replay.tmp)
-    git("merge", "--quiet", "--no-ff", "-m", "Merge bot PR", f"origin/{BRANCH}", cwd=clone)
-    git("push", "--quiet", "origin", "main", cwd=clone)
+    merge_bot_branch(replay.bare, replay.tmp / "maintainer")
     [book_pr] = replay.book_pulls()
     book_pr.update(state="closed", merged=True)  # no event: nothing in the cookbook sends one
     scheduled(replay)

@@ -24,19 +24,19 @@ def test_reads_answer_from_the_event_only() -> None:
     pull["state"], pull["merged"] = "closed", True
     event = github.pull_request_event(REPO, 12, "closed")
     gh = EventGitHub(event, plan=Plan(dry_run=True))
-    pull = gh.pull(REPO, 12)
+    pull = gh.pulls.get(REPO, 12)
     assert (pull.state, pull.merged, pull.head_sha, pull.labels) == (
         "closed",
         True,
         "a" * 40,
         ("full-sweep",),
     )
-    assert gh.pull_commits(REPO, 12) == ["a" * 40]
-    assert gh.find_pulls(REPO, "o:b") == [] and gh.reactions(REPO, 1) == []
+    assert gh.pulls.commits(REPO, 12) == ["a" * 40]
+    assert gh.pulls.find(REPO, "o:b") == [] and gh.comments.reactions(REPO, 1) == []
     with pytest.raises(NotFound, match="not in the event"):
-        gh.pull(REPO, 13)
+        gh.pulls.get(REPO, 13)
     with pytest.raises(NotFound, match="not checked"):
-        gh.run(REPO, 5)
+        gh.actions.run(REPO, 5)
     with pytest.raises(AssertionError, match="asked GitHub"):
         gh.api.json("GET", "/user")
 
@@ -48,20 +48,23 @@ def test_a_comment_event_takes_the_head_from_the_checkout(tmp_path: Path) -> Non
         "comment": {"id": 99, "body": "/use 1", "author_association": "MEMBER"},
     }
     gh = EventGitHub(event, plan=Plan(dry_run=True), checkout=ROOT)
-    assert len(gh.pull(REPO, 7).head_sha) == 40
-    assert gh.pull(REPO, 7).labels == ()
-    assert [c.id for c in gh.comments(REPO, 7)] == [99] and gh.comment(REPO, 99).body == "/use 1"
-    assert gh.comments(REPO, 8) == []
+    assert len(gh.pulls.get(REPO, 7).head_sha) == 40
+    assert gh.pulls.get(REPO, 7).labels == ()
+    assert [c.id for c in gh.comments.on(REPO, 7)] == [99] and gh.comments.get(
+        REPO, 99
+    ).body == "/use 1"
+    assert gh.comments.on(REPO, 8) == []
     assert (
-        EventGitHub(event, plan=Plan(dry_run=True), checkout=tmp_path).pull(REPO, 7).head_sha == ""
+        EventGitHub(event, plan=Plan(dry_run=True), checkout=tmp_path).pulls.get(REPO, 7).head_sha
+        == ""
     )
 
 
 def test_writes_are_planned_never_made() -> None:
     plan = Plan(dry_run=True)
     gh = EventGitHub({}, plan=plan)
-    gh.create_comment(REPO, 7, "hello")
-    made = gh.create_pull("o/r", title="t", body="b", head="o:x", base="main")
+    gh.comments.create(REPO, 7, "hello")
+    made = gh.pulls.create("o/r", title="t", body="b", head="o:x", base="main")
     assert made.number == 0 and len(plan.writes) == 2
     assert plan.writes[0] == f"POST /repos/{REPO}/issues/7/comments (5 chars)\nhello"
     with pytest.raises(SyncError, match="without a token"):
@@ -99,4 +102,4 @@ def test_labels_without_a_name_are_skipped_not_refused() -> None:
         "repository": {"full_name": REPO},
         "pull_request": {"number": 12, "labels": [{"name": "x"}, "bad", {"name": 3}, {}]},
     }
-    assert EventGitHub(event, plan=Plan(dry_run=True)).pull(REPO, 12).labels == ("x",)
+    assert EventGitHub(event, plan=Plan(dry_run=True)).pulls.get(REPO, 12).labels == ("x",)

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from ghserver import GitHubServer
+from ghserver import serving
 
 from syncer.publish import pins
 from syncer.publish.github import GitHubClient
@@ -74,11 +74,9 @@ def test_select_newest_authorised_wins():
 
 @pytest.fixture
 def gh():
-    srv = GitHubServer()
-    with srv as model:
-        model.add_token(TOKEN, "bot")
-        model.repo(INFX)
-        yield model, GitHubClient(TOKEN, base_url=srv.base_url, pause=0, backoff=0.01, login="bot")
+    with serving(TOKEN, "bot", INFX) as srv:
+        client = GitHubClient(TOKEN, base_url=srv.base_url, pause=0, backoff=0.01, login="bot")
+        yield srv.model, client
 
 
 def _pr(model, **kw):
@@ -96,7 +94,7 @@ def test_check_run_accepts_a_good_run(gh):
         conclusion="failure",
         artifacts={"bmk_agentic_x": b"1", "server_logs_x": b"2"},
     )
-    pull = client.pull(INFX, number)
+    pull = client.pulls.get(INFX, number)
     verdict = pins.check_run(client, INFX, pull, 7, [SHA_A, SHA_B])
     assert verdict.ok, verdict.reason
     assert verdict.reason == "run 7 (failure)"  # a pinned run may have failed (explicit decision)
@@ -127,7 +125,7 @@ def test_check_run_refusals(gh, run_kw, labels, reason):
     number = _pr(model, labels=labels)
     kw = {"head_sha": SHA_B, "artifacts": {"results_bmk": b"1"}, **run_kw}
     model.add_run(INFX, 9, **kw)
-    verdict = pins.check_run(client, INFX, client.pull(INFX, number), 9, [SHA_A, SHA_B])
+    verdict = pins.check_run(client, INFX, client.pulls.get(INFX, number), 9, [SHA_A, SHA_B])
     assert not verdict.ok
     assert reason in verdict.reason
 
@@ -135,7 +133,7 @@ def test_check_run_refusals(gh, run_kw, labels, reason):
 def test_unknown_run_is_refused_not_an_error(gh):
     model, client = gh
     number = _pr(model)
-    verdict = pins.check_run(client, INFX, client.pull(INFX, number), 404404, [SHA_A, SHA_B])
+    verdict = pins.check_run(client, INFX, client.pulls.get(INFX, number), 404404, [SHA_A, SHA_B])
     assert (verdict.ok, verdict.reason) == (
         False,
         f"run 404404 does not exist in {INFX} (or the bot cannot see it)",
@@ -152,7 +150,7 @@ def test_bare_reuse_picks_newest_successful_run_of_the_pr(gh):
     model.add_run(INFX, 11, head_sha=SHA_A, artifacts={"results_bmk": b"1"})
     model.add_run(INFX, 12, head_sha="d" * 40, artifacts={"results_bmk": b"1"})  # not in PR
     model.add_run(INFX, 13, head_sha=SHA_B, conclusion="failure", artifacts={"results_bmk": b"1"})
-    pull = client.pull(INFX, number)
+    pull = client.pulls.get(INFX, number)
     before = len(model.log)
     verdict = pins.latest_successful_run(client, INFX, pull, [SHA_A, SHA_B])
     assert verdict.ok and verdict.run is not None and verdict.run.id == 11
@@ -164,7 +162,7 @@ def test_bare_reuse_on_a_disqualified_pr_names_the_label(gh):
     model, client = gh
     number = _pr(model, labels=["evals-only"])
     model.add_run(INFX, 11, head_sha=SHA_A, artifacts={"results_bmk": b"1"})
-    verdict = pins.latest_successful_run(client, INFX, client.pull(INFX, number), [SHA_A])
+    verdict = pins.latest_successful_run(client, INFX, client.pulls.get(INFX, number), [SHA_A])
     assert not verdict.ok and "label evals-only" in verdict.reason
 
 
@@ -172,7 +170,7 @@ def test_reactions_are_made_exact_and_idempotent(gh):
     model, client = gh
     number = _pr(model)
     raw = model.add_comment(INFX, number, "/use 1")
-    comment = client.comment(INFX, raw["id"])
+    comment = client.comments.get(INFX, raw["id"])
     assert pins.sync_reactions(client, INFX, comment, accepted=False)
     assert [r["content"] for r in raw["reactions"]] == ["-1"]
     assert not pins.sync_reactions(client, INFX, comment, accepted=False)  # nothing to change

@@ -1,0 +1,60 @@
+"""The click group of `sync`: every command by name, each imported only when invoked, so a
+``sync decode`` pays for esprima and not for PyGithub (start-up time is part of the decode
+benchmark). ``syncer.cli.main`` runs it; ``syncer/data/help.txt`` is its ``--help`` text
+(``syncer.helptext``)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from syncer.errors import ReaderGone
+
+# name -> (module, one-line help shown by `sync --help`)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "decode": ("syncer.commands.decode", "Decode a cookbook data module into commands."),
+    "render": ("syncer.commands.render", "Render a config's launch commands from its recipe."),
+    "verify": ("syncer.commands.verify", "Three-way check: cookbook vs recipe vs run logs."),
+    "generate": ("syncer.commands.generate", "Generate cookbook data modules and page sections."),
+    "reencode": ("syncer.commands.reencode", "Re-encode a module in the newest format."),
+    "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
+    "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
+    "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
+    "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        entry = COMMANDS.get(name)
+        if entry is None:
+            return None
+        module = importlib.import_module(entry[0])
+        return getattr(module, f"{name}_command")
+
+    def invoke(self, ctx: click.Context) -> object:
+        # click turns a closed stdout into exit 1, the drift code: the pipe error leaves here
+        # as an exception click does not catch, and the output is flushed here (not at exit)
+        # so a reader that left before the last buffer is seen the same way.
+        try:
+            code = super().invoke(ctx)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            raise ReaderGone from None
+        return code
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="infx-cookbook-sync")
+def cli() -> None:
+    """Keep the SGLang cookbook's AgentX launch explorer true to InferenceX."""

@@ -1,0 +1,35 @@
+"""collector.paused turns the cyclic collector off for its block only."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+
+from syncer import collector
+
+
+def test_the_collector_is_off_inside_and_on_again_after() -> None:
+    assert gc.isenabled()
+    with collector.paused():
+        assert not gc.isenabled()
+        with collector.paused():  # nested: the outer block turns it on again, not this one
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_an_error_inside_turns_it_on_again() -> None:
+    with pytest.raises(KeyError), collector.paused():
+        raise KeyError("x")
+    assert gc.isenabled()
+
+
+def test_a_collector_the_caller_turned_off_stays_off() -> None:
+    gc.disable()
+    try:
+        with collector.paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
