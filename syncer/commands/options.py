@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -19,6 +19,10 @@ from syncer.errors import SyncError
 from syncer.reporting import Report, write
 from syncer.selection import CONC_HELP, POINT_HELP
 from syncer.wording import js
+
+if TYPE_CHECKING:
+    from syncer.publish.github import GitHubClient
+    from syncer.publish.settings import Plan
 
 F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[F], F]
@@ -145,7 +149,9 @@ def float_env(name: str) -> float | None:
         raise SyncError(f"{name} must be a number of seconds, got {js(value)}") from None
 
 
-def github_client(token: str, api_url: str, *, login_env: str, plan: Any = None) -> Any:
+def github_client(
+    token: str, api_url: str, *, login_env: str, plan: Plan | None = None
+) -> GitHubClient:
     """The GitHub client of a command: ``SYNC_API_PAUSE`` seconds between requests (default:
     GitHub's guidance), the bot's login from ``login_env`` when given (an App token cannot
     ask for it). PyGithub is imported only here, when a command talks to GitHub."""

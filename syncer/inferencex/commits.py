@@ -173,6 +173,26 @@ def commit_date(clone: Path, rev: str = "HEAD") -> str | None:
     return out.strip() or None
 
 
+def checkout_date(path: Path) -> str | None:
+    """The committer date of the commit checked out at ``path`` (the top of a work tree, a
+    linked worktree whose ``.git`` is a file, or a bare clone), or None for a directory that is
+    no checkout of its own."""
+    dot = path / ".git"
+    if is_clone(path):
+        return commit_date(path)
+    if not dot.is_file():
+        return None
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(path), "log", "-1", "--format=%cI", "HEAD"],
+            capture_output=True, env=_env(), timeout=GIT_TIMEOUT, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    out = proc.stdout.decode("ascii", "replace").strip()
+    return out if proc.returncode == 0 and out else None
+
+
 def branch_ref(clone: Path, branch: str, url: str | None = None) -> str | None:
     """Where ``branch`` is in a clone of srt-slurm: for the upstream repository (``url``
     None) the local branch or ``origin``'s; for a fork, the branch of the remote whose URL is

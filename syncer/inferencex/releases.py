@@ -63,6 +63,8 @@ class Release:
             return f"srt-slurm {self.line}.x rules ({self.source})"
         if self.commit is not None:
             carried = f", carrying {self.tag}" if self.tag else ", before any release tag"
+            if self.as_of is None:  # a commit the run recorded
+                return f"srt-slurm {self.ref} ({self.line}.x rules{carried}; {self.source})"
             return (
                 f"srt-slurm {self.ref} as of {self.as_of} = {self.commit} "
                 f"({self.line}.x rules{carried}; {self.source})"
@@ -166,10 +168,16 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
     return DEFAULT
 
 
-def from_run(sha: str, fallback: Release) -> Release:
+def from_run(sha: str, fallback: Release, repo: Path | None = None) -> Release:
     """The run's own ``srt-slurm-sha.txt`` wins over what the checkout says; its line is the
-    one the checkout implies (a commit alone does not say which line it belongs to)."""
-    return Release(sha, fallback.line, "recorded by the run's srt-slurm-sha.txt")
+    one the checkout implies (a commit alone does not say which line it belongs to). With a
+    clone of srt-slurm holding that commit, the release tag it carried is read too, so the
+    rules that changed between tags follow what the run checked out."""
+    source = "recorded by the run's srt-slurm-sha.txt"
+    if repo is not None and fallback.line == "1" and commits.resolve(repo, sha) is not None:
+        tag = commits.newest_tag(repo, sha) or ""
+        return Release(sha, fallback.line, source, commit=sha, tag=tag)
+    return Release(sha, fallback.line, source)
 
 
 def runner_script(entry: ConfigEntry) -> Path | None:
@@ -548,6 +556,9 @@ def published_frontend_layer(
       node (Qwen3.5 GB300 aggregated TP2 at eb1e4107: router on 8180 reaching the worker by
       its node address). nginx itself is shown only when srt-slurm ran one.
 
+    The cells were rendered by the generator with a later srt-slurm than the run's, not
+    mirrored from it: the 1P1D cell's nginx.conf (Qwen/qwen3.5 @652614ed) has the keepalive
+    lines templates/nginx.conf.j2 first has at v1.0.40, and two upstream frontends.
     This is the rule closest to the code that gives those cells: the node count and the
     settings are srt-slurm's, only the two choices above are the cells'. (That a router on
     the head reaches a lone worker at ``127.0.0.1`` is the cookbook's too: srt-slurm always

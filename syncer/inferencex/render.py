@@ -241,8 +241,8 @@ def render_config(
     if version is not None and version != release.line:
         release = Release(f"{version}.x", version, "chosen by --srt-slurm")
     if release.branch is not None:
-        if as_of is None and commits.is_clone(root):
-            as_of = commits.commit_date(root)
+        if as_of is None:
+            as_of = commits.checkout_date(root)
         release = at_date(release, srt_repo, as_of)
     version = release.line
     cluster_gpus = cluster_gpus_per_node(entry)

@@ -89,6 +89,9 @@ def default_verifier(
 
 
 class Bot:
+    """One bot run: its parts wired together (the cookbook side, the comments, the PR scope,
+    the closings), and the pipeline of one InferenceX PR."""
+
     def __init__(
         self,
         settings: Settings,
@@ -176,10 +179,9 @@ class Bot:
         configs = self.scope.configs_of(number)
         self.scope.note_unmapped(number)
         if not configs:
+            discovery = self.scope.ix is not None
             what = (
-                "AgentX config of an SGLang cookbook page"
-                if self.scope.ix
-                else "config of sync.yaml"
+                "AgentX config of an SGLang cookbook page" if discovery else "config of sync.yaml"
             )
             self.out.say(f"PR #{number}: no {what} comes from this PR; nothing to do")
             return

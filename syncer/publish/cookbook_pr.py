@@ -83,15 +83,20 @@ class CookbookPR:
             pin.pr == str(number) for pin in self.recorded(pull, model).values()
         )
 
-    def result(self, model: ModelSpec) -> st.PublishResult:
-        """The bot's PRs for ``model`` as they are, with nothing published: the open one, the
-        merged ones, and the newest when a maintainer closed it unmerged."""
+    def _listed(self, model: ModelSpec) -> st.PublishResult:
+        """The bot's open PR for ``model`` and its merged ones."""
         pulls = self.pulls(model)
-        result = st.PublishResult(
+        return st.PublishResult(
             model=model.path,
             open_pr=next((p for p in pulls if p.state == PullState.OPEN), None),
             merged=[p for p in pulls if p.merged],
         )
+
+    def result(self, model: ModelSpec) -> st.PublishResult:
+        """The bot's PRs for ``model`` as they are, with nothing published: the open one, the
+        merged ones, and the newest when a maintainer closed it unmerged."""
+        result = self._listed(model)
+        pulls = self.pulls(model)
         newest = pulls[0] if pulls else None
         if (
             result.open_pr is None
@@ -164,13 +169,8 @@ class CookbookPR:
         base = book.default_branch()
         state = book.branch_state(branch, base)
         pulls = self.pulls(model)
-        open_pr = next((p for p in pulls if p.state == PullState.OPEN), None)
-        result = st.PublishResult(
-            model=model.path,
-            open_pr=open_pr,
-            merged=[p for p in pulls if p.merged],
-            branch=branch,
-        )
+        result = self._listed(model)
+        result.branch, open_pr = branch, result.open_pr
         if state.foreign:
             result.blocked = state.foreign
             self.out.say(

@@ -193,8 +193,9 @@ def verify_config(
         rendered = render_config(inferencex, key, srt_repo=srt_repo, as_of=as_of)
     points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     found, data = _inputs(key, inferencex, run, cookbook, read_run)
-    if as_of is None:
-        rendered = _at_run_date(rendered, data, inferencex, key, srt_repo)
+    as_ran = _as_the_run_ran(rendered, data, inferencex, key, srt_repo, as_of)
+    if as_ran is not rendered:
+        rendered = as_ran
         points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless log is taken for the verified point only when exactly one is verified.
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
@@ -203,7 +204,7 @@ def verify_config(
     shas = sorted(set(data.srt_slurm_shas.values()))
     if len(shas) == 1:
         # the run's own record of the commit it checked out wins over the checkout's choice
-        release = from_run(shas[0], release)
+        release = from_run(shas[0], release, srt_repo)
     # All points take part in the assignment, so a log of an unselected point is not "unmatched".
     assignment = assign(data.sweeps, rendered.points, only=only)
     results: list[PointResult] = []
@@ -229,6 +230,29 @@ def verify_config(
         notes=notes,
         srt_release=release.describe(),
     )
+
+
+def _as_the_run_ran(
+    rendered: RenderedConfig,
+    data: RunData,
+    inferencex: Path,
+    key: str,
+    srt_repo: Path | None,
+    as_of: str | None,
+) -> RenderedConfig:
+    """The rendering under the srt-slurm the run checked out, when the run says more than the
+    checkout: the commit of its ``srt-slurm-sha.txt`` (found in ``srt_repo``: its release tag
+    decides the rules), else a branch's state at the run's date (unless ``as_of`` fixes it)."""
+    release = rendered.release
+    shas = sorted(set(data.srt_slurm_shas.values()))
+    if release is not None and len(shas) == 1:
+        ran = from_run(shas[0], release, srt_repo)
+        if ran.commit is None or ran.commit == release.commit:
+            return rendered
+        return render_config(inferencex, key, release=ran)
+    if as_of is not None:
+        return rendered
+    return _at_run_date(rendered, data, inferencex, key, srt_repo)
 
 
 def _at_run_date(

@@ -553,3 +553,64 @@ def test_verify_takes_the_branch_at_the_runs_date(
     assert any(a[0] == "--nccl-port" for a in worker["args"])
     # the same state at both dates: the rendering is kept
     assert _at_run_date(rendered, RunData("run", sweeps=[]), tree, AGG, repo) is rendered
+
+
+def test_the_real_v1_0_38_cells_raw_is_srt_slurms_code_and_cookbook_the_published_form(
+    reference: Path,
+) -> None:
+    """InferenceX eb1e4107 (srt-slurm v1.0.38): what ran follows frontend_stage.py, what the
+    cookbook shows follows the published cells (releases.published_frontend_layer)."""
+    tree = reference / "pairs" / "inferencex" / "eb1e4107"
+    if not tree.is_dir():
+        pytest.skip("the eb1e4107 pair tree is not in the reference data")
+    agg = render_config(tree, "qwen3.5-fp4-gb300-dynamo-sglang-agentic-agg").points[0]
+    ran = _block(agg.raw["sglang"], "sglang-router")
+    assert ["--port", "8000"] in ran["args"]  # one node: one router on the head, public port
+    shown = _block(agg.cookbook["sglang"], "sglang-router")
+    assert ["--port", "8180"] in shown["args"]
+    assert ["--worker-urls", "http://$AGG_0_HEAD_IP:30000"] in shown["args"]
+    disagg = render_config(tree, "qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg").points[0]
+    # the dedicated etcd node is no worker; the head (prefill node) runs nginx: 1 frontend
+    assert _block(disagg.raw["dynamo"], "dynamo-frontend")["count"] == 1
+    assert _block(disagg.cookbook["dynamo"], "dynamo-frontend")["count"] == 2
+
+
+def test_the_runs_recorded_commit_decides_the_rules_when_the_clone_has_it(
+    srt_history: dict[str, str],
+) -> None:
+    from syncer.runs.collect import RunData
+    from syncer.usecases.verify import _as_the_run_ran
+
+    repo = Path(srt_history["repo"])
+    rendered = render_config(ERAS, AGG)  # the runner checks out v1.0.38: no NCCL port
+    assert not any(
+        a[0] == "--nccl-port" for a in _block(rendered.points[0].raw["sglang"], "worker")["args"]
+    )
+    run = RunData("run", srt_slurm_shas={"job": srt_history["v58"]})
+    again = _as_the_run_ran(rendered, run, ERAS, AGG, repo, None)
+    assert again.release is not None and again.release.commit == srt_history["v58"]
+    assert again.release.describe() == (
+        f"srt-slurm {srt_history['v58']} (1.x rules, carrying v1.0.58; "
+        "recorded by the run's srt-slurm-sha.txt)"
+    )
+    worker = _block(again.points[0].raw["sglang"], "worker")
+    assert any(a[0] == "--nccl-port" for a in worker["args"])
+    # a commit the clone lacks, or no clone: the statement only, the rendering is kept
+    unknown = RunData("run", srt_slurm_shas={"job": "f" * 40})
+    assert _as_the_run_ran(rendered, unknown, ERAS, AGG, repo, None) is rendered
+    assert _as_the_run_ran(rendered, run, ERAS, AGG, None, None) is rendered
+
+
+def test_a_linked_worktree_of_inferencex_gives_its_commits_date(
+    tmp_path: Path, srt_history: dict[str, str]
+) -> None:
+    from syncer.inferencex import commits
+
+    tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
+    linked = tmp_path / "linked"
+    _git(tree, "worktree", "add", "-q", str(linked))
+    assert (linked / ".git").is_file()
+    assert commits.checkout_date(linked) == "2026-08-05T12:00:00+00:00"
+    assert commits.checkout_date(ERAS) is None  # inside our checkout, no checkout of its own
+    doc = _render_json(linked, "--srt-slurm-repo", srt_history["repo"])
+    assert doc["srt_slurm"]["commit"] == srt_history["aug"]
