@@ -231,6 +231,9 @@ def test_default_checkout_is_the_modules_repository(
     assert code == 1 and "--max-running-reqs" in out
     code, out, _ = run(["lint", "--all", "--cookbook", str(root / "docs/src/snippets")], capsys)
     assert code == 1
+    # --all names the folder it read, and the checkout the modules' repository is (its commit)
+    assert f"read cookbook modules: {root / 'docs/src/snippets'}\n" in out
+    assert f"read SGLang checkout: {root} at commit {git(root, 'rev-parse', 'HEAD')}\n" in out
     # Outside an SGLang checkout without --sglang: bad input, not findings.
     elsewhere = tmp_path / "plain"
     elsewhere.mkdir()
