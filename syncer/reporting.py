@@ -87,7 +87,7 @@ def print_lines(console: Any, text: str, *, marks: bool = True) -> None:
         console.print(Text(mask(line), style=style), highlight=False)
 
 
-def document(report: Report, fmt: str, budget: int | None = None) -> str:
+def text_of(report: Report, fmt: str, budget: int | None = None) -> str:
     """The JSON or markdown form of ``report`` as one text (markdown within ``budget``)."""
     if fmt == Format.JSON:
         return json_text(report.json(), indent=report.json_indent) + "\n"
@@ -99,7 +99,7 @@ def document(report: Report, fmt: str, budget: int | None = None) -> str:
 def write(report: Report, fmt: str) -> int:
     """``report`` on stdout in the form ``fmt`` names; its exit code."""
     if fmt in (Format.JSON, Format.MARKDOWN):
-        sys.stdout.write(document(report, fmt))
+        sys.stdout.write(text_of(report, fmt))
     else:
         report.text(report_console(soft_wrap=True))
     return report.exit_code

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 from rich.console import Console
 
-from syncer.reporting import Format, Report, document, print_lines
+from syncer.reporting import Format, Report, print_lines, text_of
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
 
@@ -46,7 +46,7 @@ def test_over_the_budget_the_last_rendering_is_cut_with_its_folds_closed() -> No
 def test_tokens_are_masked_in_markdown_and_json() -> None:
     md = report([f"token {TOKEN}"]).markdown()
     assert TOKEN not in md and "***" in md
-    assert TOKEN not in document(report([""]), Format.JSON)
+    assert TOKEN not in text_of(report([""]), Format.JSON)
 
 
 def test_verdict_lines_are_coloured_by_their_mark() -> None:
@@ -60,7 +60,7 @@ def test_verdict_lines_are_coloured_by_their_mark() -> None:
 
 def test_document_forms() -> None:
     r = report(["# md"])
-    assert document(r, Format.MARKDOWN) == "# md"
-    assert document(r, Format.JSON).startswith('{\n  "schema": 1,')
+    assert text_of(r, Format.MARKDOWN) == "# md"
+    assert text_of(r, Format.JSON).startswith('{\n  "schema": 1,')
     with pytest.raises(ValueError):
-        document(r, Format.TEXT)
+        text_of(r, Format.TEXT)
