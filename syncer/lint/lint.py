@@ -36,6 +36,7 @@ from typing import Any
 from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
 from syncer.lint.source import SGLangSource, SourcePin, Version, image_pin
 from syncer.model import Block, Selection
+from syncer.untrusted import Prose
 
 SCHEMA = 1
 
@@ -224,8 +225,11 @@ def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = No
             checker = checkers[commit] = _Checker(source.version(commit))
         if checker.version.router is None and _has_router(decoder, ci):
             notes.append(
-                f"{cell_id}: router flags not checked (no sglang_router argument file at "
-                f"{pin.label})"
+                Prose(
+                    "{cell}: router flags not checked (no sglang_router argument file at {pin})",
+                    cell=cell_id,
+                    pin=pin.label,
+                )
             )
         by_flag: dict[tuple[str, str], Finding] = {}
         for sel in decoder.selections(ci):

@@ -24,6 +24,7 @@ from pathlib import Path
 from syncer import links, progress
 from syncer.compare.review import review_texts
 from syncer.compare.review_render import review_report
+from syncer.compare.verdicts import RecipeVerdict, Verdict
 from syncer.compare.verify import compare_published
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.cookbook.decode import Decoder
@@ -352,7 +353,7 @@ def _compare_points(
         matched.add(found)
         ci, pi = found
         differences = _differences(decoder, ci, pi, p)
-        cells[ci].points[pi].recipe = "differs" if differences else "agrees"
+        cells[ci].points[pi].recipe = RecipeVerdict.DIFFERS if differences else RecipeVerdict.AGREES
         if differences:
             drifted[found] = p
             cells[ci].findings.append(
@@ -367,7 +368,7 @@ def _compare_points(
             )
     for ci, pi in members:
         if (ci, pi) not in matched:
-            cells[ci].points[pi].recipe = "missing"
+            cells[ci].points[pi].recipe = RecipeVerdict.MISSING
             cells[ci].findings.append(
                 AuditFinding(
                     Check.POINTS,
@@ -401,7 +402,7 @@ def _differences(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[d
     if image != p.image:
         out.append(
             {"router": None, "block": "cell", "field": "image", "key": "image",
-             "status": "differs", "cookbook": image, "recipe": p.image}
+             "status": Verdict.DIFFERS, "cookbook": image, "recipe": p.image}
         )  # fmt: skip
     for comp in compare_published(decoder, ci, pi, p):
         for e in comp.problems:

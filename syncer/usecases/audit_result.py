@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from syncer.compare.verdicts import RECIPE_WORST_FIRST, RecipeVerdict
+
 SCHEMA = 1
 
 
@@ -65,7 +67,7 @@ class PointRow:
     concs: list[int]
     status: str
     sha: str | None
-    recipe: str = "not-checked"  # agrees | differs | missing | not-checked
+    recipe: RecipeVerdict = RecipeVerdict.NOT_CHECKED
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -96,14 +98,14 @@ class CellRow:
     evidence: dict[str, Any] | None = None
 
     @property
-    def recipe(self) -> str:
+    def recipe(self) -> RecipeVerdict:
         """The cell's recipe verdict: ``differs`` when any point does, ``agrees`` when every
         point was compared and agrees, else ``not-checked``."""
         verdicts = {p.recipe for p in self.points}
-        for worst in ("differs", "missing", "not-checked"):
+        for worst in RECIPE_WORST_FIRST:
             if worst in verdicts:
                 return worst
-        return "agrees"
+        return RecipeVerdict.AGREES
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -182,10 +184,7 @@ class AuditResult:
             "cellsWithFindings": sum(1 for c in self.cells if c.findings),
             "findings": sum(by_check.values()),
             "byCheck": dict(sorted(by_check.items())),
-            "recipe": {
-                v: sum(1 for c in self.cells if c.recipe == v)
-                for v in ("agrees", "differs", "missing", "not-checked")
-            },
+            "recipe": {v: sum(1 for c in self.cells if c.recipe == v) for v in RecipeVerdict},
         }
 
     def json(self) -> dict[str, Any]:
