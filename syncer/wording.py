@@ -26,6 +26,10 @@ PATH_CHARS = 160
 # object run of non-blank characters longer than this in a printed error is cut (cli.main): the
 # guard for values a message did not cut itself.
 WORD_CHARS = 200
+# ... except a path, which an error exists to name: kept whole up to the longest path the
+# system can open (Linux PATH_MAX), wherever the user's files or temporary directory are.
+PATH_MAX = 4096
+_PATH_WORD = re.compile(r"[^\s'\"`]*/[^\s'\"`]*")
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:
@@ -62,8 +66,15 @@ def kind(value: object) -> str:
 
 
 def cut_long_words(text: str, limit: int = WORD_CHARS) -> str:
-    """``text`` with every run of more than ``limit`` non-blank characters cut."""
+    """``text`` with every run of more than ``limit`` non-blank characters cut, but a path
+    (unquoted, with a ``/``) kept whole up to ``PATH_MAX`` characters."""
     if len(text) <= limit:
         return text
 
-    return re.sub(rf"\S{{{limit + 1},}}", lambda m: clip(m.group(), limit), text)
+    def cut(m: re.Match[str]) -> str:
+        word = m.group()
+        if len(word) <= PATH_MAX and _PATH_WORD.fullmatch(word):
+            return word
+        return clip(word, limit)
+
+    return re.sub(rf"\S{{{limit + 1},}}", cut, text)

@@ -34,6 +34,7 @@ for _var, _value in (
 
 
 SHM = Path("/dev/shm")
+SHM_NEEDED = 2 << 30  # free bytes /dev/shm must have for a run's files (a run peaks near 1 GB)
 _IN_MEMORY = pytest.StashKey[Path]()  # the run's folder there, when it has one
 
 
@@ -58,6 +59,9 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # not a shared temporary directory
     if not os.access(SHM, os.W_OK | os.X_OK):
         return
+    fs = os.statvfs(SHM)
+    if fs.f_bavail * fs.f_frsize < SHM_NEEDED:
+        return  # a container's small /dev/shm (64 MB by default) would fill up: use the disk
     config.option.basetemp = tempfile.mkdtemp(prefix="sync-", dir=SHM)
     config.stash[_IN_MEMORY] = Path(config.option.basetemp)
     os.environ["TMPDIR"] = str(SHM)

@@ -50,6 +50,18 @@ def test_cut_long_words() -> None:
     assert cut_long_words("short words stay") == "short words stay"
 
 
+def test_a_path_in_an_error_is_never_cut() -> None:
+    # An error names its file: a deep checkout or temporary directory must not cut it away.
+    path = "/tmp/" + "deep-directory/" * 30 + "agentic.yaml"
+    line = cut_long_words(f"{path}:12: YAML nesting deeper than 200 levels")
+    assert line == f"{path}:12: YAML nesting deeper than 200 levels"
+    # A quoted value with a slash is a value, not a path: cut as any long word.
+    value = '"' + "a/" * 300 + '"'
+    assert "more characters" in cut_long_words(f"flag value {value} is not a number")
+    # Beyond the longest path the system can name, it is cut too.
+    assert "more characters" in cut_long_words("/" + "x" * 5000)
+
+
 def test_cli_errors_cut_long_values(capsys: pytest.CaptureFixture[str]) -> None:
     from syncer.cli import main
 
