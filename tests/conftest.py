@@ -34,7 +34,7 @@ for _var, _value in (
 
 
 SHM = Path("/dev/shm")
-SHM_NEEDED = 2 << 30  # free bytes /dev/shm must have for a run's files (a run peaks near 1 GB)
+SHM_NEEDED = 2 << 30  # free bytes /dev/shm must have to take a run's files, with room to spare
 _IN_MEMORY = pytest.StashKey[Path]()  # the run's folder there, when it has one
 
 
