@@ -23,7 +23,7 @@ _HEAD_IP = re.compile(r"\$(AGG|PREFILL|DECODE)_(\d+)_HEAD_IP")
 DISCOVERY = {"ETCD_ENDPOINTS": "etcd", "NATS_SERVER": "nats"}
 
 
-def nats_conf(block: Block) -> str | None:
+def preamble_nats_conf(block: Block) -> str | None:
     """The config srt-slurm's NATS preamble writes (``printf %s '<conf>' > /tmp/nats.conf``)."""
     for line in block.get("preamble") or []:
         try:

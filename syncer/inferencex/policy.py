@@ -29,7 +29,7 @@ from syncer.inferencex.cookbook_layout import (
     kv_events_endpoint,
     last_wins,
     merge_stores,
-    nats_conf,
+    preamble_nats_conf,
     repeated_flags,
     router_layout,
     split_equals,
@@ -215,7 +215,7 @@ class Policy:
         out: dict[str, dict[str, str]] = {}
         for block in raw_blocks:
             if block.get("kind") == "nats":
-                content = nats_conf(block)
+                content = preamble_nats_conf(block)
                 if content is not None:
                     out[file_id("nats.conf", content)] = {"name": "nats.conf", "content": content}
         for ref in self.mounted_files(raw_blocks):

@@ -152,7 +152,7 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
     clone srt-slurm, else the submodule pin, else the newest rules."""
     script = runner_script(entry)
     if script is not None:
-        chosen = choose(script, job_variables(entry), root=entry.root_dir)
+        chosen = script_release(script, job_variables(entry), root=entry.root_dir)
         if chosen is not None:
             return chosen
     if submodule_commit:
@@ -176,7 +176,9 @@ def from_run(sha: str, fallback: Release, repo: Path | None = None) -> Release:
     return Release(sha, fallback.line, source)
 
 
-def choose(script: Path, variables: dict[str, str], *, root: Path | None = None) -> Release | None:
+def script_release(
+    script: Path, variables: dict[str, str], *, root: Path | None = None
+) -> Release | None:
     """The release ``script`` checks out for a job with these ``variables`` (see
     :func:`syncer.inferencex.runner_launch.checkout`); None when it clones no srt-slurm."""
     found = checkout(script, variables, root=root)

@@ -1,5 +1,5 @@
-"""The GitHub side of `sync audit` (``usecases.audit.Api``): PR states, run artifacts, the
-PR's current pin and the bot's evidence records, each asked once per audit."""
+"""The GitHub side of `sync audit` (``usecases.audit_github.AuditApi``): PR states, run
+artifacts, the PR's current pin and the bot's evidence records, each asked once per audit."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ MARKER = "<!-- infx-cookbook-sync:audit-dashboard -->"
 LABEL = "cookbook-audit"
 
 
-def title(result: AuditResult) -> str:
+def dashboard_title(result: AuditResult) -> str:
     counts = result.counts()
     if not counts["findings"]:
         return "Cookbook audit: clean"
@@ -49,9 +49,11 @@ def keep_dashboard(gh: GitHubClient, repo: str, result: AuditResult) -> str:
     if issue is None:
         if not dirty:
             return "dashboard: clean, no issue to keep"
-        made = gh.issues.create(repo, title(result), body(result), labels=[LABEL], marker=MARKER)
+        made = gh.issues.create(
+            repo, dashboard_title(result), body(result), labels=[LABEL], marker=MARKER
+        )
         return f"dashboard: opened issue #{made.number}"
-    new_title, new_body = title(result), body(result)
+    new_title, new_body = dashboard_title(result), body(result)
     state = "open" if dirty else "closed"
     if (issue.title, issue.body, issue.state) == (new_title, new_body, state):
         return f"dashboard: issue #{issue.number} unchanged"

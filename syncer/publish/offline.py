@@ -49,7 +49,7 @@ class IssuePullRef(TypedDict, total=False):
     merged_at: str | None
 
 
-class IssueData(TypedDict, total=False):
+class EventIssue(TypedDict, total=False):
     """The ``issue`` of an ``issue_comment`` event (a PR's, when ``pull_request`` is set)."""
 
     number: int
@@ -68,7 +68,7 @@ class EventData(TypedDict, total=False):
 
     repository: RepoData | None
     pull_request: PullData | None
-    issue: IssueData | None
+    issue: EventIssue | None
     comment: CommentData | None
 
 
@@ -205,7 +205,7 @@ class _NoActions(Actions):
         raise SyncError(f"artifact {artifact.name}: not downloaded (no token: GitHub not read)")
 
 
-def _issue_pull(repo: str, issue: IssueData, head_sha: str) -> Pull:
+def _issue_pull(repo: str, issue: EventIssue, head_sha: str) -> Pull:
     """The PR an ``issue_comment`` event names; its head is the checkout's (the event has none)."""
     return Pull(
         repo=repo,

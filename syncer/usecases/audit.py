@@ -8,7 +8,7 @@ the module is what the generator writes for its cells (``cells_from_module`` and
 ``encode_module``, the round trip of ``sync reencode``); whether a merged config left the
 master on InferenceX's default branch; lint findings against the cell's SGLang version when a
 checkout is given. What needs the GitHub API (PR states, artifact expiry, re-pins, the bot's
-evidence records) is asked through ``Api`` when the command has a token, and listed as not
+evidence records) is asked through ``AuditApi`` when the command has a token, and listed as not
 checked otherwise.
 """
 
@@ -36,7 +36,7 @@ from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_confi
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
 from syncer.untrusted import Prose
-from syncer.usecases.audit_github import API_CHECKS, NO_API, Api, api_checks
+from syncer.usecases.audit_github import API_CHECKS, NO_API, AuditApi, api_checks
 from syncer.usecases.audit_result import (
     AuditFinding,
     AuditResult,
@@ -177,7 +177,7 @@ def audit(
     cookbook: Path,
     trees: TreeSource,
     *,
-    api: Api | None = None,
+    api: AuditApi | None = None,
     lint: Callable[[Decoder, str], dict[str, list[str]]] | None = None,
     today: _dt.date | None = None,
 ) -> AuditResult:

@@ -1,4 +1,4 @@
-"""What only GitHub can answer in `sync audit`: the ``Api`` protocol the command layer's client
+"""What only GitHub can answer in `sync audit`: the ``AuditApi`` protocol the command layer's client
 implements (``publish/audit_api.py``), the facts it returns, and the checks made from them
 (a PR that is missing, closed unmerged or merged long ago; a re-pin; artifacts gone or about to
 expire).
@@ -40,7 +40,7 @@ class ArtifactFacts:
     expires_at: str  # ISO 8601, "" when GitHub did not say
 
 
-class Api(Protocol):
+class AuditApi(Protocol):
     """The questions only GitHub can answer, asked by the command layer's client."""
 
     def pull(self, pr: str) -> PullFacts: ...
@@ -71,7 +71,7 @@ def _days(iso: str, today: _dt.date) -> int | None:
     return (when - today).days
 
 
-def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
+def api_checks(cell: CellRow, api: AuditApi, today: _dt.date) -> None:
     prov = cell.provenance
     pr, run = prov.get("pr"), prov.get("run")
     if pr:

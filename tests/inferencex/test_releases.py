@@ -23,13 +23,13 @@ from syncer.inferencex.releases import (
     FRONTEND_PUBLIC_PORT,
     Release,
     allocated_gpus,
-    choose,
     from_run,
     frontend_topology,
     injects_nccl_port,
     line_of,
     published_frontend_layer,
     release_for,
+    script_release,
 )
 from syncer.inferencex.render import render_config
 from syncer.inferencex.runner_launch import cluster_gpus_per_node
@@ -105,7 +105,7 @@ def test_a_variable_ref_without_a_plain_assignment_is_refused(tmp_path: Path) ->
         'git checkout "$PIN"\n'
     )
     with pytest.raises(SyncError) as err:
-        choose(script, {})
+        script_release(script, {})
     assert err.value.line == 3 and "cannot resolve" in err.value.message
 
 
@@ -137,7 +137,7 @@ def test_conditions_are_evaluated_with_the_keys_values(
         "FRAMEWORK": "sglang",
         "SPEC_DECODING": "none",
     }
-    chosen = choose(script, variables)
+    chosen = script_release(script, variables)
     assert chosen is not None and chosen.ref == ("v1.0.1" if expected else "v1.0.2")
 
 
@@ -150,14 +150,14 @@ def test_file_tests_and_commands_cannot_decide(tmp_path: Path, condition: str) -
         "fi\n"
     )
     with pytest.raises(SyncError) as err:
-        choose(script, {})
+        script_release(script, {})
     assert err.value.line == 1
 
 
 def test_a_script_cloning_no_srt_slurm_names_no_release(tmp_path: Path) -> None:
     script = tmp_path / "launch.sh"
     script.write_text("git clone https://github.com/example/other.git d\ngit checkout v9\n")
-    assert choose(script, {}) is None
+    assert script_release(script, {}) is None
 
 
 def test_without_runner_scripts_the_submodule_pin_then_the_newest_rules_apply() -> None:
