@@ -116,7 +116,8 @@ def srt_slurm_history_options(command: F) -> F:
         "as_of",
         metavar="DATE",
         help="Date a branch ref of srt-slurm is taken at (YYYY-MM-DD[THH:MM:SS]; default: the "
-        "InferenceX checkout's commit date, or the run's date in verify).",
+        "run's date where one is known (verify: its sweep logs; generate: the pin's date in "
+        "sync.yaml), else the InferenceX checkout's commit date).",
     )(command)
     return folder_option(
         "--srt-slurm-repo",

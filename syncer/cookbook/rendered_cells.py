@@ -24,6 +24,7 @@ from syncer.cookbook.cells import (
 )
 from syncer.cookbook.kv_donors import Donors, cell_kv, hicache_from
 from syncer.errors import SyncError
+from syncer.inferencex.releases import branch_commit
 from syncer.inferencex.render import RenderedConfig
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.wording import js
@@ -149,9 +150,12 @@ def cells_for_config(
             "kv": cell_kv(cfg, donors, [p.kv for p in points], own_hicache),
         }
         cell_points = []
+        applied = branch_commit(rendered.release)
         for point in points:
             prov = pin.prov()
             prov["recipe"] = point.recipe
+            if applied is not None:
+                prov["srtSlurm"] = applied
             cell_points.append(
                 PointSpec(
                     concs=list(point.concs),

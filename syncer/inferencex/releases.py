@@ -133,6 +133,15 @@ def at_date(release: Release, repo: Path | None, when: str | None) -> Release:
     )
 
 
+def branch_commit(release: Release | None) -> str | None:
+    """The srt-slurm commit applied for a branch a runner cloned, once resolved at a date
+    (what a published cell names in its provenance); None for a tag, a pin or an unresolved
+    branch."""
+    if release is None or release.branch is None or release.as_of is None:
+        return None
+    return release.commit
+
+
 def line_of(ref: str, *, pinned: bool) -> str:
     """The rule set of a ref. A submodule pin is the 2.x line (InferenceX's docs of the
     submodule layout: "InferenceX requires srt-slurm 2.0 or newer and `schema: 2` recipes",
