@@ -9,6 +9,7 @@ it by decoding it back, and writes the module and the page section only when the
 from __future__ import annotations
 
 from pathlib import Path
+
 import click
 
 from syncer import locations
