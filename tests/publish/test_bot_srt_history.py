@@ -14,7 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from botworld import BOOK_TOKEN, INFX, INFX_BOT, INFX_TOKEN, MODEL, PAGE, SECTION, Replay
+from botworld import BOOK_TOKEN, INFX_BOT, INFX_TOKEN, MODEL, PAGE, SECTION, Replay
 from conftest import TESTS
 from ghschema import check_event
 from infxrepo import InferenceXRepo
