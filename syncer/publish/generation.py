@@ -55,6 +55,7 @@ class Generation:
         # the srt-slurm clone and the date of the commit the config is read at); None: the
         # srt-slurm clone given, at the ``inferencex`` checkout's commit date.
         self.history_for: Callable[[str], tuple[Path | None, str | None]] | None = None
+        self.run_dates: dict[str, str] = {}  # config key -> its pin's run date, when it has one
         # A model's configs as its page shows them now (discovery), by model path.
         self._live: dict[str, SyncConfig] = {}
 
@@ -66,13 +67,18 @@ class Generation:
         """``render_config`` once per config, commit and event: the trial and the published
         module and the PR body's provenance and exclusions all read the same renders."""
         tree = self.tree(key)
-        if (key, str(tree)) not in self._renders:
-            srt_repo, as_of = (
-                self.history_for(key) if self.history_for else (self.s.srt_slurm_clone, None)
-            )
-            self._renders[key, str(tree)] = inferencex_render.render_config(
-                tree, key, srt_repo=srt_repo, as_of=as_of
-            )
+        cached = self._renders.get((key, str(tree)))
+        run_date = self.run_dates.get(key)
+        if cached is not None and (run_date is None or not _other_date(cached, run_date)):
+            return cached
+        srt_repo, as_of = (
+            self.history_for(key) if self.history_for else (self.s.srt_slurm_clone, None)
+        )
+        # A branch is taken at the run's date when the pin has one (as `sync generate`
+        # does), else at the date of the commit the config is read at.
+        self._renders[key, str(tree)] = inferencex_render.render_config(
+            tree, key, srt_repo=srt_repo, as_of=run_date or as_of
+        )
         return self._renders[key, str(tree)]
 
     def branch_notes(self, model: ModelSpec) -> list[str]:
@@ -148,6 +154,7 @@ class Generation:
         )
         if reuse and key in self._generated:
             return self._generated[key]
+        self.run_dates.update((k, p.date) for k, p in all_pins.items() if p.date)
         result = generate_model(
             model.path,
             config=config,
@@ -176,6 +183,12 @@ class Generation:
         if checked.skipped:
             self.out.say(f"{model.path}: SGLang flag check skipped: {checked.skipped}")
         return checked.markdown()
+
+
+def _other_date(rendered: RenderedConfig, run_date: str) -> bool:
+    """Whether ``rendered`` took a runner's srt-slurm branch at another date than the run's."""
+    release = rendered.release
+    return release is not None and release.branch is not None and release.as_of != run_date
 
 
 def module_pins(value: Any, where: str) -> dict[str, Pin]:

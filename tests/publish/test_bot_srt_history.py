@@ -148,6 +148,7 @@ def test_without_an_srt_slurm_clone_the_body_says_the_branch_was_judged_at_its_h
     _send(replay, replay.pr_payload(pull, "opened"))
     assert {c["prov"].get("srtSlurm") for c in _agg_cells(replay)} == {None}
     [book] = replay.book_pulls()
-    assert f"{AGG}: rendered under srt-slurm main (a branch, judged as read at its head" in (
-        book["body"]
+    assert (
+        f"{AGG}: rendered under srt-slurm main (a branch, judged as read at its head"
+        in (book["body"])
     )
