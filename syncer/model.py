@@ -16,11 +16,57 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypedDict, cast
 
-Block = dict[str, Any]
 Args = list[list[str]]
 Env = dict[str, str]
+
+
+class BlockSource(TypedDict):
+    """Where a logged block was read: the log file (None: a service line of the sweep log) and
+    its line."""
+
+    log: str | None
+    line: int | None
+
+
+class Block(TypedDict, total=False):
+    """One process of a deployment (see the module docstring). Every key is optional, as the
+    format makes them per kind; the keys after ``args`` are never in a cookbook module: what a
+    raw block was rendered from (``service``), what a logged block was read from and what its
+    log does not show, and a module entry's pooled env (``envRef``, resolved on decoding)."""
+
+    kind: str
+    role: str
+    workers: int
+    nodes_per_worker: int
+    gpu_pinning: list[list[str]]
+    count: int
+    count_nodes: int
+    ports: list[str]
+    preamble: list[str]
+    cmd: str | None  # None: a logged block whose command the log does not show
+    env: Env
+    args: Args
+    service: str
+    wrapper: list[str]
+    source: BlockSource
+    unlogged: list[str]
+    logged_by: str
+    logged_env: str
+    envRef: int
+
+
+def block_data(block: Block) -> dict[str, Any]:
+    """``block`` as the plain mapping it is, for code that walks every key alike (copies,
+    comparisons, key order), which a TypedDict's literal keys cannot express."""
+    return cast(dict[str, object], block)
+
+
+def as_block(data: dict[str, object]) -> Block:
+    """A mapping built key by key (``block_data``'s other direction) taken as a block."""
+    return cast(Block, data)
+
 
 WORKER_ROLES = ("agg", "prefill", "decode")
 # The block kinds, declared once (a new srt-slurm service type is added here and given its

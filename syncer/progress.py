@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, cast
 
 from syncer.untrusted import term_text
 
@@ -35,7 +35,7 @@ def _noop(n: int = 1) -> None:
 
 
 @contextmanager
-def use_console(console: Any) -> Iterator[None]:
+def use_console(console: object) -> Iterator[None]:
     """Report to ``console`` (a rich Console) instead of stderr while the block runs; shown only
     when that console is a terminal, exactly as stderr would be."""
     global _forced
@@ -46,7 +46,7 @@ def use_console(console: Any) -> Iterator[None]:
         _forced = before
 
 
-def _console() -> Any:
+def _console() -> object:
     if _forced is not None:
         return _forced if _forced.is_terminal else None
     try:
@@ -60,7 +60,7 @@ def _console() -> Any:
     return console if console.is_terminal else None
 
 
-def _start(console: Any) -> Any:
+def _start(console: Any) -> object:
     from rich.filesize import decimal
     from rich.progress import BarColumn, Progress, ProgressColumn, TextColumn, TimeElapsedColumn
     from rich.text import Text
@@ -136,7 +136,7 @@ class _Reader:
         self._advance(len(data))
         return data
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._raw, name)
 
 
@@ -155,4 +155,5 @@ def reading(raw: BinaryIO, name: str, size: int) -> Iterator[BinaryIO]:
     """``raw`` with a "reading NAME" bytes task over its ``size``; ``raw`` itself (no wrapper,
     no cost) when the file is small or nobody watches."""
     with byte_task(f"reading {name}", size) as advance:
-        yield raw if advance is _noop else _Reader(raw, advance)  # type: ignore[misc]
+        # _Reader passes every other attribute through to ``raw``
+        yield raw if advance is _noop else cast(BinaryIO, _Reader(raw, advance))

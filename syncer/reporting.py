@@ -56,6 +56,7 @@ class Report:
     terminal: Callable[[Any], None]
     cut_note: str
     default_budget: int | None = GITHUB_TEXT_LIMIT
+    json_indent: int = 2
 
     def json(self) -> dict[str, Any]:
         return self.document()
@@ -86,12 +87,19 @@ def print_lines(console: Any, text: str, *, marks: bool = True) -> None:
         console.print(Text(mask(line), style=style), highlight=False)
 
 
+def text_of(report: Report, fmt: str, budget: int | None = None) -> str:
+    """The JSON or markdown form of ``report`` as one text (markdown within ``budget``)."""
+    if fmt == Format.JSON:
+        return json_text(report.json(), indent=report.json_indent) + "\n"
+    if fmt == Format.MARKDOWN:
+        return report.markdown(budget)
+    raise ValueError(f"{fmt} is no document form")
+
+
 def write(report: Report, fmt: str) -> int:
     """``report`` on stdout in the form ``fmt`` names; its exit code."""
-    if fmt == Format.JSON:
-        sys.stdout.write(json_text(report.json(), indent=2) + "\n")
-    elif fmt == Format.MARKDOWN:
-        sys.stdout.write(report.markdown())
+    if fmt in (Format.JSON, Format.MARKDOWN):
+        sys.stdout.write(text_of(report, fmt))
     else:
         report.text(report_console(soft_wrap=True))
     return report.exit_code

@@ -95,6 +95,8 @@ class MaskingStream(io.TextIOBase):
     def isatty(self) -> bool:
         return self.inner.isatty()
 
+    # typeshed declares TextIOBase.encoding a plain attribute; at run time it is a read-only
+    # property, and this one reads the wrapped stream's
     @property
     def encoding(self) -> str:  # type: ignore[override]
         return getattr(self.inner, "encoding", "utf-8")

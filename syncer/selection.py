@@ -23,7 +23,7 @@ POINT_HELP = "Only the job at index N (master-config order, as `sync render` lis
 CONC_HELP = "Only the jobs measured at concurrency C (every one of them)."
 
 
-def select(
+def select_points(
     items: Sequence[T],
     *,
     point: int | None,

@@ -260,7 +260,7 @@ class _Reader:
             raise self.fail(node, f"{what}: expected a list")
         return list(node.value)
 
-    def value(self, node: yaml.Node) -> Any:
+    def value(self, node: yaml.Node) -> object:
         return self.nodes.construct(node)
 
     def text(
@@ -324,7 +324,7 @@ def _kind(node: yaml.Node) -> str:
     return "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
 
 
-def _scalar(node: yaml.ScalarNode, value: Any) -> str:
+def _scalar(node: yaml.ScalarNode, value: object) -> str:
     """A YAML scalar as written in the file, with what YAML 1.1 made of it (``yes (a
     boolean)``, ``2026-10-13 (a date)``), never Python's repr (``True``, ``datetime.date(...)``)."""
     what = "a date" if isinstance(value, datetime.date) else kind(value)

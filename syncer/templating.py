@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import jinja2
 
@@ -37,6 +36,6 @@ def environment(folder: Path | None = None) -> jinja2.Environment:
     return env
 
 
-def render(template: str, /, *, folder: Path | None = None, **context: Any) -> str:
+def render(template: str, /, *, folder: Path | None = None, **context: object) -> str:
     """Render ``syncer/templates/<template>`` (or ``<folder>/<template>``) with ``context``."""
     return environment(folder).get_template(template).render(**context)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import string
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from syncer import links
@@ -221,7 +220,7 @@ def term_text(value: object, *, limit: int | None = None) -> str:
     return visible(mask(text).replace("\r\n", "\n"))
 
 
-def json_text(value: Any, *, indent: int | None = None) -> str:
+def json_text(value: object, *, indent: int | None = None) -> str:
     """``value`` as JSON for a terminal or a file: UTF-8 kept readable, the characters a
     terminal acts on or hides written as ``\\u`` escapes (:func:`json_escaped`), tokens
     masked."""

@@ -23,7 +23,7 @@ from syncer.untrusted import clip
 VALUE_CHARS = 80
 # A file name (a recipe path, an archive member) is cut later: its end is what names the file.
 PATH_CHARS = 160
-# Any run of non-blank characters longer than this in a printed error is cut (cli.main): the
+# object run of non-blank characters longer than this in a printed error is cut (cli.main): the
 # guard for values a message did not cut itself.
 WORD_CHARS = 200
 

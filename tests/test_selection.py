@@ -9,14 +9,14 @@ import pytest
 
 from syncer.cli import main
 from syncer.errors import SyncError
-from syncer.selection import CONC_HELP, POINT_HELP, only_one, select
+from syncer.selection import CONC_HELP, POINT_HELP, only_one, select_points
 
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 JOBS = [[1], [4], [16], [16], [32], [64], [128]]
 
 
 def pick(**kw: object) -> list[int]:
-    return select(range(len(JOBS)), concs=lambda i: JOBS[i], owner="k", **kw)  # type: ignore[arg-type]
+    return select_points(range(len(JOBS)), concs=lambda i: JOBS[i], owner="k", **kw)  # type: ignore[arg-type]
 
 
 def test_rule() -> None:

@@ -19,7 +19,7 @@ from syncer.console import report_console
 from syncer.cookbook.jsmodule import decode_text, read_text
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
-from syncer.untrusted import json_text
+from syncer.reporting import Format, text_of
 
 
 def read_side(spec: str, repo: str | None) -> str:
@@ -94,10 +94,8 @@ def diff_command(
     old_text = read_side(old, repo)
     new_text = read_side(new, repo)
     report = review_report(review_texts(old_text, new_text, old_label=old, new_label=new))
-    if fmt == "markdown":
-        text = report.markdown(budget)
-    elif fmt == "json":
-        text = json_text(report.json(), indent=1) + "\n"
+    if fmt in (Format.MARKDOWN, Format.JSON):
+        text = text_of(report, fmt, budget)
     else:
         if output is None:
             report.text(report_console())

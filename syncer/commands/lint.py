@@ -68,7 +68,8 @@ def lint_command(
     else:
         source = SGLangSource(sglang)
     result = lint_paths(paths, source)
-    reads = [read(Input.MODULE, p) for p in paths] + [read(Input.SGLANG, sglang)]
+    modules = read(Input.COOKBOOK, cookbook) if all_modules else read(Input.MODULE, paths[0])
+    reads = [modules, read(Input.SGLANG, sglang)]
     return options.print_report(lint_report(result, reads), fmt)
 
 

@@ -30,7 +30,7 @@ from syncer.inferencex.srtconfigs import discover
 from syncer.inputs import Input, read
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
-from syncer.selection import select
+from syncer.selection import select_points
 from syncer.templating import render
 from syncer.untrusted import json_text
 from syncer.wording import js
@@ -82,7 +82,9 @@ def render_command(
         inferencex, config, version=srt_slurm, srt_files=srt_files, srt_repo=srt_repo, as_of=as_of
     )
     reads = [read(Input.INFERENCEX, inferencex)]
-    points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config)
+    points = select_points(
+        rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config
+    )
     if raw and router is not None and any(router not in p.raw for p in points):
         raise SyncError(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"

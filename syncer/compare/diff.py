@@ -300,7 +300,8 @@ class _Comparer:
         for canon in sorted(set(ma) | set(mb)):
             sa = ma.get(canon)
             sb = mb.get(canon)
-            spelling = sa[0] if sa else sb[0]  # type: ignore[index]
+            # canon is a key of ma or mb: one of the two is there
+            spelling = next(s for s in (sa, sb) if s)[0]
             va = sa[1] if sa else None
             vb = sb[1] if sb else None
             shown_a, shown_b = _show_values(va), _show_values(vb)
@@ -390,7 +391,7 @@ def _as_shown(block: Block) -> Block:
         type(v) is str for v in (env or {}).values()
     ):
         return block
-    shown = dict(block)
+    shown = block.copy()
     if args:
         shown["args"] = [[js_string(v) for v in a] for a in args]
     if env:

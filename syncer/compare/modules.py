@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from syncer.compare.diff import block_key
 from syncer.cookbook import decode, shell
+from syncer.cookbook.module_data import CellData
 from syncer.errors import SyncError
 from syncer.flags import DP_ATTENTION_FLAG, DP_FLAG, EP_FLAG, TP_FLAG, canonical_flag
 from syncer.model import WORKER_ROLES, Block, Selection
@@ -52,7 +53,7 @@ class CellRef:
     tiers: tuple[str, ...]
     points: list[PointRef]
     shape: tuple[Any, ...]
-    raw: dict[str, Any] = field(repr=False)
+    raw: CellData = field(repr=False)
 
     def concs(self) -> set[int]:
         return {c for p in self.points for c in p.concs}
@@ -64,7 +65,7 @@ class ModuleSide:
     def __init__(self, decoder: decode.Decoder) -> None:
         # The decoder has checked the module's shape (lists of objects where the format has
         # them), so only what matching needs beyond decoding is checked here.
-        self.data: dict[str, Any] = decoder.data
+        self.data = decoder.data
         self.decoder = decoder
         self.label = decoder.path
         self._blocks: dict[Selection, list[Block]] = {}
@@ -73,7 +74,7 @@ class ModuleSide:
         self.checkpoints = [dict(c) for c in self.data.get("checkpoints") or []]
         self.cells = [self._cell(i, c) for i, c in enumerate(decoder.cells)]
 
-    def _cell(self, index: int, cell: dict[str, Any]) -> CellRef:
+    def _cell(self, index: int, cell: CellData) -> CellRef:
         # Matching needs two things decoding does not: a cell id and each point's concs.
         if "id" not in cell:
             raise SyncError(f"cells[{index}]: a cell needs an `id` to be matched", path=self.label)

@@ -100,7 +100,16 @@ def _rows(result: VerifyResult) -> list[DiffRow]:
                 rows.append(_entry_row(p, lc.comparison, e))
             for problem in lc.problems:
                 rows.append(
-                    _row(p, "log", "(workers)", "consistency", "differs", None, None, problem)
+                    _row(
+                        p,
+                        "log",
+                        "(workers)",
+                        "consistency",
+                        STATUS_TEXT[Verdict.DIFFERS],
+                        None,
+                        None,
+                        problem,
+                    )
                 )
             for amb in lc.ambiguities:
                 status = STATUS_TEXT[Verdict.AMBIGUOUS]

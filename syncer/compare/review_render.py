@@ -251,6 +251,7 @@ def review_report(review: Review) -> Report:
         terminal=lambda console: render_terminal(review, console),
         cut_note=_CUT_NOTE,
         default_budget=None,
+        json_indent=1,
     )
 
 

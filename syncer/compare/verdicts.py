@@ -1,6 +1,7 @@
 """The verdicts of `sync verify`: what the comparison says about one key of one block
-(``Verdict``, ``compare/diff.py: Entry.status``) and about one point (``PointVerdict``,
-``compare/results.py: PointResult.verdict``).
+(``Verdict``, ``compare/diff.py: Entry.status``), about one point (``PointVerdict``,
+``compare/results.py: PointResult.verdict``) and about a published point against its recipe
+(``RecipeVerdict``, `sync audit`).
 
 String-valued, so JSON reports and templates print the same words as plain strings would; a
 module of its own so every comparison (the verify use cases, the diff, the reports, the bot's
@@ -48,3 +49,17 @@ class PointVerdict(StrEnum):
     AMBIGUOUS = "ambiguous"  # the log's env could not be split between its processes
     NO_LOG = "no-log"  # no log of the run belongs to the point
     NO_COOKBOOK = "no-cookbook"  # the cookbook module lacks the point
+
+
+class RecipeVerdict(StrEnum):
+    """A published point against its recipe at the pinned commit (`sync audit`), declared in
+    the order the reports count them."""
+
+    AGREES = "agrees"
+    DIFFERS = "differs"
+    MISSING = "missing"  # the recipe renders no such point
+    NOT_CHECKED = "not-checked"
+
+
+# A cell's recipe verdict is the worst of its points'.
+RECIPE_WORST_FIRST = (RecipeVerdict.DIFFERS, RecipeVerdict.MISSING, RecipeVerdict.NOT_CHECKED)

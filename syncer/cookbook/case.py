@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from syncer.cookbook.shell import copy_all
 from syncer.model import Block, Selection
@@ -42,7 +41,7 @@ class Case:
         """The selection's "Copy all" text, exactly as the page copies it (files included)."""
         return copy_all(self.blocks, self.router_files())
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {
             "cell": self.cell,
             "cellId": self.cell_id,

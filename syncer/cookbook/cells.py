@@ -14,10 +14,11 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from syncer import links
 from syncer.cookbook.decode import Decoder
+from syncer.cookbook.module_data import CellMeta, MooncakeTier
 from syncer.errors import SyncError
 from syncer.model import Block, Selection
 from syncer.syncconfig import ConfigSpec, ModelSpec
@@ -65,7 +66,7 @@ class RouterSpec:
 
 @dataclass
 class CellSpec:
-    meta: dict[str, Any]  # CELL_META_KEYS
+    meta: CellMeta  # CELL_META_KEYS
     routers: dict[str, RouterSpec]  # submitted router first
     points: list[PointSpec]
 
@@ -86,10 +87,10 @@ class CellSpec:
 class ModuleSpec:
     model: str
     generated_on: str
-    source: dict[str, Any]  # repo, main, prs
+    source: dict[str, object]  # repo, main, prs
     hardware: list[dict[str, str]]
     checkpoints: list[dict[str, str]]
-    kv_mooncake: dict[str, Any] | None
+    kv_mooncake: MooncakeTier | None
     files: dict[str, dict[str, str]]
     cells: list[CellSpec]
 
@@ -145,7 +146,7 @@ def point_prov_from_urls(point: dict[str, Any], repo: str, where: str) -> dict[s
 _POINT_KEYS = ("concs", "item", "override", "goldenAL", "kv", "patch")
 
 
-def _need(obj: dict[str, Any], key: str, where: str) -> Any:
+def _need(obj: dict[str, object], key: str, where: str) -> Any:
     if key not in obj:
         raise SyncError(f"{where}: missing {js(key)}; cannot re-encode")
     if obj[key] is None:
@@ -153,7 +154,7 @@ def _need(obj: dict[str, Any], key: str, where: str) -> Any:
     return obj[key]
 
 
-def _need_text(obj: dict[str, Any], key: str, where: str) -> str:
+def _need_text(obj: dict[str, object], key: str, where: str) -> str:
     value = _need(obj, key, where)
     if not isinstance(value, str):
         raise SyncError(f"{where}: {js(key)} must be a string, got {kind(value)}; cannot re-encode")
@@ -173,7 +174,7 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
         where = f"{path}: cell {ci} ({cell.get('id')})"
         for key in ("id", "hw"):  # the cell's name and its hardware chip (CellSpec, _check_spec)
             _need_text(cell, key, where)
-        meta = {k: copy.deepcopy(cell[k]) for k in CELL_META_KEYS if k in cell}
+        meta = cast(CellMeta, {k: copy.deepcopy(cell[k]) for k in CELL_META_KEYS if k in cell})
         unknown = set(cell) - set(CELL_META_KEYS) - {"prov", "points", "routers"}
         if unknown:
             raise SyncError(f"{where}: unknown cell keys {sorted(unknown)}; cannot re-encode")

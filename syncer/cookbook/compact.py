@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
 
 from syncer.cookbook.materialise import OVERLAY_SKIP
 from syncer.cookbook.materialise import overlay as materialise_entry
 from syncer.errors import SyncError
-from syncer.model import Block
+from syncer.model import Block, block_data
 
 # --- what the decoder makes of an entry -------------------------------------------------------
 
 
-def canon(block: Block) -> dict[str, Any]:
+def canon(block: Block) -> dict[str, object]:
     """A block in a form whose equality is the decoder's output equality: key order of the
     block does not change a printed command, env order does (env lines print in dict order)."""
     return {
@@ -40,11 +39,11 @@ def same_list(a: list[Block], b: list[Block]) -> bool:
 # --- emitted size ----------------------------------------------------------------------------
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def layout_size(value: Any, depth: int) -> int:
+def layout_size(value: object, depth: int) -> int:
     """Characters the generator layout (1-space indent, scalar arrays on one line) spends on
     ``value`` written at nesting ``depth``, from its first character to its last."""
     if isinstance(value, dict):
@@ -68,7 +67,7 @@ def layout_size(value: Any, depth: int) -> int:
     return len(_scalar(value))
 
 
-def member_size(key: str, value: Any, depth: int) -> int:
+def member_size(key: str, value: object, depth: int) -> int:
     """Size of one object member line ``"key": value,\n`` at ``depth``."""
     return depth + len(_scalar(key)) + 2 + layout_size(value, depth) + 2
 
@@ -83,7 +82,7 @@ def _occurrences(args: list[list[str]]) -> dict[str, list[list[str]]]:
     return occ
 
 
-def args_env_diff(base: Block, target: Block) -> dict[str, Any] | None:
+def args_env_diff(base: Block, target: Block) -> dict[str, object] | None:
     """The ``diff`` turning ``base`` into ``target`` (args and env only), or None when no diff
     can (repeated flags with different values, args out of order for a non-worker...)."""
     worker = base.get("kind") == "worker"
@@ -109,12 +108,12 @@ def args_env_diff(base: Block, target: Block) -> dict[str, Any] | None:
         # Non-worker args keep their order: additions are appended in diff key order.
         sets = {f: replaced[f] for f in sorted(replaced)}
         sets.update(added)
-    dargs: dict[str, Any] = {**sets, **dict.fromkeys(removed)}
+    dargs: dict[str, object] = {**sets, **dict.fromkeys(removed)}
     b_env = base.get("env") or {}
     t_env = target.get("env") or {}
     env_sets = {k: t_env[k] for k in sorted(t_env) if b_env.get(k) != t_env[k] or k not in b_env}
-    denv: dict[str, Any] = {**env_sets, **{k: None for k in b_env if k not in t_env}}
-    d: dict[str, Any] = {}
+    denv: dict[str, object] = {**env_sets, **{k: None for k in b_env if k not in t_env}}
+    d: dict[str, object] = {}
     if dargs:
         d["args"] = dargs
     if denv:
@@ -126,9 +125,9 @@ def block_entry(
     source: Block,
     target: Block,
     *,
-    prefix: dict[str, Any],
-    suffix: dict[str, Any],
-) -> dict[str, Any] | None:
+    prefix: dict[str, object],
+    suffix: dict[str, object],
+) -> dict[str, object] | None:
     """An entry ``{prefix, drop?, overlay..., diff?, suffix}`` (``prefix`` = ``{"from": i}``,
     ``suffix`` = ``{"ref": [...]}``) that materialises ``source`` into ``target``, or None."""
     if source.get("kind") != target.get("kind"):
@@ -137,11 +136,11 @@ def block_entry(
     overlay = {
         k: copy.deepcopy(v)
         for k, v in target.items()
-        if k not in ("args", "env") and (k not in source or source[k] != v)
+        if k not in ("args", "env") and (k not in source or block_data(source)[k] != v)
     }
     if any(k in OVERLAY_SKIP for k in overlay):
         return None
-    entry: dict[str, Any] = dict(prefix)
+    entry: dict[str, object] = dict(prefix)
     if drop:
         entry["drop"] = drop
     entry.update(overlay)
@@ -158,14 +157,14 @@ def block_entry(
     return entry if _decodes_to(source, entry, target) else None
 
 
-def _decodes_to(source: Block, entry: dict[str, Any], target: Block) -> bool:
+def _decodes_to(source: Block, entry: dict[str, object], target: Block) -> bool:
     try:
         return same(materialise_entry(source, entry), target)
     except SyncError:
         return False
 
 
-def patch_element(base: Block, target: Block, depth: int) -> Any:
+def patch_element(base: Block, target: Block, depth: int) -> object:
     """The cheapest patch list element turning point 0's ``base`` into ``target``."""
     if same(base, target):
         return None
@@ -184,7 +183,7 @@ def _only_args_env_differ(a: Block, b: Block) -> bool:
 _MISSING = object()
 
 
-def router_patch(base: list[Block], target: list[Block], depth: int) -> Any:
+def router_patch(base: list[Block], target: list[Block], depth: int) -> object:
     """The patch of one router for a point (``None`` when the point equals point 0)."""
     if same_list(base, target):
         return None

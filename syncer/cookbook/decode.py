@@ -29,10 +29,11 @@ from syncer.cookbook.kvtier import (  # the placements are part of the decoder's
     kv_transform,
 )
 from syncer.cookbook.materialise import OVERLAY_SKIP, Materialiser, apply_diff, overlay
+from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, PointStatus, Selection
+from syncer.model import Block, PointStatus, Selection, block_data
 from syncer.wording import js
 
 __all__ = [
@@ -79,19 +80,19 @@ class Decoder:
         locate: Locate | None = None,
     ) -> None:
         self.path = path
-        self.data = data
+        self.data: ModuleData = data
         self.check = ModuleValidator(path, locate)
         self.check.module(data)
-        self.cells: list[dict[str, Any]] = data["cells"]
+        self.cells: list[CellData] = data["cells"]
         self.base = Materialiser(data, self.check)
         self._measured_memo: dict[tuple[int, int, str], list[Block]] = {}
         self._texts: dict[bytes, str] = {}
         self._placement: str | None = None
 
-    def _cell(self, ci: int) -> dict[str, Any]:
+    def _cell(self, ci: int) -> CellData:
         return self.base.cell(ci)
 
-    def _router(self, ci: int, router: str) -> dict[str, Any]:
+    def _router(self, ci: int, router: str) -> RouterData:
         return self.base.router(ci, router)
 
     def materialise(self, ci: int, router: str) -> list[Block]:
@@ -141,9 +142,10 @@ class Decoder:
         )
         # kv_transform copies each block with its args and env; the rest is still the memo's.
         for block in blocks:
-            for key, value in block.items():
+            data = block_data(block)
+            for key, value in data.items():
                 if key not in ("args", "env") and type(value) in (dict, list):
-                    block[key] = clone(value)
+                    data[key] = clone(value)
         return blocks
 
     def _measured(self, ci: int, pi: int, router: str) -> list[Block]:
@@ -165,7 +167,7 @@ class Decoder:
         self._measured_memo[key] = done
         return done
 
-    def _apply_patch(self, base: list[Block], patch: Any, where: str) -> list[Block]:
+    def _apply_patch(self, base: list[Block], patch: object, where: str) -> list[Block]:
         """Point blocks from the checked base; only what the patch changed needs checking
         again (this runs for every case, so unchanged blocks are not walked twice)."""
         if js_falsy(patch):
@@ -224,13 +226,13 @@ class Decoder:
             raise self.check.error(f"cells[{ci}].points[{pi}]", "no provenance `status`")
         return status
 
-    def point_info(self, ci: int, pi: int) -> dict[str, Any]:
+    def point_info(self, ci: int, pi: int) -> dict[str, object]:
         """Provenance of a point: cell ``prov`` merged with the point's own keys, ids expanded
         to the GitHub URLs older modules stored (``recipeUrl``, ``runUrl``, ``jobUrl``,
         ``prUrl``, ``useComment``)."""
         cell = self._cell(ci)
         point = cell["points"][self._point_index(ci, pi)]
-        info = dict(cell.get("prov") or {})
+        info: dict[str, object] = dict(cell.get("prov") or {})
         info.update((k, v) for k, v in point.items() if k != "patch")
         repo = ((self.data.get("source") or {}).get("repo") or "").rstrip("/")
         for url_key, id_key, build in _PROV_URLS:
@@ -306,7 +308,7 @@ class Decoder:
         about two in three of them on a real module. The key is the block's marshal bytes,
         equal only for equal blocks (same keys in the same order, same values and types)."""
         try:
-            key = marshal.dumps(block, 2)
+            key = marshal.dumps(block_data(block), 2)
         except ValueError:  # not JSON data (a str subclass): not from a module, so not kept
             return format_block(block)
         text = self._texts.get(key)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from typing import Any
 
 from syncer.cookbook.jsmodule import is_identifier
 from syncer.errors import SyncError
@@ -22,14 +21,14 @@ _encode_string = json.JSONEncoder(ensure_ascii=False).encode
 _LINE_BREAKS = ("\n", "\r", "\u2028", "\u2029")
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """``value`` in the generator's JSON layout (no trailing newline)."""
     parts: list[str] = []
     _write(value, 0, parts)
     return "".join(parts)
 
 
-def emit_module(header_lines: Sequence[str], name: str, value: Any) -> str:
+def emit_module(header_lines: Sequence[str], name: str, value: object) -> str:
     """The whole module text: header comment lines, ``export const <name> = <json>;\\n``.
 
     ``header_lines`` are the comment lines as ``JsModule.header`` holds them (starting with
@@ -46,7 +45,7 @@ def emit_module(header_lines: Sequence[str], name: str, value: Any) -> str:
     return f"{head}export const {name} = {dumps(value)};\n"
 
 
-def _scalar(value: Any) -> str:
+def _scalar(value: object) -> str:
     if isinstance(value, str):
         return _encode_string(value)
     if value is True:
@@ -64,7 +63,7 @@ def _scalar(value: Any) -> str:
     raise SyncError(f"cannot write a {type(value).__name__} in a data module")
 
 
-def _write(value: Any, depth: int, out: list[str]) -> None:
+def _write(value: object, depth: int, out: list[str]) -> None:
     if isinstance(value, dict):
         if not value:
             out.append("{}")

@@ -34,7 +34,7 @@ from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.shell import check_publishable
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
-from syncer.model import Block, Selection
+from syncer.model import Block, Selection, block_data
 from syncer.templating import render
 from syncer.wording import js
 
@@ -48,7 +48,7 @@ _PATCH_DEPTH = 5
 _SHORTLIST = 8
 
 
-def _signature(block: Block) -> tuple[frozenset[Any], frozenset[Any], frozenset[Any]]:
+def _signature(block: Block) -> tuple[frozenset[object], frozenset[object], frozenset[object]]:
     args = frozenset((a[0], tuple(a[1:])) for a in block.get("args") or [])
     env = frozenset((block.get("env") or {}).items())
     other = frozenset(
@@ -69,7 +69,7 @@ class _Pool:
     """Earlier cells' materialised blocks, deduplicated, that a ``ref`` may point to."""
 
     def __init__(self) -> None:
-        self.by_kind: dict[str, list[tuple[list[Any], Block, Any]]] = {}
+        self.by_kind: dict[str, list[tuple[list[object], Block, object]]] = {}
         self._seen: set[str] = set()
 
     def add(self, ci: int, router: str, blocks: list[Block]) -> None:
@@ -82,7 +82,7 @@ class _Pool:
                 ([ci, router, bi], block, _signature(block))
             )
 
-    def shortlist(self, target: Block) -> list[tuple[list[Any], Block]]:
+    def shortlist(self, target: Block) -> list[tuple[list[object], Block]]:
         sig = _signature(target)
         pool = self.by_kind.get(str(target.get("kind")), [])
         ranked = sorted(pool, key=lambda item: _estimate(item[2], sig))
@@ -95,10 +95,10 @@ def _best_entry(
     router: str,
     cell: CellSpec,
     pool: _Pool,
-) -> dict[str, Any]:
-    best: dict[str, Any] = copy.deepcopy(target)
+) -> dict[str, object]:
+    best: dict[str, object] = copy.deepcopy(block_data(target))
     best_size = compact.layout_size(best, _BLOCK_DEPTH)
-    candidates: list[tuple[dict[str, Any], dict[str, Any], Block]] = []
+    candidates: list[tuple[dict[str, object], dict[str, object], Block]] = []
     if router != cell.submitted and cell.submitted in cell.points[0].blocks:
         for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
             candidates.append(({"from": bi}, {}, source))
@@ -115,9 +115,9 @@ def _best_entry(
 
 
 def _point_value(
-    point: PointSpec, patch: dict[str, Any], cell_prov: dict[str, str]
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"concs": list(point.concs), "item": point.item}
+    point: PointSpec, patch: dict[str, object], cell_prov: dict[str, str]
+) -> dict[str, object]:
+    out: dict[str, object] = {"concs": list(point.concs), "item": point.item}
     if point.override is not None:
         out["override"] = point.override
     if point.golden_al is not None:
@@ -204,14 +204,14 @@ def _pool_envs(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     return pooled
 
 
-def compact_module(spec: ModuleSpec) -> dict[str, Any]:
+def compact_module(spec: ModuleSpec) -> dict[str, object]:
     """The module value (newest format) for ``spec``; not yet verified."""
     _check_spec(spec)
     pool = _Pool()
-    cells_out: list[dict[str, Any]] = []
+    cells_out: list[dict[str, object]] = []
     for ci, cell in enumerate(spec.cells):
         point0 = cell.points[0]
-        routers_out: dict[str, Any] = {}
+        routers_out: dict[str, object] = {}
         for router, meta in cell.routers.items():
             routers_out[router] = {
                 "install": list(meta.install),
@@ -223,7 +223,7 @@ def compact_module(spec: ModuleSpec) -> dict[str, Any]:
         prov = _cell_prov(cell.points)
         points_out = []
         for pi, point in enumerate(cell.points):
-            patch: dict[str, Any] = {}
+            patch: dict[str, object] = {}
             if pi > 0:
                 for router in cell.routers:
                     p = compact.router_patch(
@@ -232,7 +232,7 @@ def compact_module(spec: ModuleSpec) -> dict[str, Any]:
                     if p is not None:
                         patch[router] = p
             points_out.append(_point_value(point, patch, prov))
-        value = {k: copy.deepcopy(cell.meta[k]) for k in cell.meta}
+        value: dict[str, object] = {**copy.deepcopy(cell.meta)}
         value["prov"] = prov
         value["points"] = points_out
         value["routers"] = routers_out
@@ -240,7 +240,7 @@ def compact_module(spec: ModuleSpec) -> dict[str, Any]:
         for router in cell.routers:
             pool.add(ci, router, point0.blocks[router])
     envs = _pool_envs(cells_out)
-    out: dict[str, Any] = {
+    out: dict[str, object] = {
         "model": spec.model,
         "generatedOn": spec.generated_on,
         "source": copy.deepcopy(spec.source),
@@ -263,8 +263,9 @@ def _describe(expected: list[Block], got: list[Block]) -> str:
         kinds_e = [b.get("kind") for b in expected]
         kinds_g = [b.get("kind") for b in got]
         return f"{len(expected)} blocks {kinds_e} expected, {len(got)} decoded {kinds_g}"
-    for i, (e, g) in enumerate(zip(expected, got, strict=True)):
-        if compact.same(e, g):
+    for i, (eb, gb) in enumerate(zip(expected, got, strict=True)):
+        e, g = block_data(eb), block_data(gb)
+        if compact.same(eb, gb):
             continue
         where = f"block {i} ({e.get('kind')})"
         for key in sorted(set(e) | set(g)):
@@ -293,7 +294,7 @@ def _describe(expected: list[Block], got: list[Block]) -> str:
 
 
 def verify_roundtrip(
-    value: dict[str, Any],
+    value: dict[str, object],
     spec: ModuleSpec,
     *,
     path: str = "<module>",
@@ -406,7 +407,7 @@ _INFO_KEYS = (
 )
 
 
-def _comparable_info(info: dict[str, Any]) -> dict[str, Any]:
+def _comparable_info(info: dict[str, object]) -> dict[str, object]:
     out = {k: info[k] for k in _INFO_KEYS if info.get(k) is not None}
     # A point without a tier (modules older than the KV dimension) was measured GPU-only.
     out["kv"] = info.get("kv") or "none"
@@ -429,7 +430,7 @@ def header_lines(source: dict[str, Any]) -> list[str]:
     return text.rstrip("\n").split("\n")
 
 
-def module_text(value: dict[str, Any], header: list[str]) -> str:
+def module_text(value: dict[str, object], header: list[str]) -> str:
     return emit_module(header, MODULE_NAME, value)
 
 
@@ -440,7 +441,7 @@ def encode_module(
     reference: Decoder | None = None,
     keep: set[str] | None = None,
     header: list[str] | None = None,
-) -> tuple[dict[str, Any], str, int]:
+) -> tuple[dict[str, object], str, int]:
     """Compact, prove and emit ``spec``: returns ``(value, text, cases compared)``; raises
     ``SyncError`` naming the first difference."""
     with collector.paused():  # every candidate and every decoded case is alive until the end

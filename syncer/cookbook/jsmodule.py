@@ -114,7 +114,7 @@ def _blank(text: str) -> bool:
             return at == len(text)
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> object:
     # json.loads accepts NaN/Infinity, which are identifiers in JS: leave them to esprima's error.
     raise ValueError(name)
 
@@ -215,10 +215,10 @@ def _fail(path: str, node: Any, message: str) -> NoReturn:
     raise SyncError(message, path=path, line=loc.line, column=loc.column + 1)
 
 
-def _literal(node: Any, path: str) -> Any:
+def _literal(node: Any, path: str) -> object:
     kind = node.type
     if kind == "ObjectExpression":
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for prop in node.properties:
             if prop.type != "Property":
                 _fail(path, prop, f"non-literal node {prop.type} in object (only literals allowed)")

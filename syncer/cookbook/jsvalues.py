@@ -10,12 +10,12 @@ import marshal
 from typing import Any
 
 
-def is_int(value: Any) -> bool:
+def is_int(value: object) -> bool:
     """An integer as JSON means it (Python's ``bool`` is an ``int`` subclass; JSON's is not)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def js_falsy(value: Any) -> bool:
+def js_falsy(value: object) -> bool:
     """JavaScript falsiness (``[]`` and ``{}`` are truthy there, unlike in Python)."""
     return (
         value is None

@@ -17,6 +17,7 @@ from syncer.cookbook.cells import (
     config_hardware,
 )
 from syncer.cookbook.kvtier import CACHE_OWNING_ROLES, KV_LINKER_FLAGS, is_kv_flag
+from syncer.cookbook.module_data import CellKv, HiCacheTier, MooncakeTier
 from syncer.errors import SyncError
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
@@ -26,11 +27,11 @@ from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
 @dataclass
 class Donors:
-    hicache: dict[str, Any] | None = None  # {args, donor, donorHardware}
-    mooncake: dict[str, Any] | None = None  # the module's kvMooncake
+    hicache: HiCacheTier | None = None
+    mooncake: MooncakeTier | None = None  # the module's kvMooncake
 
 
-def hicache_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any] | None:
+def hicache_from(rendered: RenderedConfig, key: str, hw: str) -> HiCacheTier | None:
     # The flags and roles are the decoder's: it strips and re-adds exactly these for a tier.
     for point in rendered.points:
         if point.kv != "hicache":
@@ -53,7 +54,7 @@ def _mooncake_env(block: Block) -> dict[str, str]:
     return {k: env[k] for k in sorted(env) if k.startswith(("MC_", "MOONCAKE_"))}
 
 
-def mooncake_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any] | None:
+def mooncake_from(rendered: RenderedConfig, key: str, hw: str) -> MooncakeTier | None:
     for point in rendered.points:
         if point.kv != "mooncake":
             continue
@@ -87,7 +88,9 @@ def mooncake_from(rendered: RenderedConfig, key: str, hw: str) -> dict[str, Any]
     return None
 
 
-def cell_kv(cfg: ConfigSpec, donors: Donors, measured: list[str], own_hicache: Any) -> dict:
+def cell_kv(
+    cfg: ConfigSpec, donors: Donors, measured: list[str], own_hicache: HiCacheTier | None
+) -> CellKv:
     available = ["none"]
     unavailable: dict[str, str] = {}
     hicache = donors.hicache or own_hicache
@@ -99,7 +102,7 @@ def cell_kv(cfg: ConfigSpec, donors: Donors, measured: list[str], own_hicache: A
         available.append("mooncake")
     else:
         unavailable["mooncake"] = cfg.mooncake_unavailable or "no Mooncake store donor configured"
-    out: dict[str, Any] = {"available": available, "unavailable": unavailable}
+    out: CellKv = {"available": available, "unavailable": unavailable}
     if "hicache" in available and hicache is not None:
         out["hicache"] = hicache
     return out
@@ -153,7 +156,7 @@ def find_donors(
     return donors
 
 
-def _kept_donor(old: ModuleSpec | None, kind: str, donor: str) -> dict[str, Any] | None:
+def _kept_donor(old: ModuleSpec | None, kind: str, donor: str) -> HiCacheTier | MooncakeTier | None:
     """The ``kind`` tier settings the existing module borrowed from ``donor``."""
     if old is None:
         return None
@@ -163,5 +166,5 @@ def _kept_donor(old: ModuleSpec | None, kind: str, donor: str) -> dict[str, Any]
     for cell in old.cells:
         hicache = (cell.meta.get("kv") or {}).get("hicache")
         if isinstance(hicache, dict) and hicache.get("donor") == donor:
-            return dict(hicache)
+            return hicache.copy()
     return None

@@ -11,9 +11,9 @@ generation puts it (``master_placement``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from syncer.cookbook.jsvalues import clone
+from syncer.cookbook.module_data import CellData, ModuleData, MooncakeTier
 from syncer.cookbook.validate import ModuleValidator
 from syncer.model import Block, sorted_env, worker_arg_key
 
@@ -54,7 +54,7 @@ def kv_transform(
     source: str | None,
     target: str | None,
     *,
-    data: dict[str, Any],
+    data: ModuleData,
     ci: int,
     router: str,
     placement: Callable[[], str],
@@ -69,7 +69,7 @@ def kv_transform(
     for b0 in blocks:
         if source == "mooncake" and b0.get("kind") in MOONCAKE_BLOCK_KINDS:
             continue
-        block = dict(b0)
+        block = b0.copy()
         block["args"] = [list(a) for a in b0.get("args") or []]
         block["env"] = dict(b0.get("env") or {})
         if block.get("kind") == "worker":
@@ -90,8 +90,8 @@ def _kv_worker(
     block: Block,
     source: str | None,
     target: str | None,
-    cell: dict[str, Any],
-    mooncake: dict[str, Any],
+    cell: CellData,
+    mooncake: MooncakeTier,
     ci: int,
     check: ModuleValidator,
 ) -> None:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from syncer.cookbook.jsvalues import clone, js_falsy
+from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 from syncer.cookbook.validate import ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, sorted_env, worker_arg_key
+from syncer.model import Block, as_block, block_data, sorted_env, worker_arg_key
 from syncer.wording import count as count_of
 from syncer.wording import js
 from syncer.wording import kind as kind_of
@@ -25,21 +26,21 @@ class Materialiser:
     """The base blocks of one module's cells (``blocks(ci, router)``), each (cell, router)
     materialised once."""
 
-    def __init__(self, data: Any, check: ModuleValidator) -> None:
+    def __init__(self, data: ModuleData, check: ModuleValidator) -> None:
         self.data = data
         self.check = check
-        self.cells: list[dict[str, Any]] = data["cells"]
+        self.cells: list[CellData] = data["cells"]
         self._memo: dict[tuple[int, str], list[Block]] = {}
         self._active: list[tuple[int, str]] = []
 
-    def cell(self, ci: int) -> dict[str, Any]:
+    def cell(self, ci: int) -> CellData:
         if isinstance(ci, bool) or not isinstance(ci, int) or not 0 <= ci < len(self.cells):
             raise self.check.error(
                 "cell", f"index {js(ci)} out of range (module has {len(self.cells)})"
             )
         return self.cells[ci]
 
-    def router(self, ci: int, router: str) -> dict[str, Any]:
+    def router(self, ci: int, router: str) -> RouterData:
         routers = self.cell(ci)["routers"]
         if router not in routers:
             raise self.check.error(
@@ -83,7 +84,7 @@ class Materialiser:
         self._memo[key] = out
         return out
 
-    def _env_ref(self, index: Any, envs: Any, where: str) -> dict[str, str]:
+    def _env_ref(self, index: object, envs: object, where: str) -> dict[str, str]:
         if (
             isinstance(index, bool)
             or not isinstance(index, int)
@@ -98,7 +99,7 @@ class Materialiser:
             )
         return envs[index]
 
-    def _entry(self, ci: int, router: str, bi: int, entry: dict[str, Any]) -> Block:
+    def _entry(self, ci: int, router: str, bi: int, entry: dict[str, object]) -> Block:
         where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
         ref = entry.get("ref")
         if not js_falsy(ref):
@@ -127,14 +128,14 @@ class Materialiser:
             return self._from_ref(source, entry, where)
         return clone(entry)
 
-    def _indexed(self, blocks: list[Block], index: Any, where: str) -> Block:
+    def _indexed(self, blocks: list[Block], index: object, where: str) -> Block:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
             raise self.check.error(
                 where, f"dangling block index {js(index)} (list has {len(blocks)})"
             )
         return blocks[index]
 
-    def _from_ref(self, source: Block, entry: dict[str, Any], where: str) -> Block:
+    def _from_ref(self, source: Block, entry: dict[str, object], where: str) -> Block:
         if not isinstance(entry.get("drop") or [], list):
             raise self.check.error(f"{where}.drop", "expected a list of key names")
         try:
@@ -147,14 +148,14 @@ def overlay(source: Block, entry: dict[str, Any]) -> Block:
     """A ``ref`` / ``from`` entry on its source block: the ``drop`` keys removed, the entry's
     own keys set, then its ``diff`` applied (``SyncError`` for a diff that does not apply)."""
     drop = entry.get("drop") or []
-    block = {k: v for k, v in clone(source).items() if k not in drop}
+    block = {k: v for k, v in block_data(clone(source)).items() if k not in drop}
     for key, value in entry.items():
         if key not in OVERLAY_SKIP:
             block[key] = value
-    return apply_diff(block, entry.get("diff"))
+    return apply_diff(as_block(block), entry.get("diff"))
 
 
-def apply_diff(block: Block, diff: Any) -> Block:
+def apply_diff(block: Block, diff: object) -> Block:
     """A copy of ``block`` with ``diff`` applied (the page's ``applyDiff``)."""
     if js_falsy(diff):
         return clone(block)

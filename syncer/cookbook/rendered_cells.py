@@ -23,9 +23,10 @@ from syncer.cookbook.cells import (
     config_hardware,
 )
 from syncer.cookbook.kv_donors import Donors, cell_kv, hicache_from
+from syncer.cookbook.module_data import CellMeta
 from syncer.errors import SyncError
 from syncer.inferencex.releases import branch_commit
-from syncer.inferencex.render import RenderedConfig
+from syncer.inferencex.render import RenderedConfig, RenderedPoint
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.wording import js
 
@@ -47,7 +48,7 @@ def pr_run_url(repo: str, run: str | None) -> str | None:
     return links.run_link(repo, run, attempt=False) if run else None
 
 
-def source_block(config: SyncConfig, pins: dict[str, Pin] | None = None) -> dict[str, Any]:
+def source_block(config: SyncConfig, pins: dict[str, Pin] | None = None) -> dict[str, object]:
     """``source``: the InferenceX main commit and every PR of the whole sync run (``pins``
     override the configured pins, e.g. a run the bot is pinning right now)."""
     prs: dict[str, Any] = {}
@@ -68,8 +69,8 @@ def group_points(points: list[Any]) -> list[list[Any]]:
     concurrency, so a search-space row whose concurrencies are already in the cell goes to the
     next cell of that shape (a row's points stay together)."""
     cells: list[list[Any]] = []
-    kinds: list[tuple[Any, str]] = []
-    rows: dict[tuple[Any, str, int], list[Any]] = {}
+    kinds: list[tuple[object, str]] = []
+    rows: dict[tuple[object, str, int], list[Any]] = {}
     for point in points:
         rows.setdefault((point.shape, point.detail, point.item), []).append(point)
     for (shape, detail, _), row in rows.items():
@@ -127,13 +128,7 @@ def cells_for_config(
                     f"config {cfg.key}: points {first.item} and {point.item} share a deployment "
                     "shape but differ in image or GPU count"
                 )
-        disclosures = list(cfg.disclosures)
-        if any(p.golden_al for p in points) and "synthetic-acceptance" not in disclosures:
-            disclosures.insert(0, "synthetic-acceptance")
-        for found in (d for p in points for d in p.disclosures):
-            if found not in disclosures:
-                disclosures.append(found)
-        meta = {
+        meta: CellMeta = {
             "id": cell_id,
             "hw": hw,
             "ckpt": rendered.entry.model,
@@ -146,29 +141,58 @@ def cells_for_config(
             "imageCommit": cfg.image_commit or image_commit(first.image),
             "submitted": submitted,
             "setup": list(cfg.setup),
-            "disclosures": disclosures,
+            "disclosures": _disclosures(cfg, points),
             "kv": cell_kv(cfg, donors, [p.kv for p in points], own_hicache),
         }
-        cell_points = []
-        applied = branch_commit(rendered.release)
-        for point in points:
-            prov = pin.prov()
-            prov["recipe"] = point.recipe
-            if applied is not None:
-                prov["srtSlurm"] = applied
-            cell_points.append(
-                PointSpec(
-                    concs=list(point.concs),
-                    item=point.item,
-                    kv=point.kv,
-                    blocks={r: point.cookbook[r] for r in routers},
-                    override=point.override,
-                    golden_al=point.golden_al,
-                    prov=prov,
-                )
+        cells.append(
+            CellSpec(
+                meta=meta,
+                routers=routers,
+                points=_cell_points(points, pin, routers, branch_commit(rendered.release)),
             )
-        cells.append(CellSpec(meta=meta, routers=routers, points=cell_points))
+        )
     return cells
+
+
+def _disclosures(cfg: ConfigSpec, points: list[RenderedPoint]) -> list[str]:
+    """The cell's disclosures: the config's, synthetic acceptance first when a point ran with
+    it, then what the policy removed from the points' commands."""
+    disclosures = list(cfg.disclosures)
+    if any(p.golden_al for p in points) and "synthetic-acceptance" not in disclosures:
+        disclosures.insert(0, "synthetic-acceptance")
+    for found in (d for p in points for d in p.disclosures):
+        if found not in disclosures:
+            disclosures.append(found)
+    return disclosures
+
+
+def _cell_points(
+    points: list[RenderedPoint],
+    pin: Pin,
+    routers: dict[str, RouterSpec],
+    srt_commit: str | None = None,
+) -> list[PointSpec]:
+    """The cell's points: each one's blocks for the cell's routers and the pin's provenance
+    with the point's recipe (and ``srt_commit``, the srt-slurm commit a runner's branch was
+    taken at, when there is one)."""
+    out = []
+    for point in points:
+        prov = pin.prov()
+        prov["recipe"] = point.recipe
+        if srt_commit is not None:
+            prov["srtSlurm"] = srt_commit
+        out.append(
+            PointSpec(
+                concs=list(point.concs),
+                item=point.item,
+                kv=point.kv,
+                blocks={r: point.cookbook[r] for r in routers},
+                override=point.override,
+                golden_al=point.golden_al,
+                prov=prov,
+            )
+        )
+    return out
 
 
 MEASURED_TIER_TEXT = {

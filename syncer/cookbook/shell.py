@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from syncer.errors import SyncError
 from syncer.model import Block
@@ -49,7 +48,7 @@ NGINX_COMMAND = "nginx -c nginx.conf -g 'daemon off;'"
 EXPORTS_HEADING = "# Set per node before running the commands below"
 
 
-def js_string(value: Any) -> str:
+def js_string(value: object) -> str:
     """``String(value)`` as JavaScript writes it (values in modules are nearly always strings)."""
     if isinstance(value, str):
         return value
@@ -91,7 +90,7 @@ _QUOTED: dict[str, str] = {}
 _QUOTED_MAX = 100_000
 
 
-def quote(value: Any) -> str:
+def quote(value: object) -> str:
     """One shell word: bare when safe, ``"..."`` when only ``$ { }`` are extra (placeholders
     stay expandable), otherwise single quotes with ``'`` written as ``'\\''``."""
     if type(value) is str:
@@ -112,7 +111,7 @@ def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def quote_literal(value: Any) -> str:
+def quote_literal(value: object) -> str:
     """One shell word for what srt-slurm passed as argv (the raw form): as :func:`quote`, but
     double quotes only when every expansion inside is one of the renderer's cluster tokens
     (``$INFRA_IP``); anything else with a ``$`` (``${HOME}``, ``$(...)``) is single-quoted,
@@ -161,7 +160,7 @@ def block_title(block: Block) -> str:
     return _title(KIND_TITLES, block.get("kind"))
 
 
-def _title(titles: dict[str, str], value: Any) -> str:
+def _title(titles: dict[str, str], value: object) -> str:
     """The title of a known role or kind, else the value as JavaScript prints it."""
     return titles.get(value, js_string(value)) if isinstance(value, str) else js_string(value)
 
@@ -255,17 +254,17 @@ def _expansion_problem(text: str, *, raw: bool = False) -> str | None:
 
 
 def _refuse(where: str, what: str, value: str, reason: str, verb: str) -> SyncError:
-    return SyncError(f"{where}: {what} = {visible(value)} {reason}; refusing to {verb} it")
+    return SyncError(f"{where}: {what} = {quoted_visible(value)} {reason}; refusing to {verb} it")
 
 
-def visible(text: str) -> str:
+def quoted_visible(text: str) -> str:
     """``text`` as a JSON-style string with every unprintable or invisible character written
     as an escape (``\\u200b``), so a message shows what a terminal or a page would hide."""
     shown = js(text)
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", shown)
 
 
-def _check_printable(value: Any, what: str, where: str, verb: str) -> None:
+def _check_printable(value: object, what: str, where: str, verb: str) -> None:
     text = js_string(value)
     if _UNPRINTABLE.search(text):
         raise _refuse(
@@ -277,7 +276,7 @@ def _check_printable(value: Any, what: str, where: str, verb: str) -> None:
         )
 
 
-def _check_value(value: Any, what: str, where: str, literal: bool, verb: str) -> None:
+def _check_value(value: object, what: str, where: str, literal: bool, verb: str) -> None:
     _check_printable(value, what, where, verb)
     text = js_string(value)
     if literal or _BARE.fullmatch(text) or not _DOUBLE.fullmatch(text):
@@ -288,7 +287,7 @@ def _check_value(value: Any, what: str, where: str, literal: bool, verb: str) ->
 
 
 def _check_plain(
-    value: Any, what: str, where: str, pattern: re.Pattern[str], literal: bool, verb: str
+    value: object, what: str, where: str, pattern: re.Pattern[str], literal: bool, verb: str
 ) -> None:
     text = js_string(value)
     if not pattern.fullmatch(text):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from syncer.cookbook.jsvalues import is_int
 from syncer.errors import SyncError
@@ -63,7 +62,7 @@ class ModuleValidator:
                 line, column = found
         return SyncError(f"{where}: {message}", path=self.path, line=line, column=column)
 
-    def module(self, data: Any) -> None:
+    def module(self, data: object) -> None:
         """The whole module: top-level keys, ``kvMooncake`` and every cell."""
         if not isinstance(data, dict):
             raise self.error("module", f"expected an object, found {kind_of(data)}")
@@ -82,17 +81,17 @@ class ModuleValidator:
         for ci, cell in enumerate(cells):
             self._cell(ci, cell)
 
-    def expect(self, value: Any, kind: type, where: str) -> None:
+    def expect(self, value: object, kind: type, where: str) -> None:
         if value is not None and not isinstance(value, kind):
             raise self.error(where, f"expected {_TYPE_NAMES[kind]}, found {kind_of(value)}")
 
-    def _mooncake(self, mooncake: dict[str, Any]) -> None:
+    def _mooncake(self, mooncake: dict[str, object]) -> None:
         self.expect(mooncake.get("master"), dict, "kvMooncake.master")
         self.args(mooncake.get("args"), "kvMooncake.args")
         for key in ("env", "decode_env"):
             self.env(mooncake.get(key), f"kvMooncake.{key}")
 
-    def _cell(self, ci: int, cell: Any) -> None:
+    def _cell(self, ci: int, cell: object) -> None:
         where = f"cells[{ci}]"
         if not isinstance(cell, dict):
             raise self.error(where, "expected an object")
@@ -142,24 +141,24 @@ class ModuleValidator:
         self.expect(hicache, dict, f"{where}.kv.hicache")
         self.args((hicache or {}).get("args"), f"{where}.kv.hicache.args")
 
-    def args(self, args: Any, where: str) -> None:
+    def args(self, args: object, where: str) -> None:
         if args is not None and not _is_args(args):
             raise self.error(where, "expected `args`: a list of [flag, values...] lists")
 
-    def env(self, env: Any, where: str) -> None:
+    def env(self, env: object, where: str) -> None:
         if env is not None and not (
             isinstance(env, dict) and not any(isinstance(v, dict | list) for v in env.values())
         ):
             raise self.error(where, "expected `env`: an object of name -> value")
 
-    def block_once(self, block: Any, where: str) -> None:
+    def block_once(self, block: object, where: str) -> None:
         """:meth:`block` for a block of the module that many cases insert (the derived
         Mooncake master): checked the first time only (the module's data does not change)."""
         if id(block) not in self._checked:
             self.block(block, where)
             self._checked.add(id(block))
 
-    def block(self, block: Any, where: str) -> None:
+    def block(self, block: object, where: str) -> None:
         """What the shell text needs: a kind, an ``args`` list of ``[flag, values...]`` lists,
         an ``env`` object, a ``role`` name and ``preamble`` lines (malformed data is an error
         here, not a traceback later)."""
@@ -175,7 +174,7 @@ class ModuleValidator:
             raise self.error(f"{where}.preamble", "expected a list of lines")
 
 
-def _is_args(args: Any) -> bool:
+def _is_args(args: object) -> bool:
     """A list of ``[flag, values...]`` lists: a string flag, then values that are no objects
     or arrays. Loops rather than nested generators: every decoded case checks its blocks."""
     if not isinstance(args, list):

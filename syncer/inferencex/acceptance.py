@@ -75,7 +75,7 @@ LEGACY_SIMULATE_ENV_MODES = ("aggregated", "prefill", "decode")
 
 def inject_legacy_acceptance(
     variant: dict[str, Any], entry: ConfigEntry, row: SearchRow, plain: bool, path: str
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """Synthetic acceptance of the old layout: the runner rewrote the recipe file only
     when the row says ``SYNTHETIC_ACCEPTANCE=true``, adding the three SGLANG_SIMULATE_ACC_*
     variables to each schema-1 ``backend.<mode>_environment`` block written at the file's top
@@ -206,13 +206,13 @@ def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool
 
 
 # Parsed golden AL files by path and content: every point of a config asks for its curve.
-_GOLDEN: dict[tuple[str, bytes], Any] = {}
+_GOLDEN: dict[tuple[str, bytes], object] = {}
 
 
 _GOLDEN_MAX = 16
 
 
-def _golden_doc(path: Path) -> Any:
+def _golden_doc(path: Path) -> object:
     """``yamlsafe.load(path)``, parsed once per content (callers only read the result)."""
     try:
         key = (str(path), hashlib.sha256(path.read_bytes()).digest())
@@ -252,7 +252,7 @@ def legacy_reference_al(entry: ConfigEntry, draft_length: int) -> str:
     doc = yamlsafe.load(path)
     name = LEGACY_REFERENCE_KEYS.get(entry.model_prefix, entry.model_prefix)
     block = doc.get(name) if isinstance(doc, dict) else None
-    value: Any = None
+    value: object = None
     if isinstance(block, list):
         for item in block:
             if isinstance(item, dict) and draft_length in item:

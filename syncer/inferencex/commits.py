@@ -354,7 +354,7 @@ def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[st
     unique = list(dict.fromkeys(shas))
     mode = "--batch-check" if check_only else "--batch"
     raw = _git(clone, "cat-file", mode, input=("\n".join(unique) + "\n").encode("ascii"))
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     pos = 0
     for sha in unique:
         end = raw.index(b"\n", pos)

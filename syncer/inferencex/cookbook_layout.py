@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from typing import Any
 
 from syncer.errors import SyncError
-from syncer.model import BLOCK_KEY_ORDER, Block
+from syncer.model import BLOCK_KEY_ORDER, Block, as_block, block_data
 from syncer.wording import js
 
 _HEAD_IP = re.compile(r"\$(AGG|PREFILL|DECODE)_(\d+)_HEAD_IP")
@@ -108,7 +107,7 @@ def merge_stores(blocks: list[Block]) -> list[Block]:
 
 
 def _same_store(a: Block, b: Block) -> bool:
-    def shape(block: Block) -> Any:
+    def shape(block: Block) -> object:
         args = [arg for arg in block.get("args") or [] if arg[0] != "--port"]
         rest = {k: v for k, v in block.items() if k not in ("args", "ports")}
         return json.dumps([rest, args], sort_keys=True)
@@ -137,9 +136,10 @@ def cookbook_order(blocks: list[Block]) -> list[Block]:
 
 
 def key_ordered(block: Block) -> Block:
-    out = {k: block[k] for k in BLOCK_KEY_ORDER if k in block}
-    out.update({k: v for k, v in block.items() if k not in out})
-    return out
+    data = block_data(block)
+    out = {k: data[k] for k in BLOCK_KEY_ORDER if k in data}
+    out.update({k: v for k, v in data.items() if k not in out})
+    return as_block(out)
 
 
 def kv_events_endpoint(text: str, endpoint: str) -> str:
@@ -226,8 +226,8 @@ def frontend_count(block: Block, count: int) -> Block:
     if kind == "dynamo-frontend":
         return {**block, "count": count}
     if kind == "sglang-router":
-        out = {k: v for k, v in block.items() if k != "count"}
+        out = {k: v for k, v in block_data(block).items() if k != "count"}
         if count != 1:
             out = {**out, "count": count}
-        return key_ordered(out)
+        return key_ordered(as_block(out))
     return block

@@ -14,7 +14,6 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import commits
@@ -41,7 +40,7 @@ class Found:
     reasons: list[str] = field(default_factory=list)
 
 
-def is_agentx(raw: Any) -> bool:
+def is_agentx(raw: object) -> bool:
     """Whether a master entry is an SGLang AgentX config (the configs the cookbook shows)."""
     if not isinstance(raw, dict):
         return False
@@ -51,7 +50,7 @@ def is_agentx(raw: Any) -> bool:
     return isinstance(framework, str) and is_sglang(framework) and bool(blocks)
 
 
-def hardware_of(key: str, raw: dict[str, Any]) -> str:
+def hardware_of(key: str, raw: dict[str, object]) -> str:
     """The key's hardware id by the naming convention ``<model>-<precision>-<gpu>-...``, else
     the runner's cluster label (``ConfigEntry.hardware``'s rule, on the raw entry)."""
     parts = key.split("-")
@@ -60,7 +59,7 @@ def hardware_of(key: str, raw: dict[str, Any]) -> str:
     return str(raw.get("runner", "")).removeprefix("cluster:").split("-")[0]
 
 
-def model_prefix_of(key: str, raw: dict[str, Any]) -> str:
+def model_prefix_of(key: str, raw: dict[str, object]) -> str:
     prefix = raw.get("model-prefix")
     return str(prefix) if prefix else key.split("-")[0]
 

@@ -89,7 +89,7 @@ class ConfigEntry:
     framework: str
     multinode: bool
     disagg: bool
-    router: dict[str, Any] | None
+    router: dict[str, object] | None
     kv_p2p_transfer: str | None
     srt_recipe_dir: str | None
     rows: list[SearchRow]
@@ -173,7 +173,7 @@ class Master:
     root: Path
     layout_root: Path
     files: list[Path]
-    data: dict[str, tuple[dict[str, Any], str]]  # key -> (raw entry, file)
+    data: dict[str, tuple[dict[str, object], str]]  # key -> (raw entry, file)
 
     def keys(self) -> list[str]:
         return list(self.data)
@@ -264,7 +264,7 @@ def load_master(inferencex_dir: Path | str) -> Master:
 
 def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
     """Parse the master ``files`` (no cache: :func:`load_master` is the entry point)."""
-    data: dict[str, tuple[dict[str, Any], str]] = {}
+    data: dict[str, tuple[dict[str, object], str]] = {}
     for f in files:
         doc = yamlsafe.load(f)
         if doc is None:
@@ -283,18 +283,18 @@ def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
     return Master(root=root, layout_root=layout, files=files, data=data)
 
 
-def agentic_rows(raw: dict[str, Any]) -> list[Any]:
+def agentic_rows(raw: dict[str, object]) -> list[Any]:
     """The search-space rows of a raw entry's agentic blocks, as written (not yet checked)."""
     scenarios = raw.get("scenarios")
     blocks = scenarios.get(AGENTIC) if isinstance(scenarios, dict) else None
-    rows: list[Any] = []
+    rows: list[object] = []
     for block in blocks if isinstance(blocks, list) else []:
         space = block.get("search-space") if isinstance(block, dict) else None
         rows.extend(space if isinstance(space, list) else [])
     return rows
 
 
-def launched_by_script(raw: dict[str, Any]) -> bool:
+def launched_by_script(raw: dict[str, object]) -> bool:
     """Whether InferenceX launches a raw entry from a bash script: it has rows and none names
     an srt-slurm recipe. The one rule: the master parser's refusal and
     :mod:`syncer.inferencex.scripts` (which script) both ask it."""

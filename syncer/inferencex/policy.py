@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
-from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
@@ -413,7 +412,7 @@ _OPTIONAL_KEYS = {"value", "nginx_value", "values", "disclosure", "injected_for"
 _VALUE_KEYS = {"name", "regex", "replace", "kinds", "reason"}
 
 
-def parse_policy(doc: Any, path: str) -> Policy:
+def parse_policy(doc: object, path: str) -> Policy:
     if (
         not isinstance(doc, dict)
         or doc.get("version") != 1
@@ -491,7 +490,7 @@ def parse_policy(doc: Any, path: str) -> Policy:
     )
 
 
-def _value_rules(doc: Any, path: str) -> list[ValueRule]:
+def _value_rules(doc: object, path: str) -> list[ValueRule]:
     """The ``values:`` section: cluster values and srt-slurm templates inside kept values."""
     if doc is None:
         return []
@@ -518,7 +517,7 @@ def _value_rules(doc: Any, path: str) -> list[ValueRule]:
 _MOUNT_KEYS = {"name", "mount", "directory", "kinds", "reason"}
 
 
-def _mount_rules(doc: Any, path: str) -> list[MountRule]:
+def _mount_rules(doc: object, path: str) -> list[MountRule]:
     """The ``mounted_files:`` section: directories of srt-slurm's checkout mounted into the
     containers."""
     if doc is None:

@@ -16,7 +16,6 @@ name, in paths). Ports follow srt-slurm's allocators.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex.recipe import Recipe, Role
@@ -48,14 +47,14 @@ _DROPPED_ARGS = {
 _NCCL_ARGS = {"nccl-port", "nccl_port"}
 
 
-def flag_value(value: Any) -> str:
+def flag_value(value: object) -> str:
     """Python ``str()`` of a YAML value, as srt-slurm renders it (``0.90`` -> ``0.9``,
     mappings as a Python repr)."""
     return str(value)
 
 
 def render_args(
-    args: dict[str, Any], *, sort: bool = True, dashes: bool = True, lists: str = "values"
+    args: dict[str, object], *, sort: bool = True, dashes: bool = True, lists: str = "values"
 ) -> list[list[str]]:
     """Engine/frontend args -> ``[flag, values...]``. Workers: keys sorted by the raw key
     string, ``_`` -> ``-``; ``true`` bare, ``false``/``null`` omitted, lists as values.
@@ -170,7 +169,7 @@ def published_layer(recipe: Recipe, version: str = SRT_VERSION) -> FrontendTopol
     return published_frontend_layer(_frontend_settings(recipe), recipe.total_nodes, version[:1])
 
 
-def _frontend_settings(recipe: Recipe) -> dict[str, Any]:
+def _frontend_settings(recipe: Recipe) -> dict[str, object]:
     frontend = recipe.raw.get("frontend")
     return frontend if isinstance(frontend, dict) else {}
 

@@ -39,13 +39,13 @@ ROLE_KEYS = {
 }
 
 
-def deep_merge(base: Any, override: Any) -> Any:
+def deep_merge(base: object, override: object) -> Any:
     """srt-slurm's override merge: mappings recurse, ``None`` deletes the key, lists and
     scalars replace. Base keys keep their order, new keys are appended. Never mutates either
     side (aliased YAML blocks are shared objects)."""
     if not isinstance(base, dict) or not isinstance(override, dict):
         return copy.deepcopy(override)
-    out: dict[Any, Any] = {}
+    out: dict[object, object] = {}
     for key, value in base.items():
         if key in override:
             new = override[key]
@@ -64,7 +64,7 @@ def deep_merge(base: Any, override: Any) -> Any:
     return out
 
 
-def _drop_nulls(value: Any) -> Any:
+def _drop_nulls(value: object) -> Any:
     if isinstance(value, dict):
         return {k: _drop_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
@@ -72,11 +72,11 @@ def _drop_nulls(value: Any) -> Any:
     return value
 
 
-def is_bundle(doc: Any) -> bool:
+def is_bundle(doc: object) -> bool:
     return isinstance(doc, dict) and "base" in doc
 
 
-def variant_names(doc: dict[str, Any]) -> list[str]:
+def variant_names(doc: dict[str, object]) -> list[str]:
     """Selectable names of an override bundle: override keys, then zip members."""
     names = sorted(k for k in doc if isinstance(k, str) and k.startswith("override_"))
     for group in sorted(k for k in doc if isinstance(k, str) and k.startswith("zip_override_")):
@@ -85,7 +85,9 @@ def variant_names(doc: dict[str, Any]) -> list[str]:
     return names
 
 
-def _zip_leaves(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[tuple[Any, ...], Any]]:
+def _zip_leaves(
+    value: object, prefix: tuple[object, ...] = ()
+) -> list[tuple[tuple[object, ...], object]]:
     if isinstance(value, dict):
         out = []
         for k, v in value.items():
@@ -94,7 +96,7 @@ def _zip_leaves(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[tuple[An
     return [(prefix, value)]
 
 
-def _zip_length(section: Any, group: str) -> int:
+def _zip_length(section: object, group: str) -> int:
     if not isinstance(section, dict):
         raise SyncError(f"{group} must be a mapping")
     lengths = {len(v) for _, v in _zip_leaves(section) if isinstance(v, list) and len(v) != 1}
@@ -103,8 +105,8 @@ def _zip_length(section: Any, group: str) -> int:
     return lengths.pop() if lengths else 1
 
 
-def _zip_member(section: dict[str, Any], index: int) -> dict[str, Any]:
-    def pick(value: Any) -> Any:
+def _zip_member(section: dict[str, object], index: int) -> dict[str, object]:
+    def pick(value: object) -> Any:
         if isinstance(value, dict):
             return {k: pick(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -115,8 +117,8 @@ def _zip_member(section: dict[str, Any], index: int) -> dict[str, Any]:
 
 
 def expand_variants(
-    doc: Any, selector: str | None = None, *, path: str = "<recipe>"
-) -> dict[str, dict[str, Any]]:
+    doc: object, selector: str | None = None, *, path: str = "<recipe>"
+) -> dict[str, dict[str, object]]:
     """Variants of a recipe document as ``{selector name: merged recipe}``.
 
     A plain recipe (no ``base``) is its own single variant ``""``. A bundle expands per
@@ -138,14 +140,16 @@ def expand_variants(
         raise SyncError("base must be a mapping", path=path, line=yamlsafe.key_line(path, ["base"]))
     top_schema = doc.get("schema")
 
-    def finish(merged: dict[str, Any], suffix: str, section: dict[str, Any]) -> dict[str, Any]:
+    def finish(
+        merged: dict[str, object], suffix: str, section: dict[str, object]
+    ) -> dict[str, object]:
         if top_schema is not None and "schema" not in merged:
             merged = {"schema": top_schema, **merged}
         if "name" not in section and isinstance(base.get("name"), str):
             merged["name"] = f"{base['name']}_{suffix}"
         return merged
 
-    def one(name: str) -> dict[str, Any]:
+    def one(name: str) -> dict[str, object]:
         if name == "base":
             return finish(copy.deepcopy(base), "base", {"name": base.get("name")})
         m = re.fullmatch(r"(zip_override_[^\[]+)\[(\d+)\]", name)
@@ -194,7 +198,7 @@ def expand_variants(
     return {selector: one(selector)}
 
 
-def compose_shared(shared: dict[str, Any] | None, doc: Any) -> Any:
+def compose_shared(shared: dict[str, object] | None, doc: object) -> object:
     """Merge the lane's shared block *under* a fragment (under ``base`` for bundles)."""
     if not shared or not isinstance(doc, dict):
         return doc
@@ -214,9 +218,9 @@ class Role:
     nodes: int
     workers: int
     gpus: int  # per worker
-    args: dict[str, Any]
+    args: dict[str, object]
     env: dict[str, str]
-    kv_events: Any = None
+    kv_events: object = None
     extra_args: list[str] = field(default_factory=list)
 
     @property
@@ -227,7 +231,7 @@ class Role:
 @dataclass
 class Frontend:
     type: str
-    args: dict[str, Any]
+    args: dict[str, object]
     env: dict[str, str]
     multiple: bool = False
     count: int = 1
@@ -242,14 +246,14 @@ class Recipe:
     engine: str
     roles: dict[str, Role]
     frontend: Frontend
-    services: list[dict[str, Any]]
+    services: list[dict[str, object]]
     environment: dict[str, str]
     model_path: str
     container: str
     gpus_per_node: int
     request_plane: str
     mooncake_master: bool
-    raw: dict[str, Any]
+    raw: dict[str, object]
 
     @property
     def disagg(self) -> bool:
@@ -264,7 +268,7 @@ class Recipe:
 _DRAFT_LENGTH = re.compile(r"speculative[-_](num[-_]steps|[a-z0-9]+[-_]block[-_]size)")
 
 
-def _sizes_checked(args: dict[str, Any], where: str, path: str) -> dict[str, Any]:
+def _sizes_checked(args: dict[str, object], where: str, path: str) -> dict[str, object]:
     for key, value in args.items():
         if value is None or not (key in SIZE_ARGS or _DRAFT_LENGTH.fullmatch(str(key))):
             continue
@@ -275,13 +279,13 @@ def _sizes_checked(args: dict[str, Any], where: str, path: str) -> dict[str, Any
     return args
 
 
-def _int(value: Any, what: str, path: str) -> int:
+def _int(value: object, what: str, path: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise SyncError(f"{what} must be an integer, got {js(value)}", path=path)
     return value
 
 
-def _mapping(value: Any, where: str, path: str) -> dict[str, Any]:
+def _mapping(value: object, where: str, path: str) -> dict[str, object]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -292,7 +296,7 @@ def _mapping(value: Any, where: str, path: str) -> dict[str, Any]:
     return dict(value)
 
 
-def _env(value: Any, where: str, path: str, dotted: list[str]) -> dict[str, str]:
+def _env(value: object, where: str, path: str, dotted: list[str]) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -489,7 +493,7 @@ def _schema1_roles(
     return str(engine), roles
 
 
-def kv_events_for_mode(config: Any, mode: str, path: str) -> Any:
+def kv_events_for_mode(config: object, mode: str, path: str) -> object:
     """A role's KV-events setting from ``backend.kv_events_config``, as srt-slurm reads it:
     ``true`` turns events on for prefill and decode (never for aggregated workers), a mapping
     is per mode (``aggregated``, ``prefill``, ``decode``; each ``true`` or a mapping of
@@ -539,9 +543,9 @@ def _frontend(raw: dict[str, Any], schema: int, path: str, base_path: list[str])
     )
 
 
-def _services(variant: dict[str, Any]) -> list[dict[str, Any]]:
+def _services(variant: dict[str, object]) -> list[dict[str, object]]:
     services = variant.get("services")
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, object]] = []
     if isinstance(services, list):
         for s in services:
             if isinstance(s, dict):

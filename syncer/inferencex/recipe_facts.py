@@ -17,7 +17,7 @@ from syncer.inferencex.recipe import Recipe, Role
 SPEC_ALGORITHM = ("speculative-algorithm", "speculative_algorithm")
 
 
-def first_arg(args: dict[str, Any], names: tuple[str, ...], default: Any = None) -> Any:
+def first_arg(args: dict[str, object], names: tuple[str, ...], default: Any = None) -> Any:
     for name in names:
         if name in args and args[name] is not None:
             return args[name]
@@ -52,7 +52,7 @@ def parallel_label(args: dict[str, Any], npw: int) -> str:
     return text + (f" ({npw} nodes)" if npw > 1 else "")
 
 
-def shape_and_label(recipe: Recipe) -> tuple[tuple[Any, ...], str]:
+def shape_and_label(recipe: Recipe) -> tuple[tuple[object, ...], str]:
     shape = []
     for name in ("agg", "prefill", "decode"):
         role = recipe.roles.get(name)
@@ -114,7 +114,7 @@ def spec_detail(recipe: Recipe) -> str:
     return name
 
 
-def dynamo_wheel_version(dynamo: Any) -> str | None:
+def dynamo_wheel_version(dynamo: object) -> str | None:
     """The Dynamo version a recipe pins: ``dynamo.source.wheel`` (schema 2) or the flat
     ``dynamo.wheel`` of older recipes, given as a version or as an ``ai_dynamo-<version>-
     py3-none-any.whl`` file name (srt-slurm reads the version out of the name)."""

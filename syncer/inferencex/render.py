@@ -36,10 +36,10 @@ from syncer.inferencex.releases import (
     Release,
     allocated_gpus,
     at_date,
-    cluster_gpus_per_node,
     release_for,
 )
 from syncer.inferencex.rows import Job
+from syncer.inferencex.runner_launch import cluster_gpus_per_node
 from syncer.inferencex.scripts import refuse_script_launched
 from syncer.inferencex.srtconfigs import SrtSlurmFiles, discover
 from syncer.inferencex.variants import Variants, variant_for_job
@@ -73,7 +73,7 @@ class RenderedPoint:
     gpus: int
     golden_al: str | None
     kv: str
-    shape: tuple[Any, ...]
+    shape: tuple[object, ...]
     label: str
     detail: str = ""  # speculative decoding, e.g. "DSpark 5", "MTP 3-1-4"
     install: dict[str, list[str]] = field(default_factory=dict)  # router -> install lines
@@ -83,11 +83,11 @@ class RenderedPoint:
     missing_files: dict[str, list[MountedFile]] = field(default_factory=dict)
     disclosures: list[str] = field(default_factory=list)  # e.g. chat-template
 
-    def as_json(self, *, raw: bool = False, router: str | None = None) -> dict[str, Any]:
+    def as_json(self, *, raw: bool = False, router: str | None = None) -> dict[str, object]:
         routers = self.raw if raw else self.cookbook
         if router is not None:
             routers = {router: routers[router]} if router in routers else {}
-        out: dict[str, Any] = {
+        out: dict[str, object] = {
             "item": self.item,
             "override": self.override,
             "concs": list(self.concs),
@@ -145,28 +145,29 @@ class RenderedConfig:
         raw: bool = False,
         router: str | None = None,
         points: list[RenderedPoint] | None = None,
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """``sync render --format json``: ``{"config", "srt_slurm", "points"}`` for ``points``
         (a selection such as ``--point N``; default every job, in master-config order)."""
         chosen = self.points if points is None else points
-        out: dict[str, Any] = {"config": self.key}
+        out: dict[str, object] = {"config": self.key}
         if self.release is not None:
-            out["srt_slurm"] = {
+            srt_slurm: dict[str, object] = {
                 "ref": self.release.ref,
                 "line": self.release.line,
                 "source": self.release.source,
             }
             if self.release.commit is not None:
-                out["srt_slurm"].update(
+                srt_slurm.update(
                     commit=self.release.commit, as_of=self.release.as_of, tag=self.release.tag
                 )
             elif self.release.unresolved is not None:
-                out["srt_slurm"]["unresolved"] = self.release.unresolved
+                srt_slurm["unresolved"] = self.release.unresolved
+            out["srt_slurm"] = srt_slurm
         out["points"] = [p.as_json(raw=raw, router=router) for p in chosen]
         return out
 
 
-def derived_variant(variant: dict[str, Any], router: str) -> dict[str, Any]:
+def derived_variant(variant: dict[str, Any], router: str) -> dict[str, object]:
     """The variant rendered for the non-submitted router: frontend swapped, Dynamo control
     plane (etcd) added or removed, KV events off (published cells show none)."""
     out = copy.deepcopy(variant)
@@ -185,7 +186,7 @@ def derived_variant(variant: dict[str, Any], router: str) -> dict[str, Any]:
     out["services"] = services
     # KV events off, whether srt-slurm configures them (kv_events) or the recipe passes the
     # flag itself (the published cookbook modules drop a recipe's own --kv-events-config too)
-    arg_maps: list[Any] = []
+    arg_maps: list[object] = []
     for role in (out.get("roles") or {}).values():
         if isinstance(role, dict):
             role.pop("kv_events", None)
@@ -250,7 +251,7 @@ def render_config(
     warnings: list[str] = []
     shared_path = entry.shared_block_path()
     shared = yamlsafe.load(shared_path, duplicates=warnings) if shared_path else None
-    docs: dict[Path, Any] = {}
+    docs: dict[Path, object] = {}
     recipes: dict[tuple[Path, str | None], Variants] = {}
     points: list[RenderedPoint] = []
     jobs = entry.jobs()

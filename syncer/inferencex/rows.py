@@ -61,7 +61,7 @@ def _closest(word: str, choices: set[str] | list[str], n: int = 3) -> str:
 
 
 def refuse_unknown_keys(
-    raw: dict[str, Any],
+    raw: dict[str, object],
     known: set[str],
     where: str,
     path: str,
@@ -249,7 +249,7 @@ def parse_row(
     return row
 
 
-def _settings(raw: dict[str, Any]) -> dict[str, str]:
+def _settings(raw: dict[str, object]) -> dict[str, str]:
     """The row's ``additional-settings`` (row level, then each role block) as ``KEY=VALUE``;
     later settings win, the way the workflow exports them in order."""
     out: dict[str, str] = {}
@@ -265,7 +265,7 @@ def _settings(raw: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def row_recipe(raw: Any) -> tuple[str, str | None, bool] | None:
+def row_recipe(raw: object) -> tuple[str, str | None, bool] | None:
     """``(file, selector, config_file_style)`` of the recipe a row names, or None."""
     if not isinstance(raw, dict):
         return None
@@ -281,7 +281,7 @@ def row_recipe(raw: Any) -> tuple[str, str | None, bool] | None:
     return recipe, selector, True
 
 
-def names_a_recipe(raw: Any) -> bool:
+def names_a_recipe(raw: object) -> bool:
     """Whether a search-space row names an srt-slurm recipe (``srt-recipe``, or ``CONFIG_FILE=``
     in its additional settings). A row that is not a mapping is not judged here (True): the
     row parser refuses it with its own reason."""

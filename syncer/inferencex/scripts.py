@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from syncer import checkout
 from syncer.inferencex import yamlsafe
@@ -37,8 +36,15 @@ class ScriptLaunchedError(LaunchedByScript):
     """A command that needs a recipe met a script-launched key; ``launch`` says which script
     (the master parser's own refusal, with the script found)."""
 
-    def __init__(self, message: str, launch: ScriptLaunch, **where: object) -> None:
-        super().__init__(message, **where)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        message: str,
+        launch: ScriptLaunch,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        super().__init__(message, path=path, line=line)
         self.launch = launch
 
 
@@ -104,7 +110,7 @@ class ScriptLaunch:
         )
 
 
-def gpu_of(raw: dict[str, Any], key: str) -> str:
+def gpu_of(raw: dict[str, object], key: str) -> str:
     """The SKU in script names: the runner label's first part, else the key's GPU part."""
     runner = str(raw.get("runner") or "").removeprefix("cluster:")
     if runner:
@@ -113,7 +119,7 @@ def gpu_of(raw: dict[str, Any], key: str) -> str:
     return parts[2] if len(parts) > 2 else ""
 
 
-def _candidates(raw: dict[str, Any], row: dict[str, Any], key: str) -> tuple[str, ...]:
+def _candidates(raw: dict[str, object], row: dict[str, object], key: str) -> tuple[str, ...]:
     framework = str(raw.get("framework") or "")
     precision = str(raw.get("precision") or "")
     code = str(row.get("exp-name") or raw.get("model-prefix") or key.split("-")[0])

@@ -47,7 +47,7 @@ def resolve_cluster_values(value: Any) -> Any:
 
 
 def bind_variant(
-    variant: dict[str, Any], entry: ConfigEntry, row: SearchRow, concs: list[int]
+    variant: dict[str, object], entry: ConfigEntry, row: SearchRow, concs: list[int]
 ) -> dict[str, Any]:
     """The InferenceX launcher's bindings: model path, container, benchmark env."""
     # shallow: only `model` and `benchmark` are replaced; nothing downstream mutates the rest
@@ -155,7 +155,7 @@ class Variants:
 
     variants: dict[str, dict[str, Any]]
     probes: dict[str, Recipe] = field(default_factory=dict)
-    index: dict[tuple[Any, ...], list[str]] | None = None
+    index: dict[tuple[object, ...], list[str]] | None = None
 
     def probe(self, name: str, entry: ConfigEntry, row: SearchRow, job: Job, spath: str) -> Recipe:
         """The variant normalised under the first binding that asks: matching reads only its
@@ -182,7 +182,7 @@ class Variants:
         ]
 
 
-def _signature(recipe: Recipe) -> tuple[Any, ...]:
+def _signature(recipe: Recipe) -> tuple[object, ...]:
     """What a single-node point is matched on, read from a normalised variant."""
     agg = recipe.roles.get("agg")
     if set(recipe.roles) != {"agg"} or agg is None:
@@ -200,7 +200,7 @@ def _signature(recipe: Recipe) -> tuple[Any, ...]:
     )
 
 
-def _row_signature(entry: ConfigEntry, row: SearchRow) -> tuple[Any, ...]:
+def _row_signature(entry: ConfigEntry, row: SearchRow) -> tuple[object, ...]:
     """The signature a variant must have to run a row (see :func:`_mismatches`)."""
     tp = row.tp or 1
     return (
@@ -221,7 +221,7 @@ def variant_for_job(
     found: Variants,
     where: str,
     spath: str,
-) -> tuple[str, dict[str, Any], Recipe]:
+) -> tuple[str, dict[str, object], Recipe]:
     """The one variant a job runs, bound to the master config: the row's selector (checked
     against the row), or for a single-node row without one the variant whose parallelism,
     GPUs and concurrency match. Zero or several candidates is an error naming them."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -30,7 +30,10 @@ MAX_EXPANDED_NODES = 2_000_000
 MAX_DEPTH = 200
 TOO_DEEP = f"YAML nesting deeper than {MAX_DEPTH} levels; refusing it"
 
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+if TYPE_CHECKING:
+    _Base = yaml.SafeLoader
+else:
+    _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _STR_TAG = "tag:yaml.org,2002:str"
 
 
@@ -99,7 +102,7 @@ def _last_wins(pairs: list[tuple[yaml.Node, yaml.Node]]) -> list[tuple[yaml.Node
     return out
 
 
-class _StrictLoader(_MergeAsSrtSlurm, _Base):  # type: ignore[misc, valid-type]
+class _StrictLoader(_MergeAsSrtSlurm, _Base):
     """Safe loader that refuses duplicate mapping keys (merge keys excepted) and keys YAML 1.1
     reads as booleans (``on:``, ``off:``, ``yes:``)."""
 
@@ -107,8 +110,8 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):  # type: ignore[misc, valid-type]
     # None: a duplicate key is refused; a list: the last value wins and a warning is appended
     duplicates: list[str] | None = None
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
+        seen: dict[object, int] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
@@ -151,7 +154,7 @@ def _loader_for(path: str, duplicates: list[str] | None = None) -> type:
     return type("_PathLoader", (_StrictLoader,), {"source_path": path, "duplicates": duplicates})
 
 
-def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = None) -> Any:
+def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = None) -> object:
     """Parse YAML text strictly; errors name ``path`` and the line. With ``duplicates`` (a
     list), a duplicate key keeps its last value and a warning is appended instead."""
     try:
@@ -231,7 +234,7 @@ class Nodes:
             column=node.start_mark.column + 1,
         )
 
-    def construct(self, node: yaml.Node) -> Any:
+    def construct(self, node: yaml.Node) -> object:
         """The value of ``node``, built by the safe constructors."""
         try:
             return self._loader.construct_object(node, deep=True)
@@ -266,7 +269,7 @@ def _node_depth(root: yaml.Node) -> int:
     return deepest
 
 
-def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES, path: str | None = None) -> int:
+def expanded_size(data: object, limit: int = MAX_EXPANDED_NODES, path: str | None = None) -> int:
     """Number of nodes ``data`` has once every shared (aliased) object is copied out.
 
     Shared objects are sized once (memo by id), so this is linear in the *document*, not in
@@ -277,7 +280,7 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES, path: str | None =
     # past MAX_DEPTH is refused whatever it is, as the call would have refused it.
     containers = (dict, list)
 
-    def size(obj: Any, depth: int) -> int:
+    def size(obj: object, depth: int) -> int:
         if depth > MAX_DEPTH:
             raise SyncError(TOO_DEEP, path=path)
         if isinstance(obj, dict):
@@ -311,7 +314,7 @@ def expanded_size(data: Any, limit: int = MAX_EXPANDED_NODES, path: str | None =
     return size(data, 0)
 
 
-def check_size(data: Any, path: str) -> None:
+def check_size(data: object, path: str) -> None:
     n = expanded_size(data, path=path)
     if n > MAX_EXPANDED_NODES:
         raise SyncError(
@@ -345,12 +348,12 @@ def key_line(path: Path | str, dotted: list[str]) -> int | None:
 
 # The node trees ``key_line`` looks keys up in, by the file content's digest: one render
 # asks for dozens of lines of the same master YAML, and composing it is the costly part.
-_COMPOSED: OrderedDict[bytes, Any] = OrderedDict()
+_COMPOSED: OrderedDict[bytes, object] = OrderedDict()
 _COMPOSED_MAX = 32
 compose_count = 0  # ``yaml.compose`` calls made by ``key_line`` (tests read it)
 
 
-def _composed(text: str) -> Any:
+def _composed(text: str) -> object:
     """The composed node tree of ``text`` (None when it is no YAML), once per content."""
     global compose_count
     digest = hashlib.sha256(text.encode("utf-8")).digest()
@@ -371,7 +374,7 @@ def _composed(text: str) -> Any:
     return node
 
 
-def _find_key(node: Any, name: str, depth: int) -> tuple[Any, Any] | None:
+def _find_key(node: Any, name: str, depth: int) -> tuple[Any, object] | None:
     if depth > 50 or not isinstance(node, yaml.MappingNode):
         return None
     merges = []

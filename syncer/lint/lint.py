@@ -35,7 +35,8 @@ from typing import Any
 
 from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
 from syncer.lint.source import SGLangSource, SourcePin, Version, image_pin
-from syncer.model import Selection
+from syncer.model import Block, Selection
+from syncer.untrusted import Prose
 
 SCHEMA = 1
 
@@ -149,7 +150,7 @@ class LintResult:
         return out
 
 
-def component_of(block: dict[str, Any]) -> str | None:
+def component_of(block: Block) -> str | None:
     """``worker`` / ``router`` for the SGLang processes this lint checks, else None."""
     cmd = block.get("cmd") or ""
     if not isinstance(cmd, str):
@@ -224,8 +225,11 @@ def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = No
             checker = checkers[commit] = _Checker(source.version(commit))
         if checker.version.router is None and _has_router(decoder, ci):
             notes.append(
-                f"{cell_id}: router flags not checked (no sglang_router argument file at "
-                f"{pin.label})"
+                Prose(
+                    "{cell}: router flags not checked (no sglang_router argument file at {pin})",
+                    cell=cell_id,
+                    pin=pin.label,
+                )
             )
         by_flag: dict[tuple[str, str], Finding] = {}
         for sel in decoder.selections(ci):
@@ -234,7 +238,7 @@ def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = No
                 component = component_of(block)
                 if component is None:
                     continue
-                cmd = block["cmd"]
+                cmd = block.get("cmd") or ""
                 dynamo = DYNAMO_COMMAND in cmd
                 for arg in block.get("args") or []:
                     outcome = checker.check(component, arg[0], dynamo)

@@ -125,7 +125,7 @@ class SGLangSource:
         self._parsed: dict[str, _Cached] = {}
         self.parses = 0  # files parsed (each blob once); the benchmark and tests read it
 
-    def _git(self, *args: str, check: bool = True, binary: bool = False) -> str | None:
+    def _git(self, *args: str, check: bool = True) -> str | None:
         proc = subprocess.run(
             ["git", "-c", "core.hooksPath=/dev/null", "-C", str(self.git_dir), *args],
             env=_git_env(),
@@ -140,7 +140,7 @@ class SGLangSource:
                     path=str(self.git_dir),
                 )
             return None
-        return proc.stdout if binary else proc.stdout.decode("utf-8", "replace")  # type: ignore[return-value]
+        return proc.stdout.decode("utf-8", "replace")
 
     def toplevel(self) -> Path:
         """The work tree's top directory (``SyncError`` for a bare repository)."""

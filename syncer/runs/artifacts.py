@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, Protocol
+from typing import IO, BinaryIO, Protocol, cast
 
 from syncer import progress
 from syncer.errors import SyncError
@@ -351,7 +351,8 @@ class Run:
         try:
             # typeshed asks a stream-mode ("r|") fileobj for write/tell/seek too; tarfile's
             # _Stream only ever calls read() on it.
-            tar = tarfile.open(fileobj=plain, mode="r|", bufsize=CHUNK)  # type: ignore[call-overload]  # noqa: SIM115
+            stream = cast(IO[bytes], plain)
+            tar = tarfile.open(fileobj=stream, mode="r|", bufsize=CHUNK)  # noqa: SIM115
         except tarfile.TarError as exc:
             raise SyncError(
                 f"{js(label, PATH_CHARS)} is not a readable tar archive: {exc}", path=budget.where
@@ -364,8 +365,9 @@ class Run:
                     raise SyncError(
                         f"{js(label, PATH_CHARS)} is corrupt or truncated: {exc}", path=budget.where
                     ) from None
-                # Stream mode keeps every header it has seen; drop them so memory stays flat.
-                tar.members.clear()
+                # Stream mode keeps every header it has seen; drop them so memory stays flat
+                # (``members``, an instance attribute typeshed does not declare).
+                vars(tar)["members"].clear()
                 if info is None:
                     break
                 name = f"{label}/{info.name}"

@@ -20,11 +20,11 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from syncer import links, progress
 from syncer.compare.review import review_texts
 from syncer.compare.review_render import review_report
+from syncer.compare.verdicts import RecipeVerdict, Verdict
 from syncer.compare.verify import compare_published
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.cookbook.decode import Decoder
@@ -39,10 +39,10 @@ from syncer.model import PointStatus
 from syncer.untrusted import Prose
 from syncer.usecases.audit_github import API_CHECKS, NO_API, Api, api_checks
 from syncer.usecases.audit_result import (
+    AuditFinding,
     AuditResult,
     CellRow,
     Check,
-    Finding,
     ModuleRow,
     NotChecked,
     PointRow,
@@ -228,7 +228,7 @@ def _audit_module(
         decoder = Decoder(module.value, str(path), locate=lambda keys: locate(text, keys))
     except SyncError as exc:
         row = ModuleRow(shown, "")
-        row.findings.append(Finding(Check.MODULE, f"does not decode: {exc}"))
+        row.findings.append(AuditFinding(Check.MODULE, f"does not decode: {exc}"))
         return row, []
     model = str(decoder.data.get("model", ""))
     row = ModuleRow(shown, model, cells=len(decoder.cells))
@@ -246,7 +246,7 @@ def _audit_module(
     if lint is not None:
         found = lint(decoder, str(path))
         for cell in cells:
-            cell.findings.extend(Finding(Check.LINT, line) for line in found.get(cell.id, []))
+            cell.findings.extend(AuditFinding(Check.LINT, line) for line in found.get(cell.id, []))
     return row, cells
 
 
@@ -259,10 +259,12 @@ def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) ->
         # the encoder's test, not the audit's: a text equal to the module's proves itself.
         again = module_text(compact_module(spec), module.header)
     except SyncError as exc:
-        row.findings.append(Finding(Check.ROUNDTRIP, f"the generator cannot write it again: {exc}"))
+        row.findings.append(
+            AuditFinding(Check.ROUNDTRIP, f"the generator cannot write it again: {exc}")
+        )
         return None
     if again != text:
-        row.findings.append(Finding(Check.ROUNDTRIP, _first_difference(text, again)))
+        row.findings.append(AuditFinding(Check.ROUNDTRIP, _first_difference(text, again)))
     return spec
 
 
@@ -325,10 +327,26 @@ def _check_recipe(
         for ci in touched:
             where = f" at {sha[:12]}" if sha else ""
             cells[ci].findings.append(
-                Finding(Check.RENDER, f"the recipe of {key}{where} cannot be rendered: {rendered}")
+                AuditFinding(
+                    Check.RENDER, f"the recipe of {key}{where} cannot be rendered: {rendered}"
+                )
             )
         return {}
     _check_srt_commit(decoder, members, cells, rendered)
+    return _compare_points(decoder, key, sha, members, cells, rendered)
+
+
+def _compare_points(
+    decoder: Decoder,
+    key: str,
+    sha: str | None,
+    members: list[tuple[int, int]],
+    cells: list[CellRow],
+    rendered: RenderedConfig,
+) -> dict[tuple[int, int], RenderedPoint]:
+    """Each rendered point against the published point it matches; a point on one side only
+    is a finding. Returns the published points that differ, with their rendering."""
+    touched = sorted({ci for ci, _ in members})
     drifted: dict[tuple[int, int], RenderedPoint] = {}
     matched: set[tuple[int, int]] = set()
     for p in rendered.points:
@@ -336,7 +354,7 @@ def _check_recipe(
         if found is None:
             ci = touched[0]
             cells[ci].findings.append(
-                Finding(
+                AuditFinding(
                     Check.POINTS,
                     f"the recipe of {key} at {(sha or '')[:12]} has a point the cookbook does "
                     f"not show: item {p.item} at concurrency "
@@ -347,11 +365,11 @@ def _check_recipe(
         matched.add(found)
         ci, pi = found
         differences = _differences(decoder, ci, pi, p)
-        cells[ci].points[pi].recipe = "differs" if differences else "agrees"
+        cells[ci].points[pi].recipe = RecipeVerdict.DIFFERS if differences else RecipeVerdict.AGREES
         if differences:
             drifted[found] = p
             cells[ci].findings.append(
-                Finding(
+                AuditFinding(
                     Check.RECIPE,
                     f"point {pi} ({_concs(cells[ci].points[pi].concs)}): the recipe of {key} at "
                     f"{(sha or '')[:12]} renders other commands "
@@ -362,9 +380,9 @@ def _check_recipe(
             )
     for ci, pi in members:
         if (ci, pi) not in matched:
-            cells[ci].points[pi].recipe = "missing"
+            cells[ci].points[pi].recipe = RecipeVerdict.MISSING
             cells[ci].findings.append(
-                Finding(
+                AuditFinding(
                     Check.POINTS,
                     f"point {pi} ({_concs(cells[ci].points[pi].concs)}): the recipe of {key} at "
                     f"{(sha or '')[:12]} has no such point",
@@ -393,7 +411,9 @@ def _check_srt_commit(
             )
             continue
         cells[ci].findings.append(
-            Finding(Check.RECIPE, f"the cell names srt-slurm {named[:12]}, the recipe's {release}")
+            AuditFinding(
+                Check.RECIPE, f"the cell names srt-slurm {named[:12]}, the recipe's {release}"
+            )
         )
 
 
@@ -413,13 +433,13 @@ def _published_point(
     return None
 
 
-def _differences(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
+def _differences(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
     image = decoder.cells[ci].get("image")
     if image != p.image:
         out.append(
             {"router": None, "block": "cell", "field": "image", "key": "image",
-             "status": "differs", "cookbook": image, "recipe": p.image}
+             "status": Verdict.DIFFERS, "cookbook": image, "recipe": p.image}
         )  # fmt: skip
     for comp in compare_published(decoder, ci, pi, p):
         for e in comp.problems:
@@ -458,7 +478,7 @@ def _check_master(cell: CellRow, trees: TreeSource, masters: _Masters) -> None:
             )
             return
         cell.findings.append(
-            Finding(
+            AuditFinding(
                 Check.MASTER,
                 f"{cell.config_key} is no longer in the master config on InferenceX's default "
                 "branch, but the cookbook still shows it",

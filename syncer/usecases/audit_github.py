@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from syncer import links
 from syncer.model import PointStatus
 from syncer.untrusted import Prose
-from syncer.usecases.audit_result import CellRow, Check, Finding, NotChecked
+from syncer.usecases.audit_result import AuditFinding, CellRow, Check, NotChecked
 
 # GitHub keeps a run's artifacts 90 days by default; under this many days left is a warning.
 ARTIFACT_WARN_DAYS = 14
@@ -51,7 +51,7 @@ class Api(Protocol):
         """The run of the PR's latest authorised ``/use`` comment, if any."""
         ...
 
-    def evidence(self, pr: str, key: str) -> dict[str, Any] | None:
+    def evidence(self, pr: str, key: str) -> dict[str, object] | None:
         """The bot's evidence record of ``key``'s verification on the PR, if one was kept."""
         ...
 
@@ -81,11 +81,11 @@ def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
         facts = api.pull(pr)
         if facts.state == MISSING:
             cell.findings.append(
-                Finding(Check.PR, f"InferenceX PR #{pr}, named by the cell, does not exist")
+                AuditFinding(Check.PR, f"InferenceX PR #{pr}, named by the cell, does not exist")
             )
         if facts.state == "closed" and not facts.merged:
             cell.findings.append(
-                Finding(
+                AuditFinding(
                     Check.PR,
                     f"InferenceX PR #{pr} was closed without merging; the cookbook still shows "
                     "its config",
@@ -94,7 +94,7 @@ def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
         ago = _days(facts.merged_at, today) if facts.merged else None
         if ago is not None and -ago > STALE_MERGE_DAYS and cell.status == PointStatus.IN_PROGRESS:
             cell.findings.append(
-                Finding(
+                AuditFinding(
                     Check.PR,
                     f"still in progress, but InferenceX PR #{pr} merged {-ago} days ago "
                     f"({facts.merged_at[:10]})",
@@ -103,7 +103,7 @@ def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
         latest = api.pinned_run(pr)
         if latest and run and links.run_id(latest) != links.run_id(run):
             cell.findings.append(
-                Finding(
+                AuditFinding(
                     Check.PIN,
                     f"InferenceX PR #{pr} was re-pinned to run {latest}; the cell still shows "
                     f"run {run}",
@@ -111,7 +111,7 @@ def api_checks(cell: CellRow, api: Api, today: _dt.date) -> None:
             )
         elif latest and not run:
             cell.findings.append(
-                Finding(
+                AuditFinding(
                     Check.PIN,
                     f"InferenceX PR #{pr} pinned run {latest}; the cell still shows no run",
                 )
@@ -132,13 +132,15 @@ def _artifact_check(
             )
             return
         cell.findings.append(
-            Finding(Check.ARTIFACTS, f"run {run}'s artifacts are gone: its logs cannot be verified")
+            AuditFinding(
+                Check.ARTIFACTS, f"run {run}'s artifacts are gone: its logs cannot be verified"
+            )
         )
         return
     left = [d for d in (_days(a.expires_at, today) for a in live) if d is not None]
     if left and min(left) < ARTIFACT_WARN_DAYS:
         cell.findings.append(
-            Finding(
+            AuditFinding(
                 Check.ARTIFACTS,
                 f"run {run}'s artifacts expire in {min(left)} days{kept}",
             )

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from syncer.compare.verdicts import RECIPE_WORST_FIRST, RecipeVerdict
+
 SCHEMA = 1
 
 
@@ -33,7 +35,7 @@ class Check(StrEnum):
 
 
 @dataclass
-class Finding:
+class AuditFinding:
     check: Check
     message: str
     point: int | None = None
@@ -65,7 +67,7 @@ class PointRow:
     concs: list[int]
     status: str
     sha: str | None
-    recipe: str = "not-checked"  # agrees | differs | missing | not-checked
+    recipe: RecipeVerdict = RecipeVerdict.NOT_CHECKED
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -91,19 +93,19 @@ class CellRow:
     provenance: dict[str, str]
     links: dict[str, str]
     points: list[PointRow] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[AuditFinding] = field(default_factory=list)
     not_checked: list[NotChecked] = field(default_factory=list)
     evidence: dict[str, Any] | None = None
 
     @property
-    def recipe(self) -> str:
+    def recipe(self) -> RecipeVerdict:
         """The cell's recipe verdict: ``differs`` when any point does, ``agrees`` when every
         point was compared and agrees, else ``not-checked``."""
         verdicts = {p.recipe for p in self.points}
-        for worst in ("differs", "missing", "not-checked"):
+        for worst in RECIPE_WORST_FIRST:
             if worst in verdicts:
                 return worst
-        return "agrees"
+        return RecipeVerdict.AGREES
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -131,7 +133,7 @@ class ModuleRow:
     path: str
     model: str
     cells: int = 0
-    findings: list[Finding] = field(default_factory=list)
+    findings: list[AuditFinding] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     # the reviewer diff (markdown, within a budget) of the drifted cells, made when a report
     # shows it
@@ -159,7 +161,7 @@ class AuditResult:
     not_checked: list[NotChecked] = field(default_factory=list)  # for every cell
     notes: list[str] = field(default_factory=list)
 
-    def findings(self) -> Iterator[tuple[str, str | None, Finding]]:
+    def findings(self) -> Iterator[tuple[str, str | None, AuditFinding]]:
         """Every finding with its module path and cell id (None: the module's own)."""
         for m in self.modules:
             for f in m.findings:
@@ -182,10 +184,7 @@ class AuditResult:
             "cellsWithFindings": sum(1 for c in self.cells if c.findings),
             "findings": sum(by_check.values()),
             "byCheck": dict(sorted(by_check.items())),
-            "recipe": {
-                v: sum(1 for c in self.cells if c.recipe == v)
-                for v in ("agrees", "differs", "missing", "not-checked")
-            },
+            "recipe": {v: sum(1 for c in self.cells if c.recipe == v) for v in RecipeVerdict},
         }
 
     def json(self) -> dict[str, Any]:

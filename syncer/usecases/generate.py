@@ -41,7 +41,7 @@ from syncer.inferencex.releases import Release
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
-from syncer.syncconfig import ModelSpec, Pin, SyncConfig
+from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
 
 @dataclass
@@ -177,17 +177,7 @@ def build_module_spec(
     kept: list[KeptConfig] = []
     for cfg in model.configs:
         if cfg.key in scripts:
-            # No recipe to derive these cells from, and a run's logs are checked, not
-            # published (`sync verify`): the module's cells stay exactly as they are.
-            mine = [c for c in (old.cells if old else []) if c.config_key == cfg.key]
-            if not mine:
-                where = existing.path if existing.path and existing.path.is_file() else None
-                raise SyncError(
-                    f"{scripts[cfg.key].message}; its cells cannot be generated, and "
-                    + (f"{where} has none to keep" if where else "there is no existing module"),
-                    path=config.path,
-                    line=cfg.line,
-                )
+            mine = _kept_cells(cfg, scripts[cfg.key], old, existing.path, config)
             cells.extend(mine)
             kept.append(
                 KeptConfig(cfg.key, scripts[cfg.key].launch.describe(), [c.id for c in mine])
@@ -208,6 +198,27 @@ def build_module_spec(
         cells=cells,
     )
     return BuiltSpec(spec, kept, existing.decoder if kept else None)
+
+
+def _kept_cells(
+    cfg: ConfigSpec,
+    refusal: ScriptLaunchedError,
+    old: ModuleSpec | None,
+    existing: Path | None,
+    config: SyncConfig,
+) -> list[CellSpec]:
+    """A script-launched config's cells, kept from the existing module exactly as they are: no
+    recipe to derive them from, and a run's logs are checked, not published (`sync verify`)."""
+    mine = [c for c in (old.cells if old else []) if c.config_key == cfg.key]
+    if not mine:
+        where = existing if existing and existing.is_file() else None
+        raise SyncError(
+            f"{refusal.message}; its cells cannot be generated, and "
+            + (f"{where} has none to keep" if where else "there is no existing module"),
+            path=config.path,
+            line=cfg.line,
+        )
+    return mine
 
 
 def refresh_module_spec(
@@ -306,19 +317,8 @@ def generate_model(
             # one-config refresh's.
             reference = built.existing
             keep = {cell for k in kept for cell in k.cells}
-    header = encode.header_lines(spec.source)
-
     old_text = read_text(path) if present(path, "data module") else None
-    old_date = _existing_date(old_text, path)
-    value, text, cases = encode.encode_module(
-        spec, path=str(path), header=header, reference=reference, keep=keep
-    )
-    if old_date and old_date != spec.generated_on:
-        # Same content under the old date is no change: keep the old text. Only the date
-        # differs, so the proven value is emitted again rather than encoded and proven twice.
-        value["generatedOn"] = old_date
-        if encode.module_text(value, header) == old_text:
-            text = old_text
+    text, cases = _encoded(spec, path, old_text, reference, keep)
     result = GenerateResult(
         model=spec_model.path,
         path=path,
@@ -329,23 +329,51 @@ def generate_model(
         kept=kept,
     )
     if pages_dir is not None:
-        page_path = pages_dir / spec_model.page
-        result.page_path = page_path
-        if not page_path.is_file():
-            raise SyncError("cookbook page not found", path=str(page_path))
-        update = update_page(
-            _read_page(page_path),
-            section=spec_model.section,
-            module=spec_model.path,
-            path=str(page_path),
-            force=force_page,
-        )
-        result.page_changed = update.changed
-        result.page_conflict = update.conflict
-        result.page_text = update.text if update.changed else None
+        _update_page(result, spec_model, pages_dir / spec_model.page, force=force_page)
     if not check:
         write_result(result)
     return result
+
+
+def _encoded(
+    spec: ModuleSpec,
+    path: Path,
+    old_text: str | None,
+    reference: Decoder | None,
+    keep: set[str] | None,
+) -> tuple[str, int]:
+    """The module's text, proven by decoding it back, and the number of cases proven; the old
+    text when only the date would change."""
+    header = encode.header_lines(spec.source)
+    old_date = _existing_date(old_text, path)
+    value, text, cases = encode.encode_module(
+        spec, path=str(path), header=header, reference=reference, keep=keep
+    )
+    if old_date and old_date != spec.generated_on:
+        # Same content under the old date is no change: keep the old text. Only the date
+        # differs, so the proven value is emitted again rather than encoded and proven twice.
+        value["generatedOn"] = old_date
+        if encode.module_text(value, header) == old_text:
+            text = old_text
+    return text, cases
+
+
+def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, force: bool) -> None:
+    """The page's AgentX section for ``result``'s module (a hand-edited section is left alone
+    and reported unless ``force``)."""
+    result.page_path = page_path
+    if not page_path.is_file():
+        raise SyncError("cookbook page not found", path=str(page_path))
+    update = update_page(
+        _read_page(page_path),
+        section=model.section,
+        module=model.path,
+        path=str(page_path),
+        force=force,
+    )
+    result.page_changed = update.changed
+    result.page_conflict = update.conflict
+    result.page_text = update.text if update.changed else None
 
 
 # A cookbook page is tens of kB; the cap keeps a hostile or wrong file from being read whole.

@@ -34,7 +34,7 @@ from syncer.inputs import Input, Read, shown
 from syncer.runs.collect import RunData, read_run
 from syncer.runs.mapping import assign
 from syncer.runs.scriptrun import read_script_run
-from syncer.selection import select
+from syncer.selection import select_points
 from syncer.syncconfig import load_sync_config
 
 T = TypeVar("T")
@@ -191,12 +191,16 @@ def verify_config(
         )
     if rendered is None:
         rendered = render_config(inferencex, key, srt_repo=srt_repo, as_of=as_of)
-    points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    points = select_points(
+        rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key
+    )
     found, data = _inputs(key, inferencex, run, cookbook, read_run)
     as_ran = _as_the_run_ran(rendered, data, inferencex, key, srt_repo, as_of)
     if as_ran is not rendered:
         rendered = as_ran
-        points = select(rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+        points = select_points(
+            rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key
+        )
     # A lone nameless log is taken for the verified point only when exactly one is verified.
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
     srt_version, raw_points, notes = raw_rendering(key, inferencex, rendered, data)
@@ -293,7 +297,7 @@ def verify_script_config(
         )
     entry = load_master(inferencex).entry(key, script_launched=True)
     points = script_points(entry, launch)
-    selected = select(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
+    selected = select_points(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless result directory is taken for the verified point only when one is.
     only = selected[0].index if len(selected) == 1 and (point, conc) != (None, None) else None
     found, data = _inputs(key, inferencex, run, cookbook, read_script_run)

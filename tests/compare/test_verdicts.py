@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from syncer.compare.report import STATUS_TEXT, VERDICT_TEXT
-from syncer.compare.verdicts import PointVerdict, Verdict
+from syncer.compare.verdicts import RECIPE_WORST_FIRST, PointVerdict, RecipeVerdict, Verdict
 from syncer.untrusted import json_text
 
 
@@ -27,3 +27,8 @@ def test_json_spells_point_verdicts_as_plain_strings() -> None:
         "no-log",
         "no-cookbook",
     ]
+
+
+def test_the_recipe_verdicts_rank_every_one_but_agreement() -> None:
+    assert set(RECIPE_WORST_FIRST) == set(RecipeVerdict) - {RecipeVerdict.AGREES}
+    assert [v.value for v in RecipeVerdict] == ["agrees", "differs", "missing", "not-checked"]

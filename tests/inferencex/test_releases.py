@@ -24,7 +24,6 @@ from syncer.inferencex.releases import (
     Release,
     allocated_gpus,
     choose,
-    cluster_gpus_per_node,
     from_run,
     frontend_topology,
     injects_nccl_port,
@@ -33,6 +32,7 @@ from syncer.inferencex.releases import (
     release_for,
 )
 from syncer.inferencex.render import render_config
+from syncer.inferencex.runner_launch import cluster_gpus_per_node
 from syncer.locations import bundled_inferencex
 
 ERAS = TESTS / "fixtures" / "eras" / "inferencex"

@@ -185,3 +185,25 @@ def test_a_script_outside_the_checkout_is_never_looked_at(tmp_path: Path, how: s
     launch = script_launch(load_master(tree), KEY)
     assert launch is not None
     assert not launch.found and all(ref.path is None for ref in launch.rows.values())
+
+
+def test_a_row_level_config_file_names_a_recipe_for_the_parser_and_the_script_rule(
+    tmp_path: Path,
+) -> None:
+    # One rule (master.launched_by_script): scripts.py used to read CONFIG_FILE= only in the
+    # role blocks, so a row-level one made the key script-launched for it and not for the
+    # master parser.
+    tree = tmp_path / "ix"
+    shutil.copytree(INFX, tree)
+    path = tree / "configs" / "nvidia-master.yaml"
+    doc = yaml.safe_load(path.read_text())
+    for block in doc[KEY]["scenarios"]["agentic-coding"]:
+        for row in block["search-space"]:
+            row["additional-settings"] = ["CONFIG_FILE=recipes/m1/agg.yaml"]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    master = load_master(tree)
+    assert script_launch(master, KEY) is None
+    entry = master.entry(KEY)
+    assert [row.recipe for row in entry.rows] == ["m1/agg.yaml"] * 3
+    with pytest.raises(SyncError, match="is absent from the tree"):
+        render_config(tree, KEY)

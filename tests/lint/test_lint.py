@@ -231,6 +231,9 @@ def test_default_checkout_is_the_modules_repository(
     assert code == 1 and "--max-running-reqs" in out
     code, out, _ = run(["lint", "--all", "--cookbook", str(root / "docs/src/snippets")], capsys)
     assert code == 1
+    # --all names the folder it read, and the checkout the modules' repository is (its commit)
+    assert f"read cookbook modules: {root / 'docs/src/snippets'}\n" in out
+    assert f"read SGLang checkout: {root} at commit {git(root, 'rev-parse', 'HEAD')}\n" in out
     # Outside an SGLang checkout without --sglang: bad input, not findings.
     elsewhere = tmp_path / "plain"
     elsewhere.mkdir()
@@ -416,3 +419,27 @@ def test_a_source_file_over_the_read_cap_is_refused_by_its_size(
         SGLangSource(root).version(commit)
     monkeypatch.setattr(source, "MAX_SOURCE_BYTES", size)
     assert "--tp-size" in SGLangSource(root).version(commit).worker.flags
+
+
+def test_markdown_notes_escape_only_values(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A version without router arguments is a note in our own words: the markdown shows
+    ``sglang_router`` as written, through the real command."""
+    root = tmp_path / "sglang"
+    commits = make_sglang_repo(root)
+    gateway = "sgl-model-gateway/bindings/python/src/sglang_router/router_args.py"
+    v3 = commit_files(root, {gateway: None}, "v3: no router arguments")
+    data = json.loads(fixture_module(commits).split("= ", 1)[1].rstrip(";\n"))
+    cell = data["cells"][1]
+    cell["imageCommit"], cell["image"] = v3[:8], f"lmsysorg/sglang:nightly-dev-{v3[:8]}"
+    module = tmp_path / "m.jsx"
+    module.write_text(module_text([cell]), encoding="utf-8")
+    code, out, err = run(
+        ["lint", str(module), "--sglang", str(root), "--format", "markdown"], capsys
+    )
+    assert code in (0, 1), err
+    assert (
+        f"- c-v2#\u200b0: router flags not checked (no sglang_router argument file at {v3[:8]})"
+        in out
+    )

@@ -18,7 +18,7 @@ from syncer.cli import main
 from syncer.cookbook.decode import load_decoder
 from syncer.fitting import GITHUB_TEXT_LIMIT
 from syncer.publish import dashboard, evidence
-from syncer.usecases.audit_result import AuditResult, CellRow, Check, Finding, ModuleRow
+from syncer.usecases.audit_result import AuditFinding, AuditResult, CellRow, Check, ModuleRow
 
 MODULE = ROOT / "cookbook_snippets" / "deepseek-ai" / "deepseek-v4_1.jsx"
 INFX = "SemiAnalysisAI/InferenceX"
@@ -182,7 +182,7 @@ def test_dashboard_body_fits_and_is_folded_by_model() -> None:
         for c in range(60):
             row = CellRow(path, f"Model {m}", c, f"key-{m}#{c}", f"key-{m}", "gb300", "Agg",
                           "img", "verified", {"sha": f"{m:040x}"}, {})  # fmt: skip
-            row.findings.append(Finding(Check.RECIPE, "renders other commands " + "x" * 80))
+            row.findings.append(AuditFinding(Check.RECIPE, "renders other commands " + "x" * 80))
             cells.append(row)
     result = AuditResult("cookbook", "infx", modules, cells)
     body = dashboard.body(result)

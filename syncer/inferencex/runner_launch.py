@@ -1,0 +1,346 @@
+"""A runner's launch script (``runners/launch_<cluster>.sh``) read as data, never run: which
+srt-slurm ref it clones or checks out for a job (the ``if``/``elif`` chains around its ``git
+clone`` / ``git checkout`` lines evaluated with the key's own values; a condition the master
+config cannot decide is refused with the script and line), and the GPUs per node it writes into
+srt-slurm's cluster file. :mod:`syncer.inferencex.releases` turns the ref into a release.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from syncer.errors import SyncError
+from syncer.fsio import read_capped
+from syncer.wording import js
+
+if TYPE_CHECKING:
+    from syncer.inferencex.master import ConfigEntry
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The srt-slurm a runner script checks out: the ref, `` of <repo>`` for a fork, the
+    script as shown and the line."""
+
+    ref: str
+    fork: str
+    script: str
+    line: int
+
+
+SCRIPT_LIMIT = 1 << 20  # a launch script is a few hundred lines
+
+
+# The variables a runner's srt-slurm choice may test, as the workflow exports them per job
+# (.github/workflows/benchmark-multinode-tmpl.yml @InferenceX eb1e4107: MODEL_PREFIX,
+# FRAMEWORK, PRECISION, SPEC_DECODING from the job's inputs, lines 211-219; IS_AGENTIC is
+# '1' for the agentic-coding scenario, line 231, the only scenario this tool renders).
+_AGENTIC = "1"
+
+
+def runner_script(entry: ConfigEntry) -> Path | None:
+    """``runners/launch_<cluster>.sh`` of the key's runner label (``cluster:gb300-nv``), in the
+    layout root or the checkout root; None when the tree has none."""
+    cluster = entry.runner.removeprefix("cluster:")
+    if not re.fullmatch(r"[A-Za-z0-9_.-]+", cluster):
+        return None
+    for base in dict.fromkeys((entry.layout_root, entry.root_dir)):
+        path = base / "runners" / f"launch_{cluster}.sh"
+        if path.is_file():
+            return path
+    return None
+
+
+def job_variables(entry: ConfigEntry) -> dict[str, str]:
+    specs = {row.spec_decoding for row in entry.rows}
+    out = {
+        "IS_AGENTIC": _AGENTIC,
+        "MODEL_PREFIX": entry.model_prefix,
+        "FRAMEWORK": entry.framework,
+        "PRECISION": entry.precision,
+    }
+    if len(specs) == 1:
+        # the workflow exports the row's value; one value for every row decides it
+        out["SPEC_DECODING"] = next(iter(specs))
+    return out
+
+
+_CLONE = re.compile(r"^\s*git\s+clone\b(.*)$")
+
+
+_CHECKOUT = re.compile(r"^\s*git\s+checkout\s+(\S+)\s*(?:\|\|.*)?$")
+
+
+_IF = re.compile(r"^\s*(if|elif)\s+(.*?);\s*then\s*$")
+
+
+_ELSE = re.compile(r"^\s*else\s*$")
+
+
+_FI = re.compile(r"^\s*fi\s*$")
+
+
+_ASSIGN = re.compile(
+    r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(\"[^\"$`]*\"|'[^']*'|[^\s\"'$`;]*)\s*$"
+)
+
+
+@dataclass
+class _Frame:
+    """One ``if`` statement: its branches' conditions (None for ``else``) and lines."""
+
+    branches: list[tuple[str | None, int]]
+
+
+@dataclass(frozen=True)
+class _Step:
+    line: int
+    kind: str  # "clone" (ref may be None) or "checkout"
+    ref: str | None
+    repo: str | None
+    path: tuple[tuple[int, int], ...]  # (frame id, branch index) from the outermost
+
+
+@lru_cache(maxsize=64)
+def _steps(text: str) -> tuple[list[_Step], list[_Frame], dict[str, str]]:
+    """The script's srt-slurm clone/checkout steps with the ``if`` frames enclosing each, and
+    its plain top-level assignments (parsed once per script text; callers only read them)."""
+    frames: list[_Frame] = []
+    stack: list[int] = []
+    steps: list[_Step] = []
+    assigned: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.split(" #", 1)[0] if not raw.lstrip().startswith("#") else ""
+        if m := _IF.match(line):
+            if m.group(1) == "if":
+                frames.append(_Frame([]))
+                stack.append(len(frames) - 1)
+            if stack:
+                frames[stack[-1]].branches.append((m.group(2), number))
+            continue
+        if _ELSE.match(line):
+            if stack:
+                frames[stack[-1]].branches.append((None, number))
+            continue
+        if _FI.match(line):
+            if stack:
+                stack.pop()
+            continue
+        path = tuple((f, len(frames[f].branches) - 1) for f in stack)
+        if (m := _ASSIGN.match(line)) and not stack:
+            assigned[m.group(1)] = m.group(2).strip("\"'")
+        if m := _CLONE.match(line):
+            try:
+                words = shlex.split(m.group(1), comments=True)
+            except ValueError:
+                words = m.group(1).split()
+            words = [_expand(w, assigned) for w in words]
+            repo = next((w for w in words if "srt-slurm" in w and "://" in w), None)
+            if repo is None and not any("srt-slurm" in w or "SRT" in w for w in words):
+                continue
+            ref = None
+            if "--branch" in words and words.index("--branch") + 1 < len(words):
+                ref = words[words.index("--branch") + 1]
+            steps.append(_Step(number, "clone", ref, repo, path))
+        elif (m := _CHECKOUT.match(line)) and steps:
+            # a checkout after an srt-slurm clone moves that checkout
+            steps.append(_Step(number, "checkout", m.group(1).strip("\"'"), None, path))
+    return steps, frames, assigned
+
+
+def _expand(word: str, assigned: dict[str, str]) -> str:
+    """A word that is exactly ``$VAR`` / ``${VAR}`` of a plain top-level assignment."""
+    m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", word)
+    return assigned.get(m.group(1), word) if m else word
+
+
+def _read(script: Path) -> str:
+    stat = script.stat()
+    return _read_once(str(script), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _read_once(path: str, mtime_ns: int, size: int) -> str:
+    """A runner script's text, read once per version of the file (every key of a cluster
+    reads the same script, for its release and its nodes' GPU count)."""
+    del mtime_ns, size  # part of the cache key only
+    return read_capped(path, SCRIPT_LIMIT, "runner launch script").decode("utf-8", "replace")
+
+
+def _shown(script: Path, root: Path | None) -> str:
+    if root is not None:
+        try:
+            return script.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            pass
+    return str(script)
+
+
+_TOKEN = re.compile(
+    r"\s*(\[\[|\]\]|&&|\|\||==|!=|=|\(|\)|!|\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s()\"']+)"
+)
+
+
+def _evaluate(cond: str, variables: dict[str, str], script: str, line: int) -> bool:
+    """A ``[[ ... ]]`` test of string (in)equalities joined by ``&&``, ``||``, ``!`` and
+    parentheses, with the job's variables. Anything else cannot be decided: refused."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(cond):
+        m = _TOKEN.match(cond, pos)
+        if not m:
+            break
+        tokens.append(m.group(1))
+        pos = m.end()
+
+    def refuse(why: str) -> SyncError:
+        return SyncError(
+            f"cannot decide which srt-slurm this runner clones: the condition {js(cond)} {why}",
+            path=script,
+            line=line,
+        )
+
+    if pos != len(cond.rstrip()) and cond[pos:].strip():
+        raise refuse("is not a [[ ... ]] string test")
+    words = [t for t in tokens if t not in ("[[", "]]")]
+    if not words or tokens.count("[[") != tokens.count("]]"):
+        raise refuse("is not a [[ ... ]] string test")
+    at = 0
+
+    def operand() -> str:
+        nonlocal at
+        word = words[at]
+        at += 1
+        if word.startswith("'"):
+            return word[1:-1]
+        inner = word[1:-1] if word.startswith('"') else word
+        m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}?", inner)
+        if m:
+            name, default = m.group(1), m.group(2)
+            if name in variables:
+                return variables[name]
+            if default is not None and name not in variables:
+                raise refuse(f"tests ${name}, which the master config does not give")
+            raise refuse(f"tests ${name}, which the master config does not give")
+        if "$" in inner or "`" in inner:
+            raise refuse(f"tests {js(word)}, which this reader cannot expand")
+        return inner
+
+    def primary() -> bool:
+        nonlocal at
+        if at >= len(words):
+            raise refuse("ends early")
+        if words[at] == "!":
+            at += 1
+            return not primary()
+        if words[at] == "(":
+            at += 1
+            value = disjunction()
+            if at >= len(words) or words[at] != ")":
+                raise refuse("has unbalanced parentheses")
+            at += 1
+            return value
+        if words[at].startswith("-"):
+            raise refuse(f"uses the file or string test {js(words[at])}")
+        left = operand()
+        if at >= len(words) or words[at] not in ("==", "=", "!="):
+            raise refuse("is not a string comparison")
+        op = words[at]
+        at += 1
+        if at >= len(words):
+            raise refuse("ends early")
+        right = operand()
+        return (left == right) if op != "!=" else (left != right)
+
+    # both sides are evaluated: a refusal anywhere in the test is a refusal (bash would have
+    # short-circuited, but an undecidable test is worth naming either way)
+    def chain(op: str, term: Callable[[], bool]) -> bool:
+        """``term (op term)*``; every term evaluated (a refusal in any one is a refusal)."""
+        nonlocal at
+        values = [term()]
+        while at < len(words) and words[at] == op:
+            at += 1
+            values.append(term())
+        return all(values) if op == "&&" else any(values)
+
+    def conjunction() -> bool:
+        return chain("&&", primary)
+
+    def disjunction() -> bool:
+        return chain("||", conjunction)
+
+    result = disjunction()
+    if at != len(words):
+        raise refuse("has trailing words")
+    return result
+
+
+def cluster_gpus_per_node(entry: ConfigEntry) -> int | None:
+    """GPUs of one node of the key's cluster: the ``gpus_per_node:`` the runner writes into
+    srt-slurm's cluster file (``srtslurm.yaml``; ``gpus_per_node: 4`` in
+    runners/launch_gb300-nv.sh @InferenceX eb1e4107, read by ``ClusterConfig`` in
+    src/srtctl/core/schema.py @v1.0.38), when it writes exactly one value."""
+    script = runner_script(entry)
+    if script is None:
+        return None
+    found = set(re.findall(r"(?m)^\s*gpus_per_node:\s*(\d+)\s*$", _read(script)))
+    return int(next(iter(found))) if len(found) == 1 else None
+
+
+def checkout(
+    script: Path, variables: dict[str, str], *, root: Path | None = None
+) -> Checkout | None:
+    """The srt-slurm ref ``script`` checks out for a job with these ``variables``; None when
+    the script clones no srt-slurm. Undecidable choices are refused with the line."""
+    text = _read(script)
+    steps, frames, assigned = _steps(text)
+    if not steps:
+        return None
+    shown = _shown(script, root)
+    memo: dict[tuple[int, int], bool] = {}
+
+    def taken(step: _Step) -> bool:
+        for frame, branch in step.path:
+            for index in range(branch + 1):
+                cond, number = frames[frame].branches[index]
+                key = (frame, index)
+                if key not in memo:
+                    memo[key] = True if cond is None else _evaluate(cond, variables, shown, number)
+                if index < branch and memo[key]:
+                    return False
+                if index == branch and not memo[key]:
+                    return False
+        return True
+
+    ref: str | None = None
+    repo: str | None = None
+    where = 0
+    for step in steps:
+        if not taken(step):
+            continue
+        if step.kind == "clone":
+            ref, repo, where = step.ref, step.repo, step.line
+        else:
+            ref, where = step.ref, step.line
+    if where == 0:
+        return None
+    if ref is None:
+        ref = "main"  # a clone without --branch and no checkout: the default branch
+    if ref.startswith("$"):
+        name = ref.strip('${}"')
+        if name not in assigned:
+            raise SyncError(
+                f"the srt-slurm ref {js(ref)} is a variable this reader cannot resolve "
+                "(no plain assignment in the script); cannot tell which srt-slurm ran",
+                path=shown,
+                line=where,
+            )
+        ref = assigned[name]
+    fork = "" if repo is None or "NVIDIA/srt-slurm" in repo else f" of {repo}"
+    return Checkout(ref, fork, shown, where)
