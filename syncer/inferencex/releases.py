@@ -173,6 +173,20 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
     return DEFAULT
 
 
+def deciding_script(entry: ConfigEntry) -> Path | None:
+    """The key's runner script when it is what chooses the srt-slurm release (it clones one
+    for the key, or cannot be decided), so a change to it changes the key's render; None for
+    a script that clones none (the submodule pin decides)."""
+    script = runner_script(entry)
+    if script is None:
+        return None
+    try:
+        chosen = choose(script, job_variables(entry), root=entry.root_dir)
+    except SyncError:
+        return script  # the render refuses it, naming the script and line
+    return script if chosen is not None else None
+
+
 def from_run(sha: str, fallback: Release, repo: Path | None = None) -> Release:
     """The run's own ``srt-slurm-sha.txt`` wins over what the checkout says; its line is the
     one the checkout implies (a commit alone does not say which line it belongs to). With a
