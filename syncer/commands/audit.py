@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     help="Keep the dashboard issue in --repo: created when there are findings, edited in "
     "place, closed when clean (needs GITHUB_TOKEN).",
 )
+@options.srt_slurm_repo_option
 @options.date_option("Today, for artifact expiry and stale PRs (default: today, UTC).")
 @options.format_option(
     ["text", "markdown", "json"],
@@ -96,6 +97,7 @@ def audit_command(
     dashboard: bool,
     today: str | None,
     fmt: str,
+    srt_repo: Path | None,
 ) -> int:
     """Audit every published cookbook cell against InferenceX."""
     from syncer import locations
@@ -128,7 +130,7 @@ def audit_command(
     if sglang is not None:
         reads.append(read(Input.SGLANG, sglang))
     try:
-        result = audit(cookbook, trees, api=api, lint=_lint(sglang), today=day)
+        result = audit(cookbook, trees, api=api, lint=_lint(sglang), today=day, srt_repo=srt_repo)
     finally:
         close = getattr(trees, "close", None)
         if close is not None:

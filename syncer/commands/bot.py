@@ -67,6 +67,14 @@ from syncer.wording import count
     help="Where --inferencex-clone fetches from (default: the clone's origin when it has one, "
     "else https://github.com/<--inferencex-repo>.git).",
 )
+@options.folder_option(
+    "--srt-slurm-clone",
+    help="The bot's srt-slurm git clone (bare is fine; created when absent): with "
+    "--inferencex-clone its branches are fetched once per event from the URL InferenceX main's "
+    ".gitmodules gives srt-slurm, and a branch a runner cloned is rendered as it was at the "
+    "config's commit date. Without it such a branch is judged at its head.",
+    exists=False,
+)
 @click.option("--push-repo", default=None, help="Fork (owner/name) to push the bot branch to.")
 @click.option("--push-url", default=None, help="Git URL of that fork.")
 @options.folder_option(
@@ -207,6 +215,7 @@ def _run(
     schedule: bool,
     inferencex_clone: Path | None,
     inferencex_remote: str | None,
+    srt_slurm_clone: Path | None,
 ) -> int:
     # syncer.publish.* import PyGithub: loaded only when an event is handled.
     from syncer.publish import event
@@ -261,6 +270,7 @@ def _run(
         local_runs=local_runs,
         inferencex_clone=_clone(inferencex_clone) if inferencex_clone else None,
         inferencex_remote=inferencex_remote,
+        srt_slurm_clone=_clone(srt_slurm_clone, "srt-slurm") if srt_slurm_clone else None,
     )
     bot = Bot(
         settings,
@@ -290,14 +300,14 @@ def _run(
     return 0
 
 
-def _clone(path: Path) -> Path:
-    """The bot's InferenceX clone: an existing git repository, or a new bare one."""
+def _clone(path: Path, what: str = "InferenceX") -> Path:
+    """One of the bot's clones: an existing git repository, or a new bare one."""
     from syncer.inferencex import commits
 
     if commits.is_clone(path):
         return path
     if path.exists() and any(path.iterdir()):
-        raise SyncError("not a git repository (the bot's InferenceX clone)", path=str(path))
+        raise SyncError(f"not a git repository (the bot's {what} clone)", path=str(path))
     commits.init_bare(path)
     return path
 

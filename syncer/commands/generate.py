@@ -9,7 +9,6 @@ it by decoding it back, and writes the module and the page section only when the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -18,13 +17,14 @@ from syncer.commands import options
 from syncer.console import report_console
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
+from syncer.inferencex.releases import check_date
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inputs import Input, read
 from syncer.lint.publish import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
 from syncer.templating import render
 from syncer.untrusted import term_text
-from syncer.usecases.generate import generate_model, write_results
+from syncer.usecases.generate import HistoryRenderer, generate_model, write_results
 from syncer.wording import count, js
 
 
@@ -58,6 +58,7 @@ from syncer.wording import count, js
 )
 @options.sglang_option("SGLang checkout for the flag check (default: --pages, when it is one).")
 @options.srt_slurm_configs_option(SRT_CONFIGS_HELP)
+@options.srt_slurm_history_options
 def generate_command(
     model: str | None,
     all_models: bool,
@@ -72,6 +73,8 @@ def generate_command(
     check: bool,
     sglang: Path | None,
     srt_slurm_configs: Path | None,
+    srt_repo: Path | None,
+    as_of: str | None,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
     checkout = generate_checkout(sglang, None if no_page else pages_dir)
@@ -80,6 +83,8 @@ def generate_command(
         raise SyncError("give a MODEL (org/model path or display name) or --all")
     if today is not None:
         _check_date(today)
+    if as_of is not None:
+        check_date(as_of, what="--as-of")
     config = load_sync_config(config_path)
     names = [m.path for m in config.models] if all_models else [config.model(model or "").path]
     if only is not None:
@@ -87,16 +92,12 @@ def generate_command(
         if owner is None or owner.path not in names:
             raise SyncError(f"--only {only}: not a config of {', '.join(names)} in sync.yaml")
         names = [owner.path]
-    renderer = None
+    srt = None
     if srt_slurm_configs is not None:
-        from syncer.inferencex.render import render_config
         from syncer.inferencex.srtconfigs import discover
 
         srt = discover(inferencex, srt_slurm_configs)
-
-        def renderer(root: Path, key: str) -> Any:
-            return render_config(root, key, srt_files=srt)
-
+    renderer = HistoryRenderer(config.pins(), srt_repo=srt_repo, as_of=as_of, srt_files=srt)
     # Every model is generated and proven before anything is written: a bad config of the
     # second model must not leave the first one updated alone.
     results = [
@@ -130,6 +131,9 @@ def generate_command(
         read(Input.COOKBOOK, out_dir),
     ]
     click.echo(render("read.txt.j2", read=reads), nl=False)
+    for key, release in renderer.applied.items():
+        # A branch is what the runner cloned: which of its commits these cells follow.
+        click.echo(f"{term_text(key)}: rules of {term_text(release.describe())}")
     drift = False
     for result in results:
         verb = ("would change" if check else "written") if result.changed else "unchanged"

@@ -116,8 +116,14 @@ def srt_slurm_history_options(command: F) -> F:
         "as_of",
         metavar="DATE",
         help="Date a branch ref of srt-slurm is taken at (YYYY-MM-DD[THH:MM:SS]; default: the "
-        "InferenceX checkout's commit date, or the run's date in verify).",
+        "run's date where one is known (verify: its sweep logs; generate: the pin's date in "
+        "sync.yaml), else the InferenceX checkout's commit date).",
     )(command)
+    return srt_slurm_repo_option(command)
+
+
+def srt_slurm_repo_option(command: F) -> F:
+    """``--srt-slurm-repo DIR`` alone (``audit``: each pin is taken at its own date)."""
     return folder_option(
         "--srt-slurm-repo",
         "srt_repo",

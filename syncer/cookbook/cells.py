@@ -24,8 +24,10 @@ from syncer.model import Block, Selection
 from syncer.syncconfig import ConfigSpec, ModelSpec
 from syncer.wording import js, kind
 
-# Provenance keys in module key order (cell ``prov`` and per-point overrides).
-PROV_KEYS = ("sha", "recipe", "run", "job", "pr", "comment", "status", "date")
+# Provenance keys in module key order (cell ``prov`` and per-point overrides). ``srtSlurm``:
+# the srt-slurm commit applied when the key's runner cloned a branch (resolved at the run's
+# date, ``releases.at_date``); a tag or the submodule pin needs none.
+PROV_KEYS = ("sha", "recipe", "run", "job", "pr", "comment", "status", "date", "srtSlurm")
 # Cell keys before ``prov``/``points``/``routers``, in module key order.
 CELL_META_KEYS = (
     "id",

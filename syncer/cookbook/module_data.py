@@ -49,6 +49,7 @@ class PointData(TypedDict, total=False):
     comment: str
     status: str
     date: str
+    srtSlurm: str  # the srt-slurm commit a runner's branch was taken at (this tool's key)
     recipeUrl: str
     runUrl: str
     jobUrl: str

@@ -25,6 +25,7 @@ from syncer.cookbook.cells import (
 from syncer.cookbook.kv_donors import Donors, cell_kv, hicache_from
 from syncer.cookbook.module_data import CellMeta
 from syncer.errors import SyncError
+from syncer.inferencex.releases import branch_commit
 from syncer.inferencex.render import RenderedConfig, RenderedPoint
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 from syncer.wording import js
@@ -144,7 +145,11 @@ def cells_for_config(
             "kv": cell_kv(cfg, donors, [p.kv for p in points], own_hicache),
         }
         cells.append(
-            CellSpec(meta=meta, routers=routers, points=_cell_points(points, pin, routers))
+            CellSpec(
+                meta=meta,
+                routers=routers,
+                points=_cell_points(points, pin, routers, branch_commit(rendered.release)),
+            )
         )
     return cells
 
@@ -162,14 +167,20 @@ def _disclosures(cfg: ConfigSpec, points: list[RenderedPoint]) -> list[str]:
 
 
 def _cell_points(
-    points: list[RenderedPoint], pin: Pin, routers: dict[str, RouterSpec]
+    points: list[RenderedPoint],
+    pin: Pin,
+    routers: dict[str, RouterSpec],
+    srt_commit: str | None = None,
 ) -> list[PointSpec]:
     """The cell's points: each one's blocks for the cell's routers and the pin's provenance
-    with the point's recipe."""
+    with the point's recipe (and ``srt_commit``, the srt-slurm commit a runner's branch was
+    taken at, when there is one)."""
     out = []
     for point in points:
         prov = pin.prov()
         prov["recipe"] = point.recipe
+        if srt_commit is not None:
+            prov["srtSlurm"] = srt_commit
         out.append(
             PointSpec(
                 concs=list(point.concs),

@@ -14,7 +14,8 @@ fetched (:func:`gitlink`).
 API (also for ``sync audit``): ``fetch(clone, remote, refs)``, ``has_remote``,
 ``resolve(clone, rev)``, ``merge_base(clone, a, b)``, ``changed_paths(clone, base, head)``,
 ``commit_date``, and for a clone of srt-slurm ``branch_ref`` / ``newest_before`` /
-``newest_tag`` (a branch as it was at a date, and the release it carried),
+``newest_tag`` (a branch as it was at a date, and the release it carried) and
+``fetch_branches`` (the bot's srt-slurm clone brought up to date),
 ``tree_at(clone, commit)``
 (a context manager yielding the tree's root) and :class:`Trees` (each commit's tree written
 once for an event, removed at the end).
@@ -43,6 +44,7 @@ REF_PREFIX = "refs/infx-sync/"
 LAYOUT_ROOTS = ("", "inferencex-e2e/")
 DATA_DIRS = (
     "configs/",
+    "runners/",
     ".github/configs/",
     "benchmarks/",
     "infx/golden_al_distribution/",
@@ -153,6 +155,17 @@ def fetch(clone: Path, remote: str, refs: list[str]) -> dict[str, str | None]:
         _git(clone, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{target}", check=False)
         out[ref] = resolve(clone, target)
     return out
+
+
+def fetch_branches(clone: Path, remote: str) -> None:
+    """Fetch every branch and release tag of ``remote`` into the clone, each branch as
+    ``origin``'s (where :func:`branch_ref` looks for the upstream's): the bot's srt-slurm
+    clone, whose branches are then read as they were at a date. A remote that cannot be
+    fetched is an error naming it."""
+    _git(
+        clone, "fetch", "--quiet", "--prune", "--no-tags", remote,
+        "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/v*:refs/tags/v*",
+    )  # fmt: skip
 
 
 def resolve(clone: Path, rev: str) -> str | None:

@@ -129,6 +129,15 @@ def at_date(release: Release, repo: Path | None, when: str | None) -> Release:
     )
 
 
+def branch_commit(release: Release | None) -> str | None:
+    """The srt-slurm commit applied for a branch a runner cloned, once resolved at a date
+    (what a published cell names in its provenance); None for a tag, a pin or an unresolved
+    branch."""
+    if release is None or release.branch is None or release.as_of is None:
+        return None
+    return release.commit
+
+
 def line_of(ref: str, *, pinned: bool) -> str:
     """The rule set of a ref. A submodule pin is the 2.x line (InferenceX's docs of the
     submodule layout: "InferenceX requires srt-slurm 2.0 or newer and `schema: 2` recipes",
@@ -162,6 +171,20 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
             "pinned by the InferenceX checkout's submodule inferencex-e2e/utils/srt-slurm",
         )
     return DEFAULT
+
+
+def deciding_script(entry: ConfigEntry) -> Path | None:
+    """The key's runner script when it is what chooses the srt-slurm release (it clones one
+    for the key, or cannot be decided), so a change to it changes the key's render; None for
+    a script that clones none (the submodule pin decides)."""
+    script = runner_script(entry)
+    if script is None:
+        return None
+    try:
+        chosen = choose(script, job_variables(entry), root=entry.root_dir)
+    except SyncError:
+        return script  # the render refuses it, naming the script and line
+    return script if chosen is not None else None
 
 
 def from_run(sha: str, fallback: Release, repo: Path | None = None) -> Release:

@@ -51,6 +51,11 @@ class Generation:
         # Where each config is read (the bot's InferenceX clone: the tree of the commit the
         # config is shown at); None: every config from the ``inferencex`` checkout.
         self.tree_for: Callable[[str], Path] | None = None
+        # Where and when a branch of srt-slurm a config's runner cloned is read (discovery:
+        # the srt-slurm clone and the date of the commit the config is read at); None: the
+        # srt-slurm clone given, at the ``inferencex`` checkout's commit date.
+        self.history_for: Callable[[str], tuple[Path | None, str | None]] | None = None
+        self.run_dates: dict[str, str] = {}  # config key -> its pin's run date, when it has one
         # A model's configs as its page shows them now (discovery), by model path.
         self._live: dict[str, SyncConfig] = {}
 
@@ -62,9 +67,30 @@ class Generation:
         """``render_config`` once per config, commit and event: the trial and the published
         module and the PR body's provenance and exclusions all read the same renders."""
         tree = self.tree(key)
-        if (key, str(tree)) not in self._renders:
-            self._renders[key, str(tree)] = inferencex_render.render_config(tree, key)
+        cached = self._renders.get((key, str(tree)))
+        run_date = self.run_dates.get(key)
+        if cached is not None and (run_date is None or not _other_date(cached, run_date)):
+            return cached
+        srt_repo, as_of = (
+            self.history_for(key) if self.history_for else (self.s.srt_slurm_clone, None)
+        )
+        # A branch is taken at the run's date when the pin has one (as `sync generate`
+        # does), else at the date of the commit the config is read at.
+        self._renders[key, str(tree)] = inferencex_render.render_config(
+            tree, key, srt_repo=srt_repo, as_of=run_date or as_of
+        )
         return self._renders[key, str(tree)]
+
+    def branch_notes(self, model: ModelSpec) -> list[str]:
+        """For the PR body: the srt-slurm commit each of ``model``'s configs whose runner
+        cloned a branch was rendered under (or why none could be named)."""
+        notes = []
+        for cfg in self.config(model).model(model.path).configs:
+            rendered = self._renders.get((cfg.key, str(self.tree(cfg.key))))
+            release = rendered.release if rendered is not None else None
+            if release is not None and release.branch is not None:
+                notes.append(f"{cfg.key}: rendered under {release.describe()}")
+        return notes
 
     def config(self, model: ModelSpec) -> SyncConfig:
         """The sync configuration ``model`` is generated with: sync.yaml's, or the one
@@ -128,6 +154,7 @@ class Generation:
         )
         if reuse and key in self._generated:
             return self._generated[key]
+        self.run_dates.update((k, p.date) for k, p in all_pins.items() if p.date)
         result = generate_model(
             model.path,
             config=config,
@@ -141,7 +168,7 @@ class Generation:
         files = {self.module_path(model): result.text}
         if page.is_file():
             files[model.page] = page.read_text(encoding="utf-8")
-        notes: list[str] = []
+        notes = self.branch_notes(model)
         if result.page_conflict:
             notes.append(f"page section left alone: {result.page_conflict}")
         generated = Generated(snippets, files, notes)
@@ -156,6 +183,12 @@ class Generation:
         if checked.skipped:
             self.out.say(f"{model.path}: SGLang flag check skipped: {checked.skipped}")
         return checked.markdown()
+
+
+def _other_date(rendered: RenderedConfig, run_date: str) -> bool:
+    """Whether ``rendered`` took a runner's srt-slurm branch at another date than the run's."""
+    release = rendered.release
+    return release is not None and release.branch is not None and release.as_of != run_date
 
 
 def module_pins(value: Any, where: str) -> dict[str, Pin]:

@@ -22,7 +22,7 @@ from syncer.inferencex.discovery import changed_configs
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Pull
 from syncer.publish.settings import Outcome, Settings
-from syncer.publish.srtslurm import add_srt_slurm
+from syncer.publish.srtslurm import add_srt_slurm, base_submodule_url
 from syncer.syncconfig import ModelSpec, SyncConfig
 from syncer.wording import js
 
@@ -67,6 +67,7 @@ class InferenceXGit:
         self._main: str | None = None
         self._keys: dict[int, PRKeys] = {}
         self._with_srt: set[str] = set()  # commits whose tree has srt-slurm's files added
+        self._srt_fetched = False
 
     def close(self) -> None:
         self.trees.close()
@@ -139,6 +140,24 @@ class InferenceXGit:
         if not commits.has_commit(self.clone, old):
             return False
         return all(f.key != key for f in changed_configs(self.clone, old, head, self.trees))
+
+    def history(self, key: str) -> tuple[Path | None, str | None]:
+        """Where and when a branch of srt-slurm that config ``key``'s runner cloned is read
+        (``render_config(srt_repo=, as_of=)``): the bot's srt-slurm clone, its branches
+        fetched once per event from the URL main's ``.gitmodules`` gives srt-slurm, and the
+        committer date of the commit ``key`` is rendered at (a tree written from git objects
+        is no checkout whose date the renderer could read)."""
+        commit = self.commit_of.get(key) or self.main()
+        return self._srt_clone(), commits.commit_date(self.clone, commit)
+
+    def _srt_clone(self) -> Path | None:
+        clone = self.s.srt_slurm_clone
+        if clone is not None and not self._srt_fetched:
+            url = base_submodule_url(self.clone, self.main())
+            if url is not None:
+                commits.fetch_branches(clone, url)
+            self._srt_fetched = True
+        return clone
 
     def place(self, shown: dict[str, tuple[str, str | None]]) -> None:
         """Record the commit each config is rendered at (``key -> (commit, its PR)``), fetching

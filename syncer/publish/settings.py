@@ -39,6 +39,11 @@ class Settings:
     # configs and pins sync.yaml lists, read from the ``inferencex`` checkout.
     inferencex_clone: Path | None = None
     inferencex_remote: str | None = None  # where they are fetched from (default: GitHub's)
+    # The bot's srt-slurm clone (git objects only): a branch a runner cloned is rendered as it
+    # was at the config's commit date. Discovery fetches its branches and tags once per event
+    # from the URL InferenceX main's .gitmodules gives srt-slurm; None: such a branch is
+    # judged at its head, and the PR body says so.
+    srt_slurm_clone: Path | None = None
 
     @property
     def head_repo(self) -> str:

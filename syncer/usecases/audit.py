@@ -32,6 +32,7 @@ from syncer.cookbook.encode import compact_module, module_text
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.errors import SyncError
 from syncer.inferencex.master import Master, load_master
+from syncer.inferencex.releases import branch_commit
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
@@ -149,15 +150,19 @@ def _cell_row(decoder: Decoder, ci: int, module: str, model: str) -> CellRow:
 class _Renders:
     """Each (tree, config) rendered once, its refusal kept (cells of one config share it)."""
 
-    done: dict[tuple[Path, str], RenderedConfig | SyncError] = field(default_factory=dict)
+    srt_repo: Path | None = None  # a clone of srt-slurm: a runner's branch read at a date
+    done: dict[tuple[Path, str, str | None], RenderedConfig | SyncError] = field(
+        default_factory=dict
+    )
 
-    def get(self, tree: Path, key: str) -> RenderedConfig | SyncError:
-        if (tree, key) not in self.done:
+    def get(self, tree: Path, key: str, as_of: str | None = None) -> RenderedConfig | SyncError:
+        if (tree, key, as_of) not in self.done:
             try:
-                self.done[tree, key] = render_config(tree, key)
+                rendered = render_config(tree, key, srt_repo=self.srt_repo, as_of=as_of)
+                self.done[tree, key, as_of] = rendered
             except SyncError as exc:
-                self.done[tree, key] = exc
-        return self.done[tree, key]
+                self.done[tree, key, as_of] = exc
+        return self.done[tree, key, as_of]
 
 
 @dataclass
@@ -180,11 +185,13 @@ def audit(
     api: AuditApi | None = None,
     lint: Callable[[Decoder, str], dict[str, list[str]]] | None = None,
     today: _dt.date | None = None,
+    srt_repo: Path | None = None,
 ) -> AuditResult:
     """Audit every module under ``cookbook`` against the InferenceX ``trees``.
 
     ``lint(decoder, path)``: cell id -> lint findings (one line each), when an SGLang checkout
-    is given; ``api``: the GitHub questions, when there is a token."""
+    is given; ``api``: the GitHub questions, when there is a token; ``srt_repo``: a clone of
+    srt-slurm, where a branch a runner cloned is read as it was at the run."""
     day = today or _dt.datetime.now(_dt.UTC).date()
     root = cookbook if cookbook.is_dir() else cookbook.parent
     paths = module_paths(cookbook)
@@ -195,7 +202,7 @@ def audit(
         result.not_checked.extend(NotChecked(c, NO_API) for c in API_CHECKS)
     if lint is None:
         result.not_checked.append(NotChecked(Check.LINT, NO_SGLANG))
-    renders, masters = _Renders(), _Masters()
+    renders, masters = _Renders(srt_repo), _Masters()
     for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
         shown = _shown(path, snippets_root(root) if cookbook.is_dir() else root)
         module_row, rows = _audit_module(path, shown, trees, renders, masters, lint)
@@ -306,7 +313,11 @@ def _check_recipe(
     tree, why = trees.at(sha)
     if tree is None:
         return not_checked(why or "no InferenceX tree for this commit")
-    rendered = renders.get(tree, key)
+    # A branch a runner cloned is taken at the run's date when the cell names one, else at
+    # its commit's (a tree written from git objects is no checkout): as `sync generate` did.
+    run_date = decoder.point_info(*members[0]).get("date")
+    as_of = run_date if isinstance(run_date, str) and run_date else trees.date(sha)
+    rendered = renders.get(tree, key, as_of)
     if isinstance(rendered, ScriptLaunchedError):
         return not_checked(
             f"script-era config ({rendered.launch.describe()}): no recipe to render; its "
@@ -321,6 +332,7 @@ def _check_recipe(
                 )
             )
         return {}
+    _check_srt_commit(decoder, members, cells, rendered)
     return _compare_points(decoder, key, sha, members, cells, rendered)
 
 
@@ -378,6 +390,31 @@ def _compare_points(
                 )
             )
     return drifted
+
+
+def _check_srt_commit(
+    decoder: Decoder, members: list[tuple[int, int]], cells: list[CellRow], rendered: RenderedConfig
+) -> None:
+    """A cell naming the srt-slurm commit its runner's branch was rendered under (prov
+    ``srtSlurm``) is held to the commit that branch had at the pin's date."""
+    applied = branch_commit(rendered.release)
+    seen: set[int] = set()
+    for ci, pi in members:
+        named = decoder.point_info(ci, pi).get("srtSlurm")
+        if ci in seen or not named or named == applied or rendered.release is None:
+            continue
+        seen.add(ci)
+        release = rendered.release.describe()
+        if applied is None:
+            cells[ci].not_checked.append(
+                NotChecked(Check.RECIPE, f"the cell names srt-slurm {named[:12]}; {release}")
+            )
+            continue
+        cells[ci].findings.append(
+            AuditFinding(
+                Check.RECIPE, f"the cell names srt-slurm {named[:12]}, the recipe's {release}"
+            )
+        )
 
 
 def _concs(concs: list[int]) -> str:

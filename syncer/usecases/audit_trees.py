@@ -32,6 +32,11 @@ class TreeSource(Protocol):
         """Whether the default branch contains commit ``sha`` (None: cannot tell)."""
         ...
 
+    def date(self, sha: str | None) -> str | None:
+        """The committer date of commit ``sha`` (None: the tree's own checkout date, if any,
+        is what the renderer reads)."""
+        ...
+
 
 @dataclass
 class FolderTree:
@@ -57,6 +62,9 @@ class FolderTree:
         return self.path
 
     def on_main(self, sha: str | None) -> bool | None:
+        return None
+
+    def date(self, sha: str | None) -> str | None:
         return None
 
 
@@ -97,6 +105,9 @@ class SnapshotTrees:
         return None
 
     def on_main(self, sha: str | None) -> bool | None:
+        return None
+
+    def date(self, sha: str | None) -> str | None:
         return None
 
 
@@ -156,6 +167,14 @@ class GitTrees:
         if full is None:
             return False  # the clone lacks it, so its default branch does not have it
         return commits.merge_base(self.clone, full, self._main) == full
+
+    def date(self, sha: str | None) -> str | None:
+        full = (
+            commits.resolve(self.clone, sha)
+            if sha and re.fullmatch(r"[0-9a-f]{7,40}", sha)
+            else None
+        )
+        return commits.commit_date(self.clone, full) if full else None
 
     def close(self) -> None:
         if self._trees is not None:

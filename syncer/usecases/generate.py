@@ -37,8 +37,10 @@ from syncer.cookbook.rendered_cells import (
 from syncer.errors import SyncError
 from syncer.fsio import present, read_capped, write_all
 from syncer.inferencex import render as render_mod
+from syncer.inferencex.releases import Release
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
+from syncer.inferencex.srtconfigs import SrtSlurmFiles
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 
 
@@ -74,6 +76,31 @@ def _default_renderer(inferencex: Path, key: str) -> RenderedConfig:
     # Through the module, at call time: the bot's tests count the renders of one event by
     # replacing ``render_config`` there.
     return render_mod.render_config(inferencex, key)
+
+
+@dataclass
+class HistoryRenderer:
+    """``render_config`` with the srt-slurm history a branch ref is resolved in: ``srt_repo``
+    (a clone of srt-slurm) at ``as_of`` when given, else at the config's pinned run date
+    (sync.yaml), else at the InferenceX checkout's commit date (``render_config``'s default).
+    ``applied`` keeps the release of every config whose runner cloned a branch, for the
+    command's report."""
+
+    pins: dict[str, Pin]
+    srt_repo: Path | None = None
+    as_of: str | None = None
+    srt_files: SrtSlurmFiles | None = None
+    applied: dict[str, Release] = field(default_factory=dict)
+
+    def __call__(self, inferencex: Path, key: str) -> RenderedConfig:
+        pin = self.pins.get(key)
+        when = self.as_of or (pin.date if pin is not None else None)
+        rendered = render_mod.render_config(
+            inferencex, key, srt_files=self.srt_files, srt_repo=self.srt_repo, as_of=when
+        )
+        if rendered.release is not None and rendered.release.branch is not None:
+            self.applied[key] = rendered.release
+        return rendered
 
 
 def _memoised(render: Renderer, inferencex: Path) -> Callable[[str], RenderedConfig]:

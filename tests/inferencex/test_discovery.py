@@ -150,3 +150,26 @@ def test_published_pins_are_read_from_every_module_version(reference):
             if "sha" in prov:  # the newest formats; older ones link the recipe at the commit
                 assert pin.sha == prov["sha"], path
             assert str(pin.status) == prov["status"], path
+
+
+def test_a_runner_script_is_read_only_by_the_keys_whose_srt_slurm_it_chooses(tmp_path):
+    """The old layout's runner clones srt-slurm per key: a change to it changes those keys'
+    release. A runner that clones none for a key (the submodule pin decides) changes nothing."""
+    eras = ROOT / "tests" / "fixtures" / "eras" / "inferencex"
+    repo = InferenceXRepo(tmp_path / "eras", tree=eras)
+    script = "runners/launch_gb300-test.sh"
+    text = repo.read(script)
+    repo.write(script, text.replace("    git checkout v1.0.38\n", "    git checkout main\n"))
+    head = repo.commit("m2: srt-slurm main")
+    changed = found(repo, tmp_path / "a", head)
+    assert set(changed) >= {
+        "m2-fp4-gb300-dynamo-sglang-agentic-agg",
+        "m2-fp4-gb300-dynamo-sglang-agentic-disagg",
+    }
+    assert set(changed["m2-fp4-gb300-dynamo-sglang-agentic-agg"]) == {f"{script} changed"}
+    # A runner cloning no srt-slurm at all: editing it is no change of any key.
+    repo.write(script, "#!/usr/bin/env bash\necho 'no srt-slurm here'\n")
+    quiet = repo.commit("runner without srt-slurm")
+    repo.write(script, "#!/usr/bin/env bash\necho 'still none'\n")
+    edited = repo.commit("runner edited")
+    assert found(repo, tmp_path / "b", edited, base=quiet) == {}

@@ -92,12 +92,12 @@ def test_zizmor_is_clean() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def _workflow_args(cookbook: Path, inferencex: Path) -> list[str]:
+def _workflow_args(cookbook: Path, inferencex: Path, srt_slurm: Path) -> list[str]:
     """The audit step's `sync audit` arguments, with the job's paths and variables bound."""
     [line] = [x for x in audit_step()["run"].splitlines() if x.strip().startswith("sync audit")]
     command = line.split(">", 1)[0].replace('"$GITHUB_REPOSITORY"', INFX)
     argv = shlex.split(command)[1:]
-    paths = {"cookbook": str(cookbook), "inferencex": str(inferencex)}
+    paths = {"cookbook": str(cookbook), "inferencex": str(inferencex), "srt-slurm": str(srt_slurm)}
     return [paths.get(a, a) for a in argv]
 
 
@@ -115,8 +115,10 @@ def test_the_workflow_command_keeps_one_dashboard_issue(
     subprocess.run([*git, str(origin), "commit", "-qm", "A"], check=True)
     clone = tmp_path / "inferencex"
     subprocess.run(["git", "clone", "-q", str(origin), str(clone)], check=True)
-    args = _workflow_args(tmp_path / "cookbook", clone)
-    assert "--dashboard" in args and "--fetch" in args
+    srt_slurm = tmp_path / "srt-slurm"  # the job's srt-slurm checkout, its history
+    subprocess.run([*git, str(tmp_path), "init", "-q", "-b", "main", str(srt_slurm)], check=True)
+    args = _workflow_args(tmp_path / "cookbook", clone, srt_slurm)
+    assert "--dashboard" in args and "--fetch" in args and "--srt-slurm-repo" in args
     server = GitHubServer()
     with server as gh:
         gh.add_token(TOKEN, BOT)

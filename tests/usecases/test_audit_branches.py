@@ -1,0 +1,157 @@
+"""`sync audit` of a cell whose key's runner cloned an srt-slurm branch: each pin's tree is
+written from git objects (no checkout), so the branch is taken at the date of the pin's commit
+(or the run's date the cell names), read from --srt-slurm-repo, as `sync generate` took it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TESTS
+
+from syncer.cookbook.jsmodule import load_module
+
+ERAS = TESTS / "fixtures" / "eras" / "inferencex"
+SCRIPT = "runners/launch_gb300-test.sh"
+AGG = "m2-fp4-gb300-dynamo-sglang-agentic-agg"
+MODEL = "example-org/m2"
+SYNC_YAML = """\
+inferencex:
+  repo: https://github.com/SemiAnalysisAI/InferenceX
+  main: 4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5
+models:
+  - path: example-org/m2
+    model: M2
+    page: docs/m2.mdx
+    section: Agentic
+    hardware:
+      - {{id: gb300, label: GB300}}
+    match:
+      model-prefix: [m2]
+    configs:
+      - key: m2-fp4-gb300-dynamo-sglang-agentic-agg
+        source: main
+        pin:
+          status: verified
+          run: "52000000001"
+          pr: "2500"
+          sha: {sha}
+{date}"""
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Contributor",
+    "GIT_AUTHOR_EMAIL": "contributor@example.com",
+    "GIT_COMMITTER_NAME": "Contributor",
+    "GIT_COMMITTER_EMAIL": "contributor@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "PATH": "/usr/bin:/bin",
+}
+
+
+def _git(repo: Path, *args: str, date: str | None = None) -> str:
+    env = {**_GIT_ENV, "HOME": str(repo)}
+    if date is not None:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def _commit(repo: Path, message: str, date: str) -> str:
+    (repo / "CHANGES").write_text((repo / "CHANGES").read_text() + message + "\n")
+    _git(repo, "add", "CHANGES")
+    _git(repo, "commit", "-q", "-m", message, date=date)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path | str]:
+    """Our own srt-slurm history (main: v1.0.41 in July, a commit on 2026-08-03, v1.0.58 on
+    2026-08-18) and the eras tree whose runner checks out ``main``, committed 2026-08-05."""
+    repo = tmp_path / "srt-slurm"
+    repo.mkdir()
+    (repo / "CHANGES").write_text("")
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "start", "2026-06-01T10:00:00+00:00")
+    _commit(repo, "release 1.0.41", "2026-07-30T10:00:00+00:00")
+    _git(repo, "tag", "v1.0.41")
+    aug = _commit(repo, "work on main", "2026-08-03T10:00:00+00:00")
+    v58 = _commit(repo, "release 1.0.58", "2026-08-18T10:00:00+00:00")
+    _git(repo, "tag", "v1.0.58")
+    tree = tmp_path / "inferencex"
+    shutil.copytree(ERAS, tree)
+    script = tree / SCRIPT
+    script.write_text(
+        script.read_text().replace("    git checkout v1.0.38\n", "    git checkout main\n")
+    )
+    _git(tree, "init", "-q", "-b", "main")
+    _git(tree, "add", "-A")
+    _git(tree, "commit", "-q", "-m", "InferenceX at the run", date="2026-08-05T12:00:00+00:00")
+    sha = _git(tree, "rev-parse", "HEAD")
+    return {"repo": repo, "tree": tree, "aug": aug, "v58": v58, "tmp": tmp_path, "sha": sha}
+
+
+def _sync(world: dict, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real command, as a user runs it (exit codes included)."""
+    return subprocess.run(
+        [sys.executable, "-m", "syncer", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _audit(world: dict, *args: str) -> list[dict]:
+    done = _sync(
+        world, "audit", "--cookbook", str(world["tmp"] / "snippets"),
+        "--inferencex", str(world["tree"]), "--offline", "--format", "json", *args,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    cells = json.loads(done.stdout)["cells"]
+    assert {c["configKey"] for c in cells} == {AGG}
+    return cells
+
+
+def _generated(world: dict, date: str, *args: str) -> dict:
+    config = world["tmp"] / "sync.yaml"
+    config.write_text(SYNC_YAML.format(sha=world["sha"], date=date))
+    made = _sync(
+        world, "generate", MODEL, "--config", str(config), "--inferencex", str(world["tree"]),
+        "--out", str(world["tmp"] / "snippets"), "--no-page", "--srt-slurm-repo",
+        str(world["repo"]), *args,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return load_module(world["tmp"] / "snippets" / f"{MODEL}.jsx").value
+
+
+def _srt_findings(cells: list[dict]) -> list[str]:
+    return [f["message"] for c in cells for f in c["findings"] if "names srt-slurm" in f["message"]]
+
+
+@pytest.mark.parametrize(
+    ("date", "applied"), [("", "aug"), ('          date: "2026-08-20"\n', "v58")]
+)
+def test_audit_takes_the_branch_at_the_date_generate_took_it(
+    world: dict, date: str, applied: str
+) -> None:
+    """No run date: the pin's commit (2026-08-05, main then at the August commit); a run date
+    in the cell: that date (v1.0.58)."""
+    module = _generated(world, date)
+    assert {c["prov"]["srtSlurm"] for c in module["cells"]} == {world[applied]}
+    cells = _audit(world, "--srt-slurm-repo", str(world["repo"]))
+    assert {c["recipe"] for c in cells} == {"agrees"}
+    assert _srt_findings(cells) == []
+
+
+def test_audit_finds_a_cell_naming_another_commit_than_the_branch_had(world: dict) -> None:
+    # generated with a forced date, published with the run's: the cell names the wrong commit
+    _generated(world, '          date: "2026-08-20"\n', "--as-of", "2026-08-04")
+    cells = _audit(world, "--srt-slurm-repo", str(world["repo"]))
+    [found] = _srt_findings(cells)
+    assert found.startswith(f"the cell names srt-slurm {world['aug'][:12]}, the recipe's ")
+    assert f"srt-slurm main as of 2026-08-20 = {world['v58']}" in found
+    # without a clone the commit cannot be checked, and the report says so
+    reasons = [n["reason"] for c in _audit(world) for n in c["notChecked"]]
+    [unchecked] = [r for r in reasons if "names srt-slurm" in r]
+    assert "give --srt-slurm-repo" in unchecked

@@ -1,0 +1,148 @@
+"""`sync generate` for a key whose runner cloned an srt-slurm branch: the branch is taken as
+it was at the run (the pin's date, else the InferenceX checkout's commit date, or --as-of),
+read from --srt-slurm-repo, and the published cells name the commit applied."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import TESTS
+
+from syncer.cookbook.jsmodule import load_module
+
+ERAS = TESTS / "fixtures" / "eras" / "inferencex"
+SCRIPT = "runners/launch_gb300-test.sh"
+AGG = "m2-fp4-gb300-dynamo-sglang-agentic-agg"
+MODEL = "example-org/m2"
+SYNC_YAML = """\
+inferencex:
+  repo: https://github.com/SemiAnalysisAI/InferenceX
+  main: 4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5
+models:
+  - path: example-org/m2
+    model: M2
+    page: docs/m2.mdx
+    section: Agentic
+    hardware:
+      - {{id: gb300, label: GB300}}
+    match:
+      model-prefix: [m2]
+    configs:
+      - key: m2-fp4-gb300-dynamo-sglang-agentic-agg
+        source: main
+        pin:
+          status: verified
+          run: "52000000001"
+          pr: "2500"
+          sha: 4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5
+{date}"""
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Contributor",
+    "GIT_AUTHOR_EMAIL": "contributor@example.com",
+    "GIT_COMMITTER_NAME": "Contributor",
+    "GIT_COMMITTER_EMAIL": "contributor@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "PATH": "/usr/bin:/bin",
+}
+
+
+def _git(repo: Path, *args: str, date: str | None = None) -> str:
+    env = {**_GIT_ENV, "HOME": str(repo)}
+    if date is not None:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def _commit(repo: Path, message: str, date: str) -> str:
+    (repo / "CHANGES").write_text((repo / "CHANGES").read_text() + message + "\n")
+    _git(repo, "add", "CHANGES")
+    _git(repo, "commit", "-q", "-m", message, date=date)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path | str]:
+    """Our own srt-slurm history (main: v1.0.41 in July, a commit on 2026-08-03, v1.0.58 on
+    2026-08-18) and the eras tree whose runner checks out ``main``, committed 2026-08-05."""
+    repo = tmp_path / "srt-slurm"
+    repo.mkdir()
+    (repo / "CHANGES").write_text("")
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "start", "2026-06-01T10:00:00+00:00")
+    _commit(repo, "release 1.0.41", "2026-07-30T10:00:00+00:00")
+    _git(repo, "tag", "v1.0.41")
+    aug = _commit(repo, "work on main", "2026-08-03T10:00:00+00:00")
+    v58 = _commit(repo, "release 1.0.58", "2026-08-18T10:00:00+00:00")
+    _git(repo, "tag", "v1.0.58")
+    tree = tmp_path / "inferencex"
+    shutil.copytree(ERAS, tree)
+    script = tree / SCRIPT
+    script.write_text(
+        script.read_text().replace("    git checkout v1.0.38\n", "    git checkout main\n")
+    )
+    _git(tree, "init", "-q", "-b", "main")
+    _git(tree, "add", "-A")
+    _git(tree, "commit", "-q", "-m", "InferenceX at the run", date="2026-08-05T12:00:00+00:00")
+    return {"repo": repo, "tree": tree, "aug": aug, "v58": v58, "tmp": tmp_path}
+
+
+def _cli(world: dict, *args: str, date: str = "") -> subprocess.CompletedProcess[str]:
+    """The real command, as a user runs it (exit codes included)."""
+    tmp = world["tmp"]
+    config = tmp / "sync.yaml"
+    config.write_text(SYNC_YAML.format(date=f'          date: "{date}"\n' if date else ""))
+    return subprocess.run(
+        [sys.executable, "-m", "syncer", "generate", MODEL, "--config", str(config),
+         "--inferencex", str(world["tree"]), "--out", str(tmp / "snippets"), "--no-page", *args],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def _generate(world: dict, *args: str, date: str = "") -> tuple[str, dict]:
+    done = _cli(world, *args, date=date)
+    assert done.returncode == 0, done.stderr
+    module = load_module(world["tmp"] / "snippets" / f"{MODEL}.jsx").value
+    return done.stdout, module
+
+
+def _applied(module: dict) -> set[str | None]:
+    return {cell["prov"].get("srtSlurm") for cell in module["cells"]}
+
+
+def test_a_branch_is_resolved_at_the_checkouts_date_and_named_in_the_cells(world: dict) -> None:
+    result, module = _generate(world, "--srt-slurm-repo", str(world["repo"]))
+    assert _applied(module) == {world["aug"]}
+    assert (
+        f"{AGG}: rules of srt-slurm main as of 2026-08-05T12:00:00+00:00 = {world['aug']} "
+        "(1.x rules, carrying v1.0.41" in result
+    )
+
+
+def test_the_pins_run_date_wins_over_the_checkout_and_as_of_over_both(world: dict) -> None:
+    _, module = _generate(world, "--srt-slurm-repo", str(world["repo"]), date="2026-08-20")
+    assert _applied(module) == {world["v58"]}
+    _, forced = _generate(
+        world, "--srt-slurm-repo", str(world["repo"]), "--as-of", "2026-08-04", date="2026-08-20"
+    )
+    assert _applied(forced) == {world["aug"]}
+
+
+def test_without_a_clone_the_branch_is_unresolved_and_no_commit_is_named(world: dict) -> None:
+    result, module = _generate(world)
+    assert _applied(module) == {None}
+    assert "judged as read at its head" in result
+    assert "give --srt-slurm-repo" in result
+
+
+def test_a_bad_as_of_is_refused_and_nothing_written(world: dict) -> None:
+    done = _cli(world, "--as-of", "05/08/2026")
+    assert done.returncode == 2
+    assert "--as-of" in done.stderr and "is not a date" in done.stderr
+    assert not (world["tmp"] / "snippets").exists()
