@@ -181,7 +181,7 @@ def deciding_script(entry: ConfigEntry) -> Path | None:
     if script is None:
         return None
     try:
-        chosen = choose(script, job_variables(entry), root=entry.root_dir)
+        chosen = script_release(script, job_variables(entry), root=entry.root_dir)
     except SyncError:
         return script  # the render refuses it, naming the script and line
     return script if chosen is not None else None

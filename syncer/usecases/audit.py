@@ -400,7 +400,7 @@ def _check_srt_commit(
     applied = branch_commit(rendered.release)
     seen: set[int] = set()
     for ci, pi in members:
-        named = decoder.point_info(ci, pi).get("srtSlurm")
+        named = str(decoder.point_info(ci, pi).get("srtSlurm") or "")
         if ci in seen or not named or named == applied or rendered.release is None:
             continue
         seen.add(ci)
