@@ -28,6 +28,9 @@ class GitHubClient:
 
     # True for publish.offline.EventGitHub, which answers from the event file without a token.
     offline = False
+    # A setting written on the client instead of the collaborator that holds it (the API's
+    # waits live on ``client.api``) fails loudly instead of being ignored.
+    __slots__ = ("actions", "api", "comments", "dry_ids", "issues", "plan", "pulls")
 
     def __init__(
         self, token: str, *, plan: Plan | None = None, **connection: Unpack[Connection]

@@ -70,7 +70,7 @@ def test_a_secondary_rate_limit_on_the_pr_post_is_waited_out_and_looked_up(world
         headers={"X-RateLimit-Remaining": "4990"},
     )
     bot, _plan = world.bot()
-    bot.cgh.secondary_wait = 0.01  # GitHub's minute, shortened
+    bot.cgh.api.secondary_wait = 0.01  # GitHub's minute, shortened
     bot.handle("issue_comment", world.comment_event(comment))
     [pull] = world.book_pulls()
     trail = [(r.method, r.path) for r in world.gh.log if r.path == f"/repos/{BOOK}/pulls"]
