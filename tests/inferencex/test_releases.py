@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TESTS
+from srthistory import dated_commit, dated_git
 
 from syncer.errors import SyncError
 from syncer.inferencex.master import load_master
@@ -356,32 +357,7 @@ def test_workers_get_srt_slurms_nccl_port_only_from_v1_0_58() -> None:
 
 # --- point 3: a branch is what it was when the run happened --------------------------------
 
-_GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Contributor",
-    "GIT_AUTHOR_EMAIL": "contributor@example.com",
-    "GIT_COMMITTER_NAME": "Contributor",
-    "GIT_COMMITTER_EMAIL": "contributor@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "PATH": "/usr/bin:/bin",
-}
 FORK_URL = "https://github.com/example-fork/srt-slurm.git"
-
-
-def _git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = {**_GIT_ENV, "HOME": str(repo)}
-    if date is not None:
-        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
-
-
-def _commit(repo: Path, message: str, date: str) -> str:
-    (repo / "CHANGES").write_text((repo / "CHANGES").read_text() + message + "\n")
-    _git(repo, "add", "CHANGES")
-    _git(repo, "commit", "-q", "-m", message, date=date)
-    return _git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture
@@ -391,25 +367,25 @@ def srt_history(tmp_path: Path) -> dict[str, str]:
     repo = tmp_path / "srt-slurm"
     repo.mkdir()
     (repo / "CHANGES").write_text("")
-    _git(repo, "init", "-q", "-b", "main")
+    dated_git(repo, "init", "-q", "-b", "main")
     out = {"repo": str(repo)}
-    out["root"] = _commit(repo, "start", "2026-06-01T10:00:00+00:00")
-    _git(repo, "branch", "sa-submission-q2-2026")
-    out["v41"] = _commit(repo, "release 1.0.41", "2026-07-30T10:00:00+00:00")
-    _git(repo, "tag", "v1.0.41")
-    out["aug"] = _commit(repo, "work on main", "2026-08-03T10:00:00+00:00")
-    out["v58"] = _commit(
+    out["root"] = dated_commit(repo, "start", "2026-06-01T10:00:00+00:00")
+    dated_git(repo, "branch", "sa-submission-q2-2026")
+    out["v41"] = dated_commit(repo, "release 1.0.41", "2026-07-30T10:00:00+00:00")
+    dated_git(repo, "tag", "v1.0.41")
+    out["aug"] = dated_commit(repo, "work on main", "2026-08-03T10:00:00+00:00")
+    out["v58"] = dated_commit(
         repo, "release 1.0.58: workers get an NCCL port", "2026-08-18T10:00:00+00:00"
     )
-    _git(repo, "tag", "v1.0.58")
-    _git(repo, "checkout", "-q", "sa-submission-q2-2026")
-    out["submission"] = _commit(repo, "submission fixes", "2026-06-20T10:00:00+00:00")
-    _commit(repo, "later submission fixes", "2026-09-01T10:00:00+00:00")
-    out["fork"] = _commit(repo, "fork work", "2026-08-01T10:00:00+00:00")
-    _git(repo, "update-ref", "refs/remotes/fork/power", out["fork"])
-    _git(repo, "reset", "-q", "--hard", "HEAD~1")
-    _git(repo, "remote", "add", "fork", FORK_URL)
-    _git(repo, "checkout", "-q", "main")
+    dated_git(repo, "tag", "v1.0.58")
+    dated_git(repo, "checkout", "-q", "sa-submission-q2-2026")
+    out["submission"] = dated_commit(repo, "submission fixes", "2026-06-20T10:00:00+00:00")
+    dated_commit(repo, "later submission fixes", "2026-09-01T10:00:00+00:00")
+    out["fork"] = dated_commit(repo, "fork work", "2026-08-01T10:00:00+00:00")
+    dated_git(repo, "update-ref", "refs/remotes/fork/power", out["fork"])
+    dated_git(repo, "reset", "-q", "--hard", "HEAD~1")
+    dated_git(repo, "remote", "add", "fork", FORK_URL)
+    dated_git(repo, "checkout", "-q", "main")
     return out
 
 
@@ -423,9 +399,9 @@ def _runner_cloning(tmp_path: Path, checkout: str, *, dated: str | None = None) 
     assert "    git checkout v1.0.38\n" in text
     script.write_text(text.replace("    git checkout v1.0.38\n", f"    {checkout}\n"))
     if dated is not None:
-        _git(tree, "init", "-q", "-b", "main")
-        _git(tree, "add", "-A")
-        _git(tree, "commit", "-q", "-m", "InferenceX at the run", date=dated)
+        dated_git(tree, "init", "-q", "-b", "main")
+        dated_git(tree, "add", "-A")
+        dated_git(tree, "commit", "-q", "-m", "InferenceX at the run", date=dated)
     return tree
 
 
@@ -608,7 +584,7 @@ def test_a_linked_worktree_of_inferencex_gives_its_commits_date(
 
     tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
     linked = tmp_path / "linked"
-    _git(tree, "worktree", "add", "-q", str(linked))
+    dated_git(tree, "worktree", "add", "-q", str(linked))
     assert (linked / ".git").is_file()
     assert commits.checkout_date(linked) == "2026-08-05T12:00:00+00:00"
     assert commits.checkout_date(ERAS) is None  # inside our checkout, no checkout of its own

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from pathlib import Path
 
 from botworld import BOOK_TOKEN, INFX_BOT, INFX_TOKEN, MODEL, PAGE, SECTION, Replay
 from conftest import TESTS
 from ghschema import check_event
 from infxrepo import InferenceXRepo
+from srthistory import dated_git, runner_on_branch, srt_slurm_history
 
 from syncer.cli import cli
 
@@ -39,52 +39,12 @@ models:
     match:
       model-prefix: [m2]
 """
-_GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Contributor",
-    "GIT_AUTHOR_EMAIL": "contributor@example.com",
-    "GIT_COMMITTER_NAME": "Contributor",
-    "GIT_COMMITTER_EMAIL": "contributor@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "PATH": "/usr/bin:/bin",
-}
-
-
-def _git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = {**_GIT_ENV, "HOME": str(repo)}
-    if date is not None:
-        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
-
-
-def _commit(repo: Path, message: str, date: str) -> str:
-    (repo / "CHANGES").write_text((repo / "CHANGES").read_text() + message + "\n")
-    _git(repo, "add", "CHANGES")
-    _git(repo, "commit", "-q", "-m", message, date=date)
-    return _git(repo, "rev-parse", "HEAD")
-
-
-def _srt_history(tmp: Path) -> dict[str, str]:
-    """main: v1.0.41 in July, a commit on 2026-08-03, v1.0.58 on 2026-08-18."""
-    repo = tmp / "srt-slurm"
-    repo.mkdir()
-    (repo / "CHANGES").write_text("")
-    _git(repo, "init", "-q", "-b", "main")
-    _commit(repo, "start", "2026-06-01T10:00:00+00:00")
-    _commit(repo, "release 1.0.41", "2026-07-30T10:00:00+00:00")
-    _git(repo, "tag", "v1.0.41")
-    aug = _commit(repo, "work on main", "2026-08-03T10:00:00+00:00")
-    _commit(repo, "release 1.0.58", "2026-08-18T10:00:00+00:00")
-    _git(repo, "tag", "v1.0.58")
-    return {"repo": str(repo), "aug": aug}
 
 
 def _world(replay: Replay, tmp: Path) -> tuple[dict, dict[str, str]]:
     """InferenceX main: the eras tree, its .gitmodules naming our srt-slurm; PR 4200 (dated
     2026-08-05) makes the m2 keys' runner check out srt-slurm's ``main``."""
-    srt = _srt_history(tmp)
+    srt = srt_slurm_history(tmp / "srt-slurm")
     tree = tmp / "eras-tree"
     shutil.copytree(ERAS, tree)
     (tree / ".gitmodules").write_text(
@@ -93,10 +53,12 @@ def _world(replay: Replay, tmp: Path) -> tuple[dict, dict[str, str]]:
     infx = InferenceXRepo(tmp / "infx-eras", tree=tree)
     replay.infx = infx
     script = infx.read(SCRIPT)
-    infx.write(SCRIPT, script.replace("    git checkout v1.0.38\n", "    git checkout main\n"))
-    _git(infx.work, "add", "-A")
-    _git(infx.work, "commit", "-q", "-m", "m2: srt-slurm main", date="2026-08-05T12:00:00+00:00")
-    head = _git(infx.work, "rev-parse", "HEAD")
+    infx.write(SCRIPT, runner_on_branch(script))
+    dated_git(infx.work, "add", "-A")
+    dated_git(
+        infx.work, "commit", "-q", "-m", "m2: srt-slurm main", date="2026-08-05T12:00:00+00:00"
+    )
+    head = dated_git(infx.work, "rev-parse", "HEAD")
     pull = replay.open_pr(4200, "m2-main", head)
     return pull, srt
 

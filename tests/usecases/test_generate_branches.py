@@ -4,13 +4,13 @@ read from --srt-slurm-repo, and the published cells name the commit applied."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import TESTS
+from srthistory import eras_tree_on_main, srt_slurm_history
 
 from syncer.cookbook.jsmodule import load_module
 
@@ -40,56 +40,16 @@ models:
           pr: "2500"
           sha: 4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5
 {date}"""
-_GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Contributor",
-    "GIT_AUTHOR_EMAIL": "contributor@example.com",
-    "GIT_COMMITTER_NAME": "Contributor",
-    "GIT_COMMITTER_EMAIL": "contributor@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "PATH": "/usr/bin:/bin",
-}
-
-
-def _git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = {**_GIT_ENV, "HOME": str(repo)}
-    if date is not None:
-        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
-    )
-    return done.stdout.strip()
-
-
-def _commit(repo: Path, message: str, date: str) -> str:
-    (repo / "CHANGES").write_text((repo / "CHANGES").read_text() + message + "\n")
-    _git(repo, "add", "CHANGES")
-    _git(repo, "commit", "-q", "-m", message, date=date)
-    return _git(repo, "rev-parse", "HEAD")
 
 
 @pytest.fixture
 def world(tmp_path: Path) -> dict[str, Path | str]:
     """Our own srt-slurm history (main: v1.0.41 in July, a commit on 2026-08-03, v1.0.58 on
     2026-08-18) and the eras tree whose runner checks out ``main``, committed 2026-08-05."""
-    repo = tmp_path / "srt-slurm"
-    repo.mkdir()
-    (repo / "CHANGES").write_text("")
-    _git(repo, "init", "-q", "-b", "main")
-    _commit(repo, "start", "2026-06-01T10:00:00+00:00")
-    _commit(repo, "release 1.0.41", "2026-07-30T10:00:00+00:00")
-    _git(repo, "tag", "v1.0.41")
-    aug = _commit(repo, "work on main", "2026-08-03T10:00:00+00:00")
-    v58 = _commit(repo, "release 1.0.58", "2026-08-18T10:00:00+00:00")
-    _git(repo, "tag", "v1.0.58")
-    tree = tmp_path / "inferencex"
-    shutil.copytree(ERAS, tree)
-    script = tree / SCRIPT
-    script.write_text(
-        script.read_text().replace("    git checkout v1.0.38\n", "    git checkout main\n")
-    )
-    _git(tree, "init", "-q", "-b", "main")
-    _git(tree, "add", "-A")
-    _git(tree, "commit", "-q", "-m", "InferenceX at the run", date="2026-08-05T12:00:00+00:00")
+    repo, tree = tmp_path / "srt-slurm", tmp_path / "inferencex"
+    history = srt_slurm_history(repo)
+    aug, v58 = history["aug"], history["v58"]
+    eras_tree_on_main(tree)
     return {"repo": repo, "tree": tree, "aug": aug, "v58": v58, "tmp": tmp_path}
 
 

@@ -1,0 +1,75 @@
+"""Dated git histories for the tests of srt-slurm branch refs: our own srt-slurm (``main``
+tagged v1.0.41 in July and v1.0.58 late in August, a commit between them on 2026-08-03) and
+the eras InferenceX tree with its m2 runner checking out a branch instead of a tag. Shared by
+the release, generate, audit and bot tests (never the real srt-slurm)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from conftest import TESTS
+
+ERAS = TESTS / "fixtures" / "eras" / "inferencex"
+SCRIPT = "runners/launch_gb300-test.sh"
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Contributor",
+    "GIT_AUTHOR_EMAIL": "contributor@example.com",
+    "GIT_COMMITTER_NAME": "Contributor",
+    "GIT_COMMITTER_EMAIL": "contributor@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "PATH": "/usr/bin:/bin",
+}
+
+
+def dated_git(repo: Path, *args: str, date: str | None = None) -> str:
+    """git in ``repo`` as a contributor, author and committer dated ``date`` when given."""
+    env = {**_GIT_ENV, "HOME": str(repo)}
+    if date is not None:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip()
+
+
+def dated_commit(repo: Path, message: str, date: str) -> str:
+    """A commit changing one file, dated ``date``; its sha."""
+    (repo / "CHANGES").write_text((repo / "CHANGES").read_text() + message + "\n")
+    dated_git(repo, "add", "CHANGES")
+    dated_git(repo, "commit", "-q", "-m", message, date=date)
+    return dated_git(repo, "rev-parse", "HEAD")
+
+
+def srt_slurm_history(repo: Path, *, v58_message: str = "release 1.0.58") -> dict[str, str]:
+    """srt-slurm's ``main`` in ``repo``: ``root`` (June), ``v41`` (tag v1.0.41, 2026-07-30),
+    ``aug`` (2026-08-03), ``v58`` (tag v1.0.58, 2026-08-18); the shas by those names."""
+    repo.mkdir()
+    (repo / "CHANGES").write_text("")
+    dated_git(repo, "init", "-q", "-b", "main")
+    out = {"repo": str(repo)}
+    out["root"] = dated_commit(repo, "start", "2026-06-01T10:00:00+00:00")
+    out["v41"] = dated_commit(repo, "release 1.0.41", "2026-07-30T10:00:00+00:00")
+    dated_git(repo, "tag", "v1.0.41")
+    out["aug"] = dated_commit(repo, "work on main", "2026-08-03T10:00:00+00:00")
+    out["v58"] = dated_commit(repo, v58_message, "2026-08-18T10:00:00+00:00")
+    dated_git(repo, "tag", "v1.0.58")
+    return out
+
+
+def runner_on_branch(text: str, branch: str = "main") -> str:
+    """The eras runner script's text with its m2 branch checking out ``branch``."""
+    return text.replace("    git checkout v1.0.38\n", f"    git checkout {branch}\n")
+
+
+def eras_tree_on_main(tree: Path, date: str = "2026-08-05T12:00:00+00:00") -> str:
+    """The eras tree copied to ``tree``, its runner on srt-slurm ``main``, committed as one git
+    checkout at ``date``; the commit's sha."""
+    shutil.copytree(ERAS, tree)
+    script = tree / SCRIPT
+    script.write_text(runner_on_branch(script.read_text()))
+    dated_git(tree, "init", "-q", "-b", "main")
+    dated_git(tree, "add", "-A")
+    dated_git(tree, "commit", "-q", "-m", "InferenceX at the run", date=date)
+    return dated_git(tree, "rev-parse", "HEAD")
