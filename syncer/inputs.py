@@ -12,16 +12,16 @@ read only when the user runs the tool inside that checkout. The templates ``read
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from syncer.gitcheckout import checked_out
+
 # The source checkout of an editable install (site-packages for an installed one, which holds
 # no sync.yaml, so nothing there is ever the bundled example).
 SOURCE_CHECKOUT = Path(__file__).resolve().parent.parent
-GIT_TIMEOUT = 30
 
 
 class Input(StrEnum):
@@ -89,40 +89,6 @@ def read(input: Input, path: str | Path, *, id: str | None = None) -> Read:
 
 
 def head_commit(path: Path) -> str | None:
-    """The commit checked out in ``path`` when it is a git work tree's top level (or a bare
-    repository), else None."""
-    if not (path / ".git").exists() and not (path / "HEAD").is_file():
-        return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--show-toplevel", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = proc.stdout.splitlines()
-    if proc.returncode != 0 or len(lines) != 2:
-        return _bare_head(path)
-    if Path(lines[0]).resolve() != path.resolve():
-        return None
-    return lines[1]
-
-
-def _bare_head(path: Path) -> str | None:
-    try:
-        proc = subprocess.run(
-            ["git", "--git-dir", str(path), "rev-parse", "--is-bare-repository", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    lines = proc.stdout.splitlines()
-    if proc.returncode != 0 or lines[:1] != ["true"] or len(lines) != 2:
-        return None
-    return lines[1]
+    """The commit checked out in ``path`` when it is a git repository of its own, else None."""
+    found = checked_out(path)
+    return found[0] if found else None

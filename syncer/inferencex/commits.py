@@ -35,6 +35,7 @@ from typing import Any
 
 from syncer import checkout
 from syncer.errors import SyncError
+from syncer.gitcheckout import checked_out, git_env
 from syncer.wording import PATH_CHARS, js
 
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -63,25 +64,13 @@ _MODE_GITLINK = "160000"
 _GITLINKS: dict[str, dict[str, str]] = {}
 
 
-def _env() -> dict[str, str]:
-    # No prompt, no pager, no user or system config (hooks, fsmonitor, aliases of the runner).
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_TERMINAL_PROMPT="0",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_PAGER="cat",
-    )
-    return env
-
-
 def _git(clone: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
     try:
         proc = subprocess.run(
             ["git", "--git-dir", str(_git_dir(clone)), *args],
             input=input,
             capture_output=True,
-            env=_env(),
+            env=git_env(),
             timeout=GIT_TIMEOUT,
             check=False,
         )
@@ -118,7 +107,7 @@ def init_bare(path: Path) -> None:
     try:
         proc = subprocess.run(
             ["git", "init", "--quiet", "--bare", str(path)],
-            capture_output=True, env=_env(), timeout=GIT_TIMEOUT, check=False,
+            capture_output=True, env=git_env(), timeout=GIT_TIMEOUT, check=False,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         raise SyncError(f"cannot run git: {exc}", path=str(path)) from None
@@ -190,20 +179,8 @@ def checkout_date(path: Path) -> str | None:
     """The committer date of the commit checked out at ``path`` (the top of a work tree, a
     linked worktree whose ``.git`` is a file, or a bare clone), or None for a directory that is
     no checkout of its own."""
-    dot = path / ".git"
-    if is_clone(path):
-        return commit_date(path)
-    if not dot.is_file():
-        return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(path), "log", "-1", "--format=%cI", "HEAD"],
-            capture_output=True, env=_env(), timeout=GIT_TIMEOUT, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    out = proc.stdout.decode("ascii", "replace").strip()
-    return out if proc.returncode == 0 and out else None
+    found = checked_out(path)
+    return found[1] if found else None
 
 
 def branch_ref(clone: Path, branch: str, url: str | None = None) -> str | None:

@@ -1,0 +1,45 @@
+"""The commit a directory has checked out: one answer for reports and for branch dates."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from syncer.gitcheckout import checked_out
+from syncer.inferencex.commits import checkout_date
+from syncer.inputs import head_commit
+
+
+def _repo(path: Path, message: str) -> str:
+    path.mkdir()
+    subprocess.run(["git", "init", "-q", str(path)], check=True)
+    (path / "f").write_text(message)
+    subprocess.run(["git", "-C", str(path), "add", "f"], check=True)
+    subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", message], check=True)
+    out = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], check=True, text=True,
+                         capture_output=True)  # fmt: skip
+    return out.stdout.strip()
+
+
+def test_a_shells_git_dir_does_not_answer_for_another_repository(tmp_path, monkeypatch):
+    mine, other = _repo(tmp_path / "mine", "mine"), _repo(tmp_path / "other", "other")
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "other" / ".git"))
+    assert head_commit(tmp_path / "mine") == mine != other
+    assert checkout_date(tmp_path / "mine") == checked_out(tmp_path / "mine")[1]
+
+
+@pytest.mark.parametrize("where", ["sub", "plain"])
+def test_a_folder_that_is_no_repository_of_its_own_has_no_commit(tmp_path, where):
+    _repo(tmp_path / "repo", "x")
+    folder = tmp_path / "repo" / "sub" if where == "sub" else tmp_path / "plain"
+    folder.mkdir()
+    assert checked_out(folder) is None and head_commit(folder) is None
+
+
+def test_a_bare_clone_has_its_head(tmp_path):
+    sha = _repo(tmp_path / "repo", "x")
+    subprocess.run(["git", "clone", "-q", "--bare", str(tmp_path / "repo"), str(tmp_path / "b")],
+                   check=True)  # fmt: skip
+    assert head_commit(tmp_path / "b") == sha
