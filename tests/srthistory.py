@@ -13,6 +13,32 @@ from conftest import TESTS
 
 ERAS = TESTS / "fixtures" / "eras" / "inferencex"
 SCRIPT = "runners/launch_gb300-test.sh"
+AGG = "m2-fp4-gb300-dynamo-sglang-agentic-agg"
+MODEL = "example-org/m2"
+# sync.yaml of a project showing the m2 agg key, pinned at InferenceX commit ``{sha}``; ``{date}``
+# is the pin's date line (or nothing).
+M2_SYNC_YAML = """\
+inferencex:
+  repo: https://github.com/SemiAnalysisAI/InferenceX
+  main: 4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5
+models:
+  - path: example-org/m2
+    model: M2
+    page: docs/m2.mdx
+    section: Agentic
+    hardware:
+      - {{id: gb300, label: GB300}}
+    match:
+      model-prefix: [m2]
+    configs:
+      - key: m2-fp4-gb300-dynamo-sglang-agentic-agg
+        source: main
+        pin:
+          status: verified
+          run: "52000000001"
+          pr: "2500"
+          sha: {sha}
+{date}"""
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "Contributor",
     "GIT_AUTHOR_EMAIL": "contributor@example.com",

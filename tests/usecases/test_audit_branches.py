@@ -10,37 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TESTS
-from srthistory import eras_tree_on_main, srt_slurm_history
+from srthistory import AGG, M2_SYNC_YAML, MODEL, eras_tree_on_main, srt_slurm_history
 
 from syncer.cookbook.jsmodule import load_module
-
-ERAS = TESTS / "fixtures" / "eras" / "inferencex"
-SCRIPT = "runners/launch_gb300-test.sh"
-AGG = "m2-fp4-gb300-dynamo-sglang-agentic-agg"
-MODEL = "example-org/m2"
-SYNC_YAML = """\
-inferencex:
-  repo: https://github.com/SemiAnalysisAI/InferenceX
-  main: 4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5
-models:
-  - path: example-org/m2
-    model: M2
-    page: docs/m2.mdx
-    section: Agentic
-    hardware:
-      - {{id: gb300, label: GB300}}
-    match:
-      model-prefix: [m2]
-    configs:
-      - key: m2-fp4-gb300-dynamo-sglang-agentic-agg
-        source: main
-        pin:
-          status: verified
-          run: "52000000001"
-          pr: "2500"
-          sha: {sha}
-{date}"""
 
 
 @pytest.fixture
@@ -74,7 +46,7 @@ def _audit(world: dict, *args: str) -> list[dict]:
 
 def _generated(world: dict, date: str, *args: str) -> dict:
     config = world["tmp"] / "sync.yaml"
-    config.write_text(SYNC_YAML.format(sha=world["sha"], date=date))
+    config.write_text(M2_SYNC_YAML.format(sha=world["sha"], date=date))
     made = _sync(
         world, "generate", MODEL, "--config", str(config), "--inferencex", str(world["tree"]),
         "--out", str(world["tmp"] / "snippets"), "--no-page", "--srt-slurm-repo",

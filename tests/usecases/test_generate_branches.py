@@ -9,37 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import TESTS
-from srthistory import eras_tree_on_main, srt_slurm_history
+from srthistory import AGG, M2_SYNC_YAML, MODEL, eras_tree_on_main, srt_slurm_history
 
 from syncer.cookbook.jsmodule import load_module
-
-ERAS = TESTS / "fixtures" / "eras" / "inferencex"
-SCRIPT = "runners/launch_gb300-test.sh"
-AGG = "m2-fp4-gb300-dynamo-sglang-agentic-agg"
-MODEL = "example-org/m2"
-SYNC_YAML = """\
-inferencex:
-  repo: https://github.com/SemiAnalysisAI/InferenceX
-  main: 4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5
-models:
-  - path: example-org/m2
-    model: M2
-    page: docs/m2.mdx
-    section: Agentic
-    hardware:
-      - {{id: gb300, label: GB300}}
-    match:
-      model-prefix: [m2]
-    configs:
-      - key: m2-fp4-gb300-dynamo-sglang-agentic-agg
-        source: main
-        pin:
-          status: verified
-          run: "52000000001"
-          pr: "2500"
-          sha: 4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5
-{date}"""
 
 
 @pytest.fixture
@@ -57,7 +29,12 @@ def _cli(world: dict, *args: str, date: str = "") -> subprocess.CompletedProcess
     """The real command, as a user runs it (exit codes included)."""
     tmp = world["tmp"]
     config = tmp / "sync.yaml"
-    config.write_text(SYNC_YAML.format(date=f'          date: "{date}"\n' if date else ""))
+    config.write_text(
+        M2_SYNC_YAML.format(
+            sha="4f1e2d3c5b6a79880a1b2c3d4e5f60718293a4b5",
+            date=f'          date: "{date}"\n' if date else "",
+        )
+    )
     return subprocess.run(
         [sys.executable, "-m", "syncer", "generate", MODEL, "--config", str(config),
          "--inferencex", str(world["tree"]), "--out", str(tmp / "snippets"), "--no-page", *args],
