@@ -22,16 +22,6 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
 
-def __getattr__(name: str) -> object:
-    # The click group lives in syncer.commands.group, imported on first use so that a plain
-    # `sync --help` never imports click; `syncer.cli.cli` and `.COMMANDS` still name it.
-    if name in ("cli", "COMMANDS", "LazyGroup"):
-        from syncer.commands import group
-
-        return getattr(group, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 BROKEN_PIPE = 141
 TERMINATED = 128 + signal.SIGTERM
 

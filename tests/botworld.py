@@ -26,7 +26,7 @@ from ghserver import GitHubModel, GitHubServer
 from infxrepo import InferenceXRepo
 from markdown_it import MarkdownIt
 
-from syncer.cli import cli
+from syncer.commands.group import cli
 from syncer.cookbook.jsmodule import parse_module
 from syncer.publish import evidence
 from syncer.publish import status as st

@@ -82,11 +82,12 @@ def test_an_internal_error_is_exit_3_with_its_traceback_not_drift(monkeypatch, c
     import pytest
 
     from syncer import cli
+    from syncer.commands.group import LazyGroup
 
     def broken(self, ctx, name):  # a command whose import blows up like a bug would
         raise ZeroDivisionError("boom")
 
-    monkeypatch.setattr(cli.LazyGroup, "get_command", broken)
+    monkeypatch.setattr(LazyGroup, "get_command", broken)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["decode", "x"])
     assert exit_info.value.code == 3

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 import pytest
 
-from syncer.cli import COMMANDS
+from syncer.commands.group import COMMANDS
 from syncer.wording import count, cut_long_words, js
 
 ROOT = Path(__file__).resolve().parent.parent

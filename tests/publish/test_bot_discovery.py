@@ -33,7 +33,7 @@ from conftest import ROOT
 from ghserver import TS
 from infxrepo import DSPARK_RECIPE, MASTER, add_key
 
-from syncer.cli import cli
+from syncer.commands.group import cli
 from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
 from syncer.publish import evidence

@@ -35,7 +35,7 @@ from conftest import ROOT
 from ghserver import GitHubModel, GitHubServer
 from infxrepo import MASTER, InferenceXRepo, add_key
 
-from syncer.cli import cli
+from syncer.commands.group import cli
 from syncer.errors import SyncError
 from syncer.inferencex import commits
 from syncer.inferencex.srtconfigs import SUBMODULE, discover

@@ -19,7 +19,7 @@ from ghschema import check_event
 from infxrepo import InferenceXRepo
 from srthistory import dated_git, runner_on_branch, srt_slurm_history
 
-from syncer.cli import cli
+from syncer.commands.group import cli
 
 ERAS = TESTS / "fixtures" / "eras" / "inferencex"
 SCRIPT = "runners/launch_gb300-test.sh"
