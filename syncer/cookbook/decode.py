@@ -26,6 +26,7 @@ from syncer.cookbook.jsvalues import clone, js_falsy
 from syncer.cookbook.kvtier import (  # the placements are part of the decoder's interface
     AFTER_CONTROL_PLANE,
     BEFORE_FIRST_WORKER,
+    KvMemo,
     kv_transform,
 )
 from syncer.cookbook.materialise import OVERLAY_SKIP, Materialiser, apply_diff, overlay
@@ -86,7 +87,9 @@ class Decoder:
         self.cells: list[CellData] = data["cells"]
         self.base = Materialiser(data, self.check)
         self._measured_memo: dict[tuple[int, int, str], list[Block]] = {}
+        self._kv_memo: KvMemo = {}
         self._texts: dict[bytes, str] = {}
+        self._texts_by_id: dict[int, tuple[Block, str]] = {}
         self._placement: str | None = None
 
     def _cell(self, ci: int) -> CellData:
@@ -122,6 +125,12 @@ class Decoder:
 
     def blocks_for(self, sel: Selection) -> list[Block]:
         """The page's ``blocksFor``: fresh blocks for (cell, point, router, KV tier)."""
+        return clone(self.shown_blocks(sel))
+
+    def shown_blocks(self, sel: Selection) -> list[Block]:
+        """:meth:`blocks_for`'s blocks, shared with the decoder's memos and the module's data:
+        do not mutate them (nor the list). A block two selections show alike (the cell's etcd
+        at every point, a worker at the tiers that do not change it) is mostly one object."""
         ci, router, kv = sel.cell, sel.router, sel.kv
         cell = self._cell(ci)
         pi = self._point_index(ci, sel.point)
@@ -129,8 +138,8 @@ class Decoder:
         source = cell["points"][pi].get("kv")
         target = self.target_tier(ci, pi, kv)
         if source == target:
-            return clone(measured)
-        blocks = kv_transform(
+            return measured
+        return kv_transform(
             measured,
             source,
             target,
@@ -139,14 +148,8 @@ class Decoder:
             router=router,
             placement=lambda: self.master_placement,
             check=self.check,
+            memo=self._kv_memo,
         )
-        # kv_transform copies each block with its args and env; the rest is still the memo's.
-        for block in blocks:
-            data = block_data(block)
-            for key, value in data.items():
-                if key not in ("args", "env") and type(value) in (dict, list):
-                    data[key] = clone(value)
-        return blocks
 
     def _measured(self, ci: int, pi: int, router: str) -> list[Block]:
         """The blocks of (cell, point, router) at the point's measured tier, checked; memoised
@@ -171,13 +174,13 @@ class Decoder:
         """Point blocks from the checked base; only what the patch changed needs checking
         again (this runs for every case, so unchanged blocks are not walked twice)."""
         if js_falsy(patch):
-            return clone(base)
+            return base
         if isinstance(patch, list):
             out = []
             for i, block in enumerate(base):
                 diff = patch[i] if i < len(patch) else None
                 if js_falsy(diff):
-                    out.append(clone(block))
+                    out.append(block)  # shared with the base: the memos are not mutated
                     continue
                 try:
                     changed = apply_diff(block, diff)
@@ -288,25 +291,31 @@ class Decoder:
     def routers(self, ci: int) -> list[str]:
         return sorted(self._cell(ci)["routers"])
 
-    def case(self, sel: Selection) -> Case:
+    def case(self, sel: Selection, *, fresh: bool = True) -> Case:
         """One selection as the oracle lists it (``kv`` None: the measured tier, shown as
-        ``none`` when the point has none), each block's text by ``shell.format_block``."""
-        blocks = self.blocks_for(sel)
+        ``none`` when the point has none), each block's text by ``shell.format_block``.
+        ``fresh=False``: the case's blocks are :meth:`shown_blocks`' (do not mutate them)."""
+        shown = self.shown_blocks(sel)
         return Case(
             selection=sel,
             cell_id=str(self._cell(sel.cell).get("id", sel.cell)),
             kv=sel.kv or "none",
             status=self.status_for(sel),
-            blocks=blocks,
-            text=[self._text(b) for b in blocks],
+            blocks=clone(shown) if fresh else shown,
+            text=[self._text(b) for b in shown],
             router_files=partial(self.router_files, sel.cell, sel.router),
         )
 
     def _text(self, block: Block) -> str:
-        """``format_block(block)``, once per distinct block: two cases of a module mostly show
-        the same blocks (its etcd, its frontend, a worker at every KV tier it does not change),
-        about two in three of them on a real module. The key is the block's marshal bytes,
-        equal only for equal blocks (same keys in the same order, same values and types)."""
+        """``format_block(block)`` of a block :meth:`shown_blocks` returned, once per distinct
+        block: two cases of a module mostly show the same blocks (its etcd, its frontend, a
+        worker at every KV tier it does not change), about two in three of them on a real
+        module. Most are the same object (found by id; the entry keeps the block, so the id
+        is not reused); the others by their marshal bytes, equal only for equal blocks (same
+        keys in the same order, same values and types)."""
+        seen = self._texts_by_id.get(id(block))
+        if seen is not None:
+            return seen[1]
         try:
             key = marshal.dumps(block_data(block), 2)
         except ValueError:  # not JSON data (a str subclass): not from a module, so not kept
@@ -314,6 +323,7 @@ class Decoder:
         text = self._texts.get(key)
         if text is None:
             text = self._texts[key] = format_block(block)
+        self._texts_by_id[id(block)] = (block, text)
         return text
 
     def selections(self, ci: int) -> Iterator[Selection]:
@@ -325,8 +335,8 @@ class Decoder:
                 for kv in tiers or [point.get("kv") or "none"]:
                     yield Selection(ci, pi, router, kv)
 
-    def cases(self) -> Iterator[Case]:
-        """Every case of the module, as the oracle lists them."""
+    def cases(self, *, fresh: bool = True) -> Iterator[Case]:
+        """Every case of the module, as the oracle lists them (``fresh``: as :meth:`case`)."""
         for ci in range(len(self.cells)):
             for sel in self.selections(ci):
-                yield self.case(sel)
+                yield self.case(sel, fresh=fresh)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from syncer.cookbook.jsvalues import clone
 from syncer.cookbook.module_data import CellData, ModuleData, MooncakeTier
 from syncer.cookbook.validate import ModuleValidator
 from syncer.model import Block, sorted_env, worker_arg_key
@@ -49,6 +48,11 @@ def is_kv_flag(flag: str) -> bool:
     )
 
 
+# kv_transform's memo: (id of the measured block, source tier, target tier, cell index) ->
+# (that block, the block shown).
+KvMemo = dict[tuple[int, str | None, str | None, int], tuple[Block, Block]]
+
+
 def kv_transform(
     blocks: list[Block],
     source: str | None,
@@ -59,22 +63,29 @@ def kv_transform(
     router: str,
     placement: Callable[[], str],
     check: ModuleValidator,
+    memo: KvMemo | None = None,
 ) -> list[Block]:
     """``blocks`` (measured at tier ``source``) as the page shows them at tier ``target``.
     ``placement`` is asked only when a master block is inserted, since finding it decodes the
-    module's Dynamo routers."""
+    module's Dynamo routers.
+
+    The result shares blocks with the module's data (the derived master) and, given a
+    ``memo`` (one per module), with earlier calls: do not mutate it. With the memo, a block
+    shown at the same tier again (another point or router of the cell that did not change it)
+    is the same object, which lets a caller format or encode it once."""
     cell = data["cells"][ci]
     mooncake = data.get("kvMooncake") or {}
     out: list[Block] = []
     for b0 in blocks:
         if source == "mooncake" and b0.get("kind") in MOONCAKE_BLOCK_KINDS:
             continue
-        block = b0.copy()
-        block["args"] = [list(a) for a in b0.get("args") or []]
-        block["env"] = dict(b0.get("env") or {})
-        if block.get("kind") == "worker":
-            _kv_worker(block, source, target, cell, mooncake, ci, check)
-        out.append(block)
+        key = (id(b0), source, target, ci)
+        done = memo.get(key) if memo is not None else None
+        if done is None:
+            done = (b0, _kv_block(b0, source, target, cell, mooncake, ci, check))
+            if memo is not None:  # b0 is kept with its result, so its id names it
+                memo[key] = done
+        out.append(done[1])
     if target == "mooncake":
         master = (mooncake.get("master") or {}).get(router)
         if not isinstance(master, dict):
@@ -82,8 +93,25 @@ def kv_transform(
                 "kvMooncake.master", f"no `{router}` block for the derived mooncake tier"
             )
         check.block_once(master, f"kvMooncake.master.{router}")
-        out.insert(master_index(out, placement()), clone(master))
+        out.insert(master_index(out, placement()), master)
     return out
+
+
+def _kv_block(
+    b0: Block,
+    source: str | None,
+    target: str | None,
+    cell: CellData,
+    mooncake: MooncakeTier,
+    ci: int,
+    check: ModuleValidator,
+) -> Block:
+    block = b0.copy()
+    block["args"] = [list(a) for a in b0.get("args") or []]
+    block["env"] = dict(b0.get("env") or {})
+    if block.get("kind") == "worker":
+        _kv_worker(block, source, target, cell, mooncake, ci, check)
+    return block
 
 
 def _kv_worker(
