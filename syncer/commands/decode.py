@@ -27,7 +27,9 @@ from syncer.selection import only_one, select_points
 from syncer.untrusted import hidden_characters, json_escaped, term_text
 from syncer.wording import js
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+# Without the cycle check (a dict of the id of every container met, a quarter to a half of
+# the time): what is printed was parsed from a module's text, which cannot hold a cycle.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 # What an encoded case holds when a string of it may hold a control or invisible character:
 # a character outside ASCII or DEL, or an escape json writes for a C0 control (ESC is
 # `\u001b`). The characters by str methods and the escapes by a pattern that starts with a

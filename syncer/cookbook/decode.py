@@ -88,8 +88,12 @@ class Decoder:
         self.base = Materialiser(data, self.check)
         self._measured_memo: dict[tuple[int, int, str], list[Block]] = {}
         self._kv_memo: KvMemo = {}
-        self._texts: dict[bytes, str] = {}
-        self._texts_by_id: dict[int, tuple[Block, str]] = {}
+        # One object per distinct block shown (by marshal bytes, equal only for equal blocks:
+        # same keys in the same order, same values and types), and the object each block
+        # shown so far stands for (id -> the block, kept so that its id names it; its object).
+        self._canonical: dict[bytes, Block] = {}
+        self._canonical_of: dict[int, tuple[Block, Block]] = {}
+        self._texts: dict[int, tuple[Block, str]] = {}  # id -> the block, its text
         self._placement: str | None = None
 
     def _cell(self, ci: int) -> CellData:
@@ -139,7 +143,7 @@ class Decoder:
         target = self.target_tier(ci, pi, kv)
         if source == target:
             return measured
-        return kv_transform(
+        shown = kv_transform(
             measured,
             source,
             target,
@@ -150,6 +154,21 @@ class Decoder:
             check=self.check,
             memo=self._kv_memo,
         )
+        return [self._one_of(block) for block in shown]
+
+    def _one_of(self, block: Block) -> Block:
+        """The one object of the blocks equal to ``block`` (``block`` when it is the first)."""
+        seen = self._canonical_of.get(id(block))
+        if seen is not None:
+            return seen[1]
+        try:
+            key = marshal.dumps(block_data(block), 2)
+        except ValueError:  # not JSON data (a str subclass): not from a module's text
+            one = block
+        else:
+            one = self._canonical.setdefault(key, block)
+        self._canonical_of[id(block)] = (block, one)
+        return one
 
     def _measured(self, ci: int, pi: int, router: str) -> list[Block]:
         """The blocks of (cell, point, router) at the point's measured tier, checked; memoised
@@ -158,7 +177,7 @@ class Decoder:
         done = self._measured_memo.get(key)
         if done is not None:
             return done
-        base = self.materialise(ci, router)
+        base = [self._one_of(block) for block in self.materialise(ci, router)]
         if pi == 0:
             done = base
         else:
@@ -186,14 +205,16 @@ class Decoder:
                     changed = apply_diff(block, diff)
                 except SyncError as exc:
                     raise self.check.error(f"{where}[{i}]", exc.message) from None
-                self.check.block(changed, f"{where}[{i}]")
-                out.append(changed)
+                one = self._one_of(changed)
+                if one is changed:  # an equal block was checked before
+                    self.check.block(changed, f"{where}[{i}]")
+                out.append(one)
             return out
         if isinstance(patch, dict) and isinstance(patch.get("replace"), list):
             out = clone(patch["replace"])
             for i, block in enumerate(out):
                 self.check.block(block, f"{where}[{i}]")
-            return out
+            return [self._one_of(block) for block in out]
         raise self.check.error(
             where, "expected null, a list of per-block diffs or {replace: [...]}"
         )
@@ -310,21 +331,11 @@ class Decoder:
         """``format_block(block)`` of a block :meth:`shown_blocks` returned, once per distinct
         block: two cases of a module mostly show the same blocks (its etcd, its frontend, a
         worker at every KV tier it does not change), about two in three of them on a real
-        module. Most are the same object (found by id; the entry keeps the block, so the id
-        is not reused); the others by their marshal bytes, equal only for equal blocks (same
-        keys in the same order, same values and types)."""
-        seen = self._texts_by_id.get(id(block))
-        if seen is not None:
-            return seen[1]
-        try:
-            key = marshal.dumps(block_data(block), 2)
-        except ValueError:  # not JSON data (a str subclass): not from a module, so not kept
-            return format_block(block)
-        text = self._texts.get(key)
-        if text is None:
-            text = self._texts[key] = format_block(block)
-        self._texts_by_id[id(block)] = (block, text)
-        return text
+        module, and equal blocks shown are one object."""
+        seen = self._texts.get(id(block))
+        if seen is None:
+            seen = self._texts[id(block)] = (block, format_block(block))
+        return seen[1]
 
     def selections(self, ci: int) -> Iterator[Selection]:
         """Every selection of cell ``ci`` in the oracle's order: point, router sorted by name,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 
 from syncer.cookbook.module_data import CellData, ModuleData, MooncakeTier
 from syncer.cookbook.validate import ModuleValidator
-from syncer.model import Block, sorted_env, worker_arg_key
+from syncer.model import Block, sort_worker_args, sorted_env
 
 KV_LINKER_FLAGS = frozenset(
     {
@@ -46,6 +46,20 @@ def is_kv_flag(flag: str) -> bool:
         or flag.startswith("--hicache-")
         or flag in KV_LINKER_FLAGS
     )
+
+
+class _KvFlags(dict[str, bool]):
+    """``is_kv_flag`` of the flags met, each asked once: every case shown at another tier
+    than measured filters its workers' args (a lookup is a sixth of the call)."""
+
+    def __missing__(self, flag: str) -> bool:
+        answer = is_kv_flag(flag)
+        if len(self) < 10_000:  # bounded: a long-running bot decodes many modules
+            self[flag] = answer
+        return answer
+
+
+_IS_KV_FLAG = _KvFlags()
 
 
 # kv_transform's memo: (id of the measured block, source tier, target tier, cell index) ->
@@ -107,7 +121,8 @@ def _kv_block(
     check: ModuleValidator,
 ) -> Block:
     block = b0.copy()
-    block["args"] = [list(a) for a in b0.get("args") or []]
+    # A new list and env; the args themselves are shared with b0 (the result is not mutated).
+    block["args"] = list(b0.get("args") or [])
     block["env"] = dict(b0.get("env") or {})
     if block.get("kind") == "worker":
         _kv_worker(block, source, target, cell, mooncake, ci, check)
@@ -123,7 +138,7 @@ def _kv_worker(
     ci: int,
     check: ModuleValidator,
 ) -> None:
-    block["args"] = [a for a in block["args"] if not is_kv_flag(a[0])]
+    block["args"] = [a for a in block["args"] if not _IS_KV_FLAG[a[0]]]
     if source == "mooncake":
         block["env"] = {k: v for k, v in block["env"].items() if k not in MOONCAKE_STORE_ONLY_ENV}
     add: list[list[str]] = []
@@ -142,8 +157,8 @@ def _kv_worker(
     names = {a[0] for a in block["args"]}
     for arg in add:
         if arg[0] not in names:
-            block["args"].append(list(arg))
-    block["args"].sort(key=worker_arg_key)
+            block["args"].append(arg)
+    block["args"] = sort_worker_args(block["args"])
     for key, value in env.items():
         if key not in block["env"]:
             block["env"][key] = value

@@ -14,7 +14,7 @@ from syncer.cookbook.jsvalues import clone, js_falsy
 from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 from syncer.cookbook.validate import ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, as_block, block_data, sorted_env, worker_arg_key
+from syncer.model import Block, as_block, block_data, sort_worker_args, sorted_env
 from syncer.wording import count as count_of
 from syncer.wording import js
 from syncer.wording import kind as kind_of
@@ -170,8 +170,9 @@ def apply_diff(block: Block, diff: object) -> Block:
     args = out.get("args")
     if not isinstance(args, list):
         raise SyncError("diff applied to a block without `args`")
-    if not all(isinstance(a, list) and a and isinstance(a[0], str) for a in args):
-        raise SyncError("diff applied to `args` that are not [flag, values...] lists")
+    for arg in args:  # a loop, not all(...): a generator's steps cost as much as the tests
+        if not (isinstance(arg, list) and arg and isinstance(arg[0], str)):
+            raise SyncError("diff applied to `args` that are not [flag, values...] lists")
     new_args = []
     for arg in args:
         flag = arg[0]
@@ -191,7 +192,7 @@ def apply_diff(block: Block, diff: object) -> Block:
                 raise SyncError(f"diff for {flag} must be a list of values or null")
             new_args.append([flag, *values])
     if out.get("kind") == "worker":
-        new_args.sort(key=worker_arg_key)
+        new_args = sort_worker_args(new_args)
     out["args"] = new_args
     denv = diff.get("env") or {}
     if not isinstance(denv, dict):
