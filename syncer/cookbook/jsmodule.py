@@ -19,6 +19,7 @@ The tests check that both readers agree on every reference module.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from contextlib import AbstractContextManager, nullcontext
@@ -288,20 +289,26 @@ def is_identifier(name: str) -> bool:
 # Every alternative is linear for the regex engine: strings and block comments are written as
 # "unrolled loops" ("[^"\\]*(?:\\.[^"\\]*)*") rather than (?:[^"\\]|\\.)*, which costs the
 # engine a saved state per character (a 20 MB string took 2.4 GB to tokenise).
-_TOKEN = re.compile(
+_TOKEN = (
     r"""\s+|//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
     r"""|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|`[^`\\]*(?:\\.[^`\\]*)*`"""
-    r"""|[{}\[\],:;=]|[^\s{}\[\],:;="'`/]+""",
-    re.DOTALL,  # an escaped line break inside a string
+    r"""|[{}\[\],:;=]|[^\s{}\[\],:;="'`/]+"""
 )
 # Tokens longer than this are never compared whole (keys are short): only their start is kept.
 _KEEP = 4096
 # A run of scalar list elements, each with its comma (bare words and double-quoted strings,
 # as _TOKEN reads them): skipped in one match when no key path leads into the list, instead of
 # token by token (millions of numbers took seconds). Possessive, so no state is kept per element.
-_SCALAR_RUN = re.compile(
-    r"""(?:\s*+(?:[^\s{}\[\],:;="'`/]++|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")\s*+,)++"""
-)
+_SCALAR_RUN = r"""(?:\s*+(?:[^\s{}\[\],:;="'`/]++|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+")\s*+,)++"""
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """_TOKEN and _SCALAR_RUN, compiled the first time a position is needed: a module read
+    without an error never needs one, and compiling them was a tenth of `sync decode`'s
+    imports."""
+    # DOTALL: an escaped line break inside a string.
+    return re.compile(_TOKEN, re.DOTALL), re.compile(_SCALAR_RUN)
 
 
 class _Tokens:
@@ -310,16 +317,17 @@ class _Tokens:
 
     def __init__(self, text: str) -> None:
         self._text = text
-        self._it = _TOKEN.finditer(text)
+        self._token, self._scalar_run = _patterns()
+        self._it = self._token.finditer(text)
         self.offset = 0
         self.tok = ""
         self.advance()
 
     def skip_scalars(self) -> None:
         """Past the run of ``scalar,`` elements starting at the current token, if any."""
-        run = _SCALAR_RUN.match(self._text, self.offset)
+        run = self._scalar_run.match(self._text, self.offset)
         if run is not None:
-            self._it = _TOKEN.finditer(self._text, run.end())
+            self._it = self._token.finditer(self._text, run.end())
             self.advance()
 
     def advance(self) -> None:
