@@ -115,15 +115,19 @@ class Decoder:
         return min(pi, len(points) - 1)
 
     def available_tiers(self, ci: int) -> list[str]:
+        return list(self._available(ci))
+
+    def _available(self, ci: int) -> list[str]:
+        """The cell's ``kv.available`` itself (do not mutate): every case asks for it."""
         kv = self._cell(ci).get("kv")
-        return list(kv["available"]) if kv else []
+        return kv["available"] if kv else []
 
     def measured_tier(self, ci: int, pi: int) -> str | None:
         return self._cell(ci)["points"][self._point_index(ci, pi)].get("kv")
 
     def target_tier(self, ci: int, pi: int, kv: str | None) -> str | None:
         """The tier actually shown: ``kv`` when the cell offers it, else the measured tier."""
-        if kv is not None and kv in self.available_tiers(ci):
+        if kv is not None and kv in self._available(ci):
             return kv
         return self.measured_tier(ci, pi)
 

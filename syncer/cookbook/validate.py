@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import chain
+from operator import itemgetter
 
 from syncer.cookbook.jsvalues import is_int
 from syncer.errors import SyncError
@@ -175,19 +177,19 @@ class ModuleValidator:
 
 
 # A tuple: isinstance with a union type (dict | list) takes twice as long, and every decoded
-# case checks the values of the args its patch or KV tier changed.
+# case checks the blocks its patch or KV tier changed.
 _CONTAINERS = (dict, list)
 
 
 def _is_args(args: object) -> bool:
     """A list of ``[flag, values...]`` lists: a string flag, then values that are no objects
-    or arrays. Loops rather than nested generators: every decoded case checks its blocks."""
+    or arrays. Each test over the whole list in C (``map``, then the few types met), not an
+    ``isinstance`` per value: every decoded case checks the blocks its patch changed."""
     if not isinstance(args, list):
         return False
-    for arg in args:
-        if not (isinstance(arg, list) and arg and isinstance(arg[0], str)):
-            return False
-        for value in arg:
-            if isinstance(value, _CONTAINERS):
-                return False
-    return True
+    if not all(issubclass(kind, list) for kind in set(map(type, args))) or not all(args):
+        return False  # an arg that is no list, or an empty one
+    if not all(issubclass(kind, str) for kind in set(map(type, map(itemgetter(0), args)))):
+        return False
+    values = set(map(type, chain.from_iterable(args)))
+    return not any(issubclass(kind, _CONTAINERS) for kind in values)
