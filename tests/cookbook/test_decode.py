@@ -393,6 +393,26 @@ def test_cases_cover_every_selection(demo: Decoder) -> None:
     assert all(len(c.text) == len(c.blocks) for c in cases)
 
 
+def test_shared_cases_are_the_fresh_ones_and_fresh_ones_are_the_callers(demo: Decoder) -> None:
+    shared = list(demo.cases(fresh=False))
+    fresh = list(demo.cases())
+    assert [c.as_json() for c in shared] == [c.as_json() for c in fresh]
+    # equal blocks shown are one object (what lets the printer encode each once) ...
+    objects: dict[str, set[int]] = {}
+    for case in shared:
+        for block in case.blocks:
+            objects.setdefault(json.dumps(block), set()).add(id(block))
+    assert all(len(ids) == 1 for ids in objects.values())
+    assert len(objects) < sum(len(c.blocks) for c in shared) / 2
+    # ... and a fresh case's blocks are its caller's: changing them changes no other case
+    expected = copy.deepcopy([c.as_json() for c in fresh[1:]])
+    for block in fresh[0].blocks:
+        block["args"].clear()
+        block.setdefault("env", {})["X"] = "1"
+    assert [c.as_json() for c in list(demo.cases())[1:]] == expected
+    assert [c.as_json() for c in fresh[1:]] == expected
+
+
 def test_module_without_kv_tiers() -> None:
     # The oldest format has no KV dimension: one case per (point, router), never transformed.
     data = demo_data()

@@ -88,6 +88,54 @@ def test_all_json_is_oracle_shaped(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["cases"] == expected
 
 
+@pytest.mark.parametrize("hostile", [False, True], ids=["plain", "hidden-characters"])
+def test_all_json_lines_are_each_case_encoded_whole(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, hostile: bool
+) -> None:
+    # The printer builds a case's line from the JSON of its blocks and texts, each encoded
+    # once; the line is what encoding the whole case gives, hidden characters escaped alike
+    # and named per cell (here in a shared env value, the derived master's arg and port, an id).
+    from syncer.commands.decode import _dump, _Pieces
+    from syncer.cookbook.decode import load_decoder
+
+    module = tmp_path / "module.jsx"
+    text = (FIXTURES / "agg_sglang.jsx").read_text(encoding="utf-8")
+    if hostile:
+        text = text.replace('"SGLANG_A": "1"', '"SGLANG_A": "1\\u200b\\u001b[31m"')
+        text = text.replace('"--port", "8700"', '"--port", "87\\u202e00"')
+        text = text.replace('"ports": ["8700"]', '"ports": ["\\u2066"]')  # not in its text
+        text = text.replace('"demo-fp8-b300-dynamo-disagg#0"', '"demo\\u00ad#0"')
+    module.write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, str(module), "--all", "--format", "json")
+    assert code == 0
+    hidden: dict[str, list[str]] = {}
+    lines = [
+        f"    {_dump(c.as_json(), hidden.setdefault(c.cell_id, []))}"
+        for c in load_decoder(module).cases()
+    ]
+    joined = ",\n".join(lines)
+    assert out == f'{{\n  "module": {_dump(str(module))},\n  "cases": [\n{joined}\n  ]\n}}\n'
+    named = {cell for cell, chars in hidden.items() if chars}
+    shared = {"demo-fp4-gb300-dynamo-agg#0", "demo-fp4-gb300-sglang-agg#0", "demo\u00ad#0"}
+    assert named == (shared if hostile else set())
+    # each cell's warning names what its cases hold (the derived Mooncake master is one block
+    # shown by two cells)
+    warned = sorted(line.split(" holds ")[1] for line in err.splitlines() if " holds " in line)
+    assert warned == sorted(
+        f"control or invisible characters ({', '.join(sorted(set(hidden[c]), key=lambda e: (len(e), e)))}), "
+        "written as \\u escapes (the JSON values are unchanged)"
+        for c in named
+    )
+    assert ("\\u202e" in out) is hostile and "\u202e" not in out
+    # A case printed again (all its parts known by then) holds the same characters.
+    pieces = _Pieces()
+    for case in load_decoder(module).cases(fresh=False):
+        first: list[str] = []
+        again: list[str] = []
+        assert pieces.case(case, first) == pieces.case(case, again)
+        assert sorted(set(first)) == sorted(set(again))
+
+
 def test_all_filters_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, DEMO, "--all", "--cell", "0", "--router", "sglang", "--kv", "none")
     assert code == 0
