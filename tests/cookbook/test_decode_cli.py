@@ -121,10 +121,11 @@ def test_all_json_lines_are_each_case_encoded_whole(
     # each cell's warning names what its cases hold (the derived Mooncake master is one block
     # shown by two cells)
     warned = sorted(line.split(" holds ")[1] for line in err.splitlines() if " holds " in line)
+    shown = [", ".join(sorted(set(hidden[c]), key=lambda e: (len(e), e))) for c in named]
     assert warned == sorted(
-        f"control or invisible characters ({', '.join(sorted(set(hidden[c]), key=lambda e: (len(e), e)))}), "
-        "written as \\u escapes (the JSON values are unchanged)"
-        for c in named
+        f"control or invisible characters ({chars}), written as \\u escapes (the JSON values "
+        "are unchanged)"
+        for chars in shown
     )
     assert ("\\u202e" in out) is hostile and "\u202e" not in out
     # A case printed again (all its parts known by then) holds the same characters.
