@@ -16,7 +16,7 @@ import marshal
 from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncer import links
 from syncer.cookbook import kvtier
@@ -30,12 +30,14 @@ from syncer.cookbook.kvtier import (  # the placements are part of the decoder's
     kv_transform,
 )
 from syncer.cookbook.materialise import OVERLAY_SKIP, Materialiser, apply_diff, overlay
-from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
 from syncer.model import Block, PointStatus, Selection, block_data
 from syncer.wording import js
+
+if TYPE_CHECKING:  # annotations only: the TypedDicts cost a millisecond to create
+    from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 
 __all__ = [
     "AFTER_CONTROL_PLANE",

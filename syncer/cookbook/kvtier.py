@@ -11,10 +11,13 @@ generation puts it (``master_placement``).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
-from syncer.cookbook.module_data import CellData, ModuleData, MooncakeTier
 from syncer.cookbook.validate import ModuleValidator
 from syncer.model import Block, sort_worker_args, sorted_env
+
+if TYPE_CHECKING:  # annotations only: the TypedDicts cost a millisecond to create
+    from syncer.cookbook.module_data import CellData, ModuleData, MooncakeTier
 
 KV_LINKER_FLAGS = frozenset(
     {
@@ -23,6 +26,7 @@ KV_LINKER_FLAGS = frozenset(
         "--hicache-storage-backend-extra-config",
     }
 )
+
 # Env keys only a Mooncake *store* deployment needs; dropped when leaving a measured mooncake tier.
 MOONCAKE_STORE_ONLY_ENV = frozenset(
     {

@@ -8,16 +8,18 @@ page. A ``ref`` cycle or a chain too deep to follow is an error naming the entry
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from syncer.cookbook.jsvalues import clone, js_falsy
-from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 from syncer.cookbook.validate import ModuleValidator
 from syncer.errors import SyncError
 from syncer.model import Block, as_block, block_data, sort_worker_args, sorted_env
 from syncer.wording import count as count_of
 from syncer.wording import js
 from syncer.wording import kind as kind_of
+
+if TYPE_CHECKING:  # annotations only: the TypedDicts cost a millisecond to create
+    from syncer.cookbook.module_data import CellData, ModuleData, RouterData
 
 OVERLAY_SKIP = frozenset({"from", "diff", "drop", "ref"})
 
