@@ -124,6 +124,8 @@ def _kv_block(
     ci: int,
     check: ModuleValidator,
 ) -> Block:
+    if b0.get("kind") != "worker" and type(b0.get("args")) is list and type(b0.get("env")) is dict:
+        return b0  # what the copy below would equal: the result is not mutated
     block = b0.copy()
     # A new list and env; the args themselves are shared with b0 (the result is not mutated).
     block["args"] = list(b0.get("args") or [])
