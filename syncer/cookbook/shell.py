@@ -92,6 +92,7 @@ _QUOTED_MAX = 100_000
 # the largest module's distinct blocks are 313 distinct args. Only strings: 1, 1.0 and True
 # are one key but three words.
 _ARG_LINES: dict[bool, dict[tuple[str, str], str]] = {False: {}, True: {}}
+_ENV_LINES: dict[bool, dict[tuple[str, str], str]] = {False: {}, True: {}}  # by (key, value)
 
 
 def quote(value: object) -> str:
@@ -136,7 +137,15 @@ def format_block(block: Block, *, literal: bool = False) -> str:
     lines = [js_string(line) for line in block.get("preamble") or []]
     env = block.get("env")
     if env:
-        lines.extend([f"{key}={quote_value(value)} \\" for key, value in env.items()])
+        known = _ENV_LINES[literal]
+        for item in env.items():
+            plain = type(item[0]) is str and type(item[1]) is str  # as _ARG_LINES
+            line = known.get(item) if plain else None
+            if line is None:
+                line = f"{item[0]}={quote_value(item[1])} \\"
+                if plain and len(known) < _QUOTED_MAX:
+                    known[item] = line
+            lines.append(line)
     args = block.get("args")
     if not args:
         lines.append(NGINX_COMMAND if block.get("kind") == "nginx" else js_string(block.get("cmd")))
