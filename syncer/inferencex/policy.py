@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
@@ -38,7 +39,7 @@ from syncer.inferencex.cookbook_layout import (
 )
 from syncer.inferencex.releases import FRONTEND_INTERNAL_PORT, FrontendTopology
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
-from syncer.model import BLOCK_KINDS, Block, sort_worker_args, sorted_env
+from syncer.model import BLOCK_KINDS, Block, as_block, block_data, sort_worker_args, sorted_env
 from syncer.wording import js
 
 
@@ -85,13 +86,24 @@ class Exclusion:
         )
 
     def matches(self, kind: str, field: str, name: str, value: str | None = None) -> bool:
-        if not (
-            field == self.field and kind in self.kinds and fnmatch.fnmatchcase(name, self.pattern)
-        ):
+        if not (field == self.field and kind in self.kinds and _glob(name, self.pattern)):
             return False
         if not self.values:
             return True
-        return value is not None and any(fnmatch.fnmatchcase(value, v) for v in self.values)
+        return value is not None and any(_glob(value, v) for v in self.values)
+
+
+# pattern -> whether it has no wildcard (most entries name one flag or env key)
+_LITERAL: dict[str, bool] = {}
+
+
+def _glob(text: str, pattern: str) -> bool:
+    """``fnmatch.fnmatchcase``, which compiles every pattern to a regex first, without that
+    for a pattern with no wildcard (it matches itself only)."""
+    literal = _LITERAL.get(pattern)
+    if literal is None:
+        literal = _LITERAL[pattern] = not any(c in pattern for c in "*?[")
+    return text == pattern if literal else fnmatch.fnmatchcase(text, pattern)
 
 
 @dataclass(frozen=True)
@@ -199,7 +211,7 @@ class Policy:
         else:
             nginx, local = layer.port == FRONTEND_INTERNAL_PORT, layer.on_head
         kinds = {str(b.get("kind")) for b in raw_blocks}
-        blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds, local) for b in raw_blocks]
+        blocks = [self._block(_copied(b), workers, nginx, kinds, local) for b in raw_blocks]
         if layer is not None:
             blocks = [frontend_count(b, layer.count) for b in blocks]
         return cookbook_order(merge_stores(blocks))
@@ -384,6 +396,23 @@ class Policy:
     def _value(entry: Exclusion, role: str, nginx: bool = False) -> str:
         value = entry.nginx_value if nginx and entry.nginx_value is not None else entry.value
         return (value or "").replace("{ROLE}", role.upper())
+
+
+def _copied(block: Block) -> Block:
+    return as_block(_plain_copy(block_data(block)))
+
+
+def _plain_copy(value: Any) -> Any:
+    """A deep copy of plain data (what blocks are made of: mappings, lists, strings, numbers),
+    without ``copy.deepcopy``'s dispatch and memo per object; anything else is deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain_copy(v) for v in value]
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value
+    return copy.deepcopy(value)
 
 
 def file_id(name: str, content: str) -> str:
