@@ -9,7 +9,6 @@ as a repo-relative path (older), or through ``additional-settings:
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -196,6 +195,8 @@ class Master:
 
     def entry(self, key: str, *, script_launched: bool = False) -> ConfigEntry:
         if key not in self.data:
+            import difflib  # for the message only: a cost of every start-up otherwise
+
             close = difflib.get_close_matches(key, list(self.data), n=5, cutoff=0.6)
             if not close:
                 close = [k for k in self.data if k.split("-")[0] == key.split("-")[0]][:5]

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from syncer.errors import SyncError
@@ -423,9 +423,14 @@ def _first(arg: list[str]) -> str | None:
     return arg[1] if len(arg) > 1 else None
 
 
+# The package's own file, read as helptext reads help.txt (importlib.resources is a cost of
+# every start-up).
+POLICY_FILE = Path(__file__).parents[1] / "data" / "policy.yaml"
+
+
 @lru_cache(maxsize=1)
 def _default_policy() -> Policy:
-    text = resources.files("syncer").joinpath("data", "policy.yaml").read_text(encoding="utf-8")
+    text = POLICY_FILE.read_text(encoding="utf-8")
     return parse_policy(yamlsafe.loads(text, "syncer/data/policy.yaml"), "syncer/data/policy.yaml")
 
 
