@@ -77,6 +77,8 @@ def is_sglang(framework: str) -> bool:
 
 @dataclass
 class ConfigEntry:
+    """One config key of a master config, checked: what rendering it needs."""
+
     key: str
     path: str  # master file the key lives in
     layout_root: Path  # <checkout>/inferencex-e2e or <checkout>
@@ -169,6 +171,8 @@ class ConfigEntry:
 
 @dataclass
 class Master:
+    """A checkout's master configs, parsed: every config key with its raw entry and file."""
+
     root: Path
     layout_root: Path
     files: list[Path]

@@ -60,6 +60,8 @@ KINDS = {*BLOCK_KINDS, "benchmark"}
 
 @dataclass(frozen=True)
 class Exclusion:
+    """One policy entry: the flag or env pattern, the kinds it applies to, its action."""
+
     name: str
     field: str  # flag | env
     pattern: str
@@ -164,6 +166,8 @@ class MountedFile:
 
 @dataclass
 class Policy:
+    """The exclusion policy: its entries, value rules and mounted-directory rules."""
+
     entries: list[Exclusion]
     path: str = "syncer/data/policy.yaml"
     values: list[ValueRule] = field(default_factory=list)
@@ -171,6 +175,11 @@ class Policy:
     _memo: dict[tuple[str, str, str, str | None], Exclusion | None] = field(
         default_factory=dict, repr=False
     )
+    # (kind, field) -> the entries that can cover it: those with ``values:``, the others
+    _candidates: dict[tuple[str, str], tuple[list[Exclusion], list[Exclusion]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _placeheld: dict[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
 
     def exclusion(
         self, kind: str, field: str, name: str, value: str | None = None
@@ -184,16 +193,19 @@ class Policy:
             return self._memo[key]
         except KeyError:
             pass
+        candidates = self._candidates.get((kind, field))
+        if candidates is None:
+            covering = [e for e in self.entries if e.field == field and kind in e.kinds]
+            candidates = self._candidates[(kind, field)] = (
+                [e for e in covering if e.values],
+                [e for e in covering if not e.values],
+            )
+        valued, plain = candidates
         found = None
         if value is not None:
-            found = next(
-                (e for e in self.entries if e.values and e.matches(kind, field, name, value)),
-                None,
-            )
+            found = next((e for e in valued if e.matches(kind, field, name, value)), None)
         if found is None:
-            found = next(
-                (e for e in self.entries if not e.values and e.matches(kind, field, name)), None
-            )
+            found = next((e for e in plain if e.matches(kind, field, name)), None)
         self._memo[key] = found
         return found
 
@@ -384,13 +396,21 @@ class Policy:
         return key_ordered(block)
 
     def _placeholders(self, kind: str, value: str) -> str:
+        # Memoised: every point and router of a config passes the same values again.
+        key = (kind, value)
+        done = self._placeheld.get(key)
+        if done is not None:
+            return done
         mounted = self._mounted(kind, "", value)
         if mounted is not None:
             # the router ships the file; the command names it in the working directory
-            return mounted.name
-        for rule in self.values:
-            value = rule.apply(kind, value)
-        return value
+            done = mounted.name
+        else:
+            done = value
+            for rule in self.values:
+                done = rule.apply(kind, done)
+        self._placeheld[key] = done
+        return done
 
     @staticmethod
     def _value(entry: Exclusion, role: str, nginx: bool = False) -> str:

@@ -215,6 +215,8 @@ def compose_shared(shared: dict[str, object] | None, doc: object) -> object:
 
 @dataclass
 class Role:
+    """One worker role of a recipe (agg, prefill or decode) and its resources."""
+
     name: str  # agg | prefill | decode
     nodes: int
     workers: int
@@ -231,6 +233,8 @@ class Role:
 
 @dataclass
 class Frontend:
+    """A recipe's frontend section: its type, args and env."""
+
     type: str
     args: dict[str, object]
     env: dict[str, str]

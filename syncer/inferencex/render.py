@@ -58,6 +58,8 @@ DERIVED_FRONTEND = {
 
 @dataclass
 class RenderedPoint:
+    """One job of a config, rendered: raw and cookbook-form blocks per router."""
+
     index: int
     item: int
     override: str | None
@@ -110,6 +112,8 @@ class RenderedPoint:
 
 @dataclass
 class RenderedConfig:
+    """Every job of a config key, rendered, with the rules and files used."""
+
     key: str
     entry: ConfigEntry
     points: list[RenderedPoint]
