@@ -19,7 +19,7 @@ from syncer import progress
 from syncer.errors import SyncError
 from syncer.inferencex import commits, yamlsafe
 from syncer.inferencex.acceptance import simulate_env
-from syncer.inferencex.master import ConfigEntry, launched_by_script, load_master
+from syncer.inferencex.master import ConfigEntry, load_master
 from syncer.inferencex.policy import MountedFile, Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, published_layer, render_raw
 from syncer.inferencex.recipe import check_sections, compose_shared, expand_variants, normalise
@@ -39,6 +39,7 @@ from syncer.inferencex.releases import (
 )
 from syncer.inferencex.rows import Job
 from syncer.inferencex.runner_launch import cluster_gpus_per_node
+from syncer.inferencex.scripts import refuse_script_launched
 from syncer.inferencex.srtconfigs import SrtSlurmFiles, discover
 from syncer.inferencex.variants import Variants, variant_for_job
 from syncer.locations import bundled_inferencex
@@ -236,11 +237,7 @@ def render_config(
     srt = srt_files if srt_files is not None else discover(root)
     master = load_master(root)
     master.check_sglang(key)  # the first reason given, before any other refusal
-    if key in master.data and launched_by_script(master.data[key][0]):
-        # the scripts module (which script, and its refusal) is for such a key only
-        from syncer.inferencex.scripts import refuse_script_launched
-
-        refuse_script_launched(master, key)
+    refuse_script_launched(master, key)
     entry = master.entry(key)
     if release is None:
         release = release_for(entry, submodule_commit=srt.commit)

@@ -11,18 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from syncer.console import report_console
 from syncer.errors import SyncError
+from syncer.lint.lint import LintResult, lint_texts
+from syncer.lint.report import lint_report
 from syncer.lint.source import SGLangSource
 from syncer.templating import render
 from syncer.untrusted import term_text
-
-if TYPE_CHECKING:
-    # The lint itself and its report are imported where a check runs: `sync generate` on a
-    # cookbook that is no SGLang checkout skips it, and pays nothing for them.
-    from syncer.lint.lint import LintResult
 
 # The PR body's share for the lint section; the reviewer diff gets what the rest leaves.
 PR_SECTION_BUDGET = 12_000
@@ -39,8 +35,6 @@ class PublishLint:
     def markdown(self, budget: int = PR_SECTION_BUDGET) -> str | None:
         """The PR body section; None when the check did not run (nothing to show)."""
         if self.result is not None:
-            from syncer.lint.report import lint_report
-
             return lint_report(self.result).markdown(budget)
         if self.error is not None:
             return render("lint_failed.md.j2", error=self.error)
@@ -62,8 +56,6 @@ def lint_published(modules: list[tuple[str, str]], git_dir: Path | None) -> Publ
     checkout = sglang_checkout(git_dir)
     if checkout is None:
         return PublishLint(None, skipped="no SGLang checkout at hand (give --sglang)")
-    from syncer.lint.lint import lint_texts
-
     try:
         return PublishLint(lint_texts(modules, SGLangSource(checkout)))
     except SyncError as exc:
@@ -104,6 +96,5 @@ def print_generated(modules: list[tuple[str, str]], checkout: Path | None) -> No
     if outcome.result is None:
         click.echo(f"SGLang flag check not run: {term_text(outcome.error)}", err=True)
         return
-    from syncer.lint.report import lint_report
 
     lint_report(outcome.result).text(report_console(soft_wrap=True))

@@ -14,12 +14,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from syncer import inputs, locations
 from syncer.compare.diff import ExclusionLookup
 from syncer.compare.results import PointResult, VerifyResult
 from syncer.compare.verify import compare_point, policy_lookup, raw_rendering
+from syncer.compare.verify_scripts import assign_dirs, compare_script_point, script_points
 from syncer.cookbook.decode import Decoder, decoder_for_text
 from syncer.cookbook.jsmodule import MAX_MODULE_BYTES, decode_text, read_text
 from syncer.errors import SyncError
@@ -28,15 +29,13 @@ from syncer.inferencex.master import load_master
 from syncer.inferencex.policy import load_policy
 from syncer.inferencex.releases import DEFAULT, at_date, from_run
 from syncer.inferencex.render import RenderedConfig, render_config
-from syncer.inferencex.scripts import script_launch
+from syncer.inferencex.scripts import ScriptLaunch, script_launch
 from syncer.inputs import Input, Read, shown
 from syncer.runs.collect import RunData, read_run
 from syncer.runs.mapping import assign
+from syncer.runs.scriptrun import read_script_run
 from syncer.selection import select_points
 from syncer.syncconfig import load_sync_config
-
-if TYPE_CHECKING:
-    from syncer.inferencex.scripts import ScriptLaunch
 
 T = TypeVar("T")
 
@@ -296,10 +295,6 @@ def verify_script_config(
             path=launch.master_path,
             line=launch.line,
         )
-    # Imported for a script-launched key only: every other verify would pay for them.
-    from syncer.compare.verify_scripts import assign_dirs, compare_script_point, script_points
-    from syncer.runs.scriptrun import read_script_run
-
     entry = load_master(inferencex).entry(key, script_launched=True)
     points = script_points(entry, launch)
     selected = select_points(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
