@@ -419,7 +419,12 @@ class Policy:
 
 
 def _copied(block: Block) -> Block:
-    return as_block(_plain_copy(block_data(block)))
+    """The copy of a raw block that ``_block`` turns into its cookbook form. Its ``env`` and
+    ``args`` (most of a block) are only read there and replaced by the cookbook's own, so they
+    are not copied; the rest is."""
+    return as_block(
+        {k: v if k in ("env", "args") else _plain_copy(v) for k, v in block_data(block).items()}
+    )
 
 
 def _plain_copy(value: Any) -> Any:
