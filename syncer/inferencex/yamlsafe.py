@@ -117,24 +117,27 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
     def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
         # The parser asks for the tag of every scalar, and a document repeats its scalars
         # (keys, numbers, flags): a plain scalar's tag depends on its text only.
-        if kind is not yaml.ScalarNode or not implicit[0] or self.yaml_path_resolvers:
-            return super().resolve(kind, value, implicit)
-        tag = self._tags.get(value)
-        if tag is None:
-            tag = self._tags[value] = super().resolve(kind, value, implicit)
-        return tag
+        if kind is _SCALAR_NODE and implicit[0] and not self.yaml_path_resolvers:
+            tag = self._tags.get(value)
+            if tag is None:
+                tag = self._tags[value] = super().resolve(kind, value, implicit)
+            return tag
+        return super().resolve(kind, value, implicit)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
         self._check_keys(node)
         return super().construct_mapping(node, deep=deep)
 
-    def _check_keys(self, node: yaml.MappingNode) -> None:
+    def _check_keys(self, node: yaml.MappingNode) -> bool:
+        """Refuse a duplicate or boolean key of ``node``; whether it has a merge key."""
         seen: dict[object, yaml.Node] = {}
+        merges = False
         for key_node, _ in node.value:
             tag = key_node.tag
-            if tag == _STR_TAG and type(key_node) is yaml.ScalarNode:
+            if tag == _STR_TAG and type(key_node) is _SCALAR_NODE:
                 key = key_node.value  # what constructing a string scalar gives, for less
             elif tag == _MERGE:
+                merges = True
                 continue
             else:
                 key = self.construct_object(key_node, deep=True)
@@ -156,6 +159,7 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
             if key in seen:
                 self._duplicate(key, seen[key], key_node)
             seen[key] = key_node
+        return merges
 
     def _duplicate(self, key: object, first: yaml.Node, again: yaml.Node) -> None:
         line, first_line = again.start_mark.line + 1, first.start_mark.line + 1
@@ -199,9 +203,13 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
     def _plain(self, node: yaml.Node, pending: deque[tuple[Any, Any]]) -> object:
         """``node``'s value; a list or mapping is returned empty and filled from ``pending``."""
         kind, tag = type(node), node.tag
-        if kind is yaml.ScalarNode:
+        if kind is _SCALAR_NODE:
             if tag == _STR_TAG:
                 return node.value
+            if tag == _INT_TAG:
+                text = node.value
+                if text.isascii() and text.isdigit() and (text[0] != "0" or text == "0"):
+                    return int(text)  # a plain decimal, what construct_yaml_int makes of it
             if tag in _PLAIN_SCALARS:
                 # PyYAML's own constructor (plain functions for these tags, no generator)
                 return self.yaml_constructors[tag](self, node)
@@ -224,9 +232,10 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
     def _fill_mapping(
         self, node: yaml.MappingNode, mapping: dict[object, object], pending: deque[Any]
     ) -> None:
-        # PyYAML's order: the keys checked, merge keys resolved, then each pair built
-        self._check_keys(node)
-        self.flatten_mapping(node)
+        # PyYAML's order: the keys checked, merge keys resolved, then each pair built (any
+        # other key tag flatten_mapping changes, the value key `=`, was refused by the check)
+        if self._check_keys(node):
+            self.flatten_mapping(node)
         for key_node, value_node in node.value:
             if key_node.tag == _STR_TAG and type(key_node) is yaml.ScalarNode:
                 key = key_node.value
@@ -244,6 +253,8 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
             mapping[key] = self._plain(value_node, pending)
 
 
+_SCALAR_NODE = yaml.ScalarNode
+_INT_TAG = "tag:yaml.org,2002:int"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
 # Scalar tags whose safe constructors are plain functions (no generator, no recursion).
