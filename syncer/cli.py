@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
 
 from syncer.errors import ReaderGone, SyncError
 from syncer.helptext import prog_name, stored_help
@@ -41,10 +40,11 @@ def main(argv: list[str] | None = None) -> None:
     Exit codes: 0 clean, 1 drift or changes, 2 bad input, 3 an internal error (a bug), 141 the
     reader of the output went away before it was all written, 143 a SIGTERM stopped it (temp
     files removed, nothing half-written)."""
-    if threading.current_thread() is not threading.main_thread():
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:
         _run(argv)  # only the main thread can take signals (an in-process caller's worker)
         return
-    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         _run(argv)
     finally:
@@ -143,11 +143,7 @@ def wait_until_read(stream: object) -> None:
     last write, as if the pipe had no buffer. Anything but a pipe (a file, a terminal, an
     in-process caller's buffer) returns at once, as does a system that cannot tell how much a
     pipe holds."""
-    import fcntl
-    import select
     import stat
-    import struct
-    import termios
 
     try:
         fd = stream.fileno()  # type: ignore[attr-defined]
@@ -155,6 +151,12 @@ def wait_until_read(stream: object) -> None:
             return
     except (AttributeError, OSError, ValueError):
         return
+    # a pipe only: the rest of every start-up (a file, a terminal) never needs these
+    import fcntl
+    import select
+    import struct
+    import termios
+
     poller = select.poll()
     poller.register(fd, 0)  # POLLERR (no reader left) is reported whatever is asked for
     pause = 0.001

@@ -58,6 +58,11 @@ class _PipedMixin(_ConsoleBase):
     def print(self, *objects: Any, **options: Any) -> None:
         # A table never splits a word on a pipe (a flag, a cell id, a path, a URL that
         # `grep` looks for): printed as wide as its longest words need when that is wider.
+        if "rich.table" not in sys.modules:
+            # no table was made (rich.table brings fractions and decimal: a report without
+            # one does not import it), so none is printed here
+            super().print(*objects, **options)
+            return
         from rich.measure import Measurement
         from rich.table import Table
 

@@ -8,7 +8,6 @@ prompt, no pager, no user or system config (hooks, fsmonitor, aliases of the run
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 # Reading one commit's id and date takes milliseconds; the bound is for a hung filesystem.
@@ -45,6 +44,8 @@ def checked_out(path: Path) -> tuple[str, str] | None:
 
 
 def _query(*args: str) -> str | None:
+    import subprocess  # imported by the runs that ask git only (a cost of every start-up)
+
     try:
         proc = subprocess.run(
             ["git", *args], capture_output=True, text=True, env=git_env(),

@@ -51,6 +51,8 @@ _LABELS = {
 
 @dataclass(frozen=True)
 class Read:
+    """One input a command read: its kind, path and, for a git checkout, its commit."""
+
     input: Input
     path: str
     commit: str | None = None

@@ -62,3 +62,9 @@ def bundled_inferencex() -> Path:
         f"project checkout holding {SYNC_YAML}) here; pass --inferencex PATH",
         path=str(Path.cwd()),
     )
+
+
+def user_cache_dir() -> Path:
+    """The tool's cache of things it can always make again (a cloned cookbook, compiled
+    templates): ``$XDG_CACHE_HOME/infx-cookbook-sync``, by default under ``~/.cache``."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "infx-cookbook-sync"

@@ -1,15 +1,77 @@
 """Every generated text (module header, page section, PR body, comments, reports) is rendered
 here, from ``syncer/templates/``, with the untrusted-value filters registered. The benchmarks,
-which are not installed, render theirs the same way from their own folder."""
+which are not installed, render theirs the same way from their own folder.
+
+Compiled templates are kept on disk (:class:`CompiledTemplates`), as Python keeps ``.pyc``
+files: compiling one costs more than rendering it, in every process that renders.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import sys
 from functools import cache
 from pathlib import Path
 
 import jinja2
+from jinja2.bccache import Bucket
 
 from syncer import untrusted, wording
+from syncer.locations import user_cache_dir
+
+# The settings the compiled code depends on (its syntax and whitespace handling).
+_COMPILE_SETTINGS = (
+    "block_start_string",
+    "block_end_string",
+    "variable_start_string",
+    "variable_end_string",
+    "comment_start_string",
+    "comment_end_string",
+    "line_statement_prefix",
+    "line_comment_prefix",
+    "trim_blocks",
+    "lstrip_blocks",
+    "newline_sequence",
+    "keep_trailing_newline",
+    "autoescape",
+    "optimized",
+    "is_async",
+)
+
+
+class CompiledTemplates(jinja2.FileSystemBytecodeCache):
+    """Compiled templates in ``directory``, each used only for the source it was compiled
+    from: jinja2 checks an entry against the template's checksum (and its own and Python's
+    version), and the key names the template's file, the jinja2 release and the settings the
+    code depends on. An entry that cannot be read is compiled again; one that cannot be
+    written is not kept (and none is written under ``PYTHONDONTWRITEBYTECODE``)."""
+
+    def __init__(self, directory: Path, environment: jinja2.Environment) -> None:
+        super().__init__(str(directory), "%s.jinja2c")
+        settings = [jinja2.__version__, *(repr(getattr(environment, s)) for s in _COMPILE_SETTINGS)]
+        settings += sorted(environment.extensions)
+        self._settings = "|".join(settings)
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        text = f"{name}|{filename}|{self._settings}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except Exception:  # a truncated or foreign file: compiled again
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        if sys.dont_write_bytecode:
+            return
+        try:
+            os.makedirs(self.directory, mode=0o700, exist_ok=True)
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass  # a read-only or full disk: the next process compiles again
 
 
 @cache
@@ -33,6 +95,8 @@ def environment(folder: Path | None = None) -> jinja2.Environment:
     env.filters["term"] = untrusted.term_text
     env.filters["block"] = untrusted.md_block
     env.filters["count"] = wording.count  # {{ n|count("point") }}: "1 point", "2 points"
+    with contextlib.suppress(RuntimeError):  # no home directory: compiled in every process
+        env.bytecode_cache = CompiledTemplates(user_cache_dir() / "templates", env)
     return env
 
 

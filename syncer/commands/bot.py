@@ -18,6 +18,7 @@ import click
 from syncer import links, secrets
 from syncer.commands import options
 from syncer.errors import SyncError
+from syncer.locations import user_cache_dir
 from syncer.syncconfig import load_sync_config
 from syncer.untrusted import term_text
 from syncer.wording import count
@@ -79,9 +80,7 @@ from syncer.wording import count
 @click.option("--push-url", default=None, help="Git URL of that fork.")
 @options.folder_option(
     "--cache-dir",
-    default=lambda: (
-        Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "infx-cookbook-sync"
-    ),
+    default=user_cache_dir,
     help="Where a cloned cookbook is kept.",
 )
 @options.api_url_option()

@@ -16,13 +16,13 @@ import click
 
 from syncer import links, locations
 from syncer.errors import SyncError
-from syncer.reporting import Report, write
 from syncer.selection import CONC_HELP, POINT_HELP
 from syncer.wording import js
 
 if TYPE_CHECKING:
     from syncer.publish.github import GitHubClient
     from syncer.publish.settings import Plan
+    from syncer.reporting import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[F], F]
@@ -170,4 +170,6 @@ def github_client(
 
 def print_report(report: Report, fmt: str) -> int:
     """``report`` on stdout in the ``--format`` asked for; the command's exit code."""
+    from syncer.reporting import write  # the commands that print none (render) need none of it
+
     return write(report, fmt)

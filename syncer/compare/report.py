@@ -359,11 +359,12 @@ def verify_report(result: VerifyResult) -> Report:
 
 
 def _text(ctx: dict[str, Any], console: Console) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
     print_lines(console, render("verify_report.txt.j2", **ctx))
     if ctx["rows"]:
+        # a report with differences only: rich's table brings fractions and decimal
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(title="Differences", show_lines=True)
         longest = max(len(term_text(r.key)) for r in ctx["rows"])
         table.add_column("point", justify="right", no_wrap=True)

@@ -27,7 +27,6 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -65,6 +64,8 @@ _GITLINKS: dict[str, dict[str, str]] = {}
 
 
 def _git(clone: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    import subprocess  # imported by the runs that ask git only (a cost of every start-up)
+
     try:
         proc = subprocess.run(
             ["git", "--git-dir", str(_git_dir(clone)), *args],
@@ -103,6 +104,8 @@ def is_clone(path: Path) -> bool:
 
 def init_bare(path: Path) -> None:
     """A new bare repository at ``path`` (the bot's clone on its first run)."""
+    import subprocess
+
     path.mkdir(parents=True, exist_ok=True)
     try:
         proc = subprocess.run(

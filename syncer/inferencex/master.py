@@ -9,8 +9,8 @@ as a repo-relative path (older), or through ``additional-settings:
 
 from __future__ import annotations
 
-import difflib
 import hashlib
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,6 +78,8 @@ def is_sglang(framework: str) -> bool:
 
 @dataclass
 class ConfigEntry:
+    """One config key of a master config, checked: what rendering it needs."""
+
     key: str
     path: str  # master file the key lives in
     layout_root: Path  # <checkout>/inferencex-e2e or <checkout>
@@ -170,6 +172,8 @@ class ConfigEntry:
 
 @dataclass
 class Master:
+    """A checkout's master configs, parsed: every config key with its raw entry and file."""
+
     root: Path
     layout_root: Path
     files: list[Path]
@@ -196,6 +200,8 @@ class Master:
 
     def entry(self, key: str, *, script_launched: bool = False) -> ConfigEntry:
         if key not in self.data:
+            import difflib  # for the message only: a cost of every start-up otherwise
+
             close = difflib.get_close_matches(key, list(self.data), n=5, cutoff=0.6)
             if not close:
                 close = [k for k in self.data if k.split("-")[0] == key.split("-")[0]][:5]
@@ -228,6 +234,13 @@ def find_layout(inferencex_dir: Path) -> Path:
 # the bot, verify) reads the same master files, the slowest part of rendering one key.
 _LOADED: dict[tuple[str, tuple[tuple[str, bytes], ...]], Master] = {}
 _LOADED_MAX = 8
+# The same, by the files' stat signatures, for files last changed well before they were read:
+# re-reading and hashing a large master for every key rendered made the cost per key grow with
+# the number of keys. A write changes a file's ctime (which no program can set), and one made
+# after the read is at least this much later than a change this old; a file changed closer to
+# its read (timestamps are coarse) is compared by content, as above.
+_BY_STAT: dict[tuple[object, ...], Master] = {}
+_SETTLED_NS = 2_000_000_000
 
 
 def load_master(inferencex_dir: Path | str) -> Master:
@@ -242,6 +255,9 @@ def load_master(inferencex_dir: Path | str) -> Master:
     )
     for f in files:
         checkout.contained(root, f, what="master config")
+    settled = _settled_signature(root, files)
+    if settled is not None and settled in _BY_STAT:
+        return _BY_STAT[settled]
     try:
         if any(f.stat().st_size > yamlsafe.MAX_FILE_BYTES for f in files):
             raise OSError  # never read whole; yamlsafe.load refuses it with its size
@@ -259,7 +275,27 @@ def load_master(inferencex_dir: Path | str) -> Master:
         if len(_LOADED) >= _LOADED_MAX:
             del _LOADED[next(iter(_LOADED))]
         _LOADED[key] = read_master(root, layout, files)
+    if settled is not None:
+        if len(_BY_STAT) >= _LOADED_MAX:
+            del _BY_STAT[next(iter(_BY_STAT))]
+        _BY_STAT[settled] = _LOADED[key]
     return _LOADED[key]
+
+
+def _settled_signature(root: Path, files: list[Path]) -> tuple[object, ...] | None:
+    """The stat signature of ``files`` when every one was last changed long enough ago to be
+    trusted (see ``_BY_STAT``), taken before they are read; else None."""
+    now = time.time_ns()
+    out: list[object] = [str(root)]
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            return None
+        if now - max(st.st_ctime_ns, st.st_mtime_ns) < _SETTLED_NS:
+            return None
+        out.append((str(f), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(out)
 
 
 def read_master(root: Path, layout: Path, files: list[Path]) -> Master:

@@ -16,7 +16,8 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import lru_cache
-from importlib import resources
+from pathlib import Path
+from typing import Any
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
@@ -38,7 +39,7 @@ from syncer.inferencex.cookbook_layout import (
 )
 from syncer.inferencex.releases import FRONTEND_INTERNAL_PORT, FrontendTopology
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
-from syncer.model import BLOCK_KINDS, Block, sort_worker_args, sorted_env
+from syncer.model import BLOCK_KINDS, Block, as_block, block_data, sort_worker_args, sorted_env
 from syncer.wording import js
 
 
@@ -59,6 +60,8 @@ KINDS = {*BLOCK_KINDS, "benchmark"}
 
 @dataclass(frozen=True)
 class Exclusion:
+    """One policy entry: the flag or env pattern, the kinds it applies to, its action."""
+
     name: str
     field: str  # flag | env
     pattern: str
@@ -85,13 +88,24 @@ class Exclusion:
         )
 
     def matches(self, kind: str, field: str, name: str, value: str | None = None) -> bool:
-        if not (
-            field == self.field and kind in self.kinds and fnmatch.fnmatchcase(name, self.pattern)
-        ):
+        if not (field == self.field and kind in self.kinds and _glob(name, self.pattern)):
             return False
         if not self.values:
             return True
-        return value is not None and any(fnmatch.fnmatchcase(value, v) for v in self.values)
+        return value is not None and any(_glob(value, v) for v in self.values)
+
+
+# pattern -> whether it has no wildcard (most entries name one flag or env key)
+_LITERAL: dict[str, bool] = {}
+
+
+def _glob(text: str, pattern: str) -> bool:
+    """``fnmatch.fnmatchcase``, which compiles every pattern to a regex first, without that
+    for a pattern with no wildcard (it matches itself only)."""
+    literal = _LITERAL.get(pattern)
+    if literal is None:
+        literal = _LITERAL[pattern] = not any(c in pattern for c in "*?[")
+    return text == pattern if literal else fnmatch.fnmatchcase(text, pattern)
 
 
 @dataclass(frozen=True)
@@ -152,6 +166,8 @@ class MountedFile:
 
 @dataclass
 class Policy:
+    """The exclusion policy: its entries, value rules and mounted-directory rules."""
+
     entries: list[Exclusion]
     path: str = "syncer/data/policy.yaml"
     values: list[ValueRule] = field(default_factory=list)
@@ -159,6 +175,11 @@ class Policy:
     _memo: dict[tuple[str, str, str, str | None], Exclusion | None] = field(
         default_factory=dict, repr=False
     )
+    # (kind, field) -> the entries that can cover it: those with ``values:``, the others
+    _candidates: dict[tuple[str, str], tuple[list[Exclusion], list[Exclusion]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+    _placeheld: dict[tuple[str, str], str] = field(default_factory=dict, repr=False, compare=False)
 
     def exclusion(
         self, kind: str, field: str, name: str, value: str | None = None
@@ -172,16 +193,19 @@ class Policy:
             return self._memo[key]
         except KeyError:
             pass
+        candidates = self._candidates.get((kind, field))
+        if candidates is None:
+            covering = [e for e in self.entries if e.field == field and kind in e.kinds]
+            candidates = self._candidates[(kind, field)] = (
+                [e for e in covering if e.values],
+                [e for e in covering if not e.values],
+            )
+        valued, plain = candidates
         found = None
         if value is not None:
-            found = next(
-                (e for e in self.entries if e.values and e.matches(kind, field, name, value)),
-                None,
-            )
+            found = next((e for e in valued if e.matches(kind, field, name, value)), None)
         if found is None:
-            found = next(
-                (e for e in self.entries if not e.values and e.matches(kind, field, name)), None
-            )
+            found = next((e for e in plain if e.matches(kind, field, name)), None)
         self._memo[key] = found
         return found
 
@@ -199,7 +223,7 @@ class Policy:
         else:
             nginx, local = layer.port == FRONTEND_INTERNAL_PORT, layer.on_head
         kinds = {str(b.get("kind")) for b in raw_blocks}
-        blocks = [self._block(copy.deepcopy(b), workers, nginx, kinds, local) for b in raw_blocks]
+        blocks = [self._block(_copied(b), workers, nginx, kinds, local) for b in raw_blocks]
         if layer is not None:
             blocks = [frontend_count(b, layer.count) for b in blocks]
         return cookbook_order(merge_stores(blocks))
@@ -372,18 +396,48 @@ class Policy:
         return key_ordered(block)
 
     def _placeholders(self, kind: str, value: str) -> str:
+        # Memoised: every point and router of a config passes the same values again.
+        key = (kind, value)
+        done = self._placeheld.get(key)
+        if done is not None:
+            return done
         mounted = self._mounted(kind, "", value)
         if mounted is not None:
             # the router ships the file; the command names it in the working directory
-            return mounted.name
-        for rule in self.values:
-            value = rule.apply(kind, value)
-        return value
+            done = mounted.name
+        else:
+            done = value
+            for rule in self.values:
+                done = rule.apply(kind, done)
+        self._placeheld[key] = done
+        return done
 
     @staticmethod
     def _value(entry: Exclusion, role: str, nginx: bool = False) -> str:
         value = entry.nginx_value if nginx and entry.nginx_value is not None else entry.value
         return (value or "").replace("{ROLE}", role.upper())
+
+
+def _copied(block: Block) -> Block:
+    """The copy of a raw block that ``_block`` turns into its cookbook form. Its ``env`` and
+    ``args`` (most of a block) are only read there and replaced by the cookbook's own, so they
+    are not copied; the rest is."""
+    return as_block(
+        {k: v if k in ("env", "args") else _plain_copy(v) for k, v in block_data(block).items()}
+    )
+
+
+def _plain_copy(value: Any) -> Any:
+    """A deep copy of plain data (what blocks are made of: mappings, lists, strings, numbers),
+    without ``copy.deepcopy``'s dispatch and memo per object; anything else is deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _plain_copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_plain_copy(v) for v in value]
+    if kind is str or kind is int or kind is bool or kind is float or value is None:
+        return value
+    return copy.deepcopy(value)
 
 
 def file_id(name: str, content: str) -> str:
@@ -394,9 +448,14 @@ def _first(arg: list[str]) -> str | None:
     return arg[1] if len(arg) > 1 else None
 
 
+# The package's own file, read as helptext reads help.txt (importlib.resources is a cost of
+# every start-up).
+POLICY_FILE = Path(__file__).parents[1] / "data" / "policy.yaml"
+
+
 @lru_cache(maxsize=1)
 def _default_policy() -> Policy:
-    text = resources.files("syncer").joinpath("data", "policy.yaml").read_text(encoding="utf-8")
+    text = POLICY_FILE.read_text(encoding="utf-8")
     return parse_policy(yamlsafe.loads(text, "syncer/data/policy.yaml"), "syncer/data/policy.yaml")
 
 

@@ -12,7 +12,6 @@ deletes) -> launcher bindings -> normalisation of schema 2 ``engine``/``roles`` 
 from __future__ import annotations
 
 import copy
-import difflib
 import fnmatch
 import re
 from dataclasses import dataclass, field
@@ -167,6 +166,8 @@ def expand_variants(
         return finish(deep_merge(base, section), name[len("override_") :], section)
 
     def _unknown(name: str) -> SyncError:
+        import difflib  # for the message only: a cost of every start-up otherwise
+
         names = variant_names(doc)
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
         hint = f"; closest: {', '.join(close)}" if close else ""
@@ -214,6 +215,8 @@ def compose_shared(shared: dict[str, object] | None, doc: object) -> object:
 
 @dataclass
 class Role:
+    """One worker role of a recipe (agg, prefill or decode) and its resources."""
+
     name: str  # agg | prefill | decode
     nodes: int
     workers: int
@@ -230,6 +233,8 @@ class Role:
 
 @dataclass
 class Frontend:
+    """A recipe's frontend section: its type, args and env."""
+
     type: str
     args: dict[str, object]
     env: dict[str, str]
@@ -411,6 +416,8 @@ def _schema2_roles(
             raise SyncError(f"roles.{rname} must be a mapping, got {js(spec)}", path=path)
         unknown = set(spec) - ROLE_KEYS
         if unknown:
+            import difflib  # for the message only: a cost of every start-up otherwise
+
             close = difflib.get_close_matches(sorted(unknown)[0], sorted(ROLE_KEYS), n=3)
             raise SyncError(
                 f"roles.{rname}: unknown key {js(sorted(unknown)[0])}; "

@@ -11,7 +11,6 @@ with the frontend swapped, which is how published cells show it.
 from __future__ import annotations
 
 import copy
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,6 @@ from syncer.inferencex.variants import Variants, variant_for_job
 from syncer.locations import bundled_inferencex
 from syncer.model import Block
 
-_LOG = logging.getLogger("syncer")
 # Frontends the non-submitted router is rendered with (what published cells show).
 DERIVED_FRONTEND = {
     "dynamo": {"type": "dynamo", "enable_multiple_frontends": False, "args": {"router-mode": "kv"}},
@@ -60,6 +58,8 @@ DERIVED_FRONTEND = {
 
 @dataclass
 class RenderedPoint:
+    """One job of a config, rendered: raw and cookbook-form blocks per router."""
+
     index: int
     item: int
     override: str | None
@@ -112,6 +112,8 @@ class RenderedPoint:
 
 @dataclass
 class RenderedConfig:
+    """Every job of a config key, rendered, with the rules and files used."""
+
     key: str
     entry: ConfigEntry
     points: list[RenderedPoint]
@@ -282,8 +284,11 @@ def render_config(
             )
     finally:
         # also when rendering fails: a duplicate key is often why
-        for warning in warnings:
-            _LOG.warning("warning: %s", warning)
+        if warnings:
+            import logging  # a cost of every start-up, paid by the runs with a warning only
+
+            for warning in warnings:
+                logging.getLogger("syncer").warning("warning: %s", warning)
     return RenderedConfig(
         key=key,
         entry=entry,

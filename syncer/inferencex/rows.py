@@ -7,7 +7,6 @@ of whose rows does is launched by a bash script (``master.launched_by_script``).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +55,8 @@ ROLE_KEYS = {
 
 
 def _closest(word: str, choices: set[str] | list[str], n: int = 3) -> str:
+    import difflib  # for the message only: a cost of every start-up otherwise
+
     close = difflib.get_close_matches(word, sorted(choices), n=n, cutoff=0.5)
     return ", ".join(close) if close else "-"
 

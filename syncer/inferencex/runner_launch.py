@@ -100,6 +100,8 @@ class _Frame:
 
 @dataclass(frozen=True)
 class _Step:
+    """A clone or checkout of srt-slurm in a runner script, where it is."""
+
     line: int
     kind: str  # "clone" (ref may be None) or "checkout"
     ref: str | None

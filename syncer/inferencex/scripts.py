@@ -60,6 +60,8 @@ class ScriptRef:
 
 @dataclass
 class ScriptLaunch:
+    """A script-launched config key: the script each of its rows runs."""
+
     key: str
     master_path: str
     line: int | None

@@ -12,7 +12,6 @@ file from which commit is needed.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,6 +108,8 @@ def _submodule_commit(root: Path) -> str | None:
         return pinned
     if not (root / ".git").exists():
         return None
+    import subprocess  # imported by the runs that ask git only (a cost of every start-up)
+
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "ls-tree", "HEAD", "--", SUBMODULE],

@@ -12,7 +12,7 @@ above a sane limit.
 from __future__ import annotations
 
 import hashlib
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -110,44 +110,157 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
     # None: a duplicate key is refused; a list: the last value wins and a warning is appended
     duplicates: list[str] | None = None
 
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._tags: dict[str, str] = {}
+
+    def resolve(self, kind: type, value: str, implicit: tuple[bool, bool]) -> str:
+        # The parser asks for the tag of every scalar, and a document repeats its scalars
+        # (keys, numbers, flags): a plain scalar's tag depends on its text only.
+        if kind is _SCALAR_NODE and implicit[0] and not self.yaml_path_resolvers:
+            tag = self._tags.get(value)
+            if tag is None:
+                tag = self._tags[value] = super().resolve(kind, value, implicit)
+            return tag
+        return super().resolve(kind, value, implicit)
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
-        seen: dict[object, int] = {}
+        self._check_keys(node)
+        return super().construct_mapping(node, deep=deep)
+
+    def _check_keys(self, node: yaml.MappingNode) -> bool:
+        """Refuse a duplicate or boolean key of ``node``; whether it has a merge key."""
+        seen: dict[object, yaml.Node] = {}
+        merges = False
         for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            if key_node.tag == _STR_TAG and isinstance(key_node, yaml.ScalarNode):
+            tag = key_node.tag
+            if tag == _STR_TAG and type(key_node) is _SCALAR_NODE:
                 key = key_node.value  # what constructing a string scalar gives, for less
+            elif tag == _MERGE:
+                merges = True
+                continue
             else:
                 key = self.construct_object(key_node, deep=True)
                 try:
                     hash(key)
                 except TypeError:
                     continue
-            line = key_node.start_mark.line + 1
-            if key is None or isinstance(key, bool):
-                # `on: 1` renders as `--True 1`, and srt-slurm fails on it: said, with its line.
-                what = "null" if key is None else f"the boolean {js(key)}"
-                raise SyncError(
-                    f"key {js(key_node.value)} is read by YAML 1.1 as {what}, not a name; "
-                    f"quote it ('{key_node.value}':) if the name is meant",
-                    path=self.source_path,
-                    line=line,
-                    column=key_node.start_mark.column + 1,
-                )
-            if key in seen:
-                if self.duplicates is None:
+                if key is None or isinstance(key, bool):
+                    # `on: 1` renders as `--True 1`, and srt-slurm fails on it: said, with its
+                    # line.
+                    what = "null" if key is None else f"the boolean {js(key)}"
                     raise SyncError(
-                        f"duplicate key {js(key)} (first defined on line {seen[key]})",
+                        f"key {js(key_node.value)} is read by YAML 1.1 as {what}, not a name; "
+                        f"quote it ('{key_node.value}':) if the name is meant",
                         path=self.source_path,
-                        line=line,
+                        line=key_node.start_mark.line + 1,
                         column=key_node.start_mark.column + 1,
                     )
-                self.duplicates.append(
-                    f"{self.source_path}:{line}: duplicate key {js(key)} (lines {seen[key]} and "
-                    f"{line}): the value on line {line} wins, as srt-slurm reads it"
-                )
-            seen[key] = line
-        return super().construct_mapping(node, deep=deep)
+            if key in seen:
+                self._duplicate(key, seen[key], key_node)
+            seen[key] = key_node
+        return merges
+
+    def _duplicate(self, key: object, first: yaml.Node, again: yaml.Node) -> None:
+        line, first_line = again.start_mark.line + 1, first.start_mark.line + 1
+        if self.duplicates is None:
+            raise SyncError(
+                f"duplicate key {js(key)} (first defined on line {first_line})",
+                path=self.source_path,
+                line=line,
+                column=again.start_mark.column + 1,
+            )
+        self.duplicates.append(
+            f"{self.source_path}:{line}: duplicate key {js(key)} (lines {first_line} and "
+            f"{line}): the value on line {line} wins, as srt-slurm reads it"
+        )
+
+    def construct_document(self, node: yaml.Node) -> object:
+        """What PyYAML's construction gives, for less: the plain nodes every input is made of
+        (strings, numbers, booleans, nulls, dates, lists, mappings) are built here without
+        PyYAML's generator and bookkeeping per node, which cost as much as parsing; any other
+        node is built by PyYAML itself. Breadth first, as PyYAML's generators run, so a
+        document with several faults is refused for the same first one; aliases share one
+        object as in PyYAML (``constructed_objects`` is the one memo of both)."""
+        pending: deque[tuple[Any, Any]] = deque()
+        data = self._plain(node, pending)
+        while pending:
+            parent, container = pending.popleft()
+            if type(container) is list:
+                container.extend([self._plain(child, pending) for child in parent.value])
+            else:
+                self._fill_mapping(parent, container, pending)
+        while self.state_generators:  # PyYAML's own, if a node it built left any
+            generators, self.state_generators = self.state_generators, []
+            for generator in generators:
+                for _ in generator:
+                    pass
+        self.constructed_objects = {}
+        self.recursive_objects = {}
+        self.deep_construct = False
+        return data
+
+    def _plain(self, node: yaml.Node, pending: deque[tuple[Any, Any]]) -> object:
+        """``node``'s value; a list or mapping is returned empty and filled from ``pending``."""
+        kind, tag = type(node), node.tag
+        if kind is _SCALAR_NODE:
+            if tag == _STR_TAG:
+                return node.value
+            if tag == _INT_TAG:
+                text = node.value
+                if text.isascii() and text.isdigit() and (text[0] != "0" or text == "0"):
+                    return int(text)  # a plain decimal, what construct_yaml_int makes of it
+            if tag in _PLAIN_SCALARS:
+                # PyYAML's own constructor (plain functions for these tags, no generator)
+                return self.yaml_constructors[tag](self, node)
+        elif kind is yaml.MappingNode or kind is yaml.SequenceNode:
+            built = self.constructed_objects
+            if node in built:
+                return built[node]  # an alias
+            if tag == _MAP_TAG and kind is yaml.MappingNode:
+                mapping: dict[object, object] = {}
+                built[node] = mapping
+                pending.append((node, mapping))
+                return mapping
+            if tag == _SEQ_TAG and kind is yaml.SequenceNode:
+                items: list[object] = []
+                built[node] = items
+                pending.append((node, items))
+                return items
+        return self.construct_object(node, deep=True)
+
+    def _fill_mapping(
+        self, node: yaml.MappingNode, mapping: dict[object, object], pending: deque[Any]
+    ) -> None:
+        # PyYAML's order: the keys checked, merge keys resolved, then each pair built (any
+        # other key tag flatten_mapping changes, the value key `=`, was refused by the check)
+        if self._check_keys(node):
+            self.flatten_mapping(node)
+        for key_node, value_node in node.value:
+            if key_node.tag == _STR_TAG and type(key_node) is yaml.ScalarNode:
+                key = key_node.value
+            else:
+                key = self._plain(key_node, pending)
+                try:
+                    hash(key)
+                except TypeError:
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping",
+                        node.start_mark,
+                        "found unhashable key",
+                        key_node.start_mark,
+                    ) from None
+            mapping[key] = self._plain(value_node, pending)
+
+
+_SCALAR_NODE = yaml.ScalarNode
+_INT_TAG = "tag:yaml.org,2002:int"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+# Scalar tags whose safe constructors are plain functions (no generator, no recursion).
+_PLAIN_SCALARS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "binary", "timestamp")
+)
 
 
 def _loader_for(path: str, duplicates: list[str] | None = None) -> type:

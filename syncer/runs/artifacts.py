@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-import tarfile
-import tempfile
-import zipfile
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -159,7 +157,7 @@ class _CountingReader:
             n = CHUNK
         try:
             data = self.raw.read(n)
-        except (OSError, EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError) as exc:
+        except _read_errors() as exc:
             raise SyncError(
                 f"{js(self.name, PATH_CHARS)} is corrupt or truncated: {exc}", path=self._where()
             ) from None
@@ -330,6 +328,8 @@ class Run:
             if seekable is not None:
                 yield from self._zip(seekable, label, budget, depth)
             else:
+                import tempfile
+
                 with tempfile.TemporaryFile(prefix="sync-run-") as spool:
                     src = _CountingReader(fh, budget, label)
                     while chunk := src.read(CHUNK):
@@ -345,6 +345,8 @@ class Run:
     def _tar(
         self, fh: Readable, kind: str, label: str, budget: _Budget, depth: int
     ) -> Iterator[Member]:
+        import tarfile  # see _read_errors
+
         plain = (
             _gunzipped(fh, budget, label) if kind == "tgz" else _CountingReader(fh, budget, label)
         )
@@ -396,6 +398,8 @@ class Run:
                     )
 
     def _zip(self, fh: BinaryIO, label: str, budget: _Budget, depth: int) -> Iterator[Member]:
+        import zipfile  # see _read_errors
+
         # The member count the end-of-central-directory record declares, refused before
         # zipfile builds one ZipInfo per entry (a million empty members cost 8 s and 600 MB).
         declared_members = _declared_members(fh)
@@ -473,6 +477,17 @@ class Run:
                         yield from self._archive(
                             counted, sub, info.filename, label + "/", budget, depth + 1
                         )
+
+
+def _read_errors() -> tuple[type[BaseException], ...]:
+    """What reading a member can raise: a file's errors, and the formats' of the archives read
+    (tarfile and zipfile are imported by the runs that have an archive only, a cost of every
+    start-up otherwise; a format not imported raised nothing)."""
+    errors: list[type[BaseException]] = [OSError, EOFError, zlib.error]
+    for module, name in (("zipfile", "BadZipFile"), ("tarfile", "TarError")):
+        if module in sys.modules:
+            errors.append(getattr(sys.modules[module], name))
+    return tuple(errors)
 
 
 def _opener(fh: Readable, budget: _Budget | None, name: str) -> Callable[[], Readable]:

@@ -21,3 +21,20 @@ def test_importtime_is_read_per_package() -> None:
     assert "click" in packages  # every command parses its options with click
     # ...but the group's own help is the stored text (syncer/helptext.py).
     assert "click" not in bench.imported(["--help"])[2]
+
+
+def test_the_import_replay_imports_what_the_command_imports_and_runs_nothing() -> None:
+    modules = bench.imports_of(["verify", "--help"])
+    assert "click" in modules and "syncer.commands.verify" in modules
+    assert not [m for m in modules if "__main__" in m]  # which would run the command
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", bench.REPLAY, *modules],
+        capture_output=True,
+        text=True,
+        cwd=bench.ROOT,
+        check=True,
+    )
+    assert done.stdout == ""  # imported, never run

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -254,6 +256,28 @@ def test_master_is_parsed_once_per_content(tmp_path: Path) -> None:
     assert load_master(tmp_path) is first  # every key rendered reads the same parse
     _write(path, "b:\n  image: i\n")  # same size, new content (mtime may not tick)
     assert load_master(tmp_path).keys() == ["b"]
+
+
+def test_a_settled_master_is_known_by_its_stat_and_any_write_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from syncer.inferencex import master as master_module
+
+    # Every file counts as settled (changed long before it is read), as real checkouts are.
+    monkeypatch.setattr(master_module, "_SETTLED_NS", 0)
+    path = tmp_path / "configs" / "nvidia-master.yaml"
+    _write(path, "a:\n  image: i\n")
+    first = load_master(tmp_path)
+    assert load_master(tmp_path) is first
+    stat = path.stat()
+    while path.stat().st_ctime_ns == stat.st_ctime_ns:  # a write of a later clock tick
+        time.sleep(0.005)
+        _write(path, "c:\n  image: i\n")  # same size, and the old mtime put back
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_mtime_ns == stat.st_mtime_ns
+    assert load_master(tmp_path).keys() == ["c"]
+    (tmp_path / "configs" / "amd-master.yaml").write_text("d:\n  image: i\n")
+    assert load_master(tmp_path).keys() == ["d", "c"]  # a new master file is read too
 
 
 def _render_edited(
