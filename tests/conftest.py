@@ -32,6 +32,23 @@ for _var, _value in (
 ):
     os.environ.setdefault(_var, _value)
 
+# git's housekeeping after each commit, fetch and push (``git maintenance run --auto`` and, in
+# the repository pushed to, ``gc --auto``: a process each, 850 in a run of the suite) has
+# nothing to do in a repository that lives one test. Off for every git the tests start
+# themselves (the helpers that give git an environment of their own add it); the tool's own
+# git drops every GIT_* variable, by design, and keeps its housekeeping.
+QUIET_GIT = {
+    "GIT_CONFIG_COUNT": "3",
+    "GIT_CONFIG_KEY_0": "maintenance.auto",
+    "GIT_CONFIG_VALUE_0": "false",
+    "GIT_CONFIG_KEY_1": "gc.auto",
+    "GIT_CONFIG_VALUE_1": "0",
+    "GIT_CONFIG_KEY_2": "receive.autogc",
+    "GIT_CONFIG_VALUE_2": "false",
+}
+for _var, _value in QUIET_GIT.items():
+    os.environ.setdefault(_var, _value)
+
 
 SHM = Path("/dev/shm")
 SHM_NEEDED = 2 << 30  # free bytes /dev/shm must have to take a run's files, with room to spare

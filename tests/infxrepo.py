@@ -11,6 +11,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from conftest import QUIET_GIT
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples/inferencex"
 MASTER = "inferencex-e2e/configs/nvidia-master.yaml"
@@ -25,6 +27,7 @@ _ENV = {
     "GIT_COMMITTER_EMAIL": "contributor@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
     "PATH": "/usr/bin:/bin",
+    **QUIET_GIT,
 }
 
 

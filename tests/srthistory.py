@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import TESTS
+from conftest import QUIET_GIT, TESTS
 
 ERAS = TESTS / "fixtures" / "eras" / "inferencex"
 SCRIPT = "runners/launch_gb300-test.sh"
@@ -46,6 +46,7 @@ _GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "contributor@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
     "PATH": "/usr/bin:/bin",
+    **QUIET_GIT,
 }
 
 
