@@ -3,6 +3,7 @@ need it skip cleanly when it does not (it is never copied into the project)."""
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import shutil
@@ -110,13 +111,20 @@ def pytest_collection(session: pytest.Session) -> Iterator[None]:
     in ``__pycache__``) even under ``PYTHONDONTWRITEBYTECODE``, which otherwise has every test
     process of every run rewrite all of them again: 5.5 s of CPU per process, more than
     collecting takes without it. Only while collecting; the rest of the run is as the
-    environment says."""
+    environment says.
+
+    Then what collecting made (the modules, their tests, what they imported: most of the
+    objects a test process holds, and never garbage) is moved out of the cyclic garbage
+    collector's sight (``gc.freeze``), which otherwise walks all of it again in each of its
+    full passes: about half of a test process's collector time (bot, cookbook and usecases
+    tests in one process: 3.6 s -> 1.6-2.0 s)."""
     saved = sys.dont_write_bytecode
     sys.dont_write_bytecode = False
     try:
         yield
     finally:
         sys.dont_write_bytecode = saved
+    gc.freeze()
 
 
 @pytest.fixture
