@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
-from conftest import ROOT, TESTS, match_golden
+from conftest import QUIET_GIT, ROOT, TESTS, match_golden
 from ghschema import check_event
 from ghserver import GitHubModel, GitHubServer
 from infxrepo import InferenceXRepo
@@ -45,6 +45,7 @@ def git(*args: str, cwd: Path) -> str:
         "GIT_COMMITTER_EMAIL": "human@example.com",
         "HOME": str(cwd),
         "PATH": "/usr/bin:/bin",
+        **QUIET_GIT,
     }
     return subprocess.run(
         ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
@@ -104,6 +105,9 @@ def seeded_cookbook() -> Path:
     root = Path(_SEEDED.name)
     bare, seed = root / "sglang.git", root / "seed"
     git("init", "--quiet", "--bare", "--initial-branch=main", str(bare), cwd=root)
+    # the bot pushes with an environment of its own: this repository says no gc after a push
+    with (bare / "config").open("a") as config:
+        config.write("[receive]\n\tautogc = false\n")
     git("clone", "--quiet", str(bare), str(seed), cwd=root)
     page = seed / PAGE
     page.parent.mkdir(parents=True)

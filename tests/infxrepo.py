@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
+from functools import cache
 from pathlib import Path
+
+from conftest import QUIET_GIT
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples/inferencex"
@@ -25,6 +29,7 @@ _ENV = {
     "GIT_COMMITTER_EMAIL": "contributor@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
     "PATH": "/usr/bin:/bin",
+    **QUIET_GIT,
 }
 
 
@@ -43,6 +48,18 @@ class InferenceXRepo:
         tmp.mkdir(parents=True, exist_ok=True)
         self.remote = tmp / "InferenceX.git"
         self.work = tmp / "infx-work"
+        if tree.resolve().is_relative_to(ROOT / "examples"):
+            # The project's own trees do not change during a run: their repositories are made
+            # once per test process (six git commands) and copied (the work tree's origin is
+            # the path it is pushed to, given on every push).
+            template = _template(tree.resolve())
+            shutil.copytree(template.remote, self.remote, symlinks=True)
+            shutil.copytree(template.work, self.work, symlinks=True)
+            self.main = template.main
+            return
+        self._build(tmp, tree)
+
+    def _build(self, tmp: Path, tree: Path) -> None:
         git("init", "--quiet", "--bare", "--initial-branch=main", str(self.remote), cwd=tmp)
         git("init", "--quiet", "--initial-branch=main", str(self.work), cwd=tmp)
         for item in tree.iterdir():
@@ -89,6 +106,20 @@ class InferenceXRepo:
         clone = tmp / "bot-infx.git"
         git("init", "--quiet", "--bare", str(clone), cwd=tmp)
         return clone
+
+
+_TEMPLATES = tempfile.TemporaryDirectory(prefix="infx-repos-")
+
+
+@cache
+def _template(tree: Path) -> InferenceXRepo:
+    """The repositories of ``tree`` (one of the project's own), made once per test process."""
+    repo = InferenceXRepo.__new__(InferenceXRepo)
+    tmp = Path(_TEMPLATES.name) / str(len(list(Path(_TEMPLATES.name).iterdir())))
+    tmp.mkdir()
+    repo.remote, repo.work = tmp / "InferenceX.git", tmp / "infx-work"
+    repo._build(tmp, tree)
+    return repo
 
 
 def add_key(text: str, key: str, *, like: str = "dsv41flash-fp4-gb300-sglang-agentic-dspark",

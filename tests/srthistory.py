@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
-from conftest import TESTS
+from conftest import QUIET_GIT, TESTS
 
 ERAS = TESTS / "fixtures" / "eras" / "inferencex"
 SCRIPT = "runners/launch_gb300-test.sh"
@@ -46,6 +48,7 @@ _GIT_ENV = {
     "GIT_COMMITTER_EMAIL": "contributor@example.com",
     "GIT_CONFIG_NOSYSTEM": "1",
     "PATH": "/usr/bin:/bin",
+    **QUIET_GIT,
 }
 
 
@@ -68,9 +71,35 @@ def dated_commit(repo: Path, message: str, date: str) -> str:
     return dated_git(repo, "rev-parse", "HEAD")
 
 
+_MADE = tempfile.TemporaryDirectory(prefix="srt-histories-")
+
+
+def copied_history(
+    repo: Path, build: Callable[[Path], dict[str, str]], *key: str
+) -> dict[str, str]:
+    """``build(repo)``, made once per test process for each ``key`` and copied to ``repo``:
+    every commit of these histories is dated (author and committer) and made by the same
+    contributor, so a copy is the same repository, shas included, without the dozens of git
+    commands that make one. ``"repo"`` in the result names the copy."""
+    if key not in _HISTORIES:
+        _HISTORIES[key] = build(Path(_MADE.name) / str(len(_HISTORIES)))
+    made = _HISTORIES[key]
+    shutil.copytree(made["repo"], repo, symlinks=True)
+    return {**made, "repo": str(repo)}
+
+
+_HISTORIES: dict[tuple[str, ...], dict[str, str]] = {}
+
+
 def srt_slurm_history(repo: Path, *, v58_message: str = "release 1.0.58") -> dict[str, str]:
     """srt-slurm's ``main`` in ``repo``: ``root`` (June), ``v41`` (tag v1.0.41, 2026-07-30),
     ``aug`` (2026-08-03), ``v58`` (tag v1.0.58, 2026-08-18); the shas by those names."""
+    return copied_history(
+        repo, lambda made: _srt_slurm_history(made, v58_message), "srt-slurm", v58_message
+    )
+
+
+def _srt_slurm_history(repo: Path, v58_message: str) -> dict[str, str]:
     repo.mkdir()
     (repo / "CHANGES").write_text("")
     dated_git(repo, "init", "-q", "-b", "main")

@@ -6,6 +6,8 @@ Paste safety, files that are not regular, closed pipes, signals, bounded work, h
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shlex
 import shutil
@@ -14,6 +16,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -30,16 +33,22 @@ MASTER = "examples/inferencex/inferencex-e2e/configs/nvidia-master.yaml"
 PAGE = "examples/cookbook/docs/cookbook/autoregressive/DeepSeek/DeepSeek-V4_1.mdx"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A copy of the project's own inputs, the working directory of every command."""
+def copy_project(dest: Path) -> Path:
+    """A copy of the project's own inputs in ``dest``, the working directory of a command."""
+    dest.mkdir(exist_ok=True)
     for name in ("sync.yaml", "examples", "cookbook_snippets"):
         source = ROOT / name
         if source.is_dir():
-            shutil.copytree(source, tmp_path / name)
+            shutil.copytree(source, dest / name)
         else:
-            shutil.copy(source, tmp_path / name)
-    return tmp_path
+            shutil.copy(source, dest / name)
+    return dest
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A copy of the project's own inputs, the working directory of every command."""
+    return copy_project(tmp_path)
 
 
 def sync(
@@ -230,19 +239,46 @@ PIPED = {
 }
 
 
+@pytest.fixture(scope="session")
+def pipes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder the pipe tests share across the run's test processes (pytest-xdist's
+    workers each have their own temporary folder, under the run's)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    (root / "pipes").mkdir(exist_ok=True)
+    return root / "pipes"
+
+
+@contextmanager
+def pipes_lock(pipes: Path, name: str) -> Iterator[None]:
+    """Held by one test process at a time (the others wait for what it makes)."""
+    with open(pipes / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture
-def piped_project(project: Path) -> Path:
-    """``project`` with a one-flag SGLang checkout beside it for ``lint``."""
+def piped_project(pipes: Path) -> Path:
+    """A copy of the project with a one-flag SGLang checkout beside it for ``lint``: one for
+    all the pipe tests of a run, since none of the commands piped writes into it."""
     from lintrepo import commit_files, git
 
-    repo = project / "sglang"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    server_args = (
-        "import argparse\n\n\nclass ServerArgs:\n    @staticmethod\n"
-        "    def add_cli_args(parser):\n        parser.add_argument('--model-path')\n"
-    )
-    commit_files(repo, {"python/sglang/srt/server_args.py": server_args}, "v")
+    project = pipes / "project"
+    with pipes_lock(pipes, "project"):
+        if project.is_dir():
+            return project
+        shutil.rmtree(pipes / "copying", ignore_errors=True)  # a copy a failure cut short
+        copy_project(pipes / "copying")
+        repo = pipes / "copying" / "sglang"
+        repo.mkdir()
+        git(repo, "init", "-q", "-b", "main")
+        server_args = (
+            "import argparse\n\n\nclass ServerArgs:\n    @staticmethod\n"
+            "    def add_cli_args(parser):\n        parser.add_argument('--model-path')\n"
+        )
+        commit_files(repo, {"python/sglang/srt/server_args.py": server_args}, "v")
+        (pipes / "copying").rename(project)
     return project
 
 
@@ -252,20 +288,41 @@ def piped_project(project: Path) -> Path:
 READERS = ["true", "head -c1", "(sleep 1; head -c1)"]
 
 
+def read_to_the_end(project: Path, name: str) -> dict:
+    """Command ``name`` of PIPED with its output read whole (exit code, whether it printed,
+    the end of its stderr) and its exit code through a pipe read to the end. The same for
+    every reader of the command, so run once per run in whichever test process asks first
+    and read back by the others (the commands piped write nothing, so no run changes the
+    next)."""
+    args = PIPED[name]
+    with pipes_lock(project.parent, name):
+        known = project.parent / f"{name}.json"
+        if not known.is_file():
+            read = subprocess.run(
+                [sys.executable, "-m", "syncer", *args], cwd=project, capture_output=True,
+                env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
+            )  # fmt: skip
+            outcome = {
+                "returncode": read.returncode,
+                "printed": bool(read.stdout),
+                "stderr": read.stderr[-2000:].decode(errors="replace"),
+                "through a pipe": piped(project, args, "cat >/dev/null"),
+            }
+            known.write_text(json.dumps(outcome))
+        return json.loads(known.read_text())
+
+
 @pytest.mark.parametrize("reader", READERS)
-@pytest.mark.parametrize("args", PIPED.values(), ids=PIPED.keys())
+@pytest.mark.parametrize("name", PIPED)
 def test_a_closed_pipe_is_exit_141_not_the_drift_code(
-    piped_project: Path, args: list[str], reader: str
+    piped_project: Path, name: str, reader: str
 ) -> None:
     # the command's own code when its reader reads everything, so the output is not empty
     # and 141 is the closed pipe's, not the command's
-    read = subprocess.run(
-        [sys.executable, "-m", "syncer", *args], cwd=piped_project, capture_output=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
-    )  # fmt: skip
-    assert read.returncode in (0, 1) and read.stdout, read.stderr[-2000:]
-    assert piped(piped_project, args, "cat >/dev/null") == read.returncode
-    assert piped(piped_project, args, reader) == 141
+    read = read_to_the_end(piped_project, name)
+    assert read["returncode"] in (0, 1) and read["printed"], read["stderr"]
+    assert read["through a pipe"] == read["returncode"]
+    assert piped(piped_project, PIPED[name], reader) == 141
 
 
 def test_drift_read_to_the_end_is_1_and_cut_short_is_141(project: Path) -> None:

@@ -216,12 +216,7 @@ def _run(
     inferencex_remote: str | None,
     srt_slurm_clone: Path | None,
 ) -> int:
-    # syncer.publish.* import PyGithub: loaded only when an event is handled.
     from syncer.publish import event
-    from syncer.publish.bot import Bot, Settings
-    from syncer.publish.git import Identity
-    from syncer.publish.github import GitHubClient
-    from syncer.publish.offline import EventGitHub
     from syncer.publish.settings import Plan
 
     if bool(push_repo) != bool(push_url):
@@ -236,6 +231,12 @@ def _run(
     # A dry run needs no token: GitHub is read only on the side that has one.
     infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=not dry_run)
     book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=not dry_run)
+    # The rest of syncer.publish imports PyGithub: loaded only once the inputs are read and
+    # found good, so an event file refused (a third of a second sooner) never pays for it.
+    from syncer.publish.bot import Bot, Settings
+    from syncer.publish.git import Identity
+    from syncer.publish.github import GitHubClient
+    from syncer.publish.offline import EventGitHub
 
     def client(token: str | None, login_env: str) -> GitHubClient:
         if token is None:

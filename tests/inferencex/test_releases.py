@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TESTS
-from srthistory import dated_commit, dated_git
+from srthistory import copied_history, dated_commit, dated_git
 
 from syncer.errors import SyncError
 from syncer.inferencex.master import load_master
@@ -364,7 +364,10 @@ FORK_URL = "https://github.com/example-fork/srt-slurm.git"
 def srt_history(tmp_path: Path) -> dict[str, str]:
     """Our own srt-slurm history: main tagged v1.0.41 in July and v1.0.58 late in August;
     sa-submission-q2-2026 cut before any tag; a fork's branch as a remote of the clone."""
-    repo = tmp_path / "srt-slurm"
+    return copied_history(tmp_path / "srt-slurm", _srt_history, "releases")
+
+
+def _srt_history(repo: Path) -> dict[str, str]:
     repo.mkdir()
     (repo / "CHANGES").write_text("")
     dated_git(repo, "init", "-q", "-b", "main")

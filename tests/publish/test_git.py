@@ -168,3 +168,27 @@ def test_fork_mode_pushes_and_inspects_the_fork(remote, tmp_path):
     # Re-opened (a later event), the fork's branch is what is inspected.
     again = Cookbook.open(str(remote), cache_dir=tmp_path / "cache", push_url=str(fork))
     assert again.branch_state(BRANCH, "main").tip == commit
+
+
+def test_read_sees_what_each_fetch_brings_and_only_files(remote, tmp_path):
+    # One `git cat-file --batch` serves a checkout's reads: a ref read again after a fetch is
+    # the new commit's, an object fetched after the batch started is found, and what is no
+    # file (absent, a folder, a name git cannot take on one line) is None.
+    page = "docs/cookbook/DeepSeek-V4_1.mdx"
+    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    first = book.rev("origin/main")
+    assert first is not None
+    assert book.read("origin/main", page) == "# DeepSeek-V4.1\n"
+    assert book.read(first, "docs/cookbook/nope.mdx") is None
+    assert book.read(first, "docs/cookbook") is None
+    assert book.read(first, "docs/cookbook/DeepSeek-V4_1.mdx\nx") is None
+    work = tmp_path / "seed"
+    (work / page).write_text("# DeepSeek-V4.1, edited\n")
+    run("commit", "--quiet", "-am", "edit", cwd=work)
+    run("push", "--quiet", "origin", "HEAD:main", cwd=work)
+    second = run("rev-parse", "HEAD", cwd=work).strip()
+    assert book.read(second, page) is None  # not fetched yet
+    book.fetch()
+    assert book.read("origin/main", page) == "# DeepSeek-V4.1, edited\n"
+    assert book.read(second, page) == "# DeepSeek-V4.1, edited\n"
+    assert book.read(first, page) == "# DeepSeek-V4.1\n"
