@@ -134,7 +134,7 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
         merges = False
         for key_node, _ in node.value:
             tag = key_node.tag
-            if tag == _STR_TAG and type(key_node) is _SCALAR_NODE:
+            if tag in _TEXT_KEY_TAGS and type(key_node) is _SCALAR_NODE:
                 key = key_node.value  # what constructing a string scalar gives, for less
             elif tag == _MERGE:
                 merges = True
@@ -232,12 +232,12 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
     def _fill_mapping(
         self, node: yaml.MappingNode, mapping: dict[object, object], pending: deque[Any]
     ) -> None:
-        # PyYAML's order: the keys checked, merge keys resolved, then each pair built (any
-        # other key tag flatten_mapping changes, the value key `=`, was refused by the check)
+        # PyYAML's order: the keys checked, merge keys resolved, then each pair built (the
+        # value key `=` is the string flatten_mapping makes of it)
         if self._check_keys(node):
             self.flatten_mapping(node)
         for key_node, value_node in node.value:
-            if key_node.tag == _STR_TAG and type(key_node) is yaml.ScalarNode:
+            if key_node.tag in _TEXT_KEY_TAGS and type(key_node) is yaml.ScalarNode:
                 key = key_node.value
             else:
                 key = self._plain(key_node, pending)
@@ -254,6 +254,9 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
 
 
 _SCALAR_NODE = yaml.ScalarNode
+# Key tags built as the key's text: strings, and YAML 1.1's value key `=`, which PyYAML's
+# flatten_mapping turns into the string "=" before any mapping is built.
+_TEXT_KEY_TAGS = frozenset((_STR_TAG, "tag:yaml.org,2002:value"))
 _INT_TAG = "tag:yaml.org,2002:int"
 _MAP_TAG = "tag:yaml.org,2002:map"
 _SEQ_TAG = "tag:yaml.org,2002:seq"
@@ -261,6 +264,16 @@ _SEQ_TAG = "tag:yaml.org,2002:seq"
 _PLAIN_SCALARS = frozenset(
     f"tag:yaml.org,2002:{name}" for name in ("null", "bool", "int", "float", "binary", "timestamp")
 )
+
+
+def _timestamp(loader: Any, node: yaml.ScalarNode) -> object:
+    # PyYAML's own constructor fails with an AttributeError on `!!timestamp` of a text that is
+    # no timestamp; refused as the bad value it is, at its line.
+    if loader.timestamp_regexp.match(loader.construct_scalar(node)) is None:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{js(node.value)} is not a YAML timestamp", node.start_mark
+        )
+    return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
 
 
 def _loader_for(path: str, duplicates: list[str] | None = None) -> type:
@@ -306,6 +319,10 @@ def load(path: Path | str, *, duplicates: list[str] | None = None) -> Any:
 
 class _NodesLoader(_MergeAsSrtSlurm, yaml.SafeLoader):
     """The pure-Python safe loader with srt-slurm's merge-key precedence."""
+
+
+for _loader in (_StrictLoader, _NodesLoader):
+    _loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 
 
 class Nodes:

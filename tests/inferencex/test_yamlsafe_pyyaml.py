@@ -1,0 +1,143 @@
+"""yamlsafe builds what PyYAML's own safe construction builds: the same values, types, order and
+sharing (pickled alike), and the same first error, on documents of every kind YAML 1.1 knows
+and on every YAML file the project ships (and the reference data, when it is here). The
+reference is PyYAML's pure-Python SafeLoader with srt-slurm's merge-key rule, since that rule is
+where the strict loader means to differ from an installed PyYAML; the other departures are
+refusals, each tested here: a recursive document (as too deep), an alias bomb (as too large), and
+a ``!!timestamp`` that is none (PyYAML crashes on it)."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+import yaml
+
+from syncer.errors import SyncError
+from syncer.inferencex import yamlsafe
+
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT.parent / "shared" / "reference"
+
+DOCUMENTS = {
+    "alias": "a: &x [1, 2]\nb: *x\nc: [*x, *x]\n",
+    "alias-of-inner-mapping": "list:\n  - &m {k: v}\n  - *m\nagain: *m\n",
+    "merge": "base: &b {x: 1, y: 2}\nd:\n  <<: *b\n  y: 3\n",
+    "merge-list": "a: &a {k: 1}\nb: &b {k: 2, j: 3}\nc:\n  <<: [*a, *b]\n  z: 0\n",
+    "merge-nested": "a: &a {x: 1}\nb: &b {<<: *a, y: 2}\nc: {<<: *b, z: 3}\n",
+    "merge-twice": "a: &a {x: 1}\nb: {<<: *a, c: {<<: *a, x: 2}}\n",
+    "value-key": "m: {=: 1, k: 2}\n",
+    "set": "s: !!set {a, b, c}\n",
+    "omap": "o: !!omap [a: 1, b: 2]\n",
+    "pairs": "p: !!pairs [a: 1, a: 2]\n",
+    "timestamps": "d: 2026-10-13\nt: 2001-12-14t21:59:43.10-05:00\nu: 2001-12-15 2:59:43.10\n",
+    "binary": "b: !!binary aGVsbG8=\n",
+    "binary-of-no-base64": "b: !!binary '@@@'\n",
+    "ints": "a: [0x1f, 0o17, 017, 1_000, 0b101, 1:20, +5, -0, 0, 12345678901234567890]\n",
+    "floats": "f: [.inf, -.Inf, 1e3, 6.8523015e+5, 190:20:30.15, 1_0.5, .5, -1.0]\n",
+    "nulls-and-bools": "v: [~, null, Null, yes, No, on, OFF, true, y, n]\n",
+    "explicit-tags": "a: !!str 1\nb: !!int '3'\nc: !!float 1\nd: !!map {k: !!seq [1]}\n",
+    "numeric-keys": "1: a\n2.5: b\n0x10: c\n2026-01-02: d\n",
+    "strings": "a: 'it''s'\nb: \"tab\\there\"\nc: |\n  kept\n  lines\nd: >\n  folded\n  text\n",
+    "duplicate-last-wins": "a: 1\nb: {x: 1}\na: 2\n",
+    "empty": "",
+    "scalar": "just text\n",
+    "sequence-of-mappings": "- {a: 1}\n- {a: 1}\n- [a, {b: [c]}]\n",
+}
+
+FAULTS = {
+    "unhashable-key": "? [1, 2]\n: v\n",
+    "unknown-tag": "x: !evil 1\n",
+    "python-tag": "x: !!python/name:os.system ''\n",
+    "several-faults": "a: !evil 1\nb: !other 2\nc: {? [k] : v}\n",
+    "merge-of-a-scalar": "a: {<<: 1}\n",
+    "merge-list-with-a-scalar": "a: &a {x: 1}\nb: {<<: [*a, 2]}\n",
+    "undefined-alias": "a: *nope\n",
+    "bad-syntax": "a: [1, 2\nb: 3\n",
+}
+
+
+class _PyYAML(yamlsafe._MergeAsSrtSlurm, yaml.SafeLoader):
+    """PyYAML's own construction, with srt-slurm's merge-key rule."""
+
+
+def pyyaml(text: str) -> object:
+    return yaml.load(text, Loader=_PyYAML)
+
+
+def same(a: object, b: object) -> bool:
+    # pickle keeps types, order and which values are one object, and cycles
+    return pickle.dumps(a, protocol=5) == pickle.dumps(b, protocol=5)
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+def test_a_document_is_built_as_pyyaml_builds_it(name: str) -> None:
+    text = DOCUMENTS[name]
+    assert same(yamlsafe.loads(text, duplicates=[]), pyyaml(text))
+
+
+@pytest.mark.parametrize("name", sorted(FAULTS))
+def test_a_faulty_document_is_refused_at_pyyamls_first_fault(name: str) -> None:
+    text = FAULTS[name]
+    with pytest.raises(yaml.YAMLError) as expected:
+        pyyaml(text)
+    mark = getattr(expected.value, "problem_mark", None)
+    with pytest.raises(SyncError) as got:
+        yamlsafe.loads(text, "doc.yaml", duplicates=[])
+    assert got.value.line == (mark.line + 1 if mark else None)
+    problem = getattr(expected.value, "problem", None)
+    if problem:
+        assert problem.split(" ")[0] in got.value.message
+
+
+@pytest.mark.parametrize("text", ["&r [1, *r]\n", "&m {name: m, self: *m}\n"])
+def test_a_recursive_document_pyyaml_builds_is_refused_as_too_deep(text: str) -> None:
+    pyyaml(text)
+    with pytest.raises(SyncError, match="nesting deeper than"):
+        yamlsafe.loads(text, duplicates=[])
+
+
+def test_a_timestamp_that_is_none_is_refused_at_its_line_where_pyyaml_crashes() -> None:
+    text = "a: 1\nt: !!timestamp nope\n"
+    with pytest.raises(AttributeError):
+        pyyaml(text)
+    with pytest.raises(SyncError, match="not a YAML timestamp") as got:
+        yamlsafe.loads(text, "doc.yaml")
+    assert got.value.line == 2
+
+
+def _yaml_files() -> list[Path]:
+    roots = [ROOT / "examples", ROOT / "syncer", ROOT / "tests" / "fixtures", ROOT / "sync.yaml"]
+    if REFERENCE.is_dir():
+        roots.append(REFERENCE)
+    found: list[Path] = []
+    for root in roots:
+        if root.is_file():
+            found.append(root)
+        else:
+            found += [p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()]
+    return sorted(found)
+
+
+def test_every_yaml_file_here_is_built_as_pyyaml_builds_it() -> None:
+    files = _yaml_files()
+    assert len(files) > 10
+    differ = []
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        try:
+            expected = pyyaml(text)
+        except yaml.YAMLError:
+            with pytest.raises(SyncError):
+                yamlsafe.loads(text, str(path), duplicates=[])
+            continue
+        try:
+            got = yamlsafe.loads(text, str(path), duplicates=[])
+        except SyncError as exc:  # a bomb fixture, refused on purpose; anything else differs
+            if "expands to more than" not in exc.message:
+                differ.append(path)
+            continue
+        if not same(got, expected):
+            differ.append(path)
+    assert differ == []
