@@ -1,4 +1,4 @@
-from syncer.cli import main
+from syncer.cli import run
 
 if __name__ == "__main__":
-    main()
+    run()

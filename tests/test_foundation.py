@@ -60,7 +60,7 @@ def test_both_console_scripts_run_the_cli() -> None:
     from importlib.metadata import entry_points
 
     scripts = {e.name: e.value for e in entry_points(group="console_scripts")}
-    assert scripts["sync"] == scripts["cookbook-sync"] == "syncer.cli:main"
+    assert scripts["sync"] == scripts["cookbook-sync"] == "syncer.cli:run"
     bindir = Path(sys.executable).parent
     for name in ("sync", "cookbook-sync"):
         done = subprocess.run([str(bindir / name), "--help"], capture_output=True, text=True)
