@@ -58,8 +58,22 @@ SHM_NEEDED = 2 << 30  # free bytes /dev/shm must have to take a run's files, wit
 _IN_MEMORY = pytest.StashKey[Path]()  # the run's folder there, when it has one
 
 
+_CACHE = pytest.StashKey[Path]()  # the run's own user cache
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest reads --basetemp
 def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        return  # the workers inherit the controller's environment
+    _temp_in_memory(config)
+    # The tool keeps what it can make again (compiled templates, the bot's clones) in the
+    # user's cache: a test run keeps its own, so it neither writes into the home directory nor
+    # reads what another run or version left there.
+    config.stash[_CACHE] = Path(tempfile.mkdtemp(prefix="sync-cache-"))
+    os.environ["XDG_CACHE_HOME"] = str(config.stash[_CACHE])
+
+
+def _temp_in_memory(config: pytest.Config) -> None:
     """Temporary files in memory where the machine has a tmpfs for them (``/dev/shm``, shared
     and sticky like ``/tmp``), unless ``TMPDIR`` or ``--basetemp`` says where: the tests build
     git repositories, InferenceX trees and cookbook checkouts by the thousand files and remove
@@ -69,7 +83,7 @@ def pytest_configure(config: pytest.Config) -> None:
     line that quotes a test's path is cut where it was not; it is removed after a run that
     passed, kept after one that failed. Set in the controller, before pytest-xdist starts its
     workers: they and every process a test starts inherit it."""
-    if hasattr(config, "workerinput") or os.environ.get("TMPDIR") or config.option.basetemp:
+    if os.environ.get("TMPDIR") or config.option.basetemp:
         return
     try:
         info = SHM.stat()
@@ -92,6 +106,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     root = session.config.stash.get(_IN_MEMORY, None)
     if root is not None and exitstatus == 0:
         shutil.rmtree(root, ignore_errors=True)
+    cache = session.config.stash.get(_CACHE, None)
+    if cache is not None:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
