@@ -7,8 +7,13 @@ prompt, no pager, no user or system config (hooks, fsmonitor, aliases of the run
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 # Reading one commit's id and date takes milliseconds; the bound is for a hung filesystem.
 QUERY_TIMEOUT = 30
@@ -54,3 +59,103 @@ def _query(*args: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+class Unanswered(Exception):
+    """The object reader cannot say (a name with a line break, or git gone): ask git another
+    way."""
+
+
+# Names written to a reader before its answers are read: well under a pipe's 64 kB, so git,
+# blocked on an answer nobody reads yet, never leaves the writer blocked too.
+_NAMES_PER_ROUND = 256
+
+
+class ObjectReader:
+    """One long-lived ``git cat-file --batch-command`` for a repository, asked object after
+    object: a run reads objects at many commits, and a git process for each read was most of
+    the processes it started. It sees what a later fetch brings (git looks again for an
+    object it does not find, and reads refs afresh for every name); it ends with :meth:`close`,
+    when it is collected, or with the program. ``git``: the command up to the subcommand
+    (``["git", "--git-dir", path]``)."""
+
+    def __init__(self, git: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+        import subprocess  # imported by the runs that ask git only (a cost of every start-up)
+        import weakref
+
+        self._proc: subprocess.Popen[bytes] | None = None
+        try:
+            self._proc = subprocess.Popen(
+                [*git, "cat-file", "--batch-command"], cwd=cwd, env=env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            )  # fmt: skip
+        except OSError:
+            return
+        self._finalizer = weakref.finalize(self, ObjectReader._close, self._proc)
+
+    @property
+    def alive(self) -> bool:
+        return self._proc is not None
+
+    def contents(self, names: list[str]) -> list[tuple[str, str, bytes] | None]:
+        """``(type, id, content)`` of the object each name names (``<rev>:<path>``, an id),
+        None for one that names none (or more than one)."""
+        return self._ask("contents", names)  # type: ignore[return-value]
+
+    def info(self, names: list[str]) -> list[tuple[str, str, int] | None]:
+        """``(type, id, size)`` of the object each name names, None as for :meth:`contents`."""
+        return self._ask("info", names)  # type: ignore[return-value]
+
+    def close(self) -> None:
+        if self._proc is not None:
+            self._finalizer()
+            self._proc = None
+
+    def _ask(self, command: str, names: list[str]) -> list[tuple[str, str, object] | None]:
+        proc = self._proc
+        if proc is None or any("\n" in n or "\r" in n or not n for n in names):
+            raise Unanswered(command)
+        assert proc.stdin is not None and proc.stdout is not None
+        answers: list[tuple[str, str, object] | None] = []
+        try:
+            for start in range(0, len(names), _NAMES_PER_ROUND):
+                batch = names[start : start + _NAMES_PER_ROUND]
+                proc.stdin.write(b"".join(
+                    f"{command} {n}\n".encode("utf-8", "surrogateescape") for n in batch
+                ))  # fmt: skip
+                proc.stdin.flush()
+                for _ in batch:
+                    answers.append(self._answer(proc.stdout, command == "contents"))
+            return answers
+        except (OSError, ValueError):
+            pass
+        # git went away or said what a batch does not: this and every later name another way
+        self.close()
+        raise Unanswered(command)
+
+    @staticmethod
+    def _answer(out: IO[bytes], with_content: bool) -> tuple[str, str, object] | None:
+        header = out.readline()
+        if header.endswith((b" missing\n", b" ambiguous\n")):
+            return None
+        oid, kind, size = header.decode("ascii").split()
+        if not with_content:
+            return kind, oid, int(size)
+        content = out.read(int(size) + 1)  # and the line break after it
+        if len(content) != int(size) + 1:
+            raise ValueError("short read")
+        return kind, oid, content[:-1]
+
+    @staticmethod
+    def _close(proc: subprocess.Popen[bytes]) -> None:
+        import subprocess
+
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

@@ -34,7 +34,7 @@ from typing import Any
 
 from syncer import checkout
 from syncer.errors import SyncError
-from syncer.gitcheckout import checked_out, git_env
+from syncer.gitcheckout import ObjectReader, Unanswered, checked_out, git_env
 from syncer.wording import PATH_CHARS, js
 
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -91,6 +91,25 @@ def _git(clone: Path, *args: str, input: bytes | None = None, check: bool = True
 def _git_dir(clone: Path) -> Path:
     dot = clone / ".git"
     return dot if dot.is_dir() else clone
+
+
+# git dir -> its object reader, the most recently asked last. A run asks one or two clones
+# (InferenceX's, srt-slurm's); a process that asks many (the test suite) keeps a few readers.
+_READERS: dict[str, ObjectReader] = {}
+_MAX_READERS = 4
+
+
+def _reader(clone: Path) -> ObjectReader:
+    """The clone's long-lived ``cat-file`` (:class:`~syncer.gitcheckout.ObjectReader`): a
+    process per object read was most of the git processes an event started."""
+    key = str(_git_dir(clone))
+    reader = _READERS.pop(key, None)
+    if reader is None or not reader.alive:
+        reader = ObjectReader(["git", "--git-dir", key], git_env())
+    _READERS[key] = reader
+    while len(_READERS) > _MAX_READERS:
+        _READERS.pop(next(iter(_READERS))).close()
+    return reader
 
 
 def is_clone(path: Path) -> bool:
@@ -164,8 +183,12 @@ def resolve(clone: Path, rev: str) -> str | None:
     """The commit ``rev`` names in the clone, or None."""
     if rev.startswith("-"):
         return None
-    out = _git(clone, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
-    sha = out.decode("ascii", "replace").strip()
+    try:
+        found = _reader(clone).info([f"{rev}^{{commit}}"])[0]
+        sha = found[1] if found is not None and found[0] == "commit" else ""
+    except Unanswered:
+        out = _git(clone, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+        sha = out.decode("ascii", "replace").strip()
     return sha if SHA.fullmatch(sha) else None
 
 
@@ -328,27 +351,41 @@ def _write_tree(
 
 
 def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[str, Any]:
-    """Object sizes (``check_only``) or contents of ``shas``, in one ``cat-file --batch``."""
+    """Object sizes (``check_only``) or contents of ``shas``, from the clone's reader."""
     if not shas:
         return {}
     unique = list(dict.fromkeys(shas))
+    try:
+        reader = _reader(clone)
+        found: list[Any] = reader.info(unique) if check_only else reader.contents(unique)
+    except Unanswered:
+        found = _batch_process(clone, unique, check_only)
+    out: dict[str, object] = {}
+    for sha, answer in zip(unique, found, strict=True):
+        if answer is None or answer[1] != sha:
+            raise SyncError(f"git cat-file: no object {sha}", path=str(clone))
+        out[sha] = answer[2]
+    return out
+
+
+def _batch_process(clone: Path, unique: list[str], check_only: bool) -> list[Any]:
+    """As :func:`_batch`, in a ``cat-file --batch`` of its own (the reader cannot answer)."""
     mode = "--batch-check" if check_only else "--batch"
     raw = _git(clone, "cat-file", mode, input=("\n".join(unique) + "\n").encode("ascii"))
-    out: dict[str, object] = {}
+    found: list[Any] = []
     pos = 0
-    for sha in unique:
+    for _sha in unique:
         end = raw.index(b"\n", pos)
         header = raw[pos:end].decode("ascii", "replace").split(" ")
         pos = end + 1
-        if len(header) != 3 or header[0] != sha:
-            raise SyncError(f"git cat-file: no object {sha}", path=str(clone))
-        size = int(header[2])
-        if check_only:
-            out[sha] = size
+        if len(header) != 3:
+            found.append(None)
             continue
-        out[sha] = raw[pos : pos + size]
-        pos += size + 1  # the object, then a newline
-    return out
+        oid, kind, size = header[0], header[1], int(header[2])
+        found.append((kind, oid, size if check_only else raw[pos : pos + size]))
+        if not check_only:
+            pos += size + 1  # the object, then a newline
+    return found
 
 
 @contextlib.contextmanager

@@ -15,19 +15,18 @@ Tokens reach git through ``GIT_ASKPASS`` and the environment, never through a UR
 from __future__ import annotations
 
 import atexit
-import contextlib
 import hashlib
 import os
 import re
 import stat
 import subprocess
 import tempfile
-import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncer import secrets
 from syncer.errors import SyncError
+from syncer.gitcheckout import ObjectReader, Unanswered
 from syncer.publish.settings import Plan
 from syncer.wording import PATH_CHARS, js
 
@@ -92,7 +91,7 @@ class Cookbook:
         self.push_remote = "fork" if push_url else remote
         self._token = token
         self._default_branch: str | None = None
-        self._objects: _Objects | None = None
+        self._objects: ObjectReader | None = None
         secrets.register(token)
 
     @classmethod
@@ -212,8 +211,8 @@ class Cookbook:
     def _blob(self, name: str) -> bytes | None:
         """The blob ``name`` names (``<rev>:<path>``), None when it names nothing or no blob."""
         try:
-            found = self._batch().get(name)
-        except _Unanswered:
+            found = self._batch().contents([name])[0]
+        except Unanswered:
             out = subprocess.run(
                 ["git", "cat-file", "blob", name], cwd=self.path, env=self._env(),
                 capture_output=True,
@@ -224,14 +223,16 @@ class Cookbook:
     def _object_id(self, name: str) -> str:
         """The id of the object ``name`` names (``<rev>:<path>``), "" when it names nothing."""
         try:
-            found = self._batch().get(name)
-        except _Unanswered:
+            found = self._batch().info([name])[0]
+        except Unanswered:
             return self._git("rev-parse", "--verify", "--quiet", name, check=False).strip()
         return found[1] if found is not None else ""
 
-    def _batch(self) -> _Objects:
+    def _batch(self) -> ObjectReader:
+        # One reader per checkout object: the bot reads a module and a page at several commits
+        # per run, and a git process each was most of the git processes it started.
         if self._objects is None or not self._objects.alive:
-            self._objects = _Objects(self.path, self._env())
+            self._objects = ObjectReader(["git"], self._env(), cwd=self.path)
         return self._objects
 
     def export(self, ref: str, dest: Path, paths: list[str]) -> None:
@@ -326,69 +327,6 @@ class Cookbook:
             target,
             f"{commit}:refs/heads/{state.name}",
         )
-
-
-class _Unanswered(Exception):
-    """The batch cannot say (a name with a line break, or git gone): ask git another way."""
-
-
-class _Objects:
-    """One ``git cat-file --batch`` per checkout, asked for object after object: the bot reads
-    a module and a page at several commits per run, and a process each was most of the git
-    processes it started. It sees what a later fetch brings (git looks again for an object
-    it does not find, and reads refs afresh for every name); it ends with its checkout
-    object, or with the program."""
-
-    def __init__(self, path: Path, env: dict[str, str]) -> None:
-        self._proc: subprocess.Popen[bytes] | None = None
-        try:
-            self._proc = subprocess.Popen(
-                ["git", "cat-file", "--batch"], cwd=path, env=env,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-        except OSError:
-            return
-        weakref.finalize(self, _Objects._close, self._proc)
-
-    @property
-    def alive(self) -> bool:
-        return self._proc is not None
-
-    def get(self, name: str) -> tuple[str, str, bytes] | None:
-        """``(type, id, content)`` of the object ``name`` names, None when it names none (or
-        more than one)."""
-        proc = self._proc
-        if proc is None or "\n" in name or "\r" in name:
-            raise _Unanswered(name)
-        assert proc.stdin is not None and proc.stdout is not None
-        try:
-            proc.stdin.write(name.encode("utf-8", "surrogateescape") + b"\n")
-            proc.stdin.flush()
-            header = proc.stdout.readline()
-            if header.endswith((b" missing\n", b" ambiguous\n")):
-                return None
-            oid, kind, size = header.decode().split()
-            content = proc.stdout.read(int(size) + 1)  # and the line break after it
-            if len(content) == int(size) + 1:
-                return kind, oid, content[:-1]
-        except (OSError, ValueError):
-            pass
-        # git went away or said what a batch does not: this and every later name another way
-        self._proc = None
-        _Objects._close(proc)
-        raise _Unanswered(name)
-
-    @staticmethod
-    def _close(proc: subprocess.Popen[bytes]) -> None:
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 _ASKPASS: Path | None = None
