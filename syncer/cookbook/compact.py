@@ -39,7 +39,14 @@ def same_list(a: list[Block], b: list[Block]) -> bool:
 # --- emitted size ----------------------------------------------------------------------------
 
 
+# What ``json.dumps(text, ensure_ascii=False)`` does for a string, without building an encoder
+# each time: the size model asks it for every scalar of every candidate (most are strings).
+_encode_string = json.encoder.encode_basestring
+
+
 def _scalar(value: object) -> str:
+    if isinstance(value, str):
+        return _encode_string(value)
     return json.dumps(value, ensure_ascii=False)
 
 
