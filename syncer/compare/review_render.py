@@ -11,17 +11,19 @@ resort is the text cut.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, Any
 
 from syncer.compare.review import CellReview, MetaChange, Review, Row
 from syncer.reporting import Report
 from syncer.templating import render
 from syncer.untrusted import term_text
 from syncer.wording import count
+
+if TYPE_CHECKING:
+    # rich is imported only when the terminal view is printed (the bot renders markdown only).
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
 
 _NOTE_SLACK = 400  # room for the "left out" note, whose length depends on what is left out
 _CUT_NOTE = "\n\n… (cut to stay within the size budget; run `sync diff` for the full diff)\n"
@@ -262,16 +264,22 @@ _ACTION_STYLE = {"added": "green", "removed": "red", "changed": "yellow"}
 
 def _t(value: object, style: str = "") -> Text:
     """Untrusted value as terminal text: no escapes, and never parsed as rich markup."""
+    from rich.text import Text
+
     if value is None:
         return Text("—", style="dim")
     return Text(term_text(value, limit=300), style=style)
 
 
 def _value(value: str | None) -> Text:
+    from rich.text import Text
+
     return Text("(bare flag)", style="italic") if value == "" else _t(value)
 
 
 def _rows_table(title: str, rows: list[Row], with_where: bool = True) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left", show_lines=False)
     if with_where:
         table.add_column("where", overflow="fold")
@@ -293,6 +301,8 @@ def _rows_table(title: str, rows: list[Row], with_where: bool = True) -> Table:
 
 
 def _diff_text(diff: str) -> Text:
+    from rich.text import Text
+
     out = Text()
     for line in diff.splitlines():
         style = ""
@@ -309,6 +319,9 @@ def _diff_text(diff: str) -> Text:
 
 
 def render_terminal(review: Review, console: Console) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
     counts = review.counts()
     cells = counts["cells"]
     console.print(
