@@ -20,8 +20,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-
 from syncer.errors import SyncError
 from syncer.syncconfig import MODEL_PATH
 from syncer.templating import render
@@ -72,6 +70,10 @@ def render_section(heading_line: str, module: str) -> str:
 
 def _headings(text: str) -> list[tuple[int, int, str]]:
     """(line index, level, inline text) of every heading."""
+    # markdown-it (~40 ms to import) only for the runs that edit a page: every module that
+    # imports this one (the bot, sync generate) pays nothing until then.
+    from markdown_it import MarkdownIt
+
     tokens = MarkdownIt("commonmark").parse(text)
     out = []
     for i, tok in enumerate(tokens):
