@@ -188,8 +188,12 @@ class Cookbook:
             )
 
     def rev(self, ref: str) -> str | None:
-        out = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
-        return out.strip() or None
+        try:
+            found = self._batch().info([f"{ref}^{{commit}}"])[0]
+        except Unanswered:
+            out = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+            return out.strip() or None
+        return found[1] if found is not None and found[0] == "commit" else None
 
     def default_branch(self) -> str:
         """The remote's default branch, asked once (``ls-remote``) per checkout object."""
