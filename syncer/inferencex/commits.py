@@ -288,15 +288,86 @@ def is_data_path(path: str, dirs: tuple[str, ...] = DATA_DIRS) -> bool:
     return False
 
 
-def _ls_tree(clone: Path, commit: str) -> Iterator[tuple[str, str, str, str]]:
-    """(mode, type, object, path) of every entry of ``commit``'s tree, recursively."""
+def _ls_tree(clone: Path, commit: str) -> list[tuple[str, str, str, str]]:
+    """(mode, type, object, path) of every entry of ``commit``'s tree, recursively, as
+    ``ls-tree -r`` lists them: read from the clone's reader, one round per tree depth."""
+    try:
+        return _walk_trees(_reader(clone), commit)
+    except (Unanswered, _NotPlain):
+        return _ls_tree_process(clone, commit)  # says what git says of such a tree
+
+
+class _NotPlain(Exception):
+    """A tree the walk does not read as ``ls-tree`` would (missing, not a tree...)."""
+
+
+def _walk_trees(reader: ObjectReader, commit: str) -> list[tuple[str, str, str, str]]:
+    root = reader.contents([f"{commit}^{{tree}}"])[0]
+    if root is None or root[0] != "tree":
+        raise _NotPlain(commit)
+    width = len(root[1]) // 2  # bytes of an object id (SHA-1 or SHA-256)
+    trees = {root[1]: _tree_entries(root[2], width)}
+    wanted = [oid for mode, _, oid in trees[root[1]] if mode == "040000"]
+    while wanted:
+        wanted = [oid for oid in dict.fromkeys(wanted) if oid not in trees]
+        for oid, found in zip(wanted, reader.contents(wanted), strict=True):
+            if found is None or found[0] != "tree":
+                raise _NotPlain(oid)
+            trees[oid] = _tree_entries(found[2], width)
+        wanted = [sub for oid in wanted for mode, _, sub in trees[oid] if mode == "040000"]
+    out: list[tuple[str, str, str, str]] = []
+
+    def walk(oid: str, prefix: str) -> None:
+        for mode, name, sub in trees[oid]:
+            if mode == "040000":
+                walk(sub, f"{prefix}{name}/")
+            else:
+                out.append(
+                    (mode, "commit" if mode == _MODE_GITLINK else "blob", sub, prefix + name)
+                )
+
+    walk(root[1], "")
+    return out
+
+
+def _tree_entries(data: bytes, width: int) -> list[tuple[str, str, str]]:
+    """(mode as ls-tree prints it, name, object) of a tree object's entries, in order."""
+    entries = []
+    pos = 0
+    while pos < len(data):
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        oid = data[nul + 1 : nul + 1 + width]
+        if len(oid) != width:
+            raise _NotPlain("short tree")
+        name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+        entries.append((_canon_mode(int(data[pos:space], 8)), name, oid.hex()))
+        pos = nul + 1 + width
+    return entries
+
+
+def _canon_mode(mode: int) -> str:
+    """git's ``canon_mode``: what ``ls-tree`` prints for a tree entry's stored mode."""
+    kind = mode & 0o170000
+    if kind == 0o100000:
+        return "100755" if mode & 0o100 else "100644"
+    if kind == 0o120000:
+        return _MODE_LINK
+    if kind == 0o040000:
+        return "040000"
+    return _MODE_GITLINK
+
+
+def _ls_tree_process(clone: Path, commit: str) -> list[tuple[str, str, str, str]]:
     raw = _git(clone, "ls-tree", "-r", "-z", "--full-tree", commit)
+    out = []
     for record in raw.decode("utf-8", "surrogateescape").split("\0"):
         if not record:
             continue
         meta, _, path = record.partition("\t")
         mode, kind, sha = meta.split(" ")
-        yield mode, kind, sha, path
+        out.append((mode, kind, sha, path))
+    return out
 
 
 def _safe_relpath(path: str, commit: str) -> PurePosixPath:
