@@ -13,7 +13,7 @@ router) this raises ``SyncError`` naming the file and the offending entry instea
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +88,9 @@ class Decoder:
         self.check.module(data)
         self.cells: list[CellData] = data["cells"]
         self.base = Materialiser(data, self.check)
+        # The checked cell of an index: every case asks for it a few times, so the
+        # materialiser's own method rather than a call through one of this class.
+        self._cell: Callable[[int], CellData] = self.base.cell
         self._measured_memo: dict[tuple[int, int, str], list[Block]] = {}
         self._kv_memo: KvMemo = {}
         # One object per distinct block shown (by marshal bytes, equal only for equal blocks:
@@ -98,8 +101,6 @@ class Decoder:
         self._texts: dict[int, tuple[Block, str]] = {}  # id -> the block, its text
         self._placement: str | None = None
 
-    def _cell(self, ci: int) -> CellData:
-        return self.base.cell(ci)
 
     def _router(self, ci: int, router: str) -> RouterData:
         return self.base.router(ci, router)

@@ -157,16 +157,17 @@ def format_block(block: Block, *, literal: bool = False) -> str:
     known = _ARG_LINES[literal]
     for arg in args:
         count = len(arg)
-        if count == 2 and type(arg[0]) is str and type(arg[1]) is str:
-            key = (arg[0], arg[1])
-            line = known.get(key)
-            if line is None:
-                line = f"  {arg[0]} {quote_value(arg[1])}"
-                if len(known) < _QUOTED_MAX:
-                    known[key] = line
-            arg_lines.append(line)
-        elif count == 2:
-            arg_lines.append(f"  {arg[0]} {quote_value(arg[1])}")
+        if count == 2:
+            flag, value = arg
+            if type(flag) is str and type(value) is str:
+                line = known.get((flag, value))
+                if line is None:
+                    line = f"  {flag} {quote_value(value)}"
+                    if len(known) < _QUOTED_MAX:
+                        known[flag, value] = line
+                arg_lines.append(line)
+            else:
+                arg_lines.append(f"  {flag} {quote_value(value)}")
         elif count > 2:
             arg_lines.append(f"  {arg[0]} {' '.join(map(quote_value, arg[1:]))}")
         else:
