@@ -79,11 +79,14 @@ class ObjectReader:
     when it is collected, or with the program. ``git``: the command up to the subcommand
     (``["git", "--git-dir", path]``)."""
 
-    def __init__(self, git: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+    def __init__(
+        self, git: list[str], env: dict[str, str], cwd: Path | None = None, *, timeout: float = 600
+    ) -> None:
         import subprocess  # imported by the runs that ask git only (a cost of every start-up)
         import weakref
 
         self._proc: subprocess.Popen[bytes] | None = None
+        self._timeout = timeout
         try:
             self._proc = subprocess.Popen(
                 [*git, "cat-file", "--batch-command"], cwd=cwd, env=env,
@@ -117,6 +120,14 @@ class ObjectReader:
             raise Unanswered(command)
         assert proc.stdin is not None and proc.stdout is not None
         answers: list[tuple[str, str, object] | None] = []
+        # A hung git (a lazy fetch of a partial clone, a stuck filesystem) is stopped after
+        # the bound each git process of a run has; its reads then end, and the names are
+        # asked another way, under that process's own bound.
+        import threading
+
+        watchdog = threading.Timer(self._timeout, proc.kill)
+        watchdog.daemon = True
+        watchdog.start()
         try:
             for start in range(0, len(names), _NAMES_PER_ROUND):
                 batch = names[start : start + _NAMES_PER_ROUND]
@@ -129,6 +140,8 @@ class ObjectReader:
             return answers
         except (OSError, ValueError):
             pass
+        finally:
+            watchdog.cancel()
         # git went away or said what a batch does not: this and every later name another way
         self.close()
         raise Unanswered(command)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from syncer.gitcheckout import checked_out
+from syncer.gitcheckout import ObjectReader, Unanswered, checked_out
 from syncer.inferencex.commits import checkout_date
 from syncer.inputs import head_commit
 
@@ -43,3 +44,14 @@ def test_a_bare_clone_has_its_head(tmp_path):
     subprocess.run(["git", "clone", "-q", "--bare", str(tmp_path / "repo"), str(tmp_path / "b")],
                    check=True)  # fmt: skip
     assert head_commit(tmp_path / "b") == sha
+
+
+def test_an_object_reader_whose_git_hangs_is_stopped_and_says_it_cannot_answer() -> None:
+    # `sh -c 'sleep 60' x cat-file --batch-command`: a git that never answers
+    reader = ObjectReader(["sh", "-c", "sleep 60", "x"], dict(os.environ), timeout=0.2)
+    hung = reader._proc
+    assert hung is not None
+    with pytest.raises(Unanswered):
+        reader.info(["HEAD"])
+    assert hung.returncode == -9  # killed by the reader's bound, not ended by itself
+    assert not reader.alive  # later names are asked another way at once

@@ -105,7 +105,7 @@ def _reader(clone: Path) -> ObjectReader:
     key = str(_git_dir(clone))
     reader = _READERS.pop(key, None)
     if reader is None or not reader.alive:
-        reader = ObjectReader(["git", "--git-dir", key], git_env())
+        reader = ObjectReader(["git", "--git-dir", key], git_env(), timeout=GIT_TIMEOUT)
     _READERS[key] = reader
     while len(_READERS) > _MAX_READERS:
         _READERS.pop(next(iter(_READERS))).close()
