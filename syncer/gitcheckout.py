@@ -91,6 +91,9 @@ class ObjectReader:
             self._proc = subprocess.Popen(
                 [*git, "cat-file", "--batch-command"], cwd=cwd, env=env,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                # its own process group, so that stopping it also stops what it started (a
+                # lazy fetch), which would otherwise hold the pipe open and the read hung
+                process_group=0,
             )  # fmt: skip
         except OSError:
             return
@@ -125,7 +128,7 @@ class ObjectReader:
         # asked another way, under that process's own bound.
         import threading
 
-        watchdog = threading.Timer(self._timeout, proc.kill)
+        watchdog = threading.Timer(self._timeout, ObjectReader._stop, (proc,))
         watchdog.daemon = True
         watchdog.start()
         try:
@@ -158,6 +161,13 @@ class ObjectReader:
         if len(content) != int(size) + 1:
             raise ValueError("short read")
         return kind, oid, content[:-1]
+
+    @staticmethod
+    def _stop(proc: subprocess.Popen[bytes]) -> None:
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
     @staticmethod
     def _close(proc: subprocess.Popen[bytes]) -> None:

@@ -47,7 +47,8 @@ def test_a_bare_clone_has_its_head(tmp_path):
 
 
 def test_an_object_reader_whose_git_hangs_is_stopped_and_says_it_cannot_answer() -> None:
-    # `sh -c 'sleep 60' x cat-file --batch-command`: a git that never answers
+    # `sh -c 'sleep 60' x cat-file --batch-command`: a git that never answers, whose child
+    # (sleep, as a lazy fetch would be) holds the pipe open after the parent is stopped
     reader = ObjectReader(["sh", "-c", "sleep 60", "x"], dict(os.environ), timeout=0.2)
     hung = reader._proc
     assert hung is not None
