@@ -12,13 +12,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import zipfile
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import forkserver
 from click.testing import CliRunner
 from conftest import QUIET_GIT, ROOT, TESTS, match_golden
 from ghschema import check_event
@@ -167,9 +167,7 @@ def merge_bot_branch(bare: Path, clone: Path) -> None:
 def bot_argv(event_path: Path, *args: str) -> list[str]:
     """The command line of ``sync bot`` on ``event_path`` with the repository's sync.yaml."""
     return [
-        sys.executable,
-        "-m",
-        "syncer",
+        *forkserver.command(),
         "bot",
         "--event",
         str(event_path),
@@ -305,6 +303,7 @@ def sync_bot(
     path.write_text(raw if raw is not None else json.dumps(payload))
     (world.tmp / "tmp").mkdir(exist_ok=True)
     env = {
+        **forkserver.machine_env(),  # the machine's, not the bot's: as CI would have it
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(world.tmp),
         "TMPDIR": str(world.tmp / "tmp"),  # its own: what the bot leaves there is seen

@@ -6,9 +6,9 @@ import io
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 
 from syncer.console import WIDTH, report_console
@@ -24,7 +24,7 @@ def test_piped_diff_keeps_its_title_on_one_line(tmp_path: Path) -> None:
     shutil.copy(FIXTURES / "commands.jsx", new)
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     done = subprocess.run(
-        [sys.executable, "-m", "syncer", "diff", str(old), str(new)],
+        [*forkserver.command(), "diff", str(old), str(new)],
         capture_output=True,
         text=True,
         env=env,

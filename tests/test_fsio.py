@@ -6,9 +6,9 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 
 from syncer.errors import SyncError
@@ -62,7 +62,7 @@ def test_generate_writes_modules_and_pages_with_the_usual_mode(tmp_path: Path) -
     page = next(pages.rglob("*.mdx"))
     page.chmod(0o664)  # an existing page keeps its mode
     proc = subprocess.run(
-        [sys.executable, "-m", "syncer", "generate", "--all", "--out", str(tmp_path / "out"),
+        [*forkserver.command(), "generate", "--all", "--out", str(tmp_path / "out"),
          "--pages", str(pages), "--date", "2026-10-13"],
         cwd=root, capture_output=True, text=True,
         preexec_fn=lambda: os.umask(0o022),

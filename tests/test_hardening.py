@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import forkserver
 import pytest
 from botworld import sync_bot
 
@@ -55,16 +56,17 @@ def sync(
     cwd: Path, *args: str, timeout: float = 60, user: int | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``sync ARGS`` as a user runs it (``user``: as that uid, for permission tests)."""
-    cmd = [sys.executable, "-m", "syncer", *args]
-    if user is not None:
-        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
+    cmd = [*forkserver.command(), *args]
+    if user is not None:  # another user's process is started as itself (setpriv execs it)
+        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
+        cmd += [*forkserver.real_command(), *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def piped(cwd: Path, args: list[str], reader: str) -> int:
     """The exit code of ``sync ARGS | READER`` (the writer's, as ``PIPESTATUS`` has it)."""
-    line = " ".join(map(shlex.quote, [sys.executable, "-m", "syncer", *args]))
+    line = " ".join(map(shlex.quote, [*forkserver.command(), *args]))
     proc = subprocess.run(
         ["bash", "-c", f'{line} | {reader}; exit "${{PIPESTATUS[0]}}"'],
         cwd=cwd,
@@ -299,7 +301,7 @@ def read_to_the_end(project: Path, name: str) -> dict:
         known = project.parent / f"{name}.json"
         if not known.is_file():
             read = subprocess.run(
-                [sys.executable, "-m", "syncer", *args], cwd=project, capture_output=True,
+                [*forkserver.command(), *args], cwd=project, capture_output=True,
                 env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60,
             )  # fmt: skip
             outcome = {
@@ -750,7 +752,7 @@ def test_tables_on_a_pipe_never_split_a_flag_or_a_url(tmp_path: Path, columns: s
     if columns:
         env["COLUMNS"] = columns
     done = subprocess.run(
-        [sys.executable, "-m", "syncer", "lint", "m.jsx", "--sglang", str(repo)],
+        [*forkserver.command(), "lint", "m.jsx", "--sglang", str(repo)],
         cwd=tmp_path, capture_output=True, text=True, env={**env, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
     assert done.returncode == 1, done.stderr

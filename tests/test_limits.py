@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 
 from syncer.cookbook.jsmodule import MAX_MODULE_BYTES
@@ -67,7 +68,7 @@ def test_a_module_over_the_cap_is_refused_before_it_is_read(tmp_path: Path) -> N
     with path.open("wb") as out:
         out.truncate(MAX_MODULE_BYTES + 1)  # sparse: costs nothing to make
     proc = subprocess.run(
-        [sys.executable, "-m", "syncer", "decode", str(path)], capture_output=True, text=True
+        [*forkserver.command(), "decode", str(path)], capture_output=True, text=True
     )
     assert proc.returncode == 2
     assert proc.stderr == (
@@ -119,7 +120,7 @@ def test_a_big_module_off_the_generators_layout_is_refused_not_parsed_for_minute
     path = tmp_path / "single-quoted.jsx"
     path.write_text("export const agentx = {x: '" + "a" * 2_000_000 + "'};\n", encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "syncer", "decode", str(path)],
+        [*forkserver.command(), "decode", str(path)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -142,7 +143,7 @@ def test_a_number_of_thousands_of_digits_in_a_recipe_is_bad_input(tmp_path: Path
     recipe.write_text("huge: " + "9" * 5000 + "\n" + recipe.read_text())
     key = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
     proc = subprocess.run(
-        [sys.executable, "-m", "syncer", "render", key, "--inferencex", str(checkout)],
+        [*forkserver.command(), "render", key, "--inferencex", str(checkout)],
         capture_output=True,
         text=True,
     )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 
 from syncer.errors import SyncError
@@ -183,7 +183,7 @@ def test_tags_and_huge_numbers_are_bad_input_with_exit_2(
     path = tmp_path / "sync.yaml"
     path.write_text(text, encoding="utf-8")
     proc = subprocess.run(
-        [sys.executable, "-m", "syncer", "generate", "--all", "--config", str(path), "--check"],
+        [*forkserver.command(), "generate", "--all", "--config", str(path), "--check"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

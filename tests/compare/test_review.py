@@ -7,9 +7,9 @@ import json
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 from conftest import TESTS, match_golden
 from markdown_it import MarkdownIt
@@ -348,7 +348,7 @@ def test_untrusted_values_cannot_break_out_of_tables_or_folds() -> None:
 
 def run_sync(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "syncer", "diff", *args],
+        [*forkserver.command(), "diff", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import forkserver
 import pytest
 from conftest import ROOT
 
@@ -122,7 +122,7 @@ def test_paths_out_of_the_checkout_are_refused(world: tuple[Path, Path], case: s
     change, expected = CASES[case]
     change(checkout, outside)
     proc = subprocess.run(
-        [sys.executable, "-m", "syncer", "render", KEY, "--inferencex", str(checkout)],
+        [*forkserver.command(), "render", KEY, "--inferencex", str(checkout)],
         capture_output=True,
         text=True,
     )

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import pytest
 
 from syncer.errors import SyncError
@@ -390,12 +390,11 @@ def test_duplicate_master_key_is_still_refused(tmp_path: Path) -> None:
 
 def test_cli_prints_the_duplicate_warning_and_renders(tmp_path: Path) -> None:
     import subprocess
-    import sys
 
     recipe = AGG.replace("      tp-size: 8\n", "      tp-size: 4\n      tp-size: 8\n")
     root = old_checkout(tmp_path, recipe)
     out = subprocess.run(
-        [sys.executable, "-m", "syncer", "render", KEY, "--inferencex", str(root)],
+        [*forkserver.command(), "render", KEY, "--inferencex", str(root)],
         capture_output=True,
         text=True,
         check=False,
@@ -506,7 +505,7 @@ def test_a_step_count_that_is_not_a_number_is_bad_input(tmp_path: Path) -> None:
 
 def _cli_error(root: Path, key: str = KEY) -> str:
     proc = subprocess.run(
-        [sys.executable, "-m", "syncer", "render", key, "--inferencex", str(root)],
+        [*forkserver.command(), "render", key, "--inferencex", str(root)],
         capture_output=True,
         text=True,
         check=False,

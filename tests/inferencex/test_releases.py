@@ -9,9 +9,9 @@ import io
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 from conftest import TESTS
 from srthistory import copied_history, dated_commit, dated_git
@@ -49,7 +49,7 @@ def _entry(key: str):
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     """The real command, as a user runs it (exit codes included)."""
     return subprocess.run(
-        [sys.executable, "-m", "syncer", *args], capture_output=True, text=True, timeout=120
+        [*forkserver.command(), *args], capture_output=True, text=True, timeout=120
     )
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import pytest
 from conftest import match_golden
 
@@ -213,7 +213,7 @@ def test_rendering_rule_errors_name_the_point_and_the_recipe() -> None:
 
 def _sync(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "syncer", *args], capture_output=True, text=True, check=False
+        [*forkserver.command(), *args], capture_output=True, text=True, check=False
     )
 
 

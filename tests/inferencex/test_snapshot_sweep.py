@@ -9,10 +9,10 @@ from __future__ import annotations
 import collections
 import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import pytest
 from conftest import REFERENCE
 
@@ -152,7 +152,7 @@ def test_every_sglang_multinode_recipe_key_renders(
 def test_cli_exit_codes_on_the_snapshot(snapshot: Path, key: str, reason: str | None) -> None:
     """Exit 0, or exit 2 with one line naming the reason; never 3."""
     out = subprocess.run(
-        [sys.executable, "-m", "syncer", "render", key, "--inferencex", str(snapshot)],
+        [*forkserver.command(), "render", key, "--inferencex", str(snapshot)],
         capture_output=True,
         text=True,
         check=False,

@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 
+import forkserver
 import pytest
 from botworld import (
     BOOK,
@@ -246,7 +247,7 @@ def test_models_only_needs_no_token_and_no_api(world):
     proc = subprocess.run(
         bot_argv(path, "--event-name", "issue_comment", "--models-only"),
         cwd=world.tmp,
-        env={"PATH": os.environ.get("PATH", "")},
+        env={**forkserver.machine_env(), "PATH": os.environ.get("PATH", "")},
         capture_output=True,
         text=True,
     )
@@ -359,6 +360,7 @@ def _run_raw(world: World, *extra: str) -> subprocess.CompletedProcess[str]:
         ),
         cwd=world.tmp,
         env={
+            **forkserver.machine_env(),
             "PATH": os.environ.get("PATH", ""),
             "HOME": str(world.tmp),
             "GITHUB_TOKEN": INFX_TOKEN,

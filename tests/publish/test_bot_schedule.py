@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+import forkserver
 import pytest
 from botworld import (
     BOOK,
@@ -217,8 +217,9 @@ def test_one_broken_pr_does_not_keep_the_others_stale(replay):
     infx.checkout(infx.main)
     replay.open_pr(3800, "broken", broken)  # listed before the good one
     done = subprocess.run(
-        [sys.executable, "-m", "syncer", *replay.args("schedule", SCHEDULE, "--model", MODEL)],
+        [*forkserver.command(), *replay.args("schedule", SCHEDULE, "--model", MODEL)],
         env={
+            **forkserver.machine_env(),
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(replay.tmp),
             "GITHUB_TOKEN": INFX_TOKEN,
@@ -332,7 +333,7 @@ def test_the_reconcile_reaches_every_model(tmp_path, event, payload):
     path = tmp_path / "event.json"
     path.write_text(json.dumps(payload))
     done = subprocess.run(
-        [sys.executable, "-m", "syncer", "bot", "--event", str(path), "--event-name", event,
+        [*forkserver.command(), "bot", "--event", str(path), "--event-name", event,
          "--config", str(ROOT / "sync.yaml"), "--models-only", "--json"],
         capture_output=True,
         text=True,

@@ -6,11 +6,11 @@ import io
 import os
 import pty
 import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
 
+import forkserver
 import pytest
 from conftest import ROOT
 from rich.console import Console
@@ -74,7 +74,7 @@ def test_nothing_when_not_a_terminal(tmp_path: Path, monkeypatch) -> None:
 
 def sync(*args: str, stderr: int) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "syncer", *args],
+        [*forkserver.command(), *args],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=stderr,

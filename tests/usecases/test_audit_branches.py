@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 from srthistory import AGG, M2_SYNC_YAML, MODEL, eras_tree_on_main, srt_slurm_history
 
@@ -29,7 +29,7 @@ def world(tmp_path: Path) -> dict[str, Path | str]:
 def _sync(world: dict, *args: str) -> subprocess.CompletedProcess[str]:
     """The real command, as a user runs it (exit codes included)."""
     return subprocess.run(
-        [sys.executable, "-m", "syncer", *args], capture_output=True, text=True, timeout=120
+        [*forkserver.command(), *args], capture_output=True, text=True, timeout=120
     )
 
 

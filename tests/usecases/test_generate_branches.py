@@ -5,9 +5,9 @@ read from --srt-slurm-repo, and the published cells name the commit applied."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
+import forkserver
 import pytest
 from srthistory import AGG, M2_SYNC_YAML, MODEL, eras_tree_on_main, srt_slurm_history
 
@@ -36,7 +36,7 @@ def _cli(world: dict, *args: str, date: str = "") -> subprocess.CompletedProcess
         )
     )
     return subprocess.run(
-        [sys.executable, "-m", "syncer", "generate", MODEL, "--config", str(config),
+        [*forkserver.command(), "generate", MODEL, "--config", str(config),
          "--inferencex", str(world["tree"]), "--out", str(tmp / "snippets"), "--no-page", *args],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -1,0 +1,408 @@
+"""``python -m syncer`` as a real process of its own, without the interpreter's start-up each
+time: a test process keeps one server that has imported the tool (and everything the tool
+imports later, inside its functions) and forks a process for each command a test runs.
+
+The command a test runs is ``python -S forkserver.py ARGS`` (:func:`command`), a small client
+that hands the server its own standard streams, arguments, environment, working directory and
+umask, forwards the signals it is sent, and ends as the forked process ended (its exit code,
+or killed by the same signal). The forked process becomes what ``python -m syncer ARGS`` would
+be at that point: the streams made again as the interpreter makes them, the environment,
+working directory, umask, time zone and import path of the request, ``__main__`` and
+``sys.argv`` as ``-m`` sets them; then it runs the package's ``__main__`` and exits through the
+interpreter's own shutdown (exit code, flushes, ``atexit``).
+
+What the server cannot make equal it does not attempt: when the request's user, groups,
+resource limits, or the environment the interpreter reads at its start-up (``PYTHON*`` other
+than ``PYTHONPATH``, the locale) differ from the server's, or there is no server, the client
+becomes the real thing (``exec python -m syncer ARGS``). ``tests/test_forkserver.py`` holds
+the two to the same output, exit code and side effects.
+
+Only the standard library's built-in modules are imported before the client connects, so that
+the client starts in a few milliseconds (run with ``-S``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sys
+
+ENV = "SYNC_TEST_FORKSERVER"  # the server's socket, for the processes a test starts
+HERE = os.path.abspath(__file__)
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
+             signal.SIGUSR2)  # fmt: skip
+_LIMIT = 64 << 20  # the largest request read (argv and environment)
+# Left for the commands that need it to import: esprima's tables are 120 MB, and a forked
+# process copies each page of the server it writes to (its exit writes to all of them).
+_NOT_PRELOADED = {"esprima"}
+
+
+def command() -> list[str]:
+    """The command line of ``python -m syncer``, to which a test adds the arguments."""
+    return [sys.executable, "-S", HERE]
+
+
+def real_command() -> list[str]:
+    return [sys.executable, "-m", "syncer"]
+
+
+def interpreter_env() -> dict[str, str]:
+    """The variables of this environment that the interpreter reads as it starts (``PYTHON*``
+    but ``PYTHONPATH``, which the server applies, and the locale)."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if (k.startswith("PYTHON") and k != "PYTHONPATH") or k.startswith("LC_") or k == "LANG"
+    }
+
+
+def machine_env() -> dict[str, str]:
+    """For a test whose command has an environment of its own, the part of this one that is
+    the machine's rather than the test's: the interpreter's start-up variables, and the
+    server's socket."""
+    return {**interpreter_env(), **({ENV: os.environ[ENV]} if ENV in os.environ else {})}
+
+
+# ---- the client ---------------------------------------------------------------------------
+
+
+def _client(argv: list[str]) -> None:
+    path = os.environ.get(ENV)
+    conn = _connect(path) if path else None
+    if conn is None:
+        _become_real(argv)
+    fds = [fd for fd in (0, 1, 2) if _is_open(fd)]
+    mask = os.umask(0)
+    os.umask(mask)
+    request = {
+        "argv": argv,
+        "cwd": os.getcwd(),
+        "env": dict(os.environ),
+        "umask": mask,
+        "fds": fds,
+        "identity": _identity(),
+    }
+    payload = json.dumps(request).encode("ascii")
+    socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], fds)
+    reader = conn.makefile("rb")
+    first = reader.readline()
+    if first == b"exec\n":
+        conn.close()
+        _become_real(argv)
+    if not first.startswith(b"pid "):
+        _lost()
+    pid = int(first.split()[1])
+    for sig in FORWARDED:
+        signal.signal(sig, lambda number, _frame: os.kill(pid, number))
+    last = reader.readline()
+    if not last.startswith(b"exit "):
+        _lost()
+    code = int(last.split()[1])
+    if code < 0:  # killed by a signal: this process is killed by the same one
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    os._exit(code)
+
+
+def _connect(path: str) -> socket.socket | None:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(path)
+    except OSError:
+        conn.close()
+        return None
+    return conn
+
+
+def _become_real(argv: list[str]) -> None:
+    os.execv(sys.executable, [*real_command(), *argv])
+
+
+def _lost() -> None:
+    os.write(2, b"forkserver: the server went away before the command ended\n")
+    os._exit(70)
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _identity() -> dict[str, object]:
+    """What of this process the server must share for its fork to be this process."""
+    import resource
+
+    limits = {
+        name: list(resource.getrlimit(getattr(resource, name)))
+        for name in dir(resource)
+        if name.startswith("RLIMIT_")
+    }
+    return {
+        "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())],
+        "limits": limits,
+        "startup": interpreter_env(),
+        "executable": sys.executable,
+    }
+
+
+# ---- the server ---------------------------------------------------------------------------
+
+
+def _serve(path: str) -> None:
+    import select
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(64)  # a client that comes while the imports below run waits in the queue
+    _preload()
+    own = _identity()
+    base_path = _base_path()
+    import gc
+
+    gc.collect()
+    gc.freeze()  # what every fork shares, kept out of the collector's (page-copying) passes
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    running: dict[int, socket.socket] = {}  # forked process -> its client
+    while True:
+        ready, _, _ = select.select([listener, wake_r, *running.values()], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 512)
+        _reap(running)
+        for conn in [c for c in ready if c in running.values()]:
+            # its client went away (killed on a timeout): so does the command
+            pid = next(p for p, c in running.items() if c is conn)
+            _kill_group(pid)
+        if listener in ready:
+            conn, _ = listener.accept()
+            request, fds = _read_request(conn)
+            if request is None or request["identity"] != own:
+                _answer(conn, b"exec\n")
+                conn.close()
+                for fd in fds:
+                    os.close(fd)
+                continue
+            pid = os.fork()
+            if pid == 0:
+                for other in [listener, *running.values()]:
+                    other.close()
+                for fd in (wake_r, wake_w):
+                    os.close(fd)
+                conn.close()
+                _become_command(request, fds, base_path)  # does not return
+            for fd in fds:
+                os.close(fd)
+            _answer(conn, f"pid {pid}\n".encode())
+            running[pid] = conn
+
+
+def _reap(running: dict[int, socket.socket]) -> None:
+    while running:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = running.pop(pid, None)
+        if conn is not None:
+            _answer(conn, f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
+            conn.close()
+
+
+def _kill_group(pid: int) -> None:
+    import contextlib
+
+    with contextlib.suppress(OSError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _answer(conn: socket.socket, line: bytes) -> None:
+    import contextlib
+
+    with contextlib.suppress(OSError):  # its client went away: nobody to tell
+        conn.sendall(line)
+
+
+def _read_request(conn: socket.socket) -> tuple[dict | None, list[int]]:
+    data, fds, _flags, _addr = socket.recv_fds(conn, 1 << 16, 3)
+    if len(data) < 8:
+        return None, fds
+    size = int.from_bytes(data[:8], "big")
+    if size > _LIMIT:
+        return None, fds
+    body = bytearray(data[8:])
+    while len(body) < size:
+        more = conn.recv(size - len(body))
+        if not more:
+            return None, fds
+        body += more
+    request = json.loads(body)
+    if len(fds) != len(request["fds"]):
+        return None, fds
+    return request, fds
+
+
+def _become_command(request: dict, fds: list[int], base_path: list[str]) -> None:
+    """This fork becomes ``python -m syncer ARGS`` as started by the client."""
+    import io
+    import runpy
+    import tempfile
+    import time
+
+    os.setpgid(0, 0)  # so that a timeout's kill reaches what it started too
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    streams = {0: sys.stdin, 1: sys.stdout, 2: sys.stderr}
+    received = dict(zip(request["fds"], fds, strict=True))
+    for target in (0, 1, 2):
+        if target in received:
+            os.dup2(received[target], target)
+        else:
+            os.close(target)
+    for fd in fds:
+        if fd not in (0, 1, 2):
+            os.close(fd)
+    os.umask(request["umask"])
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    time.tzset()
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR of this environment
+    extra = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:] = [os.getcwd(), *extra, *base_path]
+    # The interpreter's streams as it makes them at start-up (create_stdio): text with "\n"
+    # newlines over a buffered file, or a raw one written through (PYTHONUNBUFFERED, which
+    # the server shares); line buffering on a terminal, and on stderr always.
+    made = []
+    for fd, mode, name in ((0, "r", "<stdin>"), (1, "w", "<stdout>"), (2, "w", "<stderr>")):
+        old = streams[fd]
+        if fd not in received:
+            made.append(None)
+            continue
+        unbuffered = old.write_through
+        raw = io.FileIO(fd, mode + "b", closefd=False)
+        raw.name = name
+        buffer: io.RawIOBase | io.BufferedIOBase = raw
+        if mode == "r":
+            buffer = io.BufferedReader(raw)
+        elif not unbuffered:
+            buffer = io.BufferedWriter(raw)
+        stream = io.TextIOWrapper(
+            buffer, encoding=old.encoding, errors=old.errors, newline="\n",
+            line_buffering=not unbuffered and (raw.isatty() or fd == 2),
+            write_through=unbuffered,
+        )  # fmt: skip
+        stream.mode = mode
+        made.append(stream)
+    sys.stdin, sys.stdout, sys.stderr = made
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = made
+    if os.environ.get("SYNC_TEST_FORKSERVER_SAY"):
+        sys.stderr.write("forkserver: forked\n")  # for the test that it is
+    sys.argv = ["-m", *request["argv"]]  # as -m has it until the module is found
+    runpy.run_module("syncer", run_name="__main__", alter_sys=True)
+    sys.exit(0)  # through the interpreter's own shutdown, as the module's end would be
+
+
+def _base_path() -> list[str]:
+    """The import path without the server's script folder and PYTHONPATH: what every command
+    has after its own working directory and PYTHONPATH."""
+    own = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    rest = sys.path[1:]
+    for entry in own:
+        if entry in rest:
+            rest.remove(entry)
+    return rest
+
+
+def _preload() -> None:
+    """The tool's modules, and every module they import anywhere (most import inside the
+    functions that need them, for the start-up of a real process)."""
+    import ast
+    import contextlib
+    import importlib
+    from pathlib import Path
+
+    import syncer
+
+    package = Path(syncer.__file__).parent
+    names: set[str] = set()
+    for source in sorted(package.rglob("*.py")):
+        module = ".".join(source.relative_to(package.parent).with_suffix("").parts)
+        module = module.removesuffix(".__init__")
+        if module.endswith("__main__"):
+            continue
+        names.add(module)
+        tree = ast.parse(source.read_bytes())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                names.add(_absolute(node, module, source.name == "__init__.py"))
+    for name in sorted(names - _NOT_PRELOADED):
+        with contextlib.suppress(Exception):  # a module only some platforms have
+            importlib.import_module(name)
+
+
+def _absolute(node: object, module: str, is_package: bool) -> str:
+    import ast
+
+    assert isinstance(node, ast.ImportFrom)
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    parts = parts[: len(parts) - (node.level - 1)]
+    return ".".join([*parts, *([node.module] if node.module else [])])
+
+
+# ---- the test process's side --------------------------------------------------------------
+
+_server: object = None
+
+
+def start(folder: str) -> None:
+    """Start this test process's server (its socket in ``folder``) and name it in the
+    environment that every process the tests start inherits."""
+    global _server
+    import atexit
+    import subprocess
+    import time
+
+    path = os.path.join(folder, "forkserver.sock")
+    proc = subprocess.Popen(
+        [sys.executable, HERE, "--serve", path],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _server = proc
+    atexit.register(_stop, proc, path)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(path) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.005)
+    if os.path.exists(path):
+        os.environ[ENV] = path
+
+
+def _stop(proc: object, path: str) -> None:
+    import contextlib
+    import subprocess
+
+    assert isinstance(proc, subprocess.Popen)
+    proc.kill()
+    proc.wait()
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        _serve(sys.argv[2])
+    else:
+        _client(sys.argv[1:])
