@@ -105,8 +105,11 @@ class ModuleSide:
         return ref
 
     def blocks(self, sel: Selection) -> list[Block]:
+        """The blocks of ``sel`` (do not mutate them): a new object per block, since matching
+        knows blocks by id, but their values the decoder's own, which nothing here changes
+        (a deep copy per selection was most of a review's decoding)."""
         if sel not in self._blocks:
-            self._blocks[sel] = self.decoder.blocks_for(sel)
+            self._blocks[sel] = [dict(block) for block in self.decoder.shown_blocks(sel)]
         return self._blocks[sel]
 
     def files(self, ci: int, router: str) -> dict[str, str]:

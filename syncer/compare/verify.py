@@ -197,7 +197,10 @@ def compare_published(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> l
     cell_routers = decoder.routers(ci)
     out = []
     for router in [*p.cookbook, *(r for r in cell_routers if r not in p.cookbook)]:
-        cb_blocks = decoder.blocks_for(Selection(ci, pi, router)) if router in cell_routers else []
+        # The decoder's own blocks, not a copy: compare_blocks only reads them.
+        cb_blocks = (
+            decoder.shown_blocks(Selection(ci, pi, router)) if router in cell_routers else []
+        )
         recipe_blocks = p.cookbook.get(router, [])
         out.append(
             compare_blocks(cb_blocks, recipe_blocks, left="cookbook", right="recipe", router=router)

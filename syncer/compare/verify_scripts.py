@@ -197,7 +197,8 @@ def compare_script_point(
         logged, how_notes = logged_blocks(rd, model)
         notes.extend(f"point {p.index}: {n}" for n in how_notes)
         if decoder is not None and check.cell is not None and check.point is not None:
-            cb = decoder.blocks_for(Selection(check.cell, check.point, SCRIPT_ROUTER))
+            # The decoder's own blocks, not a copy: compare_blocks only reads them.
+            cb = decoder.shown_blocks(Selection(check.cell, check.point, SCRIPT_ROUTER))
             comp = compare_blocks(
                 cb,
                 logged,
