@@ -109,7 +109,7 @@ class ModuleSide:
         knows blocks by id, but their values the decoder's own, which nothing here changes
         (a deep copy per selection was most of a review's decoding)."""
         if sel not in self._blocks:
-            self._blocks[sel] = [dict(block) for block in self.decoder.shown_blocks(sel)]
+            self._blocks[sel] = [block.copy() for block in self.decoder.shown_blocks(sel)]
         return self._blocks[sel]
 
     def files(self, ci: int, router: str) -> dict[str, str]:
