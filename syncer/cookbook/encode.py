@@ -229,6 +229,26 @@ def _pool_envs(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     return pooled
 
 
+class _Patches:
+    """The router patches of one cell's points, each made once per distinct router blocks: a
+    cell's points often repeat a router's blocks (a third of the patches of the reference
+    modules). Blocks that marshal to the same bytes are equal key for key, in order, so their
+    patch is the same; each use gets its own copy."""
+
+    def __init__(self, point0: PointSpec) -> None:
+        self.point0 = point0
+        self._made: dict[tuple[str, bytes], object] = {}
+
+    def patch(self, router: str, blocks: list[Block]) -> object:
+        try:
+            key = (router, marshal.dumps(blocks, 2))
+        except ValueError:  # not JSON data: made each time
+            return compact.router_patch(self.point0.blocks[router], blocks, _PATCH_DEPTH)
+        if key not in self._made:
+            self._made[key] = compact.router_patch(self.point0.blocks[router], blocks, _PATCH_DEPTH)
+        return clone(self._made[key])
+
+
 def compact_module(spec: ModuleSpec) -> dict[str, object]:
     """The module value (newest format) for ``spec``; not yet verified."""
     _check_spec(spec)
@@ -247,13 +267,12 @@ def compact_module(spec: ModuleSpec) -> dict[str, object]:
             }
         prov = _cell_prov(cell.points)
         points_out = []
+        patches = _Patches(point0)
         for pi, point in enumerate(cell.points):
             patch: dict[str, object] = {}
             if pi > 0:
                 for router in cell.routers:
-                    p = compact.router_patch(
-                        point0.blocks[router], point.blocks[router], _PATCH_DEPTH
-                    )
+                    p = patches.patch(router, point.blocks[router])
                     if p is not None:
                         patch[router] = p
             points_out.append(_point_value(point, patch, prov))
