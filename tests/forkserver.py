@@ -22,6 +22,7 @@ the client starts in a few milliseconds (run with ``-S``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -217,15 +218,11 @@ def _reap(running: dict[int, socket.socket]) -> None:
 
 
 def _kill_group(pid: int) -> None:
-    import contextlib
-
     with contextlib.suppress(OSError):
         os.killpg(pid, signal.SIGKILL)
 
 
 def _answer(conn: socket.socket, line: bytes) -> None:
-    import contextlib
-
     with contextlib.suppress(OSError):  # its client went away: nobody to tell
         conn.sendall(line)
 
@@ -306,8 +303,65 @@ def _become_command(request: dict, fds: list[int], base_path: list[str]) -> None
     if os.environ.get("SYNC_TEST_FORKSERVER_SAY"):
         sys.stderr.write("forkserver: forked\n")  # for the test that it is
     sys.argv = ["-m", *request["argv"]]  # as -m has it until the module is found
-    runpy.run_module("syncer", run_name="__main__", alter_sys=True)
-    sys.exit(0)  # through the interpreter's own shutdown, as the module's end would be
+    try:
+        runpy.run_module("syncer", run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except KeyboardInterrupt:
+        sys.excepthook(*sys.exc_info())
+        _finalize(0)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # ended by SIGINT, as the interpreter does
+        os.kill(os.getpid(), signal.SIGINT)
+        code = 130
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+        code = 1
+    os._exit(_finalize(code))
+
+
+def _exit_code(exc: SystemExit) -> int:
+    """The process's exit code for an uncaught ``SystemExit``, as the interpreter makes it."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
+def _finalize(code: int) -> int:
+    """The interpreter's shutdown up to its last flush of the standard streams (Py_FinalizeEx:
+    threads joined, ``atexit``, which runs every ``weakref.finalize`` left too, then stdout
+    and stderr flushed, a failure of either being exit code 120), but not the teardown of
+    every module after it: in a fork that writes to every page it shares with the server,
+    about 40 ms of a command's CPU, for objects that end with the process anyway."""
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None or stream.closed:
+            continue
+        try:
+            stream.flush()
+        except Exception:  # reported as the interpreter reports it
+            if stream is sys.stdout:
+                _unraisable(stream)
+            code = 120
+    return code
+
+
+def _unraisable(stream: object) -> None:
+    """What ``PyErr_WriteUnraisable`` prints for a failed flush of ``stream``."""
+    import traceback
+
+    kind, error, _ = sys.exc_info()
+    text = "".join(traceback.format_exception_only(kind, error))
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"Exception ignored in: {stream!r}\n{text}")
+        sys.stderr.flush()
 
 
 def _base_path() -> list[str]:
@@ -325,7 +379,6 @@ def _preload() -> None:
     """The tool's modules, and every module they import anywhere (most import inside the
     functions that need them, for the start-up of a real process)."""
     import ast
-    import contextlib
     import importlib
     from pathlib import Path
 
@@ -391,7 +444,6 @@ def start(folder: str) -> None:
 
 
 def _stop(proc: object, path: str) -> None:
-    import contextlib
     import subprocess
 
     assert isinstance(proc, subprocess.Popen)

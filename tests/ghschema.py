@@ -53,11 +53,20 @@ def _validator(source: str, section: str, key: str, status: str | None) -> Draft
     return Draft202012Validator({"$defs": data["$defs"], "allOf": [schema]})
 
 
+# What each validator said of each body it was given (as JSON text): a test run sends the same
+# answers again and again (the same PR, comment or check run read by every step of a bot run),
+# and validating is most of the fake's own work.
+_said: dict[tuple[int, str], list[str]] = {}
+
+
 def _errors(validator: Draft202012Validator, body: Any) -> list[str]:
-    return [
-        f"{'/'.join(str(p) for p in err.absolute_path) or '(body)'}: {err.message[:300]}"
-        for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
-    ]
+    asked = (id(validator), json.dumps(body, sort_keys=True))  # validators live as long (cached)
+    if asked not in _said:
+        _said[asked] = [
+            f"{'/'.join(str(p) for p in err.absolute_path) or '(body)'}: {err.message[:300]}"
+            for err in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+        ]
+    return list(_said[asked])
 
 
 def response_errors(method: str, path: str, status: int, body: Any) -> list[str]:

@@ -98,6 +98,19 @@ def test_a_reader_that_goes_away_is_the_same_exit_code() -> None:
     assert codes["real"][0] == 141
 
 
+def test_an_output_that_cannot_be_written_ends_as_the_real_one() -> None:
+    seen = {}
+    for way in BOTH:
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run(
+                [*BOTH[way], "render", KEY], cwd=ROOT, stdout=full, stderr=subprocess.PIPE,
+                text=True, timeout=120,
+            )  # fmt: skip
+        seen[way] = (proc.returncode, proc.stderr)
+    assert seen["forked"] == seen["real"]
+    assert seen["real"][0] != 0
+
+
 def _hanging_git(tmp_path: Path) -> dict[str, str]:
     """An environment whose git never answers (and says its process id)."""
     bindir = tmp_path / "bin"
@@ -118,7 +131,8 @@ def _started(tmp_path: Path, count: int) -> list[int]:
     raise AssertionError("the command never ran git")
 
 
-def test_a_sigterm_sent_to_the_command_stops_it_as_the_real_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_sent_to_the_command_stops_it_as_the_real_one(tmp_path: Path, sig: int) -> None:
     env = _hanging_git(tmp_path)
     seen = {}
     for count, way in enumerate(BOTH, start=1):
@@ -127,13 +141,13 @@ def test_a_sigterm_sent_to_the_command_stops_it_as_the_real_one(tmp_path: Path) 
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         git = _started(tmp_path, count)[-1]
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         out, err = proc.communicate(timeout=60)
         with contextlib.suppress(ProcessLookupError):  # the command may have stopped it
             os.kill(git, signal.SIGKILL)
         seen[way] = (proc.returncode, out, err)
     assert seen["forked"] == seen["real"]
-    assert seen["real"][0] == 128 + signal.SIGTERM
+    assert seen["real"][0] == {signal.SIGTERM: 143, signal.SIGINT: 2}[sig], seen["real"]
 
 
 def test_a_command_whose_caller_is_killed_on_a_timeout_does_not_run_on(tmp_path: Path) -> None:

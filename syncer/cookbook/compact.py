@@ -9,9 +9,9 @@ module each time. That is only a filter: every module is decoded again by the pr
 
 from __future__ import annotations
 
-import copy
 import json
 
+from syncer.cookbook.jsvalues import clone
 from syncer.cookbook.materialise import OVERLAY_SKIP
 from syncer.cookbook.materialise import overlay as materialise_entry
 from syncer.errors import SyncError
@@ -50,27 +50,43 @@ def _scalar(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def layout_size(value: object, depth: int) -> int:
+# A bound no size reaches: ``layout_size`` without one walks the whole value.
+_NO_LIMIT = 1 << 62
+
+
+def layout_size(value: object, depth: int, limit: int = _NO_LIMIT) -> int:
     """Characters the generator layout (1-space indent, scalar arrays on one line) spends on
-    ``value`` written at nesting ``depth``, from its first character to its last."""
+    ``value`` written at nesting ``depth``, from its first character to its last.
+
+    With ``limit``: the exact size when it is at most ``limit``, else some number above it (the
+    walk stops there). The encoder compares every candidate with the best one so far, and most
+    candidates are larger: the comparison ``layout_size(x, d, best - 1) < best`` decides as the
+    full size would, without walking the rest of a candidate already past the best."""
     if isinstance(value, dict):
         if not value:
             return 2
         inner = depth + 1
-        total = 2 + depth + 1  # "{" "\n" ... indent "}"
+        total = 2 + depth + 1 - 1  # "{" "\n" ... indent "}", no comma after the last member
         for key, item in value.items():
-            total += inner + len(_scalar(key)) + 2 + layout_size(item, inner) + 2  # ",\n"
-        return total - 1  # no comma after the last member
+            total += inner + len(_scalar(key)) + 2 + 2  # ",\n"
+            # Every later member only adds: an item past this budget puts the whole past limit.
+            total += layout_size(item, inner, limit - total)
+            if total > limit:
+                return total
+        return total
     if isinstance(value, list):
         if not value:
             return 2
         if all(not isinstance(v, (dict, list)) for v in value):
             return 2 + sum(len(_scalar(v)) for v in value) + 2 * (len(value) - 1)
         inner = depth + 1
-        total = 2 + depth + 1
+        total = 2 + depth + 1 - 1
         for item in value:
-            total += inner + layout_size(item, inner) + 2
-        return total - 1
+            total += inner + 2
+            total += layout_size(item, inner, limit - total)
+            if total > limit:
+                return total
+        return total
     return len(_scalar(value))
 
 
@@ -92,6 +108,12 @@ def _occurrences(args: list[list[str]]) -> dict[str, list[list[str]]]:
 def args_env_diff(base: Block, target: Block) -> dict[str, object] | None:
     """The ``diff`` turning ``base`` into ``target`` (args and env only), or None when no diff
     can (repeated flags with different values, args out of order for a non-worker...)."""
+    d = _args_env_diff(base, target)
+    return d if d is not None and _decodes_to(base, {"diff": d}, target) else None
+
+
+def _args_env_diff(base: Block, target: Block) -> dict[str, object] | None:
+    """:func:`args_env_diff` before the check that it decodes to ``target``."""
     worker = base.get("kind") == "worker"
     b_occ = _occurrences(base.get("args") or [])
     t_occ = _occurrences(target.get("args") or [])
@@ -125,7 +147,7 @@ def args_env_diff(base: Block, target: Block) -> dict[str, object] | None:
         d["args"] = dargs
     if denv:
         d["env"] = denv
-    return d if _decodes_to(base, {"diff": d}, target) else None
+    return d
 
 
 def block_entry(
@@ -136,12 +158,15 @@ def block_entry(
     suffix: dict[str, object],
 ) -> dict[str, object] | None:
     """An entry ``{prefix, drop?, overlay..., diff?, suffix}`` (``prefix`` = ``{"from": i}``,
-    ``suffix`` = ``{"ref": [...]}``) that materialises ``source`` into ``target``, or None."""
+    ``suffix`` = ``{"ref": [...]}``) that materialises ``source`` into ``target``, or None.
+
+    The entry's values are ``target``'s own objects, not copies (the encoder copies the entry
+    it keeps): do not mutate them."""
     if source.get("kind") != target.get("kind"):
         return None
     drop = [k for k in source if k not in target and k not in ("args", "env")]
     overlay = {
-        k: copy.deepcopy(v)
+        k: v
         for k, v in target.items()
         if k not in ("args", "env") and (k not in source or block_data(source)[k] != v)
     }
@@ -151,17 +176,21 @@ def block_entry(
     if drop:
         entry["drop"] = drop
     entry.update(overlay)
+    # ``prefix`` and ``suffix`` hold only keys the overlay skips: ``source`` under ``drop`` and
+    # the overlay is the entry's base whichever they are, and the entry with a diff decodes to
+    # that base with the diff applied. So each candidate is materialised once: without a diff
+    # when that already gives ``target``, else with the diff, which is the whole entry's decode.
     try:
-        base = materialise_entry(source, {**entry, **suffix})
+        base = materialise_entry(source, entry)
     except SyncError:
         return None
     if not same(base, target):
-        d = args_env_diff(base, target)
-        if d is None:
+        d = _args_env_diff(base, target)
+        if d is None or not _decodes_to(base, {"diff": d}, target):
             return None
         entry["diff"] = d
     entry.update(suffix)
-    return entry if _decodes_to(source, entry, target) else None
+    return entry
 
 
 def _decodes_to(source: Block, entry: dict[str, object], target: Block) -> bool:
@@ -175,11 +204,14 @@ def patch_element(base: Block, target: Block, depth: int) -> object:
     """The cheapest patch list element turning point 0's ``base`` into ``target``."""
     if same(base, target):
         return None
-    full = {"block": copy.deepcopy(target)}
     d = args_env_diff(base, target) if _only_args_env_differ(base, target) else None
-    if d is not None and layout_size(d, depth) <= layout_size(full, depth):
-        return d
-    return full
+    if d is not None:
+        # The diff when it is no larger than the whole block, which is sized only as far as
+        # that decides and copied only when it is the element kept.
+        diff_size = layout_size(d, depth)
+        if layout_size({"block": target}, depth, diff_size - 1) >= diff_size:
+            return d
+    return {"block": clone(target)}
 
 
 def _only_args_env_differ(a: Block, b: Block) -> bool:
@@ -194,10 +226,11 @@ def router_patch(base: list[Block], target: list[Block], depth: int) -> object:
     """The patch of one router for a point (``None`` when the point equals point 0)."""
     if same_list(base, target):
         return None
-    replace = {"replace": copy.deepcopy(target)}
     if len(base) != len(target):
-        return replace
+        return {"replace": clone(target)}
     elements = [patch_element(b, t, depth + 1) for b, t in zip(base, target, strict=True)]
-    if layout_size(elements, depth) <= layout_size(replace, depth):
+    # ``replace`` is sized in place and copied only when it is the patch kept.
+    replace_size = layout_size({"replace": target}, depth)
+    if layout_size(elements, depth, replace_size) <= replace_size:
         return elements
-    return replace
+    return {"replace": clone(target)}

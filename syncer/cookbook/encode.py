@@ -18,7 +18,9 @@ project's decoder before ``write_module`` may write it.
 from __future__ import annotations
 
 import copy
+import heapq
 import json
+import marshal
 import re
 from pathlib import Path
 from typing import Any
@@ -27,10 +29,12 @@ from typing import Any
 from syncer import collector
 from syncer.cookbook import cells as cells_mod
 from syncer.cookbook import compact
+from syncer.cookbook.case import Case
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, PointSpec
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.emit import emit_module
 from syncer.cookbook.jsmodule import load_module, parse_module
+from syncer.cookbook.jsvalues import clone
 from syncer.cookbook.shell import check_publishable
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
@@ -48,20 +52,38 @@ _PATCH_DEPTH = 5
 _SHORTLIST = 8
 
 
-def _signature(block: Block) -> tuple[frozenset[object], frozenset[object], frozenset[object]]:
-    args = frozenset((a[0], tuple(a[1:])) for a in block.get("args") or [])
-    env = frozenset((block.get("env") or {}).items())
-    other = frozenset(
-        (k, json.dumps(v, sort_keys=True)) for k, v in block.items() if k not in ("args", "env")
-    )
-    return args, env, other
+class _Signature:
+    """A block's parts for the pre-screen: args, env and the other keys, as sets of elements.
+
+    An element costs ``len(str(x)) + 8`` when only the target has it and ``len(str(x[0])) + 8``
+    when only the source has it. Both are kept per element (``both``) with each part's totals,
+    so an estimate is one set intersection per part: what the two blocks share is what is
+    subtracted from the totals."""
+
+    def __init__(self, block: Block) -> None:
+        args: set[tuple[str, object]] = {(a[0], tuple(a[1:])) for a in block.get("args") or []}
+        env: set[tuple[str, object]] = set((block.get("env") or {}).items())
+        other: set[tuple[str, object]] = {
+            (k, json.dumps(v, sort_keys=True)) for k, v in block.items() if k not in ("args", "env")
+        }
+        self.parts: list[tuple[frozenset[object], dict[object, int], int, int]] = []
+        for part in (args, env, other):
+            as_target = {x: len(str(x)) + 8 for x in part}
+            as_source = {x: len(str(x[0])) + 8 for x in part}
+            both: dict[object, int] = {x: as_target[x] + as_source[x] for x in part}
+            self.parts.append(
+                (frozenset(part), both, sum(as_target.values()), sum(as_source.values()))
+            )
 
 
-def _estimate(source_sig: Any, target_sig: Any) -> int:
-    """Rough size of the diff turning a source into the target (pre-screen only)."""
+def _estimate(source_sig: _Signature, target_sig: _Signature) -> int:
+    """Rough size of the diff turning a source into the target (pre-screen only): the cost of
+    the target's elements the source lacks plus that of the source's the target lacks."""
     cost = 0
-    for s, t in zip(source_sig, target_sig, strict=True):
-        cost += sum(len(str(x)) + 8 for x in t - s) + sum(len(str(x[0])) + 8 for x in s - t)
+    for (s, _, _, s_total), (t, both, t_total, _) in zip(
+        source_sig.parts, target_sig.parts, strict=True
+    ):
+        cost += t_total + s_total - sum(map(both.__getitem__, s & t))
     return cost
 
 
@@ -69,7 +91,7 @@ class _Pool:
     """Earlier cells' materialised blocks, deduplicated, that a ``ref`` may point to."""
 
     def __init__(self) -> None:
-        self.by_kind: dict[str, list[tuple[list[object], Block, object]]] = {}
+        self.by_kind: dict[str, list[tuple[list[object], Block, _Signature]]] = {}
         self._seen: set[str] = set()
 
     def add(self, ci: int, router: str, blocks: list[Block]) -> None:
@@ -79,14 +101,15 @@ class _Pool:
                 continue
             self._seen.add(key)
             self.by_kind.setdefault(str(block.get("kind")), []).append(
-                ([ci, router, bi], block, _signature(block))
+                ([ci, router, bi], block, _Signature(block))
             )
 
     def shortlist(self, target: Block) -> list[tuple[list[object], Block]]:
-        sig = _signature(target)
+        sig = _Signature(target)
         pool = self.by_kind.get(str(target.get("kind")), [])
-        ranked = sorted(pool, key=lambda item: _estimate(item[2], sig))
-        return [(ref, block) for ref, block, _ in ranked[:_SHORTLIST]]
+        # nsmallest is sorted(...)[:n], ties in pool order included, without sorting it all.
+        ranked = heapq.nsmallest(_SHORTLIST, pool, key=lambda item: _estimate(item[2], sig))
+        return [(ref, block) for ref, block, _ in ranked]
 
 
 def _best_entry(
@@ -96,7 +119,7 @@ def _best_entry(
     cell: CellSpec,
     pool: _Pool,
 ) -> dict[str, object]:
-    best: dict[str, object] = copy.deepcopy(block_data(target))
+    best: dict[str, object] = block_data(target)
     best_size = compact.layout_size(best, _BLOCK_DEPTH)
     candidates: list[tuple[dict[str, object], dict[str, object], Block]] = []
     if router != cell.submitted and cell.submitted in cell.points[0].blocks:
@@ -108,10 +131,12 @@ def _best_entry(
         entry = compact.block_entry(source, target, prefix=prefix, suffix=suffix)
         if entry is None:
             continue
-        size = compact.layout_size(entry, _BLOCK_DEPTH)
+        # Sized only as far as it takes to know it is not smaller than the best so far.
+        size = compact.layout_size(entry, _BLOCK_DEPTH, best_size - 1)
         if size < best_size:
             best, best_size = entry, size
-    return best
+    # The entries share the target's objects (and ``_pool_envs`` edits the one kept): a copy.
+    return clone(best)
 
 
 def _point_value(
@@ -204,6 +229,26 @@ def _pool_envs(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     return pooled
 
 
+class _Patches:
+    """The router patches of one cell's points, each made once per distinct router blocks: a
+    cell's points often repeat a router's blocks (a third of the patches of the reference
+    modules). Blocks that marshal to the same bytes are equal key for key, in order, so their
+    patch is the same; each use gets its own copy."""
+
+    def __init__(self, point0: PointSpec) -> None:
+        self.point0 = point0
+        self._made: dict[tuple[str, bytes], object] = {}
+
+    def patch(self, router: str, blocks: list[Block]) -> object:
+        try:
+            key = (router, marshal.dumps(blocks, 2))
+        except ValueError:  # not JSON data: made each time
+            return compact.router_patch(self.point0.blocks[router], blocks, _PATCH_DEPTH)
+        if key not in self._made:
+            self._made[key] = compact.router_patch(self.point0.blocks[router], blocks, _PATCH_DEPTH)
+        return clone(self._made[key])
+
+
 def compact_module(spec: ModuleSpec) -> dict[str, object]:
     """The module value (newest format) for ``spec``; not yet verified."""
     _check_spec(spec)
@@ -222,13 +267,12 @@ def compact_module(spec: ModuleSpec) -> dict[str, object]:
             }
         prov = _cell_prov(cell.points)
         points_out = []
+        patches = _Patches(point0)
         for pi, point in enumerate(cell.points):
             patch: dict[str, object] = {}
             if pi > 0:
                 for router in cell.routers:
-                    p = compact.router_patch(
-                        point0.blocks[router], point.blocks[router], _PATCH_DEPTH
-                    )
+                    p = patches.patch(router, point.blocks[router])
                     if p is not None:
                         patch[router] = p
             points_out.append(_point_value(point, patch, prov))
@@ -315,7 +359,7 @@ def verify_roundtrip(
     for ci, cell in enumerate(spec.cells):
         for pi, point in enumerate(cell.points):
             for router in cell.routers:
-                got = decoder.blocks_for(Selection(ci, pi, router, None))
+                got = decoder.shown_blocks(Selection(ci, pi, router, None))
                 if not compact.same_list(point.blocks[router], got):
                     raise SyncError(
                         f"roundtrip: cell {cell.id} point {pi} router {router} tier {point.kv}: "
@@ -323,31 +367,70 @@ def verify_roundtrip(
                         path=path,
                     )
                 compared += 1
+    # Decoded once, shared by both checks below; nothing here mutates a block.
+    cases = list(decoder.cases(fresh=False))
     if reference is not None:
-        _compare_reference(decoder, reference, path, keep)
+        _compare_reference(cases, decoder, reference, path, keep)
+    # A block's check depends only on the block, and most blocks are shown by many cases (the
+    # etcd of every point, a worker at every tier that leaves it alone): each distinct block is
+    # checked once, on its own. One refused is checked again within its whole case, which then
+    # names the case and the block's place in it as a check of every case would.
+    passed: set[bytes] = set()
+    keys = _BlockKeys()
+    for case in cases:
+        where = f"{path}: {case.cell_id} point {case.point} {case.router} {case.kv}"
+        for block in case.blocks:
+            key = keys.of(block)
+            if key is not None and key in passed:
+                continue
+            try:
+                check_publishable([block], where)
+            except SyncError:
+                check_publishable(case.blocks, where)
+                raise
+            if key is not None:
+                passed.add(key)
     # The number reported is the module's cases, (cell, point, router, KV tier) as the page
     # offers them and `sync decode --all` lists them: one meaning in every command (it was
     # the comparisons made, 18 in generate and 54 in reencode for a module of 36 cases).
-    cases = 0
-    for case in decoder.cases():
-        check_publishable(
-            case.blocks, f"{path}: {case.cell_id} point {case.point} {case.router} {case.kv}"
-        )
-        cases += 1
-    return cases
+    return len(cases)
+
+
+class _BlockKeys:
+    """Equal blocks' one key (their marshalled bytes: same bytes, same keys, order and values),
+    made once per block object; None for a block marshal cannot write (never from a module's
+    text), which is never taken for another."""
+
+    def __init__(self) -> None:
+        self._of: dict[int, tuple[Block, bytes | None]] = {}
+
+    def of(self, block: Block) -> bytes | None:
+        seen = self._of.get(id(block))
+        if seen is None:
+            try:
+                key: bytes | None = marshal.dumps(block_data(block), 2)
+            except ValueError:
+                key = None
+            seen = self._of[id(block)] = (block, key)  # the block kept alive: its id stays its
+        return seen[1]
 
 
 def _compare_reference(
-    decoder: Decoder, reference: Decoder, path: str, keep: set[str] | None = None
+    cases: list[Case],
+    decoder: Decoder,
+    reference: Decoder,
+    path: str,
+    keep: set[str] | None = None,
 ) -> int:
     """Every case of ``reference`` (of the cells whose id is in ``keep``, or all) must decode
-    identically from the new module: blocks, status and provenance. Cells are matched by id,
-    so kept cells may move when another config's cells are replaced."""
+    identically from the new module (``cases``, every case of ``decoder``): blocks, status and
+    provenance. Cells are matched by id, so kept cells may move when another config's cells are
+    replaced."""
     compared = 0
     seen_points: set[tuple[str, int]] = set()
-    new_cases = {(c.cell_id, c.point, c.router, c.kv): c for c in decoder.cases()}
+    new_cases = {(c.cell_id, c.point, c.router, c.kv): c for c in cases}
     new_index = {c.cell_id: c.cell for c in new_cases.values()}
-    for case in reference.cases():
+    for case in reference.cases(fresh=False):
         if keep is not None and case.cell_id not in keep:
             continue
         where = (
