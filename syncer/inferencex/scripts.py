@@ -18,6 +18,7 @@ older launch scripts (and older scripts) use the name without the engine, except
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,9 +65,15 @@ class ScriptLaunch:
 
     key: str
     master_path: str
-    line: int | None
     multinode: bool
     rows: dict[int, ScriptRef] = field(default_factory=dict)  # row index -> script
+
+    @functools.cached_property
+    def line(self) -> int | None:
+        """The key's line in its master config, found when a message names it: finding it
+        composes the whole master (a tenth of a second for a real one), and most uses of a
+        launch (discovery, a verify of its run) never say it."""
+        return yamlsafe.key_line(self.master_path, [self.key])
 
     @property
     def scripts(self) -> list[ScriptRef]:
@@ -147,7 +154,7 @@ def script_launch(master: Master, key: str) -> ScriptLaunch | None:
     multinode = bool(raw.get("multinode"))
     if multinode and str(raw.get("framework")) not in MULTI_NODE_SCRIPT_FRAMEWORKS:
         return None
-    launch = ScriptLaunch(key, path, yamlsafe.key_line(path, [key]), multinode)
+    launch = ScriptLaunch(key, path, multinode)
     for index, row in enumerate(rows):
         names = _candidates(raw, row, key)
         existing = [n for n in names if _present(master, master.layout_root / n)]
