@@ -392,39 +392,22 @@ def _preload() -> None:
         if module.endswith("__main__"):
             continue
         names.add(module)
-        tree = ast.parse(source.read_bytes())
-        for node in ast.walk(tree):
+        # A relative import names one of the tool's modules, all of them imported anyway.
+        for node in ast.walk(ast.parse(source.read_bytes())):
             if isinstance(node, ast.Import):
                 names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                names.add(_absolute(node, module, source.name == "__init__.py"))
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.add(node.module)
     for name in sorted(names - _NOT_PRELOADED):
         with contextlib.suppress(Exception):  # a module only some platforms have
             importlib.import_module(name)
 
 
-def _absolute(node: object, module: str, is_package: bool) -> str:
-    import ast
-
-    assert isinstance(node, ast.ImportFrom)
-    if not node.level:
-        return node.module or ""
-    parts = module.split(".")
-    if not is_package:
-        parts = parts[:-1]
-    parts = parts[: len(parts) - (node.level - 1)]
-    return ".".join([*parts, *([node.module] if node.module else [])])
-
-
 # ---- the test process's side --------------------------------------------------------------
-
-_server: object = None
-
 
 def start(folder: str) -> None:
     """Start this test process's server (its socket in ``folder``) and name it in the
     environment that every process the tests start inherits."""
-    global _server
     import atexit
     import subprocess
     import time
@@ -434,7 +417,6 @@ def start(folder: str) -> None:
         [sys.executable, HERE, "--serve", path],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
-    _server = proc
     atexit.register(_stop, proc, path)
     deadline = time.monotonic() + 10
     while not os.path.exists(path) and time.monotonic() < deadline and proc.poll() is None:
