@@ -277,7 +277,7 @@ class _Reader:
             if pattern in (DIGITS, RUN) and _LEADING_ZERO.fullmatch(node.value):
                 unquoted = (
                     f" (unquoted, YAML 1.1 reads it as the number {_octal(node.value)})"
-                    if node.style is None
+                    if not node.style  # plain: None from PyYAML's composer, "" from libyaml's
                     else ""
                 )
                 raise self.fail(
