@@ -112,9 +112,9 @@ def test_a_timestamp_that_is_none_is_refused_at_its_line_where_pyyaml_crashes() 
     assert got.value.line == 2
 
 
-def _yaml_files() -> list[Path]:
+def _yaml_files(*, reference: bool = True) -> list[Path]:
     roots = [ROOT / "examples", ROOT / "syncer", ROOT / "tests" / "fixtures", ROOT / "sync.yaml"]
-    if REFERENCE.is_dir():
+    if reference and REFERENCE.is_dir():
         roots.append(REFERENCE)
     found: list[Path] = []
     for root in roots:
@@ -146,3 +146,55 @@ def test_every_yaml_file_here_is_built_as_pyyaml_builds_it() -> None:
         if not same(got, expected):
             differ.append(path)
     assert differ == []
+
+
+def _start_marks(root: yaml.Node | None) -> list[tuple[str, str, int, int, str | None]]:
+    """Every node's kind, tag, start line and column and (scalars) value, in document order;
+    a node met again through an alias is listed and not walked twice."""
+    out: list[tuple[str, str, int, int, str | None]] = []
+    stack, seen = [root] if root is not None else [], set()
+    while stack:
+        node = stack.pop()
+        value = node.value if isinstance(node, yaml.ScalarNode) else None
+        out.append((type(node).__name__, node.tag, *_line_column(node), value))
+        if id(node) in seen or isinstance(node, yaml.ScalarNode):
+            continue
+        seen.add(id(node))
+        children = node.value if isinstance(node, yaml.SequenceNode) else []
+        if isinstance(node, yaml.MappingNode):
+            children = [child for pair in node.value for child in pair]
+        stack.extend(reversed(children))
+    return out
+
+
+def _line_column(node: yaml.Node) -> tuple[int, int]:
+    return node.start_mark.line, node.start_mark.column
+
+
+def test_sync_yaml_nodes_from_libyaml_carry_the_pure_python_composers_marks() -> None:
+    # sync.yaml's reader (yamlsafe.Nodes) composes with libyaml for speed; every message it
+    # gives names a node's start line and column, which must be the ones the pure-Python
+    # composer gives, and a document libyaml refuses is composed by the pure-Python one.
+    for name, text in {**DOCUMENTS, "unicode": "k: ünï — x\nl: ['é', \"ü\"]\n"}.items():
+        expected = _start_marks(yaml.SafeLoader(text).get_single_node())
+        assert _start_marks(yamlsafe.Nodes(text, name).root()) == expected, name
+    differ = []
+    # The project's own files (the pure-Python composer takes 10 s over the reference data).
+    for path in _yaml_files(reference=False):
+        text = path.read_text(encoding="utf-8")
+        try:
+            expected = _start_marks(yaml.SafeLoader(text).get_single_node())
+        except yaml.YAMLError:
+            continue
+        if _start_marks(yamlsafe.Nodes(text, str(path)).root()) != expected:
+            differ.append(path)
+    assert differ == []
+    # A document libyaml refuses: the error is the pure-Python composer's, line and column.
+    with pytest.raises(SyncError) as refused:
+        yamlsafe.Nodes("a: [1, 2\nb: 3\n", "bad.yaml").root()
+    python = yaml.SafeLoader("a: [1, 2\nb: 3\n")
+    with pytest.raises(yaml.MarkedYAMLError) as composed:
+        python.get_single_node()
+    mark = composed.value.problem_mark
+    assert refused.value.message == f"not valid YAML: {composed.value.problem}"
+    assert (refused.value.line, refused.value.column) == (mark.line + 1, mark.column + 1)
