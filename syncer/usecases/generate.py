@@ -10,6 +10,8 @@ config's cells are kept from the existing module (proven case by case).
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -346,16 +348,49 @@ def _encoded(
     text when only the date would change."""
     header = encode.header_lines(spec.source)
     old_date = _existing_date(old_text, path)
-    value, text, cases = encode.encode_module(
-        spec, path=str(path), header=header, reference=reference, keep=keep
-    )
+    value, text, cases = _encode_once(spec, path, header, reference, keep)
     if old_date and old_date != spec.generated_on:
         # Same content under the old date is no change: keep the old text. Only the date
         # differs, so the proven value is emitted again rather than encoded and proven twice.
-        value["generatedOn"] = old_date
-        if encode.module_text(value, header) == old_text:
+        dated = {**value, "generatedOn": old_date}
+        if encode.module_text(dated, header) == old_text:
             text = old_text
     return text, cases
+
+
+# Modules encoded and proven in this process, by their spec and header (see _encode_once).
+_ENCODED: OrderedDict[bytes, tuple[dict[str, object], str, int]] = OrderedDict()
+_ENCODED_MAX = 8
+
+
+def _encode_once(
+    spec: ModuleSpec,
+    path: Path,
+    header: list[str],
+    reference: Decoder | None,
+    keep: set[str] | None,
+) -> tuple[dict[str, object], str, int]:
+    """``encode_module``, once per distinct spec and header in a process: the bot generates a
+    model's module for its trial verify and again for the publish, on another ref of the
+    same cookbook, and both are nearly always the same cells. The encoder is a function of
+    the spec and the header (``path`` only names a failure, and a failure is not kept); a
+    proof against an old module (``reference``) is made every time. The value returned is
+    shared: callers copy before changing it."""
+    if reference is not None or keep is not None:
+        return encode.encode_module(
+            spec, path=str(path), header=header, reference=reference, keep=keep
+        )
+    # By value: the spec is dataclasses over JSON values, whose repr is their whole content
+    # (a pickle would also record which equal strings happen to be one object).
+    key = hashlib.sha256(repr((spec, header)).encode("utf-8")).digest()
+    done = _ENCODED.get(key)
+    if done is None:
+        done = _ENCODED[key] = encode.encode_module(spec, path=str(path), header=header)
+        if len(_ENCODED) > _ENCODED_MAX:
+            _ENCODED.popitem(last=False)
+    else:
+        _ENCODED.move_to_end(key)
+    return done
 
 
 def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, force: bool) -> None:

@@ -230,6 +230,12 @@ def test_generate_writes_nothing_when_the_roundtrip_differs(workspace, monkeypat
         return value
 
     monkeypatch.setattr(encode, "compact_module", lossy)
+    # A spec this process encoded before is not encoded again (usecases.generate keeps it).
+    from collections import OrderedDict
+
+    from syncer.usecases import generate as generate_usecase
+
+    monkeypatch.setattr(generate_usecase, "_ENCODED", OrderedDict())
     out, pages = workspace["out"], workspace["pages"]
     module = out / f"{MODEL}.jsx"
     module.write_text(module.read_text(encoding="utf-8") + "// stale\n", encoding="utf-8")
@@ -526,3 +532,39 @@ def test_generate_all_writes_every_model_or_none(tmp_path: Path) -> None:
     assert (out / "acme/second.jsx").is_file()
     assert (out / f"{MODEL}.jsx").read_bytes() != before[out / f"{MODEL}.jsx"]
     assert (pages / "docs/second.mdx").read_text(encoding="utf-8") != "# Second\n"
+
+
+def test_a_spec_is_encoded_once_per_process_and_its_text_is_the_same(config, monkeypatch) -> None:
+    """The bot generates a model for its trial verify and again for the publish: the second
+    generation of the same spec reuses the first encoding, text for text; another spec (here
+    another date) is encoded anew, and a kept old date is applied to a copy of the shared
+    value, never to it."""
+    from collections import OrderedDict
+
+    from syncer.cookbook import encode
+    from syncer.usecases import generate as generate_usecase
+
+    monkeypatch.setattr(generate_usecase, "_ENCODED", OrderedDict())
+    real, calls = encode.compact_module, []
+
+    def counting(spec):
+        calls.append(spec.generated_on)
+        return real(spec)
+
+    monkeypatch.setattr(encode, "compact_module", counting)
+
+    def generated(today: str) -> str:
+        return generate_model(
+            MODEL, config=config, inferencex=ROOT / "examples" / "inferencex",
+            out_dir=ROOT / "cookbook_snippets", check=True, today=today,
+        ).text  # fmt: skip
+
+    committed = (ROOT / "cookbook_snippets" / f"{MODEL}.jsx").read_text(encoding="utf-8")
+    # Another date than the module's: only the date would change, so the committed text.
+    assert generated("2031-01-02") == committed
+    assert generated("2031-01-02") == committed
+    assert calls == ["2031-01-02"]
+    [(value, _, _)] = generate_usecase._ENCODED.values()
+    assert value["generatedOn"] == "2031-01-02"  # the shared value kept its own date
+    assert generated("2031-01-03") == committed
+    assert calls == ["2031-01-02", "2031-01-03"]
