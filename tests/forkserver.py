@@ -17,22 +17,32 @@ than ``PYTHONPATH``, the locale) differ from the server's, or there is no server
 becomes the real thing (``exec python -m syncer ARGS``). ``tests/test_forkserver.py`` holds
 the two to the same output, exit code and side effects.
 
-Only the standard library's built-in modules are imported before the client connects, so that
-the client starts in a few milliseconds (run with ``-S``)."""
+The client imports only the interpreter's built-in modules (``_signal``, ``_socket``,
+``marshal``, not ``signal``, ``socket`` or ``json``, which import ``enum`` and ``re``), so that it
+starts in a few milliseconds (run with ``-S``)."""
 
 from __future__ import annotations
 
-import contextlib
-import json
+import _signal
+import _socket
+import marshal
 import os
-import signal
-import socket
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+# The client is this file run as a command; the server and the tests' side import the rest.
+if __name__ != "__main__" or sys.argv[1:2] == ["--serve"]:
+    import contextlib
+    import signal
+    import socket
 
 ENV = "SYNC_TEST_FORKSERVER"  # the server's socket, for the processes a test starts
 HERE = os.path.abspath(__file__)
-FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1,
-             signal.SIGUSR2)  # fmt: skip
+FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT, _signal.SIGUSR1,
+             _signal.SIGUSR2)  # fmt: skip
 _LIMIT = 64 << 20  # the largest request read (argv and environment)
 # Left for the commands that need it to import: esprima's tables are 120 MB, and a forked
 # process copies each page of the server it writes to (its exit writes to all of them).
@@ -84,10 +94,15 @@ def _client(argv: list[str]) -> None:
         "fds": fds,
         "identity": _identity(),
     }
-    payload = json.dumps(request).encode("ascii")
-    socket.send_fds(conn, [len(payload).to_bytes(8, "big") + payload], fds)
-    reader = conn.makefile("rb")
-    first = reader.readline()
+    payload = marshal.dumps(request)
+    message = len(payload).to_bytes(8, "big") + payload
+    # SCM_RIGHTS carries the descriptors as an array of C ints.
+    rights = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
+    sent = conn.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
+    if sent < len(message):  # (sendall of nothing still sends, and the server may be gone)
+        conn.sendall(message[sent:])
+    lines = _lines(conn)
+    first = next(lines)
     if first == b"exec\n":
         conn.close()
         _become_real(argv)
@@ -95,19 +110,36 @@ def _client(argv: list[str]) -> None:
         _lost()
     pid = int(first.split()[1])
     for sig in FORWARDED:
-        signal.signal(sig, lambda number, _frame: os.kill(pid, number))
-    last = reader.readline()
+        _signal.signal(sig, lambda number, _frame: os.kill(pid, number))
+    last = next(lines)
     if not last.startswith(b"exit "):
         _lost()
     code = int(last.split()[1])
     if code < 0:  # killed by a signal: this process is killed by the same one
-        signal.signal(-code, signal.SIG_DFL)
+        _signal.signal(-code, _signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code)
 
 
-def _connect(path: str) -> socket.socket | None:
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _lines(conn: _socket.socket) -> Iterator[bytes]:
+    """The server's answer lines, each with its newline; an empty one once it is gone."""
+    pending = b""
+    while True:
+        end = pending.find(b"\n")
+        if end >= 0:
+            yield pending[: end + 1]
+            pending = pending[end + 1 :]
+            continue
+        more = conn.recv(4096)  # retried by the interpreter when a forwarded signal comes
+        if not more:
+            yield pending
+            pending = b""
+            continue
+        pending += more
+
+
+def _connect(path: str) -> _socket.socket | None:
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         conn.connect(path)
     except OSError:
@@ -240,7 +272,7 @@ def _read_request(conn: socket.socket) -> tuple[dict | None, list[int]]:
         if not more:
             return None, fds
         body += more
-    request = json.loads(body)
+    request = marshal.loads(body)
     if len(fds) != len(request["fds"]):
         return None, fds
     return request, fds

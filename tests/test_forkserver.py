@@ -61,6 +61,18 @@ def test_the_server_is_running_for_this_test_process() -> None:
     assert probe.stderr == "forkserver: forked\n"
 
 
+def test_a_request_larger_than_one_send_is_forked_whole() -> None:
+    # 1 MB of environment (a variable may hold 128 kB): more than the socket takes in one
+    # send, so the client sends the rest after the first part, which carried its streams.
+    big = {f"BIG_{i}": "x" * (100 << 10) for i in range(10)}
+    env = {**os.environ, "SYNC_TEST_FORKSERVER_SAY": "1", **big}
+    probe = subprocess.run(
+        [*forkserver.command(), "--help"], capture_output=True, text=True, check=True, env=env
+    )
+    assert probe.stderr == "forkserver: forked\n"
+    assert probe.stdout == run("real", ["--help"]).stdout
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_command_says_and_exits_as_the_real_one(case: str) -> None:
     env = {**os.environ, "COLUMNS": "57"}  # the environment reaches the command
