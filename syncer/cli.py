@@ -7,6 +7,7 @@ benchmark).
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import signal
@@ -101,25 +102,54 @@ def _run(argv: list[str] | None) -> None:
         sys.exit(TERMINATED)
     except (BrokenPipeError, ReaderGone):
         _reader_went_away()
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_FULL:
+            _internal_error()
+        _output_failed(exc)
     except Exception:
-        # A bug, not bad input: keep the traceback for the report, but never exit 1, which
-        # `verify`, `diff` and `generate --check` use to mean "drift".
-        import traceback
-
-        from syncer.secrets import mask
-
-        click.echo(mask(traceback.format_exc()), err=True, nl=False)
-        click.echo("error: internal error (a bug in infx-cookbook-sync; traceback above)", err=True)
-        sys.exit(3)
+        _internal_error()
     try:
         sys.stdout.flush()
         wait_until_read(sys.stdout)
     except (BrokenPipeError, ReaderGone):
         _reader_went_away()
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_FULL:
+            raise
+        _output_failed(exc)
     except Terminated:
         click.echo("terminated", err=True)
         sys.exit(TERMINATED)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+# A write that found no room: every file the tool writes goes through ``fsio``, which names
+# the file in a SyncError, so one of these reaching the entry point is the standard output's
+# (``sync render KEY > /dev/full``, a full disk or quota under a redirect).
+_OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+
+
+def _output_failed(exc: OSError) -> NoReturn:
+    from syncer.console import silence_stdout
+
+    silence_stdout()  # what is still buffered would fail again as the interpreter exits
+    sys.stderr.write(f"error: cannot write the output (standard output): {exc.strerror}\n")
+    sys.exit(2)
+
+
+def _internal_error() -> NoReturn:
+    """Called in an ``except``: the exception being handled is a bug."""
+    # A bug, not bad input: keep the traceback for the report, but never exit 1, which
+    # `verify`, `diff` and `generate --check` use to mean "drift".
+    import traceback
+
+    import click
+
+    from syncer.secrets import mask
+
+    click.echo(mask(traceback.format_exc()), err=True, nl=False)
+    click.echo("error: internal error (a bug in infx-cookbook-sync; traceback above)", err=True)
+    sys.exit(3)
 
 
 def _print_help(text: str) -> None:
@@ -130,6 +160,10 @@ def _print_help(text: str) -> None:
         wait_until_read(sys.stdout)
     except (BrokenPipeError, ReaderGone):
         _reader_went_away()
+    except OSError as exc:
+        if exc.errno not in _OUTPUT_FULL:
+            raise
+        _output_failed(exc)
     except Terminated:
         sys.stderr.write("terminated\n")
         sys.exit(TERMINATED)

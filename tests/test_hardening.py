@@ -123,6 +123,30 @@ def test_output_through_a_symlink_replaces_the_file_and_keeps_the_link(project: 
     assert line == "error: dangling: cannot write the file: a symlink to nothing"
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["render", KEY],
+        ["decode", MODULE, "--all", "--format", "json"],
+        ["verify", KEY],
+        ["--help"],  # the stored help, written without click
+        ["verify", "--help"],
+    ],
+    ids=["render", "decode-json", "verify-text", "help", "command-help"],
+)
+def test_standard_output_with_no_room_is_one_error_line_not_a_traceback(
+    project: Path, args: list[str]
+) -> None:
+    # `sync render KEY > /dev/full`: the write fails with ENOSPC, as on a full disk.
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [*forkserver.command(), *args], cwd=project, stdout=full, stderr=subprocess.PIPE,
+            text=True, timeout=60,
+        )  # fmt: skip
+    line = error_line(proc)
+    assert line == "error: cannot write the output (standard output): No space left on device"
+
+
 # ---- 4. reading what is not a regular file ----------------------------------------------------
 
 
