@@ -125,12 +125,13 @@ class Cookbook:
         digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
         target = Path(cache_dir) / f"cookbook-{digest}"
         book = cls(target, **kw)  # type: ignore[arg-type]
-        if not (target / ".git").exists():
+        cloned = not (target / ".git").exists()
+        if cloned:
             target.parent.mkdir(parents=True, exist_ok=True)
             book._git(
                 "clone", "--quiet", "--no-checkout", *reference, str(source), str(target), cwd=None
             )
-        book.fetch()
+        book.fetch(cloned=cloned)
         return book
 
     # -- plumbing ---------------------------------------------------------------------------
@@ -177,12 +178,16 @@ class Cookbook:
             raise SyncError(secrets.mask(f"git {args[0]} failed: {detail}"), path=str(self.path))
         return proc.stdout
 
-    def fetch(self) -> None:
+    def fetch(self, *, cloned: bool = False) -> None:
+        """Bring every remote's branches up to date (``cloned``: the clone just made holds
+        its origin's branches as they are, so only a fork is fetched)."""
         if self.push_url:
             remotes = self._git("remote", check=False).split()
             verb = "set-url" if self.push_remote in remotes else "add"
             self._git("remote", verb, self.push_remote, self.push_url)
         for remote in dict.fromkeys((self.remote, self.push_remote)):
+            if cloned and remote == self.remote:
+                continue
             self._git(
                 "fetch", "--quiet", "--prune", remote, f"+refs/heads/*:refs/remotes/{remote}/*"
             )
@@ -285,14 +290,18 @@ class Cookbook:
         if state.foreign:
             raise SyncError(f"branch {state.name} has commits not made by the bot; not committing")
         parent = parent or state.tip or state.base_tip
-        changed = []
-        for rel, text in sorted(files.items()):
+        for rel in files:
             if not _SAFE_PATH.match(rel) or ".." in rel.split("/"):
                 raise SyncError(f"refusing to write outside the checkout: {js(rel, PATH_CHARS)}")
+        # Hashed and, unless a dry run, written in one pass: a file that did not change is an
+        # object the repository holds already, so writing it adds nothing.
+        write = [] if self.plan.dry_run else ["-w"]
+        changed: dict[str, str] = {}  # path -> its new blob
+        for rel, text in sorted(files.items()):
             current = self._object_id(f"{parent}:{rel}")
-            blob = self._git("hash-object", "--stdin", "--path", rel, input=text).strip()
+            blob = self._git("hash-object", *write, "--stdin", "--path", rel, input=text).strip()
             if current != blob:
-                changed.append(rel)
+                changed[rel] = blob
         if not changed:
             return None
         for rel in changed:
@@ -303,12 +312,8 @@ class Cookbook:
         with tempfile.TemporaryDirectory(prefix="infx-index-") as tmp:
             index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             self._git("read-tree", parent, extra_env=index)
-            entries = []
-            for rel in changed:
-                blob = self._git(
-                    "hash-object", "-w", "--stdin", "--path", rel, input=files[rel]
-                ).strip()
-                entries.append(f"100644 blob {blob}\t{rel}\n")  # rel is a safe path: no quoting
+            # rel is a safe path: no quoting
+            entries = [f"100644 blob {blob}\t{rel}\n" for rel, blob in changed.items()]
             self._git("update-index", "--index-info", input="".join(entries), extra_env=index)
             tree = self._git("write-tree", extra_env=index).strip()
         return self._git("commit-tree", tree, "-p", parent, "-F", "-", input=message).strip()
