@@ -103,9 +103,9 @@ def _run(argv: list[str] | None) -> None:
     except (BrokenPipeError, ReaderGone):
         _reader_went_away()
     except OSError as exc:
-        if exc.errno not in _OUTPUT_FULL:
+        if exc.errno not in _NO_ROOM:
             _internal_error()
-        _output_failed(exc)
+        _no_room(exc)
     except Exception:
         _internal_error()
     try:
@@ -114,26 +114,28 @@ def _run(argv: list[str] | None) -> None:
     except (BrokenPipeError, ReaderGone):
         _reader_went_away()
     except OSError as exc:
-        if exc.errno not in _OUTPUT_FULL:
+        if exc.errno not in _NO_ROOM:
             raise
-        _output_failed(exc)
+        _no_room(exc)
     except Terminated:
         click.echo("terminated", err=True)
         sys.exit(TERMINATED)
     sys.exit(code if isinstance(code, int) else 0)
 
 
-# A write that found no room: every file the tool writes goes through ``fsio``, which names
-# the file in a SyncError, so one of these reaching the entry point is the standard output's
-# (``sync render KEY > /dev/full``, a full disk or quota under a redirect).
-_OUTPUT_FULL = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
+# A write that found no room (`sync render KEY > /dev/full`, a full disk or quota).
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EFBIG, errno.EDQUOT})
 
 
-def _output_failed(exc: OSError) -> NoReturn:
+def _no_room(exc: OSError) -> NoReturn:
+    """One line naming what could not be written: the file the error names, else the
+    standard output (every file the tool writes goes through ``fsio``, which names it in a
+    SyncError, and a write to a stream names no file)."""
     from syncer.console import silence_stdout
 
     silence_stdout()  # what is still buffered would fail again as the interpreter exits
-    sys.stderr.write(f"error: cannot write the output (standard output): {exc.strerror}\n")
+    where = exc.filename if exc.filename is not None else "the output (standard output)"
+    sys.stderr.write(f"error: cannot write {where}: {exc.strerror}\n")
     sys.exit(2)
 
 
@@ -161,9 +163,9 @@ def _print_help(text: str) -> None:
     except (BrokenPipeError, ReaderGone):
         _reader_went_away()
     except OSError as exc:
-        if exc.errno not in _OUTPUT_FULL:
+        if exc.errno not in _NO_ROOM:
             raise
-        _output_failed(exc)
+        _no_room(exc)
     except Terminated:
         sys.stderr.write("terminated\n")
         sys.exit(TERMINATED)
