@@ -131,8 +131,19 @@ class Cookbook:
             book._git(
                 "clone", "--quiet", "--no-checkout", *reference, str(source), str(target), cwd=None
             )
+            book._default_branch = book._cloned_default_branch()
         book.fetch(cloned=cloned)
         return book
+
+    def _cloned_default_branch(self) -> str | None:
+        """The default branch a clone just made was told by its origin (``origin/HEAD``, which
+        ``git clone`` writes as a symbolic ref), or None to ask the remote."""
+        try:
+            text = (self.path / ".git" / "refs" / "remotes" / self.remote / "HEAD").read_text()
+        except (OSError, UnicodeDecodeError):
+            return None
+        m = re.fullmatch(rf"ref: refs/remotes/{re.escape(self.remote)}/(\S+)\n", text)
+        return m.group(1) if m else None
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -201,7 +212,8 @@ class Cookbook:
         return found[1] if found is not None and found[0] == "commit" else None
 
     def default_branch(self) -> str:
-        """The remote's default branch, asked once (``ls-remote``) per checkout object."""
+        """The remote's default branch, asked once (``ls-remote``) per checkout object, unless
+        the clone was made by this object (its origin told it then)."""
         if self._default_branch is None:
             out = self._git("ls-remote", "--symref", self.remote, "HEAD")
             m = re.search(r"^ref: refs/heads/(\S+)\s+HEAD$", out, re.M)

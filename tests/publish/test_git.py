@@ -65,6 +65,22 @@ def test_commit_push_and_no_op(remote, tmp_path):
     assert not (book.path / "docs").exists()
 
 
+def test_a_new_clone_knows_its_default_branch_and_a_kept_one_asks(remote, tmp_path):
+    # The remote's default branch is "trunk": a clone made now was told so by its origin
+    # (origin/HEAD), with no second question to the remote; a clone kept from an earlier run
+    # asks the remote again (ls-remote), since the default branch may have changed since.
+    run("branch", "trunk", "main", cwd=remote)
+    run("symbolic-ref", "HEAD", "refs/heads/trunk", cwd=remote)
+    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    run("remote", "set-url", "origin", str(tmp_path / "gone"), cwd=book.path)
+    assert book.default_branch() == "trunk"  # no remote to ask: told at the clone
+    run("remote", "set-url", "origin", str(remote), cwd=book.path)
+    run("symbolic-ref", "HEAD", "refs/heads/main", cwd=remote)
+    kept = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    assert kept.path == book.path
+    assert kept.default_branch() == "main"
+
+
 def test_human_commit_stops_the_bot(remote, tmp_path):
     book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
     state = book.branch_state(BRANCH, "main")
