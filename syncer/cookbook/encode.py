@@ -35,7 +35,7 @@ from syncer.cookbook.decode import Decoder
 from syncer.cookbook.emit import emit_module
 from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.jsvalues import clone
-from syncer.cookbook.shell import check_publishable
+from syncer.cookbook.shell import check_publishable_each
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
 from syncer.model import Block, Selection, block_data
@@ -371,48 +371,14 @@ def verify_roundtrip(
     cases = list(decoder.cases(fresh=False))
     if reference is not None:
         _compare_reference(cases, decoder, reference, path, keep)
-    # A block's check depends only on the block, and most blocks are shown by many cases (the
-    # etcd of every point, a worker at every tier that leaves it alone): each distinct block is
-    # checked once, on its own. One refused is checked again within its whole case, which then
-    # names the case and the block's place in it as a check of every case would.
-    passed: set[bytes] = set()
-    keys = _BlockKeys()
-    for case in cases:
-        where = f"{path}: {case.cell_id} point {case.point} {case.router} {case.kv}"
-        for block in case.blocks:
-            key = keys.of(block)
-            if key is not None and key in passed:
-                continue
-            try:
-                check_publishable([block], where)
-            except SyncError:
-                check_publishable(case.blocks, where)
-                raise
-            if key is not None:
-                passed.add(key)
+    check_publishable_each(
+        (f"{path}: {case.cell_id} point {case.point} {case.router} {case.kv}", case.blocks)
+        for case in cases
+    )
     # The number reported is the module's cases, (cell, point, router, KV tier) as the page
     # offers them and `sync decode --all` lists them: one meaning in every command (it was
     # the comparisons made, 18 in generate and 54 in reencode for a module of 36 cases).
     return len(cases)
-
-
-class _BlockKeys:
-    """Equal blocks' one key (their marshalled bytes: same bytes, same keys, order and values),
-    made once per block object; None for a block marshal cannot write (never from a module's
-    text), which is never taken for another."""
-
-    def __init__(self) -> None:
-        self._of: dict[int, tuple[Block, bytes | None]] = {}
-
-    def of(self, block: Block) -> bytes | None:
-        seen = self._of.get(id(block))
-        if seen is None:
-            try:
-                key: bytes | None = marshal.dumps(block_data(block), 2)
-            except ValueError:
-                key = None
-            seen = self._of[id(block)] = (block, key)  # the block kept alive: its id stays its
-        return seen[1]
 
 
 def _compare_reference(

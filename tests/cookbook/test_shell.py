@@ -11,6 +11,7 @@ import pytest
 from syncer.cookbook.shell import (
     block_title,
     check_publishable,
+    check_publishable_each,
     copy_all,
     format_block,
     js_string,
@@ -245,6 +246,21 @@ def test_hostile_values_refused(block: dict[str, Any], what: str, reason: str) -
     message = info.value.message
     assert message.startswith("cell demo#0 point 1 router sglang, block 1 (")
     assert what in message and reason in message
+
+
+def test_each_distinct_block_is_checked_once_and_a_refusal_names_its_case() -> None:
+    # Equal blocks (equal, not the same object) shown by many cases pass once; the one
+    # refused is named in its case, at its place there, as a check of every case names it.
+    bad = worker(args=[["--x;id", "1"]])
+    shown = [
+        ("case A", [worker(), worker()]),
+        ("case B", [worker(), worker(), {**bad}]),
+        ("case C", [{**bad}]),
+    ]
+    with pytest.raises(SyncError) as info:
+        check_publishable_each(shown)
+    assert info.value.message.startswith("case B, block 2 (")
+    check_publishable_each(shown[:1])  # nothing refused: no error
 
 
 def test_every_block_kind_has_its_title():
