@@ -108,7 +108,10 @@ def test_rows_of_a_script_key_parse_without_a_recipe() -> None:
 def _snapshot_single_node_sglang_keys() -> dict[str, dict]:
     keys = {}
     for master in sorted((SNAPSHOT / "configs").glob("*-master.yaml")):
-        for key, entry in (yaml.safe_load(master.read_text()) or {}).items():
+        # libyaml's parser (the pure-Python one takes a second over these masters)
+        text = master.read_text()
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        for key, entry in (yaml.load(text, Loader=loader) or {}).items():
             if not isinstance(entry, dict) or entry.get("multinode"):
                 continue
             if "sglang" not in str(entry.get("framework")):
