@@ -338,22 +338,25 @@ class Nodes:
     def __init__(self, text: str, path: str) -> None:
         self.path = path
         self._text = text
-        self._loader: yaml.SafeLoader = _FastNodesLoader(text)
+        self._loader = _NodesLoader(text)  # constructs the values, and composes when asked
 
     def root(self) -> yaml.Node | None:
         """The document's root node, ``None`` for an empty document."""
-        try:
-            # libyaml's composer is ten times faster, and its nodes carry the same marks (line,
-            # column of characters) as the pure-Python one's.
-            node = self._loader.get_single_node()
-        except yaml.YAMLError:
-            # A document libyaml refuses is composed again by the pure-Python composer: its
-            # problem texts are the ones this reader's messages have always shown.
-            self._loader = _NodesLoader(self._text)
-            node = self._python_root()
+        node = self._fast_root() if "\t" not in self._text else self._python_root()
         if node is not None and _node_depth(node) > MAX_DEPTH:
             raise SyncError(TOO_DEEP, path=self.path)
         return node
+
+    def _fast_root(self) -> yaml.Node | None:
+        """libyaml's composer, ten times faster, whose nodes carry the pure-Python composer's
+        start marks (line, column of characters). A text with a tab is not given to it: it
+        takes a tab for the space after a key's colon, which the pure-Python parser refuses."""
+        try:
+            return _FastNodesLoader(self._text).get_single_node()
+        except yaml.YAMLError:
+            # Composed again by the pure-Python composer, which refuses it too, with the
+            # problem texts this reader's messages have always shown (or takes it, as before).
+            return self._python_root()
 
     def _python_root(self) -> yaml.Node | None:
         try:
