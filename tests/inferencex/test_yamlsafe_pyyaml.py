@@ -199,3 +199,30 @@ def test_sync_yaml_nodes_from_libyaml_carry_the_pure_python_composers_marks() ->
         mark = composed.value.problem_mark
         assert refused.value.message == f"not valid YAML: {composed.value.problem}"
         assert (refused.value.line, refused.value.column) == (mark.line + 1, mark.column + 1)
+
+
+def test_sync_yaml_nodes_are_the_pure_python_composers_on_random_documents() -> None:
+    # libyaml and the pure-Python parser differ on some documents (a tab after a colon, a
+    # comment right after a block scalar's indicator, an empty value in a flow collection, a
+    # byte-order mark inside the text): yamlsafe.Nodes sends those the pure-Python way. Over
+    # seeded random documents of YAML's indicators, every outcome is the pure-Python one's:
+    # the same nodes at the same lines and columns, or a refusal.
+    import random
+
+    rng = random.Random(23)
+    pieces = [*"ab1 :-[]{},\n#\"'.!?|>%&*@`\\\t\r", "  ", "\n  ", ": ", "- ", "\n- ", "a: "]
+    pieces += ["é", "\x85", "\ufeff", "\u2028", "x: y\n", "# c\n", "# |>!\n", " #", "{a: }"]
+    differ = []
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 16)))
+        try:
+            expected: object = _start_marks(yaml.SafeLoader(text).get_single_node())
+        except yaml.YAMLError:
+            expected = "refused"
+        try:
+            got: object = _start_marks(yamlsafe.Nodes(text, "doc.yaml").root())
+        except SyncError:
+            got = "refused"
+        if got != expected:
+            differ.append(text)
+    assert differ == []
