@@ -197,7 +197,7 @@ def test_primary_rate_limit_waits_for_the_reset(server):
 
     model = server.model
     pr = model.add_pull(INFX, head="f")
-    reset = int(time.time()) + 2
+    reset = int(time.time()) + 1  # the next second: waited for, and one more (1-2 s in all)
     model.fail_next(
         "GET",
         r"/pulls/\d+$",
