@@ -8,12 +8,11 @@ whose text would not paste safely.
 from __future__ import annotations
 
 import json
-import marshal
 import re
 from collections.abc import Iterable, Mapping
 
 from syncer.errors import SyncError
-from syncer.model import Block, block_data
+from syncer.model import Block
 from syncer.wording import js
 
 _BARE = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
@@ -345,32 +344,22 @@ def check_publishable(blocks: list[Block], where: str) -> None:
 
 def check_publishable_each(shown: Iterable[tuple[str, list[Block]]]) -> None:
     """:func:`check_publishable` of every ``(where, blocks)`` of ``shown`` (a module's cases),
-    each distinct block checked once: these rules look at one block at a time, and most blocks
-    are shown by many cases (the etcd of every point, a worker at every tier that leaves it
-    alone). A refused block is checked again within its whole list, so the error names the
-    case and the block's place in it as checking every list would."""
-    passed: set[bytes] = set()
-    keys: dict[int, tuple[Block, bytes | None]] = {}  # id -> (the block, kept alive; its key)
+    each block object checked once: these rules look at one block at a time, and a decoder
+    shows each distinct block as one object however many cases show it (the etcd of every
+    point, a worker at every tier that leaves it alone). A refused block is checked again
+    within its whole list, so the error names the case and the block's place in it as
+    checking every list would."""
+    passed: dict[int, Block] = {}  # id -> the block, kept alive so that its id stays its own
     for where, blocks in shown:
         for block in blocks:
-            seen = keys.get(id(block))
-            if seen is None:
-                try:
-                    # Equal blocks' one key: the same bytes are the same keys, order and values.
-                    key: bytes | None = marshal.dumps(block_data(block), 2)
-                except ValueError:  # no JSON data (never from a module's text): never taken
-                    key = None
-                seen = keys[id(block)] = (block, key)
-            key = seen[1]
-            if key is not None and key in passed:
+            if id(block) in passed:
                 continue
             try:
                 _check_blocks([block], where, False, "publish")
             except SyncError:
                 check_publishable(blocks, where)
                 raise
-            if key is not None:
-                passed.add(key)
+            passed[id(block)] = block
 
 
 def _check_blocks(blocks: list[Block], where: str, literal: bool, verb: str) -> None:

@@ -137,7 +137,8 @@ class Cookbook:
 
     def _cloned_default_branch(self) -> str | None:
         """The default branch a clone just made was told by its origin (``origin/HEAD``, which
-        ``git clone`` writes as a symbolic ref), or None to ask the remote."""
+        ``git clone`` writes as a symbolic ref), or None to ask the remote: also when the ref
+        is not a loose file (another ref storage than git's default), so nothing is guessed."""
         try:
             text = (self.path / ".git" / "refs" / "remotes" / self.remote / "HEAD").read_text()
         except (OSError, UnicodeDecodeError):
