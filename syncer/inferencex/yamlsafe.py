@@ -322,11 +322,7 @@ class _NodesLoader(_MergeAsSrtSlurm, yaml.SafeLoader):
     """The pure-Python safe loader with srt-slurm's merge-key precedence."""
 
 
-class _FastNodesLoader(_MergeAsSrtSlurm, _Base):
-    """:class:`_NodesLoader` over libyaml's parser, when PyYAML has it."""
-
-
-for _loader in (_StrictLoader, _NodesLoader, _FastNodesLoader):
+for _loader in (_StrictLoader, _NodesLoader):
     _loader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
 
 
@@ -372,7 +368,8 @@ class Nodes:
         start marks (line, column of characters) for what :func:`_libyaml_composes_alike`
         lets through."""
         try:
-            return _FastNodesLoader(self._text).get_single_node()
+            # Composing only: the values are built by the pure-Python loader's constructors.
+            return yaml.compose(self._text, Loader=_Base)
         except yaml.YAMLError:
             # Composed again by the pure-Python composer, which refuses it too, with the
             # problem texts this reader's messages have always shown (or takes it, as before).
