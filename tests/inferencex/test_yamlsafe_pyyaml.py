@@ -175,6 +175,8 @@ def test_sync_yaml_nodes_from_libyaml_carry_the_pure_python_composers_marks() ->
     # sync.yaml's reader (yamlsafe.Nodes) composes with libyaml for speed; every message it
     # gives names a node's start line and column, which must be the ones the pure-Python
     # composer gives, and a document libyaml refuses is composed by the pure-Python one.
+    # The bundled sync.yaml is composed by libyaml (else nothing below would test it).
+    assert yamlsafe._libyaml_composes_alike((ROOT / "sync.yaml").read_text(encoding="utf-8"))
     for name, text in {**DOCUMENTS, "unicode": "k: ünï — x\nl: ['é', \"ü\"]\n"}.items():
         expected = _start_marks(yaml.SafeLoader(text).get_single_node())
         assert _start_marks(yamlsafe.Nodes(text, name).root()) == expected, name
