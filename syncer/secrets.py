@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 MASK = "***"
 # Classic (ghp_, gho_, ghu_, ghs_, ghr_) and fine-grained (github_pat_) GitHub token shapes.
 _TOKEN_SHAPES = re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,255}|github_pat_[A-Za-z0-9_]{20,255})")
+_TOKEN_PREFIXES = re.compile(r"g(?:h[pousr]_|ithub_pat_)")
 TOKEN_ENV_NAMES = ("COOKBOOK_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
 # Credentials inside a URL (a git remote or push URL such as https://x-access-token:T@host/):
 # the token may have any shape, so the user-info part of an http(s) URL, and any user:password
@@ -53,8 +54,40 @@ def mask(text: object) -> str:
     for secret in sorted(_known, key=len, reverse=True):
         if secret in out:
             out = out.replace(secret, MASK)
-    out = _URL_CREDENTIALS.sub(lambda m: f"{m.group(1) or m.group(2)}{MASK}@", out)
-    return _TOKEN_SHAPES.sub(MASK, out)
+    out = _url_credentials_masked(out)
+    # Every token shape holds one of these literals; searching for them is a fast scan, where
+    # the shapes' leading \b makes the regex try every position of a body of many KB.
+    if _TOKEN_PREFIXES.search(out):
+        out = _TOKEN_SHAPES.sub(MASK, out)
+    return out
+
+
+def _url_credentials_masked(text: str) -> str:
+    """``text`` with :data:`_URL_CREDENTIALS` masked, applied only to the lines holding ``://``.
+
+    Every match holds ``://`` and no whitespace, so no match crosses a ``\n``, and a line's
+    start is a word boundary exactly as the text's start is: per line is the same substitution
+    as over the whole text, at a fraction of the cost (the pattern tries every word of a body,
+    and a PR body is mostly commands without a URL).
+    """
+    found = text.find("://")
+    if found < 0:
+        return text
+    pieces: list[str] = []
+    done = 0
+    while found >= 0:
+        start = text.rfind("\n", done, found) + 1
+        end = text.find("\n", found)
+        end = len(text) if end < 0 else end
+        pieces += (text[done:start], _URL_CREDENTIALS.sub(_credentials_hidden, text[start:end]))
+        done = end
+        found = text.find("://", done)
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _credentials_hidden(match: re.Match[str]) -> str:
+    return f"{match.group(1) or match.group(2)}{MASK}@"
 
 
 def token_from_env(names: Iterable[str] = TOKEN_ENV_NAMES, *, required: bool = True) -> str | None:

@@ -117,3 +117,24 @@ def test_uncaught_traceback_is_masked(tmp_path):
     assert proc.returncode == 1
     assert "RuntimeError: failed with ***" in proc.stderr
     assert token not in proc.stderr + proc.stdout
+
+
+def test_masking_by_line_is_the_whole_text_substitution_on_random_texts():
+    """``mask`` applies the URL-credentials pattern only to lines holding ``://`` and the token
+    shapes only where a token prefix occurs; over random texts of the pieces these patterns
+    look at, the result is the patterns applied to the whole text."""
+    import random
+
+    def whole_text(text: str) -> str:
+        out = secrets._URL_CREDENTIALS.sub(lambda m: f"{m.group(1) or m.group(2)}***@", text)
+        return secrets._TOKEN_SHAPES.sub("***", out)
+
+    pieces = [
+        "https://", "http://", "ssh://", "x+y.z-1://", "://", "user", ":", "pw", "@", "/", " ",
+        "\n", "\r\n", "\t", "\x85", "\u2028", "_", "ſ", "K", "é", "h", "ghp_", "github_pat_",
+        "A" * 20, "b9" * 6, "git@github.com:o/r", ".",
+    ]  # fmt: skip
+    rng = random.Random(23)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        assert secrets.mask(text) == whole_text(text), repr(text)
