@@ -120,8 +120,29 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
     for package in ("syncer", "bench"):
         compileall.compile_dir(ROOT / package, quiet=2)
+    if not hasattr(session.config, "workerinput"):
+        _compile_templates()
     if _runs_tests(session.config) and os.environ.get("SYNC_TEST_FORKSERVER") != "0":
         _start_forkserver()
+
+
+def _compile_templates() -> None:
+    """The templates compiled once per run into the run's user cache, as a user's first
+    command leaves them (the same :class:`syncer.templating.CompiledTemplates`), even under
+    ``PYTHONDONTWRITEBYTECODE``, which otherwise has every command a test runs compile each
+    template it renders again: a fifth of a forked bot or verify command's CPU time. The
+    workers and every command a test starts inherit the cache's location."""
+    from syncer import templating
+
+    saved = sys.dont_write_bytecode
+    sys.dont_write_bytecode = False
+    try:
+        for folder in (None, ROOT / "bench" / "templates"):
+            env = templating.environment(folder)
+            for name in env.list_templates():
+                env.get_template(name)
+    finally:
+        sys.dont_write_bytecode = saved
 
 
 def _runs_tests(config: pytest.Config) -> bool:
