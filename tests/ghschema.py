@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
 
@@ -50,7 +51,28 @@ def _validator(source: str, section: str, key: str, status: str | None) -> Draft
         schema = data[section][key]
     else:
         schema = data[section][key][status] if key in data[section] else {"$ref": key}
-    return Draft202012Validator({"$defs": data["$defs"], "allOf": [schema]})
+    return _remembering(source)({"$defs": data["$defs"], "allOf": [schema]})
+
+
+@cache
+def _remembering(source: str) -> type[Draft202012Validator]:
+    """The 2020-12 validator for ``source``'s definitions, remembering each value a definition
+    was found to hold: the same user, repository or pull request sits inside many different
+    answers (every pull request holds two repositories of about a hundred fields), and each
+    answer validated it again. A value with an error is validated again each time, so every
+    error is reported exactly as jsonschema finds it."""
+    valid: set[tuple[str, str]] = set()  # (definition, the value as JSON text)
+
+    def ref(validator: Any, ref: str, instance: Any, schema: Any) -> Iterator[Any]:
+        seen = (ref, json.dumps(instance, sort_keys=True))
+        if seen in valid:
+            return
+        errors = list(validator._validate_reference(ref=ref, instance=instance))
+        if not errors:
+            valid.add(seen)
+        yield from errors
+
+    return validators.extend(Draft202012Validator, {"$ref": ref})
 
 
 # What each validator said of each body it was given (as JSON text): a test run sends the same

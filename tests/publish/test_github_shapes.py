@@ -141,3 +141,32 @@ def test_a_rerun_run_shows_each_attempt_as_it_was():
     assert (run["run_attempt"], run["conclusion"]) == (2, "success")
     assert (first["run_attempt"], first["conclusion"]) == (1, "failure")
     assert [a["name"] for a in arts["artifacts"]] == ["a", "b"]  # both attempts' uploads
+
+
+def test_a_definition_valid_before_is_checked_again_for_another_value():
+    """The validators remember values a definition held; the same PR with a broken repository
+    inside, and a broken repository after the whole one was seen, give jsonschema's own
+    errors, as a validator remembering nothing finds them."""
+    import copy
+
+    import ghschema
+    from jsonschema import Draft202012Validator
+
+    model = _model()
+    fake = model.repo(REPO)
+    single = model.pull_json(fake, fake.pulls[12])
+    broken = copy.deepcopy(single)
+    del broken["head"]["repo"]["full_name"]
+    broken["base"]["repo"]["private"] = "no"
+    path = f"/repos/{REPO}/pulls/12"
+    key = ghschema.operation("GET", path)
+    data = ghschema._data("rest.json")
+    plain = Draft202012Validator(
+        {"$defs": data["$defs"], "allOf": [data["operations"][key]["200"]]}
+    )
+    found = sorted(plain.iter_errors(broken), key=lambda e: list(e.absolute_path))
+    expected = [f"{key} 200: {'/'.join(map(str, e.absolute_path))}: {e.message}" for e in found]
+    assert len(expected) == 2
+    assert response_errors("GET", path, 200, single) == []
+    assert response_errors("GET", path, 200, broken) == expected
+    assert response_errors("GET", path, 200, single) == []
