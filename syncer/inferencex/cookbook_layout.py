@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 
+from syncer import shellwords
 from syncer.errors import SyncError
 from syncer.model import BLOCK_KEY_ORDER, Block, as_block, block_data
 from syncer.wording import js
@@ -27,7 +27,7 @@ def preamble_nats_conf(block: Block) -> str | None:
     """The config srt-slurm's NATS preamble writes (``printf %s '<conf>' > /tmp/nats.conf``)."""
     for line in block.get("preamble") or []:
         try:
-            tokens = shlex.split(line)
+            tokens = shellwords.split(line)
         except ValueError:
             continue
         if len(tokens) == 5 and tokens[:2] == ["printf", "%s"] and tokens[3] == ">":

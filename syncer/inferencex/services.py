@@ -33,6 +33,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from syncer import shellwords
 from syncer.errors import SyncError
 from syncer.model import SERVICE_KINDS, Block, group_argv
 from syncer.wording import js
@@ -294,7 +295,7 @@ def _implied(
         # cli/do_sweep.py lines 64-78 @v1.0.38; implied_services in services/implicit.py)
         extra = kv_store.get("master_extra_args")
         if isinstance(extra, str):
-            extra = shlex.split(extra)
+            extra = shellwords.split(extra)  # srt-slurm: shlex.split, which this equals
         implied.append(
             Service(
                 "mooncake-master",

@@ -13,8 +13,9 @@ What is read (srt-slurm 1.x and 2.x; summarised in ``docs/srt-slurm-rules.md``, 
 
 Lines may carry a GitHub Actions timestamp, the orchestrator's ``<date> <time> [LEVEL]`` prefix,
 or none (batch-script banners, ``uv`` output, continuation lines of a value holding a newline).
-Commands are ``shlex.join`` output, so ``shlex.split`` inverts them; wrappers such as ``nsys`` or
-``numactl`` before ``python3 -m`` are recognised and kept apart. ``Env:`` payloads are split
+Commands are ``shlex.join`` output, so ``shlex.split`` inverts them (as
+:func:`syncer.shellwords.split`, its faster equal); wrappers such as ``nsys`` or ``numactl``
+before ``python3 -m`` are recognised and kept apart. ``Env:`` payloads are split
 later (:mod:`syncer.runs.envline`), when the keys the recipe expects are known.
 
 Logs are read in 1 MiB chunks; chunks holding none of the markers above are only counted, so a
@@ -24,10 +25,10 @@ large log costs little more than its decompression, and memory stays flat.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from syncer import shellwords
 from syncer.errors import SyncError
 from syncer.model import group_argv
 from syncer.untrusted import ANSI_ESCAPE, clip
@@ -324,7 +325,7 @@ class _Parser:
 
     def _command(self, proc: LoggedProcess | None, lineno: int, text: str) -> None:
         try:
-            argv = shlex.split(text)
+            argv = shellwords.split(text)
         except ValueError as exc:
             if "closing quotation" in str(exc):
                 # shlex.join keeps a newline inside quotes: the argument continues below.
