@@ -76,6 +76,7 @@ def _url_credentials_masked(text: str) -> str:
     pieces: list[str] = []
     done = 0
     while found >= 0:
+        # past the first line, text[done] is the line break that ended the last one
         start = text.rfind("\n", done, found) + 1
         end = text.find("\n", found)
         end = len(text) if end < 0 else end
