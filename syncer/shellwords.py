@@ -39,7 +39,7 @@ def split(text: str) -> list[str]:
         match = _PIECE.match(text, pos)
         assert match is not None  # the alternatives cover every character
         pos = match.end()
-        kind = match.lastindex
+        kind = match.lastindex or 0  # every alternative is one group
         if kind == 1:
             if word is not None:
                 words.append(word)
