@@ -71,3 +71,21 @@ def _unfinished(text: str, start: int) -> str:
             return "No escaped character"
         return "No closing quotation"
     return "No escaped character" if text[start] == "\\" else "No closing quotation"
+
+
+def quoted_line_breaks_hidden(text: str) -> str:
+    """``text`` with each LF inside single quotes written as a space: bash reads such a break
+    as part of the quoted word (srt-slurm's NATS preamble prints a config of several lines so),
+    where every other line break ends a command. A text whose quotes do not close is returned
+    as it is."""
+    pieces: list[str] = []
+    pos = 0
+    while pos < len(text):
+        match = _PIECE.match(text, pos)
+        assert match is not None  # the alternatives cover every character
+        if match.lastindex == 6:
+            return text
+        piece = match.group(0)
+        pieces.append(piece.replace("\n", " ") if match.lastindex == 3 else piece)
+        pos = match.end()
+    return "".join(pieces)

@@ -961,3 +961,29 @@ def test_verify_text_lines_are_aligned(project: Path) -> None:
     # labels of different widths (Agg TP4, Agg TP2·EP2, Agg DEP2): the next columns still line up
     for column in ("override_", "sweep_"):
         assert len({line.index(column) for line in points}) == 1, column
+
+
+def test_raw_render_shows_the_nats_preamble_that_bash_ran(project: Path, tmp_path: Path) -> None:
+    """A NATS payload limit makes srt-slurm write its config with a ``printf`` whose quoted
+    text holds line breaks; the raw form prints that line as it ran, and bash run on it
+    writes the config srt-slurm wrote."""
+    recipe = (
+        project / "examples/inferencex/inferencex-e2e/benchmarks/multi_node/srt-slurm-recipes"
+        "/dsv41flash/sglang/gb300-fp4/agentx/disagg-variants.yaml"
+    )
+    edit(
+        recipe,
+        "      type: nats\n      placement:\n        node: infra\n",
+        "      type: nats\n      placement:\n        node: infra\n      options:\n"
+        "        max_payload_mb: 32\n",
+    )
+    key = "dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg"
+    proc = sync(project, "render", key, "--point", "0", "--raw")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.startswith("printf %s '"))
+    end = next(i for i in range(start, len(lines)) if lines[i].endswith("> /tmp/nats.conf\n"))
+    printf = "".join(lines[start : end + 1]).replace("/tmp/nats.conf", str(tmp_path / "c"))
+    subprocess.run(["bash", "-c", printf], check=True, timeout=30)
+    written = (tmp_path / "c").read_text()
+    assert written.startswith("max_payload: 33554432\n") and written.count("\n") > 1

@@ -51,3 +51,10 @@ def test_joined_words_come_back() -> None:
     for _ in range(5_000):
         words = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6))) for _ in range(4)]
         assert shellwords.split(shlex.join(words)) == words
+
+
+def test_only_line_breaks_inside_single_quotes_are_hidden() -> None:
+    hidden = shellwords.quoted_line_breaks_hidden
+    assert hidden("printf %s 'a\nb\n' > f") == "printf %s 'a b ' > f"
+    assert hidden("a\n'b\nc'\n\"d\ne\"") == "a\n'b c'\n\"d\ne\""
+    assert hidden("'open\nquote") == "'open\nquote"  # unclosed: shown as it is

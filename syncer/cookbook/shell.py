@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 
+from syncer import shellwords
 from syncer.errors import SyncError
 from syncer.model import Block
 from syncer.wording import js
@@ -287,9 +288,13 @@ def quoted_visible(text: str) -> str:
     return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", shown)
 
 
-def _check_printable(value: object, what: str, where: str, verb: str) -> None:
+def _check_printable(
+    value: object, what: str, where: str, verb: str, *, shown: str | None = None
+) -> None:
+    """Refuse ``value`` if it holds what :data:`_UNPRINTABLE` names (``shown``: if its shown
+    form holds it, the message still quoting the value)."""
     text = js_string(value)
-    if _UNPRINTABLE.search(text):
+    if _UNPRINTABLE.search(text if shown is None else shown):
         raise _refuse(
             where,
             what,
@@ -368,8 +373,10 @@ def _check_blocks(blocks: list[Block], where: str, literal: bool, verb: str) -> 
         for line in block.get("preamble") or []:
             if literal:
                 # srt-slurm runs a service's preamble through bash itself: the raw form shows
-                # that shell line as it ran, refusing only what a terminal would hide.
-                _check_printable(line, "preamble line", title, verb)
+                # that shell line as it ran, refusing only what a terminal would hide, and a
+                # line break bash would read as the end of a command.
+                shown = shellwords.quoted_line_breaks_hidden(js_string(line))
+                _check_printable(line, "preamble line", title, verb, shown=shown)
             else:
                 _check_plain(line, "preamble line", title, _PLAIN_LINE, literal, verb)
         for key, value in (block.get("env") or {}).items():

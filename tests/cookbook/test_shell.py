@@ -10,6 +10,7 @@ import pytest
 
 from syncer.cookbook.shell import (
     block_title,
+    check_pasteable,
     check_publishable,
     check_publishable_each,
     copy_all,
@@ -275,3 +276,25 @@ def test_every_block_kind_has_its_title():
         if kind != "worker":
             assert block_title({"kind": kind}) == KIND_TITLES[kind] != kind
     assert block_title({"kind": "gpu-exporter"}) == "gpu-exporter"
+
+
+@pytest.mark.parametrize(
+    ("line", "printed"),
+    [
+        ("printf %s 'max_payload: 1\njetstream { }\n' > /tmp/nats.conf", True),
+        ("printf %s 'a'\nrm -rf x", False),  # the break ends a command
+        ('printf %s "a\nb" > /tmp/x', False),  # only single quotes are read as written
+        ("printf %s 'a\nb", False),  # the quote never closes
+        ("printf %s 'a\rb' > /tmp/x", False),  # a terminal hides what a CR does
+        ("printf %s 'a\u202eb' > /tmp/x", False),
+    ],
+)
+def test_a_raw_preamble_line_may_break_only_inside_single_quotes(line: str, printed: bool) -> None:
+    blocks: list[Any] = [{"kind": "nats", "cmd": "nats-server", "preamble": [line], "args": []}]
+    if printed:
+        check_pasteable(blocks, "here", literal=True)
+    else:
+        with pytest.raises(SyncError, match=r"preamble line = .*refusing to print it"):
+            check_pasteable(blocks, "here", literal=True)
+    with pytest.raises(SyncError, match="preamble line"):  # the cookbook form: plain words only
+        check_pasteable(blocks, "here")
