@@ -16,6 +16,7 @@ one word, and ``''`` alone is an empty word.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 _PIECE = re.compile(
     r"""([ \t\r\n]+)"""  # 1: between words
@@ -25,6 +26,7 @@ _PIECE = re.compile(
     r"""|\\([\s\S])"""  # 5: an escaped character
     r"""|(['"\\])"""  # 6: a quote never closed, or a backslash at the end
 )
+_BETWEEN, _SINGLE_QUOTED, _DOUBLE_QUOTED, _UNFINISHED = 1, 3, 4, 6  # the groups above
 _IN_DOUBLE_QUOTES = re.compile(r'(?:[^"\\]|\\[\s\S])*')
 _DOUBLE_QUOTED_ESCAPE = re.compile(r"\\([\s\S])")
 
@@ -34,26 +36,31 @@ def split(text: str) -> list[str]:
     quotation")`` or ``ValueError("No escaped character")`` where ``shlex`` raises them."""
     words: list[str] = []
     word: str | None = None
-    pos = 0
-    while pos < len(text):
-        match = _PIECE.match(text, pos)
-        assert match is not None  # the alternatives cover every character
-        pos = match.end()
-        kind = match.lastindex or 0  # every alternative is one group
-        if kind == 1:
+    for kind, match in _pieces(text):
+        if kind == _BETWEEN:
             if word is not None:
                 words.append(word)
             word = None
             continue
-        if kind == 6:
+        if kind == _UNFINISHED:
             raise ValueError(_unfinished(text, match.start()))
         piece = match.group(kind)
-        if kind == 4:
+        if kind == _DOUBLE_QUOTED:
             piece = _DOUBLE_QUOTED_ESCAPE.sub(_kept_in_double_quotes, piece)
         word = piece if word is None else word + piece
     if word is not None:
         words.append(word)
     return words
+
+
+def _pieces(text: str) -> Iterator[tuple[int, re.Match[str]]]:
+    """Each piece of ``text`` in order, with the number of the :data:`_PIECE` group it is."""
+    pos = 0
+    while pos < len(text):
+        match = _PIECE.match(text, pos)
+        assert match is not None and match.lastindex  # the alternatives cover every character
+        yield match.lastindex, match
+        pos = match.end()
 
 
 def _kept_in_double_quotes(match: re.Match[str]) -> str:
@@ -79,13 +86,9 @@ def quoted_line_breaks_hidden(text: str) -> str:
     where every other line break ends a command. A text whose quotes do not close is returned
     as it is."""
     pieces: list[str] = []
-    pos = 0
-    while pos < len(text):
-        match = _PIECE.match(text, pos)
-        assert match is not None  # the alternatives cover every character
-        if match.lastindex == 6:
+    for kind, match in _pieces(text):
+        if kind == _UNFINISHED:
             return text
         piece = match.group(0)
-        pieces.append(piece.replace("\n", " ") if match.lastindex == 3 else piece)
-        pos = match.end()
+        pieces.append(piece.replace("\n", " ") if kind == _SINGLE_QUOTED else piece)
     return "".join(pieces)
