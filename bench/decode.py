@@ -4,12 +4,17 @@ cases), start-up included, side by side with references measured in the same run
 
 * the cookbook's own decoder under node (``bench/js/cookbook_decode.js`` running sections 1 and
   2 of the page component ``_agentx.jsx`` unmodified, printing the same cases as JSON): the
-  component is read from ``--decoder FILE``, else from ``HEAD`` of the SGLang git checkout
-  ``--sglang`` (default ``$SYNC_SGLANG_GIT``); without one, or without node, the comparison is
-  skipped and says why. Target: at most 0.5x node, CPU time (wall time on a shared machine
-  mostly measures the wait for a core).
+  component is read from ``--decoder FILE`` (default ``$SYNC_COOKBOOK_DECODER``), else from
+  ``HEAD`` of the SGLang git checkout ``--sglang`` (default ``$SYNC_SGLANG_GIT``); without
+  one, or without node, the comparison is skipped and says why. Target: at most 0.5x node,
+  CPU time (wall time on a shared machine mostly measures the wait for a core).
 * a fresh ``python -c`` that only ``json.load``s the oracle file for the module (interpreter
   start-up plus reading the same amount of JSON), or the module text when there is no oracle.
+* where the time goes, start-up against work: ``python -c pass`` (the interpreter), a process
+  that imports exactly what the decode imports and does nothing else (``bench startup``'s
+  replay), and ``node -e 0`` (node's own start-up). Decode's work is its time beyond that
+  import process, node's beyond ``node -e 0``: their ratio, and the work the decode could take
+  and still meet the target with its start-up as it is, show what is left and why.
 
 Medians over ``--runs`` (default 7) rounds, wall and CPU time.
 """
@@ -24,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 from bench import REFERENCE
+from bench.startup import REPLAY, imports_of
 
 TARGET = 0.5
 MODULES = REFERENCE / "cookbook" / "agentx"
@@ -62,6 +68,8 @@ def _decoder(args: object, tmp: Path) -> tuple[Path | None, str]:
     if shutil.which("node") is None:
         return None, "node is not installed"
     given: Path | None = getattr(args, "decoder", None)
+    if given is None and os.environ.get("SYNC_COOKBOOK_DECODER"):
+        given = Path(os.environ["SYNC_COOKBOOK_DECODER"])
     if given is not None:
         return (given, str(given)) if given.is_file() else (None, f"no file at {given}")
     sglang = getattr(args, "sglang", None) or os.environ.get("SYNC_SGLANG_GIT")
@@ -87,7 +95,11 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench decode")
     parser.add_argument("module", nargs="?", type=Path)
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--decoder", type=Path, help="the page component _agentx.jsx")
+    parser.add_argument(
+        "--decoder",
+        type=Path,
+        help="the page component _agentx.jsx (default $SYNC_COOKBOOK_DECODER)",
+    )
     parser.add_argument("--sglang", help="an SGLang git checkout (default $SYNC_SGLANG_GIT)")
     args = parser.parse_args(argv)
     if args.module is not None:
@@ -102,8 +114,10 @@ def main(argv: list[str]) -> int:
             print(f"no data module under {MODULES}; give MODULE", file=sys.stderr)
             return 2
         module, cases = largest
-    commands = {"decode": [sys.executable, "-m", "syncer", "decode", str(module), "--all"]}
-    commands["decode"] += ["--format", "json"]
+    decode_args = ["decode", str(module.resolve()), "--all", "--format", "json"]
+    commands = {"decode": [sys.executable, "-m", "syncer", *decode_args]}
+    commands["python"] = [sys.executable, "-c", "pass"]
+    commands["imports"] = [sys.executable, "-c", REPLAY, *imports_of(decode_args)]
     oracle = _oracle_for(module)
     if oracle:
         commands["reference"] = [sys.executable, "-c", READ_JSON, str(oracle)]
@@ -115,12 +129,14 @@ def main(argv: list[str]) -> int:
         decoder, decoder_what = _decoder(args, Path(tmp))
         if decoder is not None:
             commands["node"] = ["node", str(HARNESS), str(decoder), str(module)]
+            commands["node start-up"] = ["node", "-e", "0"]
         try:
             times = timing.processes(commands, args.runs)
         except RuntimeError as exc:
             print(str(exc), file=sys.stderr)
             return 2
     ours, node = times["decode"], times.get("node")
+    node_start = times.get("node start-up")
     print(
         render(
             "decode.txt.j2",
@@ -135,6 +151,9 @@ def main(argv: list[str]) -> int:
             decoder_what=decoder_what,
             target=TARGET,
             meets=node is not None and ours.cpu / node.cpu <= TARGET,
+            python=times["python"],
+            imports=times["imports"],
+            node_start=node_start,
         ),
         end="",
     )
