@@ -2,8 +2,12 @@
 here, from ``syncer/templates/``, with the untrusted-value filters registered. The benchmarks,
 which are not installed, render theirs the same way from their own folder.
 
-Compiled templates are kept on disk (:class:`CompiledTemplates`), as Python keeps ``.pyc``
+Compiled templates are kept on disk (:func:`compiled_templates`), as Python keeps ``.pyc``
 files: compiling one costs more than rendering it, in every process that renders.
+
+jinja2 is imported when the first template is rendered, not when this module is: a command
+whose output is no template (every ``--format json``) never pays for it (about as much as
+starting Python).
 """
 
 from __future__ import annotations
@@ -12,14 +16,16 @@ import contextlib
 import hashlib
 import os
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-
-import jinja2
-from jinja2.bccache import Bucket
+from typing import TYPE_CHECKING
 
 from syncer import untrusted, wording
 from syncer.locations import user_cache_dir
+
+if TYPE_CHECKING:
+    import jinja2
 
 # The settings the compiled code depends on (its syntax and whitespace handling).
 _COMPILE_SETTINGS = (
@@ -41,42 +47,58 @@ _COMPILE_SETTINGS = (
 )
 
 
-class CompiledTemplates(jinja2.FileSystemBytecodeCache):
+def compiled_templates(directory: Path, environment: jinja2.Environment) -> jinja2.BytecodeCache:
     """Compiled templates in ``directory``, each used only for the source it was compiled
     from: jinja2 checks an entry against the template's checksum (and its own and Python's
     version), and the key names the template's file, the jinja2 release and the settings the
     code depends on. An entry that cannot be read is compiled again; one that cannot be
     written is not kept (and none is written under ``PYTHONDONTWRITEBYTECODE``)."""
+    return _compiled_templates_class()(directory, environment)
 
-    def __init__(self, directory: Path, environment: jinja2.Environment) -> None:
-        super().__init__(str(directory), "%s.jinja2c")
-        settings = [jinja2.__version__, *(repr(getattr(environment, s)) for s in _COMPILE_SETTINGS)]
-        settings += sorted(environment.extensions)
-        self._settings = "|".join(settings)
 
-    def get_cache_key(self, name: str, filename: str | None = None) -> str:
-        text = f"{name}|{filename}|{self._settings}"
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+@cache
+def _compiled_templates_class() -> Callable[[Path, jinja2.Environment], jinja2.BytecodeCache]:
+    # Made on first use: the class derives from jinja2's, and jinja2 is imported only then.
+    import jinja2
+    from jinja2.bccache import Bucket
 
-    def load_bytecode(self, bucket: Bucket) -> None:
-        try:
-            super().load_bytecode(bucket)
-        except Exception:  # a truncated or foreign file: compiled again
-            bucket.reset()
+    class CompiledTemplates(jinja2.FileSystemBytecodeCache):
+        def __init__(self, directory: Path, environment: jinja2.Environment) -> None:
+            super().__init__(str(directory), "%s.jinja2c")
+            settings = [
+                jinja2.__version__,
+                *(repr(getattr(environment, s)) for s in _COMPILE_SETTINGS),
+            ]
+            settings += sorted(environment.extensions)
+            self._settings = "|".join(settings)
 
-    def dump_bytecode(self, bucket: Bucket) -> None:
-        if sys.dont_write_bytecode:
-            return
-        try:
-            os.makedirs(self.directory, mode=0o700, exist_ok=True)
-            super().dump_bytecode(bucket)
-        except OSError:
-            pass  # a read-only or full disk: the next process compiles again
+        def get_cache_key(self, name: str, filename: str | None = None) -> str:
+            text = f"{name}|{filename}|{self._settings}"
+            return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+        def load_bytecode(self, bucket: Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # a truncated or foreign file: compiled again
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Bucket) -> None:
+            if sys.dont_write_bytecode:
+                return
+            try:
+                os.makedirs(self.directory, mode=0o700, exist_ok=True)
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass  # a read-only or full disk: the next process compiles again
+
+    return CompiledTemplates
 
 
 @cache
 def environment(folder: Path | None = None) -> jinja2.Environment:
     """The environment of ``syncer/templates/``, or of ``folder`` when given."""
+    import jinja2
+
     loader = (
         jinja2.FileSystemLoader(folder) if folder else jinja2.PackageLoader("syncer", "templates")
     )
@@ -96,7 +118,7 @@ def environment(folder: Path | None = None) -> jinja2.Environment:
     env.filters["block"] = untrusted.md_block
     env.filters["count"] = wording.count  # {{ n|count("point") }}: "1 point", "2 points"
     with contextlib.suppress(RuntimeError):  # no home directory: compiled in every process
-        env.bytecode_cache = CompiledTemplates(user_cache_dir() / "templates", env)
+        env.bytecode_cache = compiled_templates(user_cache_dir() / "templates", env)
     return env
 
 

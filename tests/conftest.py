@@ -128,7 +128,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def _compile_templates() -> None:
     """The templates compiled once per run into the run's user cache, as a user's first
-    command leaves them (the same :class:`syncer.templating.CompiledTemplates`), even under
+    command leaves them (the same :func:`syncer.templating.compiled_templates`), even under
     ``PYTHONDONTWRITEBYTECODE``, which otherwise has every command a test runs compile each
     template it renders again: a fifth of a forked bot or verify command's CPU time. The
     workers and every command a test starts inherit the cache's location."""

@@ -15,7 +15,7 @@ def _fresh(folder: Path, cache: Path, **settings: object) -> jinja2.Environment:
     """An environment like ``templating.environment(folder)`` whose compiled templates are
     kept in ``cache`` (a new one each call: nothing survives in memory)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), **settings)  # type: ignore[arg-type]
-    env.bytecode_cache = templating.CompiledTemplates(cache, env)
+    env.bytecode_cache = templating.compiled_templates(cache, env)
     return env
 
 
@@ -72,3 +72,46 @@ def test_nothing_is_written_when_python_writes_no_bytecode(tmp_path: Path, monke
     (folder / "a.j2").write_text("{{ x }}")
     assert _fresh(folder, cache).get_template("a.j2").render(x=4) == "4"
     assert not cache.exists()
+
+
+K = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+MODULE = "cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx"
+
+
+@pytest.mark.parametrize(
+    ("args", "renders"),
+    [
+        (["verify", K, "--format", "json"], False),
+        (["render", K, "--format", "json"], False),
+        (["diff", MODULE, MODULE, "--format", "json"], False),
+        (["decode", MODULE], False),
+        (["verify", K, "--format", "markdown"], True),
+        (["verify", K], True),
+        (["render", K], True),
+        (["decode", MODULE, "--all"], True),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else str(v),
+)
+def test_jinja2_is_imported_only_when_a_template_is_rendered(
+    args: list[str], renders: bool
+) -> None:
+    """A command whose output is no template (every ``--format json``) imports no jinja2,
+    which costs about as much as starting Python; every output that is one still renders
+    through it."""
+    import subprocess
+
+    from conftest import ROOT
+
+    probe = (
+        "import sys\n"
+        "from syncer.cli import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code in (0, 1, None), exc.code\n"
+        "print('jinja2' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stderr.strip().splitlines()[-1] == str(renders)
