@@ -84,11 +84,7 @@ MODULE = "cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx"
         (["verify", K, "--format", "json"], False),
         (["render", K, "--format", "json"], False),
         (["diff", MODULE, MODULE, "--format", "json"], False),
-        (["decode", MODULE], False),
         (["verify", K, "--format", "markdown"], True),
-        (["verify", K], True),
-        (["render", K], True),
-        (["decode", MODULE, "--all"], True),
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else str(v),
 )
