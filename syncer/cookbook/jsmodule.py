@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from syncer import progress
-from syncer.cookbook.shell import js_string  # JS turns a numeric key into String(n)
+from syncer.cookbook.jsvalues import (  # JS turns a numeric key into String(n)
+    PROTO,
+    ProtoError,
+    js_string,
+    object_literal,
+)
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 
@@ -81,7 +86,7 @@ def decode_text(raw: bytes, path: str) -> str:
 def parse_module(text: str, path: str = "<module>") -> JsModule:
     """Parse module source ``text``; ``path`` only names the file in errors."""
     try:
-        fast = _parse_fast(text)
+        fast = _parse_fast(text, path)
         if fast is not None:
             return fast
         if _blank(text):
@@ -115,18 +120,42 @@ def _blank(text: str) -> bool:
             return at == len(text)
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    return object_literal(pairs)
+
+
+_PROTO_KEY = re.compile(r'"__proto__"\s*:')
+
+
+def _proto_line(text: str) -> int | None:
+    """The line of the first plainly written `"__proto__"` key (a big module's error: it is
+    not read again by esprima, which says exactly where)."""
+    found = _PROTO_KEY.search(text)
+    return None if found is None else line_of(text, found.start())
+
+
 def _reject_constant(name: str) -> object:
     # json.loads accepts NaN/Infinity, which are identifiers in JS: leave them to esprima's error.
     raise ValueError(name)
 
 
-def _parse_fast(text: str) -> JsModule | None:
+def _parse_fast(text: str, path: str = "<module>") -> JsModule | None:
     head = _FAST_HEAD.match(text)
     if head is None or not text.endswith(";\n"):
         return None
     body = text[head.end() : -2]
+    # `__proto__` is no property in a JS object literal (jsvalues.object_literal); JSON may
+    # spell it with escapes, so a body with either is read key by key (slower, and rare).
+    careful = PROTO in body or "\\u" in body
     try:
-        value = json.loads(body, parse_constant=_reject_constant)
+        if careful:
+            value = json.loads(body, parse_constant=_reject_constant, object_pairs_hook=_object)
+        else:
+            value = json.loads(body, parse_constant=_reject_constant)
+    except ProtoError as exc:
+        if len(text) <= MAX_ESPRIMA_CHARS:
+            return None  # esprima reads it again and names the property's line and column
+        raise SyncError(str(exc), path=path, line=_proto_line(text)) from None
     except ValueError:
         return None
     header = head.group(1).split("\n")[:-1]
@@ -159,6 +188,8 @@ def _parse_esprima(text: str, path: str) -> JsModule:
             )
     except esprima.Error as exc:
         reason = re.sub(r"^Line \d+: ", "", str(getattr(exc, "message", exc)))
+        if reason.startswith("Duplicate __proto__"):
+            reason += " (a SyntaxError in JavaScript: the page cannot load this module)"
         if _looks_truncated(text, exc.lineNumber):
             reason += " (the file ends here: truncated?)"
         raise SyncError(
@@ -219,14 +250,17 @@ def _fail(path: str, node: Any, message: str) -> NoReturn:
 def _literal(node: Any, path: str) -> object:
     kind = node.type
     if kind == "ObjectExpression":
-        out: dict[str, object] = {}
+        pairs: list[tuple[str, object]] = []
         for prop in node.properties:
             if prop.type != "Property":
                 _fail(path, prop, f"non-literal node {prop.type} in object (only literals allowed)")
             if prop.computed or prop.method or prop.shorthand or prop.kind != "init":
                 _fail(path, prop, "non-literal property (computed key, method, getter/setter)")
-            out[_key(prop.key, path)] = _literal(prop.value, path)
-        return out
+            pairs.append((_key(prop.key, path), _literal(prop.value, path)))
+        try:
+            return object_literal(pairs)
+        except ProtoError as exc:
+            _fail(path, node.properties[exc.index], str(exc))
     if kind == "ArrayExpression":
         items = []
         for element in node.elements:
@@ -277,6 +311,23 @@ def _key(node: Any, path: str) -> str:
         return js_string(float(node.value))
     _fail(path, node, f"non-literal object key {node.type}")
     raise AssertionError("unreachable")
+
+
+# JavaScript's line terminators (a CR alone ends a line, as U+2028 and U+2029 do): the lines
+# errors name are the lines esprima and an editor count.
+_LINE_END = re.compile("\r\n|[\r\n\u2028\u2029]")
+
+
+def position(offset: int, text: str) -> tuple[int, int]:
+    """1-based (line, column) of ``offset`` in ``text``."""
+    line, start = 1, 0
+    for end in _LINE_END.finditer(text, 0, offset):
+        line, start = line + 1, end.end()
+    return line, offset - start + 1
+
+
+def line_of(text: str, offset: int) -> int:
+    return position(offset, text)[0]
 
 
 def is_identifier(name: str) -> bool:
@@ -359,9 +410,7 @@ def locate(text: str, keys: tuple[str | int, ...]) -> tuple[int, int] | None:
         pass
     if best[0] is None:
         return None
-    offset = best[0]
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return position(best[0], text)
 
 
 def _key_text(token: str) -> str:
