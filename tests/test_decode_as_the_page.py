@@ -89,3 +89,43 @@ def test_a_missing_command_is_shown_undefined_as_on_the_page(project: Path) -> N
     proc = sync(project, "decode", MODULE)
     assert proc.returncode == 0, proc.stderr
     assert "undefined \\" in proc.stdout.splitlines()
+
+
+# ---- point 13: modules the page loads -------------------------------------------------------
+
+
+def test_a_module_with_cr_only_line_endings_is_decoded(project: Path) -> None:
+    module = project / MODULE
+    expected = sync(project, "decode", MODULE)
+    module.write_bytes(module.read_bytes().replace(b"\n", b"\r"))
+    proc = sync(project, "decode", MODULE)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == expected.stdout
+
+
+def test_an_error_in_a_cr_only_module_names_its_true_line(project: Path) -> None:
+    module = project / MODULE
+    edit(module, '["--host", "0.0.0.0"]', '["--host", "0.0.0.0" x]')  # line 166
+    module.write_bytes(module.read_bytes().replace(b"\n", b"\r"))
+    assert error_line(sync(project, "decode", MODULE)).startswith(f"error: {MODULE}:166:30: ")
+    # a shape error found after parsing, located by the decoder's own walk: the block's line
+    edit(module, ARG, '["--reasoning-parser", "auto", {}]')
+    edit(module, '["--host", "0.0.0.0" x]', '["--host", "0.0.0.0"]')
+    line = error_line(sync(project, "decode", MODULE))
+    assert line.startswith(f"error: {MODULE}:157:7: cells[0].routers.sglang.blocks[0]: ")
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029"])
+def test_a_raw_line_separator_inside_a_string_is_read_as_the_page_reads_it(
+    project: Path, separator: str
+) -> None:
+    # A hand-edited module (CRLF endings: off the generator's layout, read by esprima).
+    module = project / MODULE
+    edit(module, ARG, f'["--reasoning-parser", "au{separator}to"]')
+    module.write_bytes(module.read_bytes().replace(b"\n", b"\r\n"))
+    proc = sync(project, "decode", MODULE)
+    assert proc.returncode == 0, proc.stderr
+    assert f"  --reasoning-parser 'au\\u{ord(separator):04x}to' \\" in proc.stdout.splitlines()
+    # the value itself is the module's: the JSON has it
+    proc = sync(project, "decode", MODULE, "--format", "json")
+    assert any(f"au{separator}to" in text for text in json.loads(proc.stdout)["text"])

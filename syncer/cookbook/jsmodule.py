@@ -42,6 +42,9 @@ from syncer.fsio import read_capped
 _FAST_HEAD = re.compile(
     r"((?://[^\n\r\u2028\u2029]*\n)*)export const ([A-Za-z_$][A-Za-z0-9_$]*) = "
 )
+# JavaScript's line terminators (a CR alone ends a line, as U+2028 and U+2029 do): the lines
+# errors name are the lines esprima counts.
+_LINE_END = re.compile("\r\n|[\r\n\u2028\u2029]")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 _DECIMAL_INT = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 
@@ -109,8 +112,8 @@ def _blank(text: str) -> bool:
         while at < len(text) and text[at].isspace():
             at += 1
         if text.startswith("//", at):
-            end = text.find("\n", at)
-            at = len(text) if end < 0 else end
+            line_end = _LINE_END.search(text, at)  # a CR alone ends the comment too
+            at = len(text) if line_end is None else line_end.start()
         elif text.startswith("/*", at):
             end = text.find("*/", at + 2)
             if end < 0:
@@ -182,9 +185,10 @@ def _parse_esprima(text: str, path: str) -> JsModule:
         # than as a bare syntax error.
         # esprima cannot report its own progress: a large module gets a running task, so the
         # tens of seconds it takes are not silent.
+        readable, restore = _separators_hidden(text)
         with _parsing(text, path):
             program = esprima.parseModule(
-                text, {"comment": True, "loc": True, "range": True, "jsx": True}
+                readable, {"comment": True, "loc": True, "range": True, "jsx": True}
             )
     except esprima.Error as exc:
         reason = re.sub(r"^Line \d+: ", "", str(getattr(exc, "message", exc)))
@@ -220,9 +224,53 @@ def _parse_esprima(text: str, path: str) -> JsModule:
     header: list[str] = []
     for comment in program.comments or []:
         if comment.range[0] < start:
-            header.extend(text[comment.range[0] : comment.range[1]].splitlines())
+            header.extend(_LINE_END.split(text[comment.range[0] : comment.range[1]]))
     value = _literal(declarator.init, path)
+    if restore:
+        value = _translated(value, restore)
     return JsModule(header=header, name=declarator.id.name, value=value)
+
+
+# A string literal as JavaScript reads it (no raw line break but U+2028 and U+2029, which are
+# allowed there since ES2019), and what may hold a quote without starting one: comments and
+# template literals. Unrolled loops, so the engine keeps no state per character.
+_QUOTED_OR_COMMENT = re.compile(
+    r"""//[^\n\r\u2028\u2029]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
+    r"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"|'[^'\\\n\r]*(?:\\.[^'\\\n\r]*)*'"""
+    r"""|`[^`\\]*(?:\\.[^`\\]*)*`""",
+    re.DOTALL,
+)
+_SEPARATOR_OR_ESCAPE = re.compile(r"\\.|[\u2028\u2029]", re.DOTALL)
+
+
+def _separators_hidden(text: str) -> tuple[str, dict[int, int]]:
+    """``text`` with each raw U+2028 / U+2029 inside a '' or "" string written as a private-use
+    character the text does not hold, and the table that puts them back. esprima follows ES5,
+    which refused them there; one character for one keeps every offset, line and column of
+    its errors true. An escaped one (a line continuation) is left to esprima."""
+    if "\u2028" not in text and "\u2029" not in text:
+        return text, {}
+    stand_ins = (chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
+    hide = {"\u2028": next(stand_ins), "\u2029": next(stand_ins)}
+
+    def in_string(match: re.Match[str]) -> str:
+        token = match.group()
+        if token[0] not in "\"'":
+            return token
+        return _SEPARATOR_OR_ESCAPE.sub(lambda m: hide.get(m.group(), m.group()), token)
+
+    restore = {ord(stand_in): ord(separator) for separator, stand_in in hide.items()}
+    return _QUOTED_OR_COMMENT.sub(in_string, text), restore
+
+
+def _translated(value: object, table: dict[int, int]) -> object:
+    if isinstance(value, str):
+        return value.translate(table)
+    if isinstance(value, dict):
+        return {k.translate(table): _translated(v, table) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_translated(v, table) for v in value]
+    return value
 
 
 # esprima parses roughly 0.1-0.3 MiB a second: past this size a module takes seconds.
@@ -239,7 +287,7 @@ def _looks_truncated(text: str, error_line: int) -> bool:
     # A whole module ends with `;` (or at least a closing bracket); an error on the last line
     # of a text that stops anywhere else is most likely a cut-off file.
     tail = text.rstrip()
-    return error_line >= len(tail.splitlines()) and not tail.endswith((";", "}", "]"))
+    return error_line >= line_of(tail, len(tail)) and not tail.endswith((";", "}", "]"))
 
 
 def _fail(path: str, node: Any, message: str) -> NoReturn:
@@ -313,11 +361,6 @@ def _key(node: Any, path: str) -> str:
     raise AssertionError("unreachable")
 
 
-# JavaScript's line terminators (a CR alone ends a line, as U+2028 and U+2029 do): the lines
-# errors name are the lines esprima and an editor count.
-_LINE_END = re.compile("\r\n|[\r\n\u2028\u2029]")
-
-
 def position(offset: int, text: str) -> tuple[int, int]:
     """1-based (line, column) of ``offset`` in ``text``."""
     line, start = 1, 0
@@ -341,8 +384,9 @@ def is_identifier(name: str) -> bool:
 # "unrolled loops" ("[^"\\]*(?:\\.[^"\\]*)*") rather than (?:[^"\\]|\\.)*, which costs the
 # engine a saved state per character (a 20 MB string took 2.4 GB to tokenise).
 _TOKEN = (
-    r"""\s+|//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
-    r"""|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|`[^`\\]*(?:\\.[^`\\]*)*`"""
+    r"""\s+|//[^\n\r\u2028\u2029]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
+    r"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"|'[^'\\\n\r]*(?:\\.[^'\\\n\r]*)*'"""
+    r"""|`[^`\\]*(?:\\.[^`\\]*)*`"""
     r"""|[{}\[\],:;=]|[^\s{}\[\],:;="'`/]+"""
 )
 # Tokens longer than this are never compared whole (keys are short): only their start is kept.
