@@ -31,6 +31,10 @@ Mutations:
   with a conflicting key; a sweep log twice in each archive (changed copy first or last,
   identical) and a zip end record claiming 65535 members; and ``generate`` writing a changed
   module and page, stopped by SIGTERM at seven moments.
+* issue 36's kinds (``page_value_mutations``), run with issue 22's: what the page's JavaScript
+  reads otherwise than JSON (numbers beyond 2**53, from 1e21, below 1e-6, beyond the doubles;
+  ``__proto__`` keys; array-index keys; a missing ``cmd``), lone surrogates in a module,
+  ``sync.yaml`` and an event, CR-only and CRLF line endings, raw U+2028 / U+2029.
 
 Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s),
 exit-2 command that changed a file, temp file left behind, or SIGTERM that ended other than
@@ -712,6 +716,85 @@ def signal_mutations() -> list[Mutation]:
     ]
 
 
+# ---- issue 36's kinds: what the page's JavaScript reads differently ----------------------------
+
+
+def _first(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+    def apply(data: bytes) -> bytes:
+        if old not in data:
+            raise ValueError(f"{old!r} not in the file")
+        return data.replace(old, new, 1)
+
+    return apply
+
+
+def _then(first: Callable[[bytes], bytes], second: Callable[[bytes], bytes]):
+    return lambda data: second(first(data))
+
+
+def _endings(ending: bytes) -> Callable[[bytes], bytes]:
+    return lambda data: data.replace(b"\n", ending)
+
+
+_FLAG = b'"--reasoning-parser", "auto"'
+_ENV_REF = b'"envRef": 0\n'
+_SECTION = b"section: Agentic Long-Context Deployment"
+
+
+def _flag(value: bytes) -> Callable[[bytes], bytes]:
+    """The first worker's ``--reasoning-parser`` value written as ``value`` (JSON text)."""
+    return _first(_FLAG, b'"--reasoning-parser", ' + value)
+
+
+def _env(literal: bytes) -> Callable[[bytes], bytes]:
+    """The first worker's pooled env replaced by an env object of its own."""
+    return _first(_ENV_REF, b'"env": ' + literal + b"\n")
+
+
+def page_value_mutations() -> list[Mutation]:
+    """A module's numbers the page writes otherwise (beyond 2**53, from 1e21, below 1e-6,
+    beyond the doubles), ``__proto__`` keys (plain, twice, an object, escaped), array-index
+    keys, a missing ``cmd``; lone surrogates in a module, ``sync.yaml`` and an event; CR-only
+    and CRLF line endings; raw U+2028 / U+2029 inside and outside strings."""
+    numbers = (b"1000000000000000000000", b"9007199254740993", b"1e400", b"-1e400",
+               b"0.0000001", b"-0", b"5e-324", b"1" + b"0" * 400)  # fmt: skip
+    out = [Mutation(MODULE, f"flag value := {n[:30].decode()}", _flag(n)) for n in numbers]
+    envs = [
+        ("__proto__ key", b'{"__proto__": "x", "A": "1"}'),
+        ("__proto__ twice", b'{"__proto__": "x", "__proto__": "y"}'),
+        ("__proto__ object", b'{"__proto__": {"A": "1"}}'),
+        ("__proto__ null", b'{"__proto__": null}'),
+        ("__proto__ escaped, twice", b'{"__proto__": 1, "\\u005f_proto__": 2}'),
+        ("array-index keys", b'{"B": "1", "10": "a", "2": "b", "4294967295": "c"}'),
+    ]
+    out += [Mutation(MODULE, f"env := {name}", _env(env)) for name, env in envs]
+    cmd = b'"cmd": "python3 -m sglang.launch_server",'
+    event = b'{"action": "created\\ud800", "comment": {"body": "\\ud800"}}\n'
+    out += [
+        Mutation(MODULE, "top-level __proto__", _first(b"= {", b'= {"__proto__": null, ')),
+        Mutation(MODULE, "cmd deleted", _first(cmd, b"")),
+        Mutation(MODULE, "lone surrogate in a value", _flag(b'"au\\ud800to"')),
+        Mutation(MODULE, "lone surrogates, low then high", _flag(b'"\\udc00\\ud800"')),
+        Mutation(MODULE, "lone surrogate in a key", _first(b'"kind"', b'"k\\udc00ind"')),
+        Mutation("sync.yaml", "lone surrogate in section", _first(_SECTION, b'section: "\\ud800"')),
+        Mutation(EVENT, "lone surrogates in an event", lambda _d: event),
+        Mutation(MODULE, "CR-only line endings", _endings(b"\r")),
+        Mutation(MODULE, "CRLF line endings", _endings(b"\r\n")),
+        Mutation("sync.yaml", "CR-only line endings", _endings(b"\r")),
+    ]
+    for char in ("\u2028", "\u2029"):
+        raw, name = char.encode("utf-8"), f"raw U+{ord(char):04X}"
+        in_string = _flag(b'"au' + raw + b'to"')
+        out += [
+            Mutation(MODULE, f"{name} in a string", in_string),
+            Mutation(MODULE, f"{name} in a string, CRLF", _then(in_string, _endings(b"\r\n"))),
+            Mutation(MODULE, f"{name} between tokens", _first(b'"kind":', raw + b'"kind":')),
+            Mutation(MODULE, f"{name} ending a header comment", _first(b"\n", raw)),
+        ]
+    # named apart (`--match js:`), as no other kind's name begins so
+    return [dataclasses.replace(m, name=f"js: {m.name}") for m in out]
+
+
 HOSTILE_FILES = (MASTER, SINGLE, "sync.yaml", MODULE, GOLDEN)
 
 
@@ -727,6 +810,7 @@ def hostile_mutations(project: Path, rng: random.Random) -> list[Mutation]:
     for archive in sorted((project / ARCHIVES).iterdir()):
         out.extend(duplicate_member_mutations(archive.relative_to(project).as_posix()))
     out.extend(signal_mutations())
+    out.extend(page_value_mutations())
     return out
 
 
