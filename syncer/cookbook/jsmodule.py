@@ -123,10 +123,6 @@ def _blank(text: str) -> bool:
             return at == len(text)
 
 
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    return object_literal(pairs)
-
-
 _PROTO_KEY = re.compile(r'"__proto__"\s*:')
 
 
@@ -152,7 +148,9 @@ def _parse_fast(text: str, path: str = "<module>") -> JsModule | None:
     careful = PROTO in body or "\\u" in body
     try:
         if careful:
-            value = json.loads(body, parse_constant=_reject_constant, object_pairs_hook=_object)
+            value = json.loads(
+                body, parse_constant=_reject_constant, object_pairs_hook=object_literal
+            )
         else:
             value = json.loads(body, parse_constant=_reject_constant)
     except ProtoError as exc:
@@ -194,14 +192,22 @@ def _parse_esprima(text: str, path: str) -> JsModule:
         reason = re.sub(r"^Line \d+: ", "", str(getattr(exc, "message", exc)))
         if reason.startswith("Duplicate __proto__"):
             reason += " (a SyntaxError in JavaScript: the page cannot load this module)"
-        if _looks_truncated(text, exc.lineNumber):
+        if _looks_truncated(text, position(exc.index, text)[0]):
             reason += " (the file ends here: truncated?)"
+        line, column = position(exc.index, text)
         raise SyncError(
-            f"malformed JavaScript: {reason}",
-            path=path,
-            line=exc.lineNumber,
-            column=exc.column,
+            f"malformed JavaScript: {reason}", path=path, line=line, column=column
         ) from None
+    try:
+        return _program_module(program, text, path, restore)
+    except _NodeError as exc:
+        line, column = position(exc.offset, text)
+        raise SyncError(exc.message, path=path, line=line, column=column) from None
+
+
+def _program_module(program: Any, text: str, path: str, restore: dict[int, int]) -> JsModule:
+    """The module a parsed program holds (``restore``: the separators ``_separators_hidden``
+    stood in for)."""
     body = program.body
     if not body:
         raise SyncError(NO_STATEMENT, path=path)
@@ -216,16 +222,16 @@ def _parse_esprima(text: str, path: str) -> JsModule:
         or decl.declarations[0].id.type != "Identifier"
         or decl.declarations[0].init is None
     ):
-        _fail(path, export, f"expected `export const <name> = <literal>`, found {export.type}")
+        _fail(export, f"expected `export const <name> = <literal>`, found {export.type}")
     for extra in body[1:]:
-        _fail(path, extra, f"expected nothing after the export, found {extra.type}")
+        _fail(extra, f"expected nothing after the export, found {extra.type}")
     declarator = decl.declarations[0]
     start = export.range[0]
     header: list[str] = []
     for comment in program.comments or []:
         if comment.range[0] < start:
             header.extend(_LINE_END.split(text[comment.range[0] : comment.range[1]]))
-    value = _literal(declarator.init, path)
+    value = _literal(declarator.init)
     if restore:
         value = _translated(value, restore)
     return JsModule(header=header, name=declarator.id.name, value=value)
@@ -241,6 +247,8 @@ _QUOTED_OR_COMMENT = re.compile(
     re.DOTALL,
 )
 _SEPARATOR_OR_ESCAPE = re.compile(r"\\.|[\u2028\u2029]", re.DOTALL)
+# What a string's escape can make of a character in the private-use block: \uXXXX, \u{X...}.
+_UNICODE_ESCAPE = re.compile(r"\\u(?:([0-9A-Fa-f]{4})|\{0*([0-9A-Fa-f]{1,6})\})")
 
 
 def _separators_hidden(text: str) -> tuple[str, dict[int, int]]:
@@ -250,8 +258,12 @@ def _separators_hidden(text: str) -> tuple[str, dict[int, int]]:
     its errors true. An escaped one (a line continuation) is left to esprima."""
     if "\u2028" not in text and "\u2029" not in text:
         return text, {}
-    stand_ins = (chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
-    hide = {"\u2028": next(stand_ins), "\u2029": next(stand_ins)}
+    held = set(map(ord, text))
+    held.update(int(four or braced, 16) for four, braced in _UNICODE_ESCAPE.findall(text))
+    stand_ins = [chr(c) for c in range(0xE000, 0xF900) if c not in held][:2]
+    if len(stand_ins) < 2:
+        return text, {}  # a text holding every private-use character: esprima refuses it
+    hide = dict(zip("\u2028\u2029", stand_ins, strict=True))
 
     def in_string(match: re.Match[str]) -> str:
         token = match.group()
@@ -290,42 +302,51 @@ def _looks_truncated(text: str, error_line: int) -> bool:
     return error_line >= line_of(tail, len(tail)) and not tail.endswith((";", "}", "]"))
 
 
-def _fail(path: str, node: Any, message: str) -> NoReturn:
-    loc = node.loc.start
-    raise SyncError(message, path=path, line=loc.line, column=loc.column + 1)
+class _NodeError(Exception):
+    """A node that is no literal, at its offset: ``_parse_esprima`` names its line and column
+    (``position``, one count of lines for every error)."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
 
 
-def _literal(node: Any, path: str) -> object:
+def _fail(node: Any, message: str) -> NoReturn:
+    raise _NodeError(message, node.range[0])
+
+
+def _literal(node: Any) -> object:
     kind = node.type
     if kind == "ObjectExpression":
         pairs: list[tuple[str, object]] = []
         for prop in node.properties:
             if prop.type != "Property":
-                _fail(path, prop, f"non-literal node {prop.type} in object (only literals allowed)")
+                _fail(prop, f"non-literal node {prop.type} in object (only literals allowed)")
             if prop.computed or prop.method or prop.shorthand or prop.kind != "init":
-                _fail(path, prop, "non-literal property (computed key, method, getter/setter)")
-            pairs.append((_key(prop.key, path), _literal(prop.value, path)))
+                _fail(prop, "non-literal property (computed key, method, getter/setter)")
+            pairs.append((_key(prop.key), _literal(prop.value)))
         try:
             return object_literal(pairs)
         except ProtoError as exc:
-            _fail(path, node.properties[exc.index], str(exc))
+            _fail(node.properties[exc.index], str(exc))
     if kind == "ArrayExpression":
         items = []
         for element in node.elements:
             if element is None:
-                _fail(path, node, "array with a hole (empty element) is not a literal")
-            items.append(_literal(element, path))
+                _fail(node, "array with a hole (empty element) is not a literal")
+            items.append(_literal(element))
         return items
     if kind == "Literal":
         if getattr(node, "regex", None) is not None:
-            _fail(path, node, "non-literal node RegExp literal (only JSON-like literals allowed)")
+            _fail(node, "non-literal node RegExp literal (only JSON-like literals allowed)")
         value = node.value
         if isinstance(value, bool) or value is None or isinstance(value, str):
             return value
         return _number(node.raw, value)
     if kind == "TemplateLiteral":
         if node.expressions:
-            _fail(path, node, "template literal with substitutions (only plain text allowed)")
+            _fail(node, "template literal with substitutions (only plain text allowed)")
         return node.quasis[0].value.cooked
     if kind == "UnaryExpression" and node.operator == "-":
         arg = node.argument
@@ -335,8 +356,8 @@ def _literal(node: Any, path: str) -> object:
             and not isinstance(arg.value, bool)
         ):
             return -_number(arg.raw, arg.value)
-        _fail(path, node, f"unary minus on {arg.type} (only numbers may be negated)")
-    _fail(path, node, f"non-literal node {kind} (only literals allowed; nothing is executed)")
+        _fail(node, f"unary minus on {arg.type} (only numbers may be negated)")
+    _fail(node, f"non-literal node {kind} (only literals allowed; nothing is executed)")
     raise AssertionError("unreachable")
 
 
@@ -350,14 +371,14 @@ def _number(raw: str, value: Any) -> int | float:
     return float(value)
 
 
-def _key(node: Any, path: str) -> str:
+def _key(node: Any) -> str:
     if node.type == "Identifier":
         return node.name
     if node.type == "Literal" and isinstance(node.value, str):
         return node.value
     if node.type == "Literal" and isinstance(node.value, int | float):
         return js_string(float(node.value))
-    _fail(path, node, f"non-literal object key {node.type}")
+    _fail(node, f"non-literal object key {node.type}")
     raise AssertionError("unreachable")
 
 

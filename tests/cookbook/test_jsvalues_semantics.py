@@ -196,3 +196,18 @@ def test_numbers_and_key_order_equal_nodes(seed: int) -> None:
     for given, (keys_order, sorted_order) in zip(keys, node["orders"], strict=True):
         assert property_order(given) == keys_order, given
         assert list(sorted_object(dict.fromkeys(given))) == sorted_order, given
+
+
+def test_raw_line_separators_in_strings_are_read_and_no_escape_is_changed() -> None:
+    # Off the generator's layout (esprima, ES5, refused them); the stand-ins it is given
+    # are never characters a string of the module spells with an escape.
+    text = (
+        "export const a = {\r\n"
+        ' b: "x\u2028y", c: "\\ue000", d: "\\u{E001}", e: \'\u2029\', f: "a\\\u2028b",\r\n'
+        "};\r\n"
+    )
+    value = parse_module(text).value
+    assert value == {"b": "x\u2028y", "c": "\ue000", "d": "\ue001", "e": "\u2029", "f": "ab"}
+    with pytest.raises(SyncError) as exc:  # positions after them: lines as JavaScript counts
+        parse_module(text.replace("};", " g: x};"), "m.jsx")  # them (U+2028 ends one)
+    assert (exc.value.line, exc.value.column) == (6, 5)
