@@ -15,6 +15,7 @@ import signal
 import stat
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -263,8 +264,6 @@ def test_the_permission_check_runs_from_a_virtualenv_only_its_owner_can_enter(
 
 
 def sysconfig_paths() -> list[str]:
-    import sysconfig
-
     return [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
 
 
