@@ -92,3 +92,13 @@ def test_many_modules_with_the_cells_are_named_a_few_and_the_option_to_use_said(
         f"error: {tmp_path}: 5 cookbook modules have cells of {KEY} ({shown} and 2 more); "
         "name one module file with --cookbook\n"
     )
+
+
+def test_markdown_names_each_source_once(capsys: pytest.CaptureFixture[str]) -> None:
+    # Issue 37.7: the checkout, the run and the module were listed twice, once as "Read ...".
+    code, out, _ = verify(capsys, "--format", "markdown")
+    assert code == 0
+    sources = out.split("<summary>Sources</summary>")[1].split("</details>")[0]
+    for path in ("`examples/inferencex`", "`examples/runs/41000000001`", "`sync.yaml`",
+                 "`cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx`"):  # fmt: skip
+        assert sources.count(path) == 1, (path, sources)
