@@ -305,8 +305,8 @@ class Decoder:
         if len(of_config) == 1:
             return of_config[0]  # a config shown in one cell is named by its key alone
         if of_config:
-            ids = ", ".join(str(self.cells[ci].get("id")) for ci in of_config)
-            shown = f"config {js(selector)} is shown in {len(of_config)} cells: {ids}; give one"
+            listed = ", ".join(str(self.cells[ci].get("id")) for ci in of_config)
+            shown = f"config {js(selector)} is shown in {len(of_config)} cells: {listed}; give one"
             raise self.check.error("cells", shown)
         import difflib
 
