@@ -1,0 +1,209 @@
+"""Issue 41: every published module version against the tool's render of the configs its cells
+name, at the InferenceX commit each cell names. The corpus lives outside the repository (see
+tests/corpus.py: the manifest is tests/fixtures/corpus-manifest.json, the cache
+``$SYNC_CORPUS_DIR`` or ``~/.cache/infx-cookbook-sync/corpus``); these tests read the cache when
+it is there and say what is absent otherwise.
+
+Per module version the report gives the cells reproduced / the cells checkable / the cells not
+checkable with their reasons; every checkable cell must be reproduced: the cookbook form of
+each point for every router at its measured KV tier equals the published blocks (apart from
+the block order of the generator that wrote the module, which the pairs test checks), and the
+cell's label, detail and GPUs are the rendered ones."""
+
+from __future__ import annotations
+
+import functools
+import json
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from corpus import MANIFEST, cache_dir, cached, cell_inputs
+
+from syncer.cookbook.decode import decoder_for_text
+from syncer.errors import SyncError
+from syncer.inferencex.render import RenderedConfig, render_config
+from syncer.model import Selection
+
+
+@dataclass
+class Tally:
+    """One module version's outcome: cells reproduced, checkable, and why the rest are not."""
+
+    reproduced: int = 0
+    checkable: int = 0
+    drift: int = 0  # checkable cells whose module contradicts itself (each explained)
+    not_checkable: Counter[str] = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+
+    def line(self, name: str) -> str:
+        why = "; ".join(f"{n} {reason}" for reason, n in sorted(self.not_checkable.items()))
+        return (
+            f"{name}: {self.reproduced}/{self.checkable} checkable cells reproduced"
+            + (f", {self.drift} published drift ({NATS_UNSHIPPED})" if self.drift else "")
+            + f", {sum(self.not_checkable.values())} not checkable"
+            + (f" ({why})" if why else "")
+        )
+
+
+def _manifest() -> dict:
+    return json.loads(MANIFEST.read_text())
+
+
+def _by_content(blocks: list[dict]) -> list[str]:
+    return sorted(json.dumps(b, sort_keys=True) for b in blocks)
+
+
+@functools.cache
+def _render(sha: str, key: str) -> RenderedConfig | str:
+    """The config rendered from the cache's files of that commit, or why it could not be."""
+    entry = _manifest()["inputs"][f"{sha} {key}"]
+    scratch = Path(tempfile.mkdtemp(prefix="corpus-tree-"))
+    try:
+        for path in entry["files"]:
+            source = cached({"repo": "SemiAnalysisAI/InferenceX", "commit": sha, "path": path})
+            target = scratch / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+        return render_config(scratch, key)
+    except SyncError as exc:
+        return f"render refused: {exc.message}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _absent(sha: str, key: str) -> str | None:
+    """Why a cell's inputs cannot be checked, or None when the cache holds them all."""
+    entry = _manifest()["inputs"].get(f"{sha} {key}")
+    if entry is None:
+        return "not in the manifest (rebuild it: python tests/corpus.py build)"
+    if "absent" in entry:
+        return entry["absent"]
+    for path in entry["files"]:
+        if not cached({"repo": "SemiAnalysisAI/InferenceX", "commit": sha, "path": path}).is_file():
+            return "inputs absent from the cache (python tests/corpus.py fill)"
+    return None
+
+
+def _check_cell(decoder, module: dict, ci: int, sha: str, key: str) -> list[str]:
+    """What differs between a published cell and the render of its config (empty: reproduced)."""
+    rendered = _render(sha, key)
+    if isinstance(rendered, str):
+        return [rendered]
+    cell = module["cells"][ci]
+    out = []
+    for pi, point in enumerate(cell["points"]):
+        found = [
+            q
+            for q in rendered.points
+            if q.concs == point["concs"]
+            and (point.get("override") is None or q.override == point.get("override"))
+        ]
+        if len(found) != 1:
+            out.append(f"point {pi}: {len(found)} rendered jobs at {point['concs']}")
+            continue
+        (q,) = found
+        # a cell shows its first point's GPUs (a shape's points may differ in node count)
+        facts = (q.label, q.kv) + ((q.gpus,) if pi == 0 else ())
+        shown = (cell["label"], point["kv"]) + ((cell["gpus"],) if pi == 0 else ())
+        if facts != shown or cell["detail"] not in (q.detail, f"{q.detail} · {key}"):
+            out.append(f"point {pi}: facts {facts} {q.detail!r}, published {shown}")
+        for router in cell["routers"]:
+            published = decoder.blocks_for(Selection(ci, pi, router, None))
+            ours = q.cookbook.get(router, [])
+            if _by_content(published) == _by_content(ours):
+                continue
+            drift = _published_drift(published, ours, decoder.router_files(ci, router))
+            out.append(f"point {pi} router {router}: " + (drift or "blocks differ"))
+    return out
+
+
+NATS_UNSHIPPED = (
+    "drift: NATS shown as `nats-server -c nats.conf` without the nats.conf the command reads "
+    "(the module ships none; the recipe declares NATS with no payload limit, for which srt-slurm "
+    "2.x starts `nats-server -js -sd /tmp/nats`, as the module's later version 2b484a51 shows)"
+)
+
+
+def _published_drift(published: list[dict], ours: list[dict], files: dict) -> str | None:
+    """Why a published cell's blocks cannot be reproduced, when it is the module's own
+    inconsistency rather than a rule of ours: the only difference is a NATS block reading a
+    config file that the module does not ship."""
+    theirs, mine = Counter(_by_content(published)), Counter(_by_content(ours))
+    only_theirs = [json.loads(b) for b in theirs - mine]
+    only_mine = [json.loads(b) for b in mine - theirs]
+    unshipped = not any(name.startswith("nats.conf") for name in files)
+    if (
+        unshipped
+        and [(b["kind"], b["cmd"]) for b in only_theirs] == [("nats", "nats-server -c nats.conf")]
+        and [(b["kind"], b["cmd"]) for b in only_mine]
+        == [("nats", "nats-server -js -sd /tmp/nats")]
+    ):
+        return NATS_UNSHIPPED
+    return None
+
+
+@functools.cache
+def _tallies() -> dict[str, Tally]:
+    tallies: dict[str, Tally] = {}
+    for entry in _manifest()["modules"]:
+        name = f"{entry['model']}@{entry['commit'][:8]}"
+        tally = tallies[name] = Tally()
+        path = cached(entry)
+        if not path.is_file():
+            tally.not_checkable["module absent from the cache"] += 1
+            continue
+        text = path.read_text(encoding="utf-8")
+        decoder = decoder_for_text(text, str(path))
+        module = decoder.data
+        for ci, sha, key in cell_inputs(module):
+            why = _absent(sha, key)
+            if why is not None:
+                tally.not_checkable[why] += 1
+                continue
+            tally.checkable += 1
+            differences = _check_cell(decoder, module, ci, sha, key)
+            if differences and all(d.endswith(NATS_UNSHIPPED) for d in differences):
+                tally.drift += 1
+            elif differences:
+                tally.failures.append(f"{name} cell {ci} ({key} @{sha[:8]}): {differences}")
+            else:
+                tally.reproduced += 1
+    return tallies
+
+
+def _cache_present() -> bool:
+    return any(cached(e).is_file() for e in _manifest()["modules"])
+
+
+def test_every_checkable_cell_of_every_module_version_is_reproduced() -> None:
+    if not _cache_present():
+        pytest.skip(
+            f"corpus cache absent at {cache_dir()} (every module version and input of "
+            f"{MANIFEST.name}): fill it with python tests/corpus.py fill"
+        )
+    tallies = _tallies()
+    report = "\n".join(t.line(name) for name, t in tallies.items())
+    print(report)
+    failures = [f for t in tallies.values() for f in t.failures]
+    assert not failures, report + "\n" + "\n".join(failures)
+    assert sum(t.checkable for t in tallies.values()) > 0, report
+
+
+def test_the_manifest_names_every_cells_inputs_or_why_they_are_not_public() -> None:
+    """Without the cache too: each (commit, key) a module names has files or a reason, and
+    every file listed has its length and digest."""
+    manifest = _manifest()
+    assert manifest["modules"], "no module version in the manifest"
+    for entry in [*manifest["modules"], *manifest["files"]]:
+        assert entry["length"] > 0 and len(entry["sha256"]) == 64, entry
+        assert len(entry["commit"]) == 40, entry
+    listed = {(f["commit"], f["path"]) for f in manifest["files"]}
+    for name, entry in manifest["inputs"].items():
+        sha = name.split(" ", 1)[0]
+        assert ("files" in entry) != ("absent" in entry), name
+        for path in entry.get("files", []):
+            assert (sha, path) in listed, (name, path)
