@@ -25,6 +25,7 @@ from corpus import MANIFEST, cache_dir, cached, cell_inputs
 
 from syncer.cookbook.decode import decoder_for_text
 from syncer.errors import SyncError
+from syncer.inferencex.cookbook_layout import layout_of, layout_order
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.model import Selection
 
@@ -88,6 +89,21 @@ def _absent(sha: str, key: str) -> str | None:
     return None
 
 
+def _kinds(blocks: list[dict]) -> list[str]:
+    return [b["kind"] + (f":{b['role']}" if "role" in b else "") for b in blocks]
+
+
+@functools.cache
+def _layout(path: str) -> str | None:
+    """The block layout a module version was written in, read from its own cells."""
+    decoder = decoder_for_text(Path(path).read_text(encoding="utf-8"), path)
+    return layout_of(
+        decoder.blocks_for(Selection(ci, 0, router, None))
+        for ci, cell in enumerate(decoder.data["cells"])
+        for router in cell["routers"]
+    )
+
+
 def _check_cell(decoder, module: dict, ci: int, sha: str, key: str) -> list[str]:
     """What differs between a published cell and the render of its config (empty: reproduced)."""
     rendered = _render(sha, key)
@@ -115,6 +131,10 @@ def _check_cell(decoder, module: dict, ci: int, sha: str, key: str) -> list[str]
             published = decoder.blocks_for(Selection(ci, pi, router, None))
             ours = q.cookbook.get(router, [])
             if _by_content(published) == _by_content(ours):
+                # the same blocks, in the order of the generator version that wrote the module
+                layout = _layout(decoder.path) or "newest"
+                if _kinds(published) != _kinds(layout_order(ours, layout)):
+                    out.append(f"point {pi} router {router}: order differs ({layout} layout)")
                 continue
             drift = _published_drift(published, ours, decoder.router_files(ci, router))
             out.append(f"point {pi} router {router}: " + (drift or "blocks differ"))

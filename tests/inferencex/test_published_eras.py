@@ -6,7 +6,9 @@ srt-slurm v1.0.50, three points of one shape) through the real commands:
   node of their own (GLM-5.2 GB200 and H200, Qwen3.5 GB300, DeepSeek-V4 H200 cells);
 * the derived SGLang-router arm of a Dynamo-submitted cell: no ``--skip-tokenizer-init``;
 * one cell per deployment shape even where the points' node counts differ (deepseek-v4_1
-  @2b484a51: a "spread" 1P2D point of 12 GPUs beside 1P2D points of 8, one cell of 12)."""
+  @2b484a51: a "spread" 1P2D point of 12 GPUs beside 1P2D points of 8, one cell of 12);
+* the block order of each generator version (nginx before or after the frontends, the
+  frontends before or after the workers)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import pytest
 from conftest import TESTS
 
 from syncer.cookbook.jsmodule import load_module
+from syncer.inferencex.cookbook_layout import layout_of, layout_order
 from syncer.inferencex.releases import (
     FRONTEND_INTERNAL_PORT,
     frontend_topology,
@@ -158,3 +161,45 @@ def test_generate_keeps_a_shapes_points_in_one_cell_whatever_their_node_counts(
     assert [p["concs"] for p in cell["points"]] == [[16], [48], [64]]
     # the cell shows its first point's GPUs: 3 nodes of 4
     assert cell["gpus"] == 12
+
+
+# --- block order per generator version ---------------------------------------------------------
+
+
+def _block(kind: str, role: str | None = None) -> dict:
+    return {"kind": kind, "cmd": kind, **({"role": role} if role else {})}
+
+
+_SHAPES = [
+    _block("worker", "prefill"),
+    _block("dynamo-frontend"),
+    _block("mooncake-master"),
+    _block("etcd"),
+    _block("nginx"),
+    _block("worker", "decode"),
+    _block("nats"),
+]
+
+
+@pytest.mark.parametrize(
+    ("layout", "order"),
+    [
+        # 4661ab2b, 652614ed, 2b484a51
+        ("newest", "etcd nats nginx dynamo-frontend mooncake-master worker worker"),
+        # 37da6c0b: the frontends before their nginx
+        ("frontend-before-nginx", "etcd nats dynamo-frontend nginx mooncake-master worker worker"),
+        # c4b47c36: nginx and the frontends after the workers
+        ("frontend-last", "etcd nats mooncake-master worker worker nginx dynamo-frontend"),
+    ],
+)
+def test_each_generator_versions_block_order_is_reproduced_and_recognised(
+    layout: str, order: str
+) -> None:
+    laid = layout_order(_SHAPES, layout)
+    assert " ".join(b["kind"] for b in laid) == order
+    assert [b.get("role") for b in laid if b["kind"] == "worker"] == ["prefill", "decode"]
+    # a module's layout is read back from its blocks; a router-only deployment tells nothing
+    routed = [_block("worker", "agg"), _block("sglang-router")]
+    assert layout_of([routed, laid]) == layout
+    assert layout_of([routed]) is None
+    assert layout_order(routed, layout) == layout_order(routed)
