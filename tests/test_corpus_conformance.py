@@ -15,13 +15,15 @@ from __future__ import annotations
 import functools
 import json
 import shutil
+import subprocess
 import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import forkserver
 import pytest
-from corpus import MANIFEST, cache_dir, cached, cell_inputs
+from corpus import INFERENCEX, MANIFEST, cache_dir, cached, cell_inputs
 
 from syncer.cookbook.decode import decoder_for_text
 from syncer.errors import SyncError
@@ -65,7 +67,7 @@ def _render(sha: str, key: str) -> RenderedConfig | str:
     scratch = Path(tempfile.mkdtemp(prefix="corpus-tree-"))
     try:
         for path in entry["files"]:
-            source = cached({"repo": "SemiAnalysisAI/InferenceX", "commit": sha, "path": path})
+            source = cached({"repo": INFERENCEX, "commit": sha, "path": path})
             target = scratch / path
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
@@ -84,7 +86,7 @@ def _absent(sha: str, key: str) -> str | None:
     if "absent" in entry:
         return entry["absent"]
     for path in entry["files"]:
-        if not cached({"repo": "SemiAnalysisAI/InferenceX", "commit": sha, "path": path}).is_file():
+        if not cached({"repo": INFERENCEX, "commit": sha, "path": path}).is_file():
             return "inputs absent from the cache (python tests/corpus.py fill)"
     return None
 
@@ -227,3 +229,62 @@ def test_the_manifest_names_every_cells_inputs_or_why_they_are_not_public() -> N
         assert ("files" in entry) != ("absent" in entry), name
         for path in entry.get("files", []):
             assert (sha, path) in listed, (name, path)
+
+
+# --- `sync audit` over the corpus ---------------------------------------------------------------
+
+ROUNDTRIP = "not what the generator writes for its cells"
+
+
+def _audit_findings(root: Path) -> list[tuple[str, dict]]:
+    """``sync audit`` (offline) of every module version of the cache against the InferenceX
+    trees the cache holds (a folder of trees named by commit): ``(module version, finding)``."""
+    trees = root / "trees"
+    for name, entry in _manifest()["inputs"].items():
+        sha = name.split(" ", 1)[0]
+        for path in entry.get("files", []):
+            target = trees / sha[:8] / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(cached({"repo": INFERENCEX, "commit": sha, "path": path}), target)
+    found = []
+    for module in _manifest()["modules"]:
+        version = f"{module['model']}@{module['commit'][:8]}"
+        cookbook = root / version.replace("/", "_")
+        (cookbook / module["model"]).parent.mkdir(parents=True)
+        shutil.copyfile(cached(module), cookbook / f"{module['model']}.jsx")
+        done = subprocess.run(
+            [*forkserver.command(), "audit", "--cookbook", str(cookbook),
+             "--inferencex-trees", str(trees), "--offline", "--format", "json",
+             "--date", "2026-10-10"],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        report = json.loads(done.stdout)
+        found += [(version, f) for m in report["modules"] for f in m["findings"]]
+        found += [(version, f) for c in report["cells"] for f in c.get("findings", [])]
+    return found
+
+
+def _explained(finding: dict) -> str | None:
+    """Why a finding of the audit on a published cell is the module's own drift, or None."""
+    if finding["check"] == "roundtrip" and finding["message"].startswith(ROUNDTRIP):
+        # bytes only: the upstream generator's layout (an older format's checkpoint
+        # precision, its own env-pool order), not the cells' commands
+        return "written by the upstream generator, not byte for byte as this tool writes"
+    nats = [("nats", "nats-server -c nats.conf", "nats-server -js -sd /tmp/nats")]
+    if (
+        finding["check"] == "recipe"
+        and [(d["block"], d["cookbook"], d["recipe"]) for d in finding["differences"]] == nats
+    ):
+        return NATS_UNSHIPPED
+    return None
+
+
+def test_sync_audit_over_the_corpus_finds_only_explained_drift(tmp_path: Path) -> None:
+    if not _cache_present():
+        pytest.skip(f"corpus cache absent at {cache_dir()}: python tests/corpus.py fill")
+    findings = _audit_findings(tmp_path)
+    reasons = Counter((_explained(f) or "UNEXPLAINED") for _, f in findings)
+    print(f"sync audit over the corpus: {len(findings)} findings", dict(reasons))
+    unexplained = [(v, f["message"]) for v, f in findings if _explained(f) is None]
+    assert not unexplained, unexplained
