@@ -298,8 +298,9 @@ def published_frontend_layer(
       kylliang/agentx-v1-srt-slurm-main-refresh); no code gives one more. The cells of three
       models agree with this rule and with no other: GLM-5.2 GB200 at v1.0.50 (etcd/NATS on
       a worker node, the default 10 wanted): 2 nodes -> 3, 6 -> 7, 8 -> 9; GLM-5.2 H200 2P2D
-      (dedicated) 4 -> 4; Qwen3.5 GB300 1P1D at v1.0.38 (dedicated, 5 wanted) 2 -> 2;
-      DeepSeek-V4 H200 aggregated (dedicated, one node) 1;
+      (dedicated) 4 -> 4; Qwen3.5 GB300 1P1D at v1.0.38 (dedicated, 5 wanted) 2 -> 2 (the
+      one-node Dynamo jobs published behind nginx, GLM-5.2 B200/H200 2 and DeepSeek-V4 H200
+      1, agree too, but are not reproduced: nginx is shown only where srt-slurm ran one);
     * 1.x with multiple frontends on (the default): the router or frontend is shown on the
       internal port off the head node even for a one-node job, where v1.0.38 runs it on the
       head on the public port (frontend_stage.py lines 91-106) and the runner asks for one
