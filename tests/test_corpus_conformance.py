@@ -5,10 +5,11 @@ tests/corpus.py: the manifest is tests/fixtures/corpus-manifest.json, the cache
 it is there and say what is absent otherwise.
 
 Per module version the report gives the cells reproduced / the cells checkable / the cells not
-checkable with their reasons; every checkable cell must be reproduced: the cookbook form of
+checkable with their reasons; every checkable cell must be reproduced (or be a published
+module's own inconsistency, named: NATS_UNSHIPPED), that is: the cookbook form of
 each point for every router at its measured KV tier equals the published blocks (apart from
-the block order of the generator that wrote the module, which the pairs test checks), and the
-cell's label, detail and GPUs are the rendered ones."""
+the block order, checked under the layout of the generator version that wrote the module), and
+the cell's label, detail, GPUs, image and submitted router are the rendered ones."""
 
 from __future__ import annotations
 
@@ -125,8 +126,10 @@ def _check_cell(decoder, module: dict, ci: int, sha: str, key: str) -> list[str]
             continue
         (q,) = found
         # a cell shows its first point's GPUs (a shape's points may differ in node count)
-        facts = (q.label, q.kv) + ((q.gpus,) if pi == 0 else ())
-        shown = (cell["label"], point["kv"]) + ((cell["gpus"],) if pi == 0 else ())
+        facts = (q.label, q.kv) + ((q.gpus, q.image, q.submitted) if pi == 0 else ())
+        shown = (cell["label"], point["kv"]) + (
+            (cell["gpus"], cell["image"], cell["submitted"]) if pi == 0 else ()
+        )
         if facts != shown or cell["detail"] not in (q.detail, f"{q.detail} · {key}"):
             out.append(f"point {pi}: facts {facts} {q.detail!r}, published {shown}")
         for router in cell["routers"]:
