@@ -136,3 +136,14 @@ def test_a_reader_closing_the_pipe_is_not_drift() -> None:
     os.close(write_end)
     assert done.returncode == 141
     assert done.stderr == b""
+
+
+def test_the_exit_codes_are_in_the_help() -> None:
+    # Issue 37.7: the README's exit codes (0/1/2/3/141/143) were in no --help.
+    done = subprocess.run(
+        [sys.executable, "-m", "syncer", "--help"], capture_output=True, text=True, check=True
+    )
+    text = " ".join(done.stdout.split())
+    for code in ("0 clean", "1 drift", "2 bad input", "3 an internal error", "141 the reader",
+                 "143 stopped by SIGTERM"):  # fmt: skip
+        assert f"{code}" in text, code
