@@ -57,7 +57,7 @@ def test_reencode_writes_a_lone_surrogate_as_its_escape(project: Path) -> None:
     assert VALUE in json.dumps(again, ensure_ascii=False)
 
 
-@pytest.mark.parametrize("fmt", ["terminal", "markdown", "json"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json"])
 def test_diff_shows_a_lone_surrogate_escaped(project: Path, fmt: str) -> None:
     before = ROOT / MODULE
     out = _ok(sync(project, "diff", str(before), MODULE, "--format", fmt), 1)
