@@ -165,6 +165,8 @@ def property_order(keys: Iterable[str]) -> list[str]:
     """``Object.keys`` order of keys created in the order given: array indices first, in
     ascending numeric order, then the other keys in creation order."""
     keys = list(keys)
+    if not keys or min(keys) >= ":":  # in C: only a key sorting before ":" can be an index
+        return keys
     indices = [key for key in keys if is_array_index(key)]
     if not indices:
         return keys
@@ -181,7 +183,9 @@ def js_sort_key(text: str) -> bytes:
 def sorted_object(obj: dict[str, Any]) -> dict[str, Any]:
     """The page's ``sortedObj``: ``Object.fromEntries`` of the keys sorted as strings, which
     lists array indices first again."""
-    keys = sorted(obj, key=js_sort_key)
+    keys = sorted(obj)
+    if not "".join(keys).isascii() and max("".join(keys)) >= "\ud800":
+        keys.sort(key=js_sort_key)  # code point and UTF-16 order differ only from U+D800 on
     return {key: obj[key] for key in property_order(keys)}
 
 
