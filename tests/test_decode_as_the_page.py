@@ -47,11 +47,17 @@ def test_numbers_are_shown_as_the_page_writes_them(
     assert _decoded_arg(project, literal) == [f"  --reasoning-parser {shown} \\"]
 
 
-def test_numbers_in_the_json_text_are_the_pages_too(project: Path) -> None:
-    edit(project / MODULE, ARG, '["--reasoning-parser", 1000000000000000000000]')
+@pytest.mark.parametrize(
+    ("literal", "shown"),
+    [("1000000000000000000000", "1e+21"), ("1152921504606846977", "1152921504606847000")],
+)
+def test_numbers_in_the_json_are_the_pages_too(project: Path, literal: str, shown: str) -> None:
+    edit(project / MODULE, ARG, f'["--reasoning-parser", {literal}]')
     proc = sync(project, "decode", MODULE, "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    assert "  --reasoning-parser 1e+21 \\" in json.loads(proc.stdout)["text"][-1]
+    assert f"  --reasoning-parser {shown} \\" in json.loads(proc.stdout)["text"][-1]
+    # the block's value as the page's JSON.stringify writes it
+    assert f'["--reasoning-parser",{shown}]' in proc.stdout
 
 
 def test_a_number_beyond_the_doubles_is_refused_naming_its_line(project: Path) -> None:

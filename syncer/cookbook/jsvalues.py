@@ -245,9 +245,10 @@ class NotADouble(ValueError):
 
 def page_view(value: Any) -> Any:
     """``value`` (a parsed module) as the page's objects hold it: every object's keys in
-    JavaScript's order (array indices first), integers beyond 2**53 as the double the page
-    holds, and an integral float below that as the integer it is (the page has one number
-    type: ``1.0`` is ``1``). Containers that need no change are the same objects.
+    JavaScript's order (array indices first), every number the double the page holds, as an
+    int where the page writes no fraction and no exponent (``1.0`` is ``1``; beyond 2**53 the
+    int of the digits the page writes), so JSON spells it as the page does. Containers that
+    need no change are the same objects.
 
     A number the page reads as Infinity is ``NotADouble``: the page shows it as ``null`` in a
     block it copied through JSON and as ``Infinity`` in one it did not, so no one text is
@@ -274,7 +275,11 @@ def _number(value: int | float) -> int | float:
         double = float(value)
     if not math.isfinite(double):
         raise _NonFinite
-    return int(double) if double.is_integer() and abs(double) <= MAX_SAFE_INTEGER else double
+    if not double.is_integer() or abs(double) >= 1e21:
+        return double  # JSON writes these as JavaScript does but below 1e-4 (1e-05, 0.00001)
+    # An integer JSON writes as JavaScript's JSON.stringify does: beyond 2**53, the digits
+    # String() writes (2**60 as 1152921504606847000), an integer that is the same double.
+    return int(double) if abs(double) <= MAX_SAFE_INTEGER else int(js_number(double))
 
 
 def _view(value: Any) -> Any:

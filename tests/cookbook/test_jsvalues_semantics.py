@@ -116,10 +116,13 @@ def test_a_second_proto_is_refused_by_line(quoted: str) -> None:
 
 
 def test_the_page_view_orders_keys_and_holds_doubles() -> None:
-    data = {"b": [1, 2**53 + 1, 1.0, 0.5], "10": {"z": 1, "3": 2}, "a": "x"}
+    data = {"b": [1, 2**53 + 1, 1.0, 0.5, 2**60, 10**21], "10": {"z": 1, "3": 2}, "a": "x"}
     view = page_view(data)
     assert list(view) == ["10", "b", "a"] and list(view["10"]) == ["3", "z"]
-    assert view["b"] == [1, 2**53, 1, 0.5] and type(view["b"][2]) is int
+    assert view["b"] == [1, 2**53, 1, 0.5, 1152921504606847000, 1e21]
+    assert [type(n) for n in view["b"]] == [int, int, int, float, int, float]
+    # so JSON writes each as JSON.stringify does
+    assert json.dumps(view["b"]) == "[1, 9007199254740992, 1, 0.5, 1152921504606847000, 1e+21]"
     assert list(data) == ["b", "10", "a"] and data["b"][1] == 2**53 + 1  # left as parsed
     plain = {"a": [1, "x"], "b": {"c": True}}
     assert page_view(plain) is plain  # nothing to change: the same objects
