@@ -148,7 +148,7 @@ def commands_for(rel: str, lint_repo: str) -> list[Command]:
     if rel == OUTPUT:
         return [["diff", MODULE, MODULE, "-o", rel], ["reencode", MODULE, "--out", rel]]
     if rel == EVENT:
-        return [["bot", "--event", rel, "--dry-run"]]
+        return [["bot", "--event", rel, "--event-name", "issue_comment", "--dry-run"]]
     if rel.startswith("cookbook_snippets/"):
         pristine = str(Path(lint_repo).parent / "pristine.jsx")
         return [
@@ -769,7 +769,16 @@ def page_value_mutations() -> list[Mutation]:
     ]
     out += [Mutation(MODULE, f"env := {name}", _env(env)) for name, env in envs]
     cmd = b'"cmd": "python3 -m sglang.launch_server",'
-    event = b'{"action": "created\\ud800", "comment": {"body": "\\ud800"}}\n'
+    comment = (
+        b'"issue": {"number": 3859, "pull_request": {"url": "x"}}, "comment": {"id": 1, '
+        b'"body": "/use 41000000001\\ud800", "user": {"login": "m\\udc00"}, '
+        b'"author_association": "MEMBER"}}\n'
+    )
+    events = [
+        b'{"action": "created", "repository": {"full_name": "SemiAnalysisAI/InferenceX"}, ',
+        b'{"action": "created\\ud800", "repository": {"full_name": "SemiAnalysisAI/InferenceX"}, ',
+        b'{"action": "created", "repository": {"full_name": "SemiAnalysisAI/InferenceX\\ud800"}, ',
+    ]
     out += [
         Mutation(MODULE, "top-level __proto__", _first(b"= {", b'= {"__proto__": null, ')),
         Mutation(MODULE, "cmd deleted", _first(cmd, b"")),
@@ -777,10 +786,13 @@ def page_value_mutations() -> list[Mutation]:
         Mutation(MODULE, "lone surrogates, low then high", _flag(b'"\\udc00\\ud800"')),
         Mutation(MODULE, "lone surrogate in a key", _first(b'"kind"', b'"k\\udc00ind"')),
         Mutation("sync.yaml", "lone surrogate in section", _first(_SECTION, b'section: "\\ud800"')),
-        Mutation(EVENT, "lone surrogates in an event", lambda _d: event),
         Mutation(MODULE, "CR-only line endings", _endings(b"\r")),
         Mutation(MODULE, "CRLF line endings", _endings(b"\r\n")),
         Mutation("sync.yaml", "CR-only line endings", _endings(b"\r")),
+    ]
+    out += [
+        Mutation(EVENT, f"lone surrogates in an event ({i})", lambda _d, e=event: e + comment)
+        for i, event in enumerate(events)
     ]
     for char in ("\u2028", "\u2029"):
         raw, name = char.encode("utf-8"), f"raw U+{ord(char):04X}"
