@@ -128,6 +128,7 @@ def bot_command(
     from syncer.publish.event import BadEvent
 
     secrets.install()
+    _check_remotes(options)
     try:
         if models_only:
             options.pop("model")
@@ -137,6 +138,17 @@ def bot_command(
         # The CLI prints it (masked, one line like every SyncError) naming the event file.
         exc.path = str(event_path)
         raise
+
+
+def _check_remotes(options: dict[str, Any]) -> None:
+    """Every remote the options name, refused before any git runs when git could take it
+    for an option or a helper program (``--inferencex-remote '--upload-pack=…'``)."""
+    from syncer import gitrun
+
+    for flag in ("--inferencex-remote", "--cookbook", "--push-url"):
+        value = options.get(flag.removeprefix("--").replace("-", "_"))
+        if value is not None:
+            gitrun.remote(str(value), flag)
 
 
 def _models_only(
