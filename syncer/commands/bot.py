@@ -20,7 +20,7 @@ from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.locations import user_cache_dir
 from syncer.syncconfig import load_sync_config
-from syncer.untrusted import term_text
+from syncer.untrusted import term_line, term_text
 from syncer.wording import count
 
 
@@ -306,7 +306,7 @@ def _run(
             _print_plan(plan, stopped=True)
         raise
     for line in outcome.lines:
-        click.echo(term_text(line))
+        click.echo(term_line(line))
     if dry_run:
         _print_plan(plan)
     return 0
