@@ -132,7 +132,6 @@ def bot_command(
     # (click's usage block is four), and neither file nor name is guessed.
     if event_path is None:
         raise SyncError("--event FILE is required: the event payload (GITHUB_EVENT_PATH)")
-    _check_event_name(event_name)
     try:
         if models_only:
             options.pop("model")
@@ -173,6 +172,7 @@ def _models_only(
     from syncer.publish.routing import event_models
 
     config, payload = load_sync_config(config_path), event.load(event_path)
+    _check_event_name(event_name)
     if options["schedule"] or event.is_schedule(event_name, payload):
         # The reconcile looks at every model: one job per model, each in its group.
         click.echo(
@@ -248,6 +248,7 @@ def _run(
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
     payload = event.load(event_path)
+    _check_event_name(event_name)
     config = load_sync_config(config_path)
     if model is not None:
         model = config.model(model).path  # unknown: a SyncError listing the known models
