@@ -1,0 +1,108 @@
+"""Failure comments address whoever can fix the failure (issue 40.5): the PR's author for the
+PR's own files, another PR or InferenceX main for a config of theirs on the same page, the
+sync's operators for the cookbook clone and the tool's set-up; and they carry no path of the
+runner. Each through `sync bot` against the schema-validated fake GitHub."""
+
+from __future__ import annotations
+
+import shutil
+
+from botworld import INFX, INFX_BOT, MODULE, PR, RUN, SEED_KEY, SEED_PR, World, git, plain, sync_bot
+from conftest import ROOT
+
+from syncer.publish import status as st
+
+RUNNER_MARKS = ("/tmp/", "/dev/shm/", "infx-bot-", "infx-tree-", "infx-gen-")
+
+
+def _status(world: World) -> str:
+    [comment] = [
+        c
+        for c in world.gh.comments_on(INFX, PR)
+        if c["user"] == INFX_BOT and c["body"].startswith(st.STATUS_MARKER)
+    ]
+    return comment["body"]
+
+
+def _no_runner_path(world: World, body: str) -> None:
+    for mark in (*RUNNER_MARKS, str(world.tmp)):
+        assert mark not in body, (mark, body)
+
+
+def test_the_authors_own_recipe_value_is_the_authors_to_fix(world):
+    checkout = world.tmp / "inferencex"
+    shutil.copytree(ROOT / "examples/inferencex", checkout)
+    recipe = next(checkout.rglob("gb300-fp4-mtp/agentic.yaml"))
+    text = recipe.read_text()
+    recipe.write_text(
+        text.replace(
+            "SGLANG_DSV41_REASONING_EFFORT: high", 'SGLANG_DSV41_REASONING_EFFORT: "high\\nx"'
+        )
+    )
+    world.inferencex = checkout
+    comment = world.comment(f"/use {RUN}")
+    proc = sync_bot(world, world.comment_event(comment), "--inferencex", str(checkout))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    body = _status(world)
+    seen = plain(body)
+    assert "SGLANG_DSV41_REASONING_EFFORT" in seen
+    assert "Fix it in this PR; the next push or /use comment retries." in seen
+    _no_runner_path(world, body)
+
+
+def _break_cookbook_module(world: World) -> None:
+    """A commit on the cookbook's main that leaves the model's module unreadable: nothing an
+    InferenceX PR can fix."""
+    seed = world.tmp / "seed"
+    module = seed / MODULE
+    module.parent.mkdir(parents=True, exist_ok=True)
+    module.write_text("export const x = ;\n")
+    git("add", ".", cwd=seed)
+    git("commit", "--quiet", "-m", "a broken module", cwd=seed)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=seed)
+
+
+def test_a_broken_cookbook_clone_is_the_operators_to_fix(world):
+    _break_cookbook_module(world)
+    comment = world.comment(f"/use {RUN}")
+    proc = sync_bot(world, world.comment_event(comment))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    body = _status(world)
+    seen = plain(body)
+    assert "The cookbook sync stopped before publishing anything" in seen
+    assert "Fix it in this PR" not in seen
+    assert "Nothing is needed from this PR" in seen and "operators of the cookbook sync" in seen
+    _no_runner_path(world, body)
+
+
+def test_another_prs_lost_commit_is_that_prs_to_fix(replay):
+    """Discovery, as the workflow runs it: PR A's config is on the cookbook PR at A's commit;
+    A is then force-pushed and its old commit pruned from InferenceX. A push to PR B cannot
+    render A's cells at that commit: B is told the cause is A's, not B's."""
+    from botworkflow import Workflow
+    from infxrepo import MASTER, add_key
+
+    flow = Workflow(replay)
+    infx = replay.infx
+    other_key = "-".join(["dsv41flash", "fp4", "gb300", "sglang", "agentic", "otherarm"])
+    infx.write(MASTER, add_key(infx.read(MASTER), other_key, conc=[16], row=1))
+    a1 = infx.commit("PR A: another arm")
+    pull_a = replay.open_pr(3802, "arm-a", a1)
+    flow.pushed(pull_a)
+    # A's branch rewritten to main; its old commit gone from the repository.
+    remote = replay.infx.remote
+    git("update-ref", "refs/pull/3802/head", infx.main, cwd=remote)
+    git("reflog", "expire", "--expire=now", "--all", cwd=remote)
+    git("gc", "--quiet", "--prune=now", cwd=remote)
+    infx.checkout(infx.main)
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
+    b1 = infx.commit("PR B: the seed arm")
+    replay.open_pr(SEED_PR, "arm-b", b1)
+    flow.pushed(pull_a, fails=True)
+    [said] = flow.raw(SEED_PR)
+    seen = plain(said)
+    assert "The cookbook sync stopped before publishing anything" in seen
+    assert "The cause is the config of #3802, shown on the same cookbook page, not this PR" in seen
+    assert "Fix it in this PR" not in seen
+    for mark in (*RUNNER_MARKS, str(replay.tmp)):
+        assert mark not in said
