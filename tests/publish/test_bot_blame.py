@@ -24,8 +24,8 @@ def _status(world: World) -> str:
     return comment["body"]
 
 
-def _no_runner_path(world: World, body: str) -> None:
-    for mark in (*RUNNER_MARKS, str(world.tmp)):
+def _no_runner_path(world: World, body: str, marks: tuple[str, ...] = RUNNER_MARKS) -> None:
+    for mark in (*marks, str(world.tmp)):
         assert mark not in body, (mark, body)
 
 
@@ -106,3 +106,32 @@ def test_another_prs_lost_commit_is_that_prs_to_fix(replay):
     assert "Fix it in this PR" not in seen
     for mark in (*RUNNER_MARKS, str(replay.tmp)):
         assert mark not in said
+
+
+def test_the_cookbook_pr_tells_its_reviewers_of_a_hand_edited_section_without_runner_paths(
+    world,
+):
+    """A section the bot did not write is left alone; the PR body says so to SGLang's
+    reviewers by the page's path in their repository, with advice they can follow (no
+    `sync generate --force-page`, a command of this tool they do not run)."""
+    from botworld import PAGE, SECTION
+
+    seed = world.tmp / "seed"
+    page = seed / PAGE
+    page.write_text(page.read_text() + f"\n## {SECTION}\n\nWritten by hand.\n")
+    git("commit", "--quiet", "-am", "a hand-written section", cwd=seed)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=seed)
+    line = page.read_text().splitlines().index(f"## {SECTION}") + 1
+    comment = world.comment(f"/use {RUN}")
+    proc = sync_bot(world, world.comment_event(comment))
+    assert proc.returncode == 0, proc.stderr
+    [pull] = world.book_pulls()
+    body = pull["body"]
+    assert (
+        f'page section left alone: {PAGE} line {line}: the section "{SECTION}" was not '
+        "written by the bot (it has no agentx-sync marker), so this PR leaves it as it is and "
+        "changes only the data module."
+    ) in plain(body)
+    assert "sync generate" not in body and "--force-page" not in body
+    # (The commands themselves may name /tmp: an etcd data directory.)
+    _no_runner_path(world, body, ("infx-bot-", "infx-gen-", "infx-tree-", "infx-dry-"))
