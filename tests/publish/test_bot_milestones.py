@@ -15,7 +15,18 @@ from __future__ import annotations
 from typing import Any
 
 from botworkflow import Workflow
-from botworld import BOOK, MODEL, PAGE_URL, RUN, SECTION, SEED_KEY, SEED_PR, Replay, add_pinned_run
+from botworld import (
+    BOOK,
+    INFX,
+    MODEL,
+    PAGE_URL,
+    RUN,
+    SECTION,
+    SEED_KEY,
+    SEED_PR,
+    Replay,
+    add_pinned_run,
+)
 from infxrepo import MASTER, add_key
 
 from syncer.publish import status as st
@@ -113,6 +124,8 @@ def test_one_comment_per_milestone_whichever_run_sees_it(replay):
     flow = Workflow(replay)
     said = _seed_thread(flow, 1)
     _check_seed_comments(said, 1)
+    # No comment on any other PR (the example's other PR with a config included).
+    assert {c["issue"] for c in replay.gh.repo(INFX).comments.values()} == {SEED_PR}
     # 40.3: the tool's own links are plain; no zero-width space anywhere in what it wrote.
     for body in said + [p["body"] for p in replay.book_pulls()]:
         assert "\u200b" not in body
