@@ -230,6 +230,6 @@ class Closing:
 
     def _open(self, number: int) -> bool:
         try:
-            return self.infx.pulls.get(self.s.inferencex_repo, number).state == PullState.OPEN
+            return self.scope.pull(number).state == PullState.OPEN  # read once per event
         except NotFound:
             return False
