@@ -158,6 +158,7 @@ def event_models(
     models of an InferenceX PR from its commits (the bot's InferenceX clone), else sync.yaml's
     listing of the PR's configs."""
     repo = event.text(event.obj(payload, "repository"), "full_name", "repository")
+    event.text(payload, "action")  # of GitHub's type here too: the gate refuses what the job would
     number: object = None
     head: str | None = None
     base: str | None = None

@@ -130,6 +130,9 @@ def test_a_comment_events_action_of_the_wrong_type_or_value(world, action):
     line = _one_error(sync_bot(world, payload, malformed=True))
     assert line.startswith(f"error: {world.tmp / 'event.json'}: event: action")
     assert world.gh.writes() == []
+    if not isinstance(action, str):  # the gate's matrix: refused there too
+        line = _one_error(sync_bot(world, payload, "--models-only", malformed=True))
+        assert "event: action must be a string" in line
 
 
 def test_a_pull_request_events_action_of_the_wrong_type(world):
