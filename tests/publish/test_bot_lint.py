@@ -5,10 +5,11 @@ own; a clone that is not SGLang's is named as such, never with advice to pass an
 
 from __future__ import annotations
 
+import yaml
 from botworkflow import Workflow
 from botworld import BOOK, SEED_KEY, SEED_PR, Replay, git
 from infxrepo import MASTER, add_key
-from lintrepo import SERVER_ARGS_V2
+from lintrepo import SERVER_ARGS_V1
 
 SERVER_ARGS = "python/sglang/srt/server_args.py"
 
@@ -21,25 +22,35 @@ def _open_seed_pr(replay: Replay) -> dict:
 
 
 def _make_cookbook_sglang(replay: Replay) -> None:
-    """The cookbook's main as in sgl-project/sglang: SGLang's sources beside the docs."""
+    """The cookbook's main as in sgl-project/sglang: SGLang's sources beside the docs, its
+    release v0.5.1 tagged (a server_args.py of that era, which lacks the speculative flags)."""
     work = replay.tmp / "sglang-maintainer"
     git("clone", "--quiet", str(replay.bare), str(work), cwd=replay.tmp)
     (work / SERVER_ARGS).parent.mkdir(parents=True)
-    (work / SERVER_ARGS).write_text(SERVER_ARGS_V2)
+    (work / SERVER_ARGS).write_text(SERVER_ARGS_V1)
     git("add", ".", cwd=work)
     git("commit", "--quiet", "-m", "SGLang sources", cwd=work)
-    git("push", "--quiet", "origin", "HEAD:main", cwd=work)
+    git("tag", "v0.5.1", cwd=work)
+    git("push", "--quiet", "origin", "HEAD:main", "v0.5.1", cwd=work)
 
 
 def test_the_bot_checks_flags_against_the_cookbook_clone(replay):
+    """The PR's config runs the v0.5.1 release image: each of its flags is looked up in that
+    release's server_args.py in the cookbook clone, and one it does not declare is shown."""
     _make_cookbook_sglang(replay)
-    flow = Workflow(replay)
-    out = flow.pushed(_open_seed_pr(replay))
+    infx = replay.infx
+    doc = yaml.safe_load(add_key(infx.read(MASTER), SEED_KEY))
+    doc[SEED_KEY]["image"] = "lmsysorg/sglang:v0.5.1-cu129"
+    infx.write(MASTER, yaml.safe_dump(doc, sort_keys=False, width=200))
+    head = infx.commit("[AgentX] GB300 DSV4.1 Flash SGLang: a new arm on the v0.5.1 release")
+    out = Workflow(replay).pushed(replay.open_pr(SEED_PR, "gb300-dsv41", head))
     assert "SGLang flag check skipped" not in out
     [pull] = replay.book_pulls()
     body = pull["body"]
     assert "SGLang flag check (`sync lint`)" in body
-    assert f"`{SEED_KEY}#0`" in body  # each of the PR's cells was looked at
+    assert (
+        f"| `{SEED_KEY}#0` | `v0.5.1` | `--speculative-algorithm` | worker | undeclared |"
+    ) in body
 
 
 def test_a_cookbook_that_is_not_sglangs_is_named_without_a_missing_option(replay):
