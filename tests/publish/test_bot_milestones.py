@@ -129,6 +129,8 @@ def test_one_comment_per_milestone_whichever_run_sees_it(replay):
     # 40.3: the tool's own links are plain; no zero-width space anywhere in what it wrote.
     for body in said + [p["body"] for p in replay.book_pulls()]:
         assert "\u200b" not in body
+        # 40.5: nothing of the runner either.
+        assert str(replay.tmp) not in body and "infx-tree-" not in body
 
 
 def test_no_comment_on_a_pr_whose_config_the_cookbook_pr_did_not_change(replay):
