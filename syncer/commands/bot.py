@@ -20,7 +20,7 @@ from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.locations import user_cache_dir
 from syncer.syncconfig import load_sync_config
-from syncer.untrusted import term_text
+from syncer.untrusted import term_line, term_text
 from syncer.wording import count, js
 
 
@@ -132,6 +132,7 @@ def bot_command(
     # (click's usage block is four), and neither file nor name is guessed.
     if event_path is None:
         raise SyncError("--event FILE is required: the event payload (GITHUB_EVENT_PATH)")
+    _check_remotes(options)
     try:
         if models_only:
             options.pop("model")
@@ -162,6 +163,17 @@ def _check_event_name(event_name: str) -> None:
         raise SyncError(
             f"--event-name {js(event_name, 60)}: expected one of {', '.join(EVENT_NAMES)}"
         )
+
+
+def _check_remotes(options: dict[str, Any]) -> None:
+    """Every remote the options name, refused before any git runs when git could take it
+    for an option or a helper program (``--inferencex-remote '--upload-pack=…'``)."""
+    from syncer import gitrun
+
+    for flag in ("--inferencex-remote", "--cookbook", "--push-url"):
+        value = options.get(flag.removeprefix("--").replace("-", "_"))
+        if value is not None:
+            gitrun.remote(str(value), flag)
 
 
 def _models_only(
@@ -328,7 +340,7 @@ def _run(
             _print_plan(plan, stopped=True)
         raise
     for line in outcome.lines:
-        click.echo(term_text(line))
+        click.echo(term_line(line))
     if dry_run:
         _print_plan(plan)
     return 0
