@@ -135,3 +135,27 @@ def test_the_cookbook_pr_tells_its_reviewers_of_a_hand_edited_section_without_ru
     assert "sync generate" not in body and "--force-page" not in body
     # (The commands themselves may name /tmp: an etcd data directory.)
     _no_runner_path(world, body, ("infx-bot-", "infx-gen-", "infx-tree-", "infx-dry-"))
+
+
+def test_who_fixes_what_the_error_names():
+    """The rule on its own: a key is named only as a whole word, this PR's key wins, a commit's
+    tree names its PR, and what names nothing of InferenceX is the operators'."""
+    import tempfile
+    from pathlib import Path
+
+    from syncer.publish import blame
+
+    owners = {"a-key": "7", "a-key-2": "8", "main-key": None}
+    tree = f"{tempfile.gettempdir()}/infx-tree-abcdef123456-x1y2/inferencex-e2e/configs/m.yaml"
+    assert blame.fixer("a-key-2#0: bad", 7, owners, {}) == blame.Fixer(blame.OTHER_PR, 8)
+    assert blame.fixer("a-key#0 and a-key-2#0: bad", 7, owners, {}).who == blame.AUTHOR
+    assert blame.fixer("main-key: bad", 7, owners, {}).who == blame.MAINTAINERS
+    commits = {"abcdef1234567890": "9"}
+    assert blame.fixer(f"{tree}:3: bad", 7, owners, commits) == blame.Fixer(blame.OTHER_PR, 9)
+    assert blame.fixer("git push refused", 7, owners, commits).who == blame.OPERATORS
+    assert (
+        blame.without_runner_paths(f"{tree}:3: bad", []) == "inferencex-e2e/configs/m.yaml:3: bad"
+    )
+    checkout = Path("/work/infx")
+    said = blame.without_runner_paths("/work/infx/configs/m.yaml:1: x", [], checkout)
+    assert said == "configs/m.yaml:1: x"
