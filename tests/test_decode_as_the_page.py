@@ -24,6 +24,13 @@ def project(tmp_path: Path) -> Path:
     return copy_project(tmp_path)
 
 
+def line_of(project: Path, text: str) -> int:
+    """The line of the module where ``text`` first is (the bundled module may be generated
+    again)."""
+    module = (project / MODULE).read_text(encoding="utf-8")
+    return module[: module.index(text)].count("\n") + 1
+
+
 def _decoded_arg(project: Path, literal: str, *args: str) -> list[str]:
     edit(project / MODULE, ARG, f'["--reasoning-parser", {literal}]')
     proc = sync(project, "decode", MODULE, *args)
@@ -61,9 +68,10 @@ def test_numbers_in_the_json_are_the_pages_too(project: Path, literal: str, show
 
 
 def test_a_number_beyond_the_doubles_is_refused_naming_its_line(project: Path) -> None:
+    number = line_of(project, ARG)
     edit(project / MODULE, ARG, '["--reasoning-parser", 1e400]')
     line = error_line(sync(project, "decode", MODULE))
-    assert line.startswith(f"error: {MODULE}:174:")
+    assert line.startswith(f"error: {MODULE}:{number}:")
     assert "args[10][1]" in line and "Infinity" in line
 
 
@@ -78,16 +86,18 @@ def test_env_keys_in_the_pages_order_and_proto_never_shown(project: Path) -> Non
 
 
 def test_a_second_proto_is_refused_as_the_page_cannot_load_the_module(project: Path) -> None:
+    number = line_of(project, ENV_REF)
     edit(project / MODULE, ENV_REF, '"env": {"__proto__": "x", "__proto__": "y"}\n')
     line = error_line(sync(project, "decode", MODULE))
-    assert line.startswith(f"error: {MODULE}:182:") and "__proto__" in line
+    assert line.startswith(f"error: {MODULE}:{number}:") and "__proto__" in line
     assert "cannot load" in line
 
 
 def test_a_proto_object_is_refused_naming_its_line(project: Path) -> None:
+    number = line_of(project, ENV_REF)
     edit(project / MODULE, ENV_REF, '"env": {"__proto__": {"A": "1"}}\n')
     line = error_line(sync(project, "decode", MODULE))
-    assert line.startswith(f"error: {MODULE}:182:") and "prototype" in line
+    assert line.startswith(f"error: {MODULE}:{number}:") and "prototype" in line
 
 
 def test_a_missing_command_is_shown_undefined_as_on_the_page(project: Path) -> None:
@@ -111,14 +121,18 @@ def test_a_module_with_cr_only_line_endings_is_decoded(project: Path) -> None:
 
 def test_an_error_in_a_cr_only_module_names_its_true_line(project: Path) -> None:
     module = project / MODULE
-    edit(module, '["--host", "0.0.0.0"]', '["--host", "0.0.0.0" x]')  # line 166
+    number = line_of(project, '["--host", "0.0.0.0"]')
+    edit(module, '["--host", "0.0.0.0"]', '["--host", "0.0.0.0" x]')
     module.write_bytes(module.read_bytes().replace(b"\n", b"\r"))
-    assert error_line(sync(project, "decode", MODULE)).startswith(f"error: {MODULE}:166:30: ")
+    assert error_line(sync(project, "decode", MODULE)).startswith(f"error: {MODULE}:{number}:30: ")
     # a shape error found after parsing, located by the decoder's own walk: the block's line
-    edit(module, ARG, '["--reasoning-parser", "auto", {}]')
-    edit(module, '["--host", "0.0.0.0" x]', '["--host", "0.0.0.0"]')
+    block = line_of(project, '"kind": "worker"') - 1  # the block's opening brace
+    edit(module, ARG, '["--reasoning-parser", "auto", {}]')  # (read with universal newlines:
+    edit(module, '["--host", "0.0.0.0" x]', '["--host", "0.0.0.0"]')  # written back as LF)
+    module.write_bytes(module.read_bytes().replace(b"\n", b"\r"))
+    assert b"\n" not in module.read_bytes()
     line = error_line(sync(project, "decode", MODULE))
-    assert line.startswith(f"error: {MODULE}:157:7: cells[0].routers.sglang.blocks[0]: ")
+    assert line.startswith(f"error: {MODULE}:{block}:7: cells[0].routers.sglang.blocks[0]: ")
 
 
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029"])
