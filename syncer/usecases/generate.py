@@ -66,6 +66,8 @@ class GenerateResult:
     page_changed: bool = False
     page_conflict: str | None = None  # a hand-edited page section left alone
     page_text: str | None = None  # the page to write when page_changed
+    # The heading of a section people wrote that mounts the module: kept as written.
+    page_kept: str | None = None
     cells: int = 0
     cases: int = 0
     kept: list[KeptConfig] = field(default_factory=list)
@@ -408,6 +410,7 @@ def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, f
     )
     result.page_changed = update.changed
     result.page_conflict = update.conflict
+    result.page_kept = update.kept
     result.page_text = update.text if update.changed else None
 
 
