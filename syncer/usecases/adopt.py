@@ -6,7 +6,8 @@ format version), and every page under ``docs/cookbook/`` searched for the module
 (``page.read_mount``: its data import and ``<AgentX data={agentx} />``). What the published
 cells show becomes the configuration: the model's name, its page and the heading its section
 has there, the hardware chips in their order, a ``match`` rule per model prefix of its config
-keys, the KV donors its cells name, and per config its pin (the provenance of its points) and
+keys, the KV donors its cells name (the HiCache donor most cells name, a config's own where its
+cells name another), and per config its pin (the provenance of its points) and
 the overrides its cells carry (detail, hardware, image status and commit, setup, install lines,
 disclosures, why Mooncake is unavailable). Only values every cell of a config agrees on are
 written: a value that differs between the cells of one config (a detail naming the cell's
@@ -211,7 +212,7 @@ def _model_lines(module: _Module, page: str, section: str) -> tuple[list[str], l
         "    match:",
         f"      model-prefix: [{', '.join(_q(p) for p in _prefixes(by_key))}]",
     ]
-    donors = _donors(spec, notes, module.path)
+    donors = _donors(spec)
     if donors:
         lines.append("    kv_donors:")
         lines += [f"      {kind}: {_q(key)}" for kind, key in donors]
@@ -220,8 +221,9 @@ def _model_lines(module: _Module, page: str, section: str) -> tuple[list[str], l
         path=module.path, model=spec.model, page=page, section=section,
         hardware=spec.hardware, configs=[],
     )  # fmt: skip
+    model_donor = dict(donors).get("hicache")
     for key, cells in by_key.items():
-        lines += _config_lines(key, cells, model, module, notes)
+        lines += _config_lines(key, cells, model, module, notes, model_donor)
     return [*lines, ""], notes
 
 
@@ -230,31 +232,31 @@ def _prefixes(by_key: dict[str, list[CellSpec]]) -> list[str]:
     return list(dict.fromkeys(key.split("-", 1)[0] for key in by_key))
 
 
-def _donors(spec: ModuleSpec, notes: list[str], path: str) -> list[tuple[str, str]]:
+def _donors(spec: ModuleSpec) -> list[tuple[str, str]]:
+    """The model's KV donors: the HiCache donor most of its cells name (the others are stated
+    per config), and the donor of the module's Mooncake settings."""
     out: list[tuple[str, str]] = []
-    hicache = Counter(
-        str(cell.meta["kv"]["hicache"]["donor"])
-        for cell in spec.cells
-        if (cell.meta.get("kv") or {}).get("hicache", {}).get("donor")
-    )
+    hicache = Counter(d for d in (_hicache_donor(c) for c in spec.cells) if d)
     if hicache:
-        donor, _ = hicache.most_common(1)[0]
-        out.append(("hicache", donor))
-        if len(hicache) > 1:
-            others = ", ".join(k for k in hicache if k != donor)
-            notes.append(
-                f"{path}: its cells borrow HiCache settings from {count(len(hicache), 'donor')}; "
-                f"sync.yaml names one per model ({donor}, the most cells'), so the cells of "
-                f"{others} change when their configs are next rendered"
-            )
+        out.append(("hicache", hicache.most_common(1)[0][0]))
     mooncake = (spec.kv_mooncake or {}).get("donor")
     if mooncake:
         out.append(("mooncake", str(mooncake)))
     return out
 
 
+def _hicache_donor(cell: CellSpec) -> str | None:
+    donor = ((cell.meta.get("kv") or {}).get("hicache") or {}).get("donor")
+    return str(donor) if donor else None
+
+
 def _config_lines(
-    key: str, cells: list[CellSpec], model: ModelSpec, module: _Module, notes: list[str]
+    key: str,
+    cells: list[CellSpec],
+    model: ModelSpec,
+    module: _Module,
+    notes: list[str],
+    model_donor: str | None,
 ) -> list[str]:
     where = _cell_line(module, cells[0].id)
     lines = [f"      - key: {_q(key)}"]
@@ -299,6 +301,15 @@ def _config_lines(
     ]
     if shown:
         lines.append(f"        disclosures: [{', '.join(_q(d) for d in shown)}]")
+    donors = {_hicache_donor(c) for c in cells}
+    if len(donors) > 1:
+        notes.append(
+            f"{module.path}: the cells of {key} borrow HiCache settings from "
+            f"{count(len(donors), 'donor')}; sync.yaml names one per config: they change when "
+            "the config is next rendered"
+        )
+    elif (donor := next(iter(donors))) and donor != model_donor:
+        lines.append(f"        hicache_donor: {_q(donor)}")
     unavailable = {
         str(((c.meta.get("kv") or {}).get("unavailable") or {}).get("mooncake") or "")
         for c in cells

@@ -175,7 +175,15 @@ def test_adopting_the_real_cookbook(reference: Path, tmp_path: Path, capsys) -> 
     said = capsys.readouterr().out
     # What sync.yaml cannot state is said, never dropped silently.
     assert "note: zai-org/glm-5.2: generated at InferenceX main 8ba71d026e86" in said
-    assert "note: Qwen/qwen3.5: its cells borrow HiCache settings from 9 donors" in said
+    assert (
+        "note: deepseek-ai/deepseek-v4: the cells of dsv4-fp4-b300-sglang-agentic-hicache-eagle "
+        "borrow HiCache settings from 2 donors"
+    ) in said
+    # A config borrowing from another donor than the model's names its own.
+    qwen = config.model("Qwen/qwen3.5")
+    assert qwen.hicache_donor == "qwen3.5-fp4-gb300-dynamo-sglang-agentic-disagg"
+    h200 = qwen.config("qwen3.5-fp8-h200-sglang-agentic-mtp")
+    assert h200.hicache_donor == "qwen3.5-fp8-h200-sglang-agentic-hicache-mtp"
 
 
 def gb200_reason(reference: Path) -> str:
