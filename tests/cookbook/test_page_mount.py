@@ -181,3 +181,14 @@ def test_the_real_page_keeps_its_section_and_gets_no_second_one(
     assert generate(pages, out) == 0
     assert (pages / PAGE).read_text(encoding="utf-8") == upstream
     assert "kept as its authors wrote it" in capsys.readouterr().out
+
+
+def test_a_hostile_line_of_backticks_is_read_in_linear_time() -> None:
+    """Inline code spans are skipped in one pass (a lazy regex took minutes on this line)."""
+    import time
+
+    page = WRITTEN + "\nText " + "`" * 200_000 + "<AgentX data={x} />\n"
+    started = time.process_time()
+    with pytest.raises(SyncError, match="the AgentX component's mount is written in a form"):
+        update_page(page, section=SECTION, module=MODEL, path="page.mdx")
+    assert time.process_time() - started < 5
