@@ -2,8 +2,11 @@
 
 With only CONFIG it runs on the bundled example: the InferenceX checkout in
 ``examples/inferencex/``, the run ``sync.yaml`` pins for CONFIG (``examples/runs/<run_id>/``)
-and the data module under ``cookbook_snippets/`` that has CONFIG's cells. Exit codes: 0 every
-point agrees, 1 something differs (or a point has no log), 2 bad input.
+and the data module under ``cookbook_snippets/`` that has CONFIG's cells. Once one input is
+named, the bundled example stands in for none of the others: each must be named too (a real
+run compared with the example's module would report drift that is no drift). A cookbook named
+with ``--cookbook`` must have cells of CONFIG. Exit codes: 0 every point agrees, 1 something
+differs (or a point has no log), 2 bad input.
 """
 
 from __future__ import annotations
@@ -12,11 +15,14 @@ from pathlib import Path
 
 import click
 
+from syncer import locations
 from syncer.commands import options
 from syncer.compare.report import verify_report
+from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
+from syncer.inputs import is_bundled
 from syncer.locations import bundled_inferencex
-from syncer.usecases.verify import verify_config
+from syncer.usecases.verify import modules_under, verify_config
 
 
 @click.command("verify")
@@ -54,8 +60,15 @@ def verify_command(
     fmt: str,
 ) -> int:
     """Three-way check: cookbook vs recipe vs run logs, per point."""
+    _no_example_beside(config, run=run, inferencex=inferencex, cookbook=cookbook)
     if inferencex is None:
         inferencex = bundled_inferencex()
+    if cookbook is not None and cookbook.is_dir() and not any(modules_under(cookbook)):
+        raise SyncError(
+            "no data module (.jsx) under this folder; name the module file, or the folder of "
+            "the cookbook's modules (docs/src/snippets/agentx)",
+            path=str(cookbook),
+        )
     if as_of is not None:
         check_date(as_of, what="--as-of")
     result = verify_config(
@@ -69,3 +82,28 @@ def verify_command(
         as_of=as_of,
     )
     return options.print_report(verify_report(result), fmt)
+
+
+def _no_example_beside(
+    key: str, *, run: Path | None, inferencex: Path | None, cookbook: Path | None
+) -> None:
+    """Refuse a mix of named inputs and the bundled example's defaults."""
+    named = {"--run": run, "--inferencex": inferencex, "--cookbook": cookbook}
+    if all(path is None for path in named.values()):
+        return  # nothing named: the bundled example (or the project's own data) throughout
+    root = locations.project_root()
+    defaults = {
+        "--run": locations.sync_config_path(root),  # the pinned run is found through it
+        "--inferencex": root / locations.EXAMPLE_INFERENCEX,
+        "--cookbook": locations.snippets_dir(root),
+    }
+    missing = [
+        option for option, path in named.items() if path is None and is_bundled(defaults[option])
+    ]
+    if missing:
+        given = [option for option, path in named.items() if path is not None]
+        says = "name your own inputs" if len(given) > 1 else "names your own input"
+        raise SyncError(
+            f"{key}: {' and '.join(given)} {says}, so the bundled example cannot stand in for "
+            f"the rest; pass {' and '.join(missing)} too"
+        )

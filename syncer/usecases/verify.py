@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +38,8 @@ from syncer.selection import select_points
 from syncer.syncconfig import load_sync_config
 
 T = TypeVar("T")
+MODULE_SUFFIXES = (".jsx", ".js", ".mjs")
+SHOWN_MODULES = 3  # of several modules with cells of a key, the ones an error names
 
 # ---- locating the inputs -------------------------------------------------------------------
 
@@ -82,18 +84,24 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
         raise SyncError("no such cookbook module or directory", path=str(cookbook))
     found = []
     needle = key.encode("utf-8")
-    for dirpath, dirnames, filenames in os.walk(cookbook):
+    for path in modules_under(cookbook):
+        raw = read_capped(path, MAX_MODULE_BYTES, "data module")
+        if needle in raw:
+            found.append((path, decode_text(raw, str(path))))
+    return found
+
+
+def modules_under(folder: Path) -> Iterator[Path]:
+    """The data modules (``.jsx``, ``.js``, ``.mjs``) under ``folder``, in name order; a folder
+    named as a module is refused (by the read of it), not skipped."""
+    for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
         for name in dirnames:
-            if name.endswith((".jsx", ".js", ".mjs")):  # named as a module: not skipped
+            if name.endswith(MODULE_SUFFIXES):
                 read_capped(Path(dirpath) / name, MAX_MODULE_BYTES, "data module")
         for name in sorted(filenames):
-            if name.endswith((".jsx", ".js", ".mjs")):
-                path = Path(dirpath) / name
-                raw = read_capped(path, MAX_MODULE_BYTES, "data module")
-                if needle in raw:
-                    found.append((path, decode_text(raw, str(path))))
-    return found
+            if name.endswith(MODULE_SUFFIXES):
+                yield Path(dirpath) / name
 
 
 def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | None]:
@@ -106,8 +114,14 @@ def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | Non
         if any(c.get("configKey") == key for c in candidate.cells):
             having.append((candidate, str(m)))
     if len(having) > 1:
-        names = ", ".join(path for _, path in having)
-        raise SyncError(f"several cookbook modules have cells of {key} ({names}); pass --cookbook")
+        names = ", ".join(path for _, path in having[:SHOWN_MODULES])
+        more = len(having) - SHOWN_MODULES
+        names += f" and {more} more" if more > 0 else ""
+        raise SyncError(
+            f"{len(having)} cookbook modules have cells of {key} ({names}); name one module "
+            "file with --cookbook",
+            path=str(cookbook),
+        )
     if not having:
         return None, None
     return having[0]
