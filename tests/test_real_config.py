@@ -69,7 +69,7 @@ def test_the_readme_first_command_still_runs_on_the_bundled_example() -> None:
     readme = (ROOT / "README.md").read_text()
     first = readme.split("```\n", 2)[1].splitlines()[0]
     command = first.split("&& ")[-1]
-    assert command == ".venv/bin/sync verify dsv41flash-fp4-gb300-sglang-agentic-dspark"
+    assert command == ".venv/bin/cookbook-sync verify dsv41flash-fp4-gb300-sglang-agentic-dspark"
     done = subprocess.run(
         [sys.executable, "-m", "syncer", *command.split()[1:]],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
