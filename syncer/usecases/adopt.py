@@ -21,6 +21,7 @@ out, so what ``sync adopt`` writes is a configuration the other commands accept.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from syncer.cookbook.cells import CellSpec, ModuleSpec, cells_from_module, config_hardware
 from syncer.cookbook.decode import Decoder
-from syncer.cookbook.jsmodule import parse_module, read_text
+from syncer.cookbook.jsmodule import locate, parse_module, read_text
 from syncer.cookbook.page import mount_heading, read_mount, read_page
 from syncer.cookbook.rendered_cells import image_commit
 from syncer.errors import SyncError
@@ -137,7 +138,9 @@ def _modules(checkout: Path) -> dict[str, _Module]:
             raise SyncError(f"module path {js(path)} is not '<org>/<model>'", path=str(file))
         text = read_text(file)
         data = parse_module(text, str(file)).value
-        spec = cells_from_module(data, Decoder(data, str(file)), str(file))
+        # Located in the text: a malformed entry is named with its line, not only the file.
+        decoder = Decoder(data, str(file), locate=functools.partial(locate, text))
+        spec = cells_from_module(data, decoder, str(file))
         out[path] = _Module(path, file, spec, text)
     if not out:
         raise SyncError(f"no data modules under {SNIPPETS}/<org>/<model>.jsx", path=str(checkout))

@@ -6,6 +6,7 @@ the DeepSeek-V4.1 page from ../shared/reference when present."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -239,6 +240,21 @@ def test_generate_check_with_the_adopted_configuration_changes_nothing(
             None,
             None,
         ),
+        (
+            {f"{SNIPPETS}/{V41}.jsx": '// h\nexport const agentx = {\n "model": "X",\n'},
+            (f"{SNIPPETS}/{V41}.jsx", 4),
+            "malformed JavaScript: Unexpected end of input",
+        ),
+        (
+            {
+                f"{SNIPPETS}/{V41}.jsx": (
+                    '// h\nexport const agentx = {"model": "X", "generatedOn": "2026-01-01",'
+                    ' "source": {}, "cells": [{"id": "a#0"}]};\n'
+                )
+            },
+            (f"{SNIPPETS}/{V41}.jsx", 2),
+            "cells[0]: expected a non-empty `points` list",
+        ),
     ],
 )
 def test_bad_cookbooks_are_refused_naming_file_and_line_and_nothing_is_written(
@@ -252,5 +268,7 @@ def test_bad_cookbooks_are_refused_naming_file_and_line_and_nothing_is_written(
     assert adopt(checkout, out) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
-    assert err[0].startswith(f"error: {checkout / where[0]}:{where[1]}: {message}")
+    # file:line, and the column where the reader knows it
+    assert re.match(rf"error: {re.escape(f'{checkout / where[0]}:{where[1]}')}(:\d+)?: ", err[0])
+    assert message in err[0]
     assert not out.exists()
