@@ -11,11 +11,12 @@ differs (or a point has no log), 2 bad input.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
-from syncer import locations
+from syncer import links, locations, secrets
 from syncer.commands import options
 from syncer.compare.report import verify_report
 from syncer.errors import SyncError
@@ -31,9 +32,14 @@ from syncer.usecases.verify import modules_under, verify_config
     "--run",
     "run",
     type=click.Path(path_type=Path),
-    help="Run directory, artifact archive (.zip/.tar.gz) or sweep log "
-    "(default: the run sync.yaml pins, under examples/runs/).",
+    help="Run directory, artifact archive (.zip/.tar.gz) or sweep log, or a run id "
+    "(<run_id>[/attempts/N]) whose server-log artifacts are downloaded with GITHUB_TOKEN and "
+    "kept in the user cache (default: the run sync.yaml pins, under examples/runs/).",
 )
+@options.repo_option(
+    "--repo", default=links.INFERENCEX_REPO, help="Repository of a run given by its id."
+)
+@options.api_url_option()
 @options.inferencex_option()
 @click.option(
     "--cookbook",
@@ -51,6 +57,8 @@ from syncer.usecases.verify import modules_under, verify_config
 def verify_command(
     config: str,
     run: Path | None,
+    repo: str,
+    api_url: str,
     inferencex: Path | None,
     cookbook: Path | None,
     point: int | None,
@@ -71,10 +79,15 @@ def verify_command(
         )
     if as_of is not None:
         check_date(as_of, what="--as-of")
+    run_id = None
+    if run is not None and is_run_id(run):
+        run_id = str(run)
+        run = _downloaded(run_id, repo, api_url)
     result = verify_config(
         config,
         inferencex=inferencex,
         run=run,
+        run_id=run_id,
         cookbook=cookbook,
         point=point,
         conc=conc,
@@ -107,3 +120,32 @@ def _no_example_beside(
             f"{key}: {' and '.join(given)} {says}, so the bundled example cannot stand in for "
             f"the rest; pass {' and '.join(missing)} too"
         )
+
+
+def is_run_id(run: Path) -> bool:
+    """Whether ``--run`` names a run by its id: a run reference that is no path here (a
+    folder or file of that name is taken as the path it is)."""
+    return links.RUN_REF.fullmatch(str(run)) is not None and not os.path.lexists(run)
+
+
+def _downloaded(run: str, repo: str, api_url: str) -> Path:
+    """The server logs of ``run``, from the user cache or downloaded into it."""
+    from syncer.publish.run_logs import cached_run_logs
+
+    token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=False)
+    cache = locations.user_cache_dir() / "runs"
+    if token is None:
+        from syncer.publish.run_logs import COMPLETE, safe_name
+
+        kept = cache / safe_name(repo) / links.run_id(run)
+        if (kept / COMPLETE).is_file():
+            return kept  # downloaded before: no token needed to read it again
+        raise SyncError(
+            f"--run {run}: a run id is downloaded from {repo} with a token: set GITHUB_TOKEN "
+            "(or INFX_TOKEN), or pass the downloaded run's folder or archive"
+        )
+    gh = options.github_client(token, api_url, login_env="SYNC_INFX_LOGIN")
+    run_dir, fetched = cached_run_logs(gh, repo, run, cache)
+    state = "downloaded into" if fetched else "read from the cache at"
+    click.echo(f"run {run} of {repo}: server logs {state} {run_dir}", err=True)
+    return run_dir

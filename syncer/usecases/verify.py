@@ -156,13 +156,17 @@ class _Inputs:
 
 
 def _inputs(
-    key: str, inferencex: Path, run: Path | None, cookbook: Path | None, read: Callable[[Path], T]
+    key: str,
+    inferencex: Path,
+    run: Path | None,
+    cookbook: Path | None,
+    read: Callable[[Path], T],
+    run_id: str | None = None,
 ) -> tuple[_Inputs, T]:
     """The inputs, with the run read by ``read`` (before the module is looked for, so a bad
-    run is reported first)."""
+    run is reported first); ``run_id``: the id of a ``run`` downloaded by it."""
     root = locations.project_root()
     reads = []
-    run_id = None
     if run is None:
         reads.append(inputs.read(Input.SYNC_YAML, locations.sync_config_path(root)))
         run_id, run_path = _pinned(key, root)
@@ -191,6 +195,7 @@ def verify_config(
     rendered: RenderedConfig | None = None,
     srt_repo: Path | None = None,
     as_of: str | None = None,
+    run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
     (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``rendered``: the
@@ -201,14 +206,21 @@ def verify_config(
     launch = script_launch(load_master(inferencex), key)
     if launch is not None:
         return verify_script_config(
-            key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
+            key,
+            launch,
+            inferencex=inferencex,
+            run=run,
+            cookbook=cookbook,
+            point=point,
+            conc=conc,
+            run_id=run_id,
         )
     if rendered is None:
         rendered = render_config(inferencex, key, srt_repo=srt_repo, as_of=as_of)
     points = select_points(
         rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key
     )
-    found, data = _inputs(key, inferencex, run, cookbook, read_run)
+    found, data = _inputs(key, inferencex, run, cookbook, read_run, run_id)
     as_ran = _as_the_run_ran(rendered, data, inferencex, key, srt_repo, as_of)
     if as_ran is not rendered:
         rendered = as_ran
@@ -299,6 +311,7 @@ def verify_script_config(
     cookbook: Path | None,
     point: int | None = None,
     conc: int | None = None,
+    run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of the script-launched ``key``, or those ``--point``/``--conc``
     select (:mod:`syncer.selection`), against ``run``."""
@@ -314,7 +327,7 @@ def verify_script_config(
     selected = select_points(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless result directory is taken for the verified point only when one is.
     only = selected[0].index if len(selected) == 1 and (point, conc) != (None, None) else None
-    found, data = _inputs(key, inferencex, run, cookbook, read_script_run)
+    found, data = _inputs(key, inferencex, run, cookbook, read_script_run, run_id)
     assignment = assign_dirs(data.dirs, points, only=only)
     notes: list[str] = list(data.missing)
     results = []
