@@ -180,12 +180,14 @@ def read_mount(text: str, path: str = "<page>") -> tuple[str, Mount] | None:
         if i in code or "agentx" not in line.lower():
             continue
         bare = _without_code_spans(line).strip()
-        if "/src/snippets/agentx/" in bare:
+        # An import is ESM only at a line's start; elsewhere the path is prose (a link).
+        is_import = bare.startswith("import")
+        if is_import and "/src/snippets/agentx/" in bare:
             m = _DATA_IMPORT.fullmatch(bare)
             if m is None:
                 raise _not_understood(path, i, "an AgentX data import", _import_example())
             imports.append((i, m.group(2)))
-        elif "_agentx.jsx" in bare:
+        elif is_import and "_agentx.jsx" in bare:
             if _COMPONENT_IMPORT.fullmatch(bare) is None:
                 raise _not_understood(
                     path, i, "the AgentX component's import",

@@ -37,7 +37,8 @@ Some text.
 
 ### 3.6 Agentic Long-Context on NVIDIA Platforms
 
-People wrote this, and mention `{MOUNT}` in passing.
+People wrote this, and mention `{MOUNT}` in passing, and link the
+[data](https://github.com/sgl-project/sglang/blob/main/docs/src/snippets/agentx/{MODEL}.jsx).
 
 {COMPONENT}
 {DATA}
