@@ -36,10 +36,12 @@ from syncer.errors import SyncError
 from syncer.model import ROUTERS, PointStatus
 from syncer.syncconfig import (
     MODEL_PATH,
+    PIN_VALUES,
     ConfigSpec,
     ModelSpec,
     Pin,
     SyncConfig,
+    is_pin_value,
     parse_sync_config,
 )
 from syncer.wording import count, js
@@ -356,6 +358,14 @@ def _pin_lines(key: str, cells: list[CellSpec], module: _Module, line: int) -> l
             line=line,
         )
     prov: dict[str, str] = json.loads(next(iter(provs)))
+    for name, value in prov.items():
+        # Held to sync.yaml's own pin values, so the text written reads back.
+        if name in PIN_VALUES and not is_pin_value(name, value):
+            raise SyncError(
+                f"config {js(key)}: its points' {name} {js(value)} is not a pin's {name}",
+                path=str(module.file),
+                line=line,
+            )
     status = prov.get("status")
     if status not in (PointStatus.VERIFIED, PointStatus.VERIFIED_PR, PointStatus.IN_PROGRESS):
         raise SyncError(

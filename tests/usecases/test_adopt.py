@@ -212,6 +212,21 @@ def test_generate_check_with_the_adopted_configuration_changes_nothing(
     assert generate_check(out, checkout, snapshot, model) == 0
 
 
+def test_a_cell_whose_provenance_is_no_pin_is_named_in_its_module(tmp_path: Path, capsys) -> None:
+    text = (ROOT / "cookbook_snippets" / f"{V41}.jsx").read_text(encoding="utf-8")
+    bad = text.replace('"run": "41000000001"', '"run": "run-41"')
+    checkout, _ = example_cookbook(tmp_path, **{f"{SNIPPETS}/{V41}.jsx": bad})
+    out = tmp_path / "adopted.sync.yaml"
+    assert adopt(checkout, out) == 2
+    cell = bad.splitlines().index('   "id": "dsv41flash-fp4-gb300-sglang-agentic-dspark#0",') + 1
+    assert capsys.readouterr().err == (
+        f"error: {checkout / SNIPPETS / V41}.jsx:{cell}: config "
+        '"dsv41flash-fp4-gb300-sglang-agentic-dspark": its points\' run "run-41" is not a '
+        "pin's run\n"
+    )
+    assert not out.exists()
+
+
 @pytest.mark.parametrize(
     ("extra", "where", "message"),
     [
