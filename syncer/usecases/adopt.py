@@ -95,6 +95,7 @@ def adopt(checkout: Path, *, label: str | None = None) -> Adoption:
                 path=str(module.file),
                 line=_export_line(module.text),
             )
+    _one_model_per_config(modules)
     notes: list[str] = []
     newest = max(modules.values(), key=lambda m: (m.spec.generated_on, m.path))
     main = str(newest.spec.source.get("main") or "")
@@ -124,6 +125,21 @@ def adopt(checkout: Path, *, label: str | None = None) -> Adoption:
         )
     text = "\n".join(lines) + "\n"
     return Adoption(text, parse_sync_config(text, "(adopted sync.yaml)"), adopted, notes)
+
+
+def _one_model_per_config(modules: dict[str, _Module]) -> None:
+    """A config is shown by one model (sync.yaml lists it once)."""
+    owner: dict[str, str] = {}
+    for module in sorted(modules.values(), key=lambda m: m.path):
+        for cell in module.spec.cells:
+            first = owner.setdefault(cell.config_key, module.path)
+            if first != module.path:
+                raise SyncError(
+                    f"config {js(cell.config_key)} has cells in {first} too; sync.yaml shows a "
+                    "config on one model's page",
+                    path=str(module.file),
+                    line=_cell_line(module, cell.id),
+                )
 
 
 def _modules(checkout: Path) -> dict[str, _Module]:

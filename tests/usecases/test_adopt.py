@@ -256,6 +256,14 @@ def test_a_cell_whose_provenance_is_no_pin_is_named_in_its_module(tmp_path: Path
             None,
         ),
         (
+            {
+                f"{SNIPPETS}/zz/copy.jsx": ROOT / "cookbook_snippets" / f"{V41}.jsx",
+                "docs/cookbook/copy.mdx": page_of("Copy", "zz/copy"),
+            },
+            (f"{SNIPPETS}/zz/copy.jsx", 52),
+            f'config "dsv41flash-fp4-gb300-sglang-agentic-dspark" has cells in {V41} too',
+        ),
+        (
             {f"{SNIPPETS}/{V41}.jsx": '// h\nexport const agentx = {\n "model": "X",\n'},
             (f"{SNIPPETS}/{V41}.jsx", 4),
             "malformed JavaScript: Unexpected end of input",
