@@ -108,6 +108,9 @@ class ConfigSpec:
     install: dict[str, list[str]] = field(default_factory=dict)
     disclosures: list[str] = field(default_factory=list)
     mooncake_unavailable: str | None = None
+    # The config whose HiCache settings this config's cells borrow, instead of the model's
+    # kv_donors.hicache (published modules borrow per hardware).
+    hicache_donor: str | None = None
     line: int | None = None
 
 
@@ -426,6 +429,7 @@ _CONFIG_KEYS = (
     "install",
     "disclosures",
     "mooncake_unavailable",
+    "hicache_donor",
 )
 
 
@@ -450,6 +454,7 @@ def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
     spec.detail = r.optional_text(keys, "detail", what)
     spec.image_commit = r.optional_text(keys, "image_commit", what)
     spec.mooncake_unavailable = r.optional_text(keys, "mooncake_unavailable", what)
+    spec.hicache_donor = r.optional_text(keys, "hicache_donor", what)
     if "image_status" in keys:
         spec.image_status = r.text(keys["image_status"], f"{what}.image_status")
         if spec.image_status not in ("ok", "pruned", "digest-only"):

@@ -153,7 +153,13 @@ def generate_command(
             # The gate says what drifted, not only that something did: the reviewer diff of the
             # commands (what `sync diff` shows) between the module on disk and the generated one.
             _print_review(result.path, result.text)
-        if result.page_path is not None:
+        if result.page_path is not None and result.page_kept is not None:
+            click.echo(
+                f"{term_text(result.page_path)}: AgentX section under heading "
+                f"{term_text(js(result.page_kept))} kept as its authors wrote it (it mounts the "
+                "module)"
+            )
+        elif result.page_path is not None:
             pverb = ("would change" if check else "updated") if result.page_changed else "unchanged"
             click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))

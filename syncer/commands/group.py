@@ -14,6 +14,7 @@ from syncer.errors import ReaderGone
 
 # name -> (module, one-line help shown by `sync --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "adopt": ("syncer.commands.adopt", "Write the sync.yaml that reproduces a cookbook's AgentX."),
     "decode": ("syncer.commands.decode", "Decode a cookbook data module into commands."),
     "render": ("syncer.commands.render", "Render a config's launch commands from its recipe."),
     "verify": ("syncer.commands.verify", "Three-way check: cookbook vs recipe vs run logs."),

@@ -46,6 +46,24 @@ class PRKeys:
         return touched[0] if touched else (config.models[0].path if config.models else None)
 
 
+def remote_of(settings: Settings) -> str:
+    """Where the bot's InferenceX clone fetches from: ``--inferencex-remote``, else the clone's
+    own ``origin`` (a local mirror serves offline), else GitHub's repository."""
+    clone = settings.inferencex_clone
+    origin = commits.origin_url(clone) if clone is not None and commits.is_clone(clone) else None
+    return settings.inferencex_remote or origin or links.repo_url(settings.inferencex_repo) + ".git"
+
+
+def pr_head(settings: Settings, number: int) -> str | None:
+    """PR ``number``'s head as its ``refs/pull/<n>/head`` on the remote says (fetched into the
+    clone), or None when the remote has no such ref: what a dry run without a token takes for
+    the head an ``issue_comment`` event does not name."""
+    if settings.inferencex_clone is None:
+        return None
+    ref = f"refs/pull/{number}/head"
+    return commits.fetch(settings.inferencex_clone, remote_of(settings), [ref])[ref]
+
+
 class InferenceXGit:
     """The bot's InferenceX clone for one event: fetches, discovery per PR, and the tree each
     config is rendered from (every tree removed by :meth:`close`)."""
@@ -59,9 +77,7 @@ class InferenceXGit:
         self.gh = gh
         self.out = out or Outcome()
         self.clone = settings.inferencex_clone
-        self.remote = (
-            settings.inferencex_remote or links.repo_url(settings.inferencex_repo) + ".git"
-        )
+        self.remote = remote_of(settings)
         self.trees = commits.Trees(self.clone)
         self.commit_of: dict[str, str] = {}  # config key -> the commit it is rendered at
         self.pr_of: dict[str, str | None] = {}  # config key -> the PR it is shown from

@@ -27,7 +27,7 @@ from syncer.cookbook.cells import (
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import load_module, parse_module, read_text
 from syncer.cookbook.kv_donors import find_donors, mooncake_from
-from syncer.cookbook.page import update_page
+from syncer.cookbook.page import read_page, update_page
 from syncer.cookbook.rendered_cells import (
     cells_for_config,
     checkpoint_chips,
@@ -37,7 +37,7 @@ from syncer.cookbook.rendered_cells import (
     source_block,
 )
 from syncer.errors import SyncError
-from syncer.fsio import present, read_capped, write_all
+from syncer.fsio import present, write_all
 from syncer.inferencex import render as render_mod
 from syncer.inferencex.releases import Release
 from syncer.inferencex.render import RenderedConfig
@@ -66,6 +66,8 @@ class GenerateResult:
     page_changed: bool = False
     page_conflict: str | None = None  # a hand-edited page section left alone
     page_text: str | None = None  # the page to write when page_changed
+    # The heading of a section people wrote that mounts the module: kept as written.
+    page_kept: str | None = None
     cells: int = 0
     cases: int = 0
     kept: list[KeptConfig] = field(default_factory=list)
@@ -400,7 +402,7 @@ def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, f
     if not page_path.is_file():
         raise SyncError("cookbook page not found", path=str(page_path))
     update = update_page(
-        _read_page(page_path),
+        read_page(page_path),
         section=model.section,
         module=model.path,
         path=str(page_path),
@@ -408,22 +410,8 @@ def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, f
     )
     result.page_changed = update.changed
     result.page_conflict = update.conflict
+    result.page_kept = update.kept
     result.page_text = update.text if update.changed else None
-
-
-# A cookbook page is tens of kB; the cap keeps a hostile or wrong file from being read whole.
-MAX_PAGE_BYTES = 8 * 1024 * 1024
-
-
-def _read_page(path: Path) -> str:
-    raw = read_capped(path, MAX_PAGE_BYTES, "cookbook page")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SyncError(
-            f"cookbook page is not UTF-8 (byte {exc.start})", path=str(path), line=line
-        ) from None
 
 
 def result_files(result: GenerateResult) -> dict[Path, str]:
