@@ -15,6 +15,7 @@ import click
 from syncer import locations
 from syncer.commands import options
 from syncer.console import report_console
+from syncer.cookbook.edit import describe as describe_edit
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
@@ -141,6 +142,8 @@ def generate_command(
             f"{term_text(result.path)}: {verb} "
             f"({count(result.cells, 'cell')}, {count(result.cases, 'case')} decoded back identical)"
         )
+        if result.edit is not None:
+            click.echo(f"{term_text(result.path)}: edited in place: {describe_edit(result.edit)}")
         for kept in result.kept:
             click.echo(
                 f"{term_text(result.path)}: kept {count(len(kept.cells), 'cell')} of "
