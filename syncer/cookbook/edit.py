@@ -158,7 +158,8 @@ class _Editor:
     def _place(self) -> None:
         """Kept cells where they are; a new cell with an old cell's id in its place; a
         config's other new cells after its last old cell (a new config's after the last cell of
-        its chip, else last)."""
+        its chip) when no cell after that one is the target of a ``ref`` (inserting would
+        renumber it in cells nobody changed), else last."""
         changed = set(self.inputs.fresh) | set(self.inputs.gone)
         new_by_id = {c.id: c for cells in self.inputs.fresh.values() for c in cells}
         last_of: dict[str, int] = {}
@@ -180,7 +181,7 @@ class _Editor:
                     if c.get("hw") == hw and _config(c) not in changed
                 ]
                 anchor = same_hw[-1] if same_hw else None
-            if anchor is None:
+            if anchor is None or any(t > anchor for t in self._ref_targets()):
                 tail.extend(rest)
             else:
                 after.setdefault(anchor, []).extend(rest)
@@ -201,6 +202,15 @@ class _Editor:
                 self.removed.append(str(cell["id"]))
             self.plan.extend((None, spec) for spec in after.get(ci, []))
         self.plan.extend((None, spec) for spec in tail)
+
+    def _ref_targets(self) -> set[int]:
+        return {
+            entry["ref"][0]
+            for cell in self.old_cells
+            for router in cell["routers"].values()
+            for entry in router.get("blocks") or []
+            if isinstance(entry.get("ref"), list) and entry["ref"]
+        }
 
     def _has_old(self, spec: CellSpec, key: str) -> bool:
         return any(str(c["id"]) == spec.id and _config(c) == key for c in self.old_cells)

@@ -17,6 +17,7 @@ from typing import Any
 
 from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
+from syncer.cookbook.edit import ModuleEdit
 from syncer.cookbook.jsmodule import parse_module
 from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.render import RenderedConfig
@@ -37,6 +38,8 @@ class Generated:
     snippets: Path  # the module's directory, as ``verify_config`` reads a cookbook
     files: dict[str, str]  # cookbook path -> text, as committed
     notes: list[str] = field(default_factory=list)
+    edit: ModuleEdit | None = None  # the published module edited (None: written whole)
+    unrendered: dict[str, str] = field(default_factory=dict)  # kept as published: key -> why
 
 
 class Generation:
@@ -164,6 +167,7 @@ class Generation:
             pages_dir=pages,
             today=self.s.today,
             renderer=lambda _inferencex, config_key: self.rendered(config_key),
+            changed=None if current is None else self._changed(model, current, ref, all_pins),
         )
         files = {self.module_path(model): result.text}
         if page.is_file():
@@ -171,9 +175,18 @@ class Generation:
         notes = self.branch_notes(model)
         if result.page_conflict:
             notes.append(f"page section left alone: {result.page_conflict}")
-        generated = Generated(snippets, files, notes)
+        generated = Generated(snippets, files, notes, result.edit, result.unrendered)
         self._generated[key] = generated
         return generated
+
+    def _changed(self, model: ModelSpec, current: str, ref: str, pins: dict[str, Pin]) -> list[str]:
+        """The configs of ``model`` whose inputs (commit, pin, run) differ from what the
+        published module at ``ref`` records for them, or that it does not show yet: the only
+        ones an event writes again (every other cell stays as published)."""
+        where = f"{ref}:{self.module_path(model)}"
+        recorded = module_pins(parse_module(current, where).value, where)
+        keys = {c.key for c in self.config(model).model(model.path).configs}
+        return [k for k, pin in pins.items() if k in keys and recorded.get(k) != pin]
 
     def lint(self, model: ModelSpec, gen: Generated) -> str | None:
         """The cookbook clone is an SGLang checkout: each cell's flags are checked against the
