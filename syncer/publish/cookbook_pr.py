@@ -201,6 +201,7 @@ class CookbookPR:
         with tempfile.TemporaryDirectory(prefix="infx-gen-") as tmp:
             ref = state.tip if state.tip is not None and not restart else state.base_tip
             gen = self.modules.generate(model, all_pins, Path(tmp), ref=ref, reuse=True)
+        result.unrendered = dict(gen.unrendered)
         lint = self.modules.lint(model, gen)
         changed_vs_base = any(book.read(state.base_tip, p) != t for p, t in gen.files.items())
         if restart and not changed_vs_base:

@@ -63,6 +63,7 @@ class StatusItem:
     kept_for: list[int] = field(default_factory=list)  # other PRs keeping open_pr open
     model_path: str = ""  # org/model: the comment's section this item belongs to
     shown_sha: str = ""  # the commit the cookbook shows the config at (default: head_sha)
+    kept_published: str | None = None  # could not be rendered (why): published cells kept
 
 
 MILESTONE_PREFIX = "<!-- infx-cookbook-sync:milestone "
@@ -242,6 +243,7 @@ class PublishResult:
     blocked: list[tuple[str, str]] = field(default_factory=list)
     branch: str = ""
     closed: Pull | None = None  # the bot's newest PR, closed unmerged with the same pins
+    unrendered: dict[str, str] = field(default_factory=dict)  # published cells kept: key -> why
 
     def merged_with(self, key: str, login: str, model_path: str) -> list[int]:
         """Numbers of merged bot PRs whose recorded pins include ``key`` (newest first)."""

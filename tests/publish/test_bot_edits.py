@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import difflib
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from botworld import (
     RUN_AT,
     World,
     git,
+    plain,
     run_artifacts,
     sync_bot,
 )
@@ -174,6 +176,10 @@ def test_a_use_edits_only_its_configs_cells_and_a_second_as_little(world, reques
     [pull] = world.book_pulls()
     # The reviewer diff of the PR: no chip leaves, every other cell is unchanged.
     assert re.search(r"^\| hardware \| \d+ \| [1-9]", pull["body"], re.M) is None
+    assert (
+        "the published module was edited, not regenerated: only the cells of "
+        f"{KEY} were written again"
+    ) in plain(pull["body"])
     changed = re.search(r"in (\d+) of \d+ cells present in both", pull["body"])
     mine = [c for c in parse_module(first).value["cells"] if _config_of(c) == KEY]
     assert changed is None or int(changed.group(1)) <= len(mine)
@@ -209,3 +215,30 @@ def _config_lines(text: str) -> int:
     """The lines the cells of the `/use`'s config take in the module ``text``."""
     cells = [c for c in parse_module(text).value["cells"] if _config_of(c) == KEY]
     return len(dumps(cells).splitlines())
+
+
+def test_a_config_that_cannot_be_rendered_keeps_its_published_cells(world):
+    """A push to the PR whose recipe the bot cannot find: the published cells stay as they are,
+    and the status comment and the PR body say which config and why."""
+    published = LEGACY_FIXTURE.read_text(encoding="utf-8")
+    _publish(world, MODULE, published)
+    config = _config_text(world.tmp)
+    world.inferencex = world.tmp / "inferencex"
+    shutil.copytree(ROOT / "examples/inferencex", world.inferencex)
+    recipe = "benchmarks/single_node/srt-slurm-recipes/dsv41flash/sglang/gb300-fp4-mtp"
+    (world.inferencex / "inferencex-e2e" / recipe / "agentic.yaml").unlink()
+    proc = sync_bot(
+        world, world.pr_event("synchronize"), "--config", str(config), event="pull_request"
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The module stays as published (the PR carries the page's section only), and both the
+    # PR body and the InferenceX PR's status comment say which config and why.
+    assert world.show(MODULE, "infx-sync/deepseek-ai/deepseek-v4_1") == published
+    [pull] = world.book_pulls()
+    body = plain(pull["body"])
+    assert f"{KEY}: its published cells are kept; it could not be rendered: " in body
+    assert 'recipe "agentic.yaml" of row 0 is absent from the tree' in body
+    seen = plain(world.status()["body"])
+    assert "This config could not be rendered for the cookbook (" in seen
+    assert "so the cookbook keeps the cells it already publishes for it, as they are" in seen
+    assert "stopped before publishing anything" not in seen
