@@ -18,7 +18,6 @@ from typing import Any
 from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.edit import ModuleEdit
-from syncer.cookbook.edit import describe as describe_edit
 from syncer.cookbook.jsmodule import parse_module
 from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.render import RenderedConfig
@@ -27,11 +26,11 @@ from syncer.publish import status as st
 from syncer.publish.git import Cookbook
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin, SyncConfig
-from syncer.usecases.generate import GenerateResult, generate_model
+from syncer.usecases.generate import generate_model
 
 # What a generated module depends on besides sync.yaml, the InferenceX checkout and the date:
 # (model path, module text at the ref, page text at the ref, every pin).
-_GenKey = tuple[str, str | None, str | None, tuple[tuple[str, Pin], ...]]
+_GenKey = tuple[str, str | None, str | None, tuple[tuple[str, Pin], ...], tuple[str, ...]]
 
 
 @dataclass
@@ -132,11 +131,20 @@ class Generation:
     # -- generating ------------------------------------------------------------------------------
 
     def generate(
-        self, model: ModelSpec, pins: dict[str, Pin], where: Path, *, ref: str, reuse: bool = False
+        self,
+        model: ModelSpec,
+        pins: dict[str, Pin],
+        where: Path,
+        *,
+        ref: str,
+        reuse: bool = False,
+        gone: dict[str, str] | None = None,
     ) -> Generated:
         """Generate into a scratch copy of the cookbook files at ``ref`` (never into the
         checkout). ``reuse``: an earlier module of this event with the same inputs serves (its
-        ``snippets`` directory may be gone; only its files are read)."""
+        ``snippets`` directory may be gone; only its files are read). ``gone``: configs that
+        left InferenceX main (key -> why), whose published cells leave the module."""
+        gone = gone or {}
         book = self.clone()
         snippets, pages = where / "snippets", where / "pages"
         # generate_model keeps <out_dir>/<org>/<model>.jsx's date when nothing else changed.
@@ -155,6 +163,7 @@ class Generation:
             current,
             page.read_text(encoding="utf-8") if page.is_file() else None,
             tuple(sorted(all_pins.items(), key=lambda item: item[0])),
+            tuple(sorted(gone)),
         )
         if reuse and key in self._generated:
             return self._generated[key]
@@ -169,6 +178,7 @@ class Generation:
             today=self.s.today,
             renderer=lambda _inferencex, config_key: self.rendered(config_key),
             changed=None if current is None else self._changed(model, current, ref, all_pins),
+            gone=list(gone),
         )
         files = {self.module_path(model): result.text}
         if page.is_file():
@@ -176,7 +186,6 @@ class Generation:
         notes = self.branch_notes(model)
         if result.page_conflict:
             notes.append(f"page section left alone: {result.page_conflict}")
-        notes.extend(edit_notes(result))
         generated = Generated(snippets, files, notes, result.edit, result.unrendered)
         self._generated[key] = generated
         return generated
@@ -198,40 +207,6 @@ class Generation:
         if checked.skipped:
             self.out.say(f"{model.path}: SGLang flag check skipped: {checked.skipped}")
         return checked.markdown()
-
-
-def edit_notes(result: GenerateResult) -> list[str]:
-    """What the PR body says of an edit of the published module: which configs were written
-    again, each cell that left and why, the kept cells whose entries moved, and the configs
-    whose published cells were kept because they could not be rendered."""
-    edit = result.edit
-    if edit is None:
-        return []
-    notes = []
-    if edit.replaced or edit.added:
-        configs = sorted({c.partition("#")[0] for c in [*edit.replaced, *edit.added]})
-        notes.append(
-            f"the published module was edited, not regenerated: only the cells of "
-            f"{', '.join(configs)} were written again ({describe_edit(edit)}); every other "
-            "cell is byte for byte as published"
-        )
-    for cell in edit.removed:
-        notes.append(
-            f"{cell} left the module: its config {cell.partition('#')[0]} was rendered "
-            "again for this update and no longer has that deployment"
-        )
-    for cell in edit.repointed:
-        notes.append(
-            f"{cell}: its commands are unchanged; an entry that referred to a block of a "
-            "rewritten cell now holds that block itself"
-        )
-    for key, why in result.unrendered.items():
-        notes.append(f"{key}: its published cells are kept; it could not be rendered: {why}")
-    for kept in result.kept:
-        notes.append(
-            f"{kept.key}: launched by a bash script ({kept.script}); its published cells are kept"
-        )
-    return notes
 
 
 def _other_date(rendered: RenderedConfig, run_date: str) -> bool:

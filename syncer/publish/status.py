@@ -64,6 +64,7 @@ class StatusItem:
     model_path: str = ""  # org/model: the comment's section this item belongs to
     shown_sha: str = ""  # the commit the cookbook shows the config at (default: head_sha)
     kept_published: str | None = None  # could not be rendered (why): published cells kept
+    removal_pr: int | None = None  # the bot PR removing this closed PR's published cells
 
 
 MILESTONE_PREFIX = "<!-- infx-cookbook-sync:milestone "

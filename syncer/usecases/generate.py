@@ -266,6 +266,8 @@ def edit_published(
     unrendered: dict[str, str] = {}
     rendered: list[ConfigSpec] = []
     for key in changed:
+        if key in gone:
+            continue
         cfg = model.config(key)
         try:
             get(key)

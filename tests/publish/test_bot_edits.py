@@ -20,10 +20,13 @@ from typing import Any
 
 import pytest
 from botworld import (
+    BOOK,
     HEAD,
     INFX,
+    INFX_BOT,
     KEY,
     MODULE,
+    PR,
     RUN,
     RUN_AT,
     World,
@@ -37,8 +40,11 @@ from conftest import ROOT, TESTS
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.emit import dumps, emit_module
 from syncer.cookbook.jsmodule import parse_module
+from syncer.publish import status as st
 
 LEGACY_FIXTURE = TESTS / "fixtures/edit/legacy-deepseek-v4_1.jsx"
+BUNDLED_MODULE = ROOT / "cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx"
+MODEL_PATH = "deepseek-ai/deepseek-v4_1"
 QWEN_MODULE = "docs/src/snippets/agentx/Qwen/qwen3.5.jsx"
 
 
@@ -177,8 +183,8 @@ def test_a_use_edits_only_its_configs_cells_and_a_second_as_little(world, reques
     # The reviewer diff of the PR: no chip leaves, every other cell is unchanged.
     assert re.search(r"^\| hardware \| \d+ \| [1-9]", pull["body"], re.M) is None
     assert (
-        "the published module was edited, not regenerated: only the cells of "
-        f"{KEY} were written again"
+        "the published module is edited, not regenerated: only the cells of "
+        f"{KEY} differ from the default branch's; every other cell is as published"
     ) in plain(pull["body"])
     changed = re.search(r"in (\d+) of \d+ cells present in both", pull["body"])
     mine = [c for c in parse_module(first).value["cells"] if _config_of(c) == KEY]
@@ -242,3 +248,34 @@ def test_a_config_that_cannot_be_rendered_keeps_its_published_cells(world):
     assert "This config could not be rendered for the cookbook (" in seen
     assert "so the cookbook keeps the cells it already publishes for it, as they are" in seen
     assert "stopped before publishing anything" not in seen
+
+
+def test_a_pr_closed_unmerged_takes_its_published_cells_out_in_a_pr_that_says_why(world):
+    """The one way a published cell leaves: its InferenceX PR closed without merging (its
+    config never reaches main). The bot opens a PR removing exactly those cells, saying which
+    PR and why; every other cell stays as published."""
+    published = BUNDLED_MODULE.read_text(encoding="utf-8")
+    _publish(world, MODULE, published)
+    # The bot's status comment from when the PR was open (a closed PR's is only edited).
+    world.gh.add_comment(
+        INFX, PR, f"{st.STATUS_MARKER}\n{st.section_marker(MODEL_PATH)}\nearlier", user=INFX_BOT
+    )
+    world.pull["state"], world.pull["merged"] = "closed", False
+    proc = sync_bot(world, world.pr_event("closed"), event="pull_request")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [pull] = world.book_pulls()
+    after = world.show(MODULE, "infx-sync/deepseek-ai/deepseek-v4_1")
+    old, new = parse_module(published).value, parse_module(after).value
+    gone = [c["id"] for c in old["cells"] if _config_of(c) == KEY]
+    assert gone and not [c for c in new["cells"] if _config_of(c) == KEY]
+    others = {c["id"] for c in old["cells"]} - set(gone)
+    assert {c["id"] for c in new["cells"]} == others
+    assert _cases(new, others) == _cases(old, others)
+    assert [h["id"] for h in new["hardware"]] == ["gb300"]  # still used by the other config
+    assert "3859" not in new["source"]["prs"] and "#3859" not in after.splitlines()[2]
+    body = plain(pull["body"])
+    for cell in gone:
+        assert f"{cell} left the module: its InferenceX PR #3859 was closed without merging" in body
+    seen = plain(world.status()["body"])
+    assert "This PR was closed without merging" in seen
+    assert f"The cells the page already showed for it are removed in {BOOK}#1." in seen
