@@ -47,6 +47,12 @@ from syncer.wording import count, js
 @click.option("--force-page", is_flag=True, help="Overwrite a hand-edited AgentX section.")
 @options.date_option("generatedOn (default: today, UTC).")
 @click.option(
+    "--update",
+    is_flag=True,
+    help="Edit the existing module: write again only the configs whose pin differs from what "
+    "it records (or that it lacks); every other byte stays as published.",
+)
+@click.option(
     "--only",
     metavar="CONFIG",
     help="Re-render only this config; keep the module's other cells as decoded.",
@@ -70,6 +76,7 @@ def generate_command(
     no_page: bool,
     force_page: bool,
     today: str | None,
+    update: bool,
     only: str | None,
     check: bool,
     sglang: Path | None,
@@ -112,6 +119,7 @@ def generate_command(
             today=today,
             force_page=force_page,
             only=only,
+            update=update,
             renderer=renderer,
         )
         for name in names

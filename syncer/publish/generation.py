@@ -13,20 +13,16 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from syncer.cookbook.cells import cells_from_module
-from syncer.cookbook.decode import Decoder
 from syncer.cookbook.edit import ModuleEdit
 from syncer.cookbook.jsmodule import parse_module
 from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.render import RenderedConfig
 from syncer.lint.publish import lint_published
-from syncer.publish import status as st
 from syncer.publish.git import Cookbook
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin, SyncConfig
-from syncer.usecases.generate import generate_model
+from syncer.usecases.generate import changed_configs, generate_model, module_pins
 
 # What a generated module depends on besides sync.yaml, the InferenceX checkout and the date:
 # (model path, module text at the ref, page text at the ref, every pin).
@@ -195,9 +191,8 @@ class Generation:
         published module at ``ref`` records for them, or that it does not show yet: the only
         ones an event writes again (every other cell stays as published)."""
         where = f"{ref}:{self.module_path(model)}"
-        recorded = module_pins(parse_module(current, where).value, where)
-        keys = {c.key for c in self.config(model).model(model.path).configs}
-        return [k for k, pin in pins.items() if k in keys and recorded.get(k) != pin]
+        live = self.config(model).model(model.path)
+        return changed_configs(live, parse_module(current, where).value, pins, where)
 
     def lint(self, model: ModelSpec, gen: Generated) -> str | None:
         """The cookbook clone is an SGLang checkout: each cell's flags are checked against the
@@ -213,18 +208,3 @@ def _other_date(rendered: RenderedConfig, run_date: str) -> bool:
     """Whether ``rendered`` took a runner's srt-slurm branch at another date than the run's."""
     release = rendered.release
     return release is not None and release.branch is not None and release.as_of != run_date
-
-
-def module_pins(value: Any, where: str) -> dict[str, Pin]:
-    """Each config's pin from a data module's provenance (its first cell's first point, as
-    ``cells_from_module`` reads every module version), in cell order. A cell whose provenance
-    is not a valid pin is skipped: it is regenerated from its config's listing."""
-    spec = cells_from_module(value, Decoder(value, where), where)
-    out: dict[str, Pin] = {}
-    for cell in spec.cells:
-        if cell.config_key in out or not cell.points:
-            continue
-        pin = st.recorded_pin(cell.config_key, dict(cell.points[0].prov))
-        if pin is not None:
-            out[cell.config_key] = pin
-    return out

@@ -15,7 +15,7 @@ from typing import TypedDict
 from syncer.fitting import close_blocks
 from syncer.model import PointStatus
 from syncer.publish.records import PLANNED, Comment, Pull
-from syncer.syncconfig import PIN_VALUES, STATUSES, Pin, is_pin_value
+from syncer.syncconfig import Pin, recorded_pin
 from syncer.templating import render
 
 STATUS_MARKER = "<!-- infx-cookbook-sync:status -->"
@@ -23,10 +23,9 @@ PR_MARKER_PREFIX = "<!-- infx-cookbook-sync:pr "
 STATE_PREFIX = "<!-- infx-cookbook-sync:state "
 BY = "[by infx-cookbook-sync]"
 _STATE = re.compile(r"^<!-- infx-cookbook-sync:state (\{.*\}) -->$", re.M)
+
+
 # A config key as the state records it (sync.yaml's keys are this shape).
-_KEY = re.compile(r"[A-Za-z0-9._-]{1,200}")
-
-
 def pr_marker(model_path: str) -> str:
     return f"{PR_MARKER_PREFIX}model={model_path} -->"
 
@@ -207,31 +206,6 @@ def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
         if pin is not None:
             out[key] = pin
     return out
-
-
-def recorded_pin(key: object, raw: object) -> Pin | None:
-    """The pin a PR body's state records for ``key``; None when anything in it is malformed."""
-    if not isinstance(key, str) or not _KEY.fullmatch(key) or not isinstance(raw, dict):
-        return None
-    values: dict[str, str | None] = {}
-    # A recorded pin is held to sync.yaml's own pin values (``syncconfig.is_pin_value``).
-    for name in PIN_VALUES:
-        value = raw.get(name)
-        if value is not None and not is_pin_value(name, value):
-            return None
-        values[name] = value
-    status = raw.get("status")
-    if status not in STATUSES or values["sha"] is None:
-        return None
-    return Pin(
-        config=key,
-        pr=values["pr"],
-        sha=values["sha"] or "",
-        run=values["run"],
-        comment=values["comment"],
-        status=PointStatus(status),
-        date=values["date"],
-    )
 
 
 @dataclass

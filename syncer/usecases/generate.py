@@ -16,6 +16,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from syncer.cookbook import cells as cells_mod
 from syncer.cookbook import encode
@@ -40,7 +41,7 @@ from syncer.inferencex.releases import Release
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
-from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
+from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig, recorded_pin
 
 
 @dataclass
@@ -225,6 +226,31 @@ def _kept_cells(
     return mine
 
 
+def module_pins(value: Any, where: str) -> dict[str, Pin]:
+    """Each config's pin from a data module's provenance (its first cell's first point, as
+    ``cells_from_module`` reads every module version), in cell order. A cell whose provenance
+    is not a valid pin is skipped: it is regenerated from its config's listing."""
+    spec = cells_mod.cells_from_module(value, Decoder(value, where), where)
+    out: dict[str, Pin] = {}
+    for cell in spec.cells:
+        if cell.config_key in out or not cell.points:
+            continue
+        pin = recorded_pin(cell.config_key, dict(cell.points[0].prov))
+        if pin is not None:
+            out[cell.config_key] = pin
+    return out
+
+
+def changed_configs(model: ModelSpec, value: Any, pins: dict[str, Pin], where: str) -> list[str]:
+    """The configs of ``model`` whose inputs (commit, PR, run, /use comment, status, date) in
+    ``pins`` differ from what the published module ``value`` records for them, or that it does
+    not show yet: the only ones an update writes again (every other cell stays as
+    published)."""
+    recorded = module_pins(value, where)
+    keys = {c.key for c in model.configs}
+    return [k for k, pin in pins.items() if k in keys and recorded.get(k) != pin]
+
+
 @dataclass
 class EditedModule:
     """The published module edited for the changed configs, and what could not be."""
@@ -341,6 +367,7 @@ def generate_model(
     only: str | None = None,
     changed: Collection[str] | None = None,
     gone: Collection[str] = (),
+    update: bool = False,
 ) -> GenerateResult:
     """Generate ``<out_dir>/<org>/<model>.jsx`` (and the page section under ``pages_dir``).
 
@@ -350,11 +377,15 @@ def generate_model(
     ``only`` (one config) or ``changed`` (the configs whose inputs changed, as the bot knows
     them), with a module already there: an edit of it, only those configs' cells written
     again and ``gone`` configs' cells removed, every other byte kept
-    (:func:`edit_published`).
+    (:func:`edit_published`). ``update``: the configs whose pin differs from what the
+    existing module records (or that it does not show) are the ones asked for.
     """
     spec_model = config.model(model)
     path = out_dir / spec_model.module_relpath
     asked = changed if changed is not None else [only] if only is not None else None
+    if update and asked is None and present(path, "data module"):
+        value = parse_module(read_text(path), str(path)).value
+        asked = changed_configs(spec_model, value, {**config.pins(), **(pins or {})}, str(path))
     if asked is not None and present(path, "data module"):
         result = _edited(
             spec_model, path, asked, gone, config=config,
