@@ -112,12 +112,6 @@ class EditInputs:
     kv_mooncake: MooncakeTier | None = None
 
 
-def in_generator_layout(text: str, path: str = "<module>") -> bool:
-    """Whether ``text`` is exactly what the generator's emitter makes of its value."""
-    module = parse_module(text, path)
-    return emit_module(module.header, module.name, module.value) == text
-
-
 def edit_module(old_text: str, inputs: EditInputs, *, path: str = "<module>") -> ModuleEdit:
     """The published module ``old_text`` with ``inputs``' configs written again (see the
     module's docstring), proven; a ``SyncError`` names the first thing that does not hold."""
