@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from syncer import links
+from syncer import identifiers, links
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
@@ -49,13 +49,10 @@ def is_pin_value(name: str, value: object) -> bool:
     return name != "date" or is_date(value)
 
 
-_RECORDED_KEY = re.compile(r"[A-Za-z0-9._-]{1,200}")
-
-
 def recorded_pin(key: object, raw: object) -> Pin | None:
     """The pin a record (a bot PR body's state, a module cell's provenance) holds for config
     ``key``; None when anything in it is malformed."""
-    if not isinstance(key, str) or not _RECORDED_KEY.fullmatch(key) or not isinstance(raw, dict):
+    if not identifiers.is_config_key(key) or not isinstance(raw, dict):
         return None
     values: dict[str, str | None] = {}
     # A recorded pin is held to sync.yaml's own pin values (``syncconfig.is_pin_value``).
@@ -462,7 +459,9 @@ def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
     keys = r.mapping(node, what, _CONFIG_KEYS)
     if "key" not in keys:
         raise r.fail(node, f"{what}: each config needs 'key'")
-    key = r.text(keys["key"], f"{what}.key")
+    key = r.text(
+        keys["key"], f"{what}.key", identifiers.CONFIG_KEY, "a config key as InferenceX writes one"
+    )
     what = f"config {key}"
     if "source" in keys:
         source, pin = _pin(r, key, keys["source"], keys.get("pin"), main, what)

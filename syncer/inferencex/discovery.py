@@ -25,7 +25,7 @@ from syncer.inferencex.master import (
     is_sglang,
     load_master,
 )
-from syncer.inferencex.releases import deciding_script
+from syncer.inferencex.releases import deciding_scripts
 from syncer.inferencex.scripts import script_launch
 from syncer.inferencex.srtconfigs import SUBMODULE
 
@@ -135,7 +135,8 @@ def files_read(master: Master, key: str) -> set[str]:
         with contextlib.suppress(SyncError):
             add(entry.shared_block_path())
         # a runner script that clones srt-slurm for the key chooses its release
-        add(deciding_script(entry))
+        for script in deciding_scripts(entry):
+            add(script)
         if not entry.old_layout:
             out.add(SUBMODULE)
     prefix = model_prefix_of(key, raw)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from syncer import checkout
+from syncer import checkout, identifiers
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
@@ -308,6 +309,7 @@ def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
         if not isinstance(doc, dict):
             raise SyncError("a master config must be a mapping of config keys", path=str(f))
         for key, value in doc.items():
+            _check_identifiers(str(key), value, f)
             if key in data:
                 raise SyncError(
                     f"config key {js(key)} defined in two master configs (also in {data[key][1]})",
@@ -317,6 +319,26 @@ def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
             if isinstance(value, dict):
                 data[str(key)] = (value, str(f))
     return Master(root=root, layout_root=layout, files=files, data=data)
+
+
+# The labels of an entry that reports, comments and commit messages name beside its key.
+_LABELS = ("model-prefix", "precision", "runner")
+
+
+def _check_identifiers(key: str, value: object, f: Path) -> None:
+    """The key and its entry's labels hold the shapes of :mod:`syncer.identifiers`, before
+    any of them is rendered, logged or committed (a PR writes them)."""
+
+    def line(*dotted: str) -> Callable[[], int | None]:
+        return lambda: yamlsafe.key_line(f, [key, *dotted])
+
+    identifiers.check(key, identifiers.CONFIG_KEY, "config key", path=str(f), line=line())
+    labels = {k: v for k, v in value.items() if k in _LABELS} if isinstance(value, dict) else {}
+    for label, text in labels.items():
+        if isinstance(text, str):
+            identifiers.check(
+                text, identifiers.LABEL, f"{key}: {label}", path=str(f), line=line(label)
+            )
 
 
 def agentic_rows(raw: dict[str, object]) -> list[Any]:

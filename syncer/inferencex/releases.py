@@ -28,7 +28,7 @@ from syncer.inferencex import commits
 from syncer.inferencex.runner_launch import (
     checkout,
     job_variables,
-    runner_script,
+    runner_scripts,
 )
 from syncer.wording import js
 
@@ -159,11 +159,9 @@ DEFAULT = Release(
 def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> Release:
     """The release a key's jobs ran with: the runner script's choice in a tree whose runners
     clone srt-slurm, else the submodule pin, else the newest rules."""
-    script = runner_script(entry)
-    if script is not None:
-        chosen = script_release(script, job_variables(entry), root=entry.root_dir)
-        if chosen is not None:
-            return chosen
+    chosen = _scripts_release(entry)
+    if chosen is not None:
+        return chosen
     if submodule_commit:
         return Release(
             submodule_commit,
@@ -173,18 +171,39 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
     return DEFAULT
 
 
-def deciding_script(entry: ConfigEntry) -> Path | None:
-    """The key's runner script when it is what chooses the srt-slurm release (it clones one
-    for the key, or cannot be decided), so a change to it changes the key's render; None for
-    a script that clones none (the submodule pin decides)."""
-    script = runner_script(entry)
-    if script is None:
-        return None
-    try:
-        chosen = script_release(script, job_variables(entry), root=entry.root_dir)
-    except SyncError:
-        return script  # the render refuses it, naming the script and line
-    return script if chosen is not None else None
+def deciding_scripts(entry: ConfigEntry) -> list[Path]:
+    """The key's runner scripts that choose its srt-slurm release (each clones one for the
+    key, or cannot be decided), so a change to one changes the key's render; none when its
+    scripts clone nothing (the submodule pin decides)."""
+    out = []
+    for script in runner_scripts(entry):
+        try:
+            chosen = script_release(script, job_variables(entry), root=entry.root_dir)
+        except SyncError:
+            out.append(script)  # the render refuses it, naming the script and line
+            continue
+        if chosen is not None:
+            out.append(script)
+    return out
+
+
+def _scripts_release(entry: ConfigEntry) -> Release | None:
+    """The release the key's runner scripts clone; None when none clones one. A label whose
+    runners run scripts cloning different releases is refused: which one ran depends on the
+    runner a job got."""
+    chosen = {}
+    for script in runner_scripts(entry):
+        release = script_release(script, job_variables(entry), root=entry.root_dir)
+        if release is not None:
+            chosen[script] = release
+    if len({r.ref for r in chosen.values()}) > 1:
+        each = "; ".join(f"{s.name}: {r.describe()}" for s, r in chosen.items())
+        raise SyncError(
+            f"{entry.key}: runner label {entry.runner} runs launch scripts that clone "
+            f"different srt-slurm releases ({each}); which ran depends on the runner a job got",
+            path=entry.path,
+        )
+    return next(iter(chosen.values()), None)
 
 
 def from_run(sha: str, fallback: Release, repo: Path | None = None) -> Release:

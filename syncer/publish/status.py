@@ -25,7 +25,6 @@ BY = "[by infx-cookbook-sync]"
 _STATE = re.compile(r"^<!-- infx-cookbook-sync:state (\{.*\}) -->$", re.M)
 
 
-# A config key as the state records it (sync.yaml's keys are this shape).
 def pr_marker(model_path: str) -> str:
     return f"{PR_MARKER_PREFIX}model={model_path} -->"
 
