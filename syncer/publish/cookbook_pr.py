@@ -220,7 +220,7 @@ class CookbookPR:
         path = self.modules.module_path(model)
         old = book.read(state.base_tip, path)
         edited = pr_text.edit_notes(
-            old, gen.files[path], gone=gone, unrendered=gen.unrendered, where=path
+            old, gen.files[path], gone=gen.gone, unrendered=gen.unrendered, where=path
         )
         body = pr_text.pr_body(
             model,

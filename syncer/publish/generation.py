@@ -17,8 +17,10 @@ from pathlib import Path
 from syncer.cookbook.edit import ModuleEdit
 from syncer.cookbook.jsmodule import parse_module
 from syncer.inferencex import render as inferencex_render
+from syncer.inferencex.master import load_master
 from syncer.inferencex.render import RenderedConfig
 from syncer.lint.publish import lint_published
+from syncer.model import PointStatus
 from syncer.publish.git import Cookbook
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin, SyncConfig
@@ -36,6 +38,7 @@ class Generated:
     notes: list[str] = field(default_factory=list)
     edit: ModuleEdit | None = None  # the published module edited (None: written whole)
     unrendered: dict[str, str] = field(default_factory=dict)  # kept as published: key -> why
+    gone: dict[str, str] = field(default_factory=dict)  # configs whose cells left: key -> why
 
 
 class Generation:
@@ -55,6 +58,9 @@ class Generation:
         # srt-slurm clone given, at the ``inferencex`` checkout's commit date.
         self.history_for: Callable[[str], tuple[Path | None, str | None]] | None = None
         self.run_dates: dict[str, str] = {}  # config key -> its pin's run date, when it has one
+        # InferenceX main's tree (discovery: the bot's clone); None: whether a config left
+        # main is not known, so no published cell leaves for that reason.
+        self.main_tree: Callable[[], Path] | None = None
         # A model's configs as its page shows them now (discovery), by model path.
         self._live: dict[str, SyncConfig] = {}
 
@@ -84,7 +90,10 @@ class Generation:
         """For the PR body: the srt-slurm commit each of ``model``'s configs whose runner
         cloned a branch was rendered under (or why none could be named)."""
         notes = []
+        rendered_keys = {key for key, _ in self._renders}
         for cfg in self.config(model).model(model.path).configs:
+            if cfg.key not in rendered_keys:
+                continue  # left as published: not rendered, its commit never asked for
             rendered = self._renders.get((cfg.key, str(self.tree(cfg.key))))
             release = rendered.release if rendered is not None else None
             if release is not None and release.branch is not None:
@@ -140,7 +149,7 @@ class Generation:
         checkout). ``reuse``: an earlier module of this event with the same inputs serves (its
         ``snippets`` directory may be gone; only its files are read). ``gone``: configs that
         left InferenceX main (key -> why), whose published cells leave the module."""
-        gone = gone or {}
+        gone = dict(gone or {})
         book = self.clone()
         snippets, pages = where / "snippets", where / "pages"
         # generate_model keeps <out_dir>/<org>/<model>.jsx's date when nothing else changed.
@@ -154,6 +163,8 @@ class Generation:
         config = self.config(model)
         all_pins = config.pins()
         all_pins.update(pins)
+        if current is not None:
+            gone.update(self._left_main(model, current, ref))
         key: _GenKey = (
             model.path,
             current,
@@ -182,7 +193,7 @@ class Generation:
         notes = self.branch_notes(model)
         if result.page_conflict:
             notes.append(f"page section left alone: {result.page_conflict}")
-        generated = Generated(snippets, files, notes, result.edit, result.unrendered)
+        generated = Generated(snippets, files, notes, result.edit, result.unrendered, gone)
         self._generated[key] = generated
         return generated
 
@@ -193,6 +204,19 @@ class Generation:
         where = f"{ref}:{self.module_path(model)}"
         live = self.config(model).model(model.path)
         return changed_configs(live, parse_module(current, where).value, pins, where)
+
+    def _left_main(self, model: ModelSpec, current: str, ref: str) -> dict[str, str]:
+        """The configs the module at ``ref`` shows as on InferenceX main (``verified``) whose
+        key main's master config no longer has: their cells leave the module."""
+        if self.main_tree is None:
+            return {}
+        where = f"{ref}:{self.module_path(model)}"
+        master = load_master(self.main_tree())
+        return {
+            key: "its config was removed from InferenceX main's master config"
+            for key, pin in module_pins(parse_module(current, where).value, where).items()
+            if pin.status == PointStatus.VERIFIED and key not in master.data
+        }
 
     def lint(self, model: ModelSpec, gen: Generated) -> str | None:
         """The cookbook clone is an SGLang checkout: each cell's flags are checked against the

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from botworld import (
     BOOK,
     HEAD,
@@ -29,6 +30,8 @@ from botworld import (
     PR,
     RUN,
     RUN_AT,
+    SEED_KEY,
+    SEED_PR,
     World,
     git,
     plain,
@@ -36,6 +39,7 @@ from botworld import (
     sync_bot,
 )
 from conftest import ROOT, TESTS
+from infxrepo import MASTER, add_key
 
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.emit import dumps, emit_module
@@ -279,3 +283,48 @@ def test_a_pr_closed_unmerged_takes_its_published_cells_out_in_a_pr_that_says_wh
     seen = plain(world.status()["body"])
     assert "This PR was closed without merging" in seen
     assert f"The cells the page already showed for it are removed in {BOOK}#1." in seen
+
+
+def test_a_config_removed_from_main_leaves_with_its_reason(replay):
+    """Discovery: InferenceX main's master config no longer has a config the page shows as on
+    main (verified). The next event on the model removes its cells, and the PR body says
+    which and why; the other configs' cells stay as published."""
+    # The other config (the KV donor, rendered for its settings) shown at a commit this
+    # InferenceX has: its main.
+    published = (
+        BUNDLED_MODULE.read_text(encoding="utf-8")
+        .replace('"status": "verified-pr"', '"status": "verified"')
+        .replace("9c3e5a1b7d2f4e6081a3c5e7f9b1d3f5a7c9e1b3", replay.infx.main)
+    )
+    old = parse_module(published).value
+    assert {c["prov"]["status"] for c in old["cells"] if _config_of(c) == KEY} == {"verified"}
+    clone = replay.tmp / "maintainer"
+    git("clone", "--quiet", str(replay.bare), str(clone), cwd=replay.tmp)
+    (clone / MODULE).parent.mkdir(parents=True, exist_ok=True)
+    (clone / MODULE).write_text(published, encoding="utf-8")
+    git("add", ".", cwd=clone)
+    git("commit", "--quiet", "-m", "published module", cwd=clone)
+    git("push", "--quiet", "origin", "HEAD:main", cwd=clone)
+
+    infx = replay.infx
+    with_seed = yaml.safe_load(add_key(infx.read(MASTER), SEED_KEY))
+    without = yaml.safe_load(infx.read(MASTER))
+    del without[KEY], with_seed[KEY]
+    infx.write(MASTER, yaml.safe_dump(without, sort_keys=False))
+    infx.merge_to_main(infx.commit(f"drop {KEY}"))
+    infx.write(MASTER, yaml.safe_dump(with_seed, sort_keys=False))
+    pull = replay.open_pr(SEED_PR, "gb300-dsv41", infx.commit("a new arm"))
+    replay.send("pull_request", replay.pr_payload(pull, "opened"))
+
+    [book] = replay.book_pulls()
+    new = replay.module()
+    assert not [c for c in new["cells"] if _config_of(c) == KEY]
+    assert {_config_of(c) for c in new["cells"]} >= {SEED_KEY}
+    others = {c["id"] for c in old["cells"] if _config_of(c) != KEY}
+    assert others <= {c["id"] for c in new["cells"]}
+    assert _cases(new, others) == _cases(old, others)
+    body = plain(book["body"])
+    for cell in (c["id"] for c in old["cells"] if _config_of(c) == KEY):
+        assert (
+            f"{cell} left the module: its config was removed from InferenceX main's master config"
+        ) in body
