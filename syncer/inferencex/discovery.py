@@ -26,6 +26,7 @@ from syncer.inferencex.master import (
     load_master,
 )
 from syncer.inferencex.releases import deciding_scripts
+from syncer.inferencex.rows import SearchRow
 from syncer.inferencex.scripts import script_launch
 from syncer.inferencex.srtconfigs import SUBMODULE
 
@@ -139,6 +140,8 @@ def files_read(master: Master, key: str) -> set[str]:
             add(script)
         if not entry.old_layout:
             out.add(SUBMODULE)
+        elif any(_reads_reference_al(row) for row in entry.rows):
+            out.add(_layout_relative(master, LEGACY_REFERENCE_AL))
     prefix = model_prefix_of(key, raw)
     for base in (master.layout_root, master.layout_root.parent):
         for sub in GOLDEN_DIRS:
@@ -146,8 +149,13 @@ def files_read(master: Master, key: str) -> set[str]:
             if folder.is_dir() and not folder.is_symlink():
                 for f in folder.glob(f"{prefix}_*.yaml"):
                     add(f)
-    out.add(_layout_relative(master, LEGACY_REFERENCE_AL))
     return out
+
+
+def _reads_reference_al(row: SearchRow) -> bool:
+    """The old layout's injector reads the era's reference curve only for a row asking for
+    synthetic acceptance without a length of its own (acceptance.legacy_acceptance_length)."""
+    return bool(row.synthetic_acceptance) and row.synthetic_acceptance_length is None
 
 
 def _layout_relative(master: Master, name: str) -> str:

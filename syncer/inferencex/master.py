@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +179,7 @@ class Master:
     layout_root: Path
     files: list[Path]
     data: dict[str, tuple[dict[str, object], str]]  # key -> (raw entry, file)
+    warnings: list[str] = field(default_factory=list)  # keys written twice in one file
 
     def keys(self) -> list[str]:
         return list(self.data)
@@ -302,8 +303,12 @@ def _settled_signature(root: Path, files: list[Path]) -> tuple[object, ...] | No
 def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
     """Parse the master ``files`` (no cache: :func:`load_master` is the entry point)."""
     data: dict[str, tuple[dict[str, object], str]] = {}
+    # A key written twice in one file: the last wins, as InferenceX reads its master configs
+    # (yaml.safe_load, utils/matrix_logic/validation.py line 991 @843c6254); twice across
+    # files is refused below, as InferenceX refuses it (lines 1002-1008).
+    duplicates: list[str] = []
     for f in files:
-        doc = yamlsafe.load(f)
+        doc = yamlsafe.load(f, duplicates=duplicates)
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -318,7 +323,12 @@ def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
                 )
             if isinstance(value, dict):
                 data[str(key)] = (value, str(f))
-    return Master(root=root, layout_root=layout, files=files, data=data)
+    if duplicates:
+        import logging  # a cost of every start-up, paid by the reads with a warning only
+
+        for warning in duplicates:
+            logging.getLogger("syncer").warning("warning: %s", warning)
+    return Master(root=root, layout_root=layout, files=files, data=data, warnings=duplicates)
 
 
 # The labels of an entry that reports, comments and commit messages name beside its key.

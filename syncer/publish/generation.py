@@ -16,6 +16,7 @@ from pathlib import Path
 
 from syncer.cookbook.edit import ModuleEdit
 from syncer.cookbook.jsmodule import parse_module
+from syncer.cookbook.page import reviewer_text
 from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.master import load_master
 from syncer.inferencex.render import RenderedConfig
@@ -192,7 +193,9 @@ class Generation:
             files[model.page] = page.read_text(encoding="utf-8")
         notes = self.branch_notes(model)
         if result.page_conflict:
-            notes.append(f"page section left alone: {result.page_conflict}")
+            notes.append(
+                f"page section left alone: {reviewer_text(result.page_conflict, model.page)}"
+            )
         generated = Generated(snippets, files, notes, result.edit, result.unrendered, gone)
         self._generated[key] = generated
         return generated

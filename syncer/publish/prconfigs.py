@@ -64,7 +64,7 @@ class InferenceXGit:
         )
         self.trees = commits.Trees(self.clone)
         self.commit_of: dict[str, str] = {}  # config key -> the commit it is rendered at
-        self._pr_of: dict[str, str | None] = {}  # config key -> the PR its commit is fetched by
+        self.pr_of: dict[str, str | None] = {}  # config key -> the PR it is shown from
         self._checked: set[str] = set()  # configs whose commit the clone has
         self._main: str | None = None
         self._keys: dict[int, PRKeys] = {}
@@ -167,7 +167,7 @@ class InferenceXGit:
         event leaves as published needs no commit InferenceX may no longer have."""
         for key, (sha, pr) in shown.items():
             self.commit_of[key] = sha
-            self._pr_of[key] = pr
+            self.pr_of[key] = pr  # known even when its commit is gone (who can fix that)
 
     def _commit(self, key: str) -> str:
         """The commit config ``key`` is rendered at, fetched if the clone lacks it: the PR's
@@ -178,7 +178,7 @@ class InferenceXGit:
         if sha is None:
             return self.main()
         if key not in self._checked:
-            pr = self._pr_of.get(key)
+            pr = self.pr_of.get(key)
             if not commits.has_commit(self.clone, sha):
                 refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
                 commits.fetch(self.clone, self.remote, refs)

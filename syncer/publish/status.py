@@ -56,6 +56,8 @@ class StatusItem:
     verify_report: str | None = None
     blocked: Blocked | None = None
     error: str | None = None  # why nothing could be published for this config
+    fixer: str = ""  # who can fix ``error`` (syncer.publish.blame)
+    fixer_pr: int | None = None  # the other InferenceX PR whose config caused it
     closed_pr: int | None = None  # the bot's PR for these pins, closed unmerged
     source_closed: bool = False  # this InferenceX PR was closed without merging
     kept_for: list[int] = field(default_factory=list)  # other PRs keeping open_pr open
