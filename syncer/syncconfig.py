@@ -49,6 +49,32 @@ def is_pin_value(name: str, value: object) -> bool:
     return name != "date" or is_date(value)
 
 
+def recorded_pin(key: object, raw: object) -> Pin | None:
+    """The pin a record (a bot PR body's state, a module cell's provenance) holds for config
+    ``key``; None when anything in it is malformed."""
+    if not identifiers.is_config_key(key) or not isinstance(raw, dict):
+        return None
+    values: dict[str, str | None] = {}
+    # A recorded pin is held to sync.yaml's own pin values (``syncconfig.is_pin_value``).
+    for name in PIN_VALUES:
+        value = raw.get(name)
+        if value is not None and not is_pin_value(name, value):
+            return None
+        values[name] = value
+    status = raw.get("status")
+    if status not in STATUSES or values["sha"] is None:
+        return None
+    return Pin(
+        config=key,
+        pr=values["pr"],
+        sha=values["sha"] or "",
+        run=values["run"],
+        comment=values["comment"],
+        status=PointStatus(status),
+        date=values["date"],
+    )
+
+
 def is_date(text: str) -> bool:
     """``YYYY-MM-DD`` and a real calendar day (a pin's date, ``sync generate --date``)."""
     if not DATE.fullmatch(text):

@@ -81,6 +81,7 @@ class InferenceXGit:
         self.trees = commits.Trees(self.clone)
         self.commit_of: dict[str, str] = {}  # config key -> the commit it is rendered at
         self.pr_of: dict[str, str | None] = {}  # config key -> the PR it is shown from
+        self._checked: set[str] = set()  # configs whose commit the clone has
         self._main: str | None = None
         self._keys: dict[int, PRKeys] = {}
         self._with_srt: set[str] = set()  # commits whose tree has srt-slurm's files added
@@ -164,7 +165,7 @@ class InferenceXGit:
         fetched once per event from the URL main's ``.gitmodules`` gives srt-slurm, and the
         committer date of the commit ``key`` is rendered at (a tree written from git objects
         is no checkout whose date the renderer could read)."""
-        commit = self.commit_of.get(key) or self.main()
+        commit = self._commit(key)
         return self._srt_clone(), commits.commit_date(self.clone, commit)
 
     def _srt_clone(self) -> Path | None:
@@ -177,12 +178,23 @@ class InferenceXGit:
         return clone
 
     def place(self, shown: dict[str, tuple[str, str | None]]) -> None:
-        """Record the commit each config is rendered at (``key -> (commit, its PR)``), fetching
-        what the clone lacks: the PR's head ref (its history holds the commit), else the commit
-        by id. A commit InferenceX no longer has is an error naming it: the config's cells are
-        never rendered from another commit than the one they are shown at."""
+        """Record the commit each config is rendered at (``key -> (commit, its PR)``). The
+        commit is fetched when the config is first rendered (:meth:`_commit`), so a config an
+        event leaves as published needs no commit InferenceX may no longer have."""
         for key, (sha, pr) in shown.items():
+            self.commit_of[key] = sha
             self.pr_of[key] = pr  # known even when its commit is gone (who can fix that)
+
+    def _commit(self, key: str) -> str:
+        """The commit config ``key`` is rendered at, fetched if the clone lacks it: the PR's
+        head ref (its history holds the commit), else the commit by id; else ``main``. A
+        commit InferenceX no longer has is an error naming it: the config's cells are never
+        rendered from another commit than the one they are shown at."""
+        sha = self.commit_of.get(key)
+        if sha is None:
+            return self.main()
+        if key not in self._checked:
+            pr = self.pr_of.get(key)
             if not commits.has_commit(self.clone, sha):
                 refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
                 commits.fetch(self.clone, self.remote, refs)
@@ -192,12 +204,17 @@ class InferenceXGit:
                     f"{key}: its cells are shown at InferenceX commit {js(sha)} ({where}), which "
                     f"{self.remote} no longer has; they cannot be rendered at that commit"
                 )
-            self.commit_of[key] = sha
+            self._checked.add(key)
+        return sha
+
+    def main_tree(self) -> Path:
+        """InferenceX ``main``'s data files, as fetched for this event (no srt-slurm)."""
+        return self.trees.at(self.main())
 
     def tree(self, key: str) -> Path:
         """The tree config ``key`` is rendered from: the commit :meth:`place` recorded, else
         ``main`` (a KV donor the page does not show)."""
-        commit = self.commit_of.get(key) or self.main()
+        commit = self._commit(key)
         tree = self.trees.at(commit)
         if commit not in self._with_srt:
             # srt-slurm at the tree's own pin, from the URL main's .gitmodules gives.
