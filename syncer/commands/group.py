@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
     "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
     "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
+    "config": ("syncer.commands.config", "Check a sync.yaml, or print its JSON schema."),
     "list": ("syncer.commands.list", "List an InferenceX checkout's AgentX configs and models."),
     "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
 }
