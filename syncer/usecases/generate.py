@@ -37,7 +37,7 @@ from syncer.cookbook.rendered_cells import (
     source_block,
 )
 from syncer.errors import SyncError
-from syncer.fsio import present, read_capped, write_all
+from syncer.fsio import inside_folder, present, read_capped, write_all
 from syncer.inferencex import render as render_mod
 from syncer.inferencex.releases import Release
 from syncer.inferencex.render import RenderedConfig
@@ -69,6 +69,8 @@ class GenerateResult:
     cells: int = 0
     cases: int = 0
     kept: list[KeptConfig] = field(default_factory=list)
+    # The folders the module and the page are written in: no symlink is followed out of them.
+    folders: tuple[Path, ...] = ()
 
 
 Renderer = Callable[[Path, str], RenderedConfig]
@@ -300,6 +302,8 @@ def generate_model(
     """
     spec_model = config.model(model)
     path = out_dir / spec_model.module_relpath
+    # Read and written only where it really lies inside --out (a link out is refused).
+    inside_folder(out_dir, path, "data module")
     reference: Decoder | None = None
     keep: set[str] | None = None
     kept: list[KeptConfig] = []
@@ -329,9 +333,13 @@ def generate_model(
         cells=len(spec.cells),
         cases=cases,
         kept=kept,
+        folders=(out_dir,),
     )
     if pages_dir is not None:
-        _update_page(result, spec_model, pages_dir / spec_model.page, force=force_page)
+        page_path = pages_dir / spec_model.page
+        inside_folder(pages_dir, page_path, "cookbook page")
+        result.folders = (out_dir, pages_dir)
+        _update_page(result, spec_model, page_path, force=force_page)
     if not check:
         write_result(result)
     return result
@@ -440,9 +448,11 @@ def write_results(results: list[GenerateResult]) -> None:
     """Write what ``generate_model(..., check=True)`` found changed, for every model at once:
     all files or none (a page that cannot be written leaves every module as it was)."""
     files: dict[Path, str] = {}
+    folders: tuple[Path, ...] = ()
     for result in results:
         files.update(result_files(result))
-    write_all(files)
+        folders += result.folders
+    write_all(files, folders=folders)
 
 
 def write_result(result: GenerateResult) -> None:

@@ -10,7 +10,6 @@ and the bot call ``verify_config``.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from syncer.compare.verify_scripts import assign_dirs, compare_script_point, scr
 from syncer.cookbook.decode import Decoder, decoder_for_text
 from syncer.cookbook.jsmodule import MAX_MODULE_BYTES, decode_text, read_text
 from syncer.errors import SyncError
-from syncer.fsio import read_capped
+from syncer.fsio import files_in, read_capped
 from syncer.inferencex.master import load_master
 from syncer.inferencex.policy import load_policy
 from syncer.inferencex.releases import DEFAULT, at_date, from_run
@@ -82,17 +81,10 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
         raise SyncError("no such cookbook module or directory", path=str(cookbook))
     found = []
     needle = key.encode("utf-8")
-    for dirpath, dirnames, filenames in os.walk(cookbook):
-        dirnames.sort()
-        for name in dirnames:
-            if name.endswith((".jsx", ".js", ".mjs")):  # named as a module: not skipped
-                read_capped(Path(dirpath) / name, MAX_MODULE_BYTES, "data module")
-        for name in sorted(filenames):
-            if name.endswith((".jsx", ".js", ".mjs")):
-                path = Path(dirpath) / name
-                raw = read_capped(path, MAX_MODULE_BYTES, "data module")
-                if needle in raw:
-                    found.append((path, decode_text(raw, str(path))))
+    for path in files_in(cookbook, (".jsx", ".js", ".mjs"), "data module"):
+        raw = read_capped(path, MAX_MODULE_BYTES, "data module")
+        if needle in raw:
+            found.append((path, decode_text(raw, str(path))))
     return found
 
 
