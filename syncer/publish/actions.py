@@ -20,6 +20,7 @@ from syncer.errors import SyncError
 from syncer.publish.api import Api
 from syncer.publish.ratelimit import RateLimitTooLong
 from syncer.publish.records import Artifact, WorkflowRun, artifact_record, run_record
+from syncer.publish.transport import READ_RETRIES, timed_out
 
 # Artifacts hold logs, not models: anything bigger is not what the bot expects.
 MAX_ARTIFACT_BYTES = 2 * 1024**3
@@ -65,12 +66,12 @@ class Actions:
                     headers=self.api.auth_headers(),
                     allow_redirects=False,
                     stream=True,
-                    timeout=60,
+                    timeout=self.api.limits.timeout,
                 )
                 if response.is_redirect:
                     location = urljoin(url, response.headers["Location"])
                     response.close()
-                    response = session.get(location, stream=True, timeout=60)
+                    response = session.get(location, stream=True, timeout=self.api.limits.timeout)
                 wait = self._wait(response, attempt)
                 if wait is not None and attempt < retries:
                     response.close()
@@ -84,7 +85,9 @@ class Actions:
                     )
                 return _stream_to(response, dest, max_bytes, artifact.name, artifact.size)
             except requests.RequestException as exc:
-                if attempt >= retries:
+                # A download that does not answer is tried once more, not every retry.
+                tries = READ_RETRIES if timed_out(exc) else retries
+                if attempt >= tries:
                     raise SyncError(secrets.mask(f"artifact {artifact.name}: {exc}")) from None
                 time.sleep(self.api.backoff * (2**attempt))
         raise SyncError(f"artifact {artifact.name}: download failed after {retries} retries")

@@ -15,11 +15,13 @@ from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar
 
 import requests
-from github import Auth, Github, GithubException
+from github import GithubException
 
 from syncer import links, secrets
 from syncer.errors import SyncError
+from syncer.publish import transport
 from syncer.publish.ratelimit import SECONDARY_WAIT, RateLimitTooLong, limit_wait, retry_policy
+from syncer.publish.transport import AnswerTooLarge, Limits
 from syncer.wording import js
 
 T = TypeVar("T")
@@ -34,7 +36,8 @@ class NotFound(SyncError):
 
 class Connection(TypedDict, total=False):
     """How a client connects (``Api``'s keyword arguments): the API's URL, retries and waits,
-    the pause between requests, the bot's login when the token cannot ask for it."""
+    the pause between requests, the bot's login when the token cannot ask for it, the
+    timeouts and the size cap of an answer (``transport.Limits``)."""
 
     base_url: str
     retries: int
@@ -43,6 +46,7 @@ class Connection(TypedDict, total=False):
     pause: float | None
     login: str | None
     secondary_wait: float
+    limits: Limits
 
 
 class _NoUser(Exception):
@@ -64,6 +68,7 @@ class Api:
         pause: float | None = None,
         login: str | None = None,
         secondary_wait: float = SECONDARY_WAIT,
+        limits: Limits | None = None,
     ) -> None:
         secrets.register(token)
         self._token = token
@@ -73,17 +78,19 @@ class Api:
         self.backoff = backoff
         self.secondary_wait = secondary_wait
         self._login = login
+        self.limits = limits or Limits()
         # GitHub's guidance against secondary limits: space requests, and writes more.
         between = 0.25 if pause is None else pause
-        self._gh = Github(
-            auth=Auth.Token(token),
-            base_url=self.base_url,
-            retry=retry_policy(retries, max_wait, backoff, secondary_wait),
+        self._gh = transport.github(
+            token,
+            self.base_url,
+            retry_policy(retries, max_wait, backoff, secondary_wait),
+            self.limits,
             seconds_between_requests=between,
             seconds_between_writes=1.0 if pause is None else pause,
-            timeout=60,
         )
-        self.session = requests.Session()
+        # Streamed downloads: the same timeouts, each download capped by its caller.
+        self.session = transport.session(self.limits)
 
     def auth_headers(self) -> dict[str, str]:
         """The headers of a request sent past PyGithub (a streamed download)."""
@@ -98,6 +105,8 @@ class Api:
             raise kind(secrets.mask(f"GitHub API {exc.status} on {what}: {detail}")) from None
         except RateLimitTooLong as exc:
             raise SyncError(f"GitHub rate limit on {what}: {exc}") from None
+        except AnswerTooLarge as exc:
+            raise SyncError(secrets.mask(f"GitHub API: {exc}")) from None
         except requests.exceptions.RetryError as exc:
             reason = getattr(getattr(exc.args[0], "reason", None), "args", [exc])[0]
             raise SyncError(
@@ -106,7 +115,15 @@ class Api:
                 )
             ) from None
         except requests.RequestException as exc:
-            raise SyncError(secrets.mask(f"GitHub API unreachable on {what}: {exc}")) from None
+            if not transport.timed_out(exc):
+                raise SyncError(secrets.mask(f"GitHub API unreachable on {what}: {exc}")) from None
+            raise SyncError(
+                secrets.mask(
+                    f"GitHub API did not answer {what} in time (connect {self.limits.connect:g}s, "
+                    f"read {self.limits.read:g}s, whole answer {self.limits.deadline:g}s; "
+                    f"sent {1 + transport.READ_RETRIES} times)"
+                )
+            ) from None
 
     def json(
         self,
@@ -165,8 +182,10 @@ class Api:
                     wait = self.post_wait(exc, attempt)
                     if wait is None or attempt >= self.retries:
                         raise
-                except (requests.ConnectionError, requests.Timeout):
-                    if attempt >= self.retries:
+                except (requests.ConnectionError, requests.Timeout) as exc:
+                    # An API that does not answer is asked once more, not every retry.
+                    tries = transport.READ_RETRIES if transport.timed_out(exc) else self.retries
+                    if attempt >= tries:
                         raise
                     wait = self.backoff * (2**attempt)
                 if find is not None:
