@@ -19,7 +19,8 @@ from syncer import progress, secrets
 from syncer.errors import SyncError
 from syncer.publish.api import Api
 from syncer.publish.ratelimit import RateLimitTooLong
-from syncer.publish.records import Artifact, WorkflowRun, artifact_record, run_record
+from syncer.publish.records import Artifact, Json, WorkflowRun, artifact_record, run_record
+from syncer.publish.shapes import Fields, each
 from syncer.publish.transport import READ_RETRIES, timed_out
 
 # Artifacts hold logs, not models: anything bigger is not what the bot expects.
@@ -34,23 +35,23 @@ class Actions:
         self.api = api
 
     def run(self, repo: str, run_id: int) -> WorkflowRun:
-        return run_record(self.api.json("GET", f"/repos/{repo}/actions/runs/{run_id}"))
+        return self.api.json("GET", f"/repos/{repo}/actions/runs/{run_id}", parse=run_record)
 
     def workflow_runs(
         self, repo: str, workflow: str, *, branch: str, event: str, status: str
     ) -> list[WorkflowRun]:
         """Runs of ``workflow`` (a file name or path) on ``branch``, newest first (first page)."""
         name = workflow.rsplit("/", 1)[-1]
-        data = self.api.json(
+        return self.api.json(
             "GET",
             f"/repos/{repo}/actions/workflows/{name}/runs",
             params={"branch": branch, "event": event, "status": status, "per_page": 100},
+            parse=_runs,
         )
-        return [run_record(r) for r in data.get("workflow_runs", [])]
 
     def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
         path = f"/repos/{repo}/actions/runs/{run_id}/artifacts"
-        return [artifact_record(a) for a in self.api.pages(path, "artifacts")]
+        return self.api.pages(path, artifact_record, "artifacts")
 
     def download(
         self, artifact: Artifact, dest: Path, *, max_bytes: int = MAX_ARTIFACT_BYTES
@@ -101,6 +102,11 @@ class Actions:
             return self.api.limit_wait(status, response.headers, message, attempt)
         except RateLimitTooLong as exc:
             raise SyncError(f"GitHub rate limit: {exc}") from None
+
+
+def _runs(data: Json) -> list[WorkflowRun]:
+    listed = Fields(data).items("workflow_runs")
+    return [run_record(r, at) for at, r in each(listed, "workflow_runs")]
 
 
 def _stream_to(

@@ -21,6 +21,7 @@ from syncer import links, secrets
 from syncer.errors import SyncError
 from syncer.publish import transport
 from syncer.publish.ratelimit import SECONDARY_WAIT, RateLimitTooLong, limit_wait, retry_policy
+from syncer.publish.shapes import Fields, ShapeError, each
 from syncer.publish.transport import AnswerTooLarge, Limits
 from syncer.wording import js
 
@@ -28,6 +29,10 @@ T = TypeVar("T")
 # A request's answer: GitHub's JSON, as untyped as PyGithub gives it (each caller hands it to
 # the parser of its kind in ``records``).
 Json = Any
+
+
+def _as_is(data: Json) -> Any:
+    return data
 
 
 class NotFound(SyncError):
@@ -99,6 +104,10 @@ class Api:
     def call(self, what: str, fn: Callable[[], T]) -> T:
         try:
             return fn()
+        except ShapeError as exc:
+            raise SyncError(
+                secrets.mask(f"GitHub's answer to {what} is not of GitHub's shape: {exc.message}")
+            ) from None
         except GithubException as exc:
             kind = NotFound if exc.status == 404 else SyncError
             detail = error_text(exc.data)
@@ -132,14 +141,17 @@ class Api:
         *,
         params: dict[str, Any] | None = None,
         body: dict[str, Any] | None = None,
-    ) -> Json:
+        parse: Callable[[Json], T] = _as_is,
+    ) -> T:
+        """The answer to one request, read by ``parse`` (a ``records`` parser): a field of
+        the wrong shape is an error naming this request and the field."""
         url = f"{self.base_url}{path}"
 
-        def go() -> Json:
+        def go() -> T:
             _headers, data = self._gh.requester.requestJsonAndCheck(
                 verb, url, parameters=params, input=body
             )
-            return data
+            return parse(data)
 
         return self.call(f"{verb} {path}", go)
 
@@ -147,11 +159,12 @@ class Api:
         self,
         path: str,
         body: dict[str, Any],
-        find: Callable[[], Json | None] | None,
+        find: Callable[[], T | None] | None,
         *,
+        parse: Callable[[Json], T],
         exists: Callable[[GithubException], bool] = lambda exc: False,
         amend: Callable[[GithubException, dict[str, Any]], dict[str, Any] | None] | None = None,
-    ) -> Json:
+    ) -> T:
         """POST ``body`` once, and again only after looking the object up.
 
         A 5xx, a timeout or a dropped connection does not say whether GitHub made the write, and
@@ -161,14 +174,15 @@ class Api:
         error that means "it is already there" (422 for a PR), answered by ``find()`` too.
         ``find=None``: a POST GitHub itself makes idempotent (a reaction). ``amend(exc, body)``
         may answer a refusal with another body to send at once (GitHub made nothing).
+        ``parse`` reads the answer (``find`` returns what it found read the same way).
         """
         url = f"{self.base_url}{path}"
 
-        def go() -> Json:
+        def go() -> T:
             attempt, sent = 0, body
             while True:
                 try:
-                    return self._gh.requester.requestJsonAndCheck("POST", url, input=sent)[1]
+                    return parse(self._gh.requester.requestJsonAndCheck("POST", url, input=sent)[1])
                 except GithubException as exc:
                     if exists(exc) and find is not None:
                         found = find()
@@ -217,17 +231,20 @@ class Api:
             max_wait=self.max_wait,
         )
 
-    def pages(self, path: str, key: str | None = None) -> list[Json]:
-        """Every item of a paginated list (``per_page=100``, following ``page`` until short).
+    def pages(self, path: str, parse: Callable[[Json, str], T], key: str | None = None) -> list[T]:
+        """Every item of a paginated list (``per_page=100``, following ``page`` until short),
+        each read by ``parse(item, where)`` (a ``records`` parser; ``where`` is the item's
+        place in the page, ``[3]`` or ``artifacts[3]``, for a message). The page is the
+        answer itself, or its ``key`` (``artifacts``)."""
 
-        Items stay raw JSON objects: one pager serves comments, commits, reactions and
-        artifacts, and each caller hands them to the parser of its kind (typed by its
-        ``*Data`` TypedDict), so an item is as untyped as ``json``'s answer."""
-        items: list[Json] = []
+        def read(data: Json) -> list[T]:
+            listed = Fields(data).items(key) if key else data
+            return [parse(item, at) for at, item in each(listed, key or "")]
+
+        items: list[T] = []
         page = 1
         while True:
-            data = self.json("GET", path, params={"per_page": 100, "page": page})
-            chunk = data.get(key, []) if key else data
+            chunk = self.json("GET", path, params={"per_page": 100, "page": page}, parse=read)
             items.extend(chunk)
             if len(chunk) < 100:
                 return items
@@ -239,16 +256,17 @@ class Api:
         ``GITHUB_TOKEN``): their login is ``<app-slug>[bot]`` and must be given."""
         if self._login is None:
 
-            def whoami() -> Json:
+            def whoami() -> str:
                 try:
-                    return self._gh.requester.requestJsonAndCheck("GET", f"{self.base_url}/user")[1]
+                    answer = self._gh.requester.requestJsonAndCheck("GET", f"{self.base_url}/user")
                 except GithubException as exc:
                     if exc.status == 403:
                         raise _NoUser from None
                     raise
+                return Fields(answer[1]).text("login", required=True)
 
             try:
-                self._login = self.call("GET /user", whoami)["login"]
+                self._login = self.call("GET /user", whoami)
             except _NoUser:
                 raise SyncError(
                     "GitHub refuses GET /user to this token (an App installation token or "
