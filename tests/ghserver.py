@@ -329,7 +329,8 @@ class GitHubModel:
 
     def mangle_next(self, method: str, path_regex: str, change: Any, *, times: int = 1) -> None:
         """Answer the next ``times`` matching requests as usual, then ``change(body)`` (it
-        returns the body to send): a field of the wrong shape, which GitHub never sends and
+        returns the body to send, or bytes: a body that is not JSON): a field of the wrong
+        shape, which GitHub never sends and
         the client must refuse by name. The answer is checked against the schema before the
         change, and not after."""
         self.faults.append(Fault(method, re.compile(path_regex), 200, {}, {}, times, mangle=change))
@@ -941,9 +942,9 @@ class _Handler(BaseHTTPRequestHandler):
         if raw is None and payload is not None and not self._request[1].startswith("/_blob/"):
             method, path = self._request
             self.model.violations.extend(response_errors(method, path, status, payload))
-        if self._mangle is not None:
+        if self._mangle is not None:  # bytes: a body that is not even JSON
             payload, self._mangle = self._mangle(payload), None
-            data = json.dumps(payload).encode()
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header(
             "Content-Type", "application/zip" if raw is not None else "application/json"

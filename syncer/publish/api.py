@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from json import JSONDecodeError
 from typing import Any, TypedDict, TypeVar
 
 import requests
@@ -104,6 +105,11 @@ class Api:
     def call(self, what: str, fn: Callable[[], T]) -> T:
         try:
             return fn()
+        except JSONDecodeError as exc:
+            # A proxy's page, a cut answer: PyGithub's json.loads of the body failed.
+            raise SyncError(
+                secrets.mask(f"GitHub's answer to {what} is not JSON ({exc.msg}, byte {exc.pos})")
+            ) from None
         except ShapeError as exc:
             raise SyncError(
                 secrets.mask(f"GitHub's answer to {what} is not of GitHub's shape: {exc.message}")

@@ -138,6 +138,20 @@ def test_a_null_list_reads_as_empty_not_as_an_error(world):
     assert "Traceback" not in proc.stderr
 
 
+def test_an_answer_that_is_not_json_is_one_error_naming_the_request(world):
+    # Found by the fuzz campaign (bench/fuzz.py, a cut api/user.json): JSONDecodeError, exit 3.
+    comment = world.comment(f"/use {RUN}")
+    world.gh.mangle_next("GET", COMMENT, lambda body: b'{"id": 1, "bo')
+    proc = sync_bot(world, world.comment_event(comment))
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    line = proc.stderr.strip().splitlines()[-1]
+    assert line == (
+        f"error: GitHub's answer to GET /repos/{INFX}/issues/comments/{comment['id']} is not "
+        "JSON (Unterminated string starting at, byte 10)"
+    ), proc.stderr[-2000:]
+    assert world.gh.writes() == []
+
+
 def _matches(pattern: str, path: str) -> bool:
     import re
 
