@@ -150,3 +150,36 @@ def test_a_module_named_on_the_command_line_is_followed(project: Path) -> None:
     proc = sync(project, "verify", KEY, "--cookbook", "named.jsx")
     assert proc.returncode in (0, 1), proc.stderr
     assert "named.jsx" in proc.stdout
+
+
+def test_write_all_checks_every_target_before_writing_any(tmp_path: Path) -> None:
+    # The second line of defence (generate checks its paths first): a set of files of which
+    # one lies under a folder linking out is written not at all, the first one included.
+    from syncer.errors import SyncError
+    from syncer.fsio import write_all
+
+    out, pages, elsewhere = tmp_path / "out", tmp_path / "pages", tmp_path / "elsewhere"
+    out.mkdir()
+    pages.mkdir()
+    elsewhere.mkdir()
+    (pages / "docs").symlink_to(elsewhere)
+    files = {out / "org" / "m.jsx": "module\n", pages / "docs" / "p.mdx": "page\n"}
+    with pytest.raises(SyncError) as info:
+        write_all(files, folders=(out, pages))
+    assert info.value.path == str(pages / "docs" / "p.mdx")
+    assert "cannot write the file: a symlink, or under one, leading out of" in info.value.message
+    assert list(out.iterdir()) == [] and list(elsewhere.iterdir()) == []
+    # A file outside every folder given is refused too (a page path climbing with '..').
+    with pytest.raises(SyncError, match="outside"):
+        write_all({pages / ".." / "x.mdx": "x\n"}, folders=(out, pages))
+    assert not (tmp_path / "x.mdx").exists()
+    # Links that stay inside are written through; without folders, a named file is followed.
+    (out / "org").mkdir()
+    (out / "org" / "real.jsx").write_text("old\n")
+    (out / "org" / "m.jsx").symlink_to("real.jsx")
+    write_all({out / "org" / "m.jsx": "new\n"}, folders=(out,))
+    assert (out / "org" / "real.jsx").read_text() == "new\n"
+    (tmp_path / "named.txt").symlink_to(elsewhere / "named-target.txt")
+    (elsewhere / "named-target.txt").write_text("old\n")
+    write_all({tmp_path / "named.txt": "named\n"})
+    assert (elsewhere / "named-target.txt").read_text() == "named\n"
