@@ -18,6 +18,7 @@ from syncer.compare.review_render import review_report
 from syncer.console import report_console
 from syncer.cookbook.jsmodule import decode_text, read_text
 from syncer.errors import SyncError
+from syncer.fitting import GITHUB_TEXT_LIMIT
 from syncer.fsio import write_atomic
 from syncer.reporting import Format, text_of
 
@@ -68,14 +69,15 @@ def read_side(spec: str, repo: str | None) -> str:
     help="Git repository (and base directory) for both sides; default: the current directory.",
 )
 @options.format_option(
-    ["terminal", "markdown", "json"],
-    help="terminal for reading, markdown for a PR body (see --budget), json for tools.",
+    ["text", "markdown", "json"],
+    help="text for reading, markdown for a PR body (see --budget), json for tools.",
 )
 @click.option(
     "--budget",
     type=click.IntRange(min=1),
     default=None,
-    help="Markdown size budget in characters (a GitHub PR body holds 65536).",
+    help=f"Markdown size budget in characters (default: {GITHUB_TEXT_LIMIT}, what a GitHub PR "
+    "body or comment holds).",
 )
 @options.file_option(
     "-o", "--output", help="Write the report to this file instead of standard output."
@@ -95,7 +97,7 @@ def diff_command(
     new_text = read_side(new, repo)
     report = review_report(review_texts(old_text, new_text, old_label=old, new_label=new))
     if fmt in (Format.MARKDOWN, Format.JSON):
-        text = text_of(report, fmt, budget)
+        text = text_of(report, fmt, budget or GITHUB_TEXT_LIMIT)
     else:
         if output is None:
             report.text(report_console())
