@@ -53,7 +53,7 @@ def _query(*args: str) -> str | None:
 
     try:
         proc = subprocess.run(
-            ["git", *args], capture_output=True, text=True, env=git_env(),
+            ["git", *args], capture_output=True, encoding="utf-8", env=git_env(),
             timeout=QUERY_TIMEOUT, check=False,
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError):

@@ -82,3 +82,18 @@ def test_an_error_naming_a_non_ascii_value_is_one_utf8_line(project: Path, narro
         assert "clé—inconnue" in line
     else:  # the C locale reads it as undecodable bytes: named, escaped (stderr never fails)
         assert "cl\\udcc3\\udca9" in line
+
+
+@pytest.mark.parametrize("narrow", NARROW, ids=list(NARROW))
+def test_the_bot_dry_run_prints_its_plan_in_utf8(world, narrow: str) -> None:
+    # The bot masks its streams (secrets.install wraps them): the wrapper writes UTF-8 too.
+    from botworld import RUN, sync_bot
+
+    comment = world.comment(f"/use {RUN}")
+    event = world.comment_event(comment)
+    wide = sync_bot(world, event, "--dry-run", extra_env=UTF8)
+    proc = sync_bot(world, event, "--dry-run", extra_env=NARROW[narrow])
+    assert (proc.returncode, wide.returncode) == (0, 0), proc.stderr[-3000:]
+    assert any(ord(c) > 127 for c in proc.stdout)
+    assert proc.stdout == wide.stdout
+    assert world.gh.writes() == []

@@ -78,7 +78,7 @@ def _toplevel(where: Path) -> Path:
     proc = subprocess.run(
         ["git", "-C", str(where), "rev-parse", "--show-toplevel"],
         capture_output=True,
-        text=True,
+        encoding="utf-8",
         check=False,
     )
     if proc.returncode != 0:

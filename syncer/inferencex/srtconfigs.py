@@ -114,7 +114,7 @@ def _submodule_commit(root: Path) -> str | None:
         out = subprocess.run(
             ["git", "-C", str(root), "ls-tree", "HEAD", "--", SUBMODULE],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
             timeout=30,
             check=False,
         )

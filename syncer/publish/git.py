@@ -182,7 +182,7 @@ class Cookbook:
             env=env,
             input=input,
             capture_output=True,
-            text=True,
+            encoding="utf-8",
         )
         if check and proc.returncode != 0:
             message = (proc.stderr or proc.stdout).strip().splitlines()

@@ -233,7 +233,7 @@ def _head(checkout: Path | None) -> str:
         done = subprocess.run(
             ["git", "-C", str(checkout), "rev-parse", "--verify", "-q", "HEAD"],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
             check=False,
         )
     except OSError:  # no git: the head stays unknown, as in an event without one

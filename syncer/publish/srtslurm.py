@@ -65,7 +65,7 @@ def _config(clone: Path, blob: str, *args: str) -> str:
         done = subprocess.run(
             ["git", "--git-dir", str(git_dir), "config", "--blob", blob, *args],
             capture_output=True,
-            text=True,
+            encoding="utf-8",
             env=env,
             timeout=GIT_TIMEOUT,
         )
