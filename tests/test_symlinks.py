@@ -183,3 +183,18 @@ def test_write_all_checks_every_target_before_writing_any(tmp_path: Path) -> Non
     (elsewhere / "named-target.txt").write_text("old\n")
     write_all({tmp_path / "named.txt": "named\n"})
     assert (elsewhere / "named-target.txt").read_text() == "named\n"
+
+
+def test_audit_refuses_a_checkout_whose_modules_folder_links_out(project: Path) -> None:
+    # audit --cookbook CHECKOUT reads docs/src/snippets/agentx: a docs/ that is a link out of
+    # the checkout is no folder of its modules.
+    elsewhere = project.parent / "elsewhere"
+    shutil.copytree(project / "cookbook_snippets", elsewhere / "src" / "snippets" / "agentx")
+    checkout = project / "checkout"
+    checkout.mkdir()
+    (checkout / "docs").symlink_to(elsewhere)
+    line = error_line(sync(project, "audit", "--cookbook", "checkout"))
+    assert line == (
+        "error: checkout/docs/src/snippets/agentx: cannot read the data modules' folder: a "
+        "symlink, or under one, leading out of checkout; not followed"
+    )

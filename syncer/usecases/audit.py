@@ -30,7 +30,7 @@ from syncer.cookbook.decode import Decoder
 from syncer.cookbook.encode import compact_module, module_text
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.errors import SyncError
-from syncer.fsio import files_in
+from syncer.fsio import files_in, inside_folder
 from syncer.inferencex.master import Master, load_master
 from syncer.inferencex.releases import branch_commit
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
@@ -63,7 +63,11 @@ def snippets_root(cookbook: Path) -> Path:
     """The folder of data modules: ``docs/src/snippets/agentx`` of a cookbook checkout, else
     ``cookbook`` itself (a folder of ``<org>/<model>.jsx``)."""
     inside = cookbook / SNIPPETS_IN_CHECKOUT
-    return inside if inside.is_dir() else cookbook
+    if not inside.is_dir():
+        return cookbook
+    # (a docs/ of the checkout linking elsewhere is no folder of the checkout's modules)
+    inside_folder(cookbook, inside, "cannot read the data modules' folder")
+    return inside
 
 
 def module_paths(cookbook: Path) -> list[Path]:
