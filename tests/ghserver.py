@@ -54,6 +54,7 @@ class Fault:
     times: int
     apply: bool = False  # make the write, then answer with the fault (a lost response)
     declared: bool = False  # FLOOD: the body's huge length declared in Content-Length
+    pace: float = 0.0  # FLOOD: seconds between two bytes (a trickle under the read timeout)
     # A change made to the real answer (already checked against GitHub's schema) before it is
     # sent: the wrong shape a test gives the client on purpose, never held to the schema.
     mangle: Any = None
@@ -326,6 +327,11 @@ class GitHubModel:
         self.faults.append(
             Fault(method, re.compile(path_regex), FLOOD, {}, {}, times, declared=declared)
         )
+
+    def trickle_next(self, method: str, path_regex: str, *, every: float) -> None:
+        """Answer the next matching request with a 200 whose body comes one byte every
+        ``every`` seconds, without end: each read is quicker than a read timeout."""
+        self.faults.append(Fault(method, re.compile(path_regex), FLOOD, {}, {}, 1, pace=every))
 
     def mangle_next(self, method: str, path_regex: str, change: Any, *, times: int = 1) -> None:
         """Answer the next ``times`` matching requests as usual, then ``change(body)`` (it
@@ -1023,12 +1029,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(2 << 30))
         self.send_header("Connection", "close")
         self.end_headers()
-        chunk = b'"' + b"x" * 65534 + b'",'
+        chunk = b" " if fault.pace else b'"' + b"x" * 65534 + b'",'
         try:
             self.wfile.write(b"[")
             while self.model.flooded < 8 << 30 and not self.model.released.is_set():
                 self.wfile.write(chunk)
                 self.model.flooded += len(chunk)
+                if fault.pace:
+                    self.wfile.flush()
+                    self.model.released.wait(fault.pace)
         except OSError:
             return  # the client hung up: what it refused
 

@@ -136,7 +136,7 @@ class Api:
                 secrets.mask(
                     f"GitHub API did not answer {what} in time (connect {self.limits.connect:g}s, "
                     f"read {self.limits.read:g}s, whole answer {self.limits.deadline:g}s; "
-                    f"sent {1 + transport.READ_RETRIES} times)"
+                    f"sent at most {1 + transport.READ_RETRIES} times)"
                 )
             ) from None
 

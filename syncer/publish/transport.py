@@ -19,6 +19,7 @@ the same timeouts and their own cap.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -107,7 +108,7 @@ def read_body(response: requests.Response, limits: Limits, what: str) -> bytes:
     parts: list[bytes] = []
     total, until = 0, time.monotonic() + limits.deadline
     try:
-        for chunk in response.iter_content(_CHUNK):
+        for chunk in _arriving(response):
             total += len(chunk)
             if total > limits.max_bytes:
                 raise AnswerTooLarge(_too_large(what, limits, None))
@@ -120,6 +121,29 @@ def read_body(response: requests.Response, limits: Limits, what: str) -> bytes:
         response.close()
         raise
     return b"".join(parts)
+
+
+def _arriving(response: requests.Response) -> Iterator[bytes]:
+    """The body in the pieces it arrives in: ``read1`` returns what the socket has (a body
+    trickling a byte at a time is seen byte by byte, so its deadline is checked), where
+    ``iter_content`` would wait for a whole chunk. urllib3's errors become requests' (what
+    ``iter_content`` does), so the caller sees a timeout as one."""
+    from urllib3.exceptions import HTTPError, ReadTimeoutError
+
+    read1 = getattr(response.raw, "read1", None)
+    if read1 is None:  # an urllib3 without read1: whole chunks, the deadline checked between
+        yield from response.iter_content(_CHUNK)
+        return
+    while True:
+        try:
+            chunk = read1(_CHUNK, decode_content=True)
+        except ReadTimeoutError as exc:
+            raise requests.ReadTimeout(str(exc)) from None
+        except HTTPError as exc:
+            raise requests.ConnectionError(str(exc)) from None
+        if not chunk:
+            return
+        yield chunk
 
 
 def _too_large(what: str, limits: Limits, size: int | None) -> str:

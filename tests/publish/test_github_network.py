@@ -40,7 +40,7 @@ def test_an_api_that_never_answers_is_asked_twice_then_one_error(world):
     [line] = proc.stderr.strip().splitlines()[-1:]
     assert line == (
         f"error: GitHub API did not answer GET /repos/{INFX}/pulls/{PR} in time (connect "
-        "0.5s, read 0.5s, whole answer 2s; sent 2 times)"
+        "0.5s, read 0.5s, whole answer 2s; sent at most 2 times)"
     ), proc.stderr
     assert _sent(world, PULL) == 1 + READ_RETRIES  # was 7: every retry waited the timeout out
     assert world.gh.writes() == []
@@ -91,6 +91,25 @@ def test_an_artifact_download_that_never_answers_is_tried_twice(tmp_path):
             gh.actions.download(art, tmp_path / "logs.zip")
         assert sum(1 for r in model.log if r.path.startswith("/_blob/")) == 1 + READ_RETRIES
         assert list(tmp_path.iterdir()) == []
+
+
+def test_an_answer_trickling_under_the_read_timeout_is_given_up_at_its_deadline():
+    # One byte every 0.1 s never trips a 0.5 s read timeout; the whole answer's 2 s does.
+    with serving(TOKEN, "cookbook-sync-bot", INFX) as srv:
+        model = srv.model
+        model.add_pull(INFX, head="f", number=12)
+        gh = GitHubClient(
+            TOKEN, base_url=srv.base_url, pause=0, backoff=0.01, limits=Limits.of(0.5)
+        )
+        model.trickle_next("GET", r"/pulls/12$", every=0.1)
+        with pytest.raises(SyncError) as info:
+            gh.pulls.get(INFX, 12)
+        assert str(info.value) == (
+            f"GitHub API did not answer GET /repos/{INFX}/pulls/12 in time (connect 0.5s, "
+            "read 0.5s, whole answer 2s; sent at most 2 times)"
+        )
+        assert sum(1 for r in model.log if r.path.endswith("/pulls/12")) == 1
+        assert 0 < model.flooded < 100  # a byte at a time, given up after a few dozen
 
 
 def test_the_default_limits_bound_every_request():
