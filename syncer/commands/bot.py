@@ -20,18 +20,18 @@ from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.locations import user_cache_dir
 from syncer.syncconfig import load_sync_config
-from syncer.untrusted import term_text
-from syncer.wording import count
+from syncer.untrusted import term_line, term_text
+from syncer.wording import count, js
 
 
 @click.command("bot")
 @options.file_option(
-    "--event", "event_path", required=True, help="The event payload (GITHUB_EVENT_PATH)."
+    "--event", "event_path", help="The event payload (GITHUB_EVENT_PATH). Required."
 )
 @click.option(
     "--event-name",
     default=lambda: os.environ.get("GITHUB_EVENT_NAME", ""),
-    help="issue_comment, pull_request, repository_dispatch or workflow_dispatch "
+    help="issue_comment, pull_request, schedule, repository_dispatch or workflow_dispatch "
     "(default: GITHUB_EVENT_NAME).",
 )
 @options.config_option("Sync configuration.")
@@ -128,6 +128,11 @@ def bot_command(
     from syncer.publish.event import BadEvent
 
     secrets.install()
+    # Checked here, not by click: a missing option is one `error:` line like every misuse
+    # (click's usage block is four), and neither file nor name is guessed.
+    if event_path is None:
+        raise SyncError("--event FILE is required: the event payload (GITHUB_EVENT_PATH)")
+    _check_remotes(options)
     try:
         if models_only:
             options.pop("model")
@@ -139,6 +144,38 @@ def bot_command(
         raise
 
 
+# The events the workflow (.github/workflows/cookbook-sync.yml) hands the bot.
+EVENT_NAMES = (
+    "issue_comment",
+    "pull_request",
+    "schedule",
+    "repository_dispatch",
+    "workflow_dispatch",
+)
+
+
+def _check_event_name(event_name: str) -> None:
+    """A name the bot answers; anything else is a mistake (a typo would otherwise do nothing
+    and exit 0, which the workflow reads as done)."""
+    if not event_name:
+        raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
+    if event_name not in EVENT_NAMES:
+        raise SyncError(
+            f"--event-name {js(event_name, 60)}: expected one of {', '.join(EVENT_NAMES)}"
+        )
+
+
+def _check_remotes(options: dict[str, Any]) -> None:
+    """Every remote the options name, refused before any git runs when git could take it
+    for an option or a helper program (``--inferencex-remote '--upload-pack=…'``)."""
+    from syncer import gitrun
+
+    for flag in ("--inferencex-remote", "--cookbook", "--push-url"):
+        value = options.get(flag.removeprefix("--").replace("-", "_"))
+        if value is not None:
+            gitrun.remote(str(value), flag)
+
+
 def _models_only(
     event_path: Path, event_name: str, config_path: Path, *, as_json: bool, **options: Any
 ) -> int:
@@ -147,6 +184,7 @@ def _models_only(
     from syncer.publish.routing import event_models
 
     config, payload = load_sync_config(config_path), event.load(event_path)
+    _check_event_name(event_name)
     if options["schedule"] or event.is_schedule(event_name, payload):
         # The reconcile looks at every model: one job per model, each in its group.
         click.echo(
@@ -222,15 +260,23 @@ def _run(
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
     payload = event.load(event_path)
-    if not event_name:
-        raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
+    _check_event_name(event_name)
     config = load_sync_config(config_path)
     if model is not None:
         model = config.model(model).path  # unknown: a SyncError listing the known models
     plan = Plan(dry_run=dry_run)
-    # A dry run needs no token: GitHub is read only on the side that has one.
-    infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=not dry_run)
-    book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=not dry_run)
+    reconciling = schedule or event.is_schedule(event_name, payload)
+    # A dry run of an event needs no token: GitHub is read only on the side that has one. The
+    # reconcile has nothing to stand in for GitHub (its work is the API's state: the open PRs,
+    # the bot's PRs), so without both tokens it would find nothing and say nothing.
+    try:
+        required = reconciling or not dry_run
+        infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=required)
+        book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=required)
+    except SyncError as exc:
+        if reconciling and dry_run:
+            raise SyncError(f"{exc} (the scheduled run reads GitHub, a dry run too)") from None
+        raise
     # The rest of syncer.publish imports PyGithub: loaded only once the inputs are read and
     # found good, so an event file refused (a third of a second sooner) never pays for it.
     from syncer.publish.bot import Bot, Settings
@@ -281,7 +327,7 @@ def _run(
         git_token=book_token,
     )
     try:
-        if schedule or event.is_schedule(event_name, payload):
+        if reconciling:
             from syncer.publish.reconcile import reconcile
 
             outcome = reconcile(bot)
@@ -294,7 +340,7 @@ def _run(
             _print_plan(plan, stopped=True)
         raise
     for line in outcome.lines:
-        click.echo(term_text(line))
+        click.echo(term_line(line))
     if dry_run:
         _print_plan(plan)
     return 0

@@ -7,11 +7,11 @@ Each side is a module file or ``REV:PATH`` read with ``git show`` from the curre
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import click
 
+from syncer import gitrun
 from syncer.commands import options
 from syncer.compare.review import review_texts
 from syncer.compare.review_render import review_report
@@ -32,28 +32,17 @@ def read_side(spec: str, repo: str | None) -> str:
     rev, sep, path = spec.partition(":")
     if not sep or not rev or not path:
         raise SyncError("no such file, and not REV:PATH", path=spec)
-    if rev.startswith("-"):
-        raise SyncError("a revision cannot start with '-'", path=spec)
-    try:
-        kind = subprocess.run(
-            ["git", "-C", str(base), "cat-file", "-t", f"{rev}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        if kind.returncode == 0 and kind.stdout.strip() != b"blob":
-            what = kind.stdout.decode("ascii", "replace").strip()
-            shown = "a directory" if what == "tree" else f"a {what}"
-            raise SyncError(f"{path} is {shown} at {rev}, not a module file", path=spec)
-        done = subprocess.run(
-            ["git", "-C", str(base), "show", f"{rev}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise SyncError(f"cannot run git: {exc.strerror or exc}", path=spec) from None
+    gitrun.operand(rev, f"{spec}: revision")
+    # The clean environment of every git: a caller's GIT_DIR never makes this read another
+    # repository than -C DIR (or the current directory).
+    kind = gitrun.run("cat-file", "-t", repo=base, operands=[f"{rev}:{path}"], check=False)
+    if kind.returncode == 0 and kind.stdout.strip() != b"blob":
+        what = kind.stdout.decode("ascii", "replace").strip()
+        shown = "a directory" if what == "tree" else f"a {what}"
+        raise SyncError(f"{path} is {shown} at {rev}, not a module file", path=spec)
+    done = gitrun.run("show", repo=base, operands=[f"{rev}:{path}"], check=False)
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        reason = message[-1] if message else f"git show exited with {done.returncode}"
+        reason = gitrun.last_line(done)
         raise SyncError(f"cannot read {path} at {rev} in {base}: {reason}", path=spec)
     return decode_text(done.stdout, spec)
 

@@ -11,11 +11,11 @@ flag declared, 1 findings (undeclared or possibly undeclared flags, unresolvable
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import click
 
+from syncer import gitrun
 from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.fsio import files_in
@@ -75,15 +75,10 @@ def lint_command(
 
 
 def _toplevel(where: Path) -> Path:
-    proc = subprocess.run(
-        ["git", "-C", str(where), "rev-parse", "--show-toplevel"],
-        capture_output=True,
-        encoding="utf-8",
-        check=False,
-    )
-    if proc.returncode != 0:
+    top = gitrun.text("rev-parse", "--show-toplevel", repo=where)
+    if top is None:
         raise SyncError(
             "not inside a git repository; give --sglang GIT_DIR (an SGLang checkout)",
             path=str(where),
         )
-    return Path(proc.stdout.strip())
+    return Path(top)

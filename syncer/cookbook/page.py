@@ -33,6 +33,53 @@ _MARKER_TEXT = (
 )
 
 
+class PageConflict(str):
+    """Why a page section was left alone. As a string it is what ``sync generate`` says (the
+    page's path, and its --force-page); :meth:`for_reviewers` is what the bot's cookbook PR
+    says to the cookbook's reviewers, who run no command of this tool and see no path of the
+    runner that generated the page."""
+
+    kind: str  # renamed | unmarked | edited
+    line: int
+    section: str
+    heading: str
+
+    def __new__(
+        cls, text: str, *, kind: str, line: int, section: str, heading: str = ""
+    ) -> PageConflict:
+        self = super().__new__(cls, text)
+        self.kind, self.line, self.section, self.heading = kind, line, section, heading
+        return self
+
+    def for_reviewers(self, page: str) -> str:
+        """``page``: the page's path in the cookbook repository."""
+        where = f"{page} line {self.line}"
+        if self.kind == "renamed":
+            return (
+                f"{where}: the generated AgentX section is under the heading {js(self.heading)}, "
+                f"not {js(self.section)} (renamed by hand?), so this PR leaves the page as it "
+                "is and changes only the data module. Rename the heading back, or ask the "
+                "sync's operators to change the section's name in its sync.yaml."
+            )
+        if self.kind == "unmarked":
+            return (
+                f"{where}: the section {js(self.section)} was not written by the bot (it has no "
+                "agentx-sync marker), so this PR leaves it as it is and changes only the data "
+                "module. Replace it with the generated section to let the bot keep it current."
+            )
+        return (
+            f"{where}: the section {js(self.section)} was edited by hand since the bot "
+            "generated it, so this PR leaves the page as it is and changes only the data "
+            "module. Restore the generated text (or ask the sync's operators to carry the edit "
+            "into its page template) to let the bot keep it current."
+        )
+
+
+def reviewer_text(conflict: str, page: str) -> str:
+    """A page conflict as the cookbook PR body tells it (see :class:`PageConflict`)."""
+    return conflict.for_reviewers(page) if isinstance(conflict, PageConflict) else conflict
+
+
 @dataclass
 class PageUpdate:
     text: str  # the page after the update (the input when nothing may change)
@@ -128,10 +175,14 @@ def update_page(
             text=text,
             changed=False,
             created=False,
-            conflict=(
+            conflict=PageConflict(
                 f"{path}:{moved[0] + 1}: the generated AgentX section is under heading "
                 f"{js(moved[2])}, not {js(section)} (renamed by hand?); rename it back or set "
-                "'section' in sync.yaml, or rerun `sync generate` with --force-page"
+                "'section' in sync.yaml, or rerun `sync generate` with --force-page",
+                kind="renamed",
+                line=moved[0] + 1,
+                section=section,
+                heading=moved[2],
             ),
         )
     head = found[0] if found else moved
@@ -163,10 +214,13 @@ def update_page(
                 text=text,
                 changed=False,
                 created=False,
-                conflict=(
+                conflict=PageConflict(
                     f"{path}:{start + 1}: section {js(section)} exists but was not written by the "
                     "syncer (no agentx-sync marker); review it, then rerun `sync generate` with "
-                    "--force-page"
+                    "--force-page",
+                    kind="unmarked",
+                    line=start + 1,
+                    section=section,
                 ),
             )
         if _digest(body_now) != stored:
@@ -174,10 +228,13 @@ def update_page(
                 text=text,
                 changed=False,
                 created=False,
-                conflict=(
+                conflict=PageConflict(
                     f"{path}:{start + 1}: section {js(section)} was edited by hand since it was "
                     "generated (hash mismatch); move the edit into the template or rerun "
-                    "`sync generate` with --force-page"
+                    "`sync generate` with --force-page",
+                    kind="edited",
+                    line=start + 1,
+                    section=section,
                 ),
             )
     new_text = "".join(lines[:start]) + new_section + "".join(lines[end:])

@@ -18,6 +18,7 @@ from typing import Any
 from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import parse_module
+from syncer.cookbook.page import reviewer_text
 from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.render import RenderedConfig
 from syncer.lint.publish import lint_published
@@ -170,7 +171,9 @@ class Generation:
             files[model.page] = page.read_text(encoding="utf-8")
         notes = self.branch_notes(model)
         if result.page_conflict:
-            notes.append(f"page section left alone: {result.page_conflict}")
+            notes.append(
+                f"page section left alone: {reviewer_text(result.page_conflict, model.page)}"
+            )
         generated = Generated(snippets, files, notes)
         self._generated[key] = generated
         return generated

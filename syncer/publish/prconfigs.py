@@ -64,6 +64,7 @@ class InferenceXGit:
         )
         self.trees = commits.Trees(self.clone)
         self.commit_of: dict[str, str] = {}  # config key -> the commit it is rendered at
+        self.pr_of: dict[str, str | None] = {}  # config key -> the PR it is shown from
         self._main: str | None = None
         self._keys: dict[int, PRKeys] = {}
         self._with_srt: set[str] = set()  # commits whose tree has srt-slurm's files added
@@ -165,6 +166,7 @@ class InferenceXGit:
         by id. A commit InferenceX no longer has is an error naming it: the config's cells are
         never rendered from another commit than the one they are shown at."""
         for key, (sha, pr) in shown.items():
+            self.pr_of[key] = pr  # known even when its commit is gone (who can fix that)
             if not commits.has_commit(self.clone, sha):
                 refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
                 commits.fetch(self.clone, self.remote, refs)
