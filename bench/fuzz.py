@@ -1316,8 +1316,9 @@ def main(argv: list[str]) -> int:
                     target.write_bytes(mutated)
                 mutated_tree = _tree_hashes(project)
                 signalled = mut.sigterm_after is not None
-                cmds = [GENERATE_WRITE] if signalled else commands_for(mut.path, lint_repo)
-                cmds = list(mut.commands) or cmds
+                cmds = list(mut.commands) or (
+                    [GENERATE_WRITE] if signalled else commands_for(mut.path, lint_repo)
+                )
                 outside = _tree_hashes(project.parent / OUTSIDE)
                 try:
                     placed = _lmode(target)
