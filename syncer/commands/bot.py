@@ -284,24 +284,6 @@ def _run(
     from syncer.publish.github import GitHubClient
     from syncer.publish.offline import EventGitHub
 
-    def client(token: str | None, login_env: str) -> GitHubClient:
-        if token is None:
-            login = os.environ.get(login_env) or None
-            return EventGitHub(payload, plan=plan, checkout=inferencex, login=login)
-        return options.github_client(token, api_url, login_env=login_env, plan=plan)
-
-    infx = client(infx_token, "SYNC_INFX_LOGIN")
-    cookbook_gh = client(book_token, "SYNC_COOKBOOK_LOGIN")
-    unread = [
-        name
-        for name, token in (("InferenceX", infx_token), ("the cookbook", book_token))
-        if token is None
-    ]
-    if unread:
-        click.echo(
-            f"dry run without a token for {' and '.join(unread)}: GitHub is not read there; "
-            "the event file stands in for it"
-        )
     settings = Settings(
         config=config,
         inferencex=inferencex,
@@ -318,6 +300,37 @@ def _run(
         inferencex_remote=inferencex_remote,
         srt_slurm_clone=_clone(srt_slurm_clone, "srt-slurm") if srt_slurm_clone else None,
     )
+
+    def head_of(number: int) -> str | None:
+        # The workflow's mode: the PR head is its refs/pull/<n>/head on the clone's remote.
+        from syncer.publish.prconfigs import pr_head
+
+        return pr_head(settings, number)
+
+    def client(token: str | None, login_env: str) -> GitHubClient:
+        if token is None:
+            login = os.environ.get(login_env) or None
+            return EventGitHub(
+                payload,
+                plan=plan,
+                checkout=inferencex,
+                login=login,
+                head_of=head_of if settings.inferencex_clone is not None else None,
+            )
+        return options.github_client(token, api_url, login_env=login_env, plan=plan)
+
+    infx = client(infx_token, "SYNC_INFX_LOGIN")
+    cookbook_gh = client(book_token, "SYNC_COOKBOOK_LOGIN")
+    unread = [
+        name
+        for name, token in (("InferenceX", infx_token), ("the cookbook", book_token))
+        if token is None
+    ]
+    if unread:
+        click.echo(
+            f"dry run without a token for {' and '.join(unread)}: GitHub is not read there; "
+            "the event file stands in for it"
+        )
     bot = Bot(
         settings,
         infx=infx,

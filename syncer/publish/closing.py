@@ -122,6 +122,7 @@ class Closing:
                 self.book.close(model, open_pr, [pull.number, *carried])
                 closed, open_pr = open_pr, None
                 notify += carried  # every InferenceX PR it carried learns it
+            removal = self._remove_published(model, pull.number) if open_pr is None else None
             for number in notify:
                 items = [
                     self.items.item(
@@ -137,8 +138,26 @@ class Closing:
                     for m, cfg in self.scope.configs_of(number)
                     if m.path == model.path
                 ]
+                for item in items:
+                    item.removal_pr = removal
                 if items:
                     self.status.report(number, items, create=False)
+
+    def _remove_published(self, model: ModelSpec, number: int) -> int | None:
+        """The cells the cookbook's default branch already shows for InferenceX PR ``number``
+        (closed without merging: its configs never reach main) removed in a bot PR, the one
+        way a published cell leaves the page; the PR's number (0 in a dry run), or None when
+        the page shows none of them."""
+        live, _ = self.book.published(model, proposed=False)
+        gone = {
+            key: f"its InferenceX PR #{number} was closed without merging"
+            for key, pin in live.items()
+            if pin.pr == str(number) and pin.status != PointStatus.VERIFIED
+        }
+        if not gone:
+            return None
+        result = self.book.publish(model, {}, gone=gone)
+        return result.open_pr.number if result.open_pr is not None else None
 
     def _carried_prs(self, model: ModelSpec, recorded: dict[str, Pin]) -> list[int]:
         """InferenceX PRs a cookbook PR carries something for: a config still on its way (not

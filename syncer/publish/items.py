@@ -62,4 +62,5 @@ class Items:
             item.open_pr = result.open_pr.number if result.open_pr else None
             item.merged_pr = merged_with[0] if merged_with else None
             item.closed_pr = result.closed.number if result.closed else None
+            item.kept_published = result.unrendered.get(key)
         return item

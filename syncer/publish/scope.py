@@ -45,6 +45,7 @@ class PRScope:
         if self.ix is not None:
             book.modules.tree_for = self.ix.tree
             book.modules.history_for = self.ix.history
+            book.modules.main_tree = self.ix.main_tree
         self._pulls: dict[int, Pull] = {}
 
     def close(self) -> None:

@@ -75,10 +75,13 @@ def test_a_broken_cookbook_clone_is_the_operators_to_fix(world):
     _no_runner_path(world, body)
 
 
-def test_another_prs_lost_commit_is_that_prs_to_fix(replay):
+def test_another_prs_lost_commit_does_not_stop_this_pr(replay):
     """Discovery, as the workflow runs it: PR A's config is on the cookbook PR at A's commit;
-    A is then force-pushed and its old commit pruned from InferenceX. A push to PR B cannot
-    render A's cells at that commit: B is told the cause is A's, not B's."""
+    A is then force-pushed and its old commit pruned from InferenceX. Syncing PR B renders only
+    B's config (issue 35: the module is edited, A's cells stay as published), so A's lost
+    commit stops nothing and B is told no error. (Before, every config of the page was
+    rendered again and B was told the cause was A's: blame.OTHER_PR, which still names the PR
+    of a config that must be rendered, such as a KV donor.)"""
     from botworkflow import Workflow
     from infxrepo import MASTER, add_key
 
@@ -89,6 +92,8 @@ def test_another_prs_lost_commit_is_that_prs_to_fix(replay):
     a1 = infx.commit("PR A: another arm")
     pull_a = replay.open_pr(3802, "arm-a", a1)
     flow.pushed(pull_a)
+    before = [c for c in replay.module()["cells"] if c["configKey"] == other_key]
+    assert before
     # A's branch rewritten to main; its old commit gone from the repository.
     remote = replay.infx.remote
     git("update-ref", "refs/pull/3802/head", infx.main, cwd=remote)
@@ -98,12 +103,14 @@ def test_another_prs_lost_commit_is_that_prs_to_fix(replay):
     infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
     b1 = infx.commit("PR B: the seed arm")
     replay.open_pr(SEED_PR, "arm-b", b1)
-    flow.pushed(pull_a, fails=True)
+    flow.pushed(pull_a, fails=True)  # A's own head is gone: A's sync fails, not B's
     [said] = flow.raw(SEED_PR)
     seen = plain(said)
-    assert "The cookbook sync stopped before publishing anything" in seen
-    assert "The cause is the config of #3802, shown on the same cookbook page, not this PR" in seen
-    assert "Fix it in this PR" not in seen
+    assert "The cookbook sync stopped before publishing anything" not in seen
+    assert f"AgentX config ({SEED_KEY})" in seen
+    cells = replay.module()["cells"]
+    assert [c for c in cells if c["configKey"] == other_key] == before
+    assert any(c["configKey"] == SEED_KEY for c in cells)
     for mark in (*RUNNER_MARKS, str(replay.tmp)):
         assert mark not in said
 

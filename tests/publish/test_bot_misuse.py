@@ -16,6 +16,7 @@ import forkserver
 import pytest
 from botworld import BOOK_TOKEN, INFX, INFX_BOT, INFX_TOKEN, PR, RUN, World, sync_bot
 from conftest import ROOT
+from infxrepo import InferenceXRepo
 
 SCHEDULE = {"schedule": "17 * * * *", "repository": {"full_name": INFX}}
 
@@ -167,6 +168,9 @@ def test_an_offline_dry_run_reads_the_events_evals_only_label(world):
     """A dry run without a token cannot check the run, but the label that makes reuse
     invalid is in the event: the pin is refused, as the real run refuses it."""
     world.pull["labels"] = ["evals-only"]
+    # The PR head of a tokenless comment event is the commit of an InferenceX checkout of its
+    # own (issue 35: the bundled example's folder gave this tool's own HEAD).
+    world.inferencex = InferenceXRepo(world.tmp / "infx").work
     payload = _comment_event(world)
     assert [label["name"] for label in payload["issue"]["labels"]] == ["evals-only"]
     proc = sync_bot(
