@@ -198,3 +198,40 @@ def test_audit_refuses_a_checkout_whose_modules_folder_links_out(project: Path) 
         "error: checkout/docs/src/snippets/agentx: cannot read the data modules' folder: a "
         "symlink, or under one, leading out of checkout; not followed"
     )
+
+
+@pytest.mark.parametrize("what", ["module", "org folder", "page"])
+def test_adopt_refuses_a_module_or_page_linking_out_of_the_checkout(
+    project: Path, what: str
+) -> None:
+    checkout = project / "sglang"
+    snippets = checkout / "docs/src/snippets/agentx"
+    page = checkout / "docs/cookbook/autoregressive/DeepSeek/DeepSeek-V4_1.mdx"
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(project / MODULE, elsewhere / "deepseek-v4_1.jsx")
+    shutil.copy(project / PAGE, elsewhere / "page.mdx")
+    snippets.mkdir(parents=True)
+    page.parent.mkdir(parents=True)
+    if what == "org folder":
+        (snippets / "deepseek-ai").symlink_to(elsewhere)
+    else:
+        (snippets / "deepseek-ai").mkdir()
+        module = snippets / "deepseek-ai" / "deepseek-v4_1.jsx"
+        if what == "module":
+            module.symlink_to(elsewhere / "deepseek-v4_1.jsx")
+        else:
+            shutil.copy(project / MODULE, module)
+    if what == "page":
+        page.symlink_to(elsewhere / "page.mdx")
+    else:
+        shutil.copy(project / PAGE, page)
+    line = error_line(sync(project, "adopt", "--cookbook", "sglang", "--out", "adopted.yaml"))
+    shown = (
+        f"sglang/{PAGE.removeprefix('examples/cookbook/')}: cannot read cookbook page"
+        if what == "page"
+        else "sglang/docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx: "
+        "cannot read data module"
+    )
+    assert line == f"error: {shown}: a symlink, or under one, leading out of sglang; not followed"
+    assert not (project / "adopted.yaml").exists()
