@@ -23,7 +23,7 @@ def test_the_examples_are_exactly_the_events_the_workflow_sends() -> None:
         assert f"examples/events/{name}.json" in doc, name
 
 
-@pytest.mark.parametrize("name", ["issue_comment", "pull_request"])
+@pytest.mark.parametrize("name", ["issue_comment", "pull_request", "workflow_dispatch"])
 def test_a_webhook_example_is_githubs_shape(name: str) -> None:
     check_event(name, json.loads((EVENTS / f"{name}.json").read_text(encoding="utf-8")))
 
