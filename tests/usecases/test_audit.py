@@ -204,6 +204,23 @@ def test_snapshot_trees_by_commit(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert all(by_sha[s] == "not-checked" for s in shas[1:])
 
 
+def test_a_module_another_generator_encoded_is_a_note_not_a_finding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Issue 37.4: every module another generator wrote carried a permanent "roundtrip" finding,
+    # though the bot's edits keep its cells as published (cookbook/edit.py).
+    cookbook = copy_cookbook(tmp_path)
+    module = cookbook / "docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx"
+    legacy = ROOT / "tests/fixtures/edit/legacy-deepseek-v4_1.jsx"  # the older format's encoding
+    module.write_text(legacy.read_text())
+    code, doc = audit_json(capsys, "--cookbook", str(cookbook))
+    assert code == 0
+    [row] = doc["modules"]
+    assert row["findings"] == []
+    [note] = row["notes"]
+    assert note.startswith("encoded by another generator (or an older one): every edit keeps its")
+
+
 def test_module_not_as_the_generator_writes_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
