@@ -409,3 +409,13 @@ def test_markdown_escapes_only_values(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "deepseek-ai/deepseek-v4_1.jsx (DeepSeek-V4.1)" in summary and "\\" not in summary
     code, out, _ = audit(capsys, "--inferencex", str(infx), "--format", "json")
     assert "set GITHUB_TOKEN (offline by default)" in json.loads(out)["notChecked"][0]["reason"]
+
+
+def test_one_module_file_is_audited_as_its_own_cookbook(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Issue 37.7: --cookbook refused a single module file (click: "is a file").
+    code, doc = audit_json(capsys, "--cookbook", str(MODULE))
+    assert code == 0
+    assert [m["path"] for m in doc["modules"]] == [MODULE.name]
+    assert len(doc["cells"]) == 5
