@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict, deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -487,11 +488,13 @@ def check_size(data: object, path: str) -> None:
         )
 
 
-def key_line(path: Path | str, dotted: list[str]) -> int | None:
-    """Line (1-based) of the mapping key at ``dotted`` in a YAML file, for error messages.
+def key_line(path: Path | str, dotted: Sequence[str | int]) -> int | None:
+    """Line (1-based) of the mapping key at ``dotted`` in a YAML file, for error messages; an
+    integer step is an item of a sequence (its line, when the path ends there).
 
     Follows merge keys and aliases, so a key written under an anchor is found where it is
-    written. Returns None when the file or the key cannot be found.
+    written. Returns the line of the deepest step found, None when the file or the first key
+    cannot be found.
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -502,6 +505,12 @@ def key_line(path: Path | str, dotted: list[str]) -> int | None:
         return None
     line: int | None = None
     for part in dotted:
+        if isinstance(part, int):
+            if not isinstance(node, yaml.SequenceNode) or not 0 <= part < len(node.value):
+                return line
+            node = node.value[part]
+            line = node.start_mark.line + 1
+            continue
         found = _find_key(node, part, 0)
         if found is None:
             return line

@@ -1,0 +1,92 @@
+"""Issue 36, points 2, 7 and 9: every loop an input drives is bounded, and a value outside
+the shapes InferenceX and srt-slurm allow is one ``error:`` line (file, line, what was
+expected; exit 2) before anything is rendered.
+
+Each test runs the real command (``python -m syncer`` in a copy of the project) under a 1 GB
+address-space limit, so that the code before the fix fails it by running out of memory
+(exit 3) or by the subprocess guard, never by a timed assertion: what is asserted is the
+refusal, or a count of work done against its bound.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import subprocess
+from pathlib import Path
+
+import forkserver
+import pytest
+from test_hardening import KEY, MASTER, copy_project, edit, error_line
+
+ROOT = Path(__file__).resolve().parent.parent
+MEMORY = 1 << 30
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+
+
+def sync(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``sync ARGS`` as a user runs it, in at most 1 GB of memory (the forkserver's client
+    then runs the real interpreter: its limits differ from the server's)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run(
+        [*forkserver.command(), *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        preexec_fn=_limited,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return copy_project(tmp_path)
+
+
+FIRST_ROW = "conc-list: [1, 4, 16], srt-recipe: agentic.yaml"
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
+
+
+# ---- 2. a master row's concurrencies and sizes ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ("conc-start: 0, conc-end: 8", "conc-start must be a positive integer, got 0"),
+        ("conc-start: -4, conc-end: 8", "conc-start must be a positive integer, got -4"),
+        ('conc-start: "x", conc-end: 8', 'conc-start must be a positive integer, got "x"'),
+        ("conc-start: 1, conc-end: 99999999999", "conc-end must be at most 1048576"),
+        ("conc-start: 64, conc-end: 8", "conc-start (64) must not be above conc-end (8)"),
+        ("conc-list: [4, 0]", "conc-list must be a list of 1 to 64 integers from 1 to"),
+        (f"conc-list: [{', '.join(['1'] * 65)}]", "conc-list must be a list of 1 to 64"),
+    ],
+)
+def test_a_master_row_conc_outside_what_inferencex_sweeps_is_one_error_line(
+    project: Path, row: str, expected: str
+) -> None:
+    master = project / MASTER
+    edit(master, FIRST_ROW, f"{row}, srt-recipe: agentic.yaml")
+    line = _line_of(master, row)
+    for command in (["render", KEY], ["verify", KEY]):
+        message = error_line(sync(project, *command))
+        assert message.startswith(f"error: {master}:{line}: {KEY}: search-space row 0: ")
+        assert expected in message
+
+
+def test_a_master_row_size_too_large_names_its_bound_and_line(project: Path) -> None:
+    master = project / MASTER
+    edit(master, "{ tp: 4, ep: 1,", "{ tp: 40000000, ep: 1,")
+    message = error_line(sync(project, "render", KEY))
+    line = _line_of(master, "tp: 40000000")
+    assert message == (
+        f"error: {master}:{line}: {KEY}: search-space row 0: tp must be at most 4096, "
+        "got 40000000"
+    )
