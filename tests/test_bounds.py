@@ -87,6 +87,39 @@ def test_a_master_row_size_too_large_names_its_bound_and_line(project: Path) -> 
     message = error_line(sync(project, "render", KEY))
     line = _line_of(master, "tp: 40000000")
     assert message == (
-        f"error: {master}:{line}: {KEY}: search-space row 0: tp must be at most 4096, "
-        "got 40000000"
+        f"error: {master}:{line}: {KEY}: search-space row 0: tp must be at most 4096, got 40000000"
     )
+
+
+# ---- 7 and 9. a recipe's counts -----------------------------------------------------------------
+
+RECIPE = (
+    "examples/inferencex/inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/"
+    "dsv41flash/sglang/gb300-fp4-mtp/agentic.yaml"
+)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # a node of no GPUs dropped every worker's CUDA_VISIBLE_DEVICES without a word
+        ("gpus_per_node: 4", "gpus_per_node: 0", "resources.gpus_per_node must be an integer "
+         "from 1 to 64, got 0"),
+        ("gpus_per_node: 4", "gpus_per_node: -8", "resources.gpus_per_node must be an integer "
+         "from 1 to 64, got -8"),
+        # 30,000,000 workers in a 10 KB recipe: one pinning per worker, never finished
+        ("      workers: 1\n", "      workers: 30000000\n", "roles.agg.workers must be an "
+         "integer from 1 to 1024, got 30000000"),
+        ("      gpus: 4\n", "      gpus: 1000000000000\n",
+         "roles.agg.gpus must be an integer from 1 to 4096, got 1000000000000"),
+        ("      nodes: 1\n", "      nodes: 5000\n", "roles.agg.nodes must be an integer from 0 "
+         "to 1024, got 5000"),
+    ],
+)  # fmt: skip
+def test_a_recipe_count_outside_what_a_cluster_holds_is_one_error_line(
+    project: Path, old: str, new: str, expected: str
+) -> None:
+    recipe = project / RECIPE
+    edit(recipe, old, new)
+    line = _line_of(recipe, new.strip().splitlines()[-1])
+    assert error_line(sync(project, "render", KEY)) == f"error: {recipe}:{line}: {expected}"
