@@ -50,6 +50,11 @@ def project(tmp_path: Path) -> Path:
 FIRST_ROW = "conc-list: [1, 4, 16], srt-recipe: agentic.yaml"
 
 
+def _files(project: Path) -> dict[str, bytes]:
+    """Every file of the project copy and its bytes: what a refused command must not change."""
+    return {str(p): p.read_bytes() for p in sorted(project.rglob("*")) if p.is_file()}
+
+
 def _line_of(path: Path, text: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), 1) if text in line)
 
@@ -123,3 +128,29 @@ def test_a_recipe_count_outside_what_a_cluster_holds_is_one_error_line(
     edit(recipe, old, new)
     line = _line_of(recipe, new.strip().splitlines()[-1])
     assert error_line(sync(project, "render", KEY)) == f"error: {recipe}:{line}: {expected}"
+
+
+# ---- 9. a golden acceptance length ----------------------------------------------------------
+
+GOLDEN = "examples/inferencex/inferencex-e2e/infx/golden_al_distribution/dsv41flash_dspark.yaml"
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['"nan"', ".nan", ".inf", '"3.51; touch PWNED"', "0.5", "-3.51", "1e400", "[3.51]"],
+)
+def test_a_golden_acceptance_length_that_is_no_number_is_refused_before_publishing(
+    project: Path, value: str
+) -> None:
+    golden = project / GOLDEN
+    edit(golden, "    5: 3.51\n", f"    5: {value}\n")
+    line = _line_of(golden, f"5: {value}")
+    expected = (
+        f"{GOLDEN}:{line}: golden AL thinking_on value for draft length 5 must be a "
+        "decimal number from 1 to 100 (an acceptance length), got "
+    )
+    assert expected in error_line(sync(project, "render", KEY))
+    before = _files(project)
+    assert expected in error_line(sync(project, "generate", "--all"))
+    assert _files(project) == before
+    assert not (project / "PWNED").exists()
