@@ -154,3 +154,55 @@ def test_a_golden_acceptance_length_that_is_no_number_is_refused_before_publishi
     assert expected in error_line(sync(project, "generate", "--all"))
     assert _files(project) == before
     assert not (project / "PWNED").exists()
+
+
+# ---- 7. records of a sweep log continued over many lines ---------------------------------------
+
+RUN = "examples/runs/41000000001"
+
+
+def _log(project: Path) -> Path:
+    return next((project / RUN).rglob("sweep_5230101.log"))
+
+
+def _after_first(log: Path, marker: str, added: str) -> int:
+    """Add ``added`` after the first line holding ``marker``; that line's number."""
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if marker in line)
+    log.write_text("".join([*lines[: at + 1], added, *lines[at + 1 :]]), encoding="utf-8")
+    return at + 1
+
+
+def test_an_env_record_continued_past_the_line_bound_is_refused_naming_its_line(
+    project: Path,
+) -> None:
+    log = _log(project)
+    line = _after_first(log, "] Env: ", ("x" * 999 + "\n") * 4300)  # 4.3 MB in 4,300 lines
+    message = error_line(sync(project, "verify", KEY, "--run", RUN))
+    assert message.endswith(
+        f"{log.name}:{line}: a logged Env: record is longer than 4 MiB over its lines "
+        "(not srt-slurm output)"
+    )
+
+
+def test_an_env_record_of_half_a_million_lines_is_read_once(project: Path) -> None:
+    """2 MB in 500,000 lines, under the bound: joining the record again for every line (about
+    250 GB copied) never finished; read once, the values are compared as any others."""
+    _after_first(_log(project), "] Env: ", "a b\n" * 500_000)
+    proc = sync(project, "verify", KEY, "--run", RUN, "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    assert "SGLANG_TIMEOUT_KEEP_ALIVE" in proc.stdout  # its value now runs on over the lines
+
+
+def test_a_command_quote_open_over_many_lines_is_read_once(project: Path) -> None:
+    """20,000 lines that each close and reopen the quote: splitting the whole command again
+    for every line (5,000 lines took 50 s) is replaced by reading each line once."""
+    log = _log(project)
+    text = log.read_text(encoding="utf-8")
+    command = next(x for x in text.splitlines(keepends=True) if "] Command: " in x)
+    log.write_text(text.replace(command, command[:-1] + " '\n" + "x' 'y\n" * 20_000 + "'\n"))
+    proc = sync(project, "verify", KEY, "--run", RUN, "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    # the last flag's value is 3600 then the words the quotes made, one per line
+    assert proc.stdout.count("\\nx y") == 20_000
+    assert '"right": "3600 \\nx y\\nx y' in proc.stdout
