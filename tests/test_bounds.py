@@ -206,3 +206,45 @@ def test_a_command_quote_open_over_many_lines_is_read_once(project: Path) -> Non
     # the last flag's value is 3600 then the words the quotes made, one per line
     assert proc.stdout.count("\\nx y") == 20_000
     assert '"right": "3600 \\nx y\\nx y' in proc.stdout
+
+
+# ---- 7. lint's nested literal loops -----------------------------------------------------------
+
+NAMES = "[" + ", ".join(f"'n{i}'" for i in range(1000)) + "]"
+NESTED_LOOPS_SERVER_ARGS = (
+    "import argparse\n\n"
+    f"NAMES = {NAMES}\n"
+    "\n\nclass ServerArgs:\n    @staticmethod\n    def add_cli_args(parser):\n"
+    "        parser.add_argument('--model-path')\n"
+    "        for a in NAMES:\n"
+    "            for b in NAMES:\n"
+    "                for c in NAMES:\n"
+    "                    parser.add_argument('--x-' + a + b + c)\n"
+)
+
+
+def test_lint_unrolls_a_bounded_number_of_loop_iterations_and_reports_the_rest_unresolved(
+    tmp_path: Path,
+) -> None:
+    """Three nested loops over 1,000 literal names: a billion walks of the body never ended;
+    past the bound the body is walked once with its names unknown, and said so."""
+    import json
+
+    from lintrepo import _cell, commit_files, git, module_text
+
+    repo = tmp_path / "sglang"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    files = {"python/sglang/srt/server_args.py": NESTED_LOOPS_SERVER_ARGS}
+    commit = commit_files(repo, files, "nested loops")
+    cell = _cell("c#0", "lmsysorg/sglang:v0.5.9", commit, [["--model-path", "m"], ["--x-n0n0n0"]])
+    (tmp_path / "m.jsx").write_text(module_text([cell]))
+    proc = sync(tmp_path, "lint", "m.jsx", "--sglang", str(repo), "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    [version] = json.loads(proc.stdout)["versions"]
+    line = NESTED_LOOPS_SERVER_ARGS.splitlines().index(
+        "                    parser.add_argument('--x-' + a + b + c)"
+    )
+    assert version["worker"]["dynamic"] == [
+        f"line {line + 1}: an option string the file does not pin down"
+    ]
