@@ -248,3 +248,31 @@ def test_lint_unrolls_a_bounded_number_of_loop_iterations_and_reports_the_rest_u
     assert version["worker"]["dynamic"] == [
         f"line {line + 1}: an option string the file does not pin down"
     ]
+
+
+# ---- 7. a module whose references build far more than it holds ----------------------------------
+
+MODULE = "cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx"
+
+
+def test_a_module_whose_env_refs_expand_past_the_bound_is_refused_by_diff_and_decode(
+    project: Path,
+) -> None:
+    """Each env of the pool grown to 30,000 entries (1.1 MB): every block naming it by envRef
+    is built in full, on every point and KV tier; diffing such a module with itself grew
+    with (uses x size), 96 s and 1.3 GB at 4 MB. The built entries are counted and bounded."""
+    import json
+
+    module = project / MODULE
+    head, _, body = module.read_text(encoding="utf-8").partition("export const agentx = ")
+    data = json.loads(body.rstrip().rstrip(";"))
+    for env in data["envs"]:
+        env.update({f"K{k:05d}": "v" for k in range(30_000)})
+    module.write_text(head + "export const agentx = " + json.dumps(data, indent=1) + ";\n")
+    for command in (["diff", MODULE, MODULE], ["decode", MODULE, "--all", "--format", "json"]):
+        message = error_line(sync(project, *command))
+        assert message.startswith(f"error: {MODULE}:"), message
+        assert message.endswith(
+            "the module's refs, envRefs, patches and KV tiers build more than 500,000 flags "
+            "and env entries; refusing it"
+        )
