@@ -31,10 +31,18 @@ Mutations:
   with a conflicting key; a sweep log twice in each archive (changed copy first or last,
   identical) and a zip end record claiming 65535 members; and ``generate`` writing a changed
   module and page, stopped by SIGTERM at seven moments.
+* issue 36's kinds, run with them: a remote, clone, URL or revision beginning with ``-`` or
+  naming a helper (``--upload-pack=touch PWNED``, ``ext::…``) in every command that passes
+  one to git (the bot's ``--inferencex-remote``, ``--inferencex-clone``, ``--cookbook``,
+  ``--push-url``; ``audit --fetch``; ``diff REV:PATH``): refused, and no ``PWNED`` anywhere;
+  a master key, a ``model-prefix`` and a sync.yaml key holding a control character, a line
+  break into ``::warning``, or a space: refused, with no raw control and no line beginning
+  ``::`` in any output.
 
 Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s),
-exit-2 command that changed a file, temp file left behind, or SIGTERM that ended other than
-143 (or 0, when it came after the work) or left a file written is recorded with the mutation
+exit-2 command that changed a file, temp file left behind, SIGTERM that ended other than
+143 (or 0, when it came after the work) or left a file written, injected command that ran or
+raw control echoed (issue 36's kinds) is recorded with the mutation
 that caused it, deduplicated by the innermost frame of its traceback. The mutation list is
 enumerated in a fixed order, shuffled per file with ``--seed`` and interleaved across files
 (issue 22's kinds first), so a seed and a case count name the same cases on every machine.
@@ -182,6 +190,13 @@ class Mutation:
     as_nobody: bool = False
     # what else the mutation changed (a folder's mode), undone after its commands
     undo: Callable[[Path], None] | None = field(default=None, compare=False, repr=False)
+    # instead of the commands that read the file: these (issue 36's option injection)
+    commands: tuple[Command, ...] = ()
+    # a file git would create if it ran the injected command: never found after a command
+    marker: str = ""
+    # no output holds a raw control character or a line beginning with "::" (a workflow
+    # command in an Actions log)
+    echo_free: bool = False
 
 
 def _deep(depth: int) -> object:
@@ -727,6 +742,75 @@ def hostile_mutations(project: Path, rng: random.Random) -> list[Mutation]:
     for archive in sorted((project / ARCHIVES).iterdir()):
         out.extend(duplicate_member_mutations(archive.relative_to(project).as_posix()))
     out.extend(signal_mutations())
+    out.extend(injection_mutations(str(project.parent / "sglang")))
+    out.extend(control_key_mutations())
+    return out
+
+
+# ------------------------------------------------- issue 36's kinds: git injection, raw keys
+
+MARKER = "PWNED"
+# Remotes, URLs and revisions git would read as an option or hand to a helper program.
+_GIT_INJECTIONS = (
+    f"--upload-pack=touch {MARKER}",
+    f"-oProxyCommand=touch {MARKER}",
+    f"ext::sh -c touch% {MARKER}",
+    f"--template={MARKER}",
+)
+# What a config key or label must never carry into a log, a terminal or a commit.
+_CONTROLS = ("\n::warning ::injected", "\x1b[31m", "\r", "\x00", "\x7f", "\u2028", " ", "\t")
+_RAW = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]|^\s*::", re.M)
+
+
+def injection_mutations(lint_repo: str) -> list[Mutation]:
+    """Each value as every remote, clone, URL and revision a command passes to git: refused
+    (exit 2) before git runs, so the marker file is never made."""
+    out = []
+    for value in _GIT_INJECTIONS:
+        bot = ["bot", "--event", EVENT, "--event-name", "pull_request", "--models-only"]
+        # a clone is a path: "ext::…" is a folder's name there, only a leading "-" is hostile
+        clone = [[*bot, f"--inferencex-clone={value}"]] if value.startswith("-") else []
+        commands = (
+            [*bot, "--inferencex-clone", "clone.git", f"--inferencex-remote={value}"],
+            *clone,
+            ["bot", "--event", EVENT, "--event-name", "issue_comment", "--dry-run",
+             f"--cookbook={value}"],
+            ["bot", "--event", EVENT, "--event-name", "issue_comment", "--dry-run",
+             "--push-repo", "a/b", f"--push-url={value}"],
+            ["audit", "--inferencex", lint_repo, f"--fetch={value}"],
+            ["diff", "-C", lint_repo, f"{value}:README", MODULE],
+        )  # fmt: skip
+        out.append(Mutation(EVENT, f"git argument {value!r}", lambda d: d, commands=commands,
+                            refused=True, marker=MARKER))  # fmt: skip
+    return out
+
+
+def _rename(old: str, new: str) -> Callable[[bytes], bytes]:
+    def apply(data: bytes) -> bytes:
+        text = data.decode("utf-8")
+        if old not in text:
+            raise ValueError(f"{old} not in the file")
+        return text.replace(old, new, 1).encode("utf-8")
+
+    return apply
+
+
+def control_key_mutations() -> list[Mutation]:
+    """A config key (the master's and sync.yaml's) and a label printed beside it holding a
+    control character, a line break into a workflow command, or a space: refused (exit 2),
+    the character shown escaped, never written raw."""
+    out = []
+    for ctl in _CONTROLS:
+        shown = json.dumps(ctl)
+        renamed = json.dumps(DSPARK + ctl)  # a JSON string is a YAML double-quoted scalar
+        prefix = json.dumps("dsv41flash" + ctl)
+        for rel, old, new, what in (
+            (MASTER, f"\n{DSPARK}:", f"\n{renamed}:", "master key"),
+            (MASTER, "model-prefix: dsv41flash\n", f"model-prefix: {prefix}\n", "model-prefix"),
+            ("sync.yaml", f"key: {DSPARK}\n", f"key: {renamed}\n", "sync.yaml key"),
+        ):
+            out.append(Mutation(rel, f"{what} + {shown}", _rename(old, new), refused=True,
+                                echo_free=True))  # fmt: skip
     return out
 
 
@@ -871,6 +955,14 @@ def _restore(target: Path, original: bytes) -> None:
     target.write_bytes(original)
 
 
+def _take_marker(tmp: Path, name: str) -> bool:
+    """Whether a command made a file ``name`` anywhere under ``tmp`` (each one removed)."""
+    found = [p for p in tmp.rglob(name) if p.is_file()]
+    for p in found:
+        p.unlink()
+    return bool(found)
+
+
 def _lmode(path: Path) -> int:
     try:
         return path.lstat().st_mode
@@ -994,6 +1086,7 @@ def main(argv: list[str]) -> int:
                 mutated_tree = _tree_hashes(project)
                 signalled = mut.sigterm_after is not None
                 cmds = [GENERATE_WRITE] if signalled else commands_for(mut.path, lint_repo)
+                cmds = list(mut.commands) or cmds
                 try:
                     placed = _lmode(target)
                     for cmd in cmds:
@@ -1008,7 +1101,12 @@ def main(argv: list[str]) -> int:
                         now = _tree_hashes(project)
                         changed = [k for k, v in now.items() if mutated_tree.get(k) != v]
                         left = [k for k in now if k not in mutated_tree and k.endswith(".tmp")]
-                        if kind is None and left:
+                        ran = mut.marker and _take_marker(Path(tmpdir), mut.marker)
+                        if kind is None and ran:
+                            kind, site = "ran an injected command", f"{cmd[0]} {mut.name}"
+                        elif kind is None and mut.echo_free and _RAW.search(out + err):
+                            kind, site = "echoed a raw control", f"{cmd[0]} {mut.name}"
+                        elif kind is None and left:
                             kind, site = "temp file left", f"{cmd[0]} left {left[0]}"
                         elif kind is None and code == 2 and changed:
                             kind, site = "wrote on error", f"{cmd[0]} wrote {changed[0]}"

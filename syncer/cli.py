@@ -85,10 +85,10 @@ def _run(argv: list[str] | None) -> None:
         # A value the message did not cut itself (a path, a number, a flag value of any
         # length) is cut here: the line stays one line a person can read. Imported here:
         # `sync --help` is start-up time only, and these bring logging and threading.
-        from syncer.untrusted import term_text
+        from syncer.untrusted import term_line
         from syncer.wording import cut_long_words
 
-        text = cut_long_words(term_text(exc).replace(chr(10), "⏎"))
+        text = cut_long_words(term_line(exc))
         click.echo(f"error: {text}", err=True)
         sys.exit(2)
     except click.ClickException as exc:

@@ -73,18 +73,6 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def check_regular(path: Path | str, what: str) -> None:
-    """Refuse ``path`` unless it is a regular file (after symlinks): the check a reader that
-    opens the file itself (a YAML loader, an archive reader) makes first."""
-    p = Path(path)
-    try:
-        st = p.stat()
-    except OSError as exc:
-        raise _unreadable(p, what, exc) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise SyncError(f"cannot read {what}: {_kind(st.st_mode)}", path=str(p))
-
-
 def present(path: Path | str, what: str) -> bool:
     """Whether an optional input is there: False when nothing is at ``path``, True for a
     regular file (after symlinks), and a ``SyncError`` for anything else (a FIFO, a device, a

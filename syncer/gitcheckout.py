@@ -1,8 +1,5 @@
-"""Which commit a directory has checked out, asked of git the one way every layer asks it.
-
-``git_env`` is the environment every git the tool runs gets: the caller's ``GIT_*`` variables
-dropped (a ``GIT_DIR`` of the shell must not make git answer for another repository), no
-prompt, no pager, no user or system config (hooks, fsmonitor, aliases of the runner).
+"""Which commit a directory has checked out, and a long-lived object reader of a repository;
+both run git through :mod:`syncer.gitrun`, as everything does.
 """
 
 from __future__ import annotations
@@ -12,22 +9,13 @@ import os
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from syncer import gitrun
+
 if TYPE_CHECKING:
     import subprocess
 
 # Reading one commit's id and date takes milliseconds; the bound is for a hung filesystem.
 QUERY_TIMEOUT = 30
-
-
-def git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_TERMINAL_PROMPT="0",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_PAGER="cat",
-    )
-    return env
 
 
 def checked_out(path: Path) -> tuple[str, str] | None:
@@ -36,29 +24,18 @@ def checked_out(path: Path) -> tuple[str, str] | None:
     linked worktree) or a bare repository. None for anything else, a folder inside some other
     repository included."""
     if (path / ".git").exists():
-        top = _query("-C", str(path), "rev-parse", "--show-toplevel")
+        top = gitrun.text("rev-parse", "--show-toplevel", repo=path, timeout=QUERY_TIMEOUT)
         if top is None or Path(top).resolve() != path.resolve():
             return None
-        out = _query("-C", str(path), "log", "-1", "--format=%H %cI", "HEAD")
+        out = gitrun.text("log", "-1", "--format=%H %cI", "HEAD", repo=path, timeout=QUERY_TIMEOUT)
     elif (path / "HEAD").is_file() and (path / "objects").is_dir():
-        out = _query("--git-dir", str(path), "log", "-1", "--format=%H %cI", "HEAD")
+        out = gitrun.text(
+            "log", "-1", "--format=%H %cI", "HEAD", git_dir=path, timeout=QUERY_TIMEOUT
+        )
     else:
         return None
     parts = (out or "").split()
     return (parts[0], parts[1]) if len(parts) == 2 else None
-
-
-def _query(*args: str) -> str | None:
-    import subprocess  # imported by the runs that ask git only (a cost of every start-up)
-
-    try:
-        proc = subprocess.run(
-            ["git", *args], capture_output=True, text=True, env=git_env(),
-            timeout=QUERY_TIMEOUT, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return proc.stdout.strip() if proc.returncode == 0 else None
 
 
 class Unanswered(Exception):
@@ -76,26 +53,22 @@ class ObjectReader:
     object: a run reads objects at many commits, and a git process for each read was most of
     the processes it started. It sees what a later fetch brings (git looks again for an
     object it does not find, and reads refs afresh for every name); it ends with :meth:`close`,
-    when it is collected, or with the program. ``git``: the command up to the subcommand
-    (``["git", "--git-dir", path]``)."""
+    when it is collected, or with the program. The repository: ``git_dir``, else ``cwd``;
+    ``env``: what :func:`gitrun.git_env` adds for it."""
 
     def __init__(
-        self, git: list[str], env: dict[str, str], cwd: Path | None = None, *, timeout: float = 600
+        self,
+        *,
+        git_dir: Path | str | None = None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 600,
     ) -> None:
-        import subprocess  # imported by the runs that ask git only (a cost of every start-up)
         import weakref
 
-        self._proc: subprocess.Popen[bytes] | None = None
         self._timeout = timeout
-        try:
-            self._proc = subprocess.Popen(
-                [*git, "cat-file", "--batch-command"], cwd=cwd, env=env,
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                # its own process group, so that stopping it also stops what it started (a
-                # lazy fetch), which would otherwise hold the pipe open and the read hung
-                process_group=0,
-            )  # fmt: skip
-        except OSError:
+        self._proc = gitrun.popen("cat-file", "--batch-command", git_dir=git_dir, cwd=cwd, env=env)
+        if self._proc is None:
             return
         self._finalizer = weakref.finalize(self, ObjectReader._close, self._proc)
 

@@ -52,7 +52,6 @@ RUNS = "/actions/runs/"
 PULL = "/pull/"
 BLOB = "/blob/"
 COMMENT = "#issuecomment-"
-ATTEMPTS = "/attempts/"
 
 # GitHub's ids (PRs, comments, runs) fit in 20 digits: an id is never read longer, since int()
 # of thousands of digits raises. ASCII digits only: \d would accept other scripts' digits,

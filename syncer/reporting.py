@@ -32,11 +32,9 @@ MARK_STYLES = {"✓": "green", "✗": "red"}
 
 
 class Format(StrEnum):
-    """What ``--format`` names: the forms every report has (``diff`` spells text
-    ``terminal``)."""
+    """What ``--format`` names: the forms every report has."""
 
     TEXT = "text"
-    TERMINAL = "terminal"
     MARKDOWN = "markdown"
     JSON = "json"
 

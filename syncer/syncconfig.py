@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from syncer import links
+from syncer import identifiers, links
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
@@ -433,7 +433,9 @@ def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
     keys = r.mapping(node, what, _CONFIG_KEYS)
     if "key" not in keys:
         raise r.fail(node, f"{what}: each config needs 'key'")
-    key = r.text(keys["key"], f"{what}.key")
+    key = r.text(
+        keys["key"], f"{what}.key", identifiers.CONFIG_KEY, "a config key as InferenceX writes one"
+    )
     what = f"config {key}"
     if "source" in keys:
         source, pin = _pin(r, key, keys["source"], keys.get("pin"), main, what)

@@ -220,6 +220,13 @@ def term_text(value: object, *, limit: int | None = None) -> str:
     return visible(mask(text).replace("\r\n", "\n"))
 
 
+def term_line(value: object) -> str:
+    """:func:`term_text` kept on one line, a line break shown as ``⏎``: a line of a log. A
+    GitHub Actions log reads a line that begins with ``::`` as a workflow command, so no text
+    a run quotes (a key, a message) may start a line of its own."""
+    return term_text(value).replace("\n", "⏎")
+
+
 def json_text(value: object, *, indent: int | None = None) -> str:
     """``value`` as JSON for a terminal or a file: UTF-8 kept readable, the characters a
     terminal acts on or hides written as ``\\u`` escapes (:func:`json_escaped`), tokens

@@ -73,9 +73,18 @@ def test_readme_opens_with_the_two_commands_ci_runs() -> None:
     block = readme.split("```")[1].strip("\n").splitlines()
     assert len(block) == 2
     setup, tests = block
-    assert "python3 -m venv .venv" in setup and "pip install" in setup and "/sync verify " in setup
+    assert "python3 -m venv .venv" in setup and "pip install" in setup
+    assert "/cookbook-sync verify " in setup
     assert tests.startswith(".venv/bin/python -m pytest")
     assert readme.index("```") < readme.index("\n## ")
+
+
+def test_the_readme_names_the_program_by_its_unambiguous_name_in_every_command_to_copy() -> None:
+    # Issue 37.7: outside the virtualenv `sync` is coreutils' ("sync: error opening 'verify'").
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    blocks = readme.split("```")[1::2]
+    lines = [line for block in blocks for line in block.splitlines() if ".venv/bin/" in line]
+    assert lines and not [line for line in lines if ".venv/bin/sync " in line]
 
 
 def test_an_internal_error_is_exit_3_with_its_traceback_not_drift(monkeypatch, capsys) -> None:
@@ -127,3 +136,14 @@ def test_a_reader_closing_the_pipe_is_not_drift() -> None:
     os.close(write_end)
     assert done.returncode == 141
     assert done.stderr == b""
+
+
+def test_the_exit_codes_are_in_the_help() -> None:
+    # Issue 37.7: the README's exit codes (0/1/2/3/141/143) were in no --help.
+    done = subprocess.run(
+        [sys.executable, "-m", "syncer", "--help"], capture_output=True, text=True, check=True
+    )
+    text = " ".join(done.stdout.split())
+    for code in ("0 clean", "1 drift", "2 bad input", "3 an internal error", "141 the reader",
+                 "143 stopped by SIGTERM"):  # fmt: skip
+        assert f"{code}" in text, code

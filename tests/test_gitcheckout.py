@@ -46,10 +46,17 @@ def test_a_bare_clone_has_its_head(tmp_path):
     assert head_commit(tmp_path / "b") == sha
 
 
-def test_an_object_reader_whose_git_hangs_is_stopped_and_says_it_cannot_answer() -> None:
-    # `sh -c 'sleep 60' x cat-file --batch-command`: a git that never answers, whose child
-    # (sleep, as a lazy fetch would be) holds the pipe open after the parent is stopped
-    reader = ObjectReader(["sh", "-c", "sleep 60", "x"], dict(os.environ), timeout=0.2)
+def test_an_object_reader_whose_git_hangs_is_stopped_and_says_it_cannot_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A `git` first on PATH that never answers, whose child (sleep, as a lazy fetch would
+    # be) holds the pipe open after the parent is stopped; started by the one git runner.
+    fake = tmp_path / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nsleep 60\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    reader = ObjectReader(git_dir=tmp_path, timeout=0.2)
     hung = reader._proc
     assert hung is not None
     with pytest.raises(Unanswered):

@@ -15,6 +15,7 @@ import signal
 import stat
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -53,12 +54,13 @@ def project(tmp_path: Path) -> Path:
 
 
 def sync(
-    cwd: Path, *args: str, timeout: float = 60, user: int | None = None
+    cwd: Path, *args: str, timeout: float = 60, bound_by_modes: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """``sync ARGS`` as a user runs it (``user``: as that uid, for permission tests)."""
+    """``sync ARGS`` as a user runs it (``bound_by_modes``: a root whose permission checks are not
+    bypassed, for permission tests)."""
     cmd = [*forkserver.command(), *args]
-    if user is not None:  # another user's process is started as itself (setpriv execs it)
-        cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
+    if bound_by_modes:  # started as itself: setpriv execs it with the capabilities dropped
+        cmd = ["setpriv", f"--bounding-set={UNBOUND}", f"--inh-caps={UNBOUND}"]
         cmd += [*forkserver.real_command(), *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env)
@@ -217,40 +219,52 @@ def test_an_optional_input_that_is_no_regular_file_is_refused_not_taken_as_absen
 
 # ---- 5. permissions ---------------------------------------------------------------------------
 
-NOBODY = 65534
+# Root reads a file of mode 0 through these two capabilities. Dropping them, rather than running
+# as another user, keeps the process the owner of the checkout and its virtualenv, so the test
+# passes wherever the project is cloned (a home directory of mode 700 included).
+UNBOUND = "-dac_override,-dac_read_search"
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("setpriv") is None,
-    reason="needs root and setpriv to run a command as another user",
+    reason="needs root and setpriv to drop the capabilities that bypass file modes",
 )
 
 
-@pytest.fixture
-def shared_project(project: Path) -> Iterator[Path]:
-    """``project`` moved where another user can reach it (pytest's own folder is private)."""
-    import tempfile
-
-    place = Path(tempfile.mkdtemp(prefix="sync-shared-"))
-    place.chmod(0o755)
-    shutil.copytree(project, place / "p", dirs_exist_ok=True)
-    for path in [place / "p", *(place / "p").rglob("*")]:
-        path.chmod(0o755 if path.is_dir() else 0o644)
-    yield place / "p"
-    shutil.rmtree(place)
-
-
 @needs_root
-def test_an_unreadable_recipe_or_log_folder_is_exit_2_naming_the_path(
-    shared_project: Path,
-) -> None:
-    project = shared_project
+def test_an_unreadable_recipe_or_log_folder_is_exit_2_naming_the_path(project: Path) -> None:
     (project / RECIPE).chmod(0)
-    line = error_line(sync(project, "render", KEY, user=NOBODY))
+    line = error_line(sync(project, "render", KEY, bound_by_modes=True))
     assert line.endswith(f"{RECIPE}: cannot read YAML file: Permission denied")
     (project / RECIPE).chmod(0o644)
     logs = next((project / "examples/runs/41000000001").glob("*conc1_*"))
     (logs / "srt-single-node-logs/logs").chmod(0)
-    line = error_line(sync(project, "verify", KEY, user=NOBODY))
+    line = error_line(sync(project, "verify", KEY, bound_by_modes=True))
     assert line.endswith(" cannot read the run folder: Permission denied"), line
+
+
+@needs_root
+def test_the_permission_check_runs_from_a_virtualenv_only_its_owner_can_enter(
+    project: Path, tmp_path: Path
+) -> None:
+    # Issue 37: with the project's virtualenv under a home of mode 700, the tool run as another
+    # user could not start ("No module named syncer"), so this check failed wherever such a user
+    # cloned. A virtualenv made there, seeing this one's packages, stands for that clone.
+    home = tmp_path / "home"
+    venv = home / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    (site,) = venv.glob("lib/python*/site-packages")
+    (site / "outer.pth").write_text("\n".join([str(ROOT), *sysconfig_paths()]) + "\n")
+    home.chmod(0o700)
+    (project / RECIPE).chmod(0)
+    cmd = ["setpriv", f"--bounding-set={UNBOUND}", f"--inh-caps={UNBOUND}"]
+    ran = subprocess.run(
+        [*cmd, str(venv / "bin" / "python"), "-m", "syncer", "render", KEY], cwd=project,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert error_line(ran).endswith(f"{RECIPE}: cannot read YAML file: Permission denied")
+
+
+def sysconfig_paths() -> list[str]:
+    return [sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
 
 
 # ---- 11. a reader that goes away --------------------------------------------------------------

@@ -156,12 +156,14 @@ def _date(today: str | None) -> _dt.date | None:
 def _trees(
     inferencex: Path | None, trees_dir: Path | None, main_rev: str, remote: str | None
 ) -> TreeSource:
-    from syncer import locations
+    from syncer import gitrun, locations
     from syncer.inferencex.commits import is_clone
     from syncer.usecases.audit_trees import FolderTree, GitTrees, SnapshotTrees
 
-    if remote is not None and (inferencex is None or not is_clone(inferencex)):
-        raise SyncError("--fetch needs --inferencex to be a git clone")
+    if remote is not None:
+        gitrun.remote(remote, "--fetch")
+        if inferencex is None or not is_clone(inferencex):
+            raise SyncError("--fetch needs --inferencex to be a git clone")
     if trees_dir is not None:
         return SnapshotTrees(trees_dir)
     if inferencex is None:

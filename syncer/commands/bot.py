@@ -20,7 +20,7 @@ from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.locations import user_cache_dir
 from syncer.syncconfig import load_sync_config
-from syncer.untrusted import term_text
+from syncer.untrusted import term_line, term_text
 from syncer.wording import count
 
 
@@ -128,6 +128,7 @@ def bot_command(
     from syncer.publish.event import BadEvent
 
     secrets.install()
+    _check_remotes(options)
     try:
         if models_only:
             options.pop("model")
@@ -137,6 +138,17 @@ def bot_command(
         # The CLI prints it (masked, one line like every SyncError) naming the event file.
         exc.path = str(event_path)
         raise
+
+
+def _check_remotes(options: dict[str, Any]) -> None:
+    """Every remote the options name, refused before any git runs when git could take it
+    for an option or a helper program (``--inferencex-remote '--upload-pack=…'``)."""
+    from syncer import gitrun
+
+    for flag in ("--inferencex-remote", "--cookbook", "--push-url"):
+        value = options.get(flag.removeprefix("--").replace("-", "_"))
+        if value is not None:
+            gitrun.remote(str(value), flag)
 
 
 def _models_only(
@@ -294,7 +306,7 @@ def _run(
             _print_plan(plan, stopped=True)
         raise
     for line in outcome.lines:
-        click.echo(term_text(line))
+        click.echo(term_line(line))
     if dry_run:
         _print_plan(plan)
     return 0

@@ -192,7 +192,12 @@ def _warn_hidden(module: str, where: str, chars: list[str], fmt: str) -> None:
 
 @click.command("decode")
 @click.argument("module", type=click.Path(path_type=str))
-@click.option("--cell", "cell", metavar="ID|INDEX", help="Cell id (configKey#n) or index.")
+@click.option(
+    "--cell",
+    "cell",
+    metavar="ID|INDEX|KEY",
+    help="Cell id (configKey#n), index, or config key (a config shown in one cell).",
+)
 @click.option(
     "--point", "point", type=int, metavar="N", help="Only the cell's point at index N (default 0)."
 )

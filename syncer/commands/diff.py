@@ -7,17 +7,18 @@ Each side is a module file or ``REV:PATH`` read with ``git show`` from the curre
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import click
 
+from syncer import gitrun
 from syncer.commands import options
 from syncer.compare.review import review_texts
 from syncer.compare.review_render import review_report
 from syncer.console import report_console
 from syncer.cookbook.jsmodule import decode_text, read_text
 from syncer.errors import SyncError
+from syncer.fitting import GITHUB_TEXT_LIMIT
 from syncer.fsio import write_atomic
 from syncer.reporting import Format, text_of
 
@@ -31,28 +32,17 @@ def read_side(spec: str, repo: str | None) -> str:
     rev, sep, path = spec.partition(":")
     if not sep or not rev or not path:
         raise SyncError("no such file, and not REV:PATH", path=spec)
-    if rev.startswith("-"):
-        raise SyncError("a revision cannot start with '-'", path=spec)
-    try:
-        kind = subprocess.run(
-            ["git", "-C", str(base), "cat-file", "-t", f"{rev}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        if kind.returncode == 0 and kind.stdout.strip() != b"blob":
-            what = kind.stdout.decode("ascii", "replace").strip()
-            shown = "a directory" if what == "tree" else f"a {what}"
-            raise SyncError(f"{path} is {shown} at {rev}, not a module file", path=spec)
-        done = subprocess.run(
-            ["git", "-C", str(base), "show", f"{rev}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise SyncError(f"cannot run git: {exc.strerror or exc}", path=spec) from None
+    gitrun.operand(rev, f"{spec}: revision")
+    # The clean environment of every git: a caller's GIT_DIR never makes this read another
+    # repository than -C DIR (or the current directory).
+    kind = gitrun.run("cat-file", "-t", repo=base, operands=[f"{rev}:{path}"], check=False)
+    if kind.returncode == 0 and kind.stdout.strip() != b"blob":
+        what = kind.stdout.decode("ascii", "replace").strip()
+        shown = "a directory" if what == "tree" else f"a {what}"
+        raise SyncError(f"{path} is {shown} at {rev}, not a module file", path=spec)
+    done = gitrun.run("show", repo=base, operands=[f"{rev}:{path}"], check=False)
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        reason = message[-1] if message else f"git show exited with {done.returncode}"
+        reason = gitrun.last_line(done)
         raise SyncError(f"cannot read {path} at {rev} in {base}: {reason}", path=spec)
     return decode_text(done.stdout, spec)
 
@@ -68,14 +58,15 @@ def read_side(spec: str, repo: str | None) -> str:
     help="Git repository (and base directory) for both sides; default: the current directory.",
 )
 @options.format_option(
-    ["terminal", "markdown", "json"],
-    help="terminal for reading, markdown for a PR body (see --budget), json for tools.",
+    ["text", "markdown", "json"],
+    help="text for reading, markdown for a PR body (see --budget), json for tools.",
 )
 @click.option(
     "--budget",
     type=click.IntRange(min=1),
     default=None,
-    help="Markdown size budget in characters (a GitHub PR body holds 65536).",
+    help=f"Markdown size budget in characters (default: {GITHUB_TEXT_LIMIT}, what a GitHub PR "
+    "body or comment holds).",
 )
 @options.file_option(
     "-o", "--output", help="Write the report to this file instead of standard output."
@@ -95,7 +86,7 @@ def diff_command(
     new_text = read_side(new, repo)
     report = review_report(review_texts(old_text, new_text, old_label=old, new_label=new))
     if fmt in (Format.MARKDOWN, Format.JSON):
-        text = text_of(report, fmt, budget)
+        text = text_of(report, fmt, budget or GITHUB_TEXT_LIMIT)
     else:
         if output is None:
             report.text(report_console())

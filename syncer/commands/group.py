@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
     "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
     "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
+    "list": ("syncer.commands.list", "List an InferenceX checkout's AgentX configs and models."),
     "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
 }
 
@@ -54,7 +55,18 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+EXIT_CODES = (
+    "Exit codes: 0 clean or nothing changed; 1 drift or changes; 2 bad input (one error: "
+    "line); 3 an internal error (a bug: its traceback is printed); 141 the reader of the "
+    "output went away; 143 stopped by SIGTERM, nothing left half-written."
+)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=EXIT_CODES,
+)
 @click.version_option(package_name="infx-cookbook-sync")
 def cli() -> None:
     """Keep the SGLang cookbook's AgentX launch explorer true to InferenceX."""

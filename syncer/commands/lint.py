@@ -11,11 +11,11 @@ flag declared, 1 findings (undeclared or possibly undeclared flags, unresolvable
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import click
 
+from syncer import gitrun
 from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.inputs import Input, read
@@ -56,17 +56,17 @@ def lint_command(
             raise SyncError("no such module", path=str(module))
         paths = [str(module)]
         where = module.parent
-    if sglang is None:
-        sglang = _toplevel(where)
-        source = SGLangSource(sglang)
-        if not source.has_server_args():
-            raise SyncError(
-                "the modules' git repository has no python/sglang/srt/server_args.py at HEAD "
-                "(not an SGLang checkout); give --sglang GIT_DIR",
-                path=str(sglang),
-            )
-    else:
-        source = SGLangSource(sglang)
+    named = sglang is not None
+    sglang = sglang if sglang is not None else _toplevel(where)
+    source = SGLangSource(sglang)
+    if not source.has_server_args():
+        # whether named or found, a repository that is not SGLang's answers nothing
+        whose = "this git repository" if named else "the modules' git repository"
+        raise SyncError(
+            f"{whose} has no python/sglang/srt/server_args.py at HEAD (not an SGLang "
+            "checkout); give --sglang GIT_DIR of an SGLang checkout",
+            path=str(sglang),
+        )
     result = lint_paths(paths, source)
     modules = read(Input.COOKBOOK, cookbook) if all_modules else read(Input.MODULE, paths[0])
     reads = [modules, read(Input.SGLANG, sglang)]
@@ -74,15 +74,10 @@ def lint_command(
 
 
 def _toplevel(where: Path) -> Path:
-    proc = subprocess.run(
-        ["git", "-C", str(where), "rev-parse", "--show-toplevel"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0:
+    top = gitrun.text("rev-parse", "--show-toplevel", repo=where)
+    if top is None:
         raise SyncError(
             "not inside a git repository; give --sglang GIT_DIR (an SGLang checkout)",
             path=str(where),
         )
-    return Path(proc.stdout.strip())
+    return Path(top)

@@ -53,7 +53,9 @@ from syncer.wording import js
 @options.srt_slurm_configs_option(SRT_CONFIGS_HELP)
 @options.srt_slurm_history_options
 @options.format_option(
-    ["text", "json"], help="text: each job's \"Copy all\" text; json: each job's blocks per router."
+    ["text", "markdown", "json"],
+    help="text: each job's \"Copy all\" text; markdown: the same as bash blocks, for a PR "
+    "comment; json: each job's blocks per router.",
 )
 def render_command(
     config: str,
@@ -126,7 +128,7 @@ def render_command(
             )
     sys.stdout.write(
         render(
-            "render_points.txt.j2",
+            "render_points.md.j2" if fmt == "markdown" else "render_points.txt.j2",
             key=config,
             items=items,
             raw=raw,

@@ -298,7 +298,8 @@ class Decoder:
         return out
 
     def cell_index(self, selector: str | int) -> int:
-        """A cell by index or id (``configKey#n``); unknown ids list the close ones."""
+        """A cell by index, id (``configKey#n``) or config key (a config shown in one cell);
+        unknown ids list the close ones."""
         # isdigit() alone accepts "²", which int() refuses.
         numeric = isinstance(selector, str) and selector.isascii() and selector.isdigit()
         if isinstance(selector, int) or numeric:
@@ -308,6 +309,13 @@ class Decoder:
         for ci, cell in enumerate(self.cells):
             if cell.get("id") == selector:
                 return ci
+        of_config = [ci for ci, cell in enumerate(self.cells) if cell.get("configKey") == selector]
+        if len(of_config) == 1:
+            return of_config[0]  # a config shown in one cell is named by its key alone
+        if of_config:
+            listed = ", ".join(str(self.cells[ci].get("id")) for ci in of_config)
+            shown = f"config {js(selector)} is shown in {len(of_config)} cells: {listed}; give one"
+            raise self.check.error("cells", shown)
         import difflib
 
         ids = [str(c.get("id")) for c in self.cells]

@@ -32,9 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from syncer import checkout
+from syncer import checkout, gitrun
 from syncer.errors import SyncError
-from syncer.gitcheckout import ObjectReader, Unanswered, checked_out, git_env
+from syncer.gitcheckout import ObjectReader, Unanswered, checked_out
 from syncer.wording import PATH_CHARS, js
 
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -63,28 +63,18 @@ _MODE_GITLINK = "160000"
 _GITLINKS: dict[str, dict[str, str]] = {}
 
 
-def _git(clone: Path, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
-    import subprocess  # imported by the runs that ask git only (a cost of every start-up)
-
-    try:
-        proc = subprocess.run(
-            ["git", "--git-dir", str(_git_dir(clone)), *args],
-            input=input,
-            capture_output=True,
-            env=git_env(),
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise SyncError(f"git {args[0]} took over {GIT_TIMEOUT} s", path=str(clone)) from None
-    except OSError as exc:
-        raise SyncError(f"cannot run git: {exc}", path=str(clone)) from None
-    if check and proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise SyncError(
-            f"git {args[0]} failed: {err[-1] if err else f'exit {proc.returncode}'}",
-            path=str(clone),
-        )
+def _git(
+    clone: Path,
+    *args: str,
+    remote: str | None = None,
+    operands: tuple[str, ...] | list[str] = (),
+    input: bytes | None = None,
+    check: bool = True,
+) -> bytes:
+    proc = gitrun.run(
+        *args, git_dir=_git_dir(clone), remote=remote, operands=operands, input=input,
+        timeout=GIT_TIMEOUT, check=check, where=str(clone),
+    )  # fmt: skip
     return proc.stdout
 
 
@@ -105,7 +95,7 @@ def _reader(clone: Path) -> ObjectReader:
     key = str(_git_dir(clone))
     reader = _READERS.pop(key, None)
     if reader is None or not reader.alive:
-        reader = ObjectReader(["git", "--git-dir", key], git_env(), timeout=GIT_TIMEOUT)
+        reader = ObjectReader(git_dir=key, timeout=GIT_TIMEOUT)
     _READERS[key] = reader
     while len(_READERS) > _MAX_READERS:
         _READERS.pop(next(iter(_READERS))).close()
@@ -123,23 +113,14 @@ def is_clone(path: Path) -> bool:
 
 def init_bare(path: Path) -> None:
     """A new bare repository at ``path`` (the bot's clone on its first run)."""
-    import subprocess
-
+    gitrun.operand(str(path), "clone path")
     path.mkdir(parents=True, exist_ok=True)
-    try:
-        proc = subprocess.run(
-            ["git", "init", "--quiet", "--bare", str(path)],
-            capture_output=True, env=git_env(), timeout=GIT_TIMEOUT, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise SyncError(f"cannot run git: {exc}", path=str(path)) from None
-    if proc.returncode != 0:
-        raise SyncError("git init failed", path=str(path))
+    gitrun.run("init", "--quiet", "--bare", operands=[str(path)], timeout=GIT_TIMEOUT)
 
 
 def has_remote(clone: Path, name: str) -> bool:
     """Whether the clone has a remote ``name`` (an ``actions/checkout`` clone has ``origin``)."""
-    out = _git(clone, "config", "--get", f"remote.{name}.url", check=False)
+    out = _git(clone, "config", "--get", operands=[f"remote.{name}.url"], check=False)
     return bool(out.strip())
 
 
@@ -155,15 +136,22 @@ def fetch(clone: Path, remote: str, refs: list[str]) -> dict[str, str | None]:
     """Fetch ``refs`` (``main``, ``refs/pull/<n>/head``, a 40-hex commit) of ``remote`` into the
     clone, and answer each one's commit (None: the remote has no such ref). Each ref is its own
     fetch, so one missing ref (a deleted PR head) does not stop the others."""
+    gitrun.remote(remote)
+    for ref in refs:
+        gitrun.operand(ref, "ref")
     out: dict[str, str | None] = {}
     for ref in refs:
         if SHA.fullmatch(ref):
             if not has_commit(clone, ref):
-                _git(clone, "fetch", "--quiet", "--no-tags", remote, ref, check=False)
+                _git(clone, "fetch", "--quiet", "--no-tags", remote=remote, operands=[ref],
+                     check=False)  # fmt: skip
             out[ref] = ref if has_commit(clone, ref) else None
             continue
         target = local_ref(ref)
-        _git(clone, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{target}", check=False)
+        _git(
+            clone, "fetch", "--quiet", "--no-tags", remote=remote, operands=[f"+{ref}:{target}"],
+            check=False,
+        )  # fmt: skip
         out[ref] = resolve(clone, target)
     return out
 
@@ -174,8 +162,8 @@ def fetch_branches(clone: Path, remote: str) -> None:
     clone, whose branches are then read as they were at a date. A remote that cannot be
     fetched is an error naming it."""
     _git(
-        clone, "fetch", "--quiet", "--prune", "--no-tags", remote,
-        "+refs/heads/*:refs/remotes/origin/*", "+refs/tags/v*:refs/tags/v*",
+        clone, "fetch", "--quiet", "--prune", "--no-tags", remote=remote,
+        operands=["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/v*:refs/tags/v*"],
     )  # fmt: skip
 
 
@@ -187,7 +175,9 @@ def resolve(clone: Path, rev: str) -> str | None:
         found = _reader(clone).info([f"{rev}^{{commit}}"])[0]
         sha = found[1] if found is not None and found[0] == "commit" else ""
     except Unanswered:
-        out = _git(clone, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+        out = _git(
+            clone, "rev-parse", "--verify", "--quiet", operands=[f"{rev}^{{commit}}"], check=False
+        )
         sha = out.decode("ascii", "replace").strip()
     return sha if SHA.fullmatch(sha) else None
 
@@ -197,7 +187,9 @@ def commit_date(clone: Path, rev: str = "HEAD") -> str | None:
     sha = resolve(clone, rev)
     if sha is None:
         return None
-    out = _git(clone, "log", "-1", "--format=%cI", sha, check=False).decode("ascii", "replace")
+    out = _git(clone, "log", "-1", "--format=%cI", operands=[sha], check=False).decode(
+        "ascii", "replace"
+    )
     return out.strip() or None
 
 
@@ -242,14 +234,19 @@ def newest_before(clone: Path, ref: str, when: str) -> str | None:
     branch as it was then), or None."""
     if ref.startswith("-"):
         return None
-    out = _git(clone, "rev-list", "-1", "--first-parent", f"--before={when}", ref, check=False)
+    out = _git(
+        clone, "rev-list", "-1", "--first-parent", f"--before={when}", operands=[ref], check=False
+    )
     sha = out.decode("ascii", "replace").strip()
     return sha if SHA.fullmatch(sha) else None
 
 
 def newest_tag(clone: Path, commit: str) -> str | None:
     """The newest release tag (``v<digits>...``) ``commit`` contains, or None."""
-    out = _git(clone, "describe", "--tags", "--abbrev=0", "--match", "v[0-9]*", commit, check=False)
+    out = _git(
+        clone, "describe", "--tags", "--abbrev=0", "--match", "v[0-9]*", operands=[commit],
+        check=False,
+    )  # fmt: skip
     tag = out.decode("utf-8", "replace").strip()
     return tag or None
 
@@ -260,7 +257,8 @@ def has_commit(clone: Path, sha: str) -> bool:
 
 def merge_base(clone: Path, a: str, b: str) -> str | None:
     """The best common ancestor of two commits (what a PR's "Files changed" compares against)."""
-    out = _git(clone, "merge-base", a, b, check=False).decode("ascii", "replace").strip()
+    raw = _git(clone, "merge-base", operands=[a, b], check=False)
+    out = raw.decode("ascii", "replace").strip()
     return out if SHA.fullmatch(out) else None
 
 
@@ -269,7 +267,7 @@ def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:
     path of ``head``), submodule pins included."""
     if base is None:
         return {path for _mode, _kind, _sha, path in _ls_tree(clone, head)}
-    raw = _git(clone, "diff-tree", "-r", "-z", "--no-renames", "--name-only", base, head)
+    raw = _git(clone, "diff-tree", "-r", "-z", "--no-renames", "--name-only", operands=[base, head])
     return {p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
@@ -359,7 +357,7 @@ def _canon_mode(mode: int) -> str:
 
 
 def _ls_tree_process(clone: Path, commit: str) -> list[tuple[str, str, str, str]]:
-    raw = _git(clone, "ls-tree", "-r", "-z", "--full-tree", commit)
+    raw = _git(clone, "ls-tree", "-r", "-z", "--full-tree", operands=[commit])
     out = []
     for record in raw.decode("utf-8", "surrogateescape").split("\0"):
         if not record:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 
 from syncer import shellwords
 from syncer.errors import SyncError
@@ -133,6 +134,48 @@ def cookbook_order(blocks: list[Block]) -> list[Block]:
     if dynamo_front:
         return [*infra, *nginx, *dynamo_front, *mooncake, *workers, *routers, *other]
     return [*infra, *mooncake, *workers, *nginx, *routers, *other]
+
+
+# The block orders the upstream generator's versions wrote, by the module versions that show
+# them (docs/srt-slurm-rules.md, "Block order"); they differ only in where a Dynamo deployment's
+# nginx and frontends stand.
+NEWEST_LAYOUT = "newest"  # 4661ab2b, 652614ed, 2b484a51: nginx, frontends, then the rest
+FRONTEND_BEFORE_NGINX = "frontend-before-nginx"  # 37da6c0b: the frontends, then nginx
+FRONTEND_LAST = "frontend-last"  # c4b47c36: nginx and the frontends after the workers
+LAYOUTS = (NEWEST_LAYOUT, FRONTEND_BEFORE_NGINX, FRONTEND_LAST)
+_FRONT = ("nginx", "dynamo-frontend")
+
+
+def layout_order(blocks: list[Block], layout: str = NEWEST_LAYOUT) -> list[Block]:
+    """The cookbook form's blocks in the order a generator version wrote them (``layout``, one
+    of :data:`LAYOUTS`); a deployment without a Dynamo frontend has one order in every one."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown block layout {layout!r}")
+    newest = cookbook_order(blocks)
+    front = [b for b in newest if b.get("kind") in _FRONT]
+    if layout == NEWEST_LAYOUT or not any(b.get("kind") == "dynamo-frontend" for b in front):
+        return newest
+    if layout == FRONTEND_BEFORE_NGINX:
+        moved = iter(sorted(front, key=lambda b: b.get("kind") != "dynamo-frontend"))
+        return [next(moved) if b.get("kind") in _FRONT else b for b in newest]
+    return [b for b in newest if b.get("kind") not in _FRONT] + front
+
+
+def layout_of(deployments: Iterable[list[Block]]) -> str | None:
+    """The layout a module's deployments were written in (each a list of blocks as published),
+    from the first one that tells them apart; None when none does (no Dynamo frontend beside a
+    worker or an nginx)."""
+    for blocks in deployments:
+        kinds = [str(b.get("kind")) for b in blocks]
+        if "dynamo-frontend" not in kinds:
+            continue
+        front = kinds.index("dynamo-frontend")
+        workers = [i for i, k in enumerate(kinds) if k == "worker"]
+        if workers and front > workers[-1]:
+            return FRONTEND_LAST
+        if "nginx" in kinds:
+            return FRONTEND_BEFORE_NGINX if front < kinds.index("nginx") else NEWEST_LAYOUT
+    return None
 
 
 def key_ordered(block: Block) -> Block:

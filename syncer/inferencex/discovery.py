@@ -25,7 +25,8 @@ from syncer.inferencex.master import (
     is_sglang,
     load_master,
 )
-from syncer.inferencex.releases import deciding_script
+from syncer.inferencex.releases import deciding_scripts
+from syncer.inferencex.rows import SearchRow
 from syncer.inferencex.scripts import script_launch
 from syncer.inferencex.srtconfigs import SUBMODULE
 
@@ -135,9 +136,12 @@ def files_read(master: Master, key: str) -> set[str]:
         with contextlib.suppress(SyncError):
             add(entry.shared_block_path())
         # a runner script that clones srt-slurm for the key chooses its release
-        add(deciding_script(entry))
+        for script in deciding_scripts(entry):
+            add(script)
         if not entry.old_layout:
             out.add(SUBMODULE)
+        elif any(_reads_reference_al(row) for row in entry.rows):
+            out.add(_layout_relative(master, LEGACY_REFERENCE_AL))
     prefix = model_prefix_of(key, raw)
     for base in (master.layout_root, master.layout_root.parent):
         for sub in GOLDEN_DIRS:
@@ -145,8 +149,13 @@ def files_read(master: Master, key: str) -> set[str]:
             if folder.is_dir() and not folder.is_symlink():
                 for f in folder.glob(f"{prefix}_*.yaml"):
                     add(f)
-    out.add(_layout_relative(master, LEGACY_REFERENCE_AL))
     return out
+
+
+def _reads_reference_al(row: SearchRow) -> bool:
+    """The old layout's injector reads the era's reference curve only for a row asking for
+    synthetic acceptance without a length of its own (acceptance.legacy_acceptance_length)."""
+    return bool(row.synthetic_acceptance) and row.synthetic_acceptance_length is None
 
 
 def _layout_relative(master: Master, name: str) -> str:

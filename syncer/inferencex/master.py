@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer import checkout
+from syncer import checkout, identifiers
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
@@ -179,6 +180,7 @@ class Master:
     layout_root: Path
     files: list[Path]
     data: dict[str, tuple[dict[str, object], str]]  # key -> (raw entry, file)
+    warnings: list[str] = field(default_factory=list)  # keys written twice in one file
 
     def keys(self) -> list[str]:
         return list(self.data)
@@ -302,13 +304,18 @@ def _settled_signature(root: Path, files: list[Path]) -> tuple[object, ...] | No
 def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
     """Parse the master ``files`` (no cache: :func:`load_master` is the entry point)."""
     data: dict[str, tuple[dict[str, object], str]] = {}
+    # A key written twice in one file: the last wins, as InferenceX reads its master configs
+    # (yaml.safe_load, utils/matrix_logic/validation.py line 991 @843c6254); twice across
+    # files is refused below, as InferenceX refuses it (lines 1002-1008).
+    duplicates: list[str] = []
     for f in files:
-        doc = yamlsafe.load(f)
+        doc = yamlsafe.load(f, duplicates=duplicates)
         if doc is None:
             continue
         if not isinstance(doc, dict):
             raise SyncError("a master config must be a mapping of config keys", path=str(f))
         for key, value in doc.items():
+            _check_identifiers(str(key), value, f)
             if key in data:
                 raise SyncError(
                     f"config key {js(key)} defined in two master configs (also in {data[key][1]})",
@@ -317,7 +324,32 @@ def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
                 )
             if isinstance(value, dict):
                 data[str(key)] = (value, str(f))
-    return Master(root=root, layout_root=layout, files=files, data=data)
+    if duplicates:
+        import logging  # a cost of every start-up, paid by the reads with a warning only
+
+        for warning in duplicates:
+            logging.getLogger("syncer").warning("warning: %s", warning)
+    return Master(root=root, layout_root=layout, files=files, data=data, warnings=duplicates)
+
+
+# The labels of an entry that reports, comments and commit messages name beside its key.
+_LABELS = ("model-prefix", "precision", "runner")
+
+
+def _check_identifiers(key: str, value: object, f: Path) -> None:
+    """The key and its entry's labels hold the shapes of :mod:`syncer.identifiers`, before
+    any of them is rendered, logged or committed (a PR writes them)."""
+
+    def line(*dotted: str) -> Callable[[], int | None]:
+        return lambda: yamlsafe.key_line(f, [key, *dotted])
+
+    identifiers.check(key, identifiers.CONFIG_KEY, "config key", path=str(f), line=line())
+    labels = {k: v for k, v in value.items() if k in _LABELS} if isinstance(value, dict) else {}
+    for label, text in labels.items():
+        if isinstance(text, str):
+            identifiers.check(
+                text, identifiers.LABEL, f"{key}: {label}", path=str(f), line=line(label)
+            )
 
 
 def agentic_rows(raw: dict[str, object]) -> list[Any]:

@@ -26,7 +26,7 @@ from syncer.inferencex.releases import (
     injects_nccl_port,
     published_frontend_layer,
 )
-from syncer.inferencex.services import effective_services, service_blocks
+from syncer.inferencex.services import effective_services, infra_node_dedicated, service_blocks
 from syncer.model import Block
 from syncer.wording import js
 
@@ -166,7 +166,12 @@ def topology(recipe: Recipe, version: str = SRT_VERSION) -> FrontendTopology:
 def published_layer(recipe: Recipe, version: str = SRT_VERSION) -> FrontendTopology:
     """The frontend layer the cookbook form shows for a variant (``published_frontend_layer``:
     where published cells depart from what srt-slurm runs)."""
-    return published_frontend_layer(_frontend_settings(recipe), recipe.total_nodes, version[:1])
+    return published_frontend_layer(
+        _frontend_settings(recipe),
+        recipe.total_nodes,
+        version[:1],
+        dedicated_infra=infra_node_dedicated(recipe.raw),
+    )
 
 
 def _frontend_settings(recipe: Recipe) -> dict[str, object]:

@@ -28,7 +28,7 @@ from syncer.inferencex import commits
 from syncer.inferencex.runner_launch import (
     checkout,
     job_variables,
-    runner_script,
+    runner_scripts,
 )
 from syncer.wording import js
 
@@ -187,11 +187,9 @@ DEFAULT = Release(
 def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> Release:
     """The release a key's jobs ran with: the runner script's choice in a tree whose runners
     clone srt-slurm, else the submodule pin, else the newest rules."""
-    script = runner_script(entry)
-    if script is not None:
-        chosen = script_release(script, job_variables(entry), root=entry.root_dir)
-        if chosen is not None:
-            return chosen
+    chosen = _scripts_release(entry)
+    if chosen is not None:
+        return chosen
     if submodule_commit:
         return Release(
             submodule_commit,
@@ -201,18 +199,39 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
     return DEFAULT
 
 
-def deciding_script(entry: ConfigEntry) -> Path | None:
-    """The key's runner script when it is what chooses the srt-slurm release (it clones one
-    for the key, or cannot be decided), so a change to it changes the key's render; None for
-    a script that clones none (the submodule pin decides)."""
-    script = runner_script(entry)
-    if script is None:
-        return None
-    try:
-        chosen = script_release(script, job_variables(entry), root=entry.root_dir)
-    except SyncError:
-        return script  # the render refuses it, naming the script and line
-    return script if chosen is not None else None
+def deciding_scripts(entry: ConfigEntry) -> list[Path]:
+    """The key's runner scripts that choose its srt-slurm release (each clones one for the
+    key, or cannot be decided), so a change to one changes the key's render; none when its
+    scripts clone nothing (the submodule pin decides)."""
+    out = []
+    for script in runner_scripts(entry):
+        try:
+            chosen = script_release(script, job_variables(entry), root=entry.root_dir)
+        except SyncError:
+            out.append(script)  # the render refuses it, naming the script and line
+            continue
+        if chosen is not None:
+            out.append(script)
+    return out
+
+
+def _scripts_release(entry: ConfigEntry) -> Release | None:
+    """The release the key's runner scripts clone; None when none clones one. A label whose
+    runners run scripts cloning different releases is refused: which one ran depends on the
+    runner a job got."""
+    chosen = {}
+    for script in runner_scripts(entry):
+        release = script_release(script, job_variables(entry), root=entry.root_dir)
+        if release is not None:
+            chosen[script] = release
+    if len({r.ref for r in chosen.values()}) > 1:
+        each = "; ".join(f"{s.name}: {r.describe()}" for s, r in chosen.items())
+        raise SyncError(
+            f"{entry.key}: runner label {entry.runner} runs launch scripts that clone "
+            f"different srt-slurm releases ({each}); which ran depends on the runner a job got",
+            path=entry.path,
+        )
+    return next(iter(chosen.values()), None)
 
 
 def from_run(sha: str, fallback: Release, repo: Path | None = None) -> Release:
@@ -308,18 +327,27 @@ def frontend_topology(frontend: dict[str, Any], worker_nodes: int, line: str) ->
 
 
 def published_frontend_layer(
-    frontend: dict[str, Any], worker_nodes: int, line: str
+    frontend: dict[str, Any], worker_nodes: int, line: str, *, dedicated_infra: bool = False
 ) -> FrontendTopology:
     """The frontend layer as the published cells show it (the cookbook form). No srt-slurm
     code yields it where it departs from :func:`frontend_topology` (the upstream generator's
     own reading of the recipe; docs/srt-slurm-rules.md, "Where the published cells depart
     from srt-slurm's code"), so this is kept apart from what ran and used for nothing else:
 
-    * the count behind nginx is ``min(num_additional_frontends + 1, worker_nodes)``, the head
-      counted, where v1.0.38 places one fewer (``other_nodes`` excludes the head,
-      frontend_stage.py lines 110-117): 1P1D behind nginx shows 2 frontends, with or without
-      a dedicated etcd/NATS node (InferenceX eb1e4107 Qwen3.5 GB300 cells; also 1P1D cells of
-      later runs);
+    * the count behind nginx is ``min(num_additional_frontends + 1, worker_nodes + 1)`` with
+      etcd/NATS on a worker node, ``min(num_additional_frontends + 1, worker_nodes)`` with
+      ``dedicated_infra`` (``infra.etcd_nats_dedicated_node``): one frontend per worker node
+      and one more on a head of its own unless that node is etcd/NATS's. srt-slurm places
+      ``min(num_additional_frontends + 1, worker_nodes - 1)`` in every tag v1.0.0 to v1.0.68
+      and on main (frontend_stage.py lines 110-117 @v1.0.38, the same lines @v1.0.50), and
+      ``min(..., worker_nodes)`` on the branches that add the head as the last candidate
+      (``candidate_nodes = [*other_nodes, head]``, frontend_stage.py lines 116-124 @branch
+      kylliang/agentx-v1-srt-slurm-main-refresh); no code gives one more. The cells of three
+      models agree with this rule and with no other: GLM-5.2 GB200 at v1.0.50 (etcd/NATS on
+      a worker node, the default 10 wanted): 2 nodes -> 3, 6 -> 7, 8 -> 9; GLM-5.2 H200 2P2D
+      (dedicated) 4 -> 4; Qwen3.5 GB300 1P1D at v1.0.38 (dedicated, 5 wanted) 2 -> 2 (the
+      one-node Dynamo jobs published behind nginx, GLM-5.2 B200/H200 2 and DeepSeek-V4 H200
+      1, agree too, but are not reproduced: nginx is shown only where srt-slurm ran one);
     * 1.x with multiple frontends on (the default): the router or frontend is shown on the
       internal port off the head node even for a one-node job, where v1.0.38 runs it on the
       head on the public port (frontend_stage.py lines 91-106) and the runner asks for one
@@ -328,18 +356,20 @@ def published_frontend_layer(
 
     The cells were rendered by the generator with a later srt-slurm than the run's, not
     mirrored from it: the 1P1D cell's nginx.conf (Qwen/qwen3.5 @652614ed) has the keepalive
-    lines templates/nginx.conf.j2 first has at v1.0.40, and two upstream frontends.
-    This is the rule closest to the code that gives those cells: the node count and the
-    settings are srt-slurm's, only the two choices above are the cells'. (That a router on
-    the head reaches a lone worker at ``127.0.0.1`` is the cookbook's too: srt-slurm always
-    addresses a worker by its node's IP, frontends/sglang.py line 103 @v1.0.38 and
-    ``collect_workers`` in frontends/static_router.py @NVIDIA/srt-slurm 1630a9ac.)"""
+    lines templates/nginx.conf.j2 first has at v1.0.40. The node count and the settings are
+    srt-slurm's, only the choices above are the cells'. (That a router on the head reaches a
+    lone worker at ``127.0.0.1`` is the cookbook's too: srt-slurm always addresses a worker by
+    its node's IP, frontends/sglang.py line 103 @v1.0.38 and ``collect_workers`` in
+    frontends/static_router.py @NVIDIA/srt-slurm 1630a9ac.)"""
     ran = frontend_topology(frontend, worker_nodes, line)
     multiple = multiple_frontends(frontend, line)
     off_head = multiple and (line == "1" or worker_nodes >= 2)
     if not off_head:
         return ran
-    count = min(_wanted_frontends(frontend), max(worker_nodes, 1)) if ran.nginx else 1
+    count = 1
+    if ran.nginx:
+        nodes = max(worker_nodes, 1) + (0 if dedicated_infra else 1)
+        count = min(_wanted_frontends(frontend), nodes)
     return FrontendTopology(
         nginx=ran.nginx, count=count, port=FRONTEND_INTERNAL_PORT, on_head=False
     )

@@ -171,7 +171,8 @@ class RenderedConfig:
 
 def derived_variant(variant: dict[str, Any], router: str) -> dict[str, object]:
     """The variant rendered for the non-submitted router: frontend swapped, Dynamo control
-    plane (etcd) added or removed, KV events off (published cells show none)."""
+    plane (etcd) added or removed, KV events off (published cells show none), and for the
+    SGLang router no ``skip-tokenizer-init`` (its workers must tokenize)."""
     out = copy.deepcopy(variant)
     out["frontend"] = copy.deepcopy(DERIVED_FRONTEND[router])
     services = (
@@ -199,10 +200,16 @@ def derived_variant(variant: dict[str, Any], router: str) -> dict[str, object]:
         for config in (v for k, v in backend.items() if str(k).endswith("_config")):
             if isinstance(config, dict):
                 arg_maps.extend(config.values())
+    dropped = ["kv-events-config", "kv_events_config"]
+    if router == "sglang":
+        # the Dynamo frontend tokenizes for workers started with --skip-tokenizer-init; behind
+        # an SGLang router they get text and must tokenize themselves, so published cells
+        # derive that arm without the flag (docs/srt-slurm-rules.md, "the derived router")
+        dropped += ["skip-tokenizer-init", "skip_tokenizer_init"]
     for args in arg_maps:
         if isinstance(args, dict):
-            args.pop("kv-events-config", None)
-            args.pop("kv_events_config", None)
+            for flag in dropped:
+                args.pop(flag, None)
     return out
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
+from syncer.inferencex import yamlsafe
 from syncer.wording import js
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ class Checkout:
 
 
 SCRIPT_LIMIT = 1 << 20  # a launch script is a few hundred lines
+RUNNERS_FILE = "runners.yaml"  # configs/runners.yaml: each runner label's self-hosted runners
 
 
 # The variables a runner's srt-slurm choice may test, as the workflow exports them per job
@@ -44,23 +46,64 @@ SCRIPT_LIMIT = 1 << 20  # a launch script is a few hundred lines
 _AGENTIC = "1"
 
 
-def runner_script(entry: ConfigEntry) -> Path | None:
-    """``runners/launch_<cluster>.sh`` of the key's runner label (``cluster:gb300-nv``), in the
-    layout root or the checkout root; None when the tree has none."""
-    cluster = entry.runner.removeprefix("cluster:")
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+", cluster):
-        return None
+def runner_scripts(entry: ConfigEntry) -> list[Path]:
+    """The launch scripts the key's runner label can run, in the layout root or the checkout
+    root. InferenceX's benchmark templates run ``bash ./runners/launch_${RUNNER_NAME%%_*}.sh``
+    on the self-hosted runner the label picked, and ``configs/runners.yaml`` lists each label's
+    runners under ``labels:`` (``cluster:h200-dgxc`` -> ``h200-dgxc-slurm_0`` ... -> the script
+    ``launch_h200-dgxc-slurm.sh``; @InferenceX 843c6254). A label that file does not list (or
+    a tree without it) runs the script of the label's own name."""
+    names = _runner_names(entry)
+    clusters = dict.fromkeys(name.split("_", 1)[0] for name in names) if names else None
+    if clusters is None:
+        clusters = {entry.runner.removeprefix("cluster:"): None}
+    out: list[Path] = []
+    for cluster in clusters:
+        if not re.fullmatch(r"[A-Za-z0-9.-]+", cluster):
+            continue
+        for base in dict.fromkeys((entry.layout_root, entry.root_dir)):
+            path = base / "runners" / f"launch_{cluster}.sh"
+            if path.is_file():
+                out.append(path)
+                break
+    return out
+
+
+def _runner_names(entry: ConfigEntry) -> list[str] | None:
+    """The runners ``configs/runners.yaml`` lists under the key's label; None when the tree
+    has no such file or the file does not list the label."""
     for base in dict.fromkeys((entry.layout_root, entry.root_dir)):
-        path = base / "runners" / f"launch_{cluster}.sh"
+        path = base / "configs" / RUNNERS_FILE
         if path.is_file():
-            return path
+            stat = path.stat()
+            labels = _runner_labels(str(path), stat.st_mtime_ns, stat.st_size)
+            names = labels.get(entry.runner)
+            return list(names) if names else None
     return None
+
+
+@lru_cache(maxsize=8)
+def _runner_labels(path: str, mtime_ns: int, size: int) -> dict[str, tuple[str, ...]]:
+    del mtime_ns, size  # part of the cache key only: one read per version of the file
+    data = yamlsafe.load(path)
+    labels = data.get("labels") if isinstance(data, dict) else None
+    if not isinstance(labels, dict):
+        return {}
+    return {
+        str(label): tuple(str(n) for n in names)
+        for label, names in labels.items()
+        if isinstance(names, list)
+    }
 
 
 def job_variables(entry: ConfigEntry) -> dict[str, str]:
     specs = {row.spec_decoding for row in entry.rows}
     out = {
         "IS_AGENTIC": _AGENTIC,
+        # .github/workflows/benchmark-multinode-tmpl.yml @InferenceX 843c6254 line 356 exports
+        # it before the launch script; benchmark-tmpl.yml (single node, line 293) leaves it
+        # unset, which a test reads as empty.
+        "IS_MULTINODE": "true" if entry.multinode else "",
         "MODEL_PREFIX": entry.model_prefix,
         "FRAMEWORK": entry.framework,
         "PRECISION": entry.precision,
@@ -284,14 +327,15 @@ def _evaluate(cond: str, variables: dict[str, str], script: str, line: int) -> b
 
 
 def cluster_gpus_per_node(entry: ConfigEntry) -> int | None:
-    """GPUs of one node of the key's cluster: the ``gpus_per_node:`` the runner writes into
+    """GPUs of one node of the key's cluster: the ``gpus_per_node:`` its runners write into
     srt-slurm's cluster file (``srtslurm.yaml``; ``gpus_per_node: 4`` in
     runners/launch_gb300-nv.sh @InferenceX eb1e4107, read by ``ClusterConfig`` in
-    src/srtctl/core/schema.py @v1.0.38), when it writes exactly one value."""
-    script = runner_script(entry)
-    if script is None:
-        return None
-    found = set(re.findall(r"(?m)^\s*gpus_per_node:\s*(\d+)\s*$", _read(script)))
+    src/srtctl/core/schema.py @v1.0.38), when the label's scripts write exactly one value."""
+    found = {
+        value
+        for script in runner_scripts(entry)
+        for value in re.findall(r"(?m)^\s*gpus_per_node:\s*(\d+)\s*$", _read(script))
+    }
     return int(next(iter(found))) if len(found) == 1 else None
 
 

@@ -142,6 +142,23 @@ def _readiness_port(entry: dict[str, Any], where: str, path: str | None) -> int 
     return port
 
 
+def infra_node_dedicated(raw: dict[str, Any], path: str | None = None) -> bool:
+    """Whether etcd and NATS get a node of their own (schema 1 ``infra.etcd_nats_dedicated_node``,
+    or a declared etcd/NATS service placed on the ``dedicated`` node)."""
+    infra = raw.get("infra") or {}
+    if not isinstance(infra, dict):
+        raise SyncError("infra must be a mapping", path=path)
+    return _dedicated(infra, {e.get("type", "generic"): e for e in _declared(raw, path)})
+
+
+def _dedicated(infra: dict[str, Any], by_type: dict[str, dict[str, Any]]) -> bool:
+    return bool(infra.get("etcd_nats_dedicated_node")) or any(
+        isinstance(by_type.get(t, {}).get("placement"), dict)
+        and by_type[t]["placement"].get("node") == "dedicated"
+        for t in ("etcd", "nats")
+    )
+
+
 def _declared(raw: dict[str, Any], path: str | None) -> list[dict[str, Any]]:
     services = raw.get("services")
     if services is None:
@@ -207,11 +224,7 @@ def effective_services(
     if not isinstance(infra, dict):
         raise SyncError("infra must be a mapping", path=path)
     by_type = {e.get("type", "generic"): e for e in declared}
-    dedicated = bool(infra.get("etcd_nats_dedicated_node")) or any(
-        isinstance(by_type.get(t, {}).get("placement"), dict)
-        and by_type[t]["placement"].get("node") == "dedicated"
-        for t in ("etcd", "nats")
-    )
+    dedicated = _dedicated(infra, by_type)
     nats_options = by_type.get("nats", {}).get("options") or {}
     if not isinstance(nats_options, dict):
         raise SyncError("services (nats).options must be a mapping", path=path)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from syncer import gitrun
 from syncer.errors import SyncError
 from syncer.inferencex import commits
 
@@ -108,19 +109,8 @@ def _submodule_commit(root: Path) -> str | None:
         return pinned
     if not (root / ".git").exists():
         return None
-    import subprocess  # imported by the runs that ask git only (a cost of every start-up)
-
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "ls-tree", "HEAD", "--", SUBMODULE],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    fields = out.stdout.split()
-    if out.returncode == 0 and len(fields) >= 3 and fields[1] == "commit":
+    out = gitrun.text("ls-tree", "HEAD", repo=root, paths=[SUBMODULE], timeout=30)
+    fields = (out or "").split()
+    if len(fields) >= 3 and fields[1] == "commit":
         return fields[2]
     return None

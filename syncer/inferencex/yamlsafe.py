@@ -174,7 +174,7 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
             )
         self.duplicates.append(
             f"{self.source_path}:{line}: duplicate key {js(key)} (lines {first_line} and "
-            f"{line}): the value on line {line} wins, as srt-slurm reads it"
+            f"{line}): the value on line {line} wins, as PyYAML's safe_load reads it"
         )
 
     def construct_document(self, node: yaml.Node) -> object:

@@ -19,12 +19,11 @@ Where the flags live:
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from syncer import gitrun
 from syncer.errors import SyncError
 from syncer.lint.flags import FlagSet, collect_flags
 
@@ -125,22 +124,17 @@ class SGLangSource:
         self._parsed: dict[str, _Cached] = {}
         self.parses = 0  # files parsed (each blob once); the benchmark and tests read it
 
-    def _git(self, *args: str, check: bool = True) -> str | None:
-        proc = subprocess.run(
-            ["git", "-c", "core.hooksPath=/dev/null", "-C", str(self.git_dir), *args],
-            env=_git_env(),
-            capture_output=True,
-            check=False,
+    def _git(
+        self,
+        *args: str,
+        operands: list[str] | tuple[str, ...] = (),
+        paths: list[str] | None = None,
+        check: bool = True,
+    ) -> str | None:
+        proc = gitrun.run(
+            *args, repo=self.git_dir, operands=operands, paths=paths or (), check=check
         )
-        if proc.returncode != 0:
-            if check:
-                message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-                raise SyncError(
-                    f"git {args[0]} failed: {message[-1] if message else proc.returncode}",
-                    path=str(self.git_dir),
-                )
-            return None
-        return proc.stdout.decode("utf-8", "replace")
+        return proc.stdout.decode("utf-8", "replace") if proc.returncode == 0 else None
 
     def toplevel(self) -> Path:
         """The work tree's top directory (``SyncError`` for a bare repository)."""
@@ -168,20 +162,10 @@ class SGLangSource:
             revs.append("refs/tags/" + pin.rev.removeprefix("refs/tags/v"))
         stderr = ""
         for rev in revs:
-            proc = subprocess.run(
-                [
-                    "git",
-                    "-C",
-                    str(self.git_dir),
-                    "rev-parse",
-                    "--verify",
-                    "--end-of-options",
-                    f"{rev}^{{commit}}",
-                ],
-                env=_git_env(),
-                capture_output=True,
+            proc = gitrun.run(
+                "rev-parse", "--verify", repo=self.git_dir, operands=[f"{rev}^{{commit}}"],
                 check=False,
-            )
+            )  # fmt: skip
             if proc.returncode == 0:
                 return proc.stdout.decode().strip(), None
             stderr += proc.stderr.decode("utf-8", "replace")
@@ -193,7 +177,7 @@ class SGLangSource:
 
     def resolve_rev(self, rev: str) -> str:
         """The commit of a revision given on the command line (``SyncError`` when unknown)."""
-        found = self._git("rev-parse", "--verify", "--end-of-options", f"{rev}^{{commit}}")
+        found = self._git("rev-parse", "--verify", operands=[f"{rev}^{{commit}}"])
         assert found is not None
         return found.strip()
 
@@ -213,7 +197,7 @@ class SGLangSource:
         return version
 
     def _ls_tree(self, rev: str, paths: list[str]) -> dict[str, str]:
-        out = self._git("ls-tree", "--full-tree", rev, "--", *paths, check=False)
+        out = self._git("ls-tree", "--full-tree", operands=[rev], paths=paths, check=False)
         blobs: dict[str, str] = {}
         for line in (out or "").splitlines():
             meta, _, path = line.partition("\t")
@@ -225,14 +209,9 @@ class SGLangSource:
     def _read_blob(self, blob: str, path: str) -> str:
         # One process per blob (``cat-file --batch`` says the size before the content): the
         # size is checked before the content is read, as a separate ``cat-file -s`` did.
-        git = ["git", "-c", "core.hooksPath=/dev/null", "-C", str(self.git_dir)]
-        proc = subprocess.Popen(
-            [*git, "cat-file", "--batch"],
-            env=_git_env(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = gitrun.popen("cat-file", "--batch", repo=self.git_dir)
+        if proc is None:
+            raise SyncError("cannot run git", path=path)
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(f"{blob}\n".encode())
@@ -283,20 +262,6 @@ class SGLangSource:
         self.parses += 1 + sum(1 for b in deps.values() if b)
         self._parsed[blob] = _Cached(flags, deps)
         return flags
-
-
-def _git_env() -> dict[str, str]:
-    # An inherited GIT_DIR / GIT_WORK_TREE (e.g. from a hook or a CI step) would point every
-    # command at another repository; user and system config could change ls-tree's output.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_TERMINAL_PROMPT="0",
-        GIT_OPTIONAL_LOCKS="0",
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        LC_ALL="C",
-    )
-    return env
 
 
 def _module_paths(dotted: str) -> list[str]:

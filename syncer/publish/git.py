@@ -19,12 +19,11 @@ import hashlib
 import os
 import re
 import stat
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer import secrets
+from syncer import gitrun, secrets
 from syncer.errors import SyncError
 from syncer.gitcheckout import ObjectReader, Unanswered
 from syncer.publish.settings import Plan
@@ -120,8 +119,8 @@ class Cookbook:
                 book = cls(local, **kw)  # type: ignore[arg-type]
                 book.fetch()
                 return book
-            source = cls(local)._git("remote", "get-url", "origin").strip()
-            reference = ["--reference", str(local)]
+            source = cls(local)._git("remote", "get-url", operands=["origin"]).strip()
+            reference = [f"--reference={local}"]
         digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
         target = Path(cache_dir) / f"cookbook-{digest}"
         book = cls(target, **kw)  # type: ignore[arg-type]
@@ -129,8 +128,9 @@ class Cookbook:
         if cloned:
             target.parent.mkdir(parents=True, exist_ok=True)
             book._git(
-                "clone", "--quiet", "--no-checkout", *reference, str(source), str(target), cwd=None
-            )
+                "clone", "--quiet", "--no-checkout", *reference, remote=str(source),
+                operands=[str(target)], cwd=None,
+            )  # fmt: skip
             book._default_branch = book._cloned_default_branch()
         book.fetch(cloned=cloned)
         return book
@@ -149,17 +149,14 @@ class Cookbook:
     # -- plumbing ---------------------------------------------------------------------------
 
     def _env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        env.update(
-            GIT_TERMINAL_PROMPT="0",
-            GIT_AUTHOR_NAME=self.identity.name,
-            GIT_AUTHOR_EMAIL=self.identity.email,
-            GIT_COMMITTER_NAME=self.identity.name,
-            GIT_COMMITTER_EMAIL=self.identity.email,
-            # Deterministic, config-independent behaviour (no hooks, no user config).
-            GIT_CONFIG_NOSYSTEM="1",
-            GIT_CONFIG_GLOBAL=os.devnull,
-        )
+        """What this checkout's git gets beyond :func:`gitrun.git_env`: the bot's identity,
+        and the token through an askpass helper."""
+        env = {
+            "GIT_AUTHOR_NAME": self.identity.name,
+            "GIT_AUTHOR_EMAIL": self.identity.email,
+            "GIT_COMMITTER_NAME": self.identity.name,
+            "GIT_COMMITTER_EMAIL": self.identity.email,
+        }
         if self._token:
             env["GIT_ASKPASS"] = str(_askpass())
             env["SYNC_GIT_PASSWORD"] = self._token
@@ -169,6 +166,8 @@ class Cookbook:
         self,
         *args: str,
         cwd: Path | str | None = "",
+        remote: str | None = None,
+        operands: list[str] | tuple[str, ...] = (),
         input: str | None = None,
         extra_env: dict[str, str] | None = None,
         check: bool = True,
@@ -176,19 +175,12 @@ class Cookbook:
         where = self.path if cwd == "" else cwd
         env = self._env()
         env.update(extra_env or {})
-        proc = subprocess.run(
-            ["git", "-c", "core.hooksPath=/dev/null", *args],
-            cwd=where,
-            env=env,
-            input=input,
-            capture_output=True,
-            text=True,
-        )
-        if check and proc.returncode != 0:
-            message = (proc.stderr or proc.stdout).strip().splitlines()
-            detail = message[-1] if message else f"exit {proc.returncode}"
-            raise SyncError(secrets.mask(f"git {args[0]} failed: {detail}"), path=str(self.path))
-        return proc.stdout
+        proc = gitrun.run(
+            *args, cwd=where, remote=remote, operands=operands, env=env,
+            input=None if input is None else input.encode("utf-8"), check=check,
+            where=str(self.path),
+        )  # fmt: skip
+        return proc.stdout.decode("utf-8", "replace")
 
     def fetch(self, *, cloned: bool = False) -> None:
         """Bring every remote's branches up to date (``cloned``: the clone just made holds
@@ -196,19 +188,22 @@ class Cookbook:
         if self.push_url:
             remotes = self._git("remote", check=False).split()
             verb = "set-url" if self.push_remote in remotes else "add"
-            self._git("remote", verb, self.push_remote, self.push_url)
+            self._git("remote", verb, operands=[self.push_remote, gitrun.remote(self.push_url)])
         for remote in dict.fromkeys((self.remote, self.push_remote)):
             if cloned and remote == self.remote:
                 continue
             self._git(
-                "fetch", "--quiet", "--prune", remote, f"+refs/heads/*:refs/remotes/{remote}/*"
-            )
+                "fetch", "--quiet", "--prune", remote=remote,
+                operands=[f"+refs/heads/*:refs/remotes/{remote}/*"],
+            )  # fmt: skip
 
     def rev(self, ref: str) -> str | None:
         try:
             found = self._batch().info([f"{ref}^{{commit}}"])[0]
         except Unanswered:
-            out = self._git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+            out = self._git(
+                "rev-parse", "--verify", "--quiet", operands=[f"{ref}^{{commit}}"], check=False
+            )
             return out.strip() or None
         return found[1] if found is not None and found[0] == "commit" else None
 
@@ -216,7 +211,7 @@ class Cookbook:
         """The remote's default branch, asked once (``ls-remote``) per checkout object, unless
         the clone was made by this object (its origin told it then)."""
         if self._default_branch is None:
-            out = self._git("ls-remote", "--symref", self.remote, "HEAD")
+            out = self._git("ls-remote", "--symref", remote=self.remote, operands=["HEAD"])
             m = re.search(r"^ref: refs/heads/(\S+)\s+HEAD$", out, re.M)
             if not m:
                 raise SyncError(
@@ -235,10 +230,9 @@ class Cookbook:
         try:
             found = self._batch().contents([name])[0]
         except Unanswered:
-            out = subprocess.run(
-                ["git", "cat-file", "blob", name], cwd=self.path, env=self._env(),
-                capture_output=True,
-            )  # fmt: skip
+            out = gitrun.run(
+                "cat-file", "blob", cwd=self.path, operands=[name], env=self._env(), check=False
+            )
             return out.stdout if out.returncode == 0 else None
         return found[2] if found is not None and found[0] == "blob" else None
 
@@ -247,14 +241,16 @@ class Cookbook:
         try:
             found = self._batch().info([name])[0]
         except Unanswered:
-            return self._git("rev-parse", "--verify", "--quiet", name, check=False).strip()
+            return self._git(
+                "rev-parse", "--verify", "--quiet", operands=[name], check=False
+            ).strip()
         return found[1] if found is not None else ""
 
     def _batch(self) -> ObjectReader:
         # One reader per checkout object: the bot reads a module and a page at several commits
         # per run, and a git process each was most of the git processes it started.
         if self._objects is None or not self._objects.alive:
-            self._objects = ObjectReader(["git"], self._env(), cwd=self.path)
+            self._objects = ObjectReader(cwd=self.path, env=self._env())
         return self._objects
 
     def export(self, ref: str, dest: Path, paths: list[str]) -> None:
@@ -278,7 +274,9 @@ class Cookbook:
         state.tip = self.rev(f"{self.push_remote}/{branch}")
         if state.tip is None:
             return state
-        log = self._git("log", "--format=%H%x00%an <%ae>%x00%cn <%ce>", f"{base_tip}..{state.tip}")
+        log = self._git(
+            "log", "--format=%H%x00%an <%ae>%x00%cn <%ce>", operands=[f"{base_tip}..{state.tip}"]
+        )
         me = f"{self.identity.name} <{self.identity.email}>"
         for line in log.splitlines():
             sha, author, committer = line.split("\x00")
@@ -312,7 +310,7 @@ class Cookbook:
         changed: dict[str, str] = {}  # path -> its new blob
         for rel, text in sorted(files.items()):
             current = self._object_id(f"{parent}:{rel}")
-            blob = self._git("hash-object", *write, "--stdin", "--path", rel, input=text).strip()
+            blob = self._git("hash-object", *write, "--stdin", f"--path={rel}", input=text).strip()
             if current != blob:
                 changed[rel] = blob
         if not changed:
@@ -324,12 +322,14 @@ class Cookbook:
             return "0" * 40
         with tempfile.TemporaryDirectory(prefix="infx-index-") as tmp:
             index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
-            self._git("read-tree", parent, extra_env=index)
+            self._git("read-tree", operands=[parent], extra_env=index)
             # rel is a safe path: no quoting
             entries = [f"100644 blob {blob}\t{rel}\n" for rel, blob in changed.items()]
             self._git("update-index", "--index-info", input="".join(entries), extra_env=index)
             tree = self._git("write-tree", extra_env=index).strip()
-        return self._git("commit-tree", tree, "-p", parent, "-F", "-", input=message).strip()
+        return self._git(
+            "commit-tree", "-p", parent, "-F", "-", operands=[tree], input=message
+        ).strip()
 
     def push(self, state: BranchState, commit: str) -> None:
         """Move ``state.name`` to ``commit`` where the branch lives; refused by git if anyone
@@ -346,8 +346,8 @@ class Cookbook:
             "--quiet",
             "--porcelain",
             f"--force-with-lease=refs/heads/{state.name}:{expect}",
-            target,
-            f"{commit}:refs/heads/{state.name}",
+            remote=target,
+            operands=[f"{commit}:refs/heads/{state.name}"],
         )
 
 

@@ -12,11 +12,11 @@ internal error rather than a silent call.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict, cast
 
+from syncer import gitrun
 from syncer.errors import SyncError
 from syncer.publish import event
 from syncer.publish.actions import Actions
@@ -228,13 +228,5 @@ def _head(checkout: Path | None) -> str:
     """The commit checked out at ``checkout`` (the PR head the workflow checked out), or ""."""
     if checkout is None:
         return ""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(checkout), "rev-parse", "--verify", "-q", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError:  # no git: the head stays unknown, as in an event without one
-        return ""
-    return done.stdout.strip() if done.returncode == 0 else ""
+    # no git, or no commit: the head stays unknown, as in an event without one
+    return gitrun.text("rev-parse", "--verify", "-q", "HEAD", repo=checkout) or ""

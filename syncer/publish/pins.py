@@ -26,6 +26,7 @@ from syncer import links
 from syncer.publish.api import NotFound
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Artifact, Comment, Pull, WorkflowRun
+from syncer.publish.run_logs import download_logs, log_artifacts
 from syncer.publish.settings import Outcome
 
 AUTHORISED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
@@ -37,7 +38,6 @@ RESULT_ARTIFACTS = ("results_bmk", "eval_results_all")
 RESULT_PREFIXES = ("bmk_agentic_",)
 QUALIFICATION_PREFIX = "qualification"
 # The artifacts a pinned run is verified against (its sweep logs).
-LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 
 # A run id as links.GITHUB_ID reads it: a comment anyone can write must never make the bot
 # fail, so a longer id is a malformed command.
@@ -296,14 +296,11 @@ def choose(
         return PinChoice(comment_id=selection.comment.id, refusal=verdict.reason)
     run = verdict.run
     run_dir = tmp / f"run-{run.id}"
-    logs = [
-        a for a in verdict.artifacts if a.name.startswith(LOG_ARTIFACT_PREFIXES) and not a.expired
-    ]
+    logs = log_artifacts(verdict.artifacts)
     if not logs:
         reason = f"run {run.id} has no unexpired server-log artifact to verify against"
         return PinChoice(comment_id=selection.comment.id, refusal=reason)
-    for art in logs:
-        gh.actions.download(art, run_dir / f"{_safe_name(art.name)}.zip")
+    download_logs(gh, logs, run_dir)
     out.say(f"PR #{pull.number}: run {run.id} pinned by comment {pinning.comment.id}")
     return PinChoice(run.id, pinning.comment.id, run.created_at[:10] or None, None, run_dir)
 
@@ -324,7 +321,3 @@ def _offline(
         return PinChoice()
     out.say(f"PR #{pull.number}: {what} read from {local}, not checked against GitHub (no token)")
     return PinChoice(run_id, comment_id, None, None, local)
-
-
-def _safe_name(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)[:200]

@@ -12,11 +12,10 @@ Nothing is checked out; the files are written from git objects like the tree its
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
+from syncer import gitrun
 from syncer.errors import SyncError
 from syncer.inferencex import commits
 from syncer.inferencex.srtconfigs import SUBMODULE
@@ -27,11 +26,15 @@ GIT_TIMEOUT = 60
 def base_submodule_url(clone: Path, base: str) -> str | None:
     """The URL ``base``'s ``.gitmodules`` gives the submodule at ``SUBMODULE``, or None."""
     blob = f"{base}:.gitmodules"
-    for line in _config(clone, blob, "--get-regexp", r"^submodule\..*\.path$").splitlines():
+    for line in _config(clone, blob, "--get-regexp", key=r"^submodule\..*\.path$").splitlines():
         key, _, value = line.partition(" ")
         if value.strip() == SUBMODULE:
             name = key[len("submodule.") : -len(".path")]
-            return _config(clone, blob, "--get", f"submodule.{name}.url").strip() or None
+            url = _config(clone, blob, "--get", key=f"submodule.{name}.url").strip()
+            if not url:
+                return None
+            # main's content, read by the job that holds the cookbook token: https only
+            return gitrun.untrusted_url(url, f"{base[:12]}:.gitmodules submodule.{name}.url")
     return None
 
 
@@ -56,19 +59,12 @@ def add_srt_slurm(clone: Path, base: str, tree: Path, trees: commits.Trees) -> N
         shutil.copytree(source, tree / SUBMODULE / "configs", symlinks=True, dirs_exist_ok=True)
 
 
-def _config(clone: Path, blob: str, *args: str) -> str:
-    """``git config --blob`` of the clone (bare or not), no user or system configuration."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+def _config(clone: Path, blob: str, *args: str, key: str) -> str:
+    """``git config --blob`` of the clone (bare or not): the value(s) of ``key`` (``args``
+    say how it is matched)."""
     git_dir = clone / ".git" if (clone / ".git").is_dir() else clone
-    try:
-        done = subprocess.run(
-            ["git", "--git-dir", str(git_dir), "config", "--blob", blob, *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=GIT_TIMEOUT,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise SyncError(f"cannot run git: {exc}", path=str(clone)) from None
-    return done.stdout if done.returncode == 0 else ""
+    done = gitrun.run(
+        "config", f"--blob={blob}", *args, git_dir=git_dir, operands=[key], timeout=GIT_TIMEOUT,
+        check=False, where=str(clone),
+    )  # fmt: skip
+    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else ""

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
+from syncer import identifiers
 from syncer.fitting import close_blocks
 from syncer.model import PointStatus
 from syncer.publish.records import PLANNED, Comment, Pull
@@ -23,8 +24,6 @@ PR_MARKER_PREFIX = "<!-- infx-cookbook-sync:pr "
 STATE_PREFIX = "<!-- infx-cookbook-sync:state "
 BY = "[by infx-cookbook-sync]"
 _STATE = re.compile(r"^<!-- infx-cookbook-sync:state (\{.*\}) -->$", re.M)
-# A config key as the state records it (sync.yaml's keys are this shape).
-_KEY = re.compile(r"[A-Za-z0-9._-]{1,200}")
 
 
 def pr_marker(model_path: str) -> str:
@@ -209,7 +208,7 @@ def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
 
 def recorded_pin(key: object, raw: object) -> Pin | None:
     """The pin a PR body's state records for ``key``; None when anything in it is malformed."""
-    if not isinstance(key, str) or not _KEY.fullmatch(key) or not isinstance(raw, dict):
+    if not identifiers.is_config_key(key) or not isinstance(raw, dict):
         return None
     values: dict[str, str | None] = {}
     # A recorded pin is held to sync.yaml's own pin values (``syncconfig.is_pin_value``).

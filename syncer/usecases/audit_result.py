@@ -107,6 +107,12 @@ class CellRow:
                 return worst
         return RecipeVerdict.AGREES
 
+    @property
+    def unchecked(self) -> bool:
+        """No finding, and the recipe never compared: nothing vouches for the cell's commands
+        (reports mark it apart from a cell checked and clean)."""
+        return not self.findings and self.recipe == RecipeVerdict.NOT_CHECKED
+
     def as_json(self) -> dict[str, Any]:
         return {
             "module": self.module,
@@ -182,6 +188,7 @@ class AuditResult:
             "modules": len(self.modules),
             "cells": len(self.cells),
             "cellsWithFindings": sum(1 for c in self.cells if c.findings),
+            "cellsNotChecked": sum(1 for c in self.cells if c.unchecked),
             "findings": sum(by_check.values()),
             "byCheck": dict(sorted(by_check.items())),
             "recipe": {v: sum(1 for c in self.cells if c.recipe == v) for v in RecipeVerdict},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,6 +38,8 @@ from syncer.selection import select_points
 from syncer.syncconfig import load_sync_config
 
 T = TypeVar("T")
+MODULE_SUFFIXES = (".jsx", ".js", ".mjs")
+SHOWN_MODULES = 3  # of several modules with cells of a key, the ones an error names
 
 # ---- locating the inputs -------------------------------------------------------------------
 
@@ -82,18 +84,24 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
         raise SyncError("no such cookbook module or directory", path=str(cookbook))
     found = []
     needle = key.encode("utf-8")
-    for dirpath, dirnames, filenames in os.walk(cookbook):
+    for path in modules_under(cookbook):
+        raw = read_capped(path, MAX_MODULE_BYTES, "data module")
+        if needle in raw:
+            found.append((path, decode_text(raw, str(path))))
+    return found
+
+
+def modules_under(folder: Path) -> Iterator[Path]:
+    """The data modules (``.jsx``, ``.js``, ``.mjs``) under ``folder``, in name order; a folder
+    named as a module is refused (by the read of it), not skipped."""
+    for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
         for name in dirnames:
-            if name.endswith((".jsx", ".js", ".mjs")):  # named as a module: not skipped
+            if name.endswith(MODULE_SUFFIXES):
                 read_capped(Path(dirpath) / name, MAX_MODULE_BYTES, "data module")
         for name in sorted(filenames):
-            if name.endswith((".jsx", ".js", ".mjs")):
-                path = Path(dirpath) / name
-                raw = read_capped(path, MAX_MODULE_BYTES, "data module")
-                if needle in raw:
-                    found.append((path, decode_text(raw, str(path))))
-    return found
+            if name.endswith(MODULE_SUFFIXES):
+                yield Path(dirpath) / name
 
 
 def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | None]:
@@ -106,8 +114,14 @@ def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | Non
         if any(c.get("configKey") == key for c in candidate.cells):
             having.append((candidate, str(m)))
     if len(having) > 1:
-        names = ", ".join(path for _, path in having)
-        raise SyncError(f"several cookbook modules have cells of {key} ({names}); pass --cookbook")
+        names = ", ".join(path for _, path in having[:SHOWN_MODULES])
+        more = len(having) - SHOWN_MODULES
+        names += f" and {more} more" if more > 0 else ""
+        raise SyncError(
+            f"{len(having)} cookbook modules have cells of {key} ({names}); name one module "
+            "file with --cookbook",
+            path=str(cookbook),
+        )
     if not having:
         return None, None
     return having[0]
@@ -142,13 +156,17 @@ class _Inputs:
 
 
 def _inputs(
-    key: str, inferencex: Path, run: Path | None, cookbook: Path | None, read: Callable[[Path], T]
+    key: str,
+    inferencex: Path,
+    run: Path | None,
+    cookbook: Path | None,
+    read: Callable[[Path], T],
+    run_id: str | None = None,
 ) -> tuple[_Inputs, T]:
     """The inputs, with the run read by ``read`` (before the module is looked for, so a bad
-    run is reported first)."""
+    run is reported first); ``run_id``: the id of a ``run`` downloaded by it."""
     root = locations.project_root()
     reads = []
-    run_id = None
     if run is None:
         reads.append(inputs.read(Input.SYNC_YAML, locations.sync_config_path(root)))
         run_id, run_path = _pinned(key, root)
@@ -177,6 +195,7 @@ def verify_config(
     rendered: RenderedConfig | None = None,
     srt_repo: Path | None = None,
     as_of: str | None = None,
+    run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
     (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``rendered``: the
@@ -187,14 +206,21 @@ def verify_config(
     launch = script_launch(load_master(inferencex), key)
     if launch is not None:
         return verify_script_config(
-            key, launch, inferencex=inferencex, run=run, cookbook=cookbook, point=point, conc=conc
+            key,
+            launch,
+            inferencex=inferencex,
+            run=run,
+            cookbook=cookbook,
+            point=point,
+            conc=conc,
+            run_id=run_id,
         )
     if rendered is None:
         rendered = render_config(inferencex, key, srt_repo=srt_repo, as_of=as_of)
     points = select_points(
         rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key
     )
-    found, data = _inputs(key, inferencex, run, cookbook, read_run)
+    found, data = _inputs(key, inferencex, run, cookbook, read_run, run_id)
     as_ran = _as_the_run_ran(rendered, data, inferencex, key, srt_repo, as_of)
     if as_ran is not rendered:
         rendered = as_ran
@@ -285,6 +311,7 @@ def verify_script_config(
     cookbook: Path | None,
     point: int | None = None,
     conc: int | None = None,
+    run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of the script-launched ``key``, or those ``--point``/``--conc``
     select (:mod:`syncer.selection`), against ``run``."""
@@ -300,7 +327,7 @@ def verify_script_config(
     selected = select_points(points, point=point, conc=conc, concs=lambda p: p.concs, owner=key)
     # A lone nameless result directory is taken for the verified point only when one is.
     only = selected[0].index if len(selected) == 1 and (point, conc) != (None, None) else None
-    found, data = _inputs(key, inferencex, run, cookbook, read_script_run)
+    found, data = _inputs(key, inferencex, run, cookbook, read_script_run, run_id)
     assignment = assign_dirs(data.dirs, points, only=only)
     notes: list[str] = list(data.missing)
     results = []

@@ -371,7 +371,7 @@ def test_cli_exit_codes_and_formats(tmp_path: Path) -> None:
     assert term.returncode == 1 and "nats-server -js -sd /tmp/nats" in term.stdout
     elsewhere = run_sync(base, commands, "--budget", "3000")
     assert elsewhere.returncode == 2 and elsewhere.stdout == ""
-    assert elsewhere.stderr == "error: --budget limits markdown only, not --format terminal\n"
+    assert elsewhere.stderr == "error: --budget limits markdown only, not --format text\n"
 
 
 def test_cli_bad_input_exits_2_with_one_error_line(tmp_path: Path) -> None:
@@ -600,3 +600,14 @@ def test_markdown_escapes_no_words_of_its_own() -> None:
         elif not fence:
             lines.append(re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", line))
     assert [ln for ln in lines if "\\" in ln] == []
+
+
+def test_cli_markdown_fits_a_github_body_unless_a_budget_says_otherwise(reference: Path) -> None:
+    # Issue 37.7: the markdown of two real module versions was 81,738 characters by default.
+    versions = reference / "cookbook" / "agentx" / "deepseek-ai" / "deepseek-v4_1"
+    old, new = str(versions / "c4b47c36.jsx"), str(versions / "2b484a51.jsx")
+    whole = run_sync(old, new, "--format", "markdown", "--budget", "1000000")
+    assert whole.returncode == 1 and len(whole.stdout) > 65536
+    fitted = run_sync(old, new, "--format", "markdown")
+    assert fitted.returncode == 1 and len(fitted.stdout) <= 65536
+    assert fitted.stdout.splitlines()[0] == whole.stdout.splitlines()[0]

@@ -291,3 +291,18 @@ def test_decode_imports_only_what_it_needs() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stderr.strip() == "[]"
+
+
+def test_a_config_key_selects_its_one_cell_and_lists_several(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Issue 37.7: --cell wanted the "#n" suffix even for a config shown in one cell.
+    by_key = run(capsys, DEMO, "--cell", "demo-fp8-b300-dynamo-disagg", "--kv", "none")
+    by_id = run(capsys, DEMO, "--cell", "demo-fp8-b300-dynamo-disagg#0", "--kv", "none")
+    assert by_key == by_id and by_key[0] == 0
+    code, out, err = run(capsys, DEMO, "--cell", "demo-fp8-b300-sglang-agg")
+    assert (code, out) == (2, "")
+    assert err.endswith(
+        'cells: config "demo-fp8-b300-sglang-agg" is shown in 2 cells: '
+        "demo-fp8-b300-sglang-agg#0@c1, demo-fp8-b300-sglang-agg#0@c4; give one\n"
+    ), err

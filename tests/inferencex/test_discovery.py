@@ -173,3 +173,26 @@ def test_a_runner_script_is_read_only_by_the_keys_whose_srt_slurm_it_chooses(tmp
     repo.write(script, "#!/usr/bin/env bash\necho 'still none'\n")
     edited = repo.commit("runner edited")
     assert found(repo, tmp_path / "b", edited, base=quiet) == {}
+
+
+def test_the_reference_curve_changes_only_the_keys_whose_rows_read_it(tmp_path):
+    """Issue 40.8: the old layout's reference acceptance curve flagged every key of the
+    checkout, though its injector reads it only for a row asking for synthetic acceptance
+    without a length of its own."""
+    repo = InferenceXRepo(tmp_path, tree=EXAMPLE / "inferencex-e2e")
+    curve = "benchmarks/speedbench-reference-al.yaml"
+    repo.write(curve, "dsv41flash:\n  thinking_on: {5: 3.5}\n")
+    base = repo.commit("the reference curve")
+    repo.write(curve, "dsv41flash:\n  thinking_on: {5: 3.6}\n")
+    head = repo.commit("curve retuned")
+    assert found(repo, tmp_path / "a", head, base=base) == {}
+    master = "configs/nvidia-master.yaml"
+    text = repo.read(master)
+    row = "      - { tp: 4, ep: 1, kv-offloading: none,"
+    assert row in text, "the example's first dspark row"
+    asks = row.replace("{ tp:", "{ additional-settings: [SYNTHETIC_ACCEPTANCE=true], tp:")
+    repo.write(master, text.replace(row, asks, 1))
+    asking = repo.commit("synthetic acceptance from the curve")
+    repo.write(curve, "dsv41flash:\n  thinking_on: {5: 3.7}\n")
+    again = repo.commit("curve retuned again")
+    assert found(repo, tmp_path / "b", again, base=asking) == {DSPARK: [f"{curve} changed"]}

@@ -187,10 +187,12 @@ def test_multinode_row_without_a_selector_names_a_plain_recipe(tmp_path: Path) -
 
 
 def test_master_yaml_errors_name_file_and_line(tmp_path: Path) -> None:
-    _write(tmp_path / "configs" / "nvidia-master.yaml", "a:\n  image: i\na:\n  image: j\n")
+    # (a key written twice was the example here until issue 40.8: it is read last-wins now, as
+    # InferenceX reads it; test_master_duplicates.py)
+    _write(tmp_path / "configs" / "nvidia-master.yaml", "a:\n  image: i\nb: [j\n")
     with pytest.raises(SyncError) as err:
         load_master(tmp_path)
-    assert err.value.line == 3 and err.value.path.endswith("nvidia-master.yaml")
+    assert err.value.line == 4 and err.value.path.endswith("nvidia-master.yaml")
 
 
 def test_no_master_config_is_a_clear_error(tmp_path: Path) -> None:

@@ -315,7 +315,8 @@ def test_frontend_topology_is_srt_slurms_rule(
     [
         # where the published cells depart: 1.x one-node jobs shown on 8180 off the head
         ({}, 1, "1", (False, 1, FRONTEND_INTERNAL_PORT, False)),
-        # ... and the count behind nginx takes the head in
+        # ... and the count behind nginx is one per worker node when etcd/NATS have a node
+        # of their own (these cases; without one: tests/inferencex/test_published_eras.py)
         ({}, 2, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
         ({}, 3, "1", (True, 3, FRONTEND_INTERNAL_PORT, False)),
         ({"num_additional_frontends": 1}, 5, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
@@ -329,7 +330,7 @@ def test_frontend_topology_is_srt_slurms_rule(
 def test_published_frontend_layer_departs_only_where_the_cells_do(
     frontend: dict, nodes: int, line: str, expected: tuple
 ) -> None:
-    got = published_frontend_layer(frontend, nodes, line)
+    got = published_frontend_layer(frontend, nodes, line, dedicated_infra=True)
     assert (got.nginx, got.count, got.port, got.on_head) == expected
     # nginx is shown only when srt-slurm ran one
     assert got.nginx == frontend_topology(frontend, nodes, line).nginx

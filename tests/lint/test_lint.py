@@ -443,3 +443,22 @@ def test_markdown_notes_escape_only_values(
         f"- c-v2#\u200b0: router flags not checked (no sglang_router argument file at {v3[:8]})"
         in out
     )
+
+
+def test_a_named_repository_that_is_not_sglang_is_refused_as_the_default_one_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Issue 37.7: --sglang naming another repository gave exit 1, "5 version unresolved".
+    commits = make_sglang_repo(tmp_path / "sglang")
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    commit_files(other, {"README.md": "not SGLang\n"}, "init")
+    module = tmp_path / "m.jsx"
+    module.write_text(fixture_module(commits), encoding="utf-8")
+    code, out, err = run(["lint", str(module), "--sglang", str(other)], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {other}: this git repository has no python/sglang/srt/server_args.py at HEAD "
+        "(not an SGLang checkout); give --sglang GIT_DIR of an SGLang checkout\n"
+    )

@@ -140,9 +140,11 @@ def test_the_workflow_command_keeps_one_dashboard_issue(
             return int(exc.value.code or 0), out
 
         # The example's pins are PR heads neither the clone nor origin has: not checked, and
-        # nothing else is wrong: no issue.
+        # nothing else is wrong: no issue, and the report says the cells are unchecked (it said
+        # ✅ before issue 37.4).
         code, out = run()
-        assert code == 0 and out.startswith("## ✅ Cookbook audit") and gh.writes() == []
+        assert code == 0 and out.startswith("## ❔ Cookbook audit") and gh.writes() == []
+        assert "No findings, but **5 of the 5 cells** in 1 module could not be checked" in out
         gh.repos[INFX].pulls[3871]["state"] = "closed"
         for _ in range(2):
             code, out = run()

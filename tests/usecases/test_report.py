@@ -17,6 +17,13 @@ from syncer.usecases.verify import verify_config
 
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 RUN = ROOT / "examples" / "runs" / "41000000001"
+# a run of a test's own names the example's other inputs too (verify takes none by default then)
+EXAMPLE_REST = (
+    "--inferencex",
+    str(ROOT / "examples/inferencex"),
+    "--cookbook",
+    str(ROOT / "cookbook_snippets"),
+)
 INFX = ROOT / "examples" / "inferencex"
 # No " word=" inside: that would (rightly) make the Env: line split two ways.
 HOSTILE = "</details><img/src=x/onerror=alert(1)> @SemiAnalysisAI/core #3859 ``x`` \x1b[31m!"
@@ -199,7 +206,7 @@ def test_markdown_escapes_no_words_of_its_own(
     log = next(run.rglob("sweep_5230106.log"))
     log.write_text(log.read_text().replace("--mem-fraction-static", "--mem-fraction-statik"))
     with pytest.raises(SystemExit) as exc:
-        main(["verify", KEY, "--run", str(run), "--format", "markdown"])
+        main(["verify", KEY, "--run", str(run), *EXAMPLE_REST, "--format", "markdown"])
     md = capsys.readouterr().out
     assert exc.value.code == 1 and "only in log" in md
     assert [ln for ln in _outside_code(md) if "\\" in ln] == []

@@ -21,6 +21,7 @@ from syncer.usecases.verify import verify_config
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 RUN = ROOT / "examples" / "runs" / "41000000001"
 INFX = ROOT / "examples" / "inferencex"
+SNIPPETS = ROOT / "cookbook_snippets"
 
 
 @pytest.fixture(autouse=True)
@@ -29,6 +30,12 @@ def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``sync verify ARGS``; an input a test names replaces the bundled example's, whose other
+    inputs are then named too (the command takes none of them by default once one is named)."""
+    named = [a for a in ("--run", "--inferencex", "--cookbook") if a in args]
+    if named:
+        example = {"--run": str(RUN), "--inferencex": str(INFX), "--cookbook": str(SNIPPETS)}
+        args = (*args, *(w for a, path in example.items() if a not in named for w in (a, path)))
     with pytest.raises(SystemExit) as exc:
         main(["verify", *args])
     out, err = capsys.readouterr()
@@ -538,7 +545,7 @@ def test_two_modules_with_the_config_are_ambiguous(
         (tmp_path / name).mkdir()
         shutil.copy(module, tmp_path / name / "deepseek-v4_1.jsx")
     code, _, err = run_cli(capsys, KEY, "--cookbook", str(tmp_path))
-    assert code == 2 and "several cookbook modules have cells of" in err
+    assert code == 2 and "2 cookbook modules have cells of" in err
     code, _, _ = run_cli(capsys, KEY, "--cookbook", str(tmp_path / "a"))
     assert code == 0
 

@@ -243,6 +243,8 @@ m1-fp4-mi355x-sglang-disagg-agentic:
                 str(tree),
                 "--run",
                 str(RUN),
+                "--cookbook",
+                str(COOKBOOK),
             ]
         )
     err = capsys.readouterr().err

@@ -1,0 +1,52 @@
+"""A run's server-log artifacts, downloaded: the logs ``verify`` reads, for the bot's pin and
+for ``sync verify KEY --run <run_id>``. InferenceX uploads them as ``server_logs_*`` (single
+node) and ``multinode_server_logs_*``; the result artifacts hold no launch and are left."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from syncer import links
+from syncer.errors import SyncError
+from syncer.publish.github import GitHubClient
+from syncer.publish.records import Artifact
+
+LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
+COMPLETE = ".complete"  # written into a cached run's folder once every artifact is in
+
+
+def log_artifacts(artifacts: list[Artifact]) -> list[Artifact]:
+    """The unexpired server-log artifacts among a run's artifacts."""
+    return [a for a in artifacts if a.name.startswith(LOG_ARTIFACT_PREFIXES) and not a.expired]
+
+
+def download_logs(gh: GitHubClient, artifacts: list[Artifact], run_dir: Path) -> Path:
+    """Each of ``artifacts`` (already chosen) streamed to ``run_dir/<name>.zip``."""
+    for art in artifacts:
+        gh.actions.download(art, run_dir / f"{safe_name(art.name)}.zip")
+    return run_dir
+
+
+def cached_run_logs(gh: GitHubClient, repo: str, run: str, cache: Path) -> tuple[Path, bool]:
+    """The server logs of ``run`` (``<id>`` or ``<id>/attempts/<n>``: both name the run's
+    artifacts) in ``cache``, downloaded unless an earlier call completed them; the folder and
+    whether anything was downloaded. A download cut short leaves no complete folder."""
+    run_id = links.run_id(run)
+    run_dir = cache / safe_name(repo) / run_id
+    if (run_dir / COMPLETE).is_file():
+        return run_dir, False
+    logs = log_artifacts(gh.actions.artifacts(repo, int(run_id)))
+    if not logs:
+        raise SyncError(
+            f"run {run} of {repo} has no unexpired server-log artifact "
+            f"({', '.join(p + '*' for p in LOG_ARTIFACT_PREFIXES)}) to verify against"
+        )
+    shutil.rmtree(run_dir, ignore_errors=True)  # what an interrupted download left
+    download_logs(gh, logs, run_dir)
+    (run_dir / COMPLETE).write_text("".join(f"{a.name}\n" for a in logs), encoding="utf-8")
+    return run_dir, True
+
+
+def safe_name(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in name)[:200]
