@@ -5,7 +5,10 @@ at the largest size, the hostile input the trial found.
 
 Steps: ``env-lines`` (an ``Env:`` record continued over many lines of a sweep log),
 ``env-split`` (one ``Env:`` line of 500 keys, split against the recipe's env), ``command-lines``
-(a ``Command:`` whose quote stays open over many lines).
+(a ``Command:`` whose quote stays open over many lines), ``diff`` (the reviewer diff of a
+module with itself, one cell given many points), ``aliases`` (the launcher's bindings of a
+recipe block written with nested aliases: its cost follows the document, not the expansion,
+so doubling the expansion leaves the time about the same).
 """
 
 from __future__ import annotations
@@ -68,10 +71,48 @@ def env_split(size: int) -> Callable[[], object]:
     return lambda: split_env(payload, expected)
 
 
+def _module_with_points(size: int) -> str:
+    import json
+
+    module = ROOT / "cookbook_snippets" / "deepseek-ai" / "deepseek-v4_1.jsx"
+    head, _, body = module.read_text(encoding="utf-8").partition("export const agentx = ")
+    data = json.loads(body.rstrip().rstrip(";"))
+    cell = data["cells"][0]
+    point = cell["points"][0]
+    cell["points"] = [dict(point, concs=[k + 1], override=f"o{k}") for k in range(size)]
+    return head + "export const agentx = " + json.dumps(data, indent=1) + ";\n"
+
+
+def diff(size: int) -> Callable[[], object]:
+    """The reviewer diff of a module against itself, one of its cells given ``size`` points."""
+    from syncer.compare.review import review_texts
+    from syncer.compare.review_render import review_report
+
+    text = _module_with_points(size)
+    return lambda: review_report(review_texts(text, text, old_label="a", new_label="b"))
+
+
+def aliases(size: int) -> Callable[[], object]:
+    """The launcher's bindings of a recipe block written as ``size`` levels of nested aliases,
+    each level ten of the one below: doubling the levels doubles the document and multiplies
+    its expansion by 10**size; each binding walks what the document holds, so its time
+    doubles too (it grew with the expansion before)."""
+    from syncer.inferencex.variants import resolve_cluster_values
+    from syncer.inferencex.yamlsafe import loads
+
+    levels = "".join(
+        f"  l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, size + 1)
+    )
+    doc = loads(f"x:\n  l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n{levels}", "bench.yaml")
+    return lambda: [resolve_cluster_values(doc) for _ in range(100)]
+
+
 STEPS: dict[str, tuple[Callable[[int], Callable[[], object]], int]] = {
     "env-lines": (env_lines, 500_000),
     "command-lines": (command_lines, 300_000),
     "env-split": (env_split, 4_000_000),
+    "diff": (diff, 2_000),
+    "aliases": (aliases, 4),
 }
 
 
