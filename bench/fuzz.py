@@ -37,12 +37,14 @@ Mutations:
   ``--push-url``; ``audit --fetch``; ``diff REV:PATH``): refused, and no ``PWNED`` anywhere;
   a master key, a ``model-prefix`` and a sync.yaml key holding a control character, a line
   break into ``::warning``, or a space: refused, with no raw control and no line beginning
-  ``::`` in any output. Unbounded work and values published: a master row's conc-start 0,
-  negative or text and counts past their bounds, a recipe's 30,000,000 workers or 0 GPUs a
-  node, golden ALs ``nan`` / ``3.51; touch PWNED``, ``--as-of`` 2026-13-45 and 9999-12-31:
-  refused; nested aliases bound by 47 variants, ``Env:`` and ``Command:`` records over
-  hundreds of thousands of lines, an ``Env:`` line of 480 more keys, a module whose envRefs
-  build millions of entries: no hang, no exit 3 (the process's peak memory is printed).
+  ``::`` in any output; the bot's gate on an event field of another type than GitHub's
+  (``action``, ``inputs``), a mistyped event name and no ``--event``: refused. Unbounded
+  work and values published: a master row's conc-start 0, negative or text and counts past
+  their bounds, a recipe's 30,000,000 workers or 0 GPUs a node, golden ALs ``nan`` /
+  ``3.51; touch PWNED``, ``--as-of`` 2026-13-45 and 9999-12-31: refused; nested aliases
+  bound by 47 variants, ``Env:`` and ``Command:`` records over hundreds of thousands of
+  lines, an ``Env:`` line of 480 more keys, a module whose envRefs build millions of
+  entries: no hang, no exit 3 (the process's peak memory is printed).
 
 Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s),
 exit-2 command that changed a file, temp file left behind, SIGTERM that ended other than
@@ -749,6 +751,7 @@ def hostile_mutations(project: Path, rng: random.Random) -> list[Mutation]:
     out.extend(signal_mutations())
     out.extend(injection_mutations(str(project.parent / "sglang")))
     out.extend(control_key_mutations())
+    out.extend(event_misuse_mutations())
     out.extend(bounds_mutations(project))
     return out
 
@@ -817,6 +820,42 @@ def control_key_mutations() -> list[Mutation]:
         ):
             out.append(Mutation(rel, f"{what} + {shown}", _rename(old, new), refused=True,
                                 echo_free=True))  # fmt: skip
+    return out
+
+
+# An issue_comment event of GitHub's shape, as far as the gate reads it.
+_COMMENT_EVENT = {
+    "action": "created",
+    "repository": {"full_name": "SemiAnalysisAI/InferenceX"},
+    "issue": {"number": 3859, "pull_request": {"url": "x"}},
+    "comment": {"id": 1, "body": "/use 1", "author_association": "MEMBER"},
+}
+
+
+def _event(event: dict[str, object]) -> Callable[[bytes], bytes]:
+    return lambda _data: json.dumps(event).encode("utf-8")
+
+
+def event_misuse_mutations() -> list[Mutation]:
+    """Issue 36.11 / 40.6: an event field of another type than GitHub's, a mistyped event
+    name, no event at all: each refused (exit 2) by the gate's `--models-only`, which reads
+    no token and no API, never taken as something else (exit 0)."""
+    gate = ("bot", "--event", EVENT, "--models-only")
+    out = []
+    for name, field_, value in (
+        ("issue_comment", "action", 5),
+        ("issue_comment", "action", ["created"]),
+        ("workflow_dispatch", "inputs", ["cookbook_pr", "1"]),
+        ("workflow_dispatch", "inputs", "1"),
+    ):
+        event = {**_COMMENT_EVENT, field_: value}
+        out.append(Mutation(EVENT, f"{name} event: {field_} := {json.dumps(value)}", _event(event),
+                            commands=([*gate, "--event-name", name],), refused=True))  # fmt: skip
+    good = _event(_COMMENT_EVENT)
+    out.append(Mutation(EVENT, "event name mistyped", good, refused=True,
+                        commands=([*gate, "--event-name", "pull_requst"],)))  # fmt: skip
+    no_event = ["bot", "--models-only", "--event-name", "schedule"]
+    out.append(Mutation(EVENT, "no --event", good, refused=True, commands=(no_event,)))
     return out
 
 

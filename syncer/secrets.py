@@ -129,6 +129,11 @@ class MaskingStream(io.TextIOBase):
     def isatty(self) -> bool:
         return self.inner.isatty()
 
+    def fileno(self) -> int:
+        # The CLI asks the descriptor whether a reader is still there (the 141 rule of a closed
+        # pipe) and points it at /dev/null once the reader has gone.
+        return self.inner.fileno()
+
     # typeshed declares TextIOBase.encoding a plain attribute; at run time it is a read-only
     # property, and this one reads the wrapped stream's
     @property

@@ -49,6 +49,32 @@ def is_pin_value(name: str, value: object) -> bool:
     return name != "date" or is_date(value)
 
 
+def recorded_pin(key: object, raw: object) -> Pin | None:
+    """The pin a record (a bot PR body's state, a module cell's provenance) holds for config
+    ``key``; None when anything in it is malformed."""
+    if not identifiers.is_config_key(key) or not isinstance(raw, dict):
+        return None
+    values: dict[str, str | None] = {}
+    # A recorded pin is held to sync.yaml's own pin values (``syncconfig.is_pin_value``).
+    for name in PIN_VALUES:
+        value = raw.get(name)
+        if value is not None and not is_pin_value(name, value):
+            return None
+        values[name] = value
+    status = raw.get("status")
+    if status not in STATUSES or values["sha"] is None:
+        return None
+    return Pin(
+        config=key,
+        pr=values["pr"],
+        sha=values["sha"] or "",
+        run=values["run"],
+        comment=values["comment"],
+        status=PointStatus(status),
+        date=values["date"],
+    )
+
+
 def is_date(text: str) -> bool:
     """``YYYY-MM-DD`` and a real calendar day (a pin's date, ``sync generate --date``)."""
     if not DATE.fullmatch(text):
@@ -108,6 +134,9 @@ class ConfigSpec:
     install: dict[str, list[str]] = field(default_factory=dict)
     disclosures: list[str] = field(default_factory=list)
     mooncake_unavailable: str | None = None
+    # The config whose HiCache settings this config's cells borrow, instead of the model's
+    # kv_donors.hicache (published modules borrow per hardware).
+    hicache_donor: str | None = None
     line: int | None = None
 
 
@@ -426,6 +455,7 @@ _CONFIG_KEYS = (
     "install",
     "disclosures",
     "mooncake_unavailable",
+    "hicache_donor",
 )
 
 
@@ -450,6 +480,7 @@ def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
     spec.detail = r.optional_text(keys, "detail", what)
     spec.image_commit = r.optional_text(keys, "image_commit", what)
     spec.mooncake_unavailable = r.optional_text(keys, "mooncake_unavailable", what)
+    spec.hicache_donor = r.optional_text(keys, "hicache_donor", what)
     if "image_status" in keys:
         spec.image_status = r.text(keys["image_status"], f"{what}.image_status")
         if spec.image_status not in ("ok", "pruned", "digest-only"):

@@ -193,10 +193,21 @@ def is_allowed_link(url: str) -> bool:
 
 
 def md_link(url: object, label: object) -> str:
-    """A markdown link when ``url`` points at a known place; otherwise the label as text."""
-    text = md_text(label)
+    """A markdown link when ``url`` points at a known place; otherwise the label as text
+    (defused: it may be anything).
+
+    Inside a link GitHub makes no mention, reference or autolink, so a label there is only
+    made inert as markdown and HTML: no zero-width space, which would be copied with it
+    (``#3859``, a run id). A link whose label is its own URL is an autolink (``<URL>``, which
+    no emphasis or escape inside can change): shown as the plain URL, and what a reader copies
+    is the URL."""
     href = "" if url is None else str(url)
-    return f"[{text}]({href})" if is_allowed_link(href) else text
+    if not is_allowed_link(href):
+        return md_text(label)
+    if isinstance(label, str) and label == href:
+        return f"<{href}>"
+    text = _MD_SPECIAL.sub(r"\\\1", _html_escaped(_one_line(clip(label, MAX_VALUE_CHARS))))
+    return f"[{text}]({href})"
 
 
 def md_block(value: object, lang: str = "") -> str:

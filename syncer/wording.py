@@ -78,3 +78,13 @@ def cut_long_words(text: str, limit: int = WORD_CHARS) -> str:
         return clip(word, limit)
 
     return re.sub(rf"\S{{{limit + 1},}}", cut, text)
+
+
+CLOSE_CUTOFF = 0.6  # how alike a name must be to be offered as the one meant
+
+
+def closest(word: str, choices: list[str], n: int = 5) -> list[str]:
+    """The names among ``choices`` closest to a mistyped ``word``, best first, for a message."""
+    import difflib  # for messages only: a cost of every start-up otherwise
+
+    return difflib.get_close_matches(word, choices, n=n, cutoff=CLOSE_CUTOFF)

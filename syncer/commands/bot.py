@@ -21,17 +21,17 @@ from syncer.errors import SyncError
 from syncer.locations import user_cache_dir
 from syncer.syncconfig import load_sync_config
 from syncer.untrusted import term_line, term_text
-from syncer.wording import count
+from syncer.wording import count, js
 
 
 @click.command("bot")
 @options.file_option(
-    "--event", "event_path", required=True, help="The event payload (GITHUB_EVENT_PATH)."
+    "--event", "event_path", help="The event payload (GITHUB_EVENT_PATH). Required."
 )
 @click.option(
     "--event-name",
     default=lambda: os.environ.get("GITHUB_EVENT_NAME", ""),
-    help="issue_comment, pull_request, repository_dispatch or workflow_dispatch "
+    help="issue_comment, pull_request, schedule, repository_dispatch or workflow_dispatch "
     "(default: GITHUB_EVENT_NAME).",
 )
 @options.config_option("Sync configuration.")
@@ -128,6 +128,10 @@ def bot_command(
     from syncer.publish.event import BadEvent
 
     secrets.install()
+    # Checked here, not by click: a missing option is one `error:` line like every misuse
+    # (click's usage block is four), and neither file nor name is guessed.
+    if event_path is None:
+        raise SyncError("--event FILE is required: the event payload (GITHUB_EVENT_PATH)")
     _check_remotes(options)
     try:
         if models_only:
@@ -138,6 +142,27 @@ def bot_command(
         # The CLI prints it (masked, one line like every SyncError) naming the event file.
         exc.path = str(event_path)
         raise
+
+
+# The events the workflow (.github/workflows/cookbook-sync.yml) hands the bot.
+EVENT_NAMES = (
+    "issue_comment",
+    "pull_request",
+    "schedule",
+    "repository_dispatch",
+    "workflow_dispatch",
+)
+
+
+def _check_event_name(event_name: str) -> None:
+    """A name the bot answers; anything else is a mistake (a typo would otherwise do nothing
+    and exit 0, which the workflow reads as done)."""
+    if not event_name:
+        raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
+    if event_name not in EVENT_NAMES:
+        raise SyncError(
+            f"--event-name {js(event_name, 60)}: expected one of {', '.join(EVENT_NAMES)}"
+        )
 
 
 def _check_remotes(options: dict[str, Any]) -> None:
@@ -159,6 +184,7 @@ def _models_only(
     from syncer.publish.routing import event_models
 
     config, payload = load_sync_config(config_path), event.load(event_path)
+    _check_event_name(event_name)
     if options["schedule"] or event.is_schedule(event_name, payload):
         # The reconcile looks at every model: one job per model, each in its group.
         click.echo(
@@ -234,15 +260,23 @@ def _run(
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
     payload = event.load(event_path)
-    if not event_name:
-        raise SyncError("no event name: pass --event-name or set GITHUB_EVENT_NAME")
+    _check_event_name(event_name)
     config = load_sync_config(config_path)
     if model is not None:
         model = config.model(model).path  # unknown: a SyncError listing the known models
     plan = Plan(dry_run=dry_run)
-    # A dry run needs no token: GitHub is read only on the side that has one.
-    infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=not dry_run)
-    book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=not dry_run)
+    reconciling = schedule or event.is_schedule(event_name, payload)
+    # A dry run of an event needs no token: GitHub is read only on the side that has one. The
+    # reconcile has nothing to stand in for GitHub (its work is the API's state: the open PRs,
+    # the bot's PRs), so without both tokens it would find nothing and say nothing.
+    try:
+        required = reconciling or not dry_run
+        infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=required)
+        book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=required)
+    except SyncError as exc:
+        if reconciling and dry_run:
+            raise SyncError(f"{exc} (the scheduled run reads GitHub, a dry run too)") from None
+        raise
     # The rest of syncer.publish imports PyGithub: loaded only once the inputs are read and
     # found good, so an event file refused (a third of a second sooner) never pays for it.
     from syncer.publish.bot import Bot, Settings
@@ -250,24 +284,6 @@ def _run(
     from syncer.publish.github import GitHubClient
     from syncer.publish.offline import EventGitHub
 
-    def client(token: str | None, login_env: str) -> GitHubClient:
-        if token is None:
-            login = os.environ.get(login_env) or None
-            return EventGitHub(payload, plan=plan, checkout=inferencex, login=login)
-        return options.github_client(token, api_url, login_env=login_env, plan=plan)
-
-    infx = client(infx_token, "SYNC_INFX_LOGIN")
-    cookbook_gh = client(book_token, "SYNC_COOKBOOK_LOGIN")
-    unread = [
-        name
-        for name, token in (("InferenceX", infx_token), ("the cookbook", book_token))
-        if token is None
-    ]
-    if unread:
-        click.echo(
-            f"dry run without a token for {' and '.join(unread)}: GitHub is not read there; "
-            "the event file stands in for it"
-        )
     settings = Settings(
         config=config,
         inferencex=inferencex,
@@ -284,6 +300,37 @@ def _run(
         inferencex_remote=inferencex_remote,
         srt_slurm_clone=_clone(srt_slurm_clone, "srt-slurm") if srt_slurm_clone else None,
     )
+
+    def head_of(number: int) -> str | None:
+        # The workflow's mode: the PR head is its refs/pull/<n>/head on the clone's remote.
+        from syncer.publish.prconfigs import pr_head
+
+        return pr_head(settings, number)
+
+    def client(token: str | None, login_env: str) -> GitHubClient:
+        if token is None:
+            login = os.environ.get(login_env) or None
+            return EventGitHub(
+                payload,
+                plan=plan,
+                checkout=inferencex,
+                login=login,
+                head_of=head_of if settings.inferencex_clone is not None else None,
+            )
+        return options.github_client(token, api_url, login_env=login_env, plan=plan)
+
+    infx = client(infx_token, "SYNC_INFX_LOGIN")
+    cookbook_gh = client(book_token, "SYNC_COOKBOOK_LOGIN")
+    unread = [
+        name
+        for name, token in (("InferenceX", infx_token), ("the cookbook", book_token))
+        if token is None
+    ]
+    if unread:
+        click.echo(
+            f"dry run without a token for {' and '.join(unread)}: GitHub is not read there; "
+            "the event file stands in for it"
+        )
     bot = Bot(
         settings,
         infx=infx,
@@ -293,7 +340,7 @@ def _run(
         git_token=book_token,
     )
     try:
-        if schedule or event.is_schedule(event_name, payload):
+        if reconciling:
             from syncer.publish.reconcile import reconcile
 
             outcome = reconcile(bot)

@@ -15,6 +15,7 @@ import click
 from syncer import locations
 from syncer.commands import options
 from syncer.console import report_console
+from syncer.cookbook.edit import describe as describe_edit
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
@@ -46,6 +47,12 @@ from syncer.wording import count, js
 @click.option("--force-page", is_flag=True, help="Overwrite a hand-edited AgentX section.")
 @options.date_option("generatedOn (default: today, UTC).")
 @click.option(
+    "--update",
+    is_flag=True,
+    help="Edit the existing module: write again only the configs whose pin differs from what "
+    "it records (or that it lacks); every other byte stays as published.",
+)
+@click.option(
     "--only",
     metavar="CONFIG",
     help="Re-render only this config; keep the module's other cells as decoded.",
@@ -69,6 +76,7 @@ def generate_command(
     no_page: bool,
     force_page: bool,
     today: str | None,
+    update: bool,
     only: str | None,
     check: bool,
     sglang: Path | None,
@@ -111,6 +119,7 @@ def generate_command(
             today=today,
             force_page=force_page,
             only=only,
+            update=update,
             renderer=renderer,
         )
         for name in names
@@ -141,6 +150,8 @@ def generate_command(
             f"{term_text(result.path)}: {verb} "
             f"({count(result.cells, 'cell')}, {count(result.cases, 'case')} decoded back identical)"
         )
+        if result.edit is not None:
+            click.echo(f"{term_text(result.path)}: edited in place: {describe_edit(result.edit)}")
         for kept in result.kept:
             click.echo(
                 f"{term_text(result.path)}: kept {count(len(kept.cells), 'cell')} of "
@@ -153,7 +164,13 @@ def generate_command(
             # The gate says what drifted, not only that something did: the reviewer diff of the
             # commands (what `sync diff` shows) between the module on disk and the generated one.
             _print_review(result.path, result.text)
-        if result.page_path is not None:
+        if result.page_path is not None and result.page_kept is not None:
+            click.echo(
+                f"{term_text(result.page_path)}: AgentX section under heading "
+                f"{term_text(js(result.page_kept))} kept as its authors wrote it (it mounts the "
+                "module)"
+            )
+        elif result.page_path is not None:
             pverb = ("would change" if check else "updated") if result.page_changed else "unchanged"
             click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))

@@ -14,6 +14,7 @@ from syncer.errors import ReaderGone
 
 # name -> (module, one-line help shown by `sync --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
+    "adopt": ("syncer.commands.adopt", "Write the sync.yaml that reproduces a cookbook's AgentX."),
     "decode": ("syncer.commands.decode", "Decode a cookbook data module into commands."),
     "render": ("syncer.commands.render", "Render a config's launch commands from its recipe."),
     "verify": ("syncer.commands.verify", "Three-way check: cookbook vs recipe vs run logs."),
@@ -22,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("syncer.commands.diff", "Reviewer diff of the commands in two module versions."),
     "lint": ("syncer.commands.lint", "Check flags against the SGLang version each image pins."),
     "audit": ("syncer.commands.audit", "Audit every published cookbook cell against InferenceX."),
+    "config": ("syncer.commands.config", "Check a sync.yaml, or print its JSON schema."),
     "list": ("syncer.commands.list", "List an InferenceX checkout's AgentX configs and models."),
     "bot": ("syncer.commands.bot", "Handle a GitHub event: /use pins, cookbook PRs, status."),
 }

@@ -12,7 +12,6 @@ the decoder computes them from the cell's ``kv`` and the module's ``kvMooncake``
 from __future__ import annotations
 
 import copy
-import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -235,29 +234,6 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
         files=copy.deepcopy(data.get("files", {})),
         cells=cells,
     )
-
-
-def replace_config_cells(spec: ModuleSpec, config_key: str, cells: list[CellSpec]) -> ModuleSpec:
-    """``spec`` with the cells of ``config_key`` replaced by ``cells`` (the bot's refresh of one
-    config inside a published module). A new cell whose id an old one had takes its place, so
-    the page order is stable; other new cells follow the config's last old cell (or go last);
-    every other config's cell is kept as decoded."""
-    fresh = {cell.id: cell for cell in cells}
-    placed: set[str] = set()
-    out: list[CellSpec] = []
-    last = -1
-    for cell in spec.cells:
-        if cell.config_key != config_key:
-            out.append(cell)
-            continue
-        if cell.id in fresh:
-            out.append(fresh[cell.id])
-            placed.add(cell.id)
-        last = len(out)
-    rest = [cell for cell in cells if cell.id not in placed]
-    at = last if last >= 0 else len(out)
-    out[at:at] = rest
-    return dataclasses.replace(spec, cells=out)
 
 
 def config_hardware(cfg: ConfigSpec, model: ModelSpec) -> str:

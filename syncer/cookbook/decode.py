@@ -54,6 +54,7 @@ __all__ = [
     "decoder_for_text",
     "load_decoder",
     "overlay",
+    "provenance_urls",
 ]
 
 _PROV_URLS = (
@@ -75,6 +76,21 @@ def decoder_for_text(text: str, path: str) -> Decoder:
     """The decoder of module source ``text``; its errors name ``path`` and the entry's line."""
     module = parse_module(text, path)
     return Decoder(module.value, path, locate=lambda keys: locate(text, keys))
+
+
+def provenance_urls(repo: str, info: dict[str, object]) -> dict[str, str]:
+    """The GitHub URLs older modules stored for the ids of ``info`` (a point's merged
+    provenance), those ``info`` does not hold already: what the page shows either way."""
+    out: dict[str, str] = {}
+    for url_key, id_key, build in _PROV_URLS:
+        if url_key in info or info.get(id_key) in (None, ""):
+            continue
+        if url_key == "recipeUrl" and not info.get("sha"):
+            continue
+        if url_key == "useComment" and not info.get("pr"):
+            continue
+        out[url_key] = build(repo, info)
+    return out
 
 
 class Decoder:
@@ -274,14 +290,7 @@ class Decoder:
         info: dict[str, object] = dict(cell.get("prov") or {})
         info.update((k, v) for k, v in point.items() if k != "patch")
         repo = ((self.data.get("source") or {}).get("repo") or "").rstrip("/")
-        for url_key, id_key, build in _PROV_URLS:
-            if url_key in info or info.get(id_key) in (None, ""):
-                continue
-            if url_key == "recipeUrl" and not info.get("sha"):
-                continue
-            if url_key == "useComment" and not info.get("pr"):
-                continue
-            info[url_key] = build(repo, info)
+        info.update(provenance_urls(repo, info))
         return info
 
     def router_files(self, ci: int, router: str) -> dict[str, str]:

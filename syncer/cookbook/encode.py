@@ -87,7 +87,7 @@ def _estimate(source_sig: _Signature, target_sig: _Signature) -> int:
     return cost
 
 
-class _Pool:
+class Pool:
     """Earlier cells' materialised blocks, deduplicated, that a ``ref`` may point to."""
 
     def __init__(self) -> None:
@@ -112,17 +112,19 @@ class _Pool:
         return [(ref, block) for ref, block, _ in ranked]
 
 
-def _best_entry(
+def best_entry(
     target: Block,
-    ci: int,
     router: str,
-    cell: CellSpec,
-    pool: _Pool,
+    cell: CellSpec | None,
+    pool: Pool,
 ) -> dict[str, object]:
+    """The smallest entry decoding to ``target``: the block itself, a ``from`` on ``cell``'s
+    submitted router (when ``cell`` is given and ``router`` is another), or a ``ref`` into
+    ``pool``."""
     best: dict[str, object] = block_data(target)
     best_size = compact.layout_size(best, _BLOCK_DEPTH)
     candidates: list[tuple[dict[str, object], dict[str, object], Block]] = []
-    if router != cell.submitted and cell.submitted in cell.points[0].blocks:
+    if cell is not None and router != cell.submitted and cell.submitted in cell.points[0].blocks:
         for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
             candidates.append(({"from": bi}, {}, source))
     for ref, source in pool.shortlist(target):
@@ -135,7 +137,7 @@ def _best_entry(
         size = compact.layout_size(entry, _BLOCK_DEPTH, best_size - 1)
         if size < best_size:
             best, best_size = entry, size
-    # The entries share the target's objects (and ``_pool_envs`` edits the one kept): a copy.
+    # The entries share the target's objects (and ``pool_envs`` edits the one kept): a copy.
     return clone(best)
 
 
@@ -195,9 +197,10 @@ def _check_spec(spec: ModuleSpec) -> None:
             raise SyncError(f"hardware {js(hw['id'])} has no cell; the page needs one per chip")
 
 
-def _pool_envs(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
-    """Move env dicts repeated across full router blocks into the shared ``envs`` list when that
-    makes the file smaller (pool order = first use)."""
+def pool_envs(cells: list[dict[str, Any]], start: int = 0) -> list[dict[str, str]]:
+    """Move env dicts repeated across full router blocks of ``cells`` into the shared ``envs``
+    list when that makes the file smaller (pool order = first use). The pooled envs get the
+    indices from ``start`` on: an edit appends them to a published pool without renumbering it."""
     uses: dict[str, list[dict[str, Any]]] = {}
     order: list[str] = []
     for cell in cells:
@@ -216,7 +219,7 @@ def _pool_envs(cells: list[dict[str, Any]]) -> list[dict[str, str]]:
     for key in order:
         entries = uses[key]
         env = entries[0]["env"]
-        index = len(pooled)
+        index = start + len(pooled)
         inline = len(entries) * compact.member_size("env", env, _BLOCK_DEPTH + 1)
         shared = compact.layout_size(env, 2) + 2 + 2
         shared += len(entries) * compact.member_size("envRef", index, _BLOCK_DEPTH + 1)
@@ -249,41 +252,46 @@ class _Patches:
         return clone(self._made[key])
 
 
+def encode_cell(cell: CellSpec, pool: Pool) -> dict[str, object]:
+    """One cell's value (newest format): its routers' entries against ``pool`` (the blocks of
+    the cells before it, or of the cells an edit keeps), its points' patches relative to point
+    0, its shared provenance; envs still inline (``pool_envs``). Not yet verified."""
+    point0 = cell.points[0]
+    routers_out: dict[str, object] = {}
+    for router, meta in cell.routers.items():
+        routers_out[router] = {
+            "install": list(meta.install),
+            "files": list(meta.files),
+            "blocks": [best_entry(block, router, cell, pool) for block in point0.blocks[router]],
+        }
+    prov = _cell_prov(cell.points)
+    points_out = []
+    patches = _Patches(point0)
+    for pi, point in enumerate(cell.points):
+        patch: dict[str, object] = {}
+        if pi > 0:
+            for router in cell.routers:
+                p = patches.patch(router, point.blocks[router])
+                if p is not None:
+                    patch[router] = p
+        points_out.append(_point_value(point, patch, prov))
+    value: dict[str, object] = {**copy.deepcopy(cell.meta)}
+    value["prov"] = prov
+    value["points"] = points_out
+    value["routers"] = routers_out
+    return value
+
+
 def compact_module(spec: ModuleSpec) -> dict[str, object]:
     """The module value (newest format) for ``spec``; not yet verified."""
     _check_spec(spec)
-    pool = _Pool()
+    pool = Pool()
     cells_out: list[dict[str, object]] = []
     for ci, cell in enumerate(spec.cells):
-        point0 = cell.points[0]
-        routers_out: dict[str, object] = {}
-        for router, meta in cell.routers.items():
-            routers_out[router] = {
-                "install": list(meta.install),
-                "files": list(meta.files),
-                "blocks": [
-                    _best_entry(block, ci, router, cell, pool) for block in point0.blocks[router]
-                ],
-            }
-        prov = _cell_prov(cell.points)
-        points_out = []
-        patches = _Patches(point0)
-        for pi, point in enumerate(cell.points):
-            patch: dict[str, object] = {}
-            if pi > 0:
-                for router in cell.routers:
-                    p = patches.patch(router, point.blocks[router])
-                    if p is not None:
-                        patch[router] = p
-            points_out.append(_point_value(point, patch, prov))
-        value: dict[str, object] = {**copy.deepcopy(cell.meta)}
-        value["prov"] = prov
-        value["points"] = points_out
-        value["routers"] = routers_out
-        cells_out.append(value)
+        cells_out.append(encode_cell(cell, pool))
         for router in cell.routers:
-            pool.add(ci, router, point0.blocks[router])
-    envs = _pool_envs(cells_out)
+            pool.add(ci, router, cell.points[0].blocks[router])
+    envs = pool_envs(cells_out)
     out: dict[str, object] = {
         "model": spec.model,
         "generatedOn": spec.generated_on,
@@ -370,7 +378,7 @@ def verify_roundtrip(
     # Decoded once, shared by both checks below; nothing here mutates a block.
     cases = list(decoder.cases(fresh=False))
     if reference is not None:
-        _compare_reference(cases, decoder, reference, path, keep)
+        compare_reference(cases, decoder, reference, path, keep)
     check_publishable_each(
         (f"{path}: {case.cell_id} point {case.point} {case.router} {case.kv}", case.blocks)
         for case in cases
@@ -381,7 +389,7 @@ def verify_roundtrip(
     return len(cases)
 
 
-def _compare_reference(
+def compare_reference(
     cases: list[Case],
     decoder: Decoder,
     reference: Decoder,

@@ -9,7 +9,7 @@ donor cannot be rendered: the existing module's borrowed settings are kept.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from syncer.cookbook.cells import (
@@ -29,6 +29,11 @@ from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
 class Donors:
     hicache: HiCacheTier | None = None
     mooncake: MooncakeTier | None = None  # the module's kvMooncake
+    # config key -> the HiCache settings of its own donor (sync.yaml's per-config hicache_donor)
+    per_config: dict[str, HiCacheTier] = field(default_factory=dict)
+
+    def hicache_for(self, key: str) -> HiCacheTier | None:
+        return self.per_config.get(key) or self.hicache
 
 
 def hicache_from(rendered: RenderedConfig, key: str, hw: str) -> HiCacheTier | None:
@@ -93,7 +98,7 @@ def cell_kv(
 ) -> CellKv:
     available = ["none"]
     unavailable: dict[str, str] = {}
-    hicache = donors.hicache or own_hicache
+    hicache = donors.hicache_for(cfg.key) or own_hicache
     if hicache is not None or "hicache" in measured:
         available.append("hicache")
     else:
@@ -153,7 +158,44 @@ def find_donors(
                 line=model.line,
             )
         setattr(donors, kind, found)
+    for cfg in model.configs:
+        if cfg.hicache_donor:
+            donors.per_config[cfg.key] = _config_donor(cfg, model, config, get, old)
     return donors
+
+
+def _config_donor(
+    cfg: ConfigSpec,
+    model: ModelSpec,
+    config: SyncConfig,
+    get: Callable[[str], Any],
+    old: Callable[[], ModuleSpec | None],
+) -> HiCacheTier:
+    """The HiCache settings config ``cfg`` borrows from its own donor (``hicache_donor``)."""
+    donor = str(cfg.hicache_donor)
+    try:
+        rendered = get(donor)
+    except ScriptLaunchedError as exc:
+        kept = _kept_donor(old(), "hicache", donor)
+        if kept is None:
+            raise SyncError(
+                f"config {cfg.key}: HiCache donor {donor} is launched by a bash script and the "
+                f"existing module has no HiCache settings borrowed from it ({exc.message})",
+                path=config.path,
+                line=cfg.line,
+            ) from None
+        return kept
+    owner = config.model_of(donor) or model
+    listed = owner.listed(donor)
+    hw = config_hardware(listed or ConfigSpec(donor, "main", cfg.pin), owner)
+    found = hicache_from(rendered, donor, hw)
+    if found is None:
+        raise SyncError(
+            f"config {cfg.key}: HiCache donor {donor} has no point measured with HiCache",
+            path=config.path,
+            line=cfg.line,
+        )
+    return found
 
 
 def _kept_donor(old: ModuleSpec | None, kind: str, donor: str) -> HiCacheTier | MooncakeTier | None:

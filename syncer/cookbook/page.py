@@ -1,9 +1,18 @@
 """The AgentX section of a cookbook model page (``.mdx``): insert it, or update it in place.
 
-The section is the heading named in ``sync.yaml`` and everything up to the next heading of the
-same or a higher level (or the end of the page). Headings are located with markdown-it-py, so a
-``#`` line inside a code fence is never taken for a heading; every byte outside the section is
-kept as it was.
+The section is found by what it mounts: the model's data import (``import { agentx } from
+"/src/snippets/agentx/<org>/<model>.jsx";``) and ``<AgentX data={agentx} />``, whatever its heading
+says, because the real pages have renamed that heading more than once. It runs from the heading
+above the mount to the next heading of the same or a higher level (or the end of the page). A
+page that mounts nothing yet is looked up by the heading ``sync.yaml`` names, and the section is
+appended under that heading when there is none. A page that mounts the component twice, imports
+the data module twice, or writes either in a form read here as neither is refused naming the
+line: guessing which copy is the section would edit the wrong one. Headings and fences are
+located with markdown-it-py, so a ``#`` line or an import inside a code fence is never taken for
+one; every byte outside the section is kept as it was.
+
+A section people wrote (no marker, see below) that mounts the module is theirs: its heading and
+prose are kept as they are, and the data module alone carries the sync.
 
 Hand edits: the generated section starts with a hidden MDX comment holding a hash of the
 generated text (marker line excluded). On update the section's current text is hashed again:
@@ -18,9 +27,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from syncer.errors import SyncError
+from syncer.fsio import read_capped
 from syncer.syncconfig import MODEL_PATH
 from syncer.templating import render
 from syncer.wording import js
@@ -33,12 +46,77 @@ _MARKER_TEXT = (
 )
 
 
+# A cookbook page is tens of kB; the cap keeps a hostile or wrong file from being read whole.
+MAX_PAGE_BYTES = 8 * 1024 * 1024
+
+
+def read_page(path: Path) -> str:
+    """A cookbook page's text (UTF-8, at most ``MAX_PAGE_BYTES``)."""
+    raw = read_capped(path, MAX_PAGE_BYTES, "cookbook page")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SyncError(
+            f"cookbook page is not UTF-8 (byte {exc.start})", path=str(path), line=line
+        ) from None
+
+
+class PageConflict(str):
+    """Why a page section was left alone. As a string it is what ``sync generate`` says (the
+    page's path, and its --force-page); :meth:`for_reviewers` is what the bot's cookbook PR
+    says to the cookbook's reviewers, who run no command of this tool and see no path of the
+    runner that generated the page."""
+
+    kind: str  # renamed | unmarked | edited
+    line: int
+    section: str
+    heading: str
+
+    def __new__(
+        cls, text: str, *, kind: str, line: int, section: str, heading: str = ""
+    ) -> PageConflict:
+        self = super().__new__(cls, text)
+        self.kind, self.line, self.section, self.heading = kind, line, section, heading
+        return self
+
+    def for_reviewers(self, page: str) -> str:
+        """``page``: the page's path in the cookbook repository."""
+        where = f"{page} line {self.line}"
+        if self.kind == "renamed":
+            return (
+                f"{where}: the generated AgentX section is under the heading {js(self.heading)}, "
+                f"not {js(self.section)} (renamed by hand?), so this PR leaves the page as it "
+                "is and changes only the data module. Rename the heading back, or ask the "
+                "sync's operators to change the section's name in its sync.yaml."
+            )
+        if self.kind == "unmarked":
+            return (
+                f"{where}: the section {js(self.section)} was not written by the bot (it has no "
+                "agentx-sync marker), so this PR leaves it as it is and changes only the data "
+                "module. Replace it with the generated section to let the bot keep it current."
+            )
+        return (
+            f"{where}: the section {js(self.section)} was edited by hand since the bot "
+            "generated it, so this PR leaves the page as it is and changes only the data "
+            "module. Restore the generated text (or ask the sync's operators to carry the edit "
+            "into its page template) to let the bot keep it current."
+        )
+
+
+def reviewer_text(conflict: str, page: str) -> str:
+    """A page conflict as the cookbook PR body tells it (see :class:`PageConflict`)."""
+    return conflict.for_reviewers(page) if isinstance(conflict, PageConflict) else conflict
+
+
 @dataclass
 class PageUpdate:
     text: str  # the page after the update (the input when nothing may change)
     changed: bool
     created: bool  # the section did not exist before
     conflict: str | None  # why the section was left alone (a hand edit), else None
+    # The heading of a section people wrote that mounts the module: kept as it is, prose and all.
+    kept: str | None = None
 
 
 def _digest(body: str) -> str:
@@ -74,13 +152,166 @@ def _headings(text: str) -> list[tuple[int, int, str]]:
     # imports this one (the bot, sync generate) pays nothing until then.
     from markdown_it import MarkdownIt
 
-    tokens = MarkdownIt("commonmark").parse(text)
+    return _headings_of(MarkdownIt("commonmark").parse(text))
+
+
+def _headings_of(tokens: list[Any]) -> list[tuple[int, int, str]]:
     out = []
     for i, tok in enumerate(tokens):
         if tok.type == "heading_open" and tok.map:
             inline = tokens[i + 1].content if i + 1 < len(tokens) else ""
             out.append((tok.map[0], int(tok.tag[1:]), inline.strip()))
     return out
+
+
+# How a page mounts a model's data (MDX: ESM imports and a JSX element, each on a line of its own).
+_DATA_IMPORT = re.compile(
+    r"""import\s*\{\s*agentx\s*\}\s*from\s*(["'])/src/snippets/agentx/([^"']+)\.jsx\1\s*;?"""
+)
+_COMPONENT_IMPORT = re.compile(
+    r"""import\s*\{\s*AgentX\s*\}\s*from\s*(["'])/src/snippets/_agentx\.jsx\1\s*;?"""
+)
+_MOUNT = re.compile(r"<AgentX\s+data=\{agentx\}\s*/>")
+_BACKTICKS = re.compile(r"`+")
+MOUNT_TEXT = "<AgentX data={agentx} />"
+
+
+@dataclass(frozen=True)
+class Mount:
+    """Where a page mounts a model's data module (0-based line indexes)."""
+
+    data_import: int
+    mount: int
+    heading: tuple[int, int, str] | None  # the section's heading: the last one above the mount
+
+
+def _code_lines(tokens: list[Any]) -> set[int]:
+    """Lines inside fenced or indented code blocks: text shown, never run."""
+    out: set[int] = set()
+    for tok in tokens:
+        if tok.type in ("fence", "code_block") and tok.map:
+            out.update(range(tok.map[0], tok.map[1]))
+    return out
+
+
+def find_mount(text: str, module: str, path: str = "<page>") -> Mount | None:
+    """Where ``text`` mounts data module ``module`` (``<org>/<model>``), or None when it mounts
+    no AgentX data at all; a page mounting another model's module is refused (one model per
+    page), as is everything :func:`read_mount` refuses."""
+    found = read_mount(text, path)
+    if found is None:
+        return None
+    other, mount = found
+    if other != module:
+        raise SyncError(
+            f"the page imports the AgentX data of {js(other)}; sync.yaml gives it "
+            f"{js(module)} (one model per page)",
+            path=path,
+            line=mount.data_import + 1,
+        )
+    return mount
+
+
+def read_mount(text: str, path: str = "<page>") -> tuple[str, Mount] | None:
+    """The data module ``text`` mounts (``<org>/<model>``) and where, or None when it mounts no
+    AgentX data at all. Anything else about the AgentX lines is refused naming the line: a
+    second mount or data import, a mount without its import or the other way round, a form
+    read here as neither. Lines inside code blocks and inline code spans are text, not mounts."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    code = _code_lines(tokens)
+    imports: list[tuple[int, str]] = []
+    mounts: list[int] = []
+    for i, line in enumerate(text.splitlines()):
+        if i in code or "agentx" not in line.lower():
+            continue
+        bare = _without_code_spans(line).strip()
+        # An import is ESM only at a line's start; elsewhere the path is prose (a link).
+        is_import = bare.startswith("import")
+        if is_import and "/src/snippets/agentx/" in bare:
+            m = _DATA_IMPORT.fullmatch(bare)
+            if m is None:
+                raise _not_understood(path, i, "an AgentX data import", _import_example())
+            imports.append((i, m.group(2)))
+        elif is_import and "_agentx.jsx" in bare:
+            if _COMPONENT_IMPORT.fullmatch(bare) is None:
+                raise _not_understood(
+                    path, i, "the AgentX component's import",
+                    'import { AgentX } from "/src/snippets/_agentx.jsx";',
+                )  # fmt: skip
+        elif "<AgentX" in bare:
+            if _MOUNT.fullmatch(bare) is None:
+                raise _not_understood(path, i, "the AgentX component's mount", MOUNT_TEXT)
+            mounts.append(i)
+    if not imports and not mounts:
+        return None
+    for what, found in (
+        ("imports the AgentX data", [i for i, _ in imports]),
+        ("mounts the AgentX component", mounts),
+    ):
+        if len(found) > 1:
+            lines = ", ".join(str(i + 1) for i in found)
+            raise SyncError(
+                f"the page {what} {len(found)} times (lines {lines}); expected once, in one "
+                "AgentX section: remove the extra copy",
+                path=path,
+                line=found[1] + 1,
+            )
+    if not mounts:
+        raise SyncError(
+            f"the page imports the AgentX data of {js(imports[0][1])} but never mounts it "
+            f"({MOUNT_TEXT})",
+            path=path,
+            line=imports[0][0] + 1,
+        )
+    if not imports:
+        raise SyncError(
+            f"the page mounts the AgentX component without importing its data "
+            f"({_import_example()})",
+            path=path,
+            line=mounts[0] + 1,
+        )
+    above = [h for h in _headings_of(tokens) if h[0] < mounts[0]]
+    return imports[0][1], Mount(imports[0][0], mounts[0], above[-1] if above else None)
+
+
+def _without_code_spans(line: str) -> str:
+    """``line`` without its inline code spans (a run of backticks up to the next run of the
+    same length), in one pass: a regex with a lazy group took minutes on a line of 100,000
+    backticks."""
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(line)]
+    later: dict[int, deque[int]] = {}
+    for j, (a, b) in enumerate(runs):
+        later.setdefault(b - a, deque()).append(j)
+    out: list[str] = []
+    pos = i = 0
+    while i < len(runs):
+        a, b = runs[i]
+        same = later[b - a]
+        while same and same[0] <= i:
+            same.popleft()
+        if not same:  # no closing run: the backticks are text
+            i += 1
+            continue
+        close = same[0]
+        out.append(line[pos:a])
+        pos, i = runs[close][1], close + 1
+    out.append(line[pos:])
+    return "".join(out)
+
+
+def _import_example() -> str:
+    return 'import { agentx } from "/src/snippets/agentx/<org>/<model>.jsx";'
+
+
+def _not_understood(path: str, index: int, what: str, expected: str) -> SyncError:
+    return SyncError(
+        f"{what} is written in a form this tool does not read; expected a line of its own "
+        f"reading {expected}",
+        path=path,
+        line=index + 1,
+    )
 
 
 def _matches(heading: str, section: str) -> bool:
@@ -116,6 +347,9 @@ def update_page(
         raise SyncError("page uses CR line endings; expected LF", path=path)
     lines = text.splitlines(keepends=True)
     heads = _headings(text)
+    mount = find_mount(text, module, path)
+    if mount is not None:
+        return _update_mounted(lines, heads, mount, module=module, path=path, force=force)
     found = [h for h in heads if _matches(h[2], section)]
     if len(found) > 1:
         where = ", ".join(str(h[0] + 1) for h in found)
@@ -128,10 +362,14 @@ def update_page(
             text=text,
             changed=False,
             created=False,
-            conflict=(
+            conflict=PageConflict(
                 f"{path}:{moved[0] + 1}: the generated AgentX section is under heading "
                 f"{js(moved[2])}, not {js(section)} (renamed by hand?); rename it back or set "
-                "'section' in sync.yaml, or rerun `sync generate` with --force-page"
+                "'section' in sync.yaml, or rerun `sync generate` with --force-page",
+                kind="renamed",
+                line=moved[0] + 1,
+                section=section,
+                heading=moved[2],
             ),
         )
     head = found[0] if found else moved
@@ -145,10 +383,51 @@ def update_page(
             sep = "\n\n"
         new_text = text + sep + new_section
         return PageUpdate(text=new_text, changed=True, created=True, conflict=None)
-    start, level, _ = head
-    end = next((h[0] for h in heads if h[0] > start and h[1] <= level), len(lines))
     # A forced update of a renamed section restores the configured heading at its level.
-    heading_line = lines[start] if found else f"{'#' * level} {section}\n"
+    heading_line = lines[head[0]] if found else f"{'#' * head[1]} {section}\n"
+    return _refresh(lines, heads, head, heading_line, module=module, path=path, force=force)
+
+
+def _update_mounted(
+    lines: list[str],
+    heads: list[tuple[int, int, str]],
+    mount: Mount,
+    *,
+    module: str,
+    path: str,
+    force: bool,
+) -> PageUpdate:
+    """The section that mounts the module: refreshed when this tool wrote it (its marker after
+    the heading), whatever the heading now says; else people wrote it, and it stays as it is."""
+    head = mount.heading
+    text = "".join(lines)
+    if head is None or head[0] + 1 >= len(lines) or not _MARKER.match(lines[head[0] + 1]):
+        return PageUpdate(
+            text=text, changed=False, created=False, conflict=None, kept=mount_heading(mount)
+        )
+    return _refresh(lines, heads, head, lines[head[0]], module=module, path=path, force=force)
+
+
+def mount_heading(mount: Mount) -> str:
+    """The heading text of the section that mounts the module ("" above every heading)."""
+    return mount.heading[2] if mount.heading is not None else ""
+
+
+def _refresh(
+    lines: list[str],
+    heads: list[tuple[int, int, str]],
+    head: tuple[int, int, str],
+    heading_line: str,
+    *,
+    module: str,
+    path: str,
+    force: bool,
+) -> PageUpdate:
+    """The generated section under ``head`` written again below ``heading_line``, unless it
+    was edited by hand (or never written by this tool) and ``force`` is not given."""
+    text = "".join(lines)
+    start, level, title = head
+    end = next((h[0] for h in heads if h[0] > start and h[1] <= level), len(lines))
     if not heading_line.endswith("\n"):
         heading_line += "\n"
     old = "".join(lines[start:end])
@@ -163,10 +442,13 @@ def update_page(
                 text=text,
                 changed=False,
                 created=False,
-                conflict=(
-                    f"{path}:{start + 1}: section {js(section)} exists but was not written by the "
+                conflict=PageConflict(
+                    f"{path}:{start + 1}: section {js(title)} exists but was not written by the "
                     "syncer (no agentx-sync marker); review it, then rerun `sync generate` with "
-                    "--force-page"
+                    "--force-page",
+                    kind="unmarked",
+                    line=start + 1,
+                    section=title,
                 ),
             )
         if _digest(body_now) != stored:
@@ -174,10 +456,13 @@ def update_page(
                 text=text,
                 changed=False,
                 created=False,
-                conflict=(
-                    f"{path}:{start + 1}: section {js(section)} was edited by hand since it was "
+                conflict=PageConflict(
+                    f"{path}:{start + 1}: section {js(title)} was edited by hand since it was "
                     "generated (hash mismatch); move the edit into the template or rerun "
-                    "`sync generate` with --force-page"
+                    "`sync generate` with --force-page",
+                    kind="edited",
+                    line=start + 1,
+                    section=title,
                 ),
             )
     new_text = "".join(lines[:start]) + new_section + "".join(lines[end:])

@@ -156,6 +156,14 @@ def fetch(clone: Path, remote: str, refs: list[str]) -> dict[str, str | None]:
     return out
 
 
+def origin_url(clone: Path) -> str | None:
+    """The URL of the clone's ``origin`` remote, when it has one (a clone made from a local
+    mirror fetches from it, never from GitHub)."""
+    out = _git(clone, "config", "--get", "remote.origin.url", check=False)
+    url = out.decode("utf-8", "replace").strip()
+    return url or None
+
+
 def fetch_branches(clone: Path, remote: str) -> None:
     """Fetch every branch and release tag of ``remote`` into the clone, each branch as
     ``origin``'s (where :func:`branch_ref` looks for the upstream's): the bot's srt-slurm

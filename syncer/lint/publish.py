@@ -16,7 +16,7 @@ from syncer.console import report_console
 from syncer.errors import SyncError
 from syncer.lint.lint import LintResult, lint_texts
 from syncer.lint.report import lint_report
-from syncer.lint.source import SGLangSource
+from syncer.lint.source import SERVER_ARGS, SGLangSource
 from syncer.templating import render
 from syncer.untrusted import term_text
 
@@ -55,7 +55,13 @@ def lint_published(modules: list[tuple[str, str]], git_dir: Path | None) -> Publ
     """Lint module texts (``(path, text)``) about to be published, against ``git_dir``."""
     checkout = sglang_checkout(git_dir)
     if checkout is None:
-        return PublishLint(None, skipped="no SGLang checkout at hand (give --sglang)")
+        # The bot's case (`sync generate` says its own, with its --sglang): the cookbook clone
+        # is the checkout, and the cookbook lives in SGLang's repository.
+        return PublishLint(
+            None,
+            skipped=f"the cookbook repository has no {SERVER_ARGS}, so it is not SGLang's "
+            "repository (sgl-project/sglang), whose history the check reads each flag from",
+        )
     try:
         return PublishLint(lint_texts(modules, SGLangSource(checkout)))
     except SyncError as exc:

@@ -42,7 +42,7 @@ from syncer.compare.results import VerifyResult
 from syncer.errors import SyncError
 from syncer.inferencex.render import RenderedConfig
 from syncer.model import PointStatus
-from syncer.publish import evidence
+from syncer.publish import blame, evidence
 from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.closing import Closing
@@ -212,16 +212,30 @@ class Bot:
                         self._sync_model(specs[path], cfgs, pull, choice, status, Path(tmp))
                     )
                 except SyncError as exc:
-                    # Bad input from the PR (a recipe value the cookbook cannot show, a recipe
-                    # that does not render): nothing is published, and the PR is told why.
+                    # Nothing is published, and the PR is told why and who can fix it: its
+                    # author (a recipe value the cookbook cannot show), another PR's or
+                    # main's config on the same page, or the tool's operators.
                     errors.append(str(exc))
-                    items.extend(
-                        self.items.item(specs[path], c.key, pull.head_sha, error=exc.message)
-                        for c in cfgs
-                    )
+                    items.extend(self._error_items(specs[path], cfgs, pull, exc))
         self.status.report(number, items)
         if errors:
             raise SyncError("; ".join(errors))
+
+    def _error_items(
+        self, model: ModelSpec, cfgs: list[ConfigSpec], pull: Pull, exc: SyncError
+    ) -> list[st.StatusItem]:
+        owners, commits = self.scope.owners()
+        owners.update({c.key: str(pull.number) for c in cfgs})
+        checkout = self.s.inferencex if self.scope.ix is None else None
+        who = blame.fixer(str(exc), pull.number, owners, commits, checkout)
+        scratch = (self.s.cache_dir, self.s.inferencex_clone, self.s.srt_slurm_clone)
+        text = blame.without_runner_paths(str(exc), scratch, checkout)
+        items = []
+        for c in cfgs:
+            item = self.items.item(model, c.key, pull.head_sha, error=text)
+            item.fixer, item.fixer_pr = who.who, who.pr
+            items.append(item)
+        return items
 
     def _sync_model(
         self,

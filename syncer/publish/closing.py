@@ -122,6 +122,7 @@ class Closing:
                 self.book.close(model, open_pr, [pull.number, *carried])
                 closed, open_pr = open_pr, None
                 notify += carried  # every InferenceX PR it carried learns it
+            removal = self._remove_published(model, pull.number) if open_pr is None else None
             for number in notify:
                 items = [
                     self.items.item(
@@ -137,8 +138,26 @@ class Closing:
                     for m, cfg in self.scope.configs_of(number)
                     if m.path == model.path
                 ]
+                for item in items:
+                    item.removal_pr = removal
                 if items:
                     self.status.report(number, items, create=False)
+
+    def _remove_published(self, model: ModelSpec, number: int) -> int | None:
+        """The cells the cookbook's default branch already shows for InferenceX PR ``number``
+        (closed without merging: its configs never reach main) removed in a bot PR, the one
+        way a published cell leaves the page; the PR's number (0 in a dry run), or None when
+        the page shows none of them."""
+        live, _ = self.book.published(model, proposed=False)
+        gone = {
+            key: f"its InferenceX PR #{number} was closed without merging"
+            for key, pin in live.items()
+            if pin.pr == str(number) and pin.status != PointStatus.VERIFIED
+        }
+        if not gone:
+            return None
+        result = self.book.publish(model, {}, gone=gone)
+        return result.open_pr.number if result.open_pr is not None else None
 
     def _carried_prs(self, model: ModelSpec, recorded: dict[str, Pin]) -> list[int]:
         """InferenceX PRs a cookbook PR carries something for: a config still on its way (not
@@ -164,8 +183,14 @@ class Closing:
     # -- a bot PR merged or closed ----------------------------------------------------------------
 
     def cookbook_closed(self, number: int) -> None:
-        """A bot PR merged or closed: every InferenceX PR whose pins it carried gets its status
-        refreshed (live since this PR, or its cookbook PR closed without merging)."""
+        """A bot PR merged or closed: each InferenceX PR whose pin it changed gets that
+        milestone (live since this PR, or this PR closed without merging).
+
+        The milestone is this PR's own: its number, whether it merged, and the pins it
+        recorded. Nothing of the bot's PRs as they are now (an open refresh, a newer merge)
+        goes into it, so every run that looks at this PR, however late and however often,
+        writes the same comment, found again by its marker. A PR whose pin this PR carried
+        unchanged from the bot's merge before it was not acted on here and is told nothing."""
         pull = self.cgh.pulls.get(self.s.cookbook_repo, number)
         me = self.cgh.login()
         if pull.state != PullState.CLOSED:
@@ -178,30 +203,52 @@ class Closing:
         if pull.user != me or model is None:
             self.out.say(f"{self.s.cookbook_repo}#{number} is not a sync PR of this bot; ignored")
             return
-        recorded = self.book.recorded(pull, model)
-        prs = sorted({int(p.pr) for p in recorded.values() if p.pr})
+        changed = self._changed_by(pull, model)
         failed = []
-        for pr in prs:
-            if not self.scope.configs_of(pr):
-                continue
+        for pr in sorted({int(p.pr) for p in changed.values() if p.pr}):
             # One unreachable PR (deleted, transferred) must not keep the others stale.
             try:
-                self._refresh_status(pr, model, recorded)
+                self._milestone(pr, model, pull, changed)
             except SyncError as exc:
                 failed.append(f"#{pr}: {exc}")
         if failed:
             raise SyncError("status not refreshed on " + "; ".join(failed))
 
-    def _refresh_status(self, number: int, model: ModelSpec, recorded: dict[str, Pin]) -> None:
-        """Rewrite the PR's status from what the cookbook PRs record; nothing is regenerated
-        (the InferenceX checkout at hand may not be this PR's head)."""
-        result = self.book.result(model)
-        current = self.book.recorded(result.open_pr, model)
+    def _changed_by(self, pull: Pull, model: ModelSpec) -> dict[str, Pin]:
+        """The pins ``pull`` (a bot PR) recorded that the bot's newest merge before it did not
+        already have: what this cookbook PR itself brought."""
+        pulls = self.book.pulls(model)
+        at = next((i for i, p in enumerate(pulls) if p.number == pull.number), len(pulls))
+        older = pulls[at + 1 :]
+        before = next((p for p in older if p.merged), None)
+        had = self.book.recorded(before, model)
+        return {k: p for k, p in self.book.recorded(pull, model).items() if p != had.get(k)}
+
+    def _milestone(self, number: int, model: ModelSpec, pull: Pull, pins: dict[str, Pin]) -> None:
+        """Tell InferenceX PR ``number`` that bot PR ``pull`` merged (or closed unmerged) with
+        its ``pins``; nothing is regenerated. A closed PR is told only where the bot already
+        commented for the model; one closed without merging already has its own word (its
+        cookbook PR closed with it), so a closed bot PR tells only those still coming."""
+        if not pull.merged and not self._still_coming(number):
+            return
         items = []
-        for m, cfg in self.scope.configs_of(number):
-            if m.path != model.path:
+        for key, pin in sorted(pins.items()):
+            if pin.pr != str(number):
                 continue
-            pin = current.get(cfg.key) or recorded.get(cfg.key) or cfg.pin
-            items.append(self.items.item(model, cfg.key, pin.sha, pin=pin, result=result))
+            item = self.items.item(
+                model,
+                key,
+                pin.sha,
+                pin=pin,
+                merged_pr=pull.number if pull.merged else None,
+                closed_pr=None if pull.merged else pull.number,
+            )
+            items.append(item)
         if items:
-            self.status.report(number, items)
+            self.status.report(number, items, create=self._open(number))
+
+    def _open(self, number: int) -> bool:
+        try:
+            return self.scope.pull(number).state == PullState.OPEN  # read once per event
+        except NotFound:
+            return False

@@ -163,7 +163,12 @@ class CookbookPR:
 
     # -- the branch and the PR -------------------------------------------------------------------
 
-    def publish(self, model: ModelSpec, pins: dict[str, Pin]) -> st.PublishResult:
+    def publish(
+        self, model: ModelSpec, pins: dict[str, Pin], gone: dict[str, str] | None = None
+    ) -> st.PublishResult:
+        """Bring ``model``'s bot PR up to date with ``pins``; ``gone``: configs that left
+        InferenceX main (key -> why), whose published cells the PR removes."""
+        gone = gone or {}
         book = self.clone()
         branch = branch_name(model.path)
         base = book.default_branch()
@@ -178,12 +183,13 @@ class CookbookPR:
                 f"({', '.join(s[:9] for s, _ in state.foreign)}); not pushing"
             )
             return result
-        all_pins = self._all_pins(model, open_pr, pins)
+        all_pins = {k: p for k, p in self._all_pins(model, open_pr, pins).items() if k not in gone}
         # A PR that maintainers closed unmerged is not reopened for the same pins (bots that
         # re-create closed PRs on every run are a known nuisance); new pins open a new one.
         newest = pulls[0] if pulls else None
         if (
             open_pr is None
+            and not gone
             and newest is not None
             and newest.state == PullState.CLOSED
             and not newest.merged
@@ -200,7 +206,8 @@ class CookbookPR:
         restart = open_pr is None and state.exists
         with tempfile.TemporaryDirectory(prefix="infx-gen-") as tmp:
             ref = state.tip if state.tip is not None and not restart else state.base_tip
-            gen = self.modules.generate(model, all_pins, Path(tmp), ref=ref, reuse=True)
+            gen = self.modules.generate(model, all_pins, Path(tmp), ref=ref, reuse=True, gone=gone)
+        result.unrendered = dict(gen.unrendered)
         lint = self.modules.lint(model, gen)
         changed_vs_base = any(book.read(state.base_tip, p) != t for p, t in gen.files.items())
         if restart and not changed_vs_base:
@@ -210,14 +217,18 @@ class CookbookPR:
         if open_pr is None and not changed_vs_base:
             self.out.say(f"{model.path}: the cookbook already shows this; no PR needed")
             return result
-        old = book.read(state.base_tip, self.modules.module_path(model))
+        path = self.modules.module_path(model)
+        old = book.read(state.base_tip, path)
+        edited = pr_text.edit_notes(
+            old, gen.files[path], gone=gen.gone, unrendered=gen.unrendered, where=path
+        )
         body = pr_text.pr_body(
             model,
             all_pins,
             files=gen.files,
-            module_path=self.modules.module_path(model),
+            module_path=path,
             old=old,
-            notes=gen.notes,
+            notes=[*gen.notes, *edited],
             lint=lint,
             renders=self.modules.rendered,
             inferencex_repo=self.s.inferencex_repo,

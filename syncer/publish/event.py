@@ -80,9 +80,10 @@ def is_schedule(event_name: str, payload: Payload) -> bool:
     the workflow for an InferenceX PR's own push): the reconcile."""
     if event_name == "schedule":
         return True
-    inputs = payload.get("inputs")
-    return event_name == "workflow_dispatch" and not (
-        isinstance(inputs, dict) and inputs.get("cookbook_pr") not in (None, "")
+    # An ``inputs`` of another type is a malformed event, not "no cookbook PR named".
+    return event_name == "workflow_dispatch" and obj(payload, "inputs").get("cookbook_pr") in (
+        None,
+        "",
     )
 
 

@@ -13,23 +13,23 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from syncer.cookbook.cells import cells_from_module
-from syncer.cookbook.decode import Decoder
+from syncer.cookbook.edit import ModuleEdit
 from syncer.cookbook.jsmodule import parse_module
+from syncer.cookbook.page import reviewer_text
 from syncer.inferencex import render as inferencex_render
+from syncer.inferencex.master import load_master
 from syncer.inferencex.render import RenderedConfig
 from syncer.lint.publish import lint_published
-from syncer.publish import status as st
+from syncer.model import PointStatus
 from syncer.publish.git import Cookbook
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin, SyncConfig
-from syncer.usecases.generate import generate_model
+from syncer.usecases.generate import changed_configs, generate_model, module_pins
 
 # What a generated module depends on besides sync.yaml, the InferenceX checkout and the date:
 # (model path, module text at the ref, page text at the ref, every pin).
-_GenKey = tuple[str, str | None, str | None, tuple[tuple[str, Pin], ...]]
+_GenKey = tuple[str, str | None, str | None, tuple[tuple[str, Pin], ...], tuple[str, ...]]
 
 
 @dataclass
@@ -37,6 +37,9 @@ class Generated:
     snippets: Path  # the module's directory, as ``verify_config`` reads a cookbook
     files: dict[str, str]  # cookbook path -> text, as committed
     notes: list[str] = field(default_factory=list)
+    edit: ModuleEdit | None = None  # the published module edited (None: written whole)
+    unrendered: dict[str, str] = field(default_factory=dict)  # kept as published: key -> why
+    gone: dict[str, str] = field(default_factory=dict)  # configs whose cells left: key -> why
 
 
 class Generation:
@@ -56,6 +59,9 @@ class Generation:
         # srt-slurm clone given, at the ``inferencex`` checkout's commit date.
         self.history_for: Callable[[str], tuple[Path | None, str | None]] | None = None
         self.run_dates: dict[str, str] = {}  # config key -> its pin's run date, when it has one
+        # InferenceX main's tree (discovery: the bot's clone); None: whether a config left
+        # main is not known, so no published cell leaves for that reason.
+        self.main_tree: Callable[[], Path] | None = None
         # A model's configs as its page shows them now (discovery), by model path.
         self._live: dict[str, SyncConfig] = {}
 
@@ -85,7 +91,10 @@ class Generation:
         """For the PR body: the srt-slurm commit each of ``model``'s configs whose runner
         cloned a branch was rendered under (or why none could be named)."""
         notes = []
+        rendered_keys = {key for key, _ in self._renders}
         for cfg in self.config(model).model(model.path).configs:
+            if cfg.key not in rendered_keys:
+                continue  # left as published: not rendered, its commit never asked for
             rendered = self._renders.get((cfg.key, str(self.tree(cfg.key))))
             release = rendered.release if rendered is not None else None
             if release is not None and release.branch is not None:
@@ -128,11 +137,20 @@ class Generation:
     # -- generating ------------------------------------------------------------------------------
 
     def generate(
-        self, model: ModelSpec, pins: dict[str, Pin], where: Path, *, ref: str, reuse: bool = False
+        self,
+        model: ModelSpec,
+        pins: dict[str, Pin],
+        where: Path,
+        *,
+        ref: str,
+        reuse: bool = False,
+        gone: dict[str, str] | None = None,
     ) -> Generated:
         """Generate into a scratch copy of the cookbook files at ``ref`` (never into the
         checkout). ``reuse``: an earlier module of this event with the same inputs serves (its
-        ``snippets`` directory may be gone; only its files are read)."""
+        ``snippets`` directory may be gone; only its files are read). ``gone``: configs that
+        left InferenceX main (key -> why), whose published cells leave the module."""
+        gone = dict(gone or {})
         book = self.clone()
         snippets, pages = where / "snippets", where / "pages"
         # generate_model keeps <out_dir>/<org>/<model>.jsx's date when nothing else changed.
@@ -146,11 +164,14 @@ class Generation:
         config = self.config(model)
         all_pins = config.pins()
         all_pins.update(pins)
+        if current is not None:
+            gone.update(self._left_main(model, current, ref))
         key: _GenKey = (
             model.path,
             current,
             page.read_text(encoding="utf-8") if page.is_file() else None,
             tuple(sorted(all_pins.items(), key=lambda item: item[0])),
+            tuple(sorted(gone)),
         )
         if reuse and key in self._generated:
             return self._generated[key]
@@ -164,16 +185,41 @@ class Generation:
             pages_dir=pages,
             today=self.s.today,
             renderer=lambda _inferencex, config_key: self.rendered(config_key),
+            changed=None if current is None else self._changed(model, current, ref, all_pins),
+            gone=list(gone),
         )
         files = {self.module_path(model): result.text}
         if page.is_file():
             files[model.page] = page.read_text(encoding="utf-8")
         notes = self.branch_notes(model)
         if result.page_conflict:
-            notes.append(f"page section left alone: {result.page_conflict}")
-        generated = Generated(snippets, files, notes)
+            notes.append(
+                f"page section left alone: {reviewer_text(result.page_conflict, model.page)}"
+            )
+        generated = Generated(snippets, files, notes, result.edit, result.unrendered, gone)
         self._generated[key] = generated
         return generated
+
+    def _changed(self, model: ModelSpec, current: str, ref: str, pins: dict[str, Pin]) -> list[str]:
+        """The configs of ``model`` whose inputs (commit, pin, run) differ from what the
+        published module at ``ref`` records for them, or that it does not show yet: the only
+        ones an event writes again (every other cell stays as published)."""
+        where = f"{ref}:{self.module_path(model)}"
+        live = self.config(model).model(model.path)
+        return changed_configs(live, parse_module(current, where).value, pins, where)
+
+    def _left_main(self, model: ModelSpec, current: str, ref: str) -> dict[str, str]:
+        """The configs the module at ``ref`` shows as on InferenceX main (``verified``) whose
+        key main's master config no longer has: their cells leave the module."""
+        if self.main_tree is None:
+            return {}
+        where = f"{ref}:{self.module_path(model)}"
+        master = load_master(self.main_tree())
+        return {
+            key: "its config was removed from InferenceX main's master config"
+            for key, pin in module_pins(parse_module(current, where).value, where).items()
+            if pin.status == PointStatus.VERIFIED and key not in master.data
+        }
 
     def lint(self, model: ModelSpec, gen: Generated) -> str | None:
         """The cookbook clone is an SGLang checkout: each cell's flags are checked against the
@@ -189,18 +235,3 @@ def _other_date(rendered: RenderedConfig, run_date: str) -> bool:
     """Whether ``rendered`` took a runner's srt-slurm branch at another date than the run's."""
     release = rendered.release
     return release is not None and release.branch is not None and release.as_of != run_date
-
-
-def module_pins(value: Any, where: str) -> dict[str, Pin]:
-    """Each config's pin from a data module's provenance (its first cell's first point, as
-    ``cells_from_module`` reads every module version), in cell order. A cell whose provenance
-    is not a valid pin is skipped: it is regenerated from its config's listing."""
-    spec = cells_from_module(value, Decoder(value, where), where)
-    out: dict[str, Pin] = {}
-    for cell in spec.cells:
-        if cell.config_key in out or not cell.points:
-            continue
-        pin = st.recorded_pin(cell.config_key, dict(cell.points[0].prov))
-        if pin is not None:
-            out[cell.config_key] = pin
-    return out

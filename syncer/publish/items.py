@@ -32,11 +32,12 @@ class Items:
         error: str | None = None,
         source_closed: bool = False,
         open_pr: int | None = None,
+        merged_pr: int | None = None,
         closed_pr: int | None = None,
         kept_for: list[int] | None = None,
     ) -> st.StatusItem:
         """The status of config ``key``: where it goes, its pin (none: in progress) and, given
-        ``result``, the bot's cookbook PRs for it (else ``open_pr``/``closed_pr``)."""
+        ``result``, the bot's cookbook PRs for it (else ``open_pr``/``merged_pr``/``closed_pr``)."""
         item = st.StatusItem(
             key=key,
             model=model.model,
@@ -49,6 +50,7 @@ class Items:
             error=error,
             source_closed=source_closed,
             open_pr=open_pr,
+            merged_pr=merged_pr,
             closed_pr=closed_pr,
             kept_for=kept_for or [],
         )
@@ -60,4 +62,5 @@ class Items:
             item.open_pr = result.open_pr.number if result.open_pr else None
             item.merged_pr = merged_with[0] if merged_with else None
             item.closed_pr = result.closed.number if result.closed else None
+            item.kept_published = result.unrendered.get(key)
         return item

@@ -2,22 +2,27 @@
 
 A dry run must work where no token and no API are at hand (a maintainer trying an event file
 locally). Each side without a token gets an :class:`EventGitHub`: its reads answer from the
-event payload (the PR, the issue and the comment it carries; the PR head from the InferenceX
-checkout when the event does not name it) and know nothing else, so there is no earlier bot PR,
-status comment or reaction. Runs cannot be checked without the API: the bot says so and leaves
-the pin alone (see ``Bot._choose_pin``). Its writes are ``GitHubClient``'s own dry-run writes,
-planned in full (titles, bodies) and never sent; any request that would reach the network is an
-internal error rather than a silent call.
+event payload (the PR, the issue and the comment it carries) and know nothing else, so there is
+no earlier bot PR, status comment or reaction. An ``issue_comment`` event does not name the PR's
+head: it is the ``refs/pull/<n>/head`` the bot's InferenceX clone fetches from its remote
+(``--inferencex-clone``: a local mirror needs no network), else the commit checked out in the
+``--inferencex`` checkout when that is a git repository of its own, never the commit of some
+repository around it (a folder inside this tool's checkout would name the tool's own HEAD);
+a head neither tells is an error, asked only when the PR is read. Runs cannot be checked
+without the API: the bot says so and leaves the pin alone (see ``Bot._choose_pin``). Its
+writes are ``GitHubClient``'s own dry-run writes, planned in full (titles, bodies) and never
+sent; any request that would reach the network is an internal error rather than a silent call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict, cast
 
-from syncer import gitrun
 from syncer.errors import SyncError
+from syncer.gitcheckout import checked_out
 from syncer.publish import event
 from syncer.publish.actions import Actions
 from syncer.publish.api import Api, NotFound
@@ -101,6 +106,7 @@ class EventGitHub(GitHubClient):
         plan: Plan,
         checkout: Path | None = None,
         login: str | None = None,
+        head_of: Callable[[int], str | None] | None = None,
     ) -> None:
         if not plan.dry_run:
             raise SyncError("GitHub cannot be written without a token (a dry run can)")
@@ -112,6 +118,7 @@ class EventGitHub(GitHubClient):
         payload = cast("EventData", event_payload)  # (the shape just checked)
         repo = (payload.get("repository") or {}).get("full_name") or ""
         pulls: dict[tuple[str, int], Pull] = {}
+        headless: set[tuple[str, int]] = set()  # comment events' PRs: head asked when read
         comments: dict[tuple[str, int], list[Comment]] = {}
         pr = payload.get("pull_request")
         if isinstance(pr, dict) and isinstance(pr.get("number"), int):
@@ -123,12 +130,14 @@ class EventGitHub(GitHubClient):
             and isinstance(issue.get("number"), int)
         ):
             number = issue["number"]
-            pulls[(repo, number)] = _issue_pull(repo, issue, _head(checkout))
+            pulls[(repo, number)] = _issue_pull(repo, issue, "")
+            headless.add((repo, number))
             comment = payload.get("comment")
             if isinstance(comment, dict) and isinstance(comment.get("id"), int):
                 comments[(repo, number)] = [comment_record(comment)]
         # The readers answer from the event; the writers are the client's own, planned only.
         self.pulls = _EventPulls(pulls, api, plan, self.dry_ids)
+        self.pulls.headless = _Heads(headless, checkout, head_of)
         self.comments = _EventComments(comments, api, plan, self.dry_ids)
         self.actions = _NoActions(api)
 
@@ -142,10 +151,16 @@ class _EventPulls(Pulls):
         super().__init__(api, plan, dry_ids)
         self.found = found
 
+    headless: _Heads | None = None
+
     def get(self, repo: str, number: int) -> Pull:
         pull = self.found.get((repo, number))
         if pull is None:
             raise NotFound(f"{repo}#{number} is not in the event (no token: GitHub not read)")
+        if self.headless is not None and (repo, number) in self.headless.pending:
+            head = self.headless.head(number)
+            pull = self.found[(repo, number)] = dataclasses.replace(pull, head_sha=head)
+            self.headless.pending.discard((repo, number))
         return pull
 
     def commits(self, repo: str, number: int) -> list[str]:
@@ -206,7 +221,7 @@ class _NoActions(Actions):
 
 
 def _issue_pull(repo: str, issue: EventIssue, head_sha: str) -> Pull:
-    """The PR an ``issue_comment`` event names; its head is the checkout's (the event has none)."""
+    """The PR an ``issue_comment`` event names (its head is found when it is read)."""
     return Pull(
         repo=repo,
         number=int(issue["number"]),
@@ -224,9 +239,33 @@ def _issue_pull(repo: str, issue: EventIssue, head_sha: str) -> Pull:
     )
 
 
-def _head(checkout: Path | None) -> str:
-    """The commit checked out at ``checkout`` (the PR head the workflow checked out), or ""."""
-    if checkout is None:
-        return ""
-    # no git, or no commit: the head stays unknown, as in an event without one
-    return gitrun.text("rev-parse", "--verify", "-q", "HEAD", repo=checkout) or ""
+@dataclasses.dataclass
+class _Heads:
+    """The heads of the PRs an ``issue_comment`` event names without them (see the module)."""
+
+    pending: set[tuple[str, int]]
+    checkout: Path | None
+    head_of: Callable[[int], str | None] | None
+
+    def head(self, number: int) -> str:
+        if self.head_of is not None:
+            head = self.head_of(number)
+            if head:
+                return head
+            raise SyncError(
+                f"PR #{number}: the event does not name its head and the InferenceX remote has "
+                f"no refs/pull/{number}/head (no token: GitHub not read)"
+            )
+        found = checked_out(self.checkout) if self.checkout is not None else None
+        if found is not None:
+            return found[0]
+        where = (
+            f"{self.checkout} is not a git repository of its own"
+            if self.checkout is not None
+            else "no InferenceX checkout was given"
+        )
+        raise SyncError(
+            f"PR #{number}: the event does not name its head and without a token GitHub is not "
+            f"read; {where}: give --inferencex a git checkout of the PR's head, or "
+            "--inferencex-clone (its remote's refs/pull/<n>/head)"
+        )

@@ -283,6 +283,12 @@ def choose(
     # Provenance names the comment that set this run, so repeating it changes nothing.
     pinning = pinning_comment(comments) or selection
     if gh.offline:
+        # The run cannot be checked without a token, but the PR's labels are in the event.
+        refused = _label_refusal(pull)
+        if refused is not None:
+            sync_reactions(gh, repo, selection.comment, False)
+            out.say(f"PR #{pull.number}: pin refused: {refused.reason}")
+            return PinChoice(comment_id=selection.comment.id, refusal=refused.reason)
         return _offline(pull, selection.command.run_id, pinning.comment.id, local_runs, out)
     commits = gh.pulls.commits(repo, pull.number)
     command = selection.command

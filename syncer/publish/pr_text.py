@@ -7,12 +7,13 @@ All of it comes from templates (``cookbook_pr_title.txt.j2``, ``cookbook_commit.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypedDict
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict
 
 from syncer import links
 from syncer.compare.review import review_texts
 from syncer.compare.review_render import review_report
+from syncer.cookbook.jsmodule import parse_module
 from syncer.errors import SyncError
 from syncer.inferencex.policy import Exclusion, load_policy
 from syncer.inferencex.render import RenderedConfig
@@ -97,7 +98,9 @@ def provenance(
     """One row per config and deployment; a config that does not render gets one row."""
     rows: list[ProvenanceRow] = []
     for cfg in model.configs:
-        pin = pins[cfg.key]
+        pin = pins.get(cfg.key)
+        if pin is None:
+            continue  # a config that left InferenceX main: its removal is in the notes
         try:
             points = renders(cfg.key).points
         except SyncError as exc:
@@ -142,3 +145,57 @@ def exclusions(model: ModelSpec, renders: Renders) -> list[Exclusion]:
                 for entry in policy.applied(blocks):
                     used.setdefault(entry.name, entry)
     return [used[k] for k in sorted(used)]
+
+
+def edit_notes(
+    old: str | None,
+    new: str,
+    *,
+    gone: Mapping[str, str],
+    unrendered: Mapping[str, str],
+    where: str,
+) -> list[str]:
+    """What the PR body says of the module against the default branch's (``old``): whose cells
+    differ (and that no other cell does), each cell that leaves and why, each other config's
+    cell re-encoded with the same commands, each config whose published cells are kept because
+    it could not be rendered. Read from the two texts, so it says the same on every update."""
+    if old is None:
+        return []
+    before = _cells_by_id(parse_module(old, where).value)
+    after = _cells_by_id(parse_module(new, where).value)
+    changed = sorted(
+        {_config(c) for i, c in after.items() if before.get(i) != c}
+        | {_config(c) for i, c in before.items() if i not in after}
+    )
+    notes = []
+    rendered = [k for k in changed if k not in gone]
+    if rendered:
+        notes.append(
+            "the published module is edited, not regenerated: only the cells of "
+            f"{', '.join(rendered)} differ from the default branch's"
+            + (f" ({', '.join(sorted(gone))} left)" if gone else "")
+            + "; every other cell is as published"
+        )
+    for cell_id, cell in before.items():
+        if cell_id in after:
+            continue
+        key = _config(cell)
+        notes.append(
+            f"{cell_id} left the module: {gone[key]}"
+            if key in gone
+            else f"{cell_id} left the module: its config {key} was rendered again and no "
+            "longer has that deployment"
+        )
+    for key, why in unrendered.items():
+        notes.append(f"{key}: its published cells are kept; it could not be rendered: {why}")
+    return notes
+
+
+def _cells_by_id(value: Any) -> dict[str, dict[str, Any]]:
+    cells = value.get("cells") if isinstance(value, dict) else None
+    listed = cells if isinstance(cells, list) else []
+    return {str(c.get("id")): c for c in listed if isinstance(c, dict)}
+
+
+def _config(cell: dict[str, Any]) -> str:
+    return str(cell.get("configKey") or str(cell.get("id", "")).partition("#")[0])

@@ -46,6 +46,24 @@ class PRKeys:
         return touched[0] if touched else (config.models[0].path if config.models else None)
 
 
+def remote_of(settings: Settings) -> str:
+    """Where the bot's InferenceX clone fetches from: ``--inferencex-remote``, else the clone's
+    own ``origin`` (a local mirror serves offline), else GitHub's repository."""
+    clone = settings.inferencex_clone
+    origin = commits.origin_url(clone) if clone is not None and commits.is_clone(clone) else None
+    return settings.inferencex_remote or origin or links.repo_url(settings.inferencex_repo) + ".git"
+
+
+def pr_head(settings: Settings, number: int) -> str | None:
+    """PR ``number``'s head as its ``refs/pull/<n>/head`` on the remote says (fetched into the
+    clone), or None when the remote has no such ref: what a dry run without a token takes for
+    the head an ``issue_comment`` event does not name."""
+    if settings.inferencex_clone is None:
+        return None
+    ref = f"refs/pull/{number}/head"
+    return commits.fetch(settings.inferencex_clone, remote_of(settings), [ref])[ref]
+
+
 class InferenceXGit:
     """The bot's InferenceX clone for one event: fetches, discovery per PR, and the tree each
     config is rendered from (every tree removed by :meth:`close`)."""
@@ -59,11 +77,11 @@ class InferenceXGit:
         self.gh = gh
         self.out = out or Outcome()
         self.clone = settings.inferencex_clone
-        self.remote = (
-            settings.inferencex_remote or links.repo_url(settings.inferencex_repo) + ".git"
-        )
+        self.remote = remote_of(settings)
         self.trees = commits.Trees(self.clone)
         self.commit_of: dict[str, str] = {}  # config key -> the commit it is rendered at
+        self.pr_of: dict[str, str | None] = {}  # config key -> the PR it is shown from
+        self._checked: set[str] = set()  # configs whose commit the clone has
         self._main: str | None = None
         self._keys: dict[int, PRKeys] = {}
         self._with_srt: set[str] = set()  # commits whose tree has srt-slurm's files added
@@ -147,7 +165,7 @@ class InferenceXGit:
         fetched once per event from the URL main's ``.gitmodules`` gives srt-slurm, and the
         committer date of the commit ``key`` is rendered at (a tree written from git objects
         is no checkout whose date the renderer could read)."""
-        commit = self.commit_of.get(key) or self.main()
+        commit = self._commit(key)
         return self._srt_clone(), commits.commit_date(self.clone, commit)
 
     def _srt_clone(self) -> Path | None:
@@ -160,11 +178,23 @@ class InferenceXGit:
         return clone
 
     def place(self, shown: dict[str, tuple[str, str | None]]) -> None:
-        """Record the commit each config is rendered at (``key -> (commit, its PR)``), fetching
-        what the clone lacks: the PR's head ref (its history holds the commit), else the commit
-        by id. A commit InferenceX no longer has is an error naming it: the config's cells are
-        never rendered from another commit than the one they are shown at."""
+        """Record the commit each config is rendered at (``key -> (commit, its PR)``). The
+        commit is fetched when the config is first rendered (:meth:`_commit`), so a config an
+        event leaves as published needs no commit InferenceX may no longer have."""
         for key, (sha, pr) in shown.items():
+            self.commit_of[key] = sha
+            self.pr_of[key] = pr  # known even when its commit is gone (who can fix that)
+
+    def _commit(self, key: str) -> str:
+        """The commit config ``key`` is rendered at, fetched if the clone lacks it: the PR's
+        head ref (its history holds the commit), else the commit by id; else ``main``. A
+        commit InferenceX no longer has is an error naming it: the config's cells are never
+        rendered from another commit than the one they are shown at."""
+        sha = self.commit_of.get(key)
+        if sha is None:
+            return self.main()
+        if key not in self._checked:
+            pr = self.pr_of.get(key)
             if not commits.has_commit(self.clone, sha):
                 refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
                 commits.fetch(self.clone, self.remote, refs)
@@ -174,12 +204,17 @@ class InferenceXGit:
                     f"{key}: its cells are shown at InferenceX commit {js(sha)} ({where}), which "
                     f"{self.remote} no longer has; they cannot be rendered at that commit"
                 )
-            self.commit_of[key] = sha
+            self._checked.add(key)
+        return sha
+
+    def main_tree(self) -> Path:
+        """InferenceX ``main``'s data files, as fetched for this event (no srt-slurm)."""
+        return self.trees.at(self.main())
 
     def tree(self, key: str) -> Path:
         """The tree config ``key`` is rendered from: the commit :meth:`place` recorded, else
         ``main`` (a KV donor the page does not show)."""
-        commit = self.commit_of.get(key) or self.main()
+        commit = self._commit(key)
         tree = self.trees.at(commit)
         if commit not in self._with_srt:
             # srt-slurm at the tree's own pin, from the URL main's .gitmodules gives.

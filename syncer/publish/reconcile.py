@@ -74,7 +74,8 @@ def _reconcile_pr(bot: Bot, pull: Pull) -> None:
 
 def _cookbook_side(bot: Bot, model: ModelSpec, failed: list[str]) -> None:
     recent = bot.book.pulls(model)[:RECENT_BOT_PRS]
-    for pull in recent:
+    # Oldest first: PRs that closed while the schedule was off are told in the order they did.
+    for pull in reversed(recent):
         if pull.state == PullState.CLOSED:
             try:
                 bot.closing.cookbook_closed(pull.number)

@@ -19,6 +19,7 @@ from syncer.publish.git import BRANCH_PREFIX
 from syncer.publish.github import GitHubClient
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import SHA, ConfigSpec, ModelSpec, SyncConfig
+from syncer.wording import js
 
 
 @dataclass
@@ -47,7 +48,7 @@ def route(
     elif event_name == "pull_request":
         pr = event.obj(payload, "pull_request")
         number = event.number(pr.get("number"), "pull_request.number")
-        action = payload.get("action")
+        action = event.text(payload, "action")
         if repo == settings.inferencex_repo:
             if action in ("opened", "reopened", "synchronize", "edited", "closed"):
                 handlers.sync_pr(number)
@@ -74,6 +75,9 @@ def route(
         out.say(f"ignored: event {event_name}")
 
 
+COMMENT_ACTIONS = ("created", "edited", "deleted")
+
+
 def _on_comment(
     payload: event.Payload,
     *,
@@ -89,7 +93,13 @@ def _on_comment(
     number = event.number(issue.get("number"), "issue.number")
     event_comment = event.obj(payload, "comment")
     comment_id = event.number(event_comment.get("id"), "comment.id")
-    action = payload.get("action")
+    action = event.text(payload, "action")
+    if action not in COMMENT_ACTIONS:
+        # GitHub sends no other; another value (or type) is not GitHub's event.
+        raise event.BadEvent(
+            f"event: action must be one of {', '.join(COMMENT_ACTIONS)} for issue_comment, "
+            f"got {js(payload.get('action'), 40)}"
+        )
     repo = settings.inferencex_repo
     if action == "deleted":
         handlers.sync_pr(number)
@@ -148,6 +158,7 @@ def event_models(
     models of an InferenceX PR from its commits (the bot's InferenceX clone), else sync.yaml's
     listing of the PR's configs."""
     repo = event.text(event.obj(payload, "repository"), "full_name", "repository")
+    event.text(payload, "action")  # of GitHub's type here too: the gate refuses what the job would
     number: object = None
     head: str | None = None
     base: str | None = None

@@ -45,6 +45,7 @@ class PRScope:
         if self.ix is not None:
             book.modules.tree_for = self.ix.tree
             book.modules.history_for = self.ix.history
+            book.modules.main_tree = self.ix.main_tree
         self._pulls: dict[int, Pull] = {}
 
     def close(self) -> None:
@@ -96,6 +97,14 @@ class PRScope:
         """Read each of ``pins``' configs at the commit its pin names (discovery only)."""
         if self.ix is not None:
             self.ix.place({key: (pin.sha, pin.pr) for key, pin in pins.items()})
+
+    def owners(self) -> tuple[dict[str, str | None], dict[str, str | None]]:
+        """Where this event reads each config from: key -> its PR (None: main), and each
+        commit a config is read at -> its PR (discovery; else sync.yaml's pins)."""
+        if self.ix is None:
+            return {key: pin.pr for key, pin in self.s.config.pins().items()}, {}
+        commits = {sha: self.ix.pr_of.get(key) for key, sha in self.ix.commit_of.items()}
+        return dict(self.ix.pr_of), commits
 
     def unchanged(self, key: str, old: str, new: str) -> bool:
         """Whether none of the files config ``key`` reads differ between commits ``old`` and

@@ -12,11 +12,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
-from syncer import identifiers
 from syncer.fitting import close_blocks
 from syncer.model import PointStatus
 from syncer.publish.records import PLANNED, Comment, Pull
-from syncer.syncconfig import PIN_VALUES, STATUSES, Pin, is_pin_value
+from syncer.syncconfig import Pin, recorded_pin
 from syncer.templating import render
 
 STATUS_MARKER = "<!-- infx-cookbook-sync:status -->"
@@ -57,11 +56,15 @@ class StatusItem:
     verify_report: str | None = None
     blocked: Blocked | None = None
     error: str | None = None  # why nothing could be published for this config
+    fixer: str = ""  # who can fix ``error`` (syncer.publish.blame)
+    fixer_pr: int | None = None  # the other InferenceX PR whose config caused it
     closed_pr: int | None = None  # the bot's PR for these pins, closed unmerged
     source_closed: bool = False  # this InferenceX PR was closed without merging
     kept_for: list[int] = field(default_factory=list)  # other PRs keeping open_pr open
     model_path: str = ""  # org/model: the comment's section this item belongs to
     shown_sha: str = ""  # the commit the cookbook shows the config at (default: head_sha)
+    kept_published: str | None = None  # could not be rendered (why): published cells kept
+    removal_pr: int | None = None  # the bot PR removing this closed PR's published cells
 
 
 MILESTONE_PREFIX = "<!-- infx-cookbook-sync:milestone "
@@ -206,31 +209,6 @@ def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
     return out
 
 
-def recorded_pin(key: object, raw: object) -> Pin | None:
-    """The pin a PR body's state records for ``key``; None when anything in it is malformed."""
-    if not identifiers.is_config_key(key) or not isinstance(raw, dict):
-        return None
-    values: dict[str, str | None] = {}
-    # A recorded pin is held to sync.yaml's own pin values (``syncconfig.is_pin_value``).
-    for name in PIN_VALUES:
-        value = raw.get(name)
-        if value is not None and not is_pin_value(name, value):
-            return None
-        values[name] = value
-    status = raw.get("status")
-    if status not in STATUSES or values["sha"] is None:
-        return None
-    return Pin(
-        config=key,
-        pr=values["pr"],
-        sha=values["sha"] or "",
-        run=values["run"],
-        comment=values["comment"],
-        status=PointStatus(status),
-        date=values["date"],
-    )
-
-
 @dataclass
 class PublishResult:
     """What happened to one model's cookbook PR."""
@@ -241,6 +219,7 @@ class PublishResult:
     blocked: list[tuple[str, str]] = field(default_factory=list)
     branch: str = ""
     closed: Pull | None = None  # the bot's newest PR, closed unmerged with the same pins
+    unrendered: dict[str, str] = field(default_factory=dict)  # published cells kept: key -> why
 
     def merged_with(self, key: str, login: str, model_path: str) -> list[int]:
         """Numbers of merged bot PRs whose recorded pins include ``key`` (newest first)."""

@@ -9,25 +9,23 @@ config's cells are kept from the existing module (proven case by case).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from syncer.cookbook import cells as cells_mod
 from syncer.cookbook import encode
-from syncer.cookbook.cells import (
-    CellSpec,
-    ModuleSpec,
-    config_hardware,
-    replace_config_cells,
-)
+from syncer.cookbook.cells import CellSpec, ModuleSpec, config_hardware
 from syncer.cookbook.decode import Decoder
+from syncer.cookbook.edit import EditInputs, ModuleEdit, edit_module
 from syncer.cookbook.jsmodule import load_module, parse_module, read_text
 from syncer.cookbook.kv_donors import find_donors, mooncake_from
-from syncer.cookbook.page import update_page
+from syncer.cookbook.page import read_page, update_page
 from syncer.cookbook.rendered_cells import (
     cells_for_config,
     checkpoint_chips,
@@ -37,13 +35,13 @@ from syncer.cookbook.rendered_cells import (
     source_block,
 )
 from syncer.errors import SyncError
-from syncer.fsio import present, read_capped, write_all
+from syncer.fsio import present, write_all
 from syncer.inferencex import render as render_mod
 from syncer.inferencex.releases import Release
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
-from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig
+from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig, recorded_pin
 
 
 @dataclass
@@ -66,9 +64,16 @@ class GenerateResult:
     page_changed: bool = False
     page_conflict: str | None = None  # a hand-edited page section left alone
     page_text: str | None = None  # the page to write when page_changed
+    # The heading of a section people wrote that mounts the module: kept as written.
+    page_kept: str | None = None
     cells: int = 0
     cases: int = 0
     kept: list[KeptConfig] = field(default_factory=list)
+    # An edit of the published module (only the changed configs' cells written again), and
+    # the changed configs that could not be rendered, whose published cells were kept: key ->
+    # why.
+    edit: ModuleEdit | None = None
+    unrendered: dict[str, str] = field(default_factory=dict)
 
 
 Renderer = Callable[[Path, str], RenderedConfig]
@@ -223,45 +228,118 @@ def _kept_cells(
     return mine
 
 
-def refresh_module_spec(
+def module_pins(value: Any, where: str) -> dict[str, Pin]:
+    """Each config's pin from a data module's provenance (its first cell's first point, as
+    ``cells_from_module`` reads every module version), in cell order. A cell whose provenance
+    is not a valid pin is skipped: it is regenerated from its config's listing."""
+    spec = cells_mod.cells_from_module(value, Decoder(value, where), where)
+    out: dict[str, Pin] = {}
+    for cell in spec.cells:
+        if cell.config_key in out or not cell.points:
+            continue
+        pin = recorded_pin(cell.config_key, dict(cell.points[0].prov))
+        if pin is not None:
+            out[cell.config_key] = pin
+    return out
+
+
+def changed_configs(model: ModelSpec, value: Any, pins: dict[str, Pin], where: str) -> list[str]:
+    """The configs of ``model`` whose inputs (commit, PR, run, /use comment, status, date) in
+    ``pins`` differ from what the published module ``value`` records for them, or that it does
+    not show yet: the only ones an update writes again (every other cell stays as
+    published)."""
+    recorded = module_pins(value, where)
+    keys = {c.key for c in model.configs}
+    return [k for k, pin in pins.items() if k in keys and recorded.get(k) != pin]
+
+
+@dataclass
+class EditedModule:
+    """The published module edited for the changed configs, and what could not be."""
+
+    edit: ModuleEdit
+    kept: list[KeptConfig]
+    unrendered: dict[str, str]
+
+
+def edit_published(
     model: ModelSpec,
-    config_key: str,
+    changed: Collection[str],
     existing: Path,
     *,
     config: SyncConfig,
     inferencex: Path,
     pins: dict[str, Pin] | None = None,
+    gone: Collection[str] = (),
     today: str | None = None,
     renderer: Renderer | None = None,
-) -> tuple[ModuleSpec, Decoder, set[str]]:
-    """The published module at ``existing`` with only ``config_key``'s cells rendered again
-    (the bot's update after a pin): every other cell is decoded and kept as it is, so configs
-    that are not being touched are never re-rendered. Returns the spec, the old module's
-    decoder and the ids of the kept cells (both for the roundtrip proof)."""
-    cfg = model.config(config_key)
-    old = load_module(existing)
-    reference = Decoder(old.value, str(existing))
-    old_spec = cells_mod.cells_from_module(old.value, reference, str(existing))
+    strict: bool = False,
+) -> EditedModule:
+    """The published module at ``existing`` with only the ``changed`` configs' cells written
+    again (and the ``gone`` configs' cells removed); every other byte as published
+    (:mod:`syncer.cookbook.edit`). A changed config that cannot be rendered keeps its
+    published cells: a script-launched one is listed in ``kept``, any other in ``unrendered``
+    with the reason; one with no published cells to keep is an error, as is any that cannot
+    be rendered when ``strict`` (a config asked for by name)."""
+    old_text = read_text(existing)
+    old_value = parse_module(old_text, str(existing)).value
+    published = {
+        str(c.get("configKey") or str(c.get("id", "")).partition("#")[0])
+        for c in old_value.get("cells") or []
+    }
     get = _memoised(renderer or _default_renderer, inferencex)
-    donors = find_donors(model, config, get, lambda: old_spec)
+    old = _Existing(existing)
+    all_pins = {**config.pins(), **(pins or {})}
+    kept: list[KeptConfig] = []
+    unrendered: dict[str, str] = {}
+    rendered: list[ConfigSpec] = []
+    for key in changed:
+        if key in gone:
+            continue
+        cfg = model.config(key)
+        try:
+            get(key)
+        except ScriptLaunchedError as exc:
+            if strict or key not in published:
+                raise
+            kept.append(KeptConfig(key, exc.launch.describe(), _published_ids(old_value, key)))
+            continue
+        except SyncError as exc:
+            if strict or key not in published:
+                raise
+            unrendered[key] = exc.message
+            continue
+        rendered.append(cfg)
+    donors = find_donors(model, config, get, old.load)
     if donors.mooncake is None:
-        donors.mooncake = old_spec.kv_mooncake
-    pin = {**config.pins(), **(pins or {})}[config_key]
-    fresh = cells_for_config(cfg, model, get(config_key), pin, donors)
-    spec = replace_config_cells(old_spec, config_key, fresh)
-    disambiguate(spec.cells)
-    keep = {c.id for c in old_spec.cells if c.config_key != config_key}
-    used_hw = {c.meta["hw"] for c in spec.cells}
-    order = [h["id"] for h in model.hardware] + [
-        h["id"] for h in old_spec.hardware if h["id"] not in {x["id"] for x in model.hardware}
+        donors.mooncake = old_value.get("kvMooncake")
+    fresh: dict[str, list[CellSpec]] = {}
+    for cfg in rendered:
+        fresh[cfg.key] = cells_for_config(cfg, model, get(cfg.key), all_pins[cfg.key], donors)
+    every = [c for cells in fresh.values() for c in cells]
+    disambiguate(every)
+    order = [c.key for c in model.configs]
+    fresh = {k: display_order(cells, model, order) for k, cells in fresh.items()}
+    only_changed = dataclasses.replace(model, configs=rendered)
+    inputs = EditInputs(
+        fresh=fresh,
+        gone=gone,
+        source=source_block(config, pins),
+        generated_on=today or _dt.datetime.now(_dt.UTC).date().isoformat(),
+        hardware=[dict(h) for h in model.hardware],
+        files=module_files(only_changed, get),
+        kv_mooncake=donors.mooncake,
+    )
+    return EditedModule(edit_module(old_text, inputs, path=str(existing)), kept, unrendered)
+
+
+def _published_ids(value: dict[str, object], key: str) -> list[str]:
+    cells = value.get("cells")
+    return [
+        str(c.get("id"))
+        for c in (cells if isinstance(cells, list) else [])
+        if isinstance(c, dict) and str(c.get("id", "")).partition("#")[0] == key
     ]
-    labels = {h["id"]: h for h in [*old_spec.hardware, *model.hardware]}
-    spec.hardware = [dict(labels[h]) for h in order if h in used_hw]
-    spec.checkpoints = checkpoint_chips(spec.cells)
-    spec.source = source_block(config, pins)
-    spec.kv_mooncake = donors.mooncake
-    spec.generated_on = today or _dt.datetime.now(_dt.UTC).date().isoformat()
-    return spec, reference, keep
 
 
 def _existing_date(text: str | None, path: Path) -> str | None:
@@ -289,36 +367,49 @@ def generate_model(
     force_page: bool = False,
     renderer: Renderer | None = None,
     only: str | None = None,
+    changed: Collection[str] | None = None,
+    gone: Collection[str] = (),
+    update: bool = False,
 ) -> GenerateResult:
     """Generate ``<out_dir>/<org>/<model>.jsx`` (and the page section under ``pages_dir``).
 
     The module is decoded back and compared with every rendered point before anything is
     written; ``check`` writes nothing and only reports whether anything would change. The
     module keeps its ``generatedOn`` when nothing else changed, so a rerun is a no-op.
-    ``only``: re-render just this config and keep every other cell of the existing module as
-    decoded (proven case by case against the old module, derived tiers included).
+    ``only`` (one config) or ``changed`` (the configs whose inputs changed, as the bot knows
+    them), with a module already there: an edit of it, only those configs' cells written
+    again and ``gone`` configs' cells removed, every other byte kept
+    (:func:`edit_published`). ``update``: the configs whose pin differs from what the
+    existing module records (or that it does not show) are the ones asked for.
     """
     spec_model = config.model(model)
     path = out_dir / spec_model.module_relpath
+    asked = changed if changed is not None else [only] if only is not None else None
+    if update and asked is None and present(path, "data module"):
+        value = parse_module(read_text(path), str(path)).value
+        asked = changed_configs(spec_model, value, {**config.pins(), **(pins or {})}, str(path))
+    if asked is not None and present(path, "data module"):
+        result = _edited(
+            spec_model, path, asked, gone, config=config,
+            inferencex=inferencex, pins=pins, today=today, renderer=renderer,
+            strict=changed is None,
+        )  # fmt: skip
+        if pages_dir is not None:
+            _update_page(result, spec_model, pages_dir / spec_model.page, force=force_page)
+        if not check:
+            write_result(result)
+        return result
+    built = build_module_spec(
+        spec_model, config=config, inferencex=inferencex, pins=pins, today=today,
+        renderer=renderer, existing_path=path,
+    )  # fmt: skip
+    spec, kept = built.spec, built.kept
     reference: Decoder | None = None
     keep: set[str] | None = None
-    kept: list[KeptConfig] = []
-    if only is not None and present(path, "data module"):
-        spec, reference, keep = refresh_module_spec(
-            spec_model, only, path, config=config, inferencex=inferencex, pins=pins,
-            today=today, renderer=renderer,
-        )  # fmt: skip
-    else:
-        built = build_module_spec(
-            spec_model, config=config, inferencex=inferencex, pins=pins, today=today,
-            renderer=renderer, existing_path=path,
-        )  # fmt: skip
-        spec, kept = built.spec, built.kept
-        if kept:
-            # The kept cells are proven against the old module case by case, like the
-            # one-config refresh's.
-            reference = built.existing
-            keep = {cell for k in kept for cell in k.cells}
+    if kept:
+        # The kept cells are proven against the old module case by case.
+        reference = built.existing
+        keep = {cell for k in kept for cell in k.cells}
     old_text = read_text(path) if present(path, "data module") else None
     text, cases = _encoded(spec, path, old_text, reference, keep)
     result = GenerateResult(
@@ -335,6 +426,36 @@ def generate_model(
     if not check:
         write_result(result)
     return result
+
+
+def _edited(
+    model: ModelSpec,
+    path: Path,
+    changed: Collection[str],
+    gone: Collection[str],
+    **kw: object,
+) -> GenerateResult:
+    """``generate_model``'s edit of the module at ``path``; the old text when only the date
+    would change."""
+    done = edit_published(model, changed, path, gone=gone, **kw)  # type: ignore[arg-type]
+    old_text = read_text(path)
+    old = parse_module(old_text, str(path)).value
+    text = done.edit.text
+    if {**done.edit.value, "generatedOn": old.get("generatedOn")} == old and text.split(
+        "export const", 1
+    )[0] == old_text.split("export const", 1)[0]:
+        text = old_text
+    return GenerateResult(
+        model=model.path,
+        path=path,
+        changed=text != old_text,
+        text=text,
+        cells=len(done.edit.value["cells"]),
+        cases=done.edit.cases,
+        kept=done.kept,
+        edit=done.edit,
+        unrendered=done.unrendered,
+    )
 
 
 def _encoded(
@@ -400,7 +521,7 @@ def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, f
     if not page_path.is_file():
         raise SyncError("cookbook page not found", path=str(page_path))
     update = update_page(
-        _read_page(page_path),
+        read_page(page_path),
         section=model.section,
         module=model.path,
         path=str(page_path),
@@ -408,22 +529,8 @@ def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, f
     )
     result.page_changed = update.changed
     result.page_conflict = update.conflict
+    result.page_kept = update.kept
     result.page_text = update.text if update.changed else None
-
-
-# A cookbook page is tens of kB; the cap keeps a hostile or wrong file from being read whole.
-MAX_PAGE_BYTES = 8 * 1024 * 1024
-
-
-def _read_page(path: Path) -> str:
-    raw = read_capped(path, MAX_PAGE_BYTES, "cookbook page")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise SyncError(
-            f"cookbook page is not UTF-8 (byte {exc.start})", path=str(path), line=line
-        ) from None
 
 
 def result_files(result: GenerateResult) -> dict[Path, str]:

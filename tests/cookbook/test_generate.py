@@ -473,19 +473,20 @@ def test_refresh_one_config_keeps_the_others(config, workspace) -> None:
 
 def test_refresh_proof_catches_a_changed_kept_cell(config, workspace, monkeypatch) -> None:
     """A kept cell that would decode differently from the published module is refused."""
-    from syncer.cookbook import cells as cells_mod
+    from syncer.cookbook import edit as edit_mod
 
-    real = cells_mod.cells_from_module
+    real = edit_mod._Editor.edited
 
-    def tampered(data, decoder, path="<module>"):
-        spec = real(data, decoder, path)
-        worker = spec.cells[0].points[0].blocks["sglang"][0]
-        worker["args"] = [
-            [*a[:1], "99"] if a[0] == "--watchdog-timeout" else a for a in worker["args"]
-        ]
-        return spec
+    def tampered(self):
+        value = real(self)
+        kept = next(c for c in value["cells"] if not c["id"].startswith(DISAGG))
+        for entry in kept["routers"]["sglang"]["blocks"]:
+            for arg in entry.get("args") or []:
+                if isinstance(arg, list) and arg[0] == "--watchdog-timeout":
+                    arg[1:] = ["99"]
+        return value
 
-    monkeypatch.setattr(cells_mod, "cells_from_module", tampered)
+    monkeypatch.setattr(edit_mod._Editor, "edited", tampered)
     path = workspace["out"] / f"{MODEL}.jsx"
     before = path.read_text(encoding="utf-8")
     with pytest.raises(SyncError, match="--watchdog-timeout"):

@@ -135,7 +135,7 @@ def test_published_pins_are_read_from_every_module_version(reference):
     """A config's state comes from the module already published: each reference module (cell
     provenance of every format) gives a pin for each of its configs, as its cells record it."""
     from syncer.cookbook.jsmodule import load_module
-    from syncer.publish.generation import module_pins
+    from syncer.usecases.generate import module_pins
 
     modules = sorted((reference / "cookbook" / "agentx").rglob("*.jsx"))
     assert modules

@@ -29,6 +29,7 @@ from botworld import (
 )
 from conftest import ROOT
 from ghschema import check_event
+from infxrepo import InferenceXRepo
 
 
 def everything_written(world: World) -> str:
@@ -113,6 +114,11 @@ def test_dry_run_needs_no_token_and_no_api(world):
     """The event file, the InferenceX checkout, a cookbook path and (for the logs) a local copy
     of the run: everything the real run would write is shown, nothing is written or asked."""
     comment = world.comment(f"/use {RUN}")
+    # The PR's head is the commit checked out in the InferenceX checkout (the event names
+    # none): a repository of its own. (Issue 35: the bundled example's folder, inside this
+    # tool's checkout, gave this tool's own HEAD as the PR head.)
+    infx = InferenceXRepo(world.tmp / "infx")
+    world.inferencex = infx.work
     nowhere = f"http://127.0.0.1:{free_port()}"  # nothing listens: any request would fail
     proc = sync_bot(
         world,
@@ -141,6 +147,7 @@ def test_dry_run_needs_no_token_and_no_api(world):
         "dry run: 7 writes not made",
     ]
     out = proc.stdout
+    assert f"{KEY}: SemiAnalysisAI/InferenceX#{PR} @ {infx.main[:12]}, run {RUN}" in out
     # Exactly what would be written and posted: the files, the PR title and body, the comment.
     assert "would: git: write docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx" in out
     assert (

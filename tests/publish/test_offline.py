@@ -54,10 +54,26 @@ def test_a_comment_event_takes_the_head_from_the_checkout(tmp_path: Path) -> Non
         REPO, 99
     ).body == "/use 1"
     assert gh.comments.on(REPO, 8) == []
-    assert (
-        EventGitHub(event, plan=Plan(dry_run=True), checkout=tmp_path).pulls.get(REPO, 7).head_sha
-        == ""
+    # Issue 35: a folder that is no repository of its own has no head to give (before, a folder
+    # inside this tool's checkout gave the tool's own HEAD, and a plain folder ""): an error
+    # saying what would, asked only when the PR is read.
+    for folder in (tmp_path, ROOT / "examples" / "inferencex"):
+        gh = EventGitHub(event, plan=Plan(dry_run=True), checkout=folder)
+        with pytest.raises(SyncError, match=f"PR #7: the event does not name its head.*{folder}"):
+            gh.pulls.get(REPO, 7)
+    # The workflow's mode: the clone's remote names it (refs/pull/<n>/head), checkout or not.
+    asked: list[int] = []
+    gh = EventGitHub(
+        event,
+        plan=Plan(dry_run=True),
+        checkout=tmp_path,
+        head_of=lambda n: asked.append(n) or "c" * 40,
     )
+    assert gh.pulls.get(REPO, 7).head_sha == "c" * 40 and gh.pulls.commits(REPO, 7) == ["c" * 40]
+    assert asked == [7]  # once
+    gh = EventGitHub(event, plan=Plan(dry_run=True), head_of=lambda n: None)
+    with pytest.raises(SyncError, match="remote has no refs/pull/7/head"):
+        gh.pulls.get(REPO, 7)
 
 
 def test_writes_are_planned_never_made() -> None:

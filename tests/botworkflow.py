@@ -1,0 +1,122 @@
+"""cookbook-sync.yml's jobs around a ``botworld.Replay`` (issue 40): a push to a branch of
+InferenceX dispatches the reconcile on the default branch (workflow_dispatch without input), a
+merge in sgl-project/sglang is seen only by the hourly schedule, a `/use` comment is an
+issue_comment; each event's gate job (`--models-only --json`) and each model's publish job runs
+on a fresh runner (its own InferenceX clone and cookbook cache)."""
+
+from __future__ import annotations
+
+import json
+from itertools import count
+from typing import Any
+
+from botworld import BOOK, BOOK_TOKEN, INFX, INFX_BOT, INFX_TOKEN, Replay, merge_bot_branch
+from conftest import ROOT
+from ghserver import GitHubModel
+
+from syncer.commands.group import cli
+from syncer.errors import SyncError
+from syncer.publish import evidence
+
+SCHEDULE = {"schedule": "17 * * * *", "repository": {"full_name": INFX}}
+WORKFLOW = ".github/workflows/cookbook-sync.yml"
+_runner = count(1)
+
+
+class Workflow:
+    """cookbook-sync.yml's jobs around a ``Replay``: each job on a fresh runner."""
+
+    def __init__(self, replay: Replay) -> None:
+        self.r = replay
+        self.gh = replay.gh
+
+    def _argv(self, event: str, payload: dict[str, Any], runner: str, *extra: str) -> list[str]:
+        tmp = self.r.tmp / runner
+        tmp.mkdir()
+        path = tmp / "event.json"
+        path.write_text(json.dumps(payload))
+        return [
+            "bot",
+            "--event", str(path),
+            "--event-name", event,
+            "--config", str(ROOT / "sync.yaml"),
+            "--inferencex-clone", str(tmp / "inferencex.git"),
+            "--inferencex-remote", str(self.r.infx.remote),
+            "--cookbook", str(self.r.bare),
+            "--cache-dir", str(tmp / "cookbook"),
+            "--api-url", self.r.server.base_url,
+            "--date", "2026-10-13",
+            *extra,
+        ]  # fmt: skip
+
+    def run(self, event: str, payload: dict[str, Any], *, fails: bool = False) -> str:
+        """The gate, then one publish job per model it names (each must succeed, or with
+        ``fails`` stop on bad input, exit 2 on the command line); their output."""
+        gate = self.r.runner.invoke(
+            cli, self._argv(event, payload, f"gate-{next(_runner)}", "--models-only", "--json")
+        )
+        assert gate.exit_code == 0, gate.output
+        out = []
+        env = {
+            "GITHUB_TOKEN": INFX_TOKEN,
+            "COOKBOOK_TOKEN": BOOK_TOKEN,
+            "SYNC_INFX_LOGIN": INFX_BOT,
+            "SYNC_API_PAUSE": "0",
+        }
+        for model in json.loads(gate.output):
+            runner = f"publish-{next(_runner)}"
+            argv = self._argv(event, payload, runner, "--model", model)
+            done = self.r.runner.invoke(cli, argv, env=env)
+            if fails:
+                assert isinstance(done.exception, SyncError), done.output
+            else:
+                assert done.exit_code == 0, done.output + repr(done.exception)
+            out.append(done.output)
+        return "".join(out)
+
+    def pushed(self, pull: dict[str, Any], *, fails: bool = False) -> str:
+        """A pull_request event of a branch of InferenceX: its run only dispatches the
+        reconcile on the default branch, which runs as a workflow_dispatch without input."""
+        github = GitHubModel()
+        github.base = "https://api.github.com"
+        payload = github.workflow_dispatch_event(
+            INFX,
+            {"cookbook_pr": ""},
+            sender="author",
+            workflow=".github/workflows/cookbook-sync.yml",
+        )
+        return self.run("workflow_dispatch", payload, fails=fails)
+
+    def schedule(self) -> str:
+        return self.run("schedule", SCHEDULE)
+
+    def comment(self, pull: dict[str, Any], body: str, at: str) -> str:
+        made = self.gh.add_comment(
+            INFX, pull["number"], body, association="COLLABORATOR", created_at=at, user="nvpohanh"
+        )
+        return self.run("issue_comment", self.gh.issue_comment_event(INFX, made))
+
+    def merge_cookbook(self, number: int) -> None:
+        """A maintainer merges the bot's PR in the cookbook: no event reaches InferenceX."""
+        merge_bot_branch(self.r.bare, self.r.tmp / f"maintainer-{number}")
+        pull = self.gh.repo(BOOK).pulls[number]
+        pull["state"], pull["merged"] = "closed", True
+
+    def writes_since(self, start: int) -> list[tuple[str, str]]:
+        return [(r.method, r.path) for r in self.gh.log[start:] if r.method != "GET"]
+
+    def quiet_schedule(self) -> None:
+        """An hourly run between events: it writes nothing."""
+        start = len(self.gh.log)
+        self.schedule()
+        assert self.writes_since(start) == []
+
+    def raw(self, number: int) -> list[str]:
+        """The bot's comments on InferenceX PR ``number`` as posted, oldest first (its evidence
+        records, kept beside them, are not part of the thread's story)."""
+        mine = [
+            c
+            for c in self.gh.comments_on(INFX, number)
+            if c["user"] == INFX_BOT and not evidence.is_record(c["body"])
+        ]
+        return [c["body"] for c in sorted(mine, key=lambda c: c["id"])]
