@@ -45,6 +45,13 @@ Mutations:
   bound by 47 variants, ``Env:`` and ``Command:`` records over hundreds of thousands of
   lines, an ``Env:`` line of 480 more keys, a module whose envRefs build millions of
   entries: no hang, no exit 3 (the process's peak memory is printed).
+* issue 36's kinds too: the module (and a ``zz.jsx`` beside it) a symlink out
+  of the folder ``lint --all``, ``audit``, ``verify --cookbook`` scan and ``generate --out``
+  writes, the page one out of ``--pages`` (each command must refuse it, and the file outside is
+  checked unchanged after every command); and GitHub answers of the wrong shape: ``audit`` with
+  a token against a fake GitHub (started in-process) that answers with the project copy's
+  ``api/*.json``, whose JSON mutations (every value of another type, every member deleted,
+  truncation, bad UTF-8) are the answers' mutations.
 
 Every exit code 3, uncaught exception, hang (``--timeout`` per command, default 30 s),
 exit-2 command that changed a file, temp file left behind, SIGTERM that ended other than
@@ -160,6 +167,11 @@ def commands_for(rel: str, lint_repo: str) -> list[Command]:
         return [["diff", MODULE, MODULE, "-o", rel], ["reencode", MODULE, "--out", rel]]
     if rel == EVENT:
         return [["bot", "--event", rel, "--dry-run"]]
+    if rel.startswith(API):
+        return [_api_command()]
+    if rel.startswith("examples/events/"):  # the gate reads an event file without a token
+        name = Path(rel).name.split(".", 1)[0]
+        return [["bot", "--event", rel, "--event-name", name, "--models-only"]]
     if rel.startswith("cookbook_snippets/"):
         pristine = str(Path(lint_repo).parent / "pristine.jsx")
         return [
@@ -480,6 +492,180 @@ def binary_mutations(rel: str, data: bytes, rng: random.Random) -> list[Mutation
     return out
 
 
+# ---- issue 36's kinds: symlinks out of the folders the commands scan or write; GitHub
+# answers of the wrong shape
+
+PAGE = "examples/cookbook/docs/cookbook/autoregressive/DeepSeek/DeepSeek-V4_1.mdx"
+OUTSIDE = "outside"  # beside the project: what a link out of it names; never changed or read
+
+
+def _link_out(name: str) -> Callable[[Path], None]:
+    """The file replaced by a link to its copy outside the project (``../outside/NAME``)."""
+
+    def place(path: Path) -> None:
+        outside = _project_of(path).parent / OUTSIDE / name
+        path.symlink_to(os.path.relpath(outside, path.parent))
+
+    return place
+
+
+def _project_of(path: Path) -> Path:
+    return next(p for p in path.parents if (p / "sync.yaml").is_file())
+
+
+def _sibling_to(target: str) -> Callable[[Path], None]:
+    def place(path: Path) -> None:
+        path.write_bytes((_project_of(path).parent / OUTSIDE / path.name).read_bytes())
+        (path.parent / "zz.jsx").symlink_to(target)
+
+    return place
+
+
+def _sibling_gone(path: Path) -> None:
+    (path.parent / "zz.jsx").unlink(missing_ok=True)
+
+
+def _scans(lint_repo: str) -> tuple[Command, ...]:
+    return (
+        VERIFY,
+        ["audit", "--cookbook", "cookbook_snippets", "--format", "json"],
+        ["lint", "--all", "--cookbook", "cookbook_snippets", "--sglang", lint_repo],
+    )
+
+
+def symlink_mutations(lint_repo: str) -> list[Mutation]:
+    """A module, a page or a file beside them that is a symlink out of the folder a command
+    scans (``lint --all``, ``audit``, ``verify --cookbook``) or writes (``generate --out`` /
+    ``--pages``): every such command refuses it (exit 2), and the file outside is never
+    changed (checked after every command)."""
+    keep = lambda d: d  # noqa: E731
+    name = Path(MODULE).name
+    return [
+        Mutation(
+            MODULE, "a symlink out of --out and the scanned folder", keep,
+            place=_link_out(name), refused=True,
+            commands=(GENERATE_WRITE, GENERATE, *_scans(lint_repo)),
+        ),
+        Mutation(
+            MODULE, "a sibling zz.jsx linking to /etc/passwd", keep,
+            place=_sibling_to("/etc/passwd"), refused=True, undo=_sibling_gone,
+            commands=_scans(lint_repo),
+        ),
+        Mutation(
+            MODULE, "a sibling zz.jsx linking out of the project", keep,
+            place=_sibling_to(f"../../../{OUTSIDE}/{name}"), refused=True, undo=_sibling_gone,
+            commands=_scans(lint_repo),
+        ),
+        Mutation(
+            PAGE, "a symlink out of --pages", keep, place=_link_out(Path(PAGE).name),
+            refused=True, commands=(GENERATE_WRITE, GENERATE),
+        ),
+    ]  # fmt: skip
+
+
+# The fake GitHub `audit` asks (with a token and --api-url): each answer is the file
+# api/<name>.json of the project copy, so the JSON mutations of those files are GitHub answers
+# of the wrong shape; every command must exit 0, 1 or 2 (an error naming the field), never 3.
+API = "api/"
+API_ANSWERS: dict[str, object] = {
+    "pull": {
+        "number": 1, "state": "closed", "merged": True, "merged_at": "2026-10-01T00:00:00Z",
+        "title": "t", "body": "b", "user": {"login": "u"}, "html_url": "https://x/1",
+        "head": {"ref": "h", "sha": "a" * 40, "repo": {"full_name": "o/r"}},
+        "base": {"ref": "main"}, "labels": [{"name": "full-sweep"}],
+        "maintainer_can_modify": False,
+    },
+    "artifacts": {
+        "total_count": 1,
+        "artifacts": [{
+            "id": 7, "name": "server_logs", "expired": False, "size_in_bytes": 10,
+            "archive_download_url": "https://x/zip", "expires_at": "2027-01-01T00:00:00Z",
+        }],
+    },
+    "comments": [{
+        "id": 9, "body": "/use 41000000001", "user": {"login": "maintainer"},
+        "author_association": "MEMBER", "created_at": "2026-10-01T00:00:00Z",
+        "updated_at": "2026-10-01T00:00:00Z", "html_url": "https://x/c/9",
+    }],
+    "user": {"login": "github-actions[bot]"},
+}  # fmt: skip
+_API_ROUTES = [
+    (re.compile(r"/repos/[^/]+/[^/]+/pulls/\d+"), "pull"),
+    (re.compile(r"/repos/[^/]+/[^/]+/actions/runs/\d+/artifacts"), "artifacts"),
+    (re.compile(r"/repos/[^/]+/[^/]+/issues/\d+/comments"), "comments"),
+    (re.compile(r"/user"), "user"),
+]
+_API_URL: list[str] = []  # the fake's address, once started
+
+
+def _serve_api() -> str:
+    """Start (once) the fake GitHub: each request answered with the project's api/ file."""
+    if _API_URL:
+        return _API_URL[0]
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            path = self.path.split("?", 1)[0]
+            name = next((n for rx, n in _API_ROUTES if rx.fullmatch(path)), None)
+            page = re.search(r"[?&]page=(\d+)", self.path)
+            if name is None:
+                status, body = 404, b'{"message": "Not Found"}'
+            elif page and page.group(1) != "1":
+                status, body = 200, b"[]" if name == "comments" else b'{"artifacts": []}'
+            else:
+                status, body = 200, (Path.cwd() / API / f"{name}.json").read_bytes()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    _API_URL.append(f"http://127.0.0.1:{server.server_address[1]}")
+    return _API_URL[0]
+
+
+def _api_command() -> Command:
+    return ["audit", "--cookbook", "cookbook_snippets", "--format", "json", "--api-url", "API"]
+
+
+@contextlib.contextmanager
+def _api_env(argv: Command) -> Iterator[Command]:
+    """A command asking the fake GitHub: its address put in, a token and short timeouts in
+    the environment while it runs."""
+    if "--api-url" not in argv:
+        yield argv
+        return
+    env = {"GITHUB_TOKEN": "ghp_" + "F" * 36, "SYNC_API_PAUSE": "0", "SYNC_API_TIMEOUT": "5"}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield [_serve_api() if a == "API" else a for a in argv]
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def api_mutations(project: Path, rng: random.Random) -> list[Mutation]:
+    """A sample of each answer's JSON mutations (all of them run among the content kinds)."""
+    out: list[Mutation] = []
+    for name in API_ANSWERS:
+        rel = f"{API}{name}.json"
+        muts = json_mutations(rel, (project / rel).read_bytes(), rng)
+        out.extend(rng.sample(muts, min(12, len(muts))))
+    return out
+
+
 # ---- issue 22's kinds: files that are not regular, permissions, signals, duplicate archive
 # members, YAML 1.1 keys and values, deep nesting, merge lists
 
@@ -749,6 +935,8 @@ def hostile_mutations(project: Path, rng: random.Random) -> list[Mutation]:
     for archive in sorted((project / ARCHIVES).iterdir()):
         out.extend(duplicate_member_mutations(archive.relative_to(project).as_posix()))
     out.extend(signal_mutations())
+    out.extend(symlink_mutations(str(project.parent / "sglang")))
+    out.extend(api_mutations(project, rng))
     out.extend(injection_mutations(str(project.parent / "sglang")))
     out.extend(control_key_mutations())
     out.extend(event_misuse_mutations())
@@ -1023,7 +1211,8 @@ def run_command(
         os.setegid(NOBODY)
         os.seteuid(NOBODY)
     try:
-        return _run_command(argv, timeout, sigterm_after)
+        with _api_env(argv) as argv:
+            return _run_command(argv, timeout, sigterm_after)
     finally:
         if as_nobody:
             os.seteuid(0)
@@ -1135,6 +1324,13 @@ def make_project(tmp: Path) -> tuple[Path, str]:
     (project / OUTPUT).write_text("a report a command overwrites\n")
     (project / EVENT).parent.mkdir()
     (project / EVENT).write_text("{}\n")
+    (project / API).mkdir()
+    for name, answer in API_ANSWERS.items():
+        (project / API / f"{name}.json").write_text(json.dumps(answer, indent=1) + "\n")
+    outside = tmp / OUTSIDE
+    outside.mkdir(exist_ok=True)
+    for rel in (MODULE, PAGE):
+        shutil.copy2(project / rel, outside / Path(rel).name)
     lint_repo = tmp / "sglang"
     lint_repo.mkdir()
     env = {
@@ -1211,8 +1407,10 @@ def main(argv: list[str]) -> int:
                     target.write_bytes(mutated)
                 mutated_tree = _tree_hashes(project)
                 signalled = mut.sigterm_after is not None
-                cmds = [GENERATE_WRITE] if signalled else commands_for(mut.path, lint_repo)
-                cmds = list(mut.commands) or cmds
+                cmds = list(mut.commands) or (
+                    [GENERATE_WRITE] if signalled else commands_for(mut.path, lint_repo)
+                )
+                outside = _tree_hashes(project.parent / OUTSIDE)
                 try:
                     placed = _lmode(target)
                     for cmd in cmds:
@@ -1228,7 +1426,9 @@ def main(argv: list[str]) -> int:
                         changed = [k for k, v in now.items() if mutated_tree.get(k) != v]
                         left = [k for k in now if k not in mutated_tree and k.endswith(".tmp")]
                         ran = mut.marker and _take_marker(Path(tmpdir), mut.marker)
-                        if kind is None and ran:
+                        if kind is None and _tree_hashes(project.parent / OUTSIDE) != outside:
+                            kind, site = "wrote outside", f"{cmd[0]} {mut.name}"
+                        elif kind is None and ran:
                             kind, site = "ran an injected command", f"{cmd[0]} {mut.name}"
                         elif kind is None and mut.echo_free and _RAW.search(out + err):
                             kind, site = "echoed a raw control", f"{cmd[0]} {mut.name}"

@@ -41,10 +41,29 @@ def run() -> None:
     skips the collector's last passes over every object the run made (a few full
     collections, about a tenth of a short command's CPU), since the process ends anyway and
     nothing it must flush hangs on a cycle. An in-process caller uses :func:`main`."""
+    utf8_streams()
     try:
         main()
     finally:
         gc.freeze()
+
+
+def utf8_streams() -> None:
+    """Standard output and error written as UTF-8, whatever the locale or ``PYTHONIOENCODING``
+    say (``LC_ALL=C``, ``ascii``): what the tool prints is UTF-8 by its format (JSON, the
+    markdown of a PR body, a data module) or a command to paste, which must stay byte for byte
+    what the cookbook shows, so no character is escaped or replaced for a narrower encoding
+    (one that cannot hold a ``—`` made every such report exit 3). A terminal that really
+    shows only ASCII shows those few characters as it shows any UTF-8 program's. Each stream
+    keeps its error handler (``reconfigure`` would make it strict): stderr's never fails, and
+    in the C locale stdout's writes an argument's undecodable bytes back as they came."""
+    import codecs
+
+    for stream in (sys.stdout, sys.stderr):
+        encoding = getattr(stream, "encoding", None)
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding and reconfigure and codecs.lookup(encoding).name != "utf-8":
+            reconfigure(encoding="utf-8", errors=stream.errors)
 
 
 def main(argv: list[str] | None = None) -> None:

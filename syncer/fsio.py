@@ -7,6 +7,13 @@ tool reads a file would make it hang (a FIFO without a writer), read without end
 root, ``--out /dev/full`` replaced the device). A symlink is followed on both ends: what it
 finally names must be a regular file (or, for a write, not exist yet), and a write replaces
 that file, leaving the link in place.
+
+That holds for a file the user names. A file the tool finds or places *inside a folder* (the
+modules ``lint --all`` and ``audit`` scan, the module and page ``generate`` writes under
+``--out`` and ``--pages``) is another matter: the folder is the user's word, what lies inside
+it may come from a checkout anyone can push to. There no symlink is followed out of the
+folder (:func:`inside_folder`, :func:`files_in`, ``write_all(..., folders=)``): a link that
+stays inside is fine, one that leaves is refused before anything is read or written.
 """
 
 from __future__ import annotations
@@ -96,6 +103,47 @@ def present(path: Path | str, what: str) -> bool:
     return True
 
 
+def inside_folder(folder: Path | str, path: Path | str, what: str) -> Path:
+    """The real place of ``path``, a file the tool reads or writes inside ``folder``, when it
+    lies there and every symlink on the way from the folder to it (each component, folders
+    and the file itself) stays inside the folder; a ``SyncError`` naming ``path`` otherwise.
+    The file need not exist yet (a module written the first time)."""
+    base, target = os.path.abspath(folder), os.path.abspath(path)
+    if not _under(base, target):
+        raise SyncError(f"{what}: outside {folder}, the folder it belongs in", path=str(path))
+    real_base, real = os.path.realpath(base), os.path.realpath(target)
+    if not _under(real_base, real):
+        raise SyncError(
+            f"{what}: a symlink, or under one, leading out of {folder}; not followed",
+            path=str(path),
+        )
+    return Path(real)
+
+
+def _under(base: str, target: str) -> bool:
+    return target == base or target.startswith(base.rstrip(os.sep) + os.sep)
+
+
+def files_in(folder: Path, suffixes: tuple[str, ...], what: str) -> list[Path]:
+    """Every entry of ``folder`` (at any depth) named with one of ``suffixes``, folders in
+    name order, each folder's files in name order.
+
+    A symlink among them that leads out of ``folder`` is refused (``inside_folder``), never
+    read; a symlinked folder is not walked into (``os.walk``'s own rule), so nothing outside
+    is ever listed. A folder named like a file is listed too: its reader refuses it ("a
+    directory, not a regular file") instead of the scan skipping it silently."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        dirnames.sort()
+        base = Path(dirpath)
+        for name in sorted(n for n in (*dirnames, *filenames) if n.endswith(suffixes)):
+            path = base / name
+            if path.is_symlink():
+                inside_folder(folder, path, f"cannot read {what}")
+            found.append(path)
+    return found
+
+
 def _too_big(path: Path, what: str, size: int | None, limit: int) -> SyncError:
     shown = f"{size} bytes" if size is not None else f"more than {limit} bytes"
     return SyncError(
@@ -153,12 +201,16 @@ def write_atomic(path: Path, text: str) -> None:
     write_all({path: text})
 
 
-def write_all(files: dict[Path, str]) -> None:
+def write_all(files: dict[Path, str], *, folders: tuple[Path, ...] = ()) -> None:
     """Write every file or none: all texts are staged in temp files first (the step that
     fails on a full disk, a missing permission or a directory in the way), then renamed into
     place; a rename that still fails puts back the files already replaced.
+
+    ``folders``: the files are placed inside these (``generate``'s ``--out`` and ``--pages``),
+    each in the innermost folder that holds it, and no symlink is followed out of it
+    (``inside_folder``): every target is checked before the first byte is written.
     """
-    files = {_target(path): text for path, text in files.items()}
+    files = {_target(path, folders): text for path, text in files.items()}
     staged: list[tuple[Path, str]] = []
     # The old contents, kept only to undo the renames made before one failed.
     done: list[tuple[Path, bytes | None]] = []
@@ -189,10 +241,18 @@ def write_all(files: dict[Path, str]) -> None:
         raise
 
 
-def _target(path: Path) -> Path:
-    """The file a write to ``path`` replaces: ``path``, or the regular file its symlinks name;
-    anything else already there is refused."""
+def _target(path: Path, folders: tuple[Path, ...] = ()) -> Path:
+    """The file a write to ``path`` replaces: ``path``, or the regular file its symlinks name
+    (inside its folder, when ``folders`` are given); anything else already there is refused."""
     path = Path(path)
+    if folders:
+        holders = [f for f in folders if _under(os.path.abspath(f), os.path.abspath(path))]
+        folder = max(holders, key=lambda f: len(os.path.abspath(f)), default=folders[0])
+        real = inside_folder(folder, path, "cannot write the file")
+        if path.is_symlink() and not real.exists():
+            raise SyncError("cannot write the file: a symlink to nothing", path=str(path))
+        _check_writable_kind(real, path)
+        return real
     if not path.is_symlink():
         _check_writable_kind(path, path)
         return path

@@ -40,6 +40,8 @@ WRITE_METHODS = {"POST", "PATCH", "PUT", "DELETE"}
 # GET /pulls/{n}/commits lists a PR's first 250 commits, never more (GitHub's documented cap).
 MAX_PR_COMMITS = 250
 DROP = 0  # fail_next's status for a connection closed before any answer
+STALL = -1  # stall_next: the request is read and never answered (until the server stops)
+FLOOD = -2  # flood_next: a 200 whose JSON body never ends (until the client hangs up)
 
 
 @dataclass
@@ -51,6 +53,11 @@ class Fault:
     body: dict[str, Any]
     times: int
     apply: bool = False  # make the write, then answer with the fault (a lost response)
+    declared: bool = False  # FLOOD: the body's huge length declared in Content-Length
+    pace: float = 0.0  # FLOOD: seconds between two bytes (a trickle under the read timeout)
+    # A change made to the real answer (already checked against GitHub's schema) before it is
+    # sent: the wrong shape a test gives the client on purpose, never held to the schema.
+    mangle: Any = None
 
 
 @dataclass
@@ -97,6 +104,8 @@ class GitHubModel:
         self.violations: list[str] = []
         self.relative_redirects = False  # HTTP allows a relative Location; GitHub sends absolute
         self.lock = threading.RLock()
+        self.released = threading.Event()  # set when the server stops: stalled answers end
+        self.flooded = 0  # bytes of FLOOD bodies sent before their clients hung up
         # (method, path regex, fn): fn(model) runs right after a matching request was served,
         # as another job writing in between this job's requests would.
         self.after: list[tuple[str, re.Pattern[str], Any]] = []
@@ -302,6 +311,35 @@ class GitHubModel:
                 apply,
             )
         )
+
+    def stall_next(self, method: str, path_regex: str, *, times: int = 1) -> None:
+        """Read the next ``times`` matching requests and never answer them: an API that does
+        not answer (the connection stays open until the server stops)."""
+        self.faults.append(Fault(method, re.compile(path_regex), STALL, {}, {}, times))
+
+    def flood_next(
+        self, method: str, path_regex: str, *, times: int = 1, declared: bool = False
+    ) -> None:
+        """Answer the next ``times`` matching requests with a 200 whose JSON body never ends
+        (bytes until the client hangs up; ``declared``: a length of 2 GiB is announced in
+        ``Content-Length``, else none is and the body ends with the connection).
+        ``flooded`` counts the bytes sent."""
+        self.faults.append(
+            Fault(method, re.compile(path_regex), FLOOD, {}, {}, times, declared=declared)
+        )
+
+    def trickle_next(self, method: str, path_regex: str, *, every: float) -> None:
+        """Answer the next matching request with a 200 whose body comes one byte every
+        ``every`` seconds, without end: each read is quicker than a read timeout."""
+        self.faults.append(Fault(method, re.compile(path_regex), FLOOD, {}, {}, 1, pace=every))
+
+    def mangle_next(self, method: str, path_regex: str, change: Any, *, times: int = 1) -> None:
+        """Answer the next ``times`` matching requests as usual, then ``change(body)`` (it
+        returns the body to send, or bytes: a body that is not JSON): a field of the wrong
+        shape, which GitHub never sends and
+        the client must refuse by name. The answer is checked against the schema before the
+        change, and not after."""
+        self.faults.append(Fault(method, re.compile(path_regex), 200, {}, {}, times, mangle=change))
 
     def after_next(self, method: str, path_regex: str, hook: Any) -> None:
         """Run ``hook(model)`` once, right after the next matching request was answered."""
@@ -887,6 +925,7 @@ class _Handler(BaseHTTPRequestHandler):
     # Headers and body go out as two writes; without TCP_NODELAY the body waits for the
     # client's delayed ACK (~40 ms a response on Linux), most of the bot tests' time.
     disable_nagle_algorithm = True
+    _mangle: Any = None  # mangle_next's change of the answer being sent
 
     def log_message(self, format: str, *args: Any) -> None:  # silence the default stderr log
         return
@@ -909,6 +948,9 @@ class _Handler(BaseHTTPRequestHandler):
         if raw is None and payload is not None and not self._request[1].startswith("/_blob/"):
             method, path = self._request
             self.model.violations.extend(response_errors(method, path, status, payload))
+        if self._mangle is not None:  # bytes: a body that is not even JSON
+            payload, self._mangle = self._mangle(payload), None
+            data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self.send_response(status)
         self.send_header(
             "Content-Type", "application/zip" if raw is not None else "application/json"
@@ -929,11 +971,18 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         body = json.loads(raw) if raw else None
         auth = self.headers.get("Authorization")
+        endless: Fault | None = None
         with model.lock:
             model.log.append(Request(method, path, body, time.monotonic(), auth))
             for fault in model.faults:
                 if fault.times > 0 and fault.method == method and fault.pattern.search(path):
                     fault.times -= 1
+                    if fault.status in (STALL, FLOOD):
+                        endless = fault  # served outside the lock: other requests go on
+                        break
+                    if fault.mangle is not None:
+                        self._mangle = fault.mangle
+                        break
                     if fault.apply:
                         token = auth.split(" ", 1)[1] if auth and " " in auth else ""
                         self._route(method, path, query, body, model.tokens[token])
@@ -942,24 +991,55 @@ class _Handler(BaseHTTPRequestHandler):
                         return
                     self._send(fault.status, fault.body, fault.headers)
                     return
-            if path.startswith("/_blob/"):
+            if endless is None and path.startswith("/_blob/"):
                 art_id = int(path.rsplit("/", 1)[1])
                 self._send(200, raw=model.blobs[art_id])
                 return
-            token = auth.split(" ", 1)[1] if auth and " " in auth else None
-            login = model.tokens.get(token or "")
-            if login is None:
-                self._send(401, model.error("Bad credentials", status="401"))
-                return
-            try:
-                status, payload, headers = self._route(method, path, query, body, login)
-            except KeyError:
-                status, payload, headers = 404, model.error("Not Found", status="404"), {}
-            self._send(status, payload, headers)
-            for verb, pattern, hook in list(model.after):
-                if verb == method and pattern.search(path):
-                    model.after.remove((verb, pattern, hook))
-                    hook(model)
+            if endless is None:
+                self._serve(method, path, query, body, auth)
+        if endless is not None:
+            self._endless(endless)
+
+    def _serve(self, method: str, path: str, query: dict[str, str], body: Any, auth: Any) -> None:
+        model = self.model
+        token = auth.split(" ", 1)[1] if auth and " " in auth else None
+        login = model.tokens.get(token or "")
+        if login is None:
+            self._send(401, model.error("Bad credentials", status="401"))
+            return
+        try:
+            status, payload, headers = self._route(method, path, query, body, login)
+        except KeyError:
+            status, payload, headers = 404, model.error("Not Found", status="404"), {}
+        self._send(status, payload, headers)
+        for verb, pattern, hook in list(model.after):
+            if verb == method and pattern.search(path):
+                model.after.remove((verb, pattern, hook))
+                hook(model)
+
+    def _endless(self, fault: Fault) -> None:
+        """A STALL (no answer until the server stops) or a FLOOD (a body without end)."""
+        self.close_connection = True
+        if fault.status == STALL:
+            self.model.released.wait(120)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if fault.declared:
+            self.send_header("Content-Length", str(2 << 30))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        chunk = b" " if fault.pace else b'"' + b"x" * 65534 + b'",'
+        try:
+            self.wfile.write(b"[")
+            while self.model.flooded < 8 << 30 and not self.model.released.is_set():
+                self.wfile.write(chunk)
+                self.model.flooded += len(chunk)
+                if fault.pace:
+                    self.wfile.flush()
+                    self.model.released.wait(fault.pace)
+        except OSError:
+            return  # the client hung up: what it refused
 
     def _route(
         self, method: str, path: str, query: dict[str, str], body: Any, login: str
@@ -1348,6 +1428,7 @@ class GitHubServer:
         return self.model
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.model.released.set()
         self.httpd.shutdown()
         self.httpd.server_close()
         if kind is None and self.model.violations:

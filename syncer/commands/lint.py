@@ -18,6 +18,7 @@ import click
 from syncer import gitrun
 from syncer.commands import options
 from syncer.errors import SyncError
+from syncer.fsio import files_in
 from syncer.inputs import Input, read
 from syncer.lint.lint import lint_paths
 from syncer.lint.report import lint_report
@@ -46,7 +47,7 @@ def lint_command(
     if all_modules:
         if not cookbook.is_dir():
             raise SyncError("no such directory", path=str(cookbook))
-        paths = sorted(str(p) for p in cookbook.rglob("*.jsx"))
+        paths = sorted(str(p) for p in files_in(cookbook, (".jsx",), "data module"))
         if not paths:
             raise SyncError("no data modules (*.jsx) here", path=str(cookbook))
         where = cookbook

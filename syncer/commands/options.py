@@ -155,17 +155,32 @@ def float_env(name: str) -> float | None:
         raise SyncError(f"{name} must be a number of seconds, got {js(value)}") from None
 
 
+def int_env(name: str) -> int | None:
+    """A positive whole number from the environment (``SYNC_API_MAX_BYTES``), None when unset."""
+    value = os.environ.get(name)
+    if not value:
+        return None
+    if not (value.isascii() and value.isdigit() and int(value) > 0 and len(value) <= 20):
+        raise SyncError(f"{name} must be a positive whole number, got {js(value)}")
+    return int(value)
+
+
 def github_client(
     token: str, api_url: str, *, login_env: str, plan: Plan | None = None
 ) -> GitHubClient:
     """The GitHub client of a command: ``SYNC_API_PAUSE`` seconds between requests (default:
-    GitHub's guidance), the bot's login from ``login_env`` when given (an App token cannot
+    GitHub's guidance), ``SYNC_API_TIMEOUT`` and ``SYNC_API_MAX_BYTES`` its bounds (default:
+    ``transport.Limits``), the bot's login from ``login_env`` when given (an App token cannot
     ask for it). PyGithub is imported only here, when a command talks to GitHub."""
     from syncer.publish.github import GitHubClient
+    from syncer.publish.transport import Limits
 
     login = os.environ.get(login_env) or None
     pause = float_env("SYNC_API_PAUSE")
-    return GitHubClient(token, base_url=api_url, plan=plan, pause=pause, login=login)
+    # SYNC_API_TIMEOUT: seconds an answer may keep the bot waiting between two reads (a
+    # network that slow, or a test's); SYNC_API_MAX_BYTES: the cap of an answer.
+    limits = Limits.of(float_env("SYNC_API_TIMEOUT") or None, int_env("SYNC_API_MAX_BYTES"))
+    return GitHubClient(token, base_url=api_url, plan=plan, pause=pause, login=login, limits=limits)
 
 
 def print_report(report: Report, fmt: str) -> int:

@@ -28,7 +28,6 @@ closest declared flags, since a rename is the usual cause.
 from __future__ import annotations
 
 import bisect
-import difflib
 import itertools
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +36,7 @@ from syncer.cookbook.decode import Decoder, decoder_for_text, load_decoder
 from syncer.lint.source import SGLangSource, SourcePin, Version, image_pin
 from syncer.model import Block, Selection
 from syncer.untrusted import Prose
+from syncer.wording import closest
 
 SCHEMA = 1
 
@@ -198,7 +198,7 @@ class _Checker:
             if len(matches) == 1:
                 return ABBREVIATION, matches, f"argparse takes it as {matches[0]}"
         status = UNDECLARED if flags.complete else POSSIBLY
-        return status, difflib.get_close_matches(flag, names, n=NEAREST, cutoff=0.6), None
+        return status, closest(flag, names, n=NEAREST), None
 
 
 def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = None) -> ModuleLint:

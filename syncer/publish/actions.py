@@ -19,7 +19,9 @@ from syncer import progress, secrets
 from syncer.errors import SyncError
 from syncer.publish.api import Api
 from syncer.publish.ratelimit import RateLimitTooLong
-from syncer.publish.records import Artifact, WorkflowRun, artifact_record, run_record
+from syncer.publish.records import Artifact, Json, WorkflowRun, artifact_record, run_record
+from syncer.publish.shapes import Fields, each
+from syncer.publish.transport import READ_RETRIES, timed_out
 
 # Artifacts hold logs, not models: anything bigger is not what the bot expects.
 MAX_ARTIFACT_BYTES = 2 * 1024**3
@@ -33,23 +35,23 @@ class Actions:
         self.api = api
 
     def run(self, repo: str, run_id: int) -> WorkflowRun:
-        return run_record(self.api.json("GET", f"/repos/{repo}/actions/runs/{run_id}"))
+        return self.api.json("GET", f"/repos/{repo}/actions/runs/{run_id}", parse=run_record)
 
     def workflow_runs(
         self, repo: str, workflow: str, *, branch: str, event: str, status: str
     ) -> list[WorkflowRun]:
         """Runs of ``workflow`` (a file name or path) on ``branch``, newest first (first page)."""
         name = workflow.rsplit("/", 1)[-1]
-        data = self.api.json(
+        return self.api.json(
             "GET",
             f"/repos/{repo}/actions/workflows/{name}/runs",
             params={"branch": branch, "event": event, "status": status, "per_page": 100},
+            parse=_runs,
         )
-        return [run_record(r) for r in data.get("workflow_runs", [])]
 
     def artifacts(self, repo: str, run_id: int) -> list[Artifact]:
         path = f"/repos/{repo}/actions/runs/{run_id}/artifacts"
-        return [artifact_record(a) for a in self.api.pages(path, "artifacts")]
+        return self.api.pages(path, artifact_record, "artifacts")
 
     def download(
         self, artifact: Artifact, dest: Path, *, max_bytes: int = MAX_ARTIFACT_BYTES
@@ -65,12 +67,12 @@ class Actions:
                     headers=self.api.auth_headers(),
                     allow_redirects=False,
                     stream=True,
-                    timeout=60,
+                    timeout=self.api.limits.timeout,
                 )
                 if response.is_redirect:
                     location = urljoin(url, response.headers["Location"])
                     response.close()
-                    response = session.get(location, stream=True, timeout=60)
+                    response = session.get(location, stream=True, timeout=self.api.limits.timeout)
                 wait = self._wait(response, attempt)
                 if wait is not None and attempt < retries:
                     response.close()
@@ -84,7 +86,9 @@ class Actions:
                     )
                 return _stream_to(response, dest, max_bytes, artifact.name, artifact.size)
             except requests.RequestException as exc:
-                if attempt >= retries:
+                # A download that does not answer is tried once more, not every retry.
+                tries = READ_RETRIES if timed_out(exc) else retries
+                if attempt >= tries:
                     raise SyncError(secrets.mask(f"artifact {artifact.name}: {exc}")) from None
                 time.sleep(self.api.backoff * (2**attempt))
         raise SyncError(f"artifact {artifact.name}: download failed after {retries} retries")
@@ -98,6 +102,11 @@ class Actions:
             return self.api.limit_wait(status, response.headers, message, attempt)
         except RateLimitTooLong as exc:
             raise SyncError(f"GitHub rate limit: {exc}") from None
+
+
+def _runs(data: Json) -> list[WorkflowRun]:
+    listed = Fields(data).items("workflow_runs")
+    return [run_record(r, at) for at, r in each(listed, "workflow_runs")]
 
 
 def _stream_to(

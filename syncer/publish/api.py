@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from json import JSONDecodeError
 from typing import Any, TypedDict, TypeVar
 
 import requests
-from github import Auth, Github, GithubException
+from github import GithubException
 
 from syncer import links, secrets
 from syncer.errors import SyncError
+from syncer.publish import transport
 from syncer.publish.ratelimit import SECONDARY_WAIT, RateLimitTooLong, limit_wait, retry_policy
+from syncer.publish.shapes import Fields, ShapeError, each
+from syncer.publish.transport import AnswerTooLarge, Limits
 from syncer.wording import js
 
 T = TypeVar("T")
@@ -28,13 +32,18 @@ T = TypeVar("T")
 Json = Any
 
 
+def _as_is(data: Json) -> Any:
+    return data
+
+
 class NotFound(SyncError):
     """The API answered 404 (deleted comment, unknown PR or run, or no access)."""
 
 
 class Connection(TypedDict, total=False):
     """How a client connects (``Api``'s keyword arguments): the API's URL, retries and waits,
-    the pause between requests, the bot's login when the token cannot ask for it."""
+    the pause between requests, the bot's login when the token cannot ask for it, the
+    timeouts and the size cap of an answer (``transport.Limits``)."""
 
     base_url: str
     retries: int
@@ -43,6 +52,7 @@ class Connection(TypedDict, total=False):
     pause: float | None
     login: str | None
     secondary_wait: float
+    limits: Limits
 
 
 class _NoUser(Exception):
@@ -64,6 +74,7 @@ class Api:
         pause: float | None = None,
         login: str | None = None,
         secondary_wait: float = SECONDARY_WAIT,
+        limits: Limits | None = None,
     ) -> None:
         secrets.register(token)
         self._token = token
@@ -73,17 +84,19 @@ class Api:
         self.backoff = backoff
         self.secondary_wait = secondary_wait
         self._login = login
+        self.limits = limits or Limits()
         # GitHub's guidance against secondary limits: space requests, and writes more.
         between = 0.25 if pause is None else pause
-        self._gh = Github(
-            auth=Auth.Token(token),
-            base_url=self.base_url,
-            retry=retry_policy(retries, max_wait, backoff, secondary_wait),
+        self._gh = transport.github(
+            token,
+            self.base_url,
+            retry_policy(retries, max_wait, backoff, secondary_wait),
+            self.limits,
             seconds_between_requests=between,
             seconds_between_writes=1.0 if pause is None else pause,
-            timeout=60,
         )
-        self.session = requests.Session()
+        # Streamed downloads: the same timeouts, each download capped by its caller.
+        self.session = transport.session(self.limits)
 
     def auth_headers(self) -> dict[str, str]:
         """The headers of a request sent past PyGithub (a streamed download)."""
@@ -92,12 +105,23 @@ class Api:
     def call(self, what: str, fn: Callable[[], T]) -> T:
         try:
             return fn()
+        except JSONDecodeError as exc:
+            # A proxy's page, a cut answer: PyGithub's json.loads of the body failed.
+            raise SyncError(
+                secrets.mask(f"GitHub's answer to {what} is not JSON ({exc.msg}, byte {exc.pos})")
+            ) from None
+        except ShapeError as exc:
+            raise SyncError(
+                secrets.mask(f"GitHub's answer to {what} is not of GitHub's shape: {exc.message}")
+            ) from None
         except GithubException as exc:
             kind = NotFound if exc.status == 404 else SyncError
             detail = error_text(exc.data)
             raise kind(secrets.mask(f"GitHub API {exc.status} on {what}: {detail}")) from None
         except RateLimitTooLong as exc:
             raise SyncError(f"GitHub rate limit on {what}: {exc}") from None
+        except AnswerTooLarge as exc:
+            raise SyncError(secrets.mask(f"GitHub API: {exc}")) from None
         except requests.exceptions.RetryError as exc:
             reason = getattr(getattr(exc.args[0], "reason", None), "args", [exc])[0]
             raise SyncError(
@@ -106,7 +130,15 @@ class Api:
                 )
             ) from None
         except requests.RequestException as exc:
-            raise SyncError(secrets.mask(f"GitHub API unreachable on {what}: {exc}")) from None
+            if not transport.timed_out(exc):
+                raise SyncError(secrets.mask(f"GitHub API unreachable on {what}: {exc}")) from None
+            raise SyncError(
+                secrets.mask(
+                    f"GitHub API did not answer {what} in time (connect {self.limits.connect:g}s, "
+                    f"read {self.limits.read:g}s, whole answer {self.limits.deadline:g}s; "
+                    f"sent at most {1 + transport.READ_RETRIES} times)"
+                )
+            ) from None
 
     def json(
         self,
@@ -115,14 +147,17 @@ class Api:
         *,
         params: dict[str, Any] | None = None,
         body: dict[str, Any] | None = None,
-    ) -> Json:
+        parse: Callable[[Json], T] = _as_is,
+    ) -> T:
+        """The answer to one request, read by ``parse`` (a ``records`` parser): a field of
+        the wrong shape is an error naming this request and the field."""
         url = f"{self.base_url}{path}"
 
-        def go() -> Json:
+        def go() -> T:
             _headers, data = self._gh.requester.requestJsonAndCheck(
                 verb, url, parameters=params, input=body
             )
-            return data
+            return parse(data)
 
         return self.call(f"{verb} {path}", go)
 
@@ -130,11 +165,12 @@ class Api:
         self,
         path: str,
         body: dict[str, Any],
-        find: Callable[[], Json | None] | None,
+        find: Callable[[], T | None] | None,
         *,
+        parse: Callable[[Json], T],
         exists: Callable[[GithubException], bool] = lambda exc: False,
         amend: Callable[[GithubException, dict[str, Any]], dict[str, Any] | None] | None = None,
-    ) -> Json:
+    ) -> T:
         """POST ``body`` once, and again only after looking the object up.
 
         A 5xx, a timeout or a dropped connection does not say whether GitHub made the write, and
@@ -144,14 +180,15 @@ class Api:
         error that means "it is already there" (422 for a PR), answered by ``find()`` too.
         ``find=None``: a POST GitHub itself makes idempotent (a reaction). ``amend(exc, body)``
         may answer a refusal with another body to send at once (GitHub made nothing).
+        ``parse`` reads the answer (``find`` returns what it found read the same way).
         """
         url = f"{self.base_url}{path}"
 
-        def go() -> Json:
+        def go() -> T:
             attempt, sent = 0, body
             while True:
                 try:
-                    return self._gh.requester.requestJsonAndCheck("POST", url, input=sent)[1]
+                    return parse(self._gh.requester.requestJsonAndCheck("POST", url, input=sent)[1])
                 except GithubException as exc:
                     if exists(exc) and find is not None:
                         found = find()
@@ -165,8 +202,10 @@ class Api:
                     wait = self.post_wait(exc, attempt)
                     if wait is None or attempt >= self.retries:
                         raise
-                except (requests.ConnectionError, requests.Timeout):
-                    if attempt >= self.retries:
+                except (requests.ConnectionError, requests.Timeout) as exc:
+                    # An API that does not answer is asked once more, not every retry.
+                    tries = transport.READ_RETRIES if transport.timed_out(exc) else self.retries
+                    if attempt >= tries:
                         raise
                     wait = self.backoff * (2**attempt)
                 if find is not None:
@@ -198,17 +237,20 @@ class Api:
             max_wait=self.max_wait,
         )
 
-    def pages(self, path: str, key: str | None = None) -> list[Json]:
-        """Every item of a paginated list (``per_page=100``, following ``page`` until short).
+    def pages(self, path: str, parse: Callable[[Json, str], T], key: str | None = None) -> list[T]:
+        """Every item of a paginated list (``per_page=100``, following ``page`` until short),
+        each read by ``parse(item, where)`` (a ``records`` parser; ``where`` is the item's
+        place in the page, ``[3]`` or ``artifacts[3]``, for a message). The page is the
+        answer itself, or its ``key`` (``artifacts``)."""
 
-        Items stay raw JSON objects: one pager serves comments, commits, reactions and
-        artifacts, and each caller hands them to the parser of its kind (typed by its
-        ``*Data`` TypedDict), so an item is as untyped as ``json``'s answer."""
-        items: list[Json] = []
+        def read(data: Json) -> list[T]:
+            listed = Fields(data).items(key) if key else data
+            return [parse(item, at) for at, item in each(listed, key or "")]
+
+        items: list[T] = []
         page = 1
         while True:
-            data = self.json("GET", path, params={"per_page": 100, "page": page})
-            chunk = data.get(key, []) if key else data
+            chunk = self.json("GET", path, params={"per_page": 100, "page": page}, parse=read)
             items.extend(chunk)
             if len(chunk) < 100:
                 return items
@@ -220,16 +262,17 @@ class Api:
         ``GITHUB_TOKEN``): their login is ``<app-slug>[bot]`` and must be given."""
         if self._login is None:
 
-            def whoami() -> Json:
+            def whoami() -> str:
                 try:
-                    return self._gh.requester.requestJsonAndCheck("GET", f"{self.base_url}/user")[1]
+                    answer = self._gh.requester.requestJsonAndCheck("GET", f"{self.base_url}/user")
                 except GithubException as exc:
                     if exc.status == 403:
                         raise _NoUser from None
                     raise
+                return Fields(answer[1]).text("login", required=True)
 
             try:
-                self._login = self.call("GET /user", whoami)["login"]
+                self._login = self.call("GET /user", whoami)
             except _NoUser:
                 raise SyncError(
                     "GitHub refuses GET /user to this token (an App installation token or "

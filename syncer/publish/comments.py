@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from syncer.publish.api import Api, NotFound
 from syncer.publish.records import (
     Comment,
-    CommentData,
     Reaction,
     comment_record,
     reaction_record,
@@ -27,16 +26,15 @@ class Comments:
         self._dry_ids = dry_ids
 
     def on(self, repo: str, number: int) -> list[Comment]:
-        return [
-            comment_record(c) for c in self.api.pages(f"/repos/{repo}/issues/{number}/comments")
-        ]
+        return self.api.pages(f"/repos/{repo}/issues/{number}/comments", comment_record)
 
     def get(self, repo: str, comment_id: int) -> Comment:
-        return comment_record(self.api.json("GET", f"/repos/{repo}/issues/comments/{comment_id}"))
+        path = f"/repos/{repo}/issues/comments/{comment_id}"
+        return self.api.json("GET", path, parse=comment_record)
 
     def reactions(self, repo: str, comment_id: int) -> list[Reaction]:
         path = f"/repos/{repo}/issues/comments/{comment_id}/reactions"
-        return [reaction_record(r) for r in self.api.pages(path)]
+        return self.api.pages(path, reaction_record)
 
     def create(self, repo: str, number: int, body: str, *, marker: str | None = None) -> Comment:
         """Post a comment. When the answer is lost, the bot's own comment carrying ``marker``
@@ -46,20 +44,16 @@ class Comments:
             return Comment(next(self._dry_ids), body, self.api.login(), "NONE", "", "")
         me = self.api.login()
 
-        def find() -> CommentData | None:
+        def find() -> Comment | None:
             mine = [
                 c
-                for c in self.api.pages(f"/repos/{repo}/issues/{number}/comments")
-                if (c.get("user") or {}).get("login") == me
-                and (
-                    c.get("body") == body
-                    or (marker is not None and marker in (c.get("body") or ""))
-                )
+                for c in self.on(repo, number)
+                if c.user == me and (c.body == body or (marker is not None and marker in c.body))
             ]
             return mine[-1] if mine else None
 
         path = f"/repos/{repo}/issues/{number}/comments"
-        return comment_record(self.api.post(path, {"body": body}, find))
+        return self.api.post(path, {"body": body}, find, parse=comment_record)
 
     def edit(self, repo: str, comment_id: int, body: str) -> None:
         self.plan.note(
@@ -81,7 +75,7 @@ class Comments:
         if not self.plan.dry_run:
             # GitHub answers an existing reaction with 200: posting it again is harmless.
             path = f"/repos/{repo}/issues/comments/{comment_id}/reactions"
-            self.api.post(path, {"content": content}, None)
+            self.api.post(path, {"content": content}, None, parse=reaction_record)
 
     def unreact(self, repo: str, comment_id: int, reaction_id: int) -> None:
         path = f"/repos/{repo}/issues/comments/{comment_id}/reactions/{reaction_id}"

@@ -6,8 +6,9 @@ from collections.abc import Iterator
 from typing import Any
 
 from syncer.publish.api import Api
-from syncer.publish.records import Issue, IssueData, issue_record
+from syncer.publish.records import Issue, Json, is_pull, issue_record
 from syncer.publish.settings import Plan
+from syncer.publish.shapes import each
 
 
 class Issues:
@@ -25,9 +26,14 @@ class Issues:
         page = 1
         while True:
             params = {"labels": label, "creator": creator, "state": "all", "per_page": 100}
-            chunk = self.api.json("GET", f"/repos/{repo}/issues", params={**params, "page": page})
-            found.extend(issue_record(repo, i) for i in chunk if not i.get("pull_request"))
-            if len(chunk) < 100:
+            listed, chunk = self.api.json(
+                "GET",
+                f"/repos/{repo}/issues",
+                params={**params, "page": page},
+                parse=lambda data: _issues(repo, data),
+            )
+            found.extend(listed)
+            if chunk < 100:
                 return sorted(found, key=lambda i: i.number)
             page += 1
 
@@ -39,22 +45,22 @@ class Issues:
             return Issue(repo, next(self._dry_ids), title, body, "open", self.api.login(), (), "")
         me = self.api.login()
 
-        def find() -> IssueData | None:
-            mine = [
-                i
-                for i in self.api.json(
-                    "GET",
-                    f"/repos/{repo}/issues",
-                    params={"creator": me, "state": "all", "per_page": 100},
-                )
-                if not i.get("pull_request") and marker in (i.get("body") or "")
-            ]
+        def find() -> Issue | None:
+            listed, _ = self.api.json(
+                "GET",
+                f"/repos/{repo}/issues",
+                params={"creator": me, "state": "all", "per_page": 100},
+                parse=lambda data: _issues(repo, data),
+            )
+            mine = [i for i in listed if marker in i.body]
             return mine[0] if mine else None
 
-        data = self.api.post(
-            f"/repos/{repo}/issues", {"title": title, "body": body, "labels": labels}, find
+        return self.api.post(
+            f"/repos/{repo}/issues",
+            {"title": title, "body": body, "labels": labels},
+            find,
+            parse=lambda data: issue_record(repo, data),
         )
-        return issue_record(repo, data)
 
     def update(
         self,
@@ -76,3 +82,10 @@ class Issues:
         self.plan.note(f"PATCH /repos/{repo}/issues/{number} {what}{size}\n{body or ''}")
         if not self.plan.dry_run:
             self.api.json("PATCH", f"/repos/{repo}/issues/{number}", body=change)
+
+
+def _issues(repo: str, data: Json) -> tuple[list[Issue], int]:
+    """The issues of a page of ``GET /issues`` (its pull requests left out), and how many
+    entries the page held (a page of 100 is followed by another)."""
+    listed = each(data)
+    return [issue_record(repo, i, at) for at, i in listed if not is_pull(i, at)], len(listed)

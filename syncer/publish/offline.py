@@ -45,6 +45,7 @@ from syncer.publish.records import (
     pull_record,
 )
 from syncer.publish.settings import Plan
+from syncer.publish.shapes import Fields
 
 # Who the bot's own comments and PRs would be by: unknown without a token.
 UNKNOWN_LOGIN = "(the bot: no token)"
@@ -234,7 +235,7 @@ def _issue_pull(repo: str, issue: EventIssue, head_sha: str) -> Pull:
         head_sha=head_sha,
         head_repo=repo,
         base_ref="",
-        labels=label_names(issue.get("labels")),
+        labels=label_names(Fields(issue, "issue")),
         html_url=issue.get("html_url") or "",
     )
 

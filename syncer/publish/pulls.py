@@ -8,8 +8,9 @@ from typing import Any
 from github import GithubException
 
 from syncer.publish.api import Api, validation_errors
-from syncer.publish.records import PLANNED, Pull, PullData, PullState, pull_record
+from syncer.publish.records import PLANNED, Json, Pull, PullState, commit_sha, pull_record
 from syncer.publish.settings import Plan
+from syncer.publish.shapes import each
 from syncer.wording import js
 
 # GET /pulls/{n}/commits never lists more than a PR's first 250 commits.
@@ -27,41 +28,44 @@ class Pulls:
         self._dry_ids = dry_ids
 
     def get(self, repo: str, number: int) -> Pull:
-        return pull_record(repo, self.api.json("GET", f"/repos/{repo}/pulls/{number}"))
+        return self.api.json(
+            "GET", f"/repos/{repo}/pulls/{number}", parse=lambda data: pull_record(repo, data)
+        )
 
     def commits(self, repo: str, number: int) -> list[str]:
         """The PR's commits, oldest first. GitHub lists at most the first 250 of them; the
         newer ones of a longer PR are walked back from its head (``GET /commits?sha=``, newest
         first) until a listed one is met."""
-        listed = [c["sha"] for c in self.api.pages(f"/repos/{repo}/pulls/{number}/commits")]
+        listed = self.api.pages(f"/repos/{repo}/pulls/{number}/commits", commit_sha)
         if len(listed) < MAX_PR_COMMITS:
             return listed
         known, newer = set(listed), list[str]()
         head = self.get(repo, number).head_sha
         for page in range(1, MAX_WALK_PAGES + 1):
             params = {"sha": head, "per_page": 100, "page": page}
-            data = self.api.json("GET", f"/repos/{repo}/commits", params=params)
-            for commit in data:
-                if commit["sha"] in known:
+            shas = self.api.json("GET", f"/repos/{repo}/commits", params=params, parse=_commit_shas)
+            for sha in shas:
+                if sha in known:
                     return listed + newer[::-1]
-                newer.append(commit["sha"])
-            if len(data) < 100:
+                newer.append(sha)
+            if len(shas) < 100:
                 break
         return listed + newer[::-1]
 
     def open(self, repo: str) -> list[Pull]:
         """The repository's open pull requests (every page), oldest first."""
-        return sorted(
-            (pull_record(repo, p) for p in self.api.pages(f"/repos/{repo}/pulls")),
-            key=lambda p: p.number,
-        )
+        listed = self.api.pages(f"/repos/{repo}/pulls", lambda p, at: pull_record(repo, p, at))
+        return sorted(listed, key=lambda p: p.number)
 
     def find(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
         """Pull requests whose head is ``owner:branch``, newest first."""
-        data = self.api.json(
-            "GET", f"/repos/{repo}/pulls", params={"head": head, "state": state, "per_page": 100}
+        listed = self.api.json(
+            "GET",
+            f"/repos/{repo}/pulls",
+            params={"head": head, "state": state, "per_page": 100},
+            parse=lambda data: _pulls(repo, data),
         )
-        return sorted((pull_record(repo, p) for p in data), key=lambda p: -p.number)
+        return sorted(listed, key=lambda p: -p.number)
 
     def create(
         self,
@@ -81,13 +85,17 @@ class Pulls:
             return self._planned(repo, title, body, head, base)
         me = self.api.login()
 
-        def find() -> PullData | None:
-            # The open PR of this head made by the bot: the one a lost answer created.
+        def find() -> Pull | None:
+            # The open PR of this head made by the bot: the one a lost answer created, read
+            # whole (a listed pull-request-simple leaves out maintainer_can_modify).
             found = self.api.json(
-                "GET", f"/repos/{repo}/pulls", params={"head": head, "state": str(PullState.OPEN)}
+                "GET",
+                f"/repos/{repo}/pulls",
+                params={"head": head, "state": str(PullState.OPEN)},
+                parse=lambda data: _pulls(repo, data),
             )
-            mine = [p for p in found if (p.get("user") or {}).get("login") == me]
-            return mine[0] if mine else None
+            mine = [p for p in found if p.user == me]
+            return self.get(repo, mine[0].number) if mine else None
 
         def without_edits(exc: GithubException, sent: dict[str, Any]) -> dict[str, Any] | None:
             # GitHub refuses to let maintainers push to a branch of an organization's fork:
@@ -96,7 +104,7 @@ class Pulls:
                 return {**sent, "maintainer_can_modify": False}
             return None
 
-        data = self.api.post(
+        pull = self.api.post(
             f"/repos/{repo}/pulls",
             {
                 "title": title,
@@ -106,22 +114,20 @@ class Pulls:
                 "maintainer_can_modify": maintainer_can_modify,
             },
             find,
+            parse=lambda data: pull_record(repo, data),
             exists=_already_exists,
             amend=without_edits,
         )
-        if "maintainer_can_modify" not in data:
-            # Found in the list, whose pull-request-simple objects leave out what only the
-            # PR itself says (merged, maintainer_can_modify).
-            data = self.api.json("GET", f"/repos/{repo}/pulls/{data['number']}")
-        if (data.get("title"), data.get("body") or "") != (title, body):
+        if (pull.title, pull.body) != (title, body):
             # Found rather than made (an earlier run's PR the listing had not shown yet): it
             # gets this run's title and body, as the one PR of this head must.
-            data = self.api.json(
+            pull = self.api.json(
                 "PATCH",
-                f"/repos/{repo}/pulls/{data['number']}",
+                f"/repos/{repo}/pulls/{pull.number}",
                 body={"title": title, "body": body},
+                parse=lambda data: pull_record(repo, data),
             )
-        return pull_record(repo, data)
+        return pull
 
     def _planned(self, repo: str, title: str, body: str, head: str, base: str) -> Pull:
         """The PR a dry run would open: no number yet (``PLANNED``)."""
@@ -166,6 +172,14 @@ class Pulls:
         )
         if not self.plan.dry_run:
             self.api.json("PATCH", f"/repos/{repo}/pulls/{number}", body=fields)
+
+
+def _pulls(repo: str, data: Json) -> list[Pull]:
+    return [pull_record(repo, p, at) for at, p in each(data)]
+
+
+def _commit_shas(data: Json) -> list[str]:
+    return [commit_sha(c, at) for at, c in each(data)]
 
 
 def _already_exists(exc: GithubException) -> bool:

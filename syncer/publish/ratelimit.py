@@ -17,6 +17,8 @@ from typing import Any
 from github import GithubRetry
 from urllib3.util.retry import Retry
 
+from syncer.publish.transport import READ_RETRIES
+
 # GitHub's guidance for a secondary rate limit answered without Retry-After: wait at least a
 # minute, then exponentially longer while it lasts.
 SECONDARY_WAIT = 60.0
@@ -41,6 +43,9 @@ class _CappedRetry(GithubRetry):
 def retry_policy(retries: int, max_wait: float, backoff: float, secondary_wait: float) -> Retry:
     return _CappedRetry(
         total=retries,
+        # A request whose answer timed out is sent again once: an API that does not answer
+        # must not hold the bot for every retry's read timeout.
+        read=READ_RETRIES,
         backoff_factor=backoff,
         status_forcelist=[*range(500, 600), 429],
         # PATCH is idempotent for every call made here (comment and PR edits). POST is not:

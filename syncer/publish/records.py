@@ -3,15 +3,20 @@
 The bot's logic never touches lazy PyGithub objects (which hide extra requests): every read
 of ``github.py``'s client answers with these frozen records, and the offline client of a dry
 run builds the same records from an event file. The ``*Data`` typed dicts name the JSON shape
-each parser expects.
+each parser expects; each field is read through ``shapes.Fields``, so an answer of another
+shape is a ``ShapeError`` naming the field, never a crash or a value taken silently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypedDict
+
+from syncer.publish.shapes import Fields
+
+# An answer's JSON before its shape is checked.
+Json = Any
 
 
 # GitHub's JSON as the parsers below read it (and the offline client from an
@@ -167,96 +172,118 @@ class Artifact:
     expires_at: str = ""  # ISO 8601, as GitHub gives it
 
 
-def pull_record(repo: str, data: PullData) -> Pull:
-    head = data.get("head") or {}
-    head_repo = (head.get("repo") or {}).get("full_name") or repo
+def pull_record(repo: str, data: PullData | Json, at: str = "") -> Pull:
+    """A PR from GitHub's JSON (``at``: where it sits in the answer, for a message), every
+    field checked for its shape (``shapes``)."""
+    f = Fields(data, at)
+    head = f.object("head")
     return Pull(
         repo=repo,
-        number=int(data["number"]),
-        title=data.get("title") or "",
-        body=data.get("body") or "",
-        state=data.get("state") or "",
-        merged=is_merged(data),
-        user=(data.get("user") or {}).get("login", ""),
-        head_ref=head.get("ref") or "",
-        head_sha=head.get("sha") or "",
-        head_repo=head_repo,
-        base_ref=(data.get("base") or {}).get("ref") or "",
-        labels=label_names(data.get("labels")),
-        html_url=data.get("html_url") or "",
-        maintainer_can_modify=bool(data.get("maintainer_can_modify")),
-        merged_at=data.get("merged_at") or "",
+        number=f.id("number"),
+        title=f.text("title"),
+        body=f.text("body"),
+        state=f.text("state"),
+        merged=is_merged(f),
+        user=f.object("user").text("login"),
+        head_ref=head.text("ref"),
+        head_sha=head.text("sha"),
+        head_repo=head.object("repo").text("full_name") or repo,
+        base_ref=f.object("base").text("ref"),
+        labels=label_names(f),
+        html_url=f.text("html_url"),
+        maintainer_can_modify=bool(f.flag("maintainer_can_modify")),
+        merged_at=f.text("merged_at"),
     )
 
 
-def issue_record(repo: str, data: IssueData) -> Issue:
+def issue_record(repo: str, data: IssueData | Json, at: str = "") -> Issue:
+    f = Fields(data, at)
     return Issue(
         repo=repo,
-        number=int(data["number"]),
-        title=data.get("title") or "",
-        body=data.get("body") or "",
-        state=data.get("state") or "",
-        user=(data.get("user") or {}).get("login", ""),
-        labels=label_names(data.get("labels")),
-        html_url=data.get("html_url") or "",
+        number=f.id("number"),
+        title=f.text("title"),
+        body=f.text("body"),
+        state=f.text("state"),
+        user=f.object("user").text("login"),
+        labels=label_names(f),
+        html_url=f.text("html_url"),
     )
 
 
-def is_merged(data: PullData) -> bool:
+def is_pull(data: Json, at: str = "") -> bool:
+    """Whether an issue of ``GET /issues`` is a pull request (GitHub lists both)."""
+    return Fields(data, at).has("pull_request")
+
+
+def is_merged(f: Fields) -> bool:
     """Whether the PR was merged: ``GET /pulls/{n}`` says so in ``merged``; ``GET /pulls``
     lists ``pull-request-simple`` objects, which have no ``merged``, only ``merged_at``."""
-    merged = data.get("merged")
+    merged = f.flag("merged")
     if merged is None:
-        return data.get("merged_at") is not None
-    return bool(merged)
+        return f.maybe_text("merged_at") is not None
+    return merged
 
 
-def label_names(labels: Sequence[object] | None) -> tuple[str, ...]:
-    """The names of a PR's labels; an entry without a string name is skipped (an event file's
-    labels are not GitHub's own answer and may hold anything)."""
+def label_names(f: Fields) -> tuple[str, ...]:
+    """The names of a PR's labels (an array, or null); an entry without a string name is
+    skipped (an event file's labels are not GitHub's own answer and may hold anything)."""
     return tuple(
         label["name"]
-        for label in labels or []
+        for label in f.items("labels")
         if isinstance(label, dict) and isinstance(label.get("name"), str) and label["name"]
     )
 
 
-def run_record(data: WorkflowRunData) -> WorkflowRun:
+def run_record(data: WorkflowRunData | Json, at: str = "") -> WorkflowRun:
+    f = Fields(data, at)
     return WorkflowRun(
-        id=int(data["id"]),
-        event=data.get("event") or "",
-        path=data.get("path") or "",
-        status=data.get("status") or "",
-        conclusion=data.get("conclusion"),
-        head_sha=data.get("head_sha") or "",
-        head_branch=data.get("head_branch") or "",
-        html_url=data.get("html_url") or "",
-        created_at=data.get("created_at") or "",
+        id=f.id("id"),
+        event=f.text("event"),
+        path=f.text("path"),
+        status=f.text("status"),
+        conclusion=f.maybe_text("conclusion"),
+        head_sha=f.text("head_sha"),
+        head_branch=f.text("head_branch"),
+        html_url=f.text("html_url"),
+        created_at=f.text("created_at"),
     )
 
 
-def comment_record(data: CommentData) -> Comment:
+def comment_record(data: CommentData | Json, at: str = "") -> Comment:
+    f = Fields(data, at)
     return Comment(
-        id=int(data["id"]),
-        body=data.get("body") or "",
-        user=(data.get("user") or {}).get("login", ""),
-        association=data.get("author_association") or "NONE",
-        created_at=data.get("created_at") or "",
-        updated_at=data.get("updated_at") or "",
-        html_url=data.get("html_url") or "",
+        id=f.id("id"),
+        body=f.text("body"),
+        user=f.object("user").text("login"),
+        association=f.text("author_association") or "NONE",
+        created_at=f.text("created_at"),
+        updated_at=f.text("updated_at"),
+        html_url=f.text("html_url"),
     )
 
 
-def reaction_record(data: dict[str, Any]) -> Reaction:
-    return Reaction(data["id"], data["content"], (data.get("user") or {}).get("login", ""))
+def reaction_record(data: Json, at: str = "") -> Reaction:
+    f = Fields(data, at)
+    return Reaction(f.id("id"), f.text("content", required=True), f.object("user").text("login"))
 
 
-def artifact_record(data: dict[str, Any]) -> Artifact:
+def artifact_record(data: Json, at: str = "") -> Artifact:
+    f = Fields(data, at)
     return Artifact(
-        id=int(data["id"]),
-        name=data["name"],
-        expired=bool(data.get("expired")),
-        size=int(data.get("size_in_bytes") or 0),
-        download_url=data["archive_download_url"],
-        expires_at=data.get("expires_at") or "",
+        id=f.id("id"),
+        name=f.text("name", required=True),
+        expired=bool(f.flag("expired")),
+        size=f.size("size_in_bytes"),
+        download_url=f.text("archive_download_url", required=True),
+        expires_at=f.text("expires_at"),
     )
+
+
+def commit_sha(data: Json, at: str = "") -> str:
+    """A listed commit's ``sha``."""
+    return Fields(data, at).text("sha", required=True)
+
+
+def login_of(data: Json) -> str:
+    """``GET /user``'s ``login``."""
+    return Fields(data).text("login", required=True)

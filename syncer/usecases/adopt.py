@@ -33,6 +33,7 @@ from syncer.cookbook.jsmodule import locate, parse_module, read_text
 from syncer.cookbook.page import mount_heading, read_mount, read_page
 from syncer.cookbook.rendered_cells import image_commit
 from syncer.errors import SyncError
+from syncer.fsio import inside_folder
 from syncer.model import ROUTERS, PointStatus
 from syncer.syncconfig import (
     MODEL_PATH,
@@ -151,6 +152,8 @@ def _modules(checkout: Path) -> dict[str, _Module]:
         )
     out: dict[str, _Module] = {}
     for file in sorted(root.glob("*/*.jsx")):
+        # (a checkout is anyone's: a module, or an org folder, linking out of it is not read)
+        inside_folder(checkout, file, "cannot read data module")
         path = file.relative_to(root).with_suffix("").as_posix()
         if not MODEL_PATH.fullmatch(path):
             raise SyncError(f"module path {js(path)} is not '<org>/<model>'", path=str(file))
@@ -170,6 +173,7 @@ def _pages(checkout: Path, modules: dict[str, _Module]) -> dict[str, tuple[str, 
     out: dict[str, tuple[str, str]] = {}
     lines: dict[str, int] = {}
     for file in sorted((checkout / PAGES).rglob("*.mdx")):
+        inside_folder(checkout, file, "cannot read cookbook page")
         rel = file.relative_to(checkout).as_posix()
         found = read_mount(read_page(file), str(file))
         if found is None:

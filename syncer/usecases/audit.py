@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from syncer.cookbook.decode import Decoder
 from syncer.cookbook.encode import compact_module, module_text
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.errors import SyncError
+from syncer.fsio import files_in, inside_folder
 from syncer.inferencex.master import Master, load_master
 from syncer.inferencex.releases import branch_commit
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
@@ -63,7 +63,11 @@ def snippets_root(cookbook: Path) -> Path:
     """The folder of data modules: ``docs/src/snippets/agentx`` of a cookbook checkout, else
     ``cookbook`` itself (a folder of ``<org>/<model>.jsx``)."""
     inside = cookbook / SNIPPETS_IN_CHECKOUT
-    return inside if inside.is_dir() else cookbook
+    if not inside.is_dir():
+        return cookbook
+    # (a docs/ of the checkout linking elsewhere is no folder of the checkout's modules)
+    inside_folder(cookbook, inside, "cannot read the data modules' folder")
+    return inside
 
 
 def module_paths(cookbook: Path) -> list[Path]:
@@ -73,10 +77,7 @@ def module_paths(cookbook: Path) -> list[Path]:
     root = snippets_root(cookbook)
     if not root.is_dir():
         raise SyncError("no such cookbook checkout or folder of data modules", path=str(cookbook))
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        found.extend(Path(dirpath) / n for n in sorted(filenames) if n.endswith(MODULE_SUFFIXES))
+    found = files_in(root, MODULE_SUFFIXES, "data module")
     if not found:
         raise SyncError(f"no data modules ({', '.join(MODULE_SUFFIXES)}) here", path=str(root))
     return found

@@ -35,7 +35,7 @@ from syncer.cookbook.rendered_cells import (
     source_block,
 )
 from syncer.errors import SyncError
-from syncer.fsio import present, write_all
+from syncer.fsio import inside_folder, present, write_all
 from syncer.inferencex import render as render_mod
 from syncer.inferencex.releases import Release
 from syncer.inferencex.render import RenderedConfig
@@ -69,6 +69,8 @@ class GenerateResult:
     cells: int = 0
     cases: int = 0
     kept: list[KeptConfig] = field(default_factory=list)
+    # The folders the module and the page are written in: no symlink is followed out of them.
+    folders: tuple[Path, ...] = ()
     # An edit of the published module (only the changed configs' cells written again), and
     # the changed configs that could not be rendered, whose published cells were kept: key ->
     # why.
@@ -384,6 +386,8 @@ def generate_model(
     """
     spec_model = config.model(model)
     path = out_dir / spec_model.module_relpath
+    # Read and written only where it really lies inside --out (a link out is refused).
+    inside_folder(out_dir, path, "data module")
     asked = changed if changed is not None else [only] if only is not None else None
     if update and asked is None and present(path, "data module"):
         value = parse_module(read_text(path), str(path)).value
@@ -394,8 +398,7 @@ def generate_model(
             inferencex=inferencex, pins=pins, today=today, renderer=renderer,
             strict=changed is None,
         )  # fmt: skip
-        if pages_dir is not None:
-            _update_page(result, spec_model, pages_dir / spec_model.page, force=force_page)
+        _place(result, spec_model, out_dir, pages_dir, force=force_page)
         if not check:
             write_result(result)
         return result
@@ -421,8 +424,7 @@ def generate_model(
         cases=cases,
         kept=kept,
     )
-    if pages_dir is not None:
-        _update_page(result, spec_model, pages_dir / spec_model.page, force=force_page)
+    _place(result, spec_model, out_dir, pages_dir, force=force_page)
     if not check:
         write_result(result)
     return result
@@ -514,6 +516,24 @@ def _encode_once(
     return done
 
 
+def _place(
+    result: GenerateResult,
+    model: ModelSpec,
+    out_dir: Path,
+    pages_dir: Path | None,
+    *,
+    force: bool,
+) -> None:
+    """The folders ``result`` is written in (no symlink followed out of them), and its page
+    section when there are pages: the page read only where it really lies inside them."""
+    result.folders = (out_dir,)
+    if pages_dir is not None:
+        page_path = pages_dir / model.page
+        inside_folder(pages_dir, page_path, "cookbook page")
+        result.folders = (out_dir, pages_dir)
+        _update_page(result, model, page_path, force=force)
+
+
 def _update_page(result: GenerateResult, model: ModelSpec, page_path: Path, *, force: bool) -> None:
     """The page's AgentX section for ``result``'s module (a hand-edited section is left alone
     and reported unless ``force``)."""
@@ -547,9 +567,11 @@ def write_results(results: list[GenerateResult]) -> None:
     """Write what ``generate_model(..., check=True)`` found changed, for every model at once:
     all files or none (a page that cannot be written leaves every module as it was)."""
     files: dict[Path, str] = {}
+    folders: tuple[Path, ...] = ()
     for result in results:
         files.update(result_files(result))
-    write_all(files)
+        folders += result.folders
+    write_all(files, folders=folders)
 
 
 def write_result(result: GenerateResult) -> None:

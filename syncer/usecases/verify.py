@@ -10,8 +10,7 @@ and the bot call ``verify_config``.
 from __future__ import annotations
 
 import dataclasses
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,7 +23,7 @@ from syncer.compare.verify_scripts import assign_dirs, compare_script_point, scr
 from syncer.cookbook.decode import Decoder, decoder_for_text
 from syncer.cookbook.jsmodule import MAX_MODULE_BYTES, decode_text, read_text
 from syncer.errors import SyncError
-from syncer.fsio import read_capped
+from syncer.fsio import files_in, read_capped
 from syncer.inferencex.master import load_master
 from syncer.inferencex.policy import load_policy
 from syncer.inferencex.releases import DEFAULT, at_date, from_run
@@ -91,17 +90,11 @@ def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
     return found
 
 
-def modules_under(folder: Path) -> Iterator[Path]:
-    """The data modules (``.jsx``, ``.js``, ``.mjs``) under ``folder``, in name order; a folder
-    named as a module is refused (by the read of it), not skipped."""
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames.sort()
-        for name in dirnames:
-            if name.endswith(MODULE_SUFFIXES):
-                read_capped(Path(dirpath) / name, MAX_MODULE_BYTES, "data module")
-        for name in sorted(filenames):
-            if name.endswith(MODULE_SUFFIXES):
-                yield Path(dirpath) / name
+def modules_under(folder: Path) -> list[Path]:
+    """The data modules (``.jsx``, ``.js``, ``.mjs``) under ``folder``, in name order, none
+    reached through a symlink out of it (``fsio.files_in``); a folder named as a module is
+    listed, and refused by the read of it, not skipped."""
+    return files_in(folder, MODULE_SUFFIXES, "data module")
 
 
 def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | None]:
