@@ -38,7 +38,13 @@ Mutations:
   a master key, a ``model-prefix`` and a sync.yaml key holding a control character, a line
   break into ``::warning``, or a space: refused, with no raw control and no line beginning
   ``::`` in any output; the bot's gate on an event field of another type than GitHub's
-  (``action``, ``inputs``), a mistyped event name and no ``--event``: refused.
+  (``action``, ``inputs``), a mistyped event name and no ``--event``: refused. Unbounded
+  work and values published: a master row's conc-start 0, negative or text and counts past
+  their bounds, a recipe's 30,000,000 workers or 0 GPUs a node, golden ALs ``nan`` /
+  ``3.51; touch PWNED``, ``--as-of`` 2026-13-45 and 9999-12-31: refused; nested aliases
+  bound by 47 variants, ``Env:`` and ``Command:`` records over hundreds of thousands of
+  lines, an ``Env:`` line of 480 more keys, a module whose envRefs build millions of
+  entries: no hang, no exit 3 (the process's peak memory is printed).
 * issue 36's kinds (``page_value_mutations``), run with issue 22's: what the page's JavaScript
   reads otherwise than JSON (numbers beyond 2**53, from 1e21, below 1e-6, beyond the doubles;
   ``__proto__`` keys; array-index keys; a missing ``cmd``), lone surrogates in a module,
@@ -1030,6 +1036,7 @@ def hostile_mutations(project: Path, rng: random.Random) -> list[Mutation]:
     out.extend(injection_mutations(str(project.parent / "sglang")))
     out.extend(control_key_mutations())
     out.extend(event_misuse_mutations())
+    out.extend(bounds_mutations(project))
     return out
 
 
@@ -1133,6 +1140,87 @@ def event_misuse_mutations() -> list[Mutation]:
                         commands=([*gate, "--event-name", "pull_requst"],)))  # fmt: skip
     no_event = ["bot", "--models-only", "--event-name", "schedule"]
     out.append(Mutation(EVENT, "no --event", good, refused=True, commands=(no_event,)))
+    return out
+
+
+# ---------------------------------------- issue 36's kinds: unbounded work, values published
+
+_ROW = "conc-list: [1, 4, 16], srt-recipe: agentic.yaml"
+_ALIASES = (
+    "  observability:\n    enabled: false\n    l0: &l0 [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\n"
+    + "".join(f"    l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 6))
+)
+_UNUSED_VARIANTS = "".join(
+    f"\noverride_unused_{i}:\n  benchmark:\n    env:\n      CONC: '9{i}'\n" for i in range(40)
+)
+
+
+def _after_line_holding(marker: str, added: str) -> Callable[[bytes], bytes]:
+    def apply(data: bytes) -> bytes:
+        lines = data.decode("utf-8").splitlines(keepends=True)
+        at = next(i for i, line in enumerate(lines) if marker in line)
+        return "".join([*lines[: at + 1], added, *lines[at + 1 :]]).encode("utf-8")
+
+    return apply
+
+
+def _env_pool_grown(data: bytes) -> bytes:
+    match = _JSX.match(data)
+    assert match is not None
+    doc = json.loads(match.group("body"))
+    for env in doc["envs"]:
+        env.update({f"K{k:05d}": "v" for k in range(30_000)})
+    return match.group("head") + json.dumps(doc, indent=1).encode() + match.group("tail")
+
+
+def bounds_mutations(project: Path) -> list[Mutation]:
+    """A master row's concurrencies (0, negative, text, past the bound), a recipe's counts
+    (30,000,000 workers, 0 GPUs a node), invalid golden acceptance lengths and ``--as-of``
+    dates: refused (exit 2). Small inputs of large cost (nested aliases bound by 47
+    variants, an Env: or Command: record over hundreds of thousands of lines, an Env: line of
+    480 keys, a module whose envRefs build millions of entries): no hang, no exit 3."""
+    dspark = (*_render(DSPARK), VERIFY, GENERATE)  # the DISAGG key reads no DSPARK row
+    out = [
+        Mutation(MASTER, f"row 0 {row}", _rename(_ROW, f"{row}, srt-recipe: agentic.yaml"),
+                 commands=dspark, refused=True)
+        for row in ("conc-start: 0, conc-end: 8", "conc-start: -4, conc-end: 8",
+                    'conc-start: "x", conc-end: 8', "conc-start: 1, conc-end: 99999999999",
+                    "conc-start: 64, conc-end: 8", f"conc-list: [{', '.join(['1'] * 65)}]",
+                    "conc-list: [4, 0]")
+    ]  # fmt: skip
+    for old, new in (
+        ("gpus_per_node: 4", "gpus_per_node: 0"),
+        ("gpus_per_node: 4", "gpus_per_node: -8"),
+        ("      workers: 1\n", "      workers: 30000000\n"),
+        ("      gpus: 4\n", "      gpus: 1000000000000\n"),
+        ("      nodes: 1\n", "      nodes: 5000\n"),
+    ):
+        out.append(Mutation(SINGLE, f"recipe {new.strip()}", _rename(old, new), refused=True))
+    for value in ('"nan"', ".nan", ".inf", '"3.51; touch PWNED"', "0.5", "1e400"):
+        out.append(Mutation(GOLDEN, f"golden AL {value}", _rename("    5: 3.51\n",
+                   f"    5: {value}\n"), refused=True, marker=MARKER))  # fmt: skip
+    for when in ("2026-13-45", "2026-02-30", "9999-12-31", "1969-12-31"):
+        commands = tuple([*c, "--as-of", when] for c in (_render(DSPARK)[0], VERIFY, GENERATE))
+        out.append(Mutation(SINGLE, f"--as-of {when}", lambda d: d, commands=commands,
+                            refused=True))  # fmt: skip
+    aliases = _rename("  observability:\n    enabled: false\n", _ALIASES)
+    out.append(Mutation(SINGLE, "nested aliases, 47 variants",
+                        lambda d: aliases(d) + _UNUSED_VARIANTS.encode()))  # fmt: skip
+    log = next(p for p in sorted((project / RUN).rglob("*.log"))).relative_to(project).as_posix()
+    keys = " ".join(f"ZZ{i:04d}={'v ' * 4000}" for i in range(480))
+    out += [
+        Mutation(log, "Env: record over 4 MiB of lines",
+                 _after_line_holding("] Env: ", ("x" * 999 + "\n") * 4300), refused=True),
+        Mutation(log, "Env: record over 500,000 lines",
+                 _after_line_holding("] Env: ", "a b\n" * 500_000)),
+        Mutation(log, "Command: quote open over 20,000 lines",
+                 lambda d: re.sub(rb"(\] Command: [^\n]*)", lambda m: m.group(1) + b" '\n"
+                                  + b"x' 'y\n" * 20_000 + b"'", d, count=1)),
+        Mutation(log, "Env: line of 480 more keys, 3.8 MB",
+                 lambda d: re.sub(rb"(\] Env: [^\n]*)", lambda m: m.group(1) + b" "
+                                  + keys.encode(), d, count=1)),
+        Mutation(MODULE, "env pool of 30,000 entries a use", _env_pool_grown),
+    ]  # fmt: skip
     return out
 
 
@@ -1485,6 +1573,12 @@ def main(argv: list[str]) -> int:
         f"seed {args.seed}: {len(mutations)} of {total} mutations, {commands} commands, "
         f"{elapsed:.0f} s; exit codes: " + ", ".join(f"{k}: {v}" for k, v in sorted(codes.items()))
     )
+    # The commands run in this process: its peak is the most any one of them held (issue 36:
+    # no run over 1 GB).
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+    print(f"peak memory of the campaign's process: {peak} MiB")
     if not crashes:
         print("no crashes")
         return 0

@@ -53,9 +53,35 @@ def split(text: str) -> list[str]:
     return words
 
 
-def _pieces(text: str) -> Iterator[tuple[int, re.Match[str]]]:
-    """Each piece of ``text`` in order, with the number of the :data:`_PIECE` group it is."""
+def open_quote(text: str, inside: str | None = None) -> str | None:
+    """What is left open at the end of ``text`` read from inside the quote ``inside`` (None:
+    outside any): a quote (``'`` or ``"``: the words continue on the next line), a backslash
+    with nothing to escape, or None. Reads ``text`` once, so that a command continued over
+    many lines costs its length, not the square of it."""
     pos = 0
+    if inside == "'":
+        pos = text.find("'") + 1
+        if pos == 0:
+            return "'"
+    elif inside == '"':
+        kept = _IN_DOUBLE_QUOTES.match(text)
+        assert kept is not None
+        if kept.end() == len(text):
+            return '"'
+        if text[kept.end()] == "\\":
+            return "\\"
+        pos = kept.end() + 1
+    for kind, match in _pieces(text, pos):
+        if kind == _UNFINISHED:
+            if _unfinished(text, match.start()) == "No escaped character":
+                return "\\"
+            return text[match.start()]
+    return None
+
+
+def _pieces(text: str, pos: int = 0) -> Iterator[tuple[int, re.Match[str]]]:
+    """Each piece of ``text`` from ``pos`` in order, with the number of the :data:`_PIECE`
+    group it is."""
     while pos < len(text):
         match = _PIECE.match(text, pos)
         assert match is not None and match.lastindex  # the alternatives cover every character

@@ -28,12 +28,13 @@ if TYPE_CHECKING:
 
 
 @click.command("audit")
-@options.folder_option(
+@click.option(
     "--cookbook",
     "cookbook",
+    type=click.Path(path_type=Path),
     default=None,
-    help="Cookbook checkout (its docs/src/snippets/agentx/) or folder of data modules "
-    "(default: cookbook_snippets/).",
+    help="Cookbook checkout (its docs/src/snippets/agentx/), folder of data modules, or one "
+    "module file (default: cookbook_snippets/).",
 )
 @options.inferencex_option(
     help="InferenceX git clone (each pin read at its own commit) or plain checkout "

@@ -68,6 +68,8 @@ def verify_command(
     fmt: str,
 ) -> int:
     """Three-way check: cookbook vs recipe vs run logs, per point."""
+    if as_of is not None:  # an option's own value first, before what it is combined with
+        check_date(as_of, what="--as-of")
     _no_example_beside(config, run=run, inferencex=inferencex, cookbook=cookbook)
     if inferencex is None:
         inferencex = bundled_inferencex()
@@ -77,8 +79,6 @@ def verify_command(
             "the cookbook's modules (docs/src/snippets/agentx)",
             path=str(cookbook),
         )
-    if as_of is not None:
-        check_date(as_of, what="--as-of")
     run_id = None
     if run is not None and is_run_id(run):
         run_id = str(run)

@@ -69,6 +69,7 @@ class ModuleSide:
         self.decoder = decoder
         self.label = decoder.path
         self._blocks: dict[Selection, list[Block]] = {}
+        self._shown: dict[Selection, list[Block]] = {}
         self._texts: dict[Selection, str] = {}
         self.hardware = [dict(h) for h in self.data.get("hardware") or []]
         self.checkpoints = [dict(c) for c in self.data.get("checkpoints") or []]
@@ -109,8 +110,16 @@ class ModuleSide:
         knows blocks by id, but their values the decoder's own, which nothing here changes
         (a deep copy per selection was most of a review's decoding)."""
         if sel not in self._blocks:
-            self._blocks[sel] = [block.copy() for block in self.decoder.shown_blocks(sel)]
+            shown = self.decoder.shown_blocks(sel)
+            self._shown[sel] = shown
+            self._blocks[sel] = [block.copy() for block in shown]
         return self._blocks[sel]
+
+    def identity(self, sel: Selection) -> tuple[int, ...]:
+        """Which of the decoder's block objects ``sel`` shows: selections with the same
+        identity show the same blocks (kept alive here, so an id is never reused)."""
+        self.blocks(sel)
+        return tuple(id(block) for block in self._shown[sel])
 
     def files(self, ci: int, router: str) -> dict[str, str]:
         return self.decoder.router_files(ci, router)

@@ -487,6 +487,7 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
         router: compare_files(old.files(pair.old.index, router), new.files(pair.new.index, router))
         for router in routers
     }
+    compared: dict[tuple[tuple[int, ...], tuple[int, ...]], list[Change]] = {}
     for pp in points.pairs:
         for router in routers:
             for kv in tiers:
@@ -495,9 +496,12 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
                 )
                 old_sel = Selection(pair.old.index, pp.old.index, router, kv)
                 new_sel = Selection(pair.new.index, pp.new.index, router, kv)
-                ob = old.blocks(old_sel)
-                nb = new.blocks(new_sel)
-                changes = block_changes(ob, nb) + file_changes[router]
+                # Points mostly show the same block objects (the cell's etcd, a worker no
+                # point patch touches): each pair of them is compared once, not once a point.
+                shown = (old.identity(old_sel), new.identity(new_sel))
+                if shown not in compared:
+                    compared[shown] = block_changes(old.blocks(old_sel), new.blocks(new_sel))
+                changes = compared[shown] + file_changes[router]
                 if not changes:
                     continue
                 if is_measured:

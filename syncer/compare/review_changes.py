@@ -95,6 +95,8 @@ def _field_text(value: Any) -> str | None:
 
 def compare_block(process: str, old: Block, new: Block) -> list[Change]:
     """Rows for one process present on both sides: command, flags, env, placement."""
+    if old == new:
+        return []  # equal blocks have no rows (compared in C, not flag by flag)
     changes: list[Change] = []
     if old.get("cmd") != new.get("cmd"):
         changes.append(Change("cmd", process, "command", str(old.get("cmd")), str(new.get("cmd"))))

@@ -29,7 +29,13 @@ from syncer.cookbook.kvtier import (  # the placements are part of the decoder's
     KvMemo,
     kv_transform,
 )
-from syncer.cookbook.materialise import OVERLAY_SKIP, Materialiser, apply_diff, overlay
+from syncer.cookbook.materialise import (
+    OVERLAY_SKIP,
+    Expansion,
+    Materialiser,
+    apply_diff,
+    overlay,
+)
 from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
@@ -113,7 +119,8 @@ class Decoder:
         self.data: ModuleData = data
         self.check.module(data)
         self.cells: list[CellData] = data["cells"]
-        self.base = Materialiser(data, self.check)
+        self.expansion = Expansion(self.check)
+        self.base = Materialiser(data, self.check, self.expansion)
         # The checked cell of an index: every case asks for it a few times, so the
         # materialiser's own method rather than a call through one of this class.
         self._cell: Callable[[int], CellData] = self.base.cell
@@ -186,13 +193,15 @@ class Decoder:
             check=self.check,
             memo=self._kv_memo,
         )
-        return [self._one_of(block) for block in shown]
+        return [self._one_of(block, f"cells[{ci}].kv") for block in shown]
 
-    def _one_of(self, block: Block) -> Block:
+    def _one_of(self, block: Block, where: str | None = None) -> Block:
         """The one object of the blocks equal to ``block`` (``block`` when it is the first)."""
         seen = self._canonical_of.get(id(block))
         if seen is not None:
             return seen[1]
+        if where is not None:  # a block built for a point or a KV tier: counted
+            self.expansion.block(block, where)
         try:
             key = marshal.dumps(block_data(block), 2)
         except ValueError:  # not JSON data (a str subclass): not from a module's text
@@ -237,7 +246,7 @@ class Decoder:
                     changed = apply_diff(block, diff)
                 except SyncError as exc:
                     raise self.check.error(f"{where}[{i}]", exc.message) from None
-                one = self._one_of(changed)
+                one = self._one_of(changed, f"{where}[{i}]")
                 if one is changed:  # an equal block was checked before
                     self.check.block(changed, f"{where}[{i}]")
                 out.append(one)
@@ -246,7 +255,7 @@ class Decoder:
             out = clone(patch["replace"])
             for i, block in enumerate(out):
                 self.check.block(block, f"{where}[{i}]")
-            return [self._one_of(block) for block in out]
+            return [self._one_of(block, f"{where}[{i}]") for i, block in enumerate(out)]
         raise self.check.error(
             where, "expected null, a list of per-block diffs or {replace: [...]}"
         )

@@ -23,14 +23,52 @@ if TYPE_CHECKING:  # annotations only: the TypedDicts cost a millisecond to crea
 
 OVERLAY_SKIP = frozenset({"from", "diff", "drop", "ref"})
 
+# The flags and env entries every block a module shows holds, counted as they are built. A
+# module names a block's env (envRef), another block (ref, from) or a point's changes (patch)
+# once and the page builds each use in full, so a few kilobytes could stand for billions of
+# entries (a 4 MB module took a minute and more than a gigabyte to diff with itself). Real
+# modules build at most about 50,000 (the largest of the reference modules: 49,109).
+MAX_EXPANDED_ENTRIES = 500_000
+
+
+class Expansion:
+    """The entries built so far for one module; past ``MAX_EXPANDED_ENTRIES`` the module is
+    refused, naming the entry that crossed the bound."""
+
+    def __init__(self, check: ModuleValidator) -> None:
+        self.check = check
+        self.built = 0
+
+    def spend(self, entries: int, where: str) -> None:
+        self.built += entries
+        if self.built > MAX_EXPANDED_ENTRIES:
+            raise self.check.error(
+                where,
+                f"the module's refs, envRefs, patches and KV tiers build more than "
+                f"{MAX_EXPANDED_ENTRIES:,} flags and env entries; refusing it",
+            )
+
+    def block(self, block: Block, where: str) -> None:
+        """Count a block just built (its flags and env entries)."""
+        args, env = block.get("args"), block.get("env")
+        self.spend(
+            1
+            + (len(args) if isinstance(args, list) else 0)
+            + (len(env) if isinstance(env, dict) else 0),
+            where,
+        )
+
 
 class Materialiser:
     """The base blocks of one module's cells (``blocks(ci, router)``), each (cell, router)
     materialised once."""
 
-    def __init__(self, data: ModuleData, check: ModuleValidator) -> None:
+    def __init__(
+        self, data: ModuleData, check: ModuleValidator, expansion: Expansion | None = None
+    ) -> None:
         self.data = data
         self.check = check
+        self.expansion = expansion or Expansion(check)
         self.cells: list[CellData] = data["cells"]
         self._memo: dict[tuple[int, str], list[Block]] = {}
         self._active: list[tuple[int, str]] = []
@@ -66,7 +104,11 @@ class Materialiser:
             raise self.check.error(f"cells[{ci}].routers.{router}", f"ref cycle: {chain}")
         self._active.append(key)
         try:
-            out = [self._entry(ci, router, bi, entry) for bi, entry in enumerate(entries)]
+            out = []
+            for bi, entry in enumerate(entries):
+                built = self._entry(ci, router, bi, entry)
+                self.expansion.block(built, f"cells[{ci}].routers.{router}.blocks[{bi}]")
+                out.append(built)
         except RecursionError:
             # Only the outermost call reports it, once the stack has room again.
             if len(self._active) > 1:
@@ -81,6 +123,7 @@ class Materialiser:
             if "envRef" in block:
                 where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
                 env = self._env_ref(block["envRef"], envs, where)
+                self.expansion.spend(len(env), f"{where}.envRef")
                 block.pop("envRef")
                 block["env"] = sorted_object(env)
         for bi, block in enumerate(out):

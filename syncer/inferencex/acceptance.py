@@ -10,6 +10,7 @@ thinking on: ``inject_legacy_acceptance``).
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,31 @@ SIMULATE = {
 }
 
 
+# An acceptance length is the tokens a speculative step accepts, the verified one included: a
+# plain decimal from 1 up (InferenceX's curves hold 1.78 to 3.5x). It is published as the cell's
+# goldenAL and exported to every worker, so "nan" or "3.51; touch x" must never pass.
+_AL = re.compile(r"\d{1,3}(?:\.\d{1,6})?")
+MAX_AL = 100
+
+
+def acceptance_length(value: object, what: str, path: str, line: int | None = None) -> str:
+    """``value`` as the AL text published and exported, when it is a plain decimal from 1 to
+    ``MAX_AL``; else refused, naming ``what`` and where it was read."""
+    text = value if isinstance(value, str) else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        text = str(value)
+    if text is None or not _AL.fullmatch(text) or not 1 <= float(text) <= MAX_AL:
+        raise SyncError(
+            f"{what} must be a decimal number from 1 to {MAX_AL} (an acceptance length), "
+            f"got {js(value)}",
+            path=path,
+            line=line,
+        )
+    return text
+
+
 def simulate_env(
-    entry: ConfigEntry, recipe: Recipe, row: SearchRow
+    entry: ConfigEntry, recipe: Recipe, row: SearchRow, path: str = "<recipe>"
 ) -> tuple[dict[str, str] | None, str | None]:
     """The golden-acceptance env the launcher adds to every worker, and the AL the point ran
     with. In the old layout :func:`inject_legacy_acceptance` did it before the recipe is read:
@@ -40,7 +64,10 @@ def simulate_env(
     lead = recipe.roles.get("decode") or lead_role(recipe)
     if entry.old_layout:
         env = {**lead.env, **recipe.environment}
-        return None, env.get("SGLANG_SIMULATE_ACC_LEN")
+        given = env.get("SGLANG_SIMULATE_ACC_LEN")
+        if given is None:
+            return None, None
+        return None, acceptance_length(given, "SGLANG_SIMULATE_ACC_LEN", path)
     if row.spec_decoding == "none":
         return None, None
     algo = first_arg(lead.args, SPEC_ALGORITHM)
@@ -136,14 +163,12 @@ def legacy_acceptance_length(
                 path=path,
             )
         explicit = legacy_reference_al(entry, int(steps))
+    what = f"{entry.key}: row {row.index}: SYNTHETIC_ACCEPTANCE_LENGTH"
     try:
-        return f"{float(explicit):g}"
+        written = f"{float(explicit):g}"
     except ValueError:
-        raise SyncError(
-            f"{entry.key}: row {row.index}: SYNTHETIC_ACCEPTANCE_LENGTH must be a number, "
-            f"got {js(explicit)}",
-            path=entry.path,
-        ) from None
+        raise SyncError(f"{what} must be a number, got {js(explicit)}", path=entry.path) from None
+    return acceptance_length(written, what, entry.path)
 
 
 # ---- golden acceptance length ------------------------------------------------------------
@@ -202,7 +227,13 @@ def golden_al(entry: ConfigEntry, method: str, draft_length: int, thinking: bool
             f"(lengths: {', '.join(str(k) for k in curve)})",
             path=str(path),
         )
-    return str(value)
+    where = [str(model_name if model_name in doc else next(iter(doc))), mode, str(draft_length)]
+    return acceptance_length(
+        value,
+        f"golden AL {mode} value for draft length {draft_length}",
+        str(path),
+        yamlsafe.key_line(path, where),
+    )
 
 
 # Parsed golden AL files by path and content: every point of a config asks for its curve.
@@ -267,4 +298,6 @@ def legacy_reference_al(entry: ConfigEntry, draft_length: int) -> str:
             f"reference curve has no value for {js(name)} at draft length {draft_length}",
             path=str(path),
         )
-    return str(value)
+    return acceptance_length(
+        value, f"reference curve value for {js(name)} at draft length {draft_length}", str(path)
+    )

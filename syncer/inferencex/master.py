@@ -9,6 +9,7 @@ as a repo-relative path (older), or through ``additional-settings:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections.abc import Callable
@@ -407,7 +408,7 @@ def parse_entry(
         )
     rows: list[SearchRow] = []
     dram = None
-    for block in blocks:
+    for block_index, block in enumerate(blocks):
         if not isinstance(block, dict):
             raise SyncError(f"{key}: {AGENTIC} block must be a mapping", path=path)
         refuse_unknown_keys(block, BLOCK_KEYS, f"{key}: {AGENTIC} block", path)
@@ -415,8 +416,19 @@ def parse_entry(
         search_space = block.get("search-space") or []
         if not isinstance(search_space, list):
             raise SyncError(f"{key}: search-space must be a list of rows", path=path)
-        for row_raw in search_space:
-            rows.append(parse_row(key, len(rows), row_raw, path, multinode, script_launched))
+        for row_index, row_raw in enumerate(search_space):
+            at: list[str | int] = [
+                key,
+                "scenarios",
+                AGENTIC,
+                block_index,
+                "search-space",
+                row_index,
+            ]
+            locate = functools.partial(_row_line, path, at)
+            rows.append(
+                parse_row(key, len(rows), row_raw, path, multinode, script_launched, locate)
+            )
     router = raw.get("router")
     recipe_dir = raw.get("srt-recipe-dir")
     if recipe_dir is not None and not isinstance(recipe_dir, str):
@@ -463,6 +475,11 @@ def check_entry_name(entry: ConfigEntry, name: str, what: str) -> None:
     except SyncError as exc:
         exc.line = _entry_line(entry)
         raise
+
+
+def _row_line(path: str, row: list[str | int], keys: list[str]) -> int | None:
+    """The line of key ``keys`` of the search-space row at ``row`` (``[]``: the row's own)."""
+    return yamlsafe.key_line(path, [*row, *keys])
 
 
 def _entry_line(entry: ConfigEntry) -> int | None:

@@ -284,9 +284,26 @@ def _sizes_checked(args: dict[str, object], where: str, path: str) -> dict[str, 
     return args
 
 
-def _int(value: object, what: str, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise SyncError(f"{what} must be an integer, got {js(value)}", path=path)
+# The counts of a recipe bounded far above any real cluster (2, 4 or 8 GPUs a node, 17 nodes a
+# role): every worker, node and frontend is a step of rendering (30,000,000 workers in a 10 KB
+# recipe never finished), and a node of no GPUs dropped every worker's CUDA_VISIBLE_DEVICES.
+MAX_GPUS_PER_NODE = 64
+MAX_NODES = 1024
+MAX_WORKERS = 1024
+
+
+def _count(
+    value: object, what: str, path: str, places: list[list[str]], least: int, most: int
+) -> int:
+    """``value`` when it is an integer from ``least`` to ``most``; else refused, naming the line
+    of the first of ``places`` (key paths) the recipe file writes the key at."""
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= most:
+        lines = (yamlsafe.written_line(path, p) for p in places if path != "<recipe>")
+        raise SyncError(
+            f"{what} must be an integer from {least} to {most}, got {js(value)}",
+            path=path,
+            line=next((line for line in lines if line is not None), None),
+        )
     return value
 
 
@@ -345,15 +362,25 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         if selector.startswith(("override_", "zip_override_")) or selector == "base"
         else []
     )
+    # Where a count may be written: the override itself, then what it is merged over.
+    roots = [[selector], base_path] if selector.startswith("override_") else [base_path]
     check_sections(variant, path)
     resources = variant.get("resources") or {}
     gpus_per_node = resources.get("gpus_per_node")
-    if not isinstance(gpus_per_node, int):
+    if gpus_per_node is None:
         raise SyncError("resources.gpus_per_node must be set (an integer)", path=path)
+    gpus_per_node = _count(
+        gpus_per_node,
+        "resources.gpus_per_node",
+        path,
+        [[*r, "resources", "gpus_per_node"] for r in roots],
+        1,
+        MAX_GPUS_PER_NODE,
+    )
     if schema == 2 or "roles" in variant:
-        engine, roles = _schema2_roles(variant, gpus_per_node, path, base_path)
+        engine, roles = _schema2_roles(variant, gpus_per_node, path, base_path, roots)
     else:
-        engine, roles = _schema1_roles(variant, gpus_per_node, path, base_path)
+        engine, roles = _schema1_roles(variant, gpus_per_node, path, base_path, roots)
     if engine != "sglang":
         raise SyncError(f"engine {js(engine)} is not rendered (only sglang workers are)", path=path)
     if "agg" in roles and len(roles) > 1:
@@ -371,7 +398,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         name=str(variant.get("name", "")),
         engine=engine,
         roles=roles,
-        frontend=_frontend(variant.get("frontend") or {}, schema, path, base_path),
+        frontend=_frontend(variant.get("frontend") or {}, schema, path, base_path, roots),
         services=services,
         environment=_env(
             variant.get("environment"), "environment", path, [*base_path, "environment"]
@@ -387,17 +414,38 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
     )
 
 
-def _role_gpus(
-    gpus: Any, nodes: int, workers: int, gpus_per_node: int, what: str, path: str
-) -> int:
-    """A role's GPUs per worker: as given, else its nodes' GPUs shared by its workers."""
+def _role_counts(
+    nodes: object,
+    workers: object,
+    gpus: object,
+    gpus_per_node: int,
+    names: tuple[str, str, str],
+    path: str,
+    where: str,
+    under: list[list[str]],
+) -> tuple[int, int, int]:
+    """A role's nodes, workers and GPUs per worker (as given, else its nodes' GPUs shared by
+    its workers), each bounded; ``names``: the three keys as the recipe spells them, under
+    ``where`` (written under one of the key paths ``under``)."""
+    node_key, worker_key, gpu_key = names
+
+    def places(key: str) -> list[list[str]]:
+        return [[*u, key] for u in under]
+
+    n = _count(nodes, f"{where}.{node_key}", path, places(node_key), 0, MAX_NODES)
+    w = _count(workers, f"{where}.{worker_key}", path, places(worker_key), 1, MAX_WORKERS)
     if gpus is None:
-        return (nodes * gpus_per_node) // max(workers, 1)
-    return _int(gpus, what, path)
+        return n, w, (n * gpus_per_node) // w
+    most = gpus_per_node * MAX_NODES
+    return n, w, _count(gpus, f"{where}.{gpu_key}", path, places(gpu_key), 1, most)
 
 
 def _schema2_roles(
-    variant: dict[str, Any], gpus_per_node: int, path: str, base_path: list[str]
+    variant: dict[str, Any],
+    gpus_per_node: int,
+    path: str,
+    base_path: list[str],
+    roots: list[list[str]],
 ) -> tuple[str, dict[str, Role]]:
     """Schema 2: ``engine`` and ``roles.<agg|prefill|decode>.{nodes,workers,gpus,args,env}``."""
     engine_raw = variant.get("engine", "sglang")
@@ -427,15 +475,21 @@ def _schema2_roles(
         nodes = spec.get("nodes", 1)
         if nodes == "colocate":
             nodes = 0
-        nodes = _int(nodes, f"roles.{rname}.nodes", path)
-        workers = _int(spec.get("workers", 1), f"roles.{rname}.workers", path)
+        nodes, workers, gpus = _role_counts(
+            nodes,
+            spec.get("workers", 1),
+            spec.get("gpus"),
+            gpus_per_node,
+            ("nodes", "workers", "gpus"),
+            path,
+            f"roles.{rname}",
+            [[*r, "roles", rname] for r in roots],
+        )
         roles[rname] = Role(
             name=rname,
             nodes=nodes,
             workers=workers,
-            gpus=_role_gpus(
-                spec.get("gpus"), nodes, workers, gpus_per_node, f"roles.{rname}.gpus", path
-            ),
+            gpus=gpus,
             args=_sizes_checked(
                 _mapping(spec.get("args"), f"roles.{rname}.args", path),
                 f"roles.{rname}.args",
@@ -451,7 +505,11 @@ def _schema2_roles(
 
 
 def _schema1_roles(
-    variant: dict[str, Any], gpus_per_node: int, path: str, base_path: list[str]
+    variant: dict[str, Any],
+    gpus_per_node: int,
+    path: str,
+    base_path: list[str],
+    roots: list[list[str]],
 ) -> tuple[str, dict[str, Role]]:
     """Schema 1: ``backend.<engine>_config.<mode>`` args, ``backend.<mode>_environment`` and
     the ``resources.<role>_nodes/_workers`` / ``gpus_per_<role>`` counts."""
@@ -468,20 +526,21 @@ def _schema1_roles(
         ):
             continue
         prefix = "agg" if rname == "agg" else rname
-        nodes = _int(resources.get(f"{prefix}_nodes", 1), f"resources.{prefix}_nodes", path)
-        workers = _int(resources.get(f"{prefix}_workers", 1), f"resources.{prefix}_workers", path)
+        nodes, workers, gpus = _role_counts(
+            resources.get(f"{prefix}_nodes", 1),
+            resources.get(f"{prefix}_workers", 1),
+            resources.get(f"gpus_per_{prefix}"),
+            gpus_per_node,
+            (f"{prefix}_nodes", f"{prefix}_workers", f"gpus_per_{prefix}"),
+            path,
+            "resources",
+            [[*r, "resources"] for r in roots],
+        )
         roles[rname] = Role(
             name=rname,
             nodes=nodes,
             workers=workers,
-            gpus=_role_gpus(
-                resources.get(f"gpus_per_{prefix}"),
-                nodes,
-                workers,
-                gpus_per_node,
-                f"resources.gpus_per_{prefix}",
-                path,
-            ),
+            gpus=gpus,
             args=_sizes_checked(
                 _mapping(config.get(mode), f"backend.{engine}_config.{mode}", path),
                 f"backend.{engine}_config.{mode}",
@@ -529,7 +588,9 @@ def _kv_events_value(value: Any, where: str, path: str) -> Any:
     raise SyncError(f"{where} must be true or a mapping, got {js(value)}", path=path)
 
 
-def _frontend(raw: dict[str, Any], schema: int, path: str, base_path: list[str]) -> Frontend:
+def _frontend(
+    raw: dict[str, Any], schema: int, path: str, base_path: list[str], roots: list[list[str]]
+) -> Frontend:
     ftype = raw.get("type", "dynamo")  # srtctl defaults to Dynamo frontends
     if schema == 1 and ftype == "sglang":
         ftype = "sglang-router"  # 2.x renames the schema-1 router type at load
@@ -542,7 +603,14 @@ def _frontend(raw: dict[str, Any], schema: int, path: str, base_path: list[str])
         env=_env(raw.get("env"), "frontend.env", path, [*base_path, "frontend", "env"]),
         multiple=multiple,
         count=(
-            _int(raw.get("num_additional_frontends", 9), "frontend.num_additional_frontends", path)
+            _count(
+                raw.get("num_additional_frontends", 9),
+                "frontend.num_additional_frontends",
+                path,
+                [[*r, "frontend", "num_additional_frontends"] for r in roots],
+                0,
+                MAX_NODES,
+            )
             + 1
             if multiple
             else 1

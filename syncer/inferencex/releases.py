@@ -93,12 +93,36 @@ _BRANCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 _DATE = re.compile(r"\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:?\d\d)?)?")
 
 
-def check_date(when: str, *, what: str) -> str:
-    """``when`` if it is an ISO 8601 date or date and time; else a SyncError naming ``what``."""
+# git reads a date from 1970 to the end of 2099 (approxidate): a later one is read as no date,
+# and `rev-list --before` then finds no commit, which would be reported as the branch having
+# none at or before it.
+_GIT_YEARS = range(1970, 2100)
+
+
+def date_problem(when: str) -> str | None:
+    """Why ``when`` is no date this tool can resolve a branch at, or None: it must be an ISO
+    8601 date or date and time, a real one (no month 13), within the years git reads."""
     if not _DATE.fullmatch(when):
-        raise SyncError(
-            f"{what} {js(when)} is not a date: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[+HH:MM]"
+        return "is not a date: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[+HH:MM]"
+    from datetime import datetime  # for a date given, not at every start-up
+
+    try:
+        year = datetime.fromisoformat(when).year
+    except ValueError as exc:
+        return f"is not a date: {exc}"
+    if year not in _GIT_YEARS:
+        return (
+            f"is outside the dates git can resolve a branch at ({_GIT_YEARS[0]}-01-01 to "
+            f"{_GIT_YEARS[-1]}-12-31)"
         )
+    return None
+
+
+def check_date(when: str, *, what: str) -> str:
+    """``when`` if it is a date :func:`date_problem` accepts; else a SyncError naming ``what``."""
+    problem = date_problem(when)
+    if problem is not None:
+        raise SyncError(f"{what} {js(when)} {problem}")
     return when
 
 
@@ -112,8 +136,12 @@ def at_date(release: Release, repo: Path | None, when: str | None) -> Release:
     if branch is None or release.commit is not None:
         return release
     why = None
+    # a date in another form (git's own, from a log) goes to git as it always did
+    problem = date_problem(when) if when is not None and _DATE.fullmatch(when) else None
     if when is None:
         why = "no date to resolve it at (InferenceX is no git checkout; give --as-of)"
+    elif problem is not None:
+        why = f"the date {js(when)} {problem}"
     elif repo is None:
         why = "no srt-slurm history to resolve it in (give --srt-slurm-repo)"
     if why is not None:

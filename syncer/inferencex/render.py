@@ -325,7 +325,7 @@ def _render_job(
     )
     spath = str(path)
     name, bound, recipe = variant_for_job(entry, job, variants, where, spath)
-    simulate, al = simulate_env(entry, recipe, row)
+    simulate, al = simulate_env(entry, recipe, row, spath)
     submitted = router_of(recipe)
     other = "dynamo" if submitted == "sglang" else "sglang"
     derived = normalise(derived_variant(bound, other), path=spath, selector=name)

@@ -7,6 +7,7 @@ of whose rows does is launched by a bash script (``master.launched_by_script``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,48 @@ ROLE_KEYS = {
 }
 
 
+# The shapes InferenceX's sweep takes from a row, bounded: a concurrency is a positive count of
+# clients; a range doubles from conc-start to conc-end (so a start of 0 or below never ends);
+# the parallel sizes count GPUs or nodes. The bounds sit far above any real config (concurrency
+# 16,500, tp 56, 18 nodes) and keep every loop driven by a row, and the jobs it makes, small.
+MAX_CONC = 1_048_576
+MAX_CONC_POINTS = 64
+MAX_PARALLEL = 4096
+
+
+Locate = Callable[[str], int | None]
+
+
+def _no_line(_name: str) -> int | None:
+    return None
+
+
+def _count(
+    raw: dict[str, Any],
+    name: str,
+    where: str,
+    path: str,
+    locate: Locate,
+    least: int = 1,
+    most: int = MAX_PARALLEL,
+    what: str = "a positive integer",
+) -> None:
+    """Refuse ``raw[name]`` unless it is an integer from ``least`` to ``most`` (absent is fine);
+    ``what`` says the lower bound in the message."""
+    value = raw.get(name)
+    if name not in raw:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        expected = what
+    elif value > most:
+        expected = f"at most {most}"
+    else:
+        return
+    raise SyncError(
+        f"{where}: {name} must be {expected}, got {js(value)}", path=path, line=locate(name)
+    )
+
+
 def _closest(word: str, choices: set[str] | list[str], n: int = 3) -> str:
     import difflib  # for the message only: a cost of every start-up otherwise
 
@@ -95,18 +138,15 @@ class RoleSpec:
     pcp: int = 1
 
     @classmethod
-    def parse(cls, raw: dict[str, Any], where: str, path: str) -> RoleSpec:
-        refuse_unknown_keys(raw, ROLE_KEYS, where, path)
+    def parse(
+        cls, raw: dict[str, Any], where: str, path: str, locate: Locate | None = None
+    ) -> RoleSpec:
+        """``locate(name)``: the line of the role's key ``name`` (for messages only)."""
+        line = locate or _no_line
+        refuse_unknown_keys(raw, ROLE_KEYS, where, path, line)
         for name in ("num-worker", "tp", "ep", "pp", "pcp-size", "dcp-size"):
-            value = raw.get(name)
             least = 0 if name == "num-worker" else 1  # aggregated rows say decode: 0 workers
-            if name in raw and (
-                isinstance(value, bool) or not isinstance(value, int) or value < least
-            ):
-                raise SyncError(
-                    f"{where}: {name} must be an integer of at least {least}, got {js(value)}",
-                    path=path,
-                )
+            _count(raw, name, where, path, line, least, what=f"an integer of at least {least}")
         return cls(
             num_worker=raw.get("num-worker", 1),
             tp=raw.get("tp", 1),
@@ -164,25 +204,43 @@ def split_selector(spec: str) -> tuple[str, str | None]:
     return spec, None
 
 
-def _concs(row: dict[str, Any], where: str, path: str) -> list[int]:
+def _concs(row: dict[str, Any], where: str, path: str, locate: Locate = _no_line) -> list[int]:
     if "conc-list" in row:
         concs = row["conc-list"]
         if (
             not isinstance(concs, list)
             or not concs
-            or not all(isinstance(c, int) and not isinstance(c, bool) for c in concs)
+            or len(concs) > MAX_CONC_POINTS
+            or not all(
+                isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= MAX_CONC for c in concs
+            )
         ):
-            raise SyncError(f"{where}: conc-list must be a non-empty list of integers", path=path)
+            raise SyncError(
+                f"{where}: conc-list must be a list of 1 to {MAX_CONC_POINTS} integers "
+                f"from 1 to {MAX_CONC}",
+                path=path,
+                line=locate("conc-list"),
+            )
         return list(concs)
     if "conc-start" in row and "conc-end" in row:
-        start, end = int(row["conc-start"]), int(row["conc-end"])
+        for name in ("conc-start", "conc-end"):
+            _count(row, name, where, path, locate, most=MAX_CONC)
+        start, end = row["conc-start"], row["conc-end"]
+        if start > end:
+            raise SyncError(
+                f"{where}: conc-start ({start}) must not be above conc-end ({end})",
+                path=path,
+                line=locate("conc-start"),
+            )
         out = []
         c = start
-        while c <= end:
+        while c <= end:  # doubles from a start of at least 1: at most 21 points up to MAX_CONC
             out.append(c)
             c *= 2
         return out
-    raise SyncError(f"{where}: expected conc-list or conc-start/conc-end", path=path)
+    raise SyncError(
+        f"{where}: expected conc-list or conc-start/conc-end", path=path, line=locate("conc-list")
+    )
 
 
 def parse_row(
@@ -192,21 +250,22 @@ def parse_row(
     path: str,
     multinode: bool,
     script_launched: bool = False,
+    locate: Callable[[list[str]], int | None] | None = None,
 ) -> SearchRow:
+    """One search-space row, checked. ``locate(keys)``: the line of the row's key at ``keys``
+    (``[]``: the row itself), for messages only (finding a line reads the file again)."""
     where = f"{key}: search-space row {index}"
+
+    def line(*keys: str) -> int | None:
+        return locate(list(keys)) if locate is not None else None
+
     if not isinstance(raw, dict):
-        raise SyncError(f"{where} must be a mapping", path=path)
-    refuse_unknown_keys(raw, ROW_KEYS, where, path)
+        raise SyncError(f"{where} must be a mapping", path=path, line=line())
+    refuse_unknown_keys(raw, ROW_KEYS, where, path, line)
     for name in ("tp", "ep", "pp", "pcp-size", "dcp-size", "num-nodes"):
-        value = raw.get(name)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise SyncError(
-                f"{where}: {name} must be a positive integer, got {js(value)}", path=path
-            )
+        _count(raw, name, where, path, line)
     roles = {
-        name: RoleSpec.parse(raw[name], f"{where}.{name}", path)
+        name: RoleSpec.parse(raw[name], f"{where}.{name}", path, functools.partial(line, name))
         for name in ("worker", "prefill", "decode")
         if isinstance(raw.get(name), dict)
     }
@@ -221,7 +280,7 @@ def parse_row(
     backend = raw.get("kv-offload-backend")
     row = SearchRow(
         index=index,
-        concs=_concs(raw, where, path),
+        concs=_concs(raw, where, path, line),
         recipe=recipe,
         selector=selector,
         eval_recipe=eval_recipe,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import OrderedDict, deque
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -487,27 +488,47 @@ def check_size(data: object, path: str) -> None:
         )
 
 
-def key_line(path: Path | str, dotted: list[str]) -> int | None:
-    """Line (1-based) of the mapping key at ``dotted`` in a YAML file, for error messages.
+def key_line(path: Path | str, dotted: Sequence[str | int]) -> int | None:
+    """Line (1-based) of the mapping key at ``dotted`` in a YAML file, for error messages; an
+    integer step is an item of a sequence (its line, when the path ends there).
 
     Follows merge keys and aliases, so a key written under an anchor is found where it is
-    written. Returns None when the file or the key cannot be found.
+    written. Returns the line of the deepest step found, None when the file or the first key
+    cannot be found.
     """
+    return _walk(path, dotted)[0]
+
+
+def written_line(path: Path | str, dotted: Sequence[str | int]) -> int | None:
+    """The line of the key at ``dotted`` when every step of it is written in the file (as
+    :func:`key_line` finds it), else None."""
+    line, whole = _walk(path, dotted)
+    return line if whole else None
+
+
+def _walk(path: Path | str, dotted: Sequence[str | int]) -> tuple[int | None, bool]:
+    """The line of the deepest step of ``dotted`` found, and whether every step was."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return None
+        return None, False
     node = _composed(text)
     if node is None:
-        return None
+        return None, False
     line: int | None = None
     for part in dotted:
+        if isinstance(part, int):
+            if not isinstance(node, yaml.SequenceNode) or not 0 <= part < len(node.value):
+                return line, False
+            node = node.value[part]
+            line = node.start_mark.line + 1
+            continue
         found = _find_key(node, part, 0)
         if found is None:
-            return line
+            return line, False
         key_node, node = found
         line = key_node.start_mark.line + 1
-    return line
+    return line, True
 
 
 # The node trees ``key_line`` looks keys up in, by the file content's digest: one render

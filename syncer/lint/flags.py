@@ -58,6 +58,7 @@ from syncer.errors import SyncError
 from syncer.lint.dataclass_fields import DATACLASS_HELPER, DataclassFields
 from syncer.lint.declarations import Declarations, Deprecation
 from syncer.lint.evaluate import (
+    MAX_LOOP_VALUES,
     PARAM,
     UNKNOWN,
     Values,
@@ -78,6 +79,12 @@ __all__ = ["Deprecation", "FlagSet", "ModuleSource", "collect_flags"]
 
 # Helper calls are followed this deep, so a pathological file costs little.
 MAX_CALL_DEPTH = 4
+# Loop iterations unrolled over one file's walk: one loop over the longest literal list read
+# (MAX_LOOP_VALUES). SGLang's own loops over literal lists run a few dozen times; nested
+# literal loops multiply (three of 1,000 names never ended), so past this a loop's body is
+# walked once with its target unknown, and a flag it declares is reported as one the file does
+# not pin down.
+MAX_UNROLLED = MAX_LOOP_VALUES
 
 _NO_ABBREV = re.compile(r"\ballow_abbrev\s*=\s*False\b")
 
@@ -138,6 +145,7 @@ class _Walker:
         self._called: set[str] = set()  # functions a declaring function calls
         self._walked_calls: set[tuple[int, tuple[tuple[str, Any], ...]]] = set()
         self._depth = 0
+        self._unrolled = 0  # loop iterations walked so far (MAX_UNROLLED)
 
     def run(self) -> None:
         module = self.main
@@ -228,12 +236,15 @@ class _Walker:
 
     def _loop(self, stmt: ast.For | ast.AsyncFor, env: dict[str, Values], called: bool) -> None:
         items = iter_values(stmt.iter, env)
+        if items is not None and self._unrolled + len(items) > MAX_UNROLLED:
+            items = None
         if items is None:
             inner = dict(env)
             for name in target_names(stmt.target):
                 inner[name] = UNKNOWN
             self._block(stmt.body, inner, called=called)
             return
+        self._unrolled += len(items)
         for item in items:
             inner = dict(env)
             if not bind_target(stmt.target, item, inner):

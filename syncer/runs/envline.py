@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 from syncer.wording import js
 
-_KEY_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-# srt-slurm logs the few dozen variables it sets; the split is quadratic in this count, so a
-# hostile line of thousands of KEY= tokens is refused rather than costing seconds per line.
+# a KEY= at the start or after a space (no key holds a space, so none starts inside another)
+_CANDIDATE = re.compile(r"(?<![^ ])([A-Za-z_][A-Za-z0-9_]*)=")
+# srt-slurm logs the few dozen variables it sets: a line of thousands of KEY= tokens is refused
+# as the hostile line it is.
 MAX_CANDIDATES = 512
 
 # Score weights: an expected key outweighs any number of value matches and boundaries; a
@@ -43,16 +44,8 @@ class EnvSplit:
 
 
 def _candidates(payload: str) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    pos = 0
-    while True:
-        m = _KEY_AT.match(payload, pos)
-        if m and (pos == 0 or payload[pos - 1] == " "):
-            out.append((pos, m.group(0)[:-1]))
-        nxt = payload.find(" ", pos)
-        if nxt < 0:
-            return out
-        pos = nxt + 1
+    """Each ``KEY=`` at the start of the payload or after a space: its position and key."""
+    return [(m.start(), m.group(1)) for m in _CANDIDATE.finditer(payload)]
 
 
 def split_env(payload: str, expected: Mapping[str, str] | None = None) -> EnvSplit:
@@ -66,38 +59,12 @@ def split_env(payload: str, expected: Mapping[str, str] | None = None) -> EnvSpl
     if len(cands) > MAX_CANDIDATES:
         raise ValueError(f"more than {MAX_CANDIDATES} KEY= tokens in one Env: line")
     exp = dict(expected or {})
-    n = len(cands)
-
-    def seg_score(i: int, end: int) -> int:
-        start, key = cands[i]
-        score = 1
-        if key in exp:
-            score += _W_KEY
-            if exp[key] == payload[start + len(key) + 1 : end]:
-                score += _W_VALUE
-        return score
-
-    # best[i] = (score, number of optimal readings, optimal next candidates; -1 = end) over
-    # readings whose first key is candidate i. Consecutive keys ascending => all ascending.
-    best: list[tuple[int, int, list[int]]] = [(0, 0, [])] * n
-    for i in range(n - 1, -1, -1):
-        key_i = cands[i][1]
-        top, ways, nexts = seg_score(i, len(payload)), 1, [-1]
-        for j in range(i + 1, n):
-            if cands[j][1] <= key_i:
-                continue
-            score = seg_score(i, cands[j][0] - 1) + best[j][0]
-            if score > top:
-                top, ways, nexts = score, best[j][1], [j]
-            elif score == top:
-                ways += best[j][1]
-                nexts.append(j)
-        best[i] = (top, ways, nexts)
+    best = _best_readings(payload, cands, exp)
 
     def reading(branch_first: bool) -> dict[str, str]:
         chain, branched = [0], not branch_first
         while True:
-            nexts = best[chain[-1]][2]
+            nexts = best[chain[-1]].nexts
             pick = nexts[0]
             if not branched and len(nexts) > 1:
                 pick, branched = nexts[1], True
@@ -112,7 +79,70 @@ def split_env(payload: str, expected: Mapping[str, str] | None = None) -> EnvSpl
         return env
 
     main = reading(False)
-    if best[0][1] == 1:
+    if best[0].ways == 1:
         return EnvSplit(main)
     # Several readings score the same: name two of them and let the caller report it.
     return EnvSplit(main, ambiguous=True, readings=[main, reading(True)])
+
+
+@dataclass(frozen=True)
+class _Best:
+    """The best readings from one candidate on: their score, how many there are (counted up
+    to 2: only "one" or "several" is asked) and the first two of their next candidates, in
+    order (-1: the line ends)."""
+
+    score: int
+    ways: int
+    nexts: tuple[int, ...]
+
+
+_NONE = _Best(-1, 0, ())
+
+
+def _better(a: _Best, b: _Best) -> _Best:
+    if a.score != b.score:
+        return a if a.score > b.score else b
+    return _Best(a.score, min(a.ways + b.ways, 2), tuple(sorted({*a.nexts, *b.nexts}))[:2])
+
+
+def _best_readings(
+    payload: str, cands: list[tuple[int, str]], exp: Mapping[str, str]
+) -> list[_Best]:
+    """``best[i]``: the best readings whose first key is candidate ``i``. A reading's keys
+    ascend, and a segment scores 1, plus ``_W_KEY`` for an expected key, plus ``_W_VALUE``
+    when its value is the expected one, which happens for one end at most: so the best next
+    candidate is the best of all later ones with a greater key (a running maximum by key
+    rank, O(log n) a step) or that one end. Linear in the line's length, n log n in its
+    candidates; a segment's value is compared where it can match, never copied."""
+    n = len(cands)
+    ranks = {key: r for r, key in enumerate(sorted({key for _, key in cands}))}
+    size = len(ranks)
+    tree = [_NONE] * (size + 1)  # Fenwick tree of maxima, keys in descending order
+    at = {start: i for i, (start, _) in enumerate(cands)}
+    best = [_NONE] * n
+    for i in range(n - 1, -1, -1):
+        start, key = cands[i]
+        value_at = start + len(key) + 1
+        base = 1 + (_W_KEY if key in exp else 0)
+        wanted = exp.get(key)
+        matched_end = None
+        if wanted is not None and payload.startswith(wanted, value_at):
+            matched_end = value_at + len(wanted)
+        top = _Best(base + (_W_VALUE if matched_end == len(payload) else 0), 1, (-1,))
+        q = size - 1 - ranks[key]  # the keys greater than this one
+        later = _NONE
+        while q > 0:
+            later = _better(later, tree[q])
+            q -= q & -q
+        if later.ways:
+            top = _better(top, _Best(base + later.score, later.ways, later.nexts))
+        m = at.get(matched_end + 1) if matched_end is not None else None
+        if m is not None and cands[m][1] > key:
+            top = _better(top, _Best(base + _W_VALUE + best[m].score, best[m].ways, (m,)))
+        best[i] = top
+        p = size - ranks[key]
+        mine = _Best(top.score, top.ways, (i,))
+        while p <= size:
+            tree[p] = _better(tree[p], mine)
+            p += p & -p
+    return best

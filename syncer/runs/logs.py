@@ -180,7 +180,10 @@ class _Parser:
         self.current: LoggedProcess | None = None  # open worker block
         self.pending_router: LoggedProcess | None = None
         self.env_open: LoggedProcess | None = None  # Env: record that may continue
-        self.command_open: tuple[LoggedProcess | None, int, str] | None = None
+        self.env_parts: list[str] = []  # its lines, joined when it ends
+        # a Command: whose quote is still open: its process, line, lines so far, the quote
+        self.command_open: tuple[LoggedProcess | None, int, list[str], str] | None = None
+        self.open_size = 0  # characters of the open record so far
         self.script: str | None = None
 
     @property
@@ -195,29 +198,53 @@ class _Parser:
             self.log.started = f"{when.group(1)}T{when.group(2)}"
         is_record, msg = _strip(raw)
         if self.command_open is not None:
-            proc, start, text = self.command_open
+            proc, start, lines, quote = self.command_open
             if is_record:
                 raise self.error(
                     "Command: line has an unterminated quote (truncated or not shlex output)",
                     start,
                 )
+            self._grow(msg, "Command:", start)
+            lines.append(msg)
+            still = shellwords.open_quote(msg, quote)
+            if still in ("'", '"'):
+                self.command_open = (proc, start, lines, still)
+                return
             self.command_open = None
-            self._command(proc, start, text + "\n" + msg)
+            self._command(proc, start, "\n".join(lines))
             return
         if not is_record:
             if self.env_open is not None:
                 # A value holding a newline continues on the next physical line.
-                self.env_open.env_text = (self.env_open.env_text or "") + "\n" + msg
+                self._grow(msg, "Env:", self.env_open.env_line or lineno)
+                self.env_parts.append(msg)
             return
-        self.env_open = None
+        self._close_env()
         self._message(lineno, msg)
+
+    def _grow(self, line: str, what: str, start: int) -> None:
+        """Count ``line`` into the open record; a record longer than ``MAX_LINE`` over all its
+        lines is no srt-slurm output (and joining it again for every line cost its square)."""
+        self.open_size += len(line) + 1
+        if self.open_size > MAX_LINE:
+            raise self.error(
+                f"a logged {what} record is longer than {MAX_LINE >> 20} MiB over its lines "
+                "(not srt-slurm output)",
+                start,
+            )
+
+    def _close_env(self) -> None:
+        if self.env_open is not None:
+            self.env_open.env_text = "\n".join(self.env_parts)
+        self.env_open, self.env_parts = None, []
 
     def _message(self, lineno: int, msg: str) -> None:
         if msg.startswith("Env:"):
             if self.current is not None and self.current.env_text is None:
                 self.current.env_text = msg[4:].removeprefix(" ")
                 self.current.env_line = lineno
-                self.env_open = self.current
+                self.env_open, self.env_parts = self.current, [self.current.env_text]
+                self.open_size = len(self.current.env_text)
             return
         if msg.startswith("Command: "):
             # Inside a worker block every Command: is the worker's (a second one is a conflict to
@@ -329,7 +356,10 @@ class _Parser:
         except ValueError as exc:
             if "closing quotation" in str(exc):
                 # shlex.join keeps a newline inside quotes: the argument continues below.
-                self.command_open = (proc, lineno, text)
+                quote = shellwords.open_quote(text)
+                assert quote in ("'", '"')
+                self.command_open = (proc, lineno, [text], quote)
+                self.open_size = len(text)
                 return
             raise self.error(f"cannot split the logged command: {exc}", lineno) from None
         if proc is None:
@@ -342,6 +372,7 @@ class _Parser:
         proc.argv = argv
 
     def finish(self) -> SweepLog:
+        self._close_env()
         if self.command_open is not None:
             raise self.error(
                 "the log ends inside a Command: line (unterminated quote; truncated log)",

@@ -27,6 +27,7 @@ from syncer.compare.verdicts import RecipeVerdict, Verdict
 from syncer.compare.verify import compare_published
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.cookbook.decode import Decoder
+from syncer.cookbook.emit import emit_module
 from syncer.cookbook.encode import compact_module, module_text
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.errors import SyncError
@@ -252,36 +253,55 @@ def _audit_module(
 
 
 def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) -> ModuleSpec | None:
-    """The module as the generator writes its cells; a module that differs (by hand, or by
-    another generator) is a finding naming the first line that differs."""
+    """Whether the bot can edit the module without touching lines nobody changed: a module
+    whose text is not the generator's layout of its own value (edited by hand) is a finding,
+    since an edit would rewrite it (``cookbook/edit.py``). One in the layout whose cells another
+    generator encoded differently (its env pool, patches) is kept as published by every edit:
+    a note, saying what ``sync reencode`` would change, never a finding."""
     try:
         spec = cells_from_module(module.value, decoder, row.path)
+    except SyncError as exc:
+        row.findings.append(
+            AuditFinding(Check.ROUNDTRIP, f"the generator cannot read its cells: {exc}")
+        )
+        return None
+    laid_out = emit_module(module.header, module.name, module.value)
+    if laid_out != text:
+        row.findings.append(
+            AuditFinding(Check.ROUNDTRIP, _first_difference(text, laid_out, LAID_OUT))
+        )
+        return spec
+    try:
         # What the generator writes is compaction + emission; its own decode-back proof is
         # the encoder's test, not the audit's: a text equal to the module's proves itself.
         again = module_text(compact_module(spec), module.header)
     except SyncError as exc:
-        row.findings.append(
-            AuditFinding(Check.ROUNDTRIP, f"the generator cannot write it again: {exc}")
-        )
-        return None
+        row.notes.append(f"`sync reencode` could not write it in this tool's compaction: {exc}")
+        return spec
     if again != text:
-        row.findings.append(AuditFinding(Check.ROUNDTRIP, _first_difference(text, again)))
+        row.notes.append(_first_difference(text, again, ENCODED))
     return spec
 
 
-def _first_difference(text: str, again: str) -> str:
+LAID_OUT = (
+    "not in the generator's layout (edited by hand?): an edit of the bot would rewrite lines "
+    "nobody changed, so it refuses to edit the module; `sync reencode` rewrites it on purpose"
+)
+ENCODED = (
+    "encoded by another generator (or an older one): every edit keeps its cells as published; "
+    "`sync reencode` would rewrite it in this tool's compaction"
+)
+
+
+def _first_difference(text: str, again: str, what: str) -> str:
     old, new = text.split("\n"), again.split("\n")
     for n, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
             return (
-                f"not what the generator writes for its cells (edited by hand, or written by "
-                f"another generator): line {n} is {a.strip()[:80]!r}, the generator writes "
-                f"{b.strip()[:80]!r}"
+                f"{what} (line {n} is {a.strip()[:80]!r}, the generator writes "
+                f"{b.strip()[:80]!r})"
             )
-    return (
-        "not what the generator writes for its cells: "
-        f"{len(old)} lines, the generator writes {len(new)}"
-    )
+    return f"{what} ({len(old)} lines, the generator writes {len(new)})"
 
 
 def _groups(cells: list[CellRow]) -> list[tuple[str, str | None, list[tuple[int, int]]]]:

@@ -204,6 +204,23 @@ def test_snapshot_trees_by_commit(capsys: pytest.CaptureFixture[str], tmp_path: 
     assert all(by_sha[s] == "not-checked" for s in shas[1:])
 
 
+def test_a_module_another_generator_encoded_is_a_note_not_a_finding(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # Issue 37.4: every module another generator wrote carried a permanent "roundtrip" finding,
+    # though the bot's edits keep its cells as published (cookbook/edit.py).
+    cookbook = copy_cookbook(tmp_path)
+    module = cookbook / "docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx"
+    legacy = ROOT / "tests/fixtures/edit/legacy-deepseek-v4_1.jsx"  # the older format's encoding
+    module.write_text(legacy.read_text())
+    code, doc = audit_json(capsys, "--cookbook", str(cookbook))
+    assert code == 0
+    [row] = doc["modules"]
+    assert row["findings"] == []
+    [note] = row["notes"]
+    assert note.startswith("encoded by another generator (or an older one): every edit keeps its")
+
+
 def test_module_not_as_the_generator_writes_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -392,3 +409,13 @@ def test_markdown_escapes_only_values(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "deepseek-ai/deepseek-v4_1.jsx (DeepSeek-V4.1)" in summary and "\\" not in summary
     code, out, _ = audit(capsys, "--inferencex", str(infx), "--format", "json")
     assert "set GITHUB_TOKEN (offline by default)" in json.loads(out)["notChecked"][0]["reason"]
+
+
+def test_one_module_file_is_audited_as_its_own_cookbook(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Issue 37.7: --cookbook refused a single module file (click: "is a file").
+    code, doc = audit_json(capsys, "--cookbook", str(MODULE))
+    assert code == 0
+    assert [m["path"] for m in doc["modules"]] == [MODULE.name]
+    assert len(doc["cells"]) == 5
