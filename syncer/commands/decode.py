@@ -249,8 +249,8 @@ def decode_command(
     if fmt == "markdown":
         from syncer.templating import render
 
-        concs = decoder.cells[ci]["points"][pi].get("concs") or []
-        items = [{"case": case, "concs": concs, "text": case.copy_all}]
+        measured = decoder.cells[ci]["points"][pi].get("concs") or []
+        items = [{"case": case, "concs": measured, "text": case.copy_all}]
         sys.stdout.write(render("decode_cases.md.j2", module=module, items=items))
         _warn_hidden(module, where, hidden_characters(case.copy_all), fmt)
         return
