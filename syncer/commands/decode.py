@@ -212,8 +212,9 @@ def _warn_hidden(module: str, where: str, chars: list[str], fmt: str) -> None:
 @click.option("--kv", "kv", metavar="T", help="none, hicache or mooncake (default: measured).")
 @click.option("--all", "all_cases", is_flag=True, help="Every case (the selectors filter them).")
 @options.format_option(
-    ["text", "json"],
-    help='text: the "Copy all" text the page shows; json: the cookbook decoder\'s case shape.',
+    ["text", "markdown", "json"],
+    help='text: the "Copy all" text the page shows; markdown: the same as bash blocks under a '
+    "heading naming each case; json: the cookbook decoder's case shape.",
 )
 def decode_command(
     module: str,
@@ -244,6 +245,14 @@ def decode_command(
         hidden: list[str] = []
         sys.stdout.write(_dump(case.as_json(), hidden) + "\n")
         _warn_hidden(module, where, hidden, fmt)
+        return
+    if fmt == "markdown":
+        from syncer.templating import render
+
+        measured = decoder.cells[ci]["points"][pi].get("concs") or []
+        items = [{"case": case, "concs": measured, "text": case.copy_all}]
+        sys.stdout.write(render("decode_cases.md.j2", module=module, items=items))
+        _warn_hidden(module, where, hidden_characters(case.copy_all), fmt)
         return
 
     sys.stdout.write(term_text(case.copy_all) + "\n")
@@ -371,6 +380,7 @@ def _print_all(
             hidden.setdefault(c.cell_id, []).extend(hidden_characters("\n".join((text, *heading))))
             concs = decoder.cells[c.cell]["points"][c.point].get("concs") or []
             items.append({"case": c, "concs": concs, "text": text})
-        sys.stdout.write(render("decode_all.txt.j2", module=module, items=items))
+        template = "decode_cases.md.j2" if fmt == "markdown" else "decode_all.txt.j2"
+        sys.stdout.write(render(template, module=module, items=items))
     for cell_id, chars in hidden.items():
         _warn_hidden(module, f"cell {cell_id}", chars, fmt)

@@ -306,3 +306,23 @@ def test_a_config_key_selects_its_one_cell_and_lists_several(
         'cells: config "demo-fp8-b300-sglang-agg" is shown in 2 cells: '
         "demo-fp8-b300-sglang-agg#0@c1, demo-fp8-b300-sglang-agg#0@c4; give one\n"
     ), err
+
+
+def test_markdown_is_each_cases_copy_all_text_as_one_bash_block(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Issue 37.7: decode had no markdown.
+    from markdown_it import MarkdownIt
+
+    code, text, _ = run(capsys, DEMO, "--all")
+    assert code == 0
+    code, markdown, _ = run(capsys, DEMO, "--all", "--format", "markdown")
+    assert code == 0
+    fences = [t for t in MarkdownIt().parse(markdown) if t.type == "fence"]
+    sections = text.split("#### ")[1:]
+    assert len(fences) == len(sections) > 1
+    for fence, section in zip(fences, sections, strict=True):
+        assert fence.info == "bash"
+        assert fence.content.rstrip("\n") == section.split("\n", 1)[1].rstrip("\n")
+    code, one, _ = run(capsys, DEMO, "--cell", "1", "--format", "markdown")
+    assert code == 0 and one.count("```bash") == 1
