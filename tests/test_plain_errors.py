@@ -25,7 +25,7 @@ from test_hardening import MODULE, copy_project, error_line, sync
         (
             ["decode", MODULE, "--format", "yaml"],
             "error: sync decode: Invalid value for '--format': 'yaml' is not one of 'text', "
-            "'json' (see sync decode --help)",
+            "'markdown', 'json' (see sync decode --help)",
         ),
         (
             ["diff", MODULE, MODULE, "--budget", "0"],
