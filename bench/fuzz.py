@@ -45,6 +45,10 @@ Mutations:
   bound by 47 variants, ``Env:`` and ``Command:`` records over hundreds of thousands of
   lines, an ``Env:`` line of 480 more keys, a module whose envRefs build millions of
   entries: no hang, no exit 3 (the process's peak memory is printed).
+* issue 36's kinds (``page_value_mutations``), run with issue 22's: what the page's JavaScript
+  reads otherwise than JSON (numbers beyond 2**53, from 1e21, below 1e-6, beyond the doubles;
+  ``__proto__`` keys; array-index keys; a missing ``cmd``), lone surrogates in a module,
+  ``sync.yaml`` and an event, CR-only and CRLF line endings, raw U+2028 / U+2029.
 * issue 36's kinds too: the module (and a ``zz.jsx`` beside it) a symlink out
   of the folder ``lint --all``, ``audit``, ``verify --cookbook`` scan and ``generate --out``
   writes, the page one out of ``--pages`` (each command must refuse it, and the file outside is
@@ -166,7 +170,7 @@ def commands_for(rel: str, lint_repo: str) -> list[Command]:
     if rel == OUTPUT:
         return [["diff", MODULE, MODULE, "-o", rel], ["reencode", MODULE, "--out", rel]]
     if rel == EVENT:
-        return [["bot", "--event", rel, "--dry-run"]]
+        return [["bot", "--event", rel, "--event-name", "issue_comment", "--dry-run"]]
     if rel.startswith(API):
         return [_api_command()]
     if rel.startswith("examples/events/"):  # the gate reads an event file without a token
@@ -920,6 +924,97 @@ def signal_mutations() -> list[Mutation]:
     ]
 
 
+# ---- issue 36's kinds: what the page's JavaScript reads differently ----------------------------
+
+
+def _first(old: bytes, new: bytes) -> Callable[[bytes], bytes]:
+    def apply(data: bytes) -> bytes:
+        if old not in data:
+            raise ValueError(f"{old!r} not in the file")
+        return data.replace(old, new, 1)
+
+    return apply
+
+
+def _then(first: Callable[[bytes], bytes], second: Callable[[bytes], bytes]):
+    return lambda data: second(first(data))
+
+
+def _endings(ending: bytes) -> Callable[[bytes], bytes]:
+    return lambda data: data.replace(b"\n", ending)
+
+
+_FLAG = b'"--reasoning-parser", "auto"'
+_ENV_REF = b'"envRef": 0\n'
+_SECTION = b"section: Agentic Long-Context Deployment"
+
+
+def _flag(value: bytes) -> Callable[[bytes], bytes]:
+    """The first worker's ``--reasoning-parser`` value written as ``value`` (JSON text)."""
+    return _first(_FLAG, b'"--reasoning-parser", ' + value)
+
+
+def _env(literal: bytes) -> Callable[[bytes], bytes]:
+    """The first worker's pooled env replaced by an env object of its own."""
+    return _first(_ENV_REF, b'"env": ' + literal + b"\n")
+
+
+def page_value_mutations() -> list[Mutation]:
+    """A module's numbers the page writes otherwise (beyond 2**53, from 1e21, below 1e-6,
+    beyond the doubles), ``__proto__`` keys (plain, twice, an object, escaped), array-index
+    keys, a missing ``cmd``; lone surrogates in a module, ``sync.yaml`` and an event; CR-only
+    and CRLF line endings; raw U+2028 / U+2029 inside and outside strings."""
+    numbers = (b"1000000000000000000000", b"9007199254740993", b"1e400", b"-1e400",
+               b"0.0000001", b"-0", b"5e-324", b"1" + b"0" * 400)  # fmt: skip
+    out = [Mutation(MODULE, f"flag value := {n[:30].decode()}", _flag(n)) for n in numbers]
+    envs = [
+        ("__proto__ key", b'{"__proto__": "x", "A": "1"}'),
+        ("__proto__ twice", b'{"__proto__": "x", "__proto__": "y"}'),
+        ("__proto__ object", b'{"__proto__": {"A": "1"}}'),
+        ("__proto__ null", b'{"__proto__": null}'),
+        ("__proto__ escaped, twice", b'{"__proto__": 1, "\\u005f_proto__": 2}'),
+        ("array-index keys", b'{"B": "1", "10": "a", "2": "b", "4294967295": "c"}'),
+    ]
+    out += [Mutation(MODULE, f"env := {name}", _env(env)) for name, env in envs]
+    cmd = b'"cmd": "python3 -m sglang.launch_server",'
+    comment = (
+        b'"issue": {"number": 3859, "pull_request": {"url": "x"}}, "comment": {"id": 1, '
+        b'"body": "/use 41000000001\\ud800", "user": {"login": "m\\udc00"}, '
+        b'"author_association": "MEMBER"}}\n'
+    )
+    events = [
+        b'{"action": "created", "repository": {"full_name": "SemiAnalysisAI/InferenceX"}, ',
+        b'{"action": "created\\ud800", "repository": {"full_name": "SemiAnalysisAI/InferenceX"}, ',
+        b'{"action": "created", "repository": {"full_name": "SemiAnalysisAI/InferenceX\\ud800"}, ',
+    ]
+    out += [
+        Mutation(MODULE, "top-level __proto__", _first(b"= {", b'= {"__proto__": null, ')),
+        Mutation(MODULE, "cmd deleted", _first(cmd, b"")),
+        Mutation(MODULE, "lone surrogate in a value", _flag(b'"au\\ud800to"')),
+        Mutation(MODULE, "lone surrogates, low then high", _flag(b'"\\udc00\\ud800"')),
+        Mutation(MODULE, "lone surrogate in a key", _first(b'"kind"', b'"k\\udc00ind"')),
+        Mutation("sync.yaml", "lone surrogate in section", _first(_SECTION, b'section: "\\ud800"')),
+        Mutation(MODULE, "CR-only line endings", _endings(b"\r")),
+        Mutation(MODULE, "CRLF line endings", _endings(b"\r\n")),
+        Mutation("sync.yaml", "CR-only line endings", _endings(b"\r")),
+    ]
+    out += [
+        Mutation(EVENT, f"lone surrogates in an event ({i})", lambda _d, e=event: e + comment)
+        for i, event in enumerate(events)
+    ]
+    for char in ("\u2028", "\u2029"):
+        raw, name = char.encode("utf-8"), f"raw U+{ord(char):04X}"
+        in_string = _flag(b'"au' + raw + b'to"')
+        out += [
+            Mutation(MODULE, f"{name} in a string", in_string),
+            Mutation(MODULE, f"{name} in a string, CRLF", _then(in_string, _endings(b"\r\n"))),
+            Mutation(MODULE, f"{name} between tokens", _first(b'"kind":', raw + b'"kind":')),
+            Mutation(MODULE, f"{name} ending a header comment", _first(b"\n", raw)),
+        ]
+    # named apart (`--match js:`), as no other kind's name begins so
+    return [dataclasses.replace(m, name=f"js: {m.name}") for m in out]
+
+
 HOSTILE_FILES = (MASTER, SINGLE, "sync.yaml", MODULE, GOLDEN)
 
 
@@ -935,6 +1030,7 @@ def hostile_mutations(project: Path, rng: random.Random) -> list[Mutation]:
     for archive in sorted((project / ARCHIVES).iterdir()):
         out.extend(duplicate_member_mutations(archive.relative_to(project).as_posix()))
     out.extend(signal_mutations())
+    out.extend(page_value_mutations())
     out.extend(symlink_mutations(str(project.parent / "sglang")))
     out.extend(api_mutations(project, rng))
     out.extend(injection_mutations(str(project.parent / "sglang")))

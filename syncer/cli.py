@@ -22,6 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NoReturn
 
+    import click
+
 
 BROKEN_PIPE = 141
 TERMINATED = 128 + signal.SIGTERM
@@ -111,8 +113,7 @@ def _run(argv: list[str] | None) -> None:
         click.echo(f"error: {text}", err=True)
         sys.exit(2)
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(2)
+        _click_error(exc)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(2)
@@ -155,6 +156,22 @@ def _no_room(exc: OSError) -> NoReturn:
     silence_stdout()  # what is still buffered would fail again as the interpreter exits
     where = exc.filename if exc.filename is not None else "the output (standard output)"
     sys.stderr.write(f"error: cannot write {where}: {exc.strerror}\n")
+    sys.exit(2)
+
+
+def _click_error(exc: click.ClickException) -> NoReturn:
+    """click's own refusals (a bad option value, an unknown option or command, a missing
+    argument) as every other bad input: one ``error:`` line naming the command, exit 2, not
+    click's block of usage, hint and message."""
+    import click
+
+    from syncer.untrusted import term_text
+
+    message = term_text(exc.format_message()).replace(chr(10), "⏎").rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        message = f"{ctx.command_path}: {message} (see {ctx.command_path} --help)"
+    click.echo(f"error: {message}", err=True)
     sys.exit(2)
 
 

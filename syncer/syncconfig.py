@@ -290,7 +290,17 @@ class _Reader:
         return list(node.value)
 
     def value(self, node: yaml.Node) -> object:
-        return self.nodes.construct(node)
+        value = self.nodes.construct(node)
+        if isinstance(value, str) and _SURROGATE.search(value):
+            # A "\ud800" escape: no page, module header or commit can hold it as text.
+            found = _SURROGATE.search(value)
+            assert found is not None
+            raise self.fail(
+                node,
+                f"a lone surrogate (\\u{ord(found.group()):04x}) in {js(value)}: "
+                "no text can hold it; write the character itself",
+            )
+        return value
 
     def text(
         self, node: yaml.Node, what: str, pattern: re.Pattern[str] | None = None, hint: str = ""
@@ -336,6 +346,7 @@ class _Reader:
         return self.text(node, f"{what}.{key}", **kw)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _LEADING_ZERO = re.compile(r"0[0-9]+(?:/.*)?")
 # The tags YAML 1.1 resolves a plain or quoted scalar to (no explicit `!tag` written).
 _IMPLICIT_TAGS = frozenset(

@@ -27,10 +27,11 @@ ANSI_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b
 # What a report shows escaped (``\\x1b``, ``\\u200b``) instead of dropping or replacing it:
 # the controls above (ESC included, so an escape sequence is shown, not obeyed or silently
 # removed), bidi marks and the invisible characters (zero-width space and joiners, word
-# joiner, BOM, soft hyphen) that make two values look the same.
+# joiner, BOM, soft hyphen) that make two values look the same, and a lone surrogate (a JS
+# string or a JSON escape may hold one; no UTF-8 text can, so it is shown as its escape).
 _HIDDEN = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e"
-    "\u2060-\u2064\u2066-\u2069\ufeff]"
+    "\u2060-\u2064\u2066-\u2069\ud800-\udfff\ufeff]"
 )
 _ZWSP = "\u200b"
 

@@ -27,8 +27,8 @@ def read_side(spec: str, repo: str | None) -> str:
     """The module text a side names: a file, else ``REV:PATH`` in a git repository."""
     base = Path(repo) if repo else Path.cwd()
     candidate = Path(spec) if Path(spec).is_absolute() else base / spec
-    if candidate.is_file():
-        return read_text(candidate)
+    if candidate.is_file() or os.path.lexists(candidate):
+        return read_text(candidate)  # which names what is there when it is no regular file
     rev, sep, path = spec.partition(":")
     if not sep or not rev or not path:
         raise SyncError("no such file, and not REV:PATH", path=spec)

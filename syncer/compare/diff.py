@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncer.compare.verdicts import FAILING, Verdict
-from syncer.cookbook.shell import js_string
+from syncer.cookbook.jsvalues import js_string
 from syncer.flags import canonical_flag
 from syncer.model import Block
 

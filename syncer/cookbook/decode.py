@@ -22,7 +22,7 @@ from syncer import links
 from syncer.cookbook import kvtier
 from syncer.cookbook.case import Case
 from syncer.cookbook.jsmodule import locate, parse_module, read_text
-from syncer.cookbook.jsvalues import clone, js_falsy
+from syncer.cookbook.jsvalues import NotADouble, clone, js_falsy, js_sort_key, page_view
 from syncer.cookbook.kvtier import (  # the placements are part of the decoder's interface
     AFTER_CONTROL_PLANE,
     BEFORE_FIRST_WORKER,
@@ -105,8 +105,18 @@ class Decoder:
         locate: Locate | None = None,
     ) -> None:
         self.path = path
-        self.data: ModuleData = data
         self.check = ModuleValidator(path, locate)
+        # Read as the page's objects hold the module (key order, doubles), the caller's data
+        # left as it was parsed (re-encoding writes it back in its own order).
+        try:
+            data = page_view(data)
+        except NotADouble as exc:
+            raise self.check.error(
+                _where(exc.path),
+                f"{exc}: beyond JavaScript's numbers (the page reads it as Infinity and shows "
+                "it as null or Infinity depending on the block), so no text is what it shows",
+            ) from None
+        self.data: ModuleData = data
         self.check.module(data)
         self.cells: list[CellData] = data["cells"]
         self.expansion = Expansion(self.check)
@@ -342,7 +352,7 @@ class Decoder:
         raise self.check.error("hardware", f"first hardware {js(hw)} has no cell")
 
     def routers(self, ci: int) -> list[str]:
-        return sorted(self._cell(ci)["routers"])
+        return sorted(self._cell(ci)["routers"], key=js_sort_key)  # as the oracle's .sort()
 
     def case(self, sel: Selection, *, fresh: bool = True) -> Case:
         """One selection as the oracle lists it (``kv`` None: the measured tier, shown as
@@ -383,3 +393,11 @@ class Decoder:
         for ci in range(len(self.cells)):
             for sel in self.selections(ci):
                 yield self.case(sel, fresh=fresh)
+
+
+def _where(path: tuple[str | int, ...]) -> str:
+    """A key path as the validator names an entry: ``cells[3].routers.sglang``."""
+    text = ""
+    for key in path:
+        text += f"[{key}]" if isinstance(key, int) else f".{key}" if text else key
+    return text or "module"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 
 from syncer.cookbook.jsmodule import is_identifier
@@ -21,11 +22,17 @@ _encode_string = json.JSONEncoder(ensure_ascii=False).encode
 _LINE_BREAKS = ("\n", "\r", "\u2028", "\u2029")
 
 
+# A lone surrogate: a JavaScript string may hold one (a module's "\\ud800"), UTF-8 text cannot.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(value: object) -> str:
-    """``value`` in the generator's JSON layout (no trailing newline)."""
+    """``value`` in the generator's JSON layout (no trailing newline). A lone surrogate is
+    written as its escape, the one way a module's text can hold it (only a string can)."""
     parts: list[str] = []
     _write(value, 0, parts)
-    return "".join(parts)
+    text = "".join(parts)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def emit_module(header_lines: Sequence[str], name: str, value: object) -> str:

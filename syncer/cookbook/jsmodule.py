@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from syncer import progress
-from syncer.cookbook.shell import js_string  # JS turns a numeric key into String(n)
+from syncer.cookbook.jsvalues import (  # JS turns a numeric key into String(n)
+    PROTO,
+    ProtoError,
+    js_string,
+    object_literal,
+)
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 
@@ -37,6 +42,9 @@ from syncer.fsio import read_capped
 _FAST_HEAD = re.compile(
     r"((?://[^\n\r\u2028\u2029]*\n)*)export const ([A-Za-z_$][A-Za-z0-9_$]*) = "
 )
+# JavaScript's line terminators (a CR alone ends a line, as U+2028 and U+2029 do): the lines
+# errors name are the lines esprima counts.
+_LINE_END = re.compile("\r\n|[\r\n\u2028\u2029]")
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 _DECIMAL_INT = re.compile(r"(?:0|[1-9][0-9]*)\Z")
 
@@ -81,7 +89,7 @@ def decode_text(raw: bytes, path: str) -> str:
 def parse_module(text: str, path: str = "<module>") -> JsModule:
     """Parse module source ``text``; ``path`` only names the file in errors."""
     try:
-        fast = _parse_fast(text)
+        fast = _parse_fast(text, path)
         if fast is not None:
             return fast
         if _blank(text):
@@ -104,8 +112,8 @@ def _blank(text: str) -> bool:
         while at < len(text) and text[at].isspace():
             at += 1
         if text.startswith("//", at):
-            end = text.find("\n", at)
-            at = len(text) if end < 0 else end
+            line_end = _LINE_END.search(text, at)  # a CR alone ends the comment too
+            at = len(text) if line_end is None else line_end.start()
         elif text.startswith("/*", at):
             end = text.find("*/", at + 2)
             if end < 0:
@@ -115,18 +123,40 @@ def _blank(text: str) -> bool:
             return at == len(text)
 
 
+_PROTO_KEY = re.compile(r'"__proto__"\s*:')
+
+
+def _proto_line(text: str) -> int | None:
+    """The line of the first plainly written `"__proto__"` key (a big module's error: it is
+    not read again by esprima, which says exactly where)."""
+    found = _PROTO_KEY.search(text)
+    return None if found is None else line_of(text, found.start())
+
+
 def _reject_constant(name: str) -> object:
     # json.loads accepts NaN/Infinity, which are identifiers in JS: leave them to esprima's error.
     raise ValueError(name)
 
 
-def _parse_fast(text: str) -> JsModule | None:
+def _parse_fast(text: str, path: str = "<module>") -> JsModule | None:
     head = _FAST_HEAD.match(text)
     if head is None or not text.endswith(";\n"):
         return None
     body = text[head.end() : -2]
+    # `__proto__` is no property in a JS object literal (jsvalues.object_literal); JSON may
+    # spell it with escapes, so a body with either is read key by key (slower, and rare).
+    careful = PROTO in body or "\\u" in body
     try:
-        value = json.loads(body, parse_constant=_reject_constant)
+        if careful:
+            value = json.loads(
+                body, parse_constant=_reject_constant, object_pairs_hook=object_literal
+            )
+        else:
+            value = json.loads(body, parse_constant=_reject_constant)
+    except ProtoError as exc:
+        if len(text) <= MAX_ESPRIMA_CHARS:
+            return None  # esprima reads it again and names the property's line and column
+        raise SyncError(str(exc), path=path, line=_proto_line(text)) from None
     except ValueError:
         return None
     header = head.group(1).split("\n")[:-1]
@@ -153,20 +183,31 @@ def _parse_esprima(text: str, path: str) -> JsModule:
         # than as a bare syntax error.
         # esprima cannot report its own progress: a large module gets a running task, so the
         # tens of seconds it takes are not silent.
+        readable, restore = _separators_hidden(text)
         with _parsing(text, path):
             program = esprima.parseModule(
-                text, {"comment": True, "loc": True, "range": True, "jsx": True}
+                readable, {"comment": True, "loc": True, "range": True, "jsx": True}
             )
     except esprima.Error as exc:
         reason = re.sub(r"^Line \d+: ", "", str(getattr(exc, "message", exc)))
-        if _looks_truncated(text, exc.lineNumber):
+        if reason.startswith("Duplicate __proto__"):
+            reason += " (a SyntaxError in JavaScript: the page cannot load this module)"
+        if _looks_truncated(text, position(exc.index, text)[0]):
             reason += " (the file ends here: truncated?)"
+        line, column = position(exc.index, text)
         raise SyncError(
-            f"malformed JavaScript: {reason}",
-            path=path,
-            line=exc.lineNumber,
-            column=exc.column,
+            f"malformed JavaScript: {reason}", path=path, line=line, column=column
         ) from None
+    try:
+        return _program_module(program, text, path, restore)
+    except _NodeError as exc:
+        line, column = position(exc.offset, text)
+        raise SyncError(exc.message, path=path, line=line, column=column) from None
+
+
+def _program_module(program: Any, text: str, path: str, restore: dict[int, int]) -> JsModule:
+    """The module a parsed program holds (``restore``: the separators ``_separators_hidden``
+    stood in for)."""
     body = program.body
     if not body:
         raise SyncError(NO_STATEMENT, path=path)
@@ -181,17 +222,67 @@ def _parse_esprima(text: str, path: str) -> JsModule:
         or decl.declarations[0].id.type != "Identifier"
         or decl.declarations[0].init is None
     ):
-        _fail(path, export, f"expected `export const <name> = <literal>`, found {export.type}")
+        _fail(export, f"expected `export const <name> = <literal>`, found {export.type}")
     for extra in body[1:]:
-        _fail(path, extra, f"expected nothing after the export, found {extra.type}")
+        _fail(extra, f"expected nothing after the export, found {extra.type}")
     declarator = decl.declarations[0]
     start = export.range[0]
     header: list[str] = []
     for comment in program.comments or []:
         if comment.range[0] < start:
-            header.extend(text[comment.range[0] : comment.range[1]].splitlines())
-    value = _literal(declarator.init, path)
+            header.extend(_LINE_END.split(text[comment.range[0] : comment.range[1]]))
+    value = _literal(declarator.init)
+    if restore:
+        value = _translated(value, restore)
     return JsModule(header=header, name=declarator.id.name, value=value)
+
+
+# A string literal as JavaScript reads it (no raw line break but U+2028 and U+2029, which are
+# allowed there since ES2019), and what may hold a quote without starting one: comments and
+# template literals. Unrolled loops, so the engine keeps no state per character.
+_QUOTED_OR_COMMENT = re.compile(
+    r"""//[^\n\r\u2028\u2029]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
+    r"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"|'[^'\\\n\r]*(?:\\.[^'\\\n\r]*)*'"""
+    r"""|`[^`\\]*(?:\\.[^`\\]*)*`""",
+    re.DOTALL,
+)
+_SEPARATOR_OR_ESCAPE = re.compile(r"\\.|[\u2028\u2029]", re.DOTALL)
+# What a string's escape can make of a character in the private-use block: \uXXXX, \u{X...}.
+_UNICODE_ESCAPE = re.compile(r"\\u(?:([0-9A-Fa-f]{4})|\{0*([0-9A-Fa-f]{1,6})\})")
+
+
+def _separators_hidden(text: str) -> tuple[str, dict[int, int]]:
+    """``text`` with each raw U+2028 / U+2029 inside a '' or "" string written as a private-use
+    character the text does not hold, and the table that puts them back. esprima follows ES5,
+    which refused them there; one character for one keeps every offset, line and column of
+    its errors true. An escaped one (a line continuation) is left to esprima."""
+    if "\u2028" not in text and "\u2029" not in text:
+        return text, {}
+    held = set(map(ord, text))
+    held.update(int(four or braced, 16) for four, braced in _UNICODE_ESCAPE.findall(text))
+    stand_ins = [chr(c) for c in range(0xE000, 0xF900) if c not in held][:2]
+    if len(stand_ins) < 2:
+        return text, {}  # a text holding every private-use character: esprima refuses it
+    hide = dict(zip("\u2028\u2029", stand_ins, strict=True))
+
+    def in_string(match: re.Match[str]) -> str:
+        token = match.group()
+        if token[0] not in "\"'":
+            return token
+        return _SEPARATOR_OR_ESCAPE.sub(lambda m: hide.get(m.group(), m.group()), token)
+
+    restore = {ord(stand_in): ord(separator) for separator, stand_in in hide.items()}
+    return _QUOTED_OR_COMMENT.sub(in_string, text), restore
+
+
+def _translated(value: object, table: dict[int, int]) -> object:
+    if isinstance(value, str):
+        return value.translate(table)
+    if isinstance(value, dict):
+        return {k.translate(table): _translated(v, table) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_translated(v, table) for v in value]
+    return value
 
 
 # esprima parses roughly 0.1-0.3 MiB a second: past this size a module takes seconds.
@@ -208,42 +299,54 @@ def _looks_truncated(text: str, error_line: int) -> bool:
     # A whole module ends with `;` (or at least a closing bracket); an error on the last line
     # of a text that stops anywhere else is most likely a cut-off file.
     tail = text.rstrip()
-    return error_line >= len(tail.splitlines()) and not tail.endswith((";", "}", "]"))
+    return error_line >= line_of(tail, len(tail)) and not tail.endswith((";", "}", "]"))
 
 
-def _fail(path: str, node: Any, message: str) -> NoReturn:
-    loc = node.loc.start
-    raise SyncError(message, path=path, line=loc.line, column=loc.column + 1)
+class _NodeError(Exception):
+    """A node that is no literal, at its offset: ``_parse_esprima`` names its line and column
+    (``position``, one count of lines for every error)."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
 
 
-def _literal(node: Any, path: str) -> object:
+def _fail(node: Any, message: str) -> NoReturn:
+    raise _NodeError(message, node.range[0])
+
+
+def _literal(node: Any) -> object:
     kind = node.type
     if kind == "ObjectExpression":
-        out: dict[str, object] = {}
+        pairs: list[tuple[str, object]] = []
         for prop in node.properties:
             if prop.type != "Property":
-                _fail(path, prop, f"non-literal node {prop.type} in object (only literals allowed)")
+                _fail(prop, f"non-literal node {prop.type} in object (only literals allowed)")
             if prop.computed or prop.method or prop.shorthand or prop.kind != "init":
-                _fail(path, prop, "non-literal property (computed key, method, getter/setter)")
-            out[_key(prop.key, path)] = _literal(prop.value, path)
-        return out
+                _fail(prop, "non-literal property (computed key, method, getter/setter)")
+            pairs.append((_key(prop.key), _literal(prop.value)))
+        try:
+            return object_literal(pairs)
+        except ProtoError as exc:
+            _fail(node.properties[exc.index], str(exc))
     if kind == "ArrayExpression":
         items = []
         for element in node.elements:
             if element is None:
-                _fail(path, node, "array with a hole (empty element) is not a literal")
-            items.append(_literal(element, path))
+                _fail(node, "array with a hole (empty element) is not a literal")
+            items.append(_literal(element))
         return items
     if kind == "Literal":
         if getattr(node, "regex", None) is not None:
-            _fail(path, node, "non-literal node RegExp literal (only JSON-like literals allowed)")
+            _fail(node, "non-literal node RegExp literal (only JSON-like literals allowed)")
         value = node.value
         if isinstance(value, bool) or value is None or isinstance(value, str):
             return value
         return _number(node.raw, value)
     if kind == "TemplateLiteral":
         if node.expressions:
-            _fail(path, node, "template literal with substitutions (only plain text allowed)")
+            _fail(node, "template literal with substitutions (only plain text allowed)")
         return node.quasis[0].value.cooked
     if kind == "UnaryExpression" and node.operator == "-":
         arg = node.argument
@@ -253,8 +356,8 @@ def _literal(node: Any, path: str) -> object:
             and not isinstance(arg.value, bool)
         ):
             return -_number(arg.raw, arg.value)
-        _fail(path, node, f"unary minus on {arg.type} (only numbers may be negated)")
-    _fail(path, node, f"non-literal node {kind} (only literals allowed; nothing is executed)")
+        _fail(node, f"unary minus on {arg.type} (only numbers may be negated)")
+    _fail(node, f"non-literal node {kind} (only literals allowed; nothing is executed)")
     raise AssertionError("unreachable")
 
 
@@ -268,15 +371,27 @@ def _number(raw: str, value: Any) -> int | float:
     return float(value)
 
 
-def _key(node: Any, path: str) -> str:
+def _key(node: Any) -> str:
     if node.type == "Identifier":
         return node.name
     if node.type == "Literal" and isinstance(node.value, str):
         return node.value
     if node.type == "Literal" and isinstance(node.value, int | float):
         return js_string(float(node.value))
-    _fail(path, node, f"non-literal object key {node.type}")
+    _fail(node, f"non-literal object key {node.type}")
     raise AssertionError("unreachable")
+
+
+def position(offset: int, text: str) -> tuple[int, int]:
+    """1-based (line, column) of ``offset`` in ``text``."""
+    line, start = 1, 0
+    for end in _LINE_END.finditer(text, 0, offset):
+        line, start = line + 1, end.end()
+    return line, offset - start + 1
+
+
+def line_of(text: str, offset: int) -> int:
+    return position(offset, text)[0]
 
 
 def is_identifier(name: str) -> bool:
@@ -290,8 +405,9 @@ def is_identifier(name: str) -> bool:
 # "unrolled loops" ("[^"\\]*(?:\\.[^"\\]*)*") rather than (?:[^"\\]|\\.)*, which costs the
 # engine a saved state per character (a 20 MB string took 2.4 GB to tokenise).
 _TOKEN = (
-    r"""\s+|//[^\n]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
-    r"""|"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*'|`[^`\\]*(?:\\.[^`\\]*)*`"""
+    r"""\s+|//[^\n\r\u2028\u2029]*|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/"""
+    r"""|"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"|'[^'\\\n\r]*(?:\\.[^'\\\n\r]*)*'"""
+    r"""|`[^`\\]*(?:\\.[^`\\]*)*`"""
     r"""|[{}\[\],:;=]|[^\s{}\[\],:;="'`/]+"""
 )
 # Tokens longer than this are never compared whole (keys are short): only their start is kept.
@@ -359,9 +475,7 @@ def locate(text: str, keys: tuple[str | int, ...]) -> tuple[int, int] | None:
         pass
     if best[0] is None:
         return None
-    offset = best[0]
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return position(best[0], text)
 
 
 def _key_text(token: str) -> str:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from syncer.cookbook.jsvalues import sorted_object
 from syncer.cookbook.validate import ModuleValidator
-from syncer.model import Block, sort_worker_args, sorted_env
+from syncer.model import Block, sort_worker_args
 
 if TYPE_CHECKING:  # annotations only: the TypedDicts cost a millisecond to create
     from syncer.cookbook.module_data import CellData, ModuleData, MooncakeTier
@@ -168,7 +169,7 @@ def _kv_worker(
     for key, value in env.items():
         if key not in block["env"]:
             block["env"][key] = value
-    block["env"] = sorted_env(block["env"])
+    block["env"] = sorted_object(block["env"])
 
 
 # ---- Mooncake master placement ------------------------------------------------------------

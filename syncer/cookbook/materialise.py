@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from syncer.cookbook.jsvalues import clone, js_falsy
+from syncer.cookbook.jsvalues import clone, js_falsy, sorted_object
 from syncer.cookbook.validate import ModuleValidator
 from syncer.errors import SyncError
-from syncer.model import Block, as_block, block_data, sort_worker_args, sorted_env
+from syncer.model import Block, as_block, block_data, sort_worker_args
 from syncer.wording import count as count_of
 from syncer.wording import js
 from syncer.wording import kind as kind_of
@@ -125,7 +125,7 @@ class Materialiser:
                 env = self._env_ref(block["envRef"], envs, where)
                 self.expansion.spend(len(env), f"{where}.envRef")
                 block.pop("envRef")
-                block["env"] = sorted_env(env)
+                block["env"] = sorted_object(env)
         for bi, block in enumerate(out):
             self.check.block(block, f"cells[{ci}].routers.{router}.blocks[{bi}]")
         self._memo[key] = out
@@ -256,5 +256,5 @@ def apply_diff(block: Block, diff: object) -> Block:
     for key, value in denv.items():
         if value is not None:
             env[key] = value
-    out["env"] = sorted_env(env)
+    out["env"] = sorted_object(env)
     return as_block(out)

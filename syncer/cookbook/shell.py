@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from syncer import shellwords
+from syncer.cookbook.jsvalues import UNDEFINED, js_join_item, js_string
 from syncer.errors import SyncError
 from syncer.model import Block
 from syncer.wording import js
@@ -47,43 +48,6 @@ PLACEHOLDER_TEXT = {
 }
 NGINX_COMMAND = "nginx -c nginx.conf -g 'daemon off;'"
 EXPORTS_HEADING = "# Set per node before running the commands below"
-
-
-def js_string(value: object) -> str:
-    """``String(value)`` as JavaScript writes it (values in modules are nearly always strings)."""
-    if isinstance(value, str):
-        return value
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if value is None:
-        return "null"
-    if isinstance(value, float):
-        return _js_number(value)
-    if isinstance(value, list):
-        return ",".join("" if v is None else js_string(v) for v in value)
-    return str(value)
-
-
-def _js_number(value: float) -> str:
-    # JS Number::toString: integers below 1e21 in full, plain decimals down to 1e-6, exponents
-    # (without padding zeros) beyond; Python's repr has the same shortest digits but switches to
-    # an exponent below 1e-4.
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    if text in ("inf", "-inf", "nan"):
-        return {"inf": "Infinity", "-inf": "-Infinity", "nan": "NaN"}[text]
-    mantissa, _, exponent = text.partition("e")
-    if not exponent:
-        return text
-    power = int(exponent)
-    if -7 < power < 0:
-        sign = "-" if mantissa.startswith("-") else ""
-        digits = mantissa.lstrip("-").replace(".", "")
-        return f"{sign}0.{'0' * (-power - 1)}{digits}"
-    return f"{mantissa}e{'+' if power > 0 else '-'}{abs(power)}"
 
 
 # Flag values repeat across the cases of a module; decoding them all quotes each one once.
@@ -148,10 +112,13 @@ def format_block(block: Block, *, literal: bool = False) -> str:
                     known[item] = line
             lines.append(line)
     args = block.get("args")
+    # A block without `cmd` reads undefined there: the page writes it `${b.cmd} \` before
+    # args, and pushes it into the lines it joins (null and undefined as nothing) without.
+    cmd = block.get("cmd", UNDEFINED)
     if not args:
-        lines.append(NGINX_COMMAND if block.get("kind") == "nginx" else js_string(block.get("cmd")))
+        lines.append(NGINX_COMMAND if block.get("kind") == "nginx" else js_join_item(cmd))
         return "\n".join(lines)
-    lines.append(f"{js_string(block.get('cmd'))} \\")
+    lines.append(f"{js_string(cmd)} \\")
     # Every arg line but the last ends with " \"; a bare flag has no trailing space. Most
     # args are a flag and one value: that case first, without slicing (every case's text).
     arg_lines = []
