@@ -40,7 +40,7 @@ from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
 from syncer.model import Block, PointStatus, Selection, block_data
-from syncer.wording import js
+from syncer.wording import closest, js
 
 if TYPE_CHECKING:  # annotations only: the TypedDicts cost a millisecond to create
     from syncer.cookbook.module_data import CellData, ModuleData, RouterData
@@ -335,10 +335,8 @@ class Decoder:
             listed = ", ".join(str(self.cells[ci].get("id")) for ci in of_config)
             shown = f"config {js(selector)} is shown in {len(of_config)} cells: {listed}; give one"
             raise self.check.error("cells", shown)
-        import difflib
-
         ids = [str(c.get("id")) for c in self.cells]
-        close = difflib.get_close_matches(str(selector), ids, n=5, cutoff=0.4)
+        close = closest(str(selector), ids)
         hint = f"; closest: {', '.join(close)}" if close else ""
         raise self.check.error("cells", f"no cell with id {js(selector)}{hint}")
 

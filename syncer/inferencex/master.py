@@ -28,7 +28,7 @@ from syncer.inferencex.rows import (
     parse_row,
     refuse_unknown_keys,
 )
-from syncer.wording import PATH_CHARS, js
+from syncer.wording import PATH_CHARS, closest, js
 
 ENTRY_KEYS = {
     "image",
@@ -203,9 +203,7 @@ class Master:
 
     def entry(self, key: str, *, script_launched: bool = False) -> ConfigEntry:
         if key not in self.data:
-            import difflib  # for the message only: a cost of every start-up otherwise
-
-            close = difflib.get_close_matches(key, list(self.data), n=5, cutoff=0.6)
+            close = closest(key, list(self.data))
             if not close:
                 close = [k for k in self.data if k.split("-")[0] == key.split("-")[0]][:5]
             hint = f"; closest keys: {', '.join(close)}" if close else ""

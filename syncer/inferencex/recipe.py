@@ -20,7 +20,7 @@ from typing import Any
 from syncer.errors import SyncError
 from syncer.flags import SIZE_ARGS
 from syncer.inferencex import yamlsafe
-from syncer.wording import js, kind
+from syncer.wording import closest, js, kind
 
 ROLE_MODES = {"agg": "aggregated", "prefill": "prefill", "decode": "decode"}
 ROLE_KEYS = {
@@ -166,10 +166,8 @@ def expand_variants(
         return finish(deep_merge(base, section), name[len("override_") :], section)
 
     def _unknown(name: str) -> SyncError:
-        import difflib  # for the message only: a cost of every start-up otherwise
-
         names = variant_names(doc)
-        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
+        close = closest(name, names, n=3)
         hint = f"; closest: {', '.join(close)}" if close else ""
         return SyncError(
             f"unknown recipe selector {js(name)}{hint}; variants: {', '.join(names) or '(none)'}",
@@ -464,9 +462,7 @@ def _schema2_roles(
             raise SyncError(f"roles.{rname} must be a mapping, got {js(spec)}", path=path)
         unknown = set(spec) - ROLE_KEYS
         if unknown:
-            import difflib  # for the message only: a cost of every start-up otherwise
-
-            close = difflib.get_close_matches(sorted(unknown)[0], sorted(ROLE_KEYS), n=3)
+            close = closest(sorted(unknown)[0], sorted(ROLE_KEYS), n=3)
             raise SyncError(
                 f"roles.{rname}: unknown key {js(sorted(unknown)[0])}; "
                 f"closest: {', '.join(close) or '-'}",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from syncer.errors import SyncError
-from syncer.wording import js
+from syncer.wording import closest, js
 
 ROW_KEYS = {
     "tp",
@@ -98,9 +98,7 @@ def _count(
 
 
 def _closest(word: str, choices: set[str] | list[str], n: int = 3) -> str:
-    import difflib  # for the message only: a cost of every start-up otherwise
-
-    close = difflib.get_close_matches(word, sorted(choices), n=n, cutoff=0.5)
+    close = closest(word, sorted(choices), n=n)
     return ", ".join(close) if close else "-"
 
 
