@@ -144,7 +144,7 @@ def test_the_cookbook_pr_tells_its_reviewers_of_a_hand_edited_section_without_ru
     _no_runner_path(world, body, ("infx-bot-", "infx-gen-", "infx-tree-", "infx-dry-"))
 
 
-def test_who_fixes_what_the_error_names():
+def test_who_fixes_what_the_error_names(tmp_path: Path):
     """The rule on its own: a key is named only as a whole word, this PR's key wins, a commit's
     tree names its PR, and what names nothing of InferenceX is the operators'."""
     import tempfile
@@ -163,6 +163,6 @@ def test_who_fixes_what_the_error_names():
     assert (
         blame.without_runner_paths(f"{tree}:3: bad", []) == "inferencex-e2e/configs/m.yaml:3: bad"
     )
-    checkout = Path("/work/infx")
-    said = blame.without_runner_paths("/work/infx/configs/m.yaml:1: x", [], checkout)
+    checkout = tmp_path / "infx"
+    said = blame.without_runner_paths(f"{checkout}/configs/m.yaml:1: x", [], checkout)
     assert said == "configs/m.yaml:1: x"
