@@ -130,15 +130,13 @@ def is_run_id(run: Path) -> bool:
 
 def _downloaded(run: str, repo: str, api_url: str) -> Path:
     """The server logs of ``run``, from the user cache or downloaded into it."""
-    from syncer.publish.run_logs import cached_run_logs
+    from syncer.publish.run_logs import cached_run_logs, kept_logs
 
     token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=False)
     cache = locations.user_cache_dir() / "runs"
     if token is None:
-        from syncer.publish.run_logs import COMPLETE, safe_name
-
-        kept = cache / safe_name(repo) / links.run_id(run)
-        if (kept / COMPLETE).is_file():
+        kept = kept_logs(cache, repo, run)
+        if kept is not None:
             return kept  # downloaded before: no token needed to read it again
         raise SyncError(
             f"--run {run}: a run id is downloaded from {repo} with a token: set GITHUB_TOKEN "

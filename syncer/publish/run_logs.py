@@ -9,6 +9,7 @@ from pathlib import Path
 
 from syncer import links
 from syncer.errors import SyncError
+from syncer.fsio import write_atomic
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Artifact
 
@@ -28,15 +29,21 @@ def download_logs(gh: GitHubClient, artifacts: list[Artifact], run_dir: Path) ->
     return run_dir
 
 
+def kept_logs(cache: Path, repo: str, run: str) -> Path | None:
+    """The folder an earlier download of ``run``'s logs completed in ``cache``, or None."""
+    run_dir = _cache_folder(cache, repo, run)
+    return run_dir if (run_dir / COMPLETE).is_file() else None
+
+
 def cached_run_logs(gh: GitHubClient, repo: str, run: str, cache: Path) -> tuple[Path, bool]:
     """The server logs of ``run`` (``<id>`` or ``<id>/attempts/<n>``: both name the run's
     artifacts) in ``cache``, downloaded unless an earlier call completed them; the folder and
     whether anything was downloaded. A download cut short leaves no complete folder."""
-    run_id = links.run_id(run)
-    run_dir = cache / safe_name(repo) / run_id
-    if (run_dir / COMPLETE).is_file():
-        return run_dir, False
-    logs = log_artifacts(gh.actions.artifacts(repo, int(run_id)))
+    kept = kept_logs(cache, repo, run)
+    if kept is not None:
+        return kept, False
+    run_dir = _cache_folder(cache, repo, run)
+    logs = log_artifacts(gh.actions.artifacts(repo, int(links.run_id(run))))
     if not logs:
         raise SyncError(
             f"run {run} of {repo} has no unexpired server-log artifact "
@@ -44,8 +51,12 @@ def cached_run_logs(gh: GitHubClient, repo: str, run: str, cache: Path) -> tuple
         )
     shutil.rmtree(run_dir, ignore_errors=True)  # what an interrupted download left
     download_logs(gh, logs, run_dir)
-    (run_dir / COMPLETE).write_text("".join(f"{a.name}\n" for a in logs), encoding="utf-8")
+    write_atomic(run_dir / COMPLETE, "".join(f"{a.name}\n" for a in logs))
     return run_dir, True
+
+
+def _cache_folder(cache: Path, repo: str, run: str) -> Path:
+    return cache / safe_name(repo) / links.run_id(run)
 
 
 def safe_name(name: str) -> str:
