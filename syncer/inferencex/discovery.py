@@ -27,6 +27,7 @@ from syncer.inferencex.master import (
 )
 from syncer.inferencex.releases import deciding_scripts
 from syncer.inferencex.rows import SearchRow
+from syncer.inferencex.runner_launch import runners_file
 from syncer.inferencex.scripts import script_launch
 from syncer.inferencex.srtconfigs import SUBMODULE
 
@@ -138,6 +139,8 @@ def files_read(master: Master, key: str) -> set[str]:
         # a runner script that clones srt-slurm for the key chooses its release
         for script in deciding_scripts(entry):
             add(script)
+        # which scripts those are comes from the runners a label lists
+        add(runners_file(entry) if entry.runner.startswith("cluster:") else None)
         if not entry.old_layout:
             out.add(SUBMODULE)
         elif any(_reads_reference_al(row) for row in entry.rows):

@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from syncer.checkout import contained
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
@@ -69,17 +70,26 @@ def runner_scripts(entry: ConfigEntry) -> list[Path]:
     return out
 
 
-def _runner_names(entry: ConfigEntry) -> list[str] | None:
-    """The runners ``configs/runners.yaml`` lists under the key's label; None when the tree
-    has no such file or the file does not list the label."""
+def runners_file(entry: ConfigEntry) -> Path | None:
+    """The tree's ``runners.yaml``, beside the master configs in either layout
+    (``configs/`` or ``.github/configs/``, as ``master.load_master`` looks), or None."""
     for base in dict.fromkeys((entry.layout_root, entry.root_dir)):
-        path = base / "configs" / RUNNERS_FILE
-        if path.is_file():
-            stat = path.stat()
-            labels = _runner_labels(str(path), stat.st_mtime_ns, stat.st_size)
-            names = labels.get(entry.runner)
-            return list(names) if names else None
+        for folder in ("configs", ".github/configs"):
+            path = base / folder / RUNNERS_FILE
+            if path.is_file():
+                return contained(entry.root_dir, path, what="runner labels file")
     return None
+
+
+def _runner_names(entry: ConfigEntry) -> list[str] | None:
+    """The runners ``runners.yaml`` lists under the key's label; None when the tree has no
+    such file or the file does not list the label."""
+    path = runners_file(entry)
+    if path is None:
+        return None
+    stat = path.stat()
+    names = _runner_labels(str(path), stat.st_mtime_ns, stat.st_size).get(entry.runner)
+    return list(names) if names else None
 
 
 @lru_cache(maxsize=8)

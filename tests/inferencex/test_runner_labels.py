@@ -87,3 +87,12 @@ def test_a_multinode_keys_script_may_test_is_multinode(tree: Path) -> None:
     done = render(tree)
     assert done.returncode == 0, done.stderr
     assert "srt-slurm v1.0.38" in done.stdout.splitlines()[0]
+
+
+def test_runners_yaml_is_a_file_the_labels_keys_read(tree: Path) -> None:
+    # which script a cluster label runs is decided there, so a change to it changes the key
+    assert "configs/runners.yaml" in files_read(load_master(tree), AGG)
+    (tree / "configs/runners.yaml").unlink()
+    (tree / ".github/configs").mkdir(parents=True)
+    (tree / ".github/configs/runners.yaml").write_text(RUNNERS)  # the other layout's place
+    assert ".github/configs/runners.yaml" in files_read(load_master(tree), AGG)

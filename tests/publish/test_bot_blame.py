@@ -144,7 +144,7 @@ def test_the_cookbook_pr_tells_its_reviewers_of_a_hand_edited_section_without_ru
     _no_runner_path(world, body, ("infx-bot-", "infx-gen-", "infx-tree-", "infx-dry-"))
 
 
-def test_who_fixes_what_the_error_names(tmp_path: Path):
+def test_who_fixes_what_the_error_names(tmp_path):
     """The rule on its own: a key is named only as a whole word, this PR's key wins, a commit's
     tree names its PR, and what names nothing of InferenceX is the operators'."""
     import tempfile
