@@ -148,7 +148,6 @@ def test_who_fixes_what_the_error_names(tmp_path):
     """The rule on its own: a key is named only as a whole word, this PR's key wins, a commit's
     tree names its PR, and what names nothing of InferenceX is the operators'."""
     import tempfile
-    from pathlib import Path
 
     from syncer.publish import blame
 
