@@ -32,9 +32,10 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from syncer import checkout, gitrun
+from syncer import checkout, costs, gitrun
 from syncer.errors import SyncError
 from syncer.gitcheckout import ObjectReader, Unanswered, checked_out
+from syncer.inferencex import objectstore
 from syncer.wording import PATH_CHARS, js
 
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -132,28 +133,95 @@ def local_ref(ref: str) -> str:
     return REF_PREFIX + name
 
 
-def fetch(clone: Path, remote: str, refs: list[str]) -> dict[str, str | None]:
+def fetch(
+    clone: Path, remote: str, refs: list[str], *, partial: bool = False
+) -> dict[str, str | None]:
     """Fetch ``refs`` (``main``, ``refs/pull/<n>/head``, a 40-hex commit) of ``remote`` into the
-    clone, and answer each one's commit (None: the remote has no such ref). Each ref is its own
-    fetch, so one missing ref (a deleted PR head) does not stop the others."""
+    clone, and answer each one's commit (None: the remote has no such ref). One fetch for them
+    all; when it fails (a deleted PR head), each ref is fetched on its own, so one missing ref
+    does not stop the others. A commit the clone has is not fetched again.
+
+    ``partial``: the clone is the bot's partial clone of ``remote`` (:data:`PROMISOR`, commits
+    and trees only, blobs fetched when read: :func:`_batch`). A remote that does not filter (a
+    local path) sends every object instead, and nothing else changes."""
     gitrun.remote(remote)
     for ref in refs:
         gitrun.operand(ref, "ref")
+    source = _promisor(clone, remote) if partial else remote
+    names = list(dict.fromkeys(ref for ref in refs if not SHA.fullmatch(ref)))
+    _fetch_all(clone, source, [f"+{ref}:{local_ref(ref)}" for ref in names], partial)
+    # Commits by id after the refs: a PR's head is most often its ref's tip, just fetched.
+    shas = list(dict.fromkeys(ref for ref in refs if SHA.fullmatch(ref)))
+    _fetch_all(clone, source, [sha for sha in shas if not has_commit(clone, sha)], partial)
     out: dict[str, str | None] = {}
     for ref in refs:
         if SHA.fullmatch(ref):
-            if not has_commit(clone, ref):
-                _git(clone, "fetch", "--quiet", "--no-tags", remote=remote, operands=[ref],
-                     check=False)  # fmt: skip
             out[ref] = ref if has_commit(clone, ref) else None
-            continue
-        target = local_ref(ref)
-        _git(
-            clone, "fetch", "--quiet", "--no-tags", remote=remote, operands=[f"+{ref}:{target}"],
-            check=False,
-        )  # fmt: skip
-        out[ref] = resolve(clone, target)
+        else:
+            out[ref] = resolve(clone, local_ref(ref))
     return out
+
+
+# The bot's InferenceX clone fetches from this remote (its URL set by :func:`fetch`): the
+# promisor remote of a partial clone, from which the blobs a tree needs are fetched.
+PROMISOR = "infx-sync"
+
+
+def _fetch_all(clone: Path, source: str, specs: list[str], partial: bool) -> None:
+    if specs and not _fetch(clone, source, specs, partial) and len(specs) > 1:
+        for spec in specs:
+            _fetch(clone, source, [spec], partial)
+
+
+def _fetch(clone: Path, source: str, specs: list[str], partial: bool) -> bool:
+    """One ``git fetch`` of ``specs``; whether it succeeded. The bytes it added to the clone's
+    object store are counted (:mod:`syncer.costs`)."""
+    objects = _git_dir(clone) / "objects"
+    before = costs.disk_usage(objects)
+    filters = ("--filter=blob:none",) if partial else ()
+    proc = gitrun.run(
+        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *filters, git_dir=_git_dir(clone),
+        remote=source, operands=specs, timeout=GIT_TIMEOUT, check=False, where=str(clone),
+    )  # fmt: skip
+    costs.COSTS.bytes_fetched += max(0, costs.disk_usage(objects) - before)
+    return proc.returncode == 0
+
+
+def _promisor(clone: Path, url: str) -> str:
+    """:data:`PROMISOR`, its URL set to ``url`` (one git process, only when it changes)."""
+    if _config_value(clone, "remote", PROMISOR, "url") != url:
+        _git(clone, "config", operands=[f"remote.{PROMISOR}.url", url])
+    return PROMISOR
+
+
+def _config_value(clone: Path, section: str, sub: str | None, key: str) -> str | None:
+    """A value of the clone's own config file as the tool writes it (``git config``'s layout:
+    ``[section "sub"]`` then ``\tkey = value``), read without a git process; None when absent
+    or written otherwise (then the caller asks git, or sets it)."""
+    try:
+        text = (_git_dir(clone) / "config").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    header = f'[{section} "{sub}"]' if sub is not None else f"[{section}]"
+    current = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            current = stripped
+            continue
+        name, eq, value = stripped.partition("=")
+        if current == header and eq and name.strip().lower() == key.lower():
+            return value.strip()
+    return None
+
+
+def is_partial(clone: Path) -> bool:
+    """Whether the clone is a partial clone (blobs fetched when read): a clone made with a
+    filter, or one whose remote a filtered fetch made a promisor."""
+    return (
+        _config_value(clone, "extensions", None, "partialclone") is not None
+        or (_config_value(clone, "remote", PROMISOR, "promisor") or "").lower() == "true"
+    )
 
 
 def origin_url(clone: Path) -> str | None:
@@ -260,7 +328,11 @@ def newest_tag(clone: Path, commit: str) -> str | None:
 
 
 def has_commit(clone: Path, sha: str) -> bool:
-    return bool(SHA.fullmatch(sha)) and resolve(clone, sha) == sha
+    if not SHA.fullmatch(sha):
+        return False
+    if is_partial(clone) and objectstore.present(_git_dir(clone), [sha]) == set():
+        return False  # asking git would fetch it (and its history) from the promisor remote
+    return resolve(clone, sha) == sha
 
 
 def merge_base(clone: Path, a: str, b: str) -> str | None:
@@ -275,8 +347,50 @@ def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:
     path of ``head``), submodule pins included."""
     if base is None:
         return {path for _mode, _kind, _sha, path in _ls_tree(clone, head)}
+    try:
+        return _tree_diff(_reader(clone), base, head)
+    except (Unanswered, _NotPlain):
+        pass  # git says what is wrong with such a tree
     raw = _git(clone, "diff-tree", "-r", "-z", "--no-renames", "--name-only", operands=[base, head])
     return {p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def _tree_diff(reader: ObjectReader, base: str, head: str) -> set[str]:
+    """What ``diff-tree -r --name-only`` lists, from the reader: trees whose ids are equal are
+    not read (a PR changes a few folders of a large tree), one round per depth."""
+    roots = reader.contents([f"{base}^{{tree}}", f"{head}^{{tree}}"])
+    if any(r is None or r[0] != "tree" for r in roots):
+        raise _NotPlain(head)
+    width = len(roots[0][1]) // 2  # type: ignore[index]
+    out: set[str] = set()
+    pairs = [(roots[0][1], roots[1][1], "")]  # type: ignore[index]
+    while pairs:
+        wanted = list(dict.fromkeys(oid for a, b, _ in pairs for oid in (a, b) if oid))
+        read = dict(zip(wanted, reader.contents(wanted), strict=True))
+        entries: dict[str, list[tuple[str, str, str]]] = {}
+        for oid in wanted:
+            found = read[oid]
+            if found is None or found[0] != "tree":
+                raise _NotPlain(oid)
+            entries[oid] = _tree_entries(found[2], width)
+        nxt: list[tuple[str, str, str]] = []
+        for a, b, prefix in pairs:
+            old = {name: (mode, sub) for mode, name, sub in entries.get(a, [])}
+            new = {name: (mode, sub) for mode, name, sub in entries.get(b, [])}
+            for name in old.keys() | new.keys():
+                was, now = old.get(name), new.get(name)
+                if was == now:
+                    continue
+                was_tree = was is not None and was[0] == "040000"
+                now_tree = now is not None and now[0] == "040000"
+                if was_tree or now_tree:
+                    # a folder on either side: its files are compared below
+                    nxt.append((was[1] if was_tree else "", now[1] if now_tree else "",
+                                f"{prefix}{name}/"))  # type: ignore[index]  # fmt: skip
+                if (was is not None and not was_tree) or (now is not None and not now_tree):
+                    out.add(prefix + name)
+        pairs = nxt
+    return out
 
 
 # The master configs alone (``tree_at(..., only=MASTERS)``): what comparing entries needs.
@@ -432,6 +546,7 @@ def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[st
     if not shas:
         return {}
     unique = list(dict.fromkeys(shas))
+    _fetch_missing(clone, unique)
     try:
         reader = _reader(clone)
         found: list[Any] = reader.info(unique) if check_only else reader.contents(unique)
@@ -443,6 +558,33 @@ def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[st
             raise SyncError(f"git cat-file: no object {sha}", path=str(clone))
         out[sha] = answer[2]
     return out
+
+
+def _fetch_missing(clone: Path, oids: list[str]) -> None:
+    """The objects of ``oids`` a partial clone lacks, fetched in one go from its promisor
+    remote (git would fetch each one on its own when read)."""
+    if not is_partial(clone):
+        return
+    held = objectstore.present(_git_dir(clone), oids)
+    missing = [oid for oid in oids if held is not None and oid not in held]
+    if not missing:
+        return
+    objects = _git_dir(clone) / "objects"
+    before = costs.disk_usage(objects)
+    # As git's own fetch of a promisor's objects: no "have" lines, which would let the remote
+    # leave out blobs of commits the clone has (the very blobs a partial clone lacks).
+    noop = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "fetch.negotiationAlgorithm",
+        "GIT_CONFIG_VALUE_0": "noop",
+    }
+    gitrun.run(
+        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
+        "--filter=blob:none", "--stdin", git_dir=_git_dir(clone), remote=PROMISOR,
+        input=("\n".join(missing) + "\n").encode("ascii"), env=noop, timeout=GIT_TIMEOUT,
+        check=False, where=str(clone),
+    )  # fmt: skip
+    costs.COSTS.bytes_fetched += max(0, costs.disk_usage(objects) - before)
 
 
 def _batch_process(clone: Path, unique: list[str], check_only: bool) -> list[Any]:

@@ -45,7 +45,9 @@ def reconcile(bot: Bot) -> Outcome:
     try:
         for model in models:
             _cookbook_side(bot, model, failed)
-        for pull in bot.infx.pulls.open(s.inferencex_repo):
+        pulls = bot.infx.pulls.open(s.inferencex_repo)
+        bot.scope.prefetch(pulls)  # one fetch for every head, not one per PR
+        for pull in pulls:
             if bot.handled(pull.number):
                 continue
             try:

@@ -1,0 +1,91 @@
+"""The git side of the bot's cost (issue 40.7), counted by ``syncer.costs`` through ``sync bot``
+as the workflow runs it: a scheduled reconcile on a fresh runner (an empty clone) against the
+local GitHub server and a real InferenceX repository with open PRs, only some of which carry
+AgentX configs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from botworld import BRANCH, INFX, MODEL, MODULE, RUN, SEED_KEY, SEED_PR, Replay, add_pinned_run, git
+from ghserver import GitHubServer
+from infxrepo import MASTER, add_key
+
+from syncer import costs
+
+SCHEDULE = {"schedule": "17 * * * *", "repository": {"full_name": INFX}}
+
+
+@pytest.fixture
+def replay(tmp_path):
+    server = GitHubServer()
+    with server:
+        yield Replay(tmp_path, server)
+
+
+def config_pr(replay: Replay) -> dict[str, Any]:
+    """The seed PR: a new AgentX config, with a sweep run of its head."""
+    infx = replay.infx
+    infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
+    head = infx.commit("[AgentX] GB300 DSV4.1 Flash SGLang: a new arm")
+    infx.checkout(infx.main)
+    pull = replay.open_pr(SEED_PR, "gb300-dsv41", head)
+    add_pinned_run(replay.gh, head, "gb300-dsv41")
+    return pull
+
+
+def other_prs(replay: Replay, count: int) -> None:
+    """``count`` open PRs that change no file a render reads (docs of InferenceX's own)."""
+    infx = replay.infx
+    for i in range(count):
+        infx.write(f"docs/note-{i}.md", f"note {i}\n")
+        head = infx.commit(f"docs: note {i}")
+        infx.checkout(infx.main)
+        replay.open_pr(5000 + i, f"note-{i}", head)
+
+
+def schedule_cost(replay: Replay, clone: str) -> costs.Costs:
+    """A scheduled run of the model's job on a runner whose InferenceX clone is ``clone``
+    (a new name: an empty clone, as on a fresh runner)."""
+    replay.clone = replay.tmp / clone
+    before = costs.snapshot()
+    replay.send("schedule", SCHEDULE, "--model", MODEL)
+    return costs.COSTS.since(before)
+
+
+def settled_cost(replay: Replay, name: str) -> costs.Costs:
+    """A scheduled run with nothing to change, on a fresh runner (after one that settled
+    everything)."""
+    schedule_cost(replay, f"{name}-settling.git")
+    return schedule_cost(replay, f"{name}.git")
+
+
+def test_fetches_do_not_grow_with_the_open_prs(replay):
+    config_pr(replay)
+    few = settled_cost(replay, "one-pr")
+    other_prs(replay, 6)
+    many = settled_cost(replay, "seven-prs")
+    # One fetch for main and every head, whatever the number of open PRs (the old code
+    # fetched main, then each PR's head on its own: 1 + N).
+    assert many.fetches == few.fetches == 1
+    assert many.bytes_fetched > few.bytes_fetched > 0
+    print(few, many)
+
+
+def serves_filters(replay: Replay) -> None:
+    """The InferenceX remote answers as GitHub does: filters, and objects asked for by id."""
+    for key in ("uploadpack.allowFilter", "uploadpack.allowAnySHA1InWant"):
+        git("config", key, "true", cwd=replay.infx.remote)
+
+
+def test_probe_partial(replay):
+    serves_filters(replay)
+    pull = config_pr(replay)
+    replay.gh.add_comment(INFX, pull["number"], f"/use {RUN}", association="COLLABORATOR",
+                          created_at="2026-10-13T09:00:00Z", user="nvpohanh")
+    c = schedule_cost(replay, "p.git")
+    print(c)
+    print(replay.bot_comments(SEED_PR))
+    print(git("config", "-l", "--local", cwd=replay.tmp / "p.git"))
+    print(git("show", f"{BRANCH}:{MODULE}", cwd=replay.bare)[:300])
