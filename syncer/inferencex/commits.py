@@ -358,35 +358,32 @@ def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:
 def _tree_diff(reader: ObjectReader, base: str, head: str) -> set[str]:
     """What ``diff-tree -r --name-only`` lists, from the reader: trees whose ids are equal are
     not read (a PR changes a few folders of a large tree), one round per depth."""
-    roots = reader.contents([f"{base}^{{tree}}", f"{head}^{{tree}}"])
-    if any(r is None or r[0] != "tree" for r in roots):
-        raise _NotPlain(head)
-    width = len(roots[0][1]) // 2  # type: ignore[index]
+    ids = []
+    for root in reader.contents([f"{base}^{{tree}}", f"{head}^{{tree}}"]):
+        if root is None or root[0] != "tree":
+            raise _NotPlain(head)
+        ids.append(root[1])
+    width = len(ids[0]) // 2  # bytes of an object id (SHA-1 or SHA-256)
     out: set[str] = set()
-    pairs = [(roots[0][1], roots[1][1], "")]  # type: ignore[index]
+    pairs = [(ids[0], ids[1], "")]  # (old tree, new tree, their path); "": no tree there
     while pairs:
         wanted = list(dict.fromkeys(oid for a, b, _ in pairs for oid in (a, b) if oid))
-        read = dict(zip(wanted, reader.contents(wanted), strict=True))
-        entries: dict[str, list[tuple[str, str, str]]] = {}
-        for oid in wanted:
-            found = read[oid]
+        entries: dict[str, dict[str, tuple[str, str]]] = {}
+        for oid, found in zip(wanted, reader.contents(wanted), strict=True):
             if found is None or found[0] != "tree":
                 raise _NotPlain(oid)
-            entries[oid] = _tree_entries(found[2], width)
+            entries[oid] = {name: (mode, sub) for mode, name, sub in _tree_entries(found[2], width)}
         nxt: list[tuple[str, str, str]] = []
         for a, b, prefix in pairs:
-            old = {name: (mode, sub) for mode, name, sub in entries.get(a, [])}
-            new = {name: (mode, sub) for mode, name, sub in entries.get(b, [])}
+            old, new = entries.get(a, {}), entries.get(b, {})
             for name in old.keys() | new.keys():
                 was, now = old.get(name), new.get(name)
                 if was == now:
                     continue
-                was_tree = was is not None and was[0] == "040000"
-                now_tree = now is not None and now[0] == "040000"
+                was_tree = was[1] if was is not None and was[0] == "040000" else ""
+                now_tree = now[1] if now is not None and now[0] == "040000" else ""
                 if was_tree or now_tree:
-                    # a folder on either side: its files are compared below
-                    nxt.append((was[1] if was_tree else "", now[1] if now_tree else "",
-                                f"{prefix}{name}/"))  # type: ignore[index]  # fmt: skip
+                    nxt.append((was_tree, now_tree, f"{prefix}{name}/"))  # compared next round
                 if (was is not None and not was_tree) or (now is not None and not now_tree):
                     out.add(prefix + name)
         pairs = nxt
@@ -501,9 +498,16 @@ def _safe_relpath(path: str, commit: str) -> PurePosixPath:
 
 
 def _write_tree(
-    clone: Path, commit: str, root: Path, dirs: tuple[str, ...] = DATA_DIRS
-) -> dict[str, str]:
-    """Write ``commit``'s data files under ``root``; answer its gitlinks {path: commit}."""
+    clone: Path,
+    commit: str,
+    root: Path,
+    dirs: tuple[str, ...] = DATA_DIRS,
+    store: Path | None = None,
+) -> tuple[dict[str, str], int]:
+    """Write ``commit``'s data files under ``root``; answer its gitlinks {path: commit} and the
+    bytes written. ``store``: a folder of blobs by id shared by the trees of one event (each
+    blob read and written once, then linked into every tree that has it: the trees of
+    InferenceX's open PRs differ from main's in a few files)."""
     blobs: list[tuple[str, PurePosixPath, str]] = []
     gitlinks: dict[str, str] = {}
     for mode, _kind, sha, path in _ls_tree(clone, commit):
@@ -513,11 +517,14 @@ def _write_tree(
         if not is_data_path(path, dirs) or (mode not in _MODE_BLOB and mode != _MODE_LINK):
             continue
         blobs.append((sha, _safe_relpath(path, commit), mode))
-    sizes = _batch(clone, [sha for sha, _, _ in blobs], check_only=True)
-    wanted = [(s, p, m) for s, p, m in blobs if sizes.get(s, 0) <= MAX_BLOB_BYTES]
-    contents = _batch(clone, sorted({s for s, _, _ in wanted}))
+    stored = {sha for sha, _, m in blobs if store is not None and m != _MODE_LINK}
+    stored = {sha for sha in stored if (store / sha).is_file()} if store is not None else set()
+    new = [sha for sha, _, _ in blobs if sha not in stored]
+    sizes = _batch(clone, new, check_only=True)
+    wanted = [(s, p, m) for s, p, m in blobs if s in stored or sizes.get(s, 0) <= MAX_BLOB_BYTES]
+    contents = _batch(clone, sorted({s for s, _, _ in wanted if s not in stored}))
+    written = 0
     for sha, rel, mode in wanted:
-        data = contents[sha]
         target = root.joinpath(*rel.parts)
         parent = target.parent
         # A directory on the way is ours (made here), never a link written earlier: a tree
@@ -533,12 +540,31 @@ def _write_tree(
         if mode == _MODE_LINK:
             # Written as the link it is: readers refuse one that leads out of the tree
             # (checkout.contained), as they do in a checkout.
+            data = contents[sha] if sha in contents else (store or root).joinpath(sha).read_bytes()
             os.symlink(os.fsdecode(data), target)
             continue
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-    return gitlinks
+        if store is not None:
+            if sha not in stored:
+                _write_new(store / sha, contents[sha])  # freed with the store (Trees.close)
+                stored.add(sha)
+            try:
+                os.link(store / sha, target)  # the file's name only: no bytes written
+                continue
+            except OSError:
+                pass  # a filesystem without hard links: the file itself, as without a store
+            written += _write_new(target, (store / sha).read_bytes())
+            continue
+        written += _write_new(target, contents[sha])
+    return gitlinks, written
+
+
+def _write_new(target: Path, data: bytes) -> int:
+    """``data`` as the new file ``target`` (never through a link, never over a file)."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    costs.tree_written(len(data))
+    return len(data)
 
 
 def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[str, Any]:
@@ -608,11 +634,13 @@ def _batch_process(clone: Path, unique: list[str], check_only: bool) -> list[Any
 
 
 @contextlib.contextmanager
-def tree_at(clone: Path, commit: str, only: tuple[str, ...] = DATA_DIRS) -> Iterator[Path]:
+def tree_at(
+    clone: Path, commit: str, only: tuple[str, ...] = DATA_DIRS, store: Path | None = None
+) -> Iterator[Path]:
     """The InferenceX data files of ``commit`` as a private directory (removed on exit), laid
     out as a checkout of that commit would have them; read it like a checkout (``load_master``,
     ``render_config``). ``commit`` must be in the clone (:func:`fetch` first). ``only``: the
-    folders written (``MASTERS``: the master configs alone)."""
+    folders written (``MASTERS``: the master configs alone); ``store``: see :class:`Trees`."""
     if not has_commit(clone, commit):
         raise SyncError(
             f"commit {js(commit)} is not in the InferenceX clone (fetch it first)", path=str(clone)
@@ -621,12 +649,14 @@ def tree_at(clone: Path, commit: str, only: tuple[str, ...] = DATA_DIRS) -> Iter
     root = scratch / "tree"
     root.mkdir()
     key = str(root.resolve())
+    written = 0
     try:
-        _GITLINKS[key] = _write_tree(clone, commit, root, only)
+        _GITLINKS[key], written = _write_tree(clone, commit, root, only, store)
         yield root
     finally:
         _GITLINKS.pop(key, None)
         shutil.rmtree(scratch, ignore_errors=True)
+        costs.tree_freed(written)
 
 
 def gitlink(tree: Path, path: str) -> str | None:
@@ -637,22 +667,38 @@ def gitlink(tree: Path, path: str) -> str | None:
 
 
 class Trees:
-    """Each commit's tree written once (for one event), all removed by :meth:`close`."""
+    """Each commit's tree written once (for one event), all removed by :meth:`close`. Their
+    files are hard links into one folder of blobs by id: a blob the trees share (most of an
+    open PR's tree is main's) is read from git and written once."""
 
     def __init__(self, clone: Path) -> None:
         self.clone = clone
         self._stack = contextlib.ExitStack()
         self._trees: dict[tuple[str, tuple[str, ...]], Path] = {}
+        self._store: Path | None = None
 
     def at(self, commit: str, only: tuple[str, ...] = DATA_DIRS) -> Path:
         if (commit, only) not in self._trees:
-            tree = self._stack.enter_context(tree_at(self.clone, commit, only))
+            tree = self._stack.enter_context(tree_at(self.clone, commit, only, self._blobs()))
             self._trees[commit, only] = tree
         return self._trees[commit, only]
+
+    def _blobs(self) -> Path:
+        if self._store is None:
+            scratch = Path(tempfile.mkdtemp(prefix="infx-blobs-"))
+            self._stack.callback(self._free, scratch)
+            self._store = scratch
+        return self._store
+
+    @staticmethod
+    def _free(scratch: Path) -> None:
+        costs.tree_freed(costs.disk_usage(scratch))
+        shutil.rmtree(scratch, ignore_errors=True)
 
     def close(self) -> None:
         self._stack.close()
         self._trees.clear()
+        self._store = None
 
     def __enter__(self) -> Trees:
         return self

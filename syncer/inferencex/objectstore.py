@@ -68,4 +68,3 @@ def _index(path: Path, width: int) -> frozenset[bytes] | None:
             _INDEXES.clear()
         _INDEXES[key] = frozenset(names[i : i + width] for i in range(0, len(names), width))
     return _INDEXES[key]
-

@@ -61,6 +61,8 @@ from syncer.untrusted import clip
 from syncer.usecases.verify import verify_config
 
 MAX_REPORT_CHARS = 40_000
+# Under --cache-dir: each pinned run's server logs, downloaded once (``run_logs.run_logs``).
+RUNS_CACHE = "runs"
 
 # (key, inferencex checkout, run directory, cookbook snippets dir) -> (agrees, markdown report)
 Verifier = Callable[[str, Path, Path, Path], tuple[bool, str]]
@@ -197,6 +199,8 @@ class Bot:
                 Path(tmp),
                 local_runs=self.s.local_runs,
                 out=self.out,
+                # A dry run keeps nothing in the cache (docs/bot.md).
+                runs=None if self.plan.dry_run else self.s.cache_dir / RUNS_CACHE,
             )
             status = PointStatus.VERIFIED if pull.merged else PointStatus.VERIFIED_PR
             items: list[st.StatusItem] = []

@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from botworld import BRANCH, INFX, MODEL, MODULE, RUN, SEED_KEY, SEED_PR, Replay, add_pinned_run, git
+from botworld import INFX, MODEL, RUN, SEED_KEY, SEED_PR, Replay, add_pinned_run, git
 from ghserver import GitHubServer
 from infxrepo import MASTER, add_key
 
 from syncer import costs
+from syncer.inferencex import commits, objectstore
 
 SCHEDULE = {"schedule": "17 * * * *", "repository": {"full_name": INFX}}
 
@@ -79,13 +80,44 @@ def serves_filters(replay: Replay) -> None:
         git("config", key, "true", cwd=replay.infx.remote)
 
 
-def test_probe_partial(replay):
+def downloads(replay: Replay, start: int) -> list[str]:
+    return [r.path for r in replay.gh.log[start:] if r.path.endswith("/zip")]
+
+
+def test_a_run_is_downloaded_once_per_runner(replay):
+    pull = config_pr(replay)
+    start = len(replay.gh.log)
+    replay.comment(pull, f"/use {RUN}", "2026-10-13T09:00:00Z")
+    first = downloads(replay, start)
+    assert first  # the run's server logs, to verify the pin against
+    assert f"measured in run {RUN}" in replay.bot_comments(SEED_PR)[-1]
+    start = len(replay.gh.log)
+    replay.comment(pull, "/reuse-sweep-run", "2026-10-13T10:00:00Z")
+    replay.comment(pull, f"/use {RUN}", "2026-10-13T11:00:00Z")
+    # The same run and attempt: read from the runner's cache, never downloaded again (the
+    # old code downloaded every log artifact on every command).
+    assert downloads(replay, start) == []
+    assert f"measured in run {RUN}" in replay.bot_comments(SEED_PR)[-1]
+
+
+def test_the_partial_clone_holds_only_the_blobs_it_reads(replay):
     serves_filters(replay)
     pull = config_pr(replay)
-    replay.gh.add_comment(INFX, pull["number"], f"/use {RUN}", association="COLLABORATOR",
-                          created_at="2026-10-13T09:00:00Z", user="nvpohanh")
-    c = schedule_cost(replay, "p.git")
-    print(c)
-    print(replay.bot_comments(SEED_PR))
-    print(git("config", "-l", "--local", cwd=replay.tmp / "p.git"))
-    print(git("show", f"{BRANCH}:{MODULE}", cwd=replay.bare)[:300])
+    other_prs(replay, 1)
+    replay.comment(pull, f"/use {RUN}", "2026-10-13T09:00:00Z")
+    schedule_cost(replay, replay.clone.name)  # every open PR's head fetched too
+    # The whole sync ran on it: the run pinned, its configs rendered from the PR's tree.
+    assert f"measured in run {RUN}" in replay.bot_comments(SEED_PR)[-1]
+    clone = replay.clone
+    assert commits.is_partial(clone)
+    remote = replay.infx.remote
+
+    def rev(name: str) -> str:
+        return git("rev-parse", name, cwd=remote).strip()
+
+    note = rev("refs/pull/5000/head:docs/note-0.md")
+    master = rev(f"main:{MASTER}")
+    head_master = rev(f"{pull['commits'][-1]}:{MASTER}")
+    assert commits.has_commit(clone, rev("refs/pull/5000/head"))
+    held = objectstore.present(clone, [note, master, head_master])
+    assert held == {master, head_master}  # a doc is no data file: its blob is never fetched
