@@ -8,7 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from botworld import INFX, MODEL, RUN, SEED_KEY, SEED_PR, Replay, add_pinned_run, git
+from botworld import (
+    BOOK,
+    BRANCH,
+    INFX,
+    MODEL,
+    RUN,
+    SEED_KEY,
+    SEED_PR,
+    Replay,
+    add_pinned_run,
+    git,
+)
 from ghserver import GitHubServer
 from infxrepo import MASTER, add_key
 
@@ -121,3 +132,42 @@ def test_the_partial_clone_holds_only_the_blobs_it_reads(replay):
     assert commits.has_commit(clone, rev("refs/pull/5000/head"))
     held = objectstore.present(clone, [note, master, head_master])
     assert held == {master, head_master}  # a doc is no data file: its blob is never fetched
+
+
+def agentx_prs(replay: Replay, count: int) -> list[dict[str, Any]]:
+    """``count`` open PRs, each adding its own AgentX config of the model."""
+    infx, pulls = replay.infx, []
+    for i in range(count):
+        infx.write(MASTER, add_key(infx.read(MASTER), f"{SEED_KEY}{i}"))
+        head = infx.commit(f"[AgentX] GB300 DSV4.1 Flash SGLang: arm {i}")
+        infx.checkout(infx.main)
+        pulls.append(replay.open_pr(7000 + i, f"arm-{i}", head))
+    return pulls
+
+
+def branch_commits(replay: Replay) -> int:
+    return int(git("rev-list", "--count", f"main..{BRANCH}", cwd=replay.bare))
+
+
+def test_a_catch_up_generates_the_module_once(replay):
+    pulls = agentx_prs(replay, 3)
+    out = replay.send("schedule", SCHEDULE, "--model", MODEL)
+    # One commit and one cookbook PR for the three PRs (the old code committed, pushed and
+    # edited the PR once per PR, each time generating the module with every config).
+    assert branch_commits(replay) == 1
+    assert out.count("committed") == 1
+    for pull in pulls:
+        [said] = replay.bot_comments(pull["number"])
+        assert f"will happen in {BOOK}#1" in said
+    # Every PR's config on the page, each at its PR's head, in progress.
+    module = replay.module()
+    keys = {cell["id"].split("#")[0] for cell in module["cells"]}
+    assert {f"{SEED_KEY}{i}" for i in range(3)} <= keys
+    prs = module["source"]["prs"]
+    assert {n: (p["sha"], p["status"]) for n, p in prs.items()} == {
+        str(pull["number"]): (pull["commits"][-1], "in-progress") for pull in pulls
+    }
+    # Nothing is left to do: the next scheduled run writes nothing.
+    start = len(replay.gh.log)
+    replay.send("schedule", SCHEDULE, "--model", MODEL)
+    assert [r for r in replay.gh.log[start:] if r.method != "GET"] == []
