@@ -215,8 +215,7 @@ class InferenceXGit:
         if key not in self._checked:
             pr = self.pr_of.get(key)
             if not commits.has_commit(self.clone, sha):
-                refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
-                self._fetch(refs)
+                self._fetch_placed()
             if not commits.has_commit(self.clone, sha):
                 where = f"PR #{pr}" if pr else "main"
                 raise SyncError(
@@ -225,6 +224,19 @@ class InferenceXGit:
                 )
             self._checked.add(key)
         return sha
+
+    def _fetch_placed(self) -> None:
+        """Every placed commit the clone lacks, in one fetch: each one's PR head ref (its
+        history holds the commit), then the commits by id (a module shows configs of many
+        PRs; a fresh clone lacks them all)."""
+        refs: list[str] = []
+        for key, sha in self.commit_of.items():
+            if key in self._checked or commits.has_commit(self.clone, sha):
+                continue
+            pr = self.pr_of.get(key)
+            refs += ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
+        if refs:
+            self._fetch(list(dict.fromkeys(refs)))
 
     def main_tree(self) -> Path:
         """InferenceX ``main``'s data files, as fetched for this event (no srt-slurm)."""

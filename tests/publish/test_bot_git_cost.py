@@ -134,10 +134,10 @@ def test_the_partial_clone_holds_only_the_blobs_it_reads(replay):
     assert held == {master, head_master}  # a doc is no data file: its blob is never fetched
 
 
-def agentx_prs(replay: Replay, count: int) -> list[dict[str, Any]]:
+def agentx_prs(replay: Replay, count: int, first: int = 0) -> list[dict[str, Any]]:
     """``count`` open PRs, each adding its own AgentX config of the model."""
     infx, pulls = replay.infx, []
-    for i in range(count):
+    for i in range(first, first + count):
         infx.write(MASTER, add_key(infx.read(MASTER), f"{SEED_KEY}{i}"))
         head = infx.commit(f"[AgentX] GB300 DSV4.1 Flash SGLang: arm {i}")
         infx.checkout(infx.main)
@@ -171,3 +171,25 @@ def test_a_catch_up_generates_the_module_once(replay):
     start = len(replay.gh.log)
     replay.send("schedule", SCHEDULE, "--model", MODEL)
     assert [r for r in replay.gh.log[start:] if r.method != "GET"] == []
+
+
+def test_an_event_fetches_the_other_prs_commits_at_once(replay):
+    # A /use on one PR renders the page, whose other configs are shown at other PRs' heads: a
+    # fresh runner fetches them in one go, however many they are (the old code fetched each
+    # PR's head, then its commit, on its own).
+    pull = config_pr(replay)
+    agentx_prs(replay, 2)
+    replay.send("schedule", SCHEDULE, "--model", MODEL)
+
+    def use(clone: str, at: str) -> costs.Costs:
+        replay.clone = replay.tmp / clone
+        before = costs.snapshot()
+        replay.comment(pull, f"/use {RUN}", at)
+        assert f"measured in run {RUN}" in replay.bot_comments(SEED_PR)[-1]
+        return costs.COSTS.since(before)
+
+    few = use("few.git", "2026-10-13T09:00:00Z")
+    agentx_prs(replay, 4, first=2)
+    replay.send("schedule", SCHEDULE, "--model", MODEL)
+    many = use("many.git", "2026-10-13T10:00:00Z")
+    assert many.fetches == few.fetches
