@@ -29,7 +29,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from syncer import checkout, costs, gitrun
@@ -487,14 +487,23 @@ def _ls_tree_process(clone: Path, commit: str) -> list[tuple[str, str, str, str]
     return out
 
 
-def _safe_relpath(path: str, commit: str) -> PurePosixPath:
-    """A tree path as a relative path under the written tree, held to checkout's rules."""
+def _safe_parts(path: str, commit: str) -> tuple[str, ...]:
+    """A tree path's parts under the written tree, held to checkout's rules (a path found
+    plain once is not checked again: the trees of one event share most of their paths)."""
+    if path in _PLAIN:
+        return _PLAIN[path]
     where = f"InferenceX tree {commit[:12]}"
     checkout.check_name(path, what=f"{where}: path", path=None)
-    parts = path.split("/")
+    parts = tuple(path.split("/"))
     if any(p in (".", "", ".git") for p in parts):
         raise SyncError(f"{where}: path {js(path, PATH_CHARS)} is not a plain relative path")
-    return PurePosixPath(*parts)
+    if len(_PLAIN) >= 100_000:
+        _PLAIN.clear()
+    _PLAIN[path] = parts
+    return parts
+
+
+_PLAIN: dict[str, tuple[str, ...]] = {}
 
 
 def _write_tree(
@@ -508,7 +517,7 @@ def _write_tree(
     bytes written. ``store``: a folder of blobs by id shared by the trees of one event (each
     blob read and written once, then linked into every tree that has it: the trees of
     InferenceX's open PRs differ from main's in a few files)."""
-    blobs: list[tuple[str, PurePosixPath, str]] = []
+    blobs: list[tuple[str, tuple[str, ...], str]] = []
     gitlinks: dict[str, str] = {}
     for mode, _kind, sha, path in _ls_tree(clone, commit):
         if mode == _MODE_GITLINK:
@@ -516,49 +525,55 @@ def _write_tree(
             continue
         if not is_data_path(path, dirs) or (mode not in _MODE_BLOB and mode != _MODE_LINK):
             continue
-        blobs.append((sha, _safe_relpath(path, commit), mode))
+        blobs.append((sha, _safe_parts(path, commit), mode))
     stored = {sha for sha, _, m in blobs if store is not None and m != _MODE_LINK}
-    stored = {sha for sha in stored if (store / sha).is_file()} if store is not None else set()
+    stored = {sha for sha in stored if os.path.isfile(os.path.join(store, sha))} if store else set()
     new = [sha for sha, _, _ in blobs if sha not in stored]
     sizes = _batch(clone, new, check_only=True)
     wanted = [(s, p, m) for s, p, m in blobs if s in stored or sizes.get(s, 0) <= MAX_BLOB_BYTES]
     contents = _batch(clone, sorted({s for s, _, _ in wanted if s not in stored}))
     written = 0
-    for sha, rel, mode in wanted:
-        target = root.joinpath(*rel.parts)
-        parent = target.parent
-        # A directory on the way is ours (made here), never a link written earlier: a tree
+    base = os.fspath(root)
+    made: set[str] = set()  # folders made under root (each tree's own: a private directory)
+    links: set[str] = set()  # links written there
+    for sha, parts, mode in wanted:
+        # A folder on the way is ours (made here), never a link written earlier: a tree
         # cannot hold both a link and a folder at one path, and a crafted one is refused.
-        for above in [*reversed(rel.parents)][1:]:
-            step = root.joinpath(*above.parts)
-            if step.is_symlink():
-                raise SyncError(
-                    f"InferenceX tree {commit[:12]}: {js(str(rel), PATH_CHARS)} lies under a "
-                    "symbolic link; not written"
-                )
-        parent.mkdir(parents=True, exist_ok=True)
+        above = ["/".join(parts[:depth]) for depth in range(1, len(parts))]
+        if any(folder in links for folder in above):
+            raise SyncError(
+                f"InferenceX tree {commit[:12]}: {js('/'.join(parts), PATH_CHARS)} lies under a "
+                "symbolic link; not written"
+            )
+        if above and above[-1] not in made:
+            os.makedirs(os.path.join(base, *parts[:-1]), exist_ok=True)
+            made.update(above)
+        target = os.path.join(base, *parts)
         if mode == _MODE_LINK:
             # Written as the link it is: readers refuse one that leads out of the tree
             # (checkout.contained), as they do in a checkout.
             data = contents[sha] if sha in contents else (store or root).joinpath(sha).read_bytes()
             os.symlink(os.fsdecode(data), target)
+            links.add("/".join(parts))
             continue
         if store is not None:
+            kept = os.path.join(store, sha)
             if sha not in stored:
-                _write_new(store / sha, contents[sha])  # freed with the store (Trees.close)
+                _write_new(kept, contents[sha])  # freed with the store (Trees.close)
                 stored.add(sha)
             try:
-                os.link(store / sha, target)  # the file's name only: no bytes written
+                os.link(kept, target)  # the file's name only: no bytes written
                 continue
             except OSError:
                 pass  # a filesystem without hard links: the file itself, as without a store
-            written += _write_new(target, (store / sha).read_bytes())
+            with open(kept, "rb") as fh:
+                written += _write_new(target, fh.read())
             continue
         written += _write_new(target, contents[sha])
     return gitlinks, written
 
 
-def _write_new(target: Path, data: bytes) -> int:
+def _write_new(target: str, data: bytes) -> int:
     """``data`` as the new file ``target`` (never through a link, never over a file)."""
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     with os.fdopen(fd, "wb") as fh:
