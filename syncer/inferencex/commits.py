@@ -336,10 +336,80 @@ def has_commit(clone: Path, sha: str) -> bool:
 
 
 def merge_base(clone: Path, a: str, b: str) -> str | None:
-    """The best common ancestor of two commits (what a PR's "Files changed" compares against)."""
+    """The best common ancestor of two commits (what a PR's "Files changed" compares against):
+    found by the clone's reader as ``git merge-base`` finds it; git itself is asked when there
+    are several candidates (criss-cross merges: git chooses among them) or the reader cannot
+    walk the commits."""
+    if SHA.fullmatch(a) and SHA.fullmatch(b):
+        try:
+            found = _merge_bases(_reader(clone), a, b)
+        except (Unanswered, _NotPlain):
+            found = []
+        if len(found) == 1:
+            return found[0]
     raw = _git(clone, "merge-base", operands=[a, b], check=False)
     out = raw.decode("ascii", "replace").strip()
     return out if SHA.fullmatch(out) else None
+
+
+_ONE, _TWO, _STALE = 1, 2, 4
+# commit id -> (committer time, parents): commits never change, and a reconcile walks main's
+# newest history once per PR.
+_COMMITS: dict[str, tuple[int, tuple[str, ...]]] = {}
+
+
+def _merge_bases(reader: ObjectReader, a: str, b: str) -> list[str]:
+    """The candidates git's ``paint_down_to_common`` finds for ``a`` and ``b`` (without a
+    commit-graph: commits taken newest first by committer time, ties in the order queued):
+    one is the merge base; several are for git to choose from."""
+    import heapq
+
+    if a == b:
+        return [a]
+    flags = {a: _ONE, b: _TWO}
+    order = 0
+    queue: list[tuple[int, int, str]] = []
+    for oid in (a, b):
+        heapq.heappush(queue, (-_commit_info(reader, oid)[0], order, oid))
+        order += 1
+    result: list[str] = []
+    while any(not flags[oid] & _STALE for _, _, oid in queue):
+        _, _, oid = heapq.heappop(queue)
+        paint = flags[oid] & (_ONE | _TWO | _STALE)
+        if paint == _ONE | _TWO:
+            if oid not in result:
+                result.append(oid)
+            paint |= _STALE
+        for parent in _commit_info(reader, oid)[1]:
+            if flags.get(parent, 0) & paint == paint:
+                continue
+            flags[parent] = flags.get(parent, 0) | paint
+            heapq.heappush(queue, (-_commit_info(reader, parent)[0], order, parent))
+            order += 1
+    return result
+
+
+def _commit_info(reader: ObjectReader, oid: str) -> tuple[int, tuple[str, ...]]:
+    if oid not in _COMMITS:
+        found = reader.contents([oid])[0]
+        if found is None or found[0] != "commit":
+            raise _NotPlain(oid)
+        parents: list[str] = []
+        when = 0
+        for line in found[2].split(b"\n"):
+            if not line:
+                break  # the message follows
+            if line.startswith(b"parent "):
+                parents.append(line[7:].decode("ascii"))
+            elif line.startswith(b"committer "):
+                stamp = line.rsplit(b" ", 2)[-2]
+                if not stamp.isdigit():
+                    raise _NotPlain(oid)
+                when = int(stamp)
+        if len(_COMMITS) >= 200_000:
+            _COMMITS.clear()
+        _COMMITS[oid] = (when, tuple(parents))
+    return _COMMITS[oid]
 
 
 def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:

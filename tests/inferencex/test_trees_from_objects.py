@@ -97,3 +97,56 @@ def test_changed_paths_from_tree_objects_as_diff_tree_lists_them(repo, tmp_path)
         "tool.sh",
     }
     assert commits.changed_paths(clone, head, head) == set()
+
+
+def git_merge_base(clone, a: str, b: str) -> str:
+    done = subprocess.run(
+        ["git", f"--git-dir={clone}", "merge-base", a, b], check=True, capture_output=True
+    )
+    return done.stdout.decode().strip()
+
+
+def test_merge_base_from_commit_objects_as_git_finds_it(repo, tmp_path):
+    # A PR branched from main, merged main's newer commit into itself; main moved on again.
+    repo.write("docs/pr.md", "1\n")
+    branch = repo.commit("PR: first")
+    repo.checkout(repo.main)
+    repo.write("docs/main.md", "1\n")
+    main1 = repo.commit("main: one")
+    repo.checkout(branch)
+    git("merge", "--quiet", "--no-edit", main1, cwd=repo.work)
+    repo.write("docs/pr.md", "2\n")
+    head = repo.commit("PR: second")
+    repo.checkout(main1)
+    repo.write("docs/main.md", "2\n")
+    main2 = repo.commit("main: two")
+    repo.merge_to_main(main2)
+    repo.publish_pr(9, head)
+    clone = repo.clone_for_bot(tmp_path)
+    commits.fetch(clone, str(repo.remote), ["main", "refs/pull/9/head"])
+    commits.resolve(clone, head)  # the clone's object reader is up
+    before = costs.snapshot()
+    assert commits.merge_base(clone, main2, head) == main1 == git_merge_base(clone, main2, head)
+    assert commits.merge_base(clone, head, repo.main) == repo.main
+    assert commits.merge_base(clone, main2, main2) == main2
+    assert costs.COSTS.since(before).git_processes == 0  # read by the running reader
+
+
+def test_criss_cross_merge_bases_are_left_to_git(repo, tmp_path):
+    repo.write("docs/a.md", "a\n")
+    a1 = repo.commit("a1")
+    repo.checkout(repo.main)
+    repo.write("docs/b.md", "b\n")
+    b1 = repo.commit("b1")
+    git("merge", "--quiet", "--no-edit", a1, cwd=repo.work)
+    b2 = repo.commit("b2")
+    repo.checkout(a1)
+    git("merge", "--quiet", "--no-edit", b1, cwd=repo.work)
+    a2 = repo.commit("a2")
+    repo.publish_pr(10, a2)
+    repo.publish_pr(11, b2)
+    clone = repo.clone_for_bot(tmp_path)
+    commits.fetch(clone, str(repo.remote), ["refs/pull/10/head", "refs/pull/11/head"])
+    assert commits.merge_base(clone, a2, b2) == git_merge_base(clone, a2, b2)
+    assert commits.merge_base(clone, a2, b2) in (a1, b1)
+    assert len(commits._merge_bases(commits._reader(clone), a2, b2)) == 2  # git chose
