@@ -263,6 +263,10 @@ def commit_date(clone: Path, rev: str = "HEAD") -> str | None:
     sha = resolve(clone, rev)
     if sha is None:
         return None
+    try:
+        return _commit_info(_reader(clone), sha)[2]
+    except (Unanswered, _NotPlain):
+        pass  # git says what it makes of such a commit
     out = _git(clone, "log", "-1", "--format=%cI", operands=[sha], check=False).decode(
         "ascii", "replace"
     )
@@ -353,9 +357,9 @@ def merge_base(clone: Path, a: str, b: str) -> str | None:
 
 
 _ONE, _TWO, _STALE = 1, 2, 4
-# commit id -> (committer time, parents): commits never change, and a reconcile walks main's
-# newest history once per PR.
-_COMMITS: dict[str, tuple[int, tuple[str, ...]]] = {}
+# commit id -> (committer time, parents, that time as git's %cI prints it): commits never
+# change, and a reconcile walks main's newest history once per PR.
+_COMMITS: dict[str, tuple[int, tuple[str, ...], str]] = {}
 
 
 def _merge_bases(reader: ObjectReader, a: str, b: str) -> list[str]:
@@ -389,27 +393,45 @@ def _merge_bases(reader: ObjectReader, a: str, b: str) -> list[str]:
     return result
 
 
-def _commit_info(reader: ObjectReader, oid: str) -> tuple[int, tuple[str, ...]]:
+def _commit_info(reader: ObjectReader, oid: str) -> tuple[int, tuple[str, ...], str]:
     if oid not in _COMMITS:
         found = reader.contents([oid])[0]
         if found is None or found[0] != "commit":
             raise _NotPlain(oid)
         parents: list[str] = []
-        when = 0
+        when: tuple[int, str] | None = None
         for line in found[2].split(b"\n"):
             if not line:
                 break  # the message follows
             if line.startswith(b"parent "):
                 parents.append(line[7:].decode("ascii"))
             elif line.startswith(b"committer "):
-                stamp = line.rsplit(b" ", 2)[-2]
-                if not stamp.isdigit():
-                    raise _NotPlain(oid)
-                when = int(stamp)
+                when = _committed(line)
+        if when is None:
+            raise _NotPlain(oid)
         if len(_COMMITS) >= 200_000:
             _COMMITS.clear()
-        _COMMITS[oid] = (when, tuple(parents))
+        _COMMITS[oid] = (when[0], tuple(parents), when[1])
     return _COMMITS[oid]
+
+
+_ZONE = re.compile(rb"[+-][0-9]{4}")
+
+
+def _committed(line: bytes) -> tuple[int, str] | None:
+    """A ``committer`` line's time: seconds, and ISO 8601 in its own zone (git's ``%cI``)."""
+    import datetime
+
+    *_, stamp, zone = line.rsplit(b" ", 2)
+    if not stamp.isdigit() or not _ZONE.fullmatch(zone):
+        return None
+    minutes = int(zone[1:3]) * 60 + int(zone[3:5])
+    offset = datetime.timedelta(minutes=-minutes if zone[:1] == b"-" else minutes)
+    try:
+        when = datetime.datetime.fromtimestamp(int(stamp), datetime.timezone(offset))
+    except (OverflowError, OSError, ValueError):
+        return None
+    return int(stamp), when.isoformat()
 
 
 def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:

@@ -150,3 +150,23 @@ def test_criss_cross_merge_bases_are_left_to_git(repo, tmp_path):
     assert commits.merge_base(clone, a2, b2) == git_merge_base(clone, a2, b2)
     assert commits.merge_base(clone, a2, b2) in (a1, b1)
     assert len(commits._merge_bases(commits._reader(clone), a2, b2)) == 2  # git chose
+
+
+def test_a_commit_date_is_read_from_the_commit_object(repo, tmp_path):
+    repo.write("docs/zone.md", "z\n")
+    git("add", "-A", cwd=repo.work)
+    env_date = "2026-10-13T09:30:00-0700"
+    subprocess.run(
+        ["git", "commit", "--quiet", "-m", "in another zone"], cwd=repo.work, check=True,
+        env={**os.environ, "GIT_COMMITTER_DATE": env_date, "GIT_AUTHOR_DATE": env_date},
+    )  # fmt: skip
+    head = git("rev-parse", "HEAD", cwd=repo.work)
+    repo.publish_pr(12, head)
+    clone = repo.clone_for_bot(tmp_path)
+    commits.fetch(clone, str(repo.remote), ["refs/pull/12/head"])
+    commits.resolve(clone, head)  # the clone's object reader is up
+    before = costs.snapshot()
+    assert commits.commit_date(clone, head) == "2026-10-13T09:30:00-07:00"
+    assert costs.COSTS.since(before).git_processes == 0
+    shown = git("log", "-1", "--format=%cI", head, cwd=repo.work)
+    assert shown == "2026-10-13T09:30:00-07:00"
