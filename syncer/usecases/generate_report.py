@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from syncer.compare.review_render import review_report
 from syncer.cookbook.edit import describe as describe_edit
 from syncer.inferencex.releases import Release
 from syncer.inputs import Read
 from syncer.lint.publish import PublishLint
+from syncer.lint.report import lint_report
 from syncer.reporting import Report, print_lines
 from syncer.templating import render
 from syncer.usecases.generate import GenerateResult
@@ -79,8 +81,6 @@ class GenerateRun:
             }
         review = self.reviews.get(result.path)
         if review is not None:
-            from syncer.compare.review_render import review_report
-
             doc["review"] = review_report(review).json()
         return doc
 
@@ -89,8 +89,6 @@ def _lint_json(lint: PublishLint | None) -> dict[str, Any] | None:
     if lint is None:
         return None  # no SGLang checkout: the check did not run
     if lint.result is not None:
-        from syncer.lint.report import lint_report
-
         return lint_report(lint.result).json()
     return {"skipped": lint.skipped, "error": lint.error}
 
@@ -118,8 +116,6 @@ def _text(run: GenerateRun) -> str:
 
 
 def _terminal(run: GenerateRun, console: Any) -> None:
-    from syncer.compare.review_render import review_report
-
     def show(review: Any) -> str:
         review_report(review).text(console)
         return ""
