@@ -210,6 +210,7 @@ class _Parsed:
     assigned: dict[str, str]
     ref_files: dict[str, str]
     reads: list[Path]
+    missing: list[Path]  # tree paths it would read that are not there (yet)
 
 
 def _logical_lines(text: str) -> list[tuple[int, str]]:
@@ -242,7 +243,7 @@ def _parse(script: Path, root: Path | None) -> _Parsed:
     """``script``'s srt-slurm steps, reading the tree's files it sources in their place
     (``root``: the checkout, which files are shown relative to; else the script's tree)."""
     tree = root or script.parent.parent
-    parsed = _Parsed([], [], {}, {}, [])
+    parsed = _Parsed([], [], {}, {}, [], [])
     paths: dict[str, Path] = {}  # variables holding a directory or file of the tree
     stack: list[int] = []
     # InferenceX's workflows run `bash ./runners/launch_<cluster>.sh` from the workspace root.
@@ -283,6 +284,7 @@ def _parse(script: Path, root: Path | None) -> _Parsed:
     def version(name: str, word: str, here: Path, *, first_line: bool) -> None:
         file = path_of(word, here)
         if file is None or not file.is_file():
+            parsed.missing += [file] if file is not None else []
             return
         text = read_capped(file, VERSION_LIMIT, "srt-slurm version file").decode("utf-8", "replace")
         value = (text.splitlines() or [""])[0].strip() if first_line else text.strip()
@@ -313,6 +315,8 @@ def _parse(script: Path, root: Path | None) -> _Parsed:
                 continue
             if m := _SOURCE.match(line):
                 target = path_of(m.group(1), path)
+                if target is not None and not target.is_file():
+                    parsed.missing.append(target)
                 known = target is not None and target.is_file() and target not in chain
                 if known and target is not None and len(chain) < SOURCE_DEPTH:
                     parsed.reads.append(target)
@@ -376,12 +380,12 @@ def _parsed(script: Path, root: Path | None) -> _Parsed:
     of a cluster reads the same script, for its release and for discovery)."""
     key = (str(script), str(root))
     cached = _PARSED.get(key)
-    if cached is not None and cached[0] == _stamps([script, *cached[1].reads]):
+    if cached is not None and cached[0] == _stamps([script, *cached[1].reads, *cached[1].missing]):
         return cached[1]
     parsed = _parse(script, root)
     if len(_PARSED) >= 64:
         _PARSED.pop(next(iter(_PARSED)))
-    _PARSED[key] = (_stamps([script, *parsed.reads]), parsed)
+    _PARSED[key] = (_stamps([script, *parsed.reads, *parsed.missing]), parsed)
     return parsed
 
 

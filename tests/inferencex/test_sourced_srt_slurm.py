@@ -173,3 +173,16 @@ def test_a_sourced_file_outside_the_tree_is_not_read(tree: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "srt-slurm v1.0.38 " in done.stdout.splitlines()[0]
     assert "outside" not in " ".join(files_read(load_master(tree), AGG))
+
+
+def test_a_version_file_added_later_is_read_in_the_same_process(tree: Path) -> None:
+    """The parse is kept per version of every file it read, the files it missed included."""
+    from syncer.errors import SyncError
+    from syncer.inferencex.releases import release_for
+
+    text = (tree / VERSION).read_text()
+    (tree / VERSION).unlink()
+    with pytest.raises(SyncError, match="cannot resolve"):
+        release_for(load_master(tree).entry(AGG))
+    (tree / VERSION).write_text(text)
+    assert release_for(load_master(tree).entry(AGG)).ref == "v1.0.38"
