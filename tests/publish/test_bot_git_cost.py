@@ -193,3 +193,22 @@ def test_an_event_fetches_the_other_prs_commits_at_once(replay):
     replay.send("schedule", SCHEDULE, "--model", MODEL)
     many = use("many.git", "2026-10-13T10:00:00Z")
     assert many.fetches == few.fetches
+
+
+def test_the_workflow_keeps_the_clone_per_tool_commit():
+    # A job restores the clone an earlier run of the same tool commit fetched (this week's),
+    # and fetches what InferenceX changed since rather than its whole history.
+    import yaml
+    from conftest import ROOT
+
+    doc = yaml.safe_load((ROOT / ".github/workflows/cookbook-sync.yml").read_text())
+    for name in ("gate", "publish"):
+        steps = doc["jobs"][name]["steps"]
+        [cache] = [s for s in steps if "actions/cache@" in s.get("uses", "")]
+        [bot] = [s for s in steps if "sync bot" in s.get("run", "")]
+        assert steps.index(cache) < steps.index(bot), name
+        assert cache["with"]["path"] == "${{ runner.temp }}/inferencex.git"
+        assert '--inferencex-clone "$RUNNER_TEMP/inferencex.git"' in bot["run"]
+        key, restore = cache["with"]["key"], cache["with"]["restore-keys"]
+        assert key.startswith("cookbook-sync-inferencex-${{ env.TOOL_REF }}-")
+        assert restore == "cookbook-sync-inferencex-${{ env.TOOL_REF }}-"
