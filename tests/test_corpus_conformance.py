@@ -26,9 +26,10 @@ import forkserver
 import pytest
 from corpus import INFERENCEX, MANIFEST, cache_dir, cached, cell_inputs
 
+from syncer.cookbook.cells import module_layout
 from syncer.cookbook.decode import decoder_for_text
 from syncer.errors import SyncError
-from syncer.inferencex.cookbook_layout import layout_of, layout_order
+from syncer.inferencex.cookbook_layout import layout_order
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.model import Selection
 
@@ -97,14 +98,10 @@ def _kinds(blocks: list[dict]) -> list[str]:
 
 
 @functools.cache
-def _layout(path: str) -> str | None:
-    """The block layout a module version was written in, read from its own cells."""
-    decoder = decoder_for_text(Path(path).read_text(encoding="utf-8"), path)
-    return layout_of(
-        decoder.blocks_for(Selection(ci, 0, router, None))
-        for ci, cell in enumerate(decoder.data["cells"])
-        for router in cell["routers"]
-    )
+def _layout(path: str) -> str:
+    """The block layout a module version was written in, read from its own cells (the rule
+    ``sync generate`` writes an existing module's new cells by)."""
+    return module_layout(decoder_for_text(Path(path).read_text(encoding="utf-8"), path))
 
 
 def _check_cell(decoder, module: dict, ci: int, sha: str, key: str) -> list[str]:
@@ -137,7 +134,7 @@ def _check_cell(decoder, module: dict, ci: int, sha: str, key: str) -> list[str]
             ours = q.cookbook.get(router, [])
             if _by_content(published) == _by_content(ours):
                 # the same blocks, in the order of the generator version that wrote the module
-                layout = _layout(decoder.path) or "newest"
+                layout = _layout(decoder.path)
                 if _kinds(published) != _kinds(layout_order(ours, layout)):
                     out.append(f"point {pi} router {router}: order differs ({layout} layout)")
                 continue
