@@ -237,9 +237,9 @@ def test_the_manifest_names_every_cells_inputs_or_why_they_are_not_public() -> N
 # order) is a note of the audit since issue 37.4, no finding: every edit keeps it as published.
 
 
-def _audit_findings(root: Path) -> list[tuple[str, dict]]:
+def _audits(root: Path) -> dict[str, dict]:
     """``sync audit`` (offline) of every module version of the cache against the InferenceX
-    trees the cache holds (a folder of trees named by commit): ``(module version, finding)``."""
+    trees the cache holds (a folder of trees named by commit): its JSON report per version."""
     trees = root / "trees"
     for name, entry in _manifest()["inputs"].items():
         sha = name.split(" ", 1)[0]
@@ -247,9 +247,11 @@ def _audit_findings(root: Path) -> list[tuple[str, dict]]:
             target = trees / sha[:8] / path
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(cached({"repo": INFERENCEX, "commit": sha, "path": path}), target)
-    found = []
+    reports = {}
     for module in _manifest()["modules"]:
         version = f"{module['model']}@{module['commit'][:8]}"
+        if not cached(module).is_file():
+            continue
         cookbook = root / version.replace("/", "_")
         (cookbook / module["model"]).parent.mkdir(parents=True)
         shutil.copyfile(cached(module), cookbook / f"{module['model']}.jsx")
@@ -260,10 +262,14 @@ def _audit_findings(root: Path) -> list[tuple[str, dict]]:
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert done.returncode in (0, 1), done.stderr
-        report = json.loads(done.stdout)
-        found += [(version, f) for m in report["modules"] for f in m["findings"]]
-        found += [(version, f) for c in report["cells"] for f in c.get("findings", [])]
-    return found
+        reports[version] = json.loads(done.stdout)
+    return reports
+
+
+def _findings(report: dict) -> list[dict]:
+    return [f for m in report["modules"] for f in m["findings"]] + [
+        f for c in report["cells"] for f in c.get("findings", [])
+    ]
 
 
 def _explained(finding: dict) -> str | None:
@@ -278,10 +284,28 @@ def _explained(finding: dict) -> str | None:
 
 
 def test_sync_audit_over_the_corpus_finds_only_explained_drift(tmp_path: Path) -> None:
+    """Every finding of the audit on a published cell is the module's own drift, explained;
+    and the audit agrees with the corpus test on which cells reproduce."""
     if not _cache_present():
         pytest.skip(f"corpus cache absent at {cache_dir()}: python tests/corpus.py fill")
-    findings = _audit_findings(tmp_path)
-    reasons = Counter((_explained(f) or "UNEXPLAINED") for _, f in findings)
-    print(f"sync audit over the corpus: {len(findings)} findings", dict(reasons))
-    unexplained = [(v, f["message"]) for v, f in findings if _explained(f) is None]
+    reports, tallies = _audits(tmp_path), _tallies()
+    lines, unexplained, total = [], [], Counter[str]()
+    for version, report in reports.items():
+        findings = _findings(report)
+        reasons = Counter((_explained(f) or "UNEXPLAINED") for f in findings)
+        total.update(reasons)
+        recipe = report["counts"]["recipe"]
+        lines.append(
+            f"{version}: {len(findings)} findings"
+            + (f" ({reasons[NATS_UNSHIPPED]} NATS_UNSHIPPED)" if findings else "")
+            + f"; recipe agrees {recipe['agrees']}, differs {recipe['differs']}, "
+            f"not checked {recipe['not-checked']}"
+        )
+        unexplained += [(version, f["message"]) for f in findings if _explained(f) is None]
+        # the audit's verdict per cell is the corpus test's: reproduced cells agree, the
+        # module's own drift differs
+        tally = tallies[version]
+        assert (recipe["agrees"], recipe["differs"]) == (tally.reproduced, tally.drift), version
+    print(f"sync audit over the corpus: {sum(total.values())} findings, {dict(total)}")
+    print("\n".join(lines))
     assert not unexplained, unexplained
