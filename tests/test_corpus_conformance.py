@@ -24,7 +24,7 @@ from pathlib import Path
 
 import forkserver
 import pytest
-from corpus import INFERENCEX, MANIFEST, cache_dir, cached, cell_inputs
+from corpus import INFERENCEX, MANIFEST, UNNAMED_VERSIONS, cache_dir, cached, cell_inputs
 
 from syncer.cookbook.cells import module_layout
 from syncer.cookbook.decode import decoder_for_text
@@ -208,11 +208,21 @@ def test_every_checkable_cell_of_every_module_version_is_reproduced() -> None:
             f"{MANIFEST.name}): fill it with python tests/corpus.py fill"
         )
     tallies = _tallies()
-    report = "\n".join(t.line(name) for name, t in tallies.items())
+    report = "\n".join([*(t.line(name) for name, t in tallies.items()), *_versions_absent()])
     print(report)
     failures = [f for t in tallies.values() for f in t.failures]
     assert not failures, report + "\n" + "\n".join(failures)
     assert sum(t.checkable for t in tallies.values()) > 0, report
+
+
+def _versions_absent() -> list[str]:
+    """Per model, the versions the store holds that the corpus lacks, with the reason."""
+    held = Counter(entry["model"] for entry in _manifest()["modules"])
+    return [
+        f"{model}: {held[model]} of {stored} stored versions in the corpus"
+        + (f"; {stored - held[model]} not: {UNNAMED_VERSIONS}" if stored > held[model] else "")
+        for model, stored in sorted(_manifest()["stored_versions"].items())
+    ]
 
 
 def test_the_manifest_names_every_cells_inputs_or_why_they_are_not_public() -> None:
