@@ -61,6 +61,10 @@ PROBED_COMMITS = {
     "0c4057b6": "a DeepSeek-V4.1 page version: deepseek-v4_1.jsx not at it",
     "5caafd21": "a DeepSeek-V4.1 page version: deepseek-v4_1.jsx not at it",
     "2b484a51": "deepseek-v4.jsx, deepseek-v4_1.jsx: glm-5.2.jsx not at it",
+    "af96f0aa": "_srt_slurm_deployment.jsx: glm-5.2.jsx not at it",
+    "00c17caf": "_deployment.jsx: glm-5.2.jsx not at it",
+    "b9dec767": "_playground.jsx: glm-5.2.jsx not at it",
+    "93b8b5ba": "the DeepSeek-V4 DSpark page: glm-5.2.jsx not at it",
 }
 # A commit whose copies under pairs/ are not that commit's files (pairs/README.md: the master
 # config of 68898926 is 0f45d5f4's, a stand-in).

@@ -141,8 +141,12 @@ class _Existing:
         return self.spec
 
     def layout(self) -> str:
-        """The block order new cells take: the module's own, the newest for a new module."""
-        decoder = self._decoded()
+        """The block order new cells take: the module's own, the newest for a new module (or
+        for a file there that is no module, which a rebuild replaces as before)."""
+        try:
+            decoder = self._decoded()
+        except SyncError:
+            return NEWEST_LAYOUT
         return cells_mod.module_layout(decoder) if decoder is not None else NEWEST_LAYOUT
 
     def _decoded(self) -> Decoder | None:
