@@ -19,13 +19,14 @@ from syncer.cookbook.edit import describe as describe_edit
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
+from syncer.inferencex.renders import Renders
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inputs import Input, read
 from syncer.lint.publish import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
 from syncer.templating import render
 from syncer.untrusted import term_text
-from syncer.usecases.generate import HistoryRenderer, generate_model, write_results
+from syncer.usecases.generate import generate_model, write_results
 from syncer.wording import count, js
 
 
@@ -105,7 +106,10 @@ def generate_command(
         from syncer.inferencex.srtconfigs import discover
 
         srt = discover(inferencex, srt_slurm_configs)
-    renderer = HistoryRenderer(config.pins(), srt_repo=srt_repo, as_of=as_of, srt_files=srt)
+    # A branch is read at --as-of, else at its config's pinned run date, else at the
+    # checkout's commit date (the precedence of syncer.inferencex.renders).
+    pin_dates = {key: pin.date for key, pin in config.pins().items() if pin.date}
+    renderer = Renders(srt_repo=srt_repo, as_of=as_of, srt_files=srt, pin_dates=pin_dates)
     # Every model is generated and proven before anything is written: a bad config of the
     # second model must not leave the first one updated alone.
     results = [
@@ -140,7 +144,7 @@ def generate_command(
         read(Input.COOKBOOK, out_dir),
     ]
     click.echo(render("read.txt.j2", read=reads), nl=False)
-    for key, release in renderer.applied.items():
+    for key, release in renderer.applied().items():
         # A branch is what the runner cloned: which of its commits these cells follow.
         click.echo(f"{term_text(key)}: rules of {term_text(release.describe())}")
     drift = False
