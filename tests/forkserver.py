@@ -11,11 +11,12 @@ working directory, umask, time zone and import path of the request, ``__main__``
 ``sys.argv`` as ``-m`` sets them; then it runs the package's ``__main__`` and exits through the
 interpreter's own shutdown (exit code, flushes, ``atexit``).
 
-What the server cannot make equal it does not attempt: when the request's user, groups,
-resource limits, or the environment the interpreter reads at its start-up (``PYTHON*`` other
-than ``PYTHONPATH``, the locale) differ from the server's, or there is no server, the client
-becomes the real thing (``exec python -m syncer ARGS``). ``tests/test_forkserver.py`` holds
-the two to the same output, exit code and side effects.
+Resource limits lower than the server's are the fork's own to set, and it sets them. What the
+server cannot make equal it does not attempt: when the request's user, groups, a resource
+limit above the server's, or the environment the interpreter reads at its start-up
+(``PYTHON*`` other than ``PYTHONPATH``, the locale) differ from the server's, or there is no
+server, the client becomes the real thing (``exec python -m syncer ARGS``).
+``tests/test_forkserver.py`` holds the two to the same output, exit code and side effects.
 
 The client imports only the interpreter's built-in modules (``_signal``, ``_socket``,
 ``marshal``, not ``signal``, ``socket`` or ``json``, which import ``enum`` and ``re``), so that it
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 # The client is this file run as a command; the server and the tests' side import the rest.
 if __name__ != "__main__" or sys.argv[1:2] == ["--serve"]:
     import contextlib
+    import resource
     import signal
     import socket
 
@@ -216,7 +218,7 @@ def _serve(path: str) -> None:
         if listener in ready:
             conn, _ = listener.accept()
             request, fds = _read_request(conn)
-            if request is None or request["identity"] != own:
+            if request is None or not _can_become(request["identity"], own):
                 _answer(conn, b"exec\n")
                 conn.close()
                 for fd in fds:
@@ -229,11 +231,39 @@ def _serve(path: str) -> None:
                 for fd in (wake_r, wake_w):
                     os.close(fd)
                 conn.close()
+                _lower_limits(request["identity"]["limits"], own["limits"])
                 _become_command(request, fds, base_path)  # does not return
             for fd in fds:
                 os.close(fd)
             _answer(conn, f"pid {pid}\n".encode())
             running[pid] = conn
+
+
+def _can_become(identity: dict, own: dict) -> bool:
+    """Whether a fork of the server can be the client's process: the same user, groups,
+    start-up environment and interpreter, and resource limits the fork can set itself (each
+    the server's, or lower: what an unprivileged process may do to its own, as the client's
+    ``preexec_fn`` did to it; a test of the bounds runs commands under a lowered
+    ``RLIMIT_AS``)."""
+    if {**identity, "limits": None} != {**own, "limits": None}:
+        return False
+    limits, ours = identity["limits"], own["limits"]
+    return limits.keys() == ours.keys() and all(
+        _at_most(limits[name][1], ours[name][1]) for name in limits
+    )
+
+
+def _at_most(limit: int, other: int) -> bool:
+    infinity = resource.RLIM_INFINITY
+    return other == infinity or (limit != infinity and limit <= other)
+
+
+def _lower_limits(limits: dict, own: dict) -> None:
+    """The fork's resource limits made the client's (the server's or lower: see
+    :func:`_can_become`)."""
+    for name, (soft, hard) in limits.items():
+        if [soft, hard] != own[name]:
+            resource.setrlimit(getattr(resource, name), (soft, hard))
 
 
 def _reap(running: dict[int, socket.socket]) -> None:
