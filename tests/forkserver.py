@@ -492,10 +492,10 @@ def _warm() -> None:
     what a command does the first time in a process and keeps for the rest of it (regular
     expressions compiled inside functions, templates loaded, the bundled policy parsed:
     every such cache keyed on its input, a file's by its version) is done before the fork
-    rather than in each forked command: about half of a short command's CPU (verify 164 ->
-    90 ms, render 104 -> 52 ms). Nothing the tool reads of the request (arguments,
-    environment, working directory) is kept from it. ``SYNC_TEST_FORKSERVER_WARM=0``: no
-    warm-up."""
+    rather than in each forked command (on a busy machine, 10 ms to 70 ms of a forked
+    verify's 90-200 ms; most of the rest is the fork itself). Nothing the tool reads of the
+    request (arguments, environment, working directory) is kept from it.
+    ``SYNC_TEST_FORKSERVER_WARM=0``: no warm-up."""
     if os.environ.get(ENV + "_WARM") == "0":
         return
     from click.testing import CliRunner
