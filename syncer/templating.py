@@ -12,7 +12,6 @@ starting Python).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import sys
@@ -94,9 +93,20 @@ def _compiled_templates_class() -> Callable[[Path, jinja2.Environment], jinja2.B
     return CompiledTemplates
 
 
-@cache
 def environment(folder: Path | None = None) -> jinja2.Environment:
-    """The environment of ``syncer/templates/``, or of ``folder`` when given."""
+    """The environment of ``syncer/templates/``, or of ``folder`` when given: one per folder
+    and user cache, so that a process that has rendered before keeps its loaded templates
+    while its compiled ones still go where its environment now says (``HOME``,
+    ``XDG_CACHE_HOME``)."""
+    try:
+        compiled: Path | None = user_cache_dir() / "templates"
+    except RuntimeError:  # no home directory: compiled in every process
+        compiled = None
+    return _environment(folder, compiled)
+
+
+@cache
+def _environment(folder: Path | None, compiled: Path | None) -> jinja2.Environment:
     import jinja2
 
     loader = (
@@ -117,8 +127,8 @@ def environment(folder: Path | None = None) -> jinja2.Environment:
     env.filters["term"] = untrusted.term_text
     env.filters["block"] = untrusted.md_block
     env.filters["count"] = wording.count  # {{ n|count("point") }}: "1 point", "2 points"
-    with contextlib.suppress(RuntimeError):  # no home directory: compiled in every process
-        env.bytecode_cache = compiled_templates(user_cache_dir() / "templates", env)
+    if compiled is not None:
+        env.bytecode_cache = compiled_templates(compiled, env)
     return env
 
 

@@ -11,11 +11,12 @@ working directory, umask, time zone and import path of the request, ``__main__``
 ``sys.argv`` as ``-m`` sets them; then it runs the package's ``__main__`` and exits through the
 interpreter's own shutdown (exit code, flushes, ``atexit``).
 
-What the server cannot make equal it does not attempt: when the request's user, groups,
-resource limits, or the environment the interpreter reads at its start-up (``PYTHON*`` other
-than ``PYTHONPATH``, the locale) differ from the server's, or there is no server, the client
-becomes the real thing (``exec python -m syncer ARGS``). ``tests/test_forkserver.py`` holds
-the two to the same output, exit code and side effects.
+Resource limits lower than the server's are the fork's own to set, and it sets them. What the
+server cannot make equal it does not attempt: when the request's user, groups, a resource
+limit above the server's, or the environment the interpreter reads at its start-up
+(``PYTHON*`` other than ``PYTHONPATH``, the locale) differ from the server's, or there is no
+server, the client becomes the real thing (``exec python -m syncer ARGS``).
+``tests/test_forkserver.py`` holds the two to the same output, exit code and side effects.
 
 The client imports only the interpreter's built-in modules (``_signal``, ``_socket``,
 ``marshal``, not ``signal``, ``socket`` or ``json``, which import ``enum`` and ``re``), so that it
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 # The client is this file run as a command; the server and the tests' side import the rest.
 if __name__ != "__main__" or sys.argv[1:2] == ["--serve"]:
     import contextlib
+    import resource
     import signal
     import socket
 
@@ -44,9 +46,12 @@ HERE = os.path.abspath(__file__)
 FORWARDED = (_signal.SIGTERM, _signal.SIGINT, _signal.SIGHUP, _signal.SIGQUIT, _signal.SIGUSR1,
              _signal.SIGUSR2)  # fmt: skip
 _LIMIT = 64 << 20  # the largest request read (argv and environment)
-# Left for the commands that need it to import: esprima's tables are 120 MB, and a forked
-# process copies each page of the server it writes to (its exit writes to all of them).
-_NOT_PRELOADED = {"esprima"}
+# Every module is preloaded, esprima too: importing it is 0.7 s of CPU (its tables are 120 MB),
+# paid by each command that parses a module off the generator's layout (a forked decode of
+# one: 818 -> 115 ms), while a fork that never touches those pages copies none of them (it
+# ends through os._exit, not the module teardown that wrote to all of them): no cost
+# measured on verify or render.
+_NOT_PRELOADED: set[str] = set()
 
 
 def command() -> list[str]:
@@ -192,6 +197,7 @@ def _serve(path: str) -> None:
     listener.bind(path)
     listener.listen(64)  # a client that comes while the imports below run waits in the queue
     _preload()
+    _warm()
     own = _identity()
     base_path = _base_path()
     import gc
@@ -215,7 +221,7 @@ def _serve(path: str) -> None:
         if listener in ready:
             conn, _ = listener.accept()
             request, fds = _read_request(conn)
-            if request is None or request["identity"] != own:
+            if request is None or not _can_become(request["identity"], own):
                 _answer(conn, b"exec\n")
                 conn.close()
                 for fd in fds:
@@ -228,11 +234,39 @@ def _serve(path: str) -> None:
                 for fd in (wake_r, wake_w):
                     os.close(fd)
                 conn.close()
+                _lower_limits(request["identity"]["limits"], own["limits"])
                 _become_command(request, fds, base_path)  # does not return
             for fd in fds:
                 os.close(fd)
             _answer(conn, f"pid {pid}\n".encode())
             running[pid] = conn
+
+
+def _can_become(identity: dict, own: dict) -> bool:
+    """Whether a fork of the server can be the client's process: the same user, groups,
+    start-up environment and interpreter, and resource limits the fork can set itself (each
+    the server's, or lower: what an unprivileged process may do to its own, as the client's
+    ``preexec_fn`` did to it; a test of the bounds runs commands under a lowered
+    ``RLIMIT_AS``)."""
+    if {**identity, "limits": None} != {**own, "limits": None}:
+        return False
+    limits, ours = identity["limits"], own["limits"]
+    return limits.keys() == ours.keys() and all(
+        _at_most(limits[name][1], ours[name][1]) for name in limits
+    )
+
+
+def _at_most(limit: int, other: int) -> bool:
+    infinity = resource.RLIM_INFINITY
+    return other == infinity or (limit != infinity and limit <= other)
+
+
+def _lower_limits(limits: dict, own: dict) -> None:
+    """The fork's resource limits made the client's (the server's or lower: see
+    :func:`_can_become`)."""
+    for name, (soft, hard) in limits.items():
+        if [soft, hard] != own[name]:
+            resource.setrlimit(getattr(resource, name), (soft, hard))
 
 
 def _reap(running: dict[int, socket.socket]) -> None:
@@ -433,6 +467,49 @@ def _preload() -> None:
     for name in sorted(names - _NOT_PRELOADED):
         with contextlib.suppress(Exception):  # a module only some platforms have
             importlib.import_module(name)
+
+
+# What a warm server runs once, in the project's own checkout on its bundled example: every
+# command reads it, none writes (reencode and generate --check print; audit is offline).
+_KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
+_MODULE = "cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx"
+_WARMING = (
+    ["render", _KEY],
+    ["verify", _KEY],
+    ["verify", _KEY, "--format", "markdown"],
+    ["verify", _KEY, "--format", "json"],
+    ["generate", "--all", "--check"],
+    ["decode", _MODULE, "--all", "--format", "json"],
+    ["diff", _MODULE, _MODULE],
+    ["list"],
+    ["audit", "--offline", "--cookbook", "cookbook_snippets"],
+    ["reencode", _MODULE],
+)
+
+
+def _warm() -> None:
+    """The commands of :data:`_WARMING` run once in the server, output discarded, so that
+    what a command does the first time in a process and keeps for the rest of it (regular
+    expressions compiled inside functions, templates loaded, the bundled policy parsed:
+    every such cache keyed on its input, a file's by its version) is done before the fork
+    rather than in each forked command (on a busy machine, 10 ms to 70 ms of a forked
+    verify's 90-200 ms; most of the rest is the fork itself). Nothing the tool reads of the
+    request (arguments, environment, working directory) is kept from it.
+    ``SYNC_TEST_FORKSERVER_WARM=0``: no warm-up."""
+    if os.environ.get(ENV + "_WARM") == "0":
+        return
+    from click.testing import CliRunner
+
+    from syncer.commands.group import cli
+
+    here = os.getcwd()
+    os.chdir(os.path.dirname(os.path.dirname(HERE)))
+    try:
+        runner = CliRunner()
+        for args in _WARMING:
+            runner.invoke(cli, args)  # its outcome is no concern of the server's
+    finally:
+        os.chdir(here)
 
 
 # ---- the test process's side --------------------------------------------------------------

@@ -28,8 +28,9 @@ def _limited() -> None:
 
 
 def sync(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``sync ARGS`` as a user runs it, in at most 1 GB of memory (the forkserver's client
-    then runs the real interpreter: its limits differ from the server's)."""
+    """``sync ARGS`` as a user runs it, in at most 1 GB of memory (the forkserver's fork takes
+    the client's lower limit, and starts with the server's address space already in it: no
+    more room than the real interpreter has)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run(
         [*forkserver.command(), *args],

@@ -14,6 +14,7 @@ from bench import decode as bench
 FIXTURE = TESTS / "fixtures" / "cookbook" / "agg_sglang.jsx"
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_bench_reports_ratios(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -48,6 +49,7 @@ NO_OP_COMPONENT = """export const AgentX = ({ data }) => {
 """
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 @pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
 def test_the_work_split_with_node(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -99,6 +101,7 @@ def test_the_default_module_is_the_one_with_the_most_cases(reference: Path) -> N
     assert sum(1 for _ in load_decoder(module).cases()) == cases
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_the_node_reference_prints_the_cases_sync_decode_prints(tmp_path: Path) -> None:
     """The node side of the benchmark does the same work: its cases equal ours, as data. Needs
     the cookbook's page component (``SYNC_COOKBOOK_DECODER``, or an SGLang checkout in

@@ -11,6 +11,7 @@ from conftest import ROOT
 from bench import lint as bench
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_bench_lints_a_module_against_one_scratch_version(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

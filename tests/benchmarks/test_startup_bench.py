@@ -8,6 +8,7 @@ import pytest
 from bench import startup as bench
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_bench_reports_the_ratio_and_the_imports(capsys: pytest.CaptureFixture[str]) -> None:
     assert bench.main(["--runs", "1", "--warm", "0"]) == 0
     out = capsys.readouterr().out
@@ -15,6 +16,7 @@ def test_bench_reports_the_ratio_and_the_imports(capsys: pytest.CaptureFixture[s
     assert "sync generate --all --check: imports " in out
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_importtime_is_read_per_package() -> None:
     wall, total, packages = bench.imported(["decode", "--help"])
     assert 0 < total < wall
@@ -23,6 +25,7 @@ def test_importtime_is_read_per_package() -> None:
     assert "click" not in bench.imported(["--help"])[2]
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_the_import_replay_imports_what_the_command_imports_and_runs_nothing() -> None:
     modules = bench.imports_of(["verify", "--help"])
     assert "click" in modules and "syncer.commands.verify" in modules

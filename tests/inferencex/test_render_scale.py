@@ -41,6 +41,7 @@ def test_normalisations_grow_with_points_not_points_times_variants(
     assert len(calls) == variants + 2 * points
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_the_scaled_benchmark_reports_the_per_point_ratio(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -49,6 +50,7 @@ def test_the_scaled_benchmark_reports_the_per_point_ratio(
     assert "scale: 7 points" in out and "14 points" in out and "per-point ratio" in out
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_the_many_keys_benchmark_reports_the_cost_per_config(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
