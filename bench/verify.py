@@ -20,7 +20,6 @@ verify agreed (exit 0), else 1.
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import resource
 import statistics
@@ -161,17 +160,6 @@ def write_archive(path: Path, gib: float) -> int:
     return total
 
 
-def _measure(cmd: list[str]) -> tuple[float, float, int]:
-    """CPU seconds (user + system, the waited-for descendants included), peak RSS in MB and
-    the exit code of one run of ``cmd``."""
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.DEVNULL, cwd=RUN.parents[2], env=timing.child_env()
-    )
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode  # KiB
-
-
 def _verify_cmd(archive: Path) -> list[str]:
     # --run names the user's own input, so the bundled example's other inputs are named too.
     inputs = ["--inferencex", "examples/inferencex/inferencex-e2e"]
@@ -240,7 +228,7 @@ def main(argv: list[str]) -> int:
         codes: list[int] = []
         for round_ in range(1 + args.runs):  # the first round warms the page cache, uncounted
             for name, cmd in commands.items():
-                seconds, peak, code = _measure(cmd)
+                seconds, peak, code = timing.rusage_run(cmd, cwd=RUN.parents[2])
                 if name == "pipeline" and code not in (0, 1):
                     raise SystemExit(f"reference pipeline failed with exit code {code}")
                 if round_:
