@@ -1,102 +1,128 @@
-"""`python -m bench audit [COOKBOOK] [--inferencex CLONE | --inferencex-trees DIR]`: `sync audit`
-of a whole cookbook, relative to decoding the same cookbook (the reference run, made in the
-same process): parse every module and decode every (cell, point, router, tier) case with its
-"Copy all" text, as ``sync decode --all`` does for each module.
+"""`python -m bench audit [COOKBOOK] [--inferencex-trees DIR] [--runs N] [--scale N]
+[--decoder FILE | --sglang GIT_DIR]`: whole-process `sync audit --offline` of a cookbook, its JSON
+and its markdown report (the reviewer diffs made, as the dashboard job does), side by side with
+the cookbook's own decoder under node over the same modules (``bench/js/cookbook_decode.js``, one
+process per module, every case decoded and its commands formatted; the page component as
+``bench decode`` finds it), interleaved in the same run.
 
-The audit run is complete and offline: every module parsed and decoded, its round trip through
-the generator (compaction and emission), every (config, pinned commit) rendered from the
-InferenceX trees and compared point by point, the master checks, and the JSON report built. The
-markdown report's reviewer diffs are made too (``--markdown``), as the dashboard job does.
+Also the cost per cell as the cookbook grows: the same audit (JSON) of a cookbook of ``--scale``
+(default 8) copies of every module, its CPU per cell and its peak RSS beside the 1x audit's.
 
 COOKBOOK defaults to the reference copies of the published modules and the trees to the pairs'
 InferenceX files (``reference/pairs/inferencex/<commit>/``).
+
+Targets (issue 39): each report <= 1.0x node's CPU; CPU per cell at ``--scale`` x within 10% of
+the 1x audit's (flat). Medians of ``--runs`` (default 5) rounds after an uncounted one.
 """
 
 from __future__ import annotations
 
+import argparse
+import shutil
+import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 from bench import REFERENCE, timing
+from bench.decode import HARNESS, _decoder
 
-ROUNDS = 5
+TARGET = 1.0
+FLAT = 1.1
 
 
-def _decode_all(paths: list[Path]) -> int:
-    from syncer.cookbook.decode import decoder_for_text
-    from syncer.cookbook.jsmodule import read_text
+def _cells(paths: list[Path]) -> int:
+    from syncer.cookbook.decode import load_decoder
 
-    cases = 0
+    return sum(len(load_decoder(p).cells) for p in paths)
+
+
+def _scaled(cookbook: Path, paths: list[Path], scale: int, where: Path) -> Path:
+    """``scale`` copies of every module of ``cookbook``, each copy a model folder of its own."""
     for path in paths:
-        for case in decoder_for_text(read_text(path), str(path)).cases():
-            _ = case.copy_all
-            cases += 1
-    return cases
+        rel = path.relative_to(cookbook)
+        for k in range(scale):
+            dest = where / rel.parent.parent / f"{rel.parent.name}-{k}" / rel.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, dest)
+    return where
 
 
 def main(argv: list[str]) -> int:
-    from syncer.untrusted import json_text
-    from syncer.usecases.audit import audit, module_paths
-    from syncer.usecases.audit_report import audit_report
-    from syncer.usecases.audit_trees import GitTrees, SnapshotTrees
+    from syncer.usecases.audit import module_paths
 
-    args = list(argv)
-    markdown = "--markdown" in args
-    if markdown:
-        args.remove("--markdown")
-    make_trees = None
-    for flag in ("--inferencex", "--inferencex-trees"):
-        if flag in args:
-            i = args.index(flag)
-            where = Path(args[i + 1])
-            del args[i : i + 2]
-            make_trees = (
-                (lambda w=where: GitTrees(w))
-                if flag == "--inferencex"
-                else (lambda w=where: SnapshotTrees(w))
-            )
-    cookbook = Path(args[0]) if args else REFERENCE / "cookbook" / "agentx"
-    if make_trees is None:
-        trees_dir = REFERENCE / "pairs" / "inferencex"
-        make_trees = lambda: SnapshotTrees(trees_dir)  # noqa: E731
-    if not cookbook.is_dir():
-        print(f"no cookbook at {cookbook}", file=sys.stderr)
+    parser = argparse.ArgumentParser(prog="python -m bench audit")
+    parser.add_argument("cookbook", nargs="?", type=Path)
+    parser.add_argument("--inferencex-trees", type=Path)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--scale", type=int, default=8)
+    parser.add_argument("--decoder", type=Path, help="the page component _agentx.jsx")
+    parser.add_argument("--sglang", help="an SGLang git checkout (default $SYNC_SGLANG_GIT)")
+    args = parser.parse_args(argv)
+    cookbook: Path = args.cookbook or REFERENCE / "cookbook" / "agentx"
+    trees: Path = args.inferencex_trees or REFERENCE / "pairs" / "inferencex"
+    if not cookbook.is_dir() or not trees.is_dir():
+        print(f"no cookbook at {cookbook} or no InferenceX trees at {trees}", file=sys.stderr)
         return 2
     paths = module_paths(cookbook)
+    cells = _cells(paths)
 
-    def run_audit() -> object:
-        trees = make_trees()
-        try:
-            result = audit(cookbook, trees)
-            report = audit_report(result)
-            json_text(report.json())
-            if markdown:
-                report.markdown()
-            return result
-        finally:
-            close = getattr(trees, "close", None)
-            if close is not None:
-                close()
+    def audit(where: Path, form: str) -> list[str]:
+        inputs = ["--cookbook", str(where), "--inferencex-trees", str(trees)]
+        return [sys.executable, "-m", "syncer", "audit", *inputs, "--offline", "--format", form]
 
-    cases = _decode_all(paths)
-    result = run_audit()
-    # Interleaved with the reference (bench/timing.py), so load from other processes falls
-    # on both alike; CPU medians are compared (waiting for a core stretches wall time only).
-    times = timing.calls({"reference": lambda: _decode_all(paths), "audit": run_audit}, ROUNDS)
-    reference, took = times["reference"], times["audit"]
-    counts = result.counts()  # type: ignore[attr-defined]
-    cells = counts["cells"]
+    with tempfile.TemporaryDirectory(prefix="sync-bench-audit-") as tmp:
+        decoder, decoder_what = _decoder(args, Path(tmp))
+        scaled = _scaled(cookbook, paths, args.scale, Path(tmp) / "scaled")
+        commands = {
+            "json": audit(cookbook, "json"),
+            "markdown": audit(cookbook, "markdown"),
+            "scaled": audit(scaled, "json"),
+        }
+        if decoder is not None:
+            loop = " ".join(f"'{p}'" for p in paths)
+            commands["node"] = [
+                "bash",
+                "-c",
+                f"for m in {loop}; do node '{HARNESS}' '{decoder}' \"$m\" || exit 2; done "
+                "> /dev/null",
+            ]
+        cpu: dict[str, list[float]] = {name: [] for name in commands}
+        rss: dict[str, list[float]] = {name: [] for name in commands}
+        for round_ in range(1 + args.runs):
+            for name, cmd in commands.items():
+                seconds, peak, code = timing.rusage_run(cmd)
+                if code not in (0, 1):  # 1: the audit has findings
+                    print(f"{' '.join(cmd)} exited {code}", file=sys.stderr)
+                    return 2
+                if round_:
+                    cpu[name].append(seconds)
+                    rss[name].append(peak)
+    med = {name: statistics.median(values) for name, values in cpu.items()}
     print(
-        f"cookbook {cookbook}: {len(paths)} modules, {cells} cells, {cases} cases; "
-        f"recipe {counts['recipe']}"
+        f"cookbook {cookbook}: {len(paths)} modules, {cells} cells "
+        f"(medians of {args.runs} interleaved rounds, CPU)"
     )
+    ok = True
+    if "node" in med:
+        print(f"  node         {med['node']:.3f} s: the cookbook decoder ({decoder_what})")
+    else:
+        print(f"  node         not measured: {decoder_what}")
+    for form in ("json", "markdown"):
+        line = f"  audit {form:<8} {med[form]:.3f} s, {med[form] / cells * 1000:.1f} ms per cell"
+        if "node" in med:
+            ratio = med[form] / med["node"]
+            ok = ok and ratio <= TARGET
+            line += f": {ratio:.2f}x node (target <= {TARGET}x)"
+        print(line + f", peak RSS {max(rss[form]):.0f} MB")
+    per_cell, per_cell_scaled = med["json"] / cells, med["scaled"] / (cells * args.scale)
+    flat = per_cell_scaled <= FLAT * per_cell
+    ok = ok and flat
     print(
-        f"reference: decode + Copy-all text of every case, {reference.cpu * 1000:.0f} ms CPU "
-        f"({reference.wall * 1000:.0f} ms wall)"
+        f"  at {args.scale}x     {med['scaled']:.3f} s for {cells * args.scale} cells, "
+        f"{per_cell_scaled * 1000:.1f} ms per cell: {per_cell_scaled / per_cell:.2f}x the 1x "
+        f"cost per cell (target <= {FLAT}x: {'flat' if flat else 'NOT flat'}); peak RSS "
+        f"{max(rss['scaled']):.0f} MB ({max(rss['json']):.0f} MB at 1x)"
     )
-    print(
-        f"audit    {took.cpu / reference.cpu:6.2f}x reference CPU ({took.cpu * 1000:.0f} ms CPU, "
-        f"{took.wall * 1000:.0f} ms wall, {took.cpu / max(cells, 1) * 1000:.1f} ms CPU per cell"
-        f"{', markdown' if markdown else ''}), {counts['findings']} findings"
-    )
+    print("PASS" if ok and "node" in med else "FAIL")
     return 0

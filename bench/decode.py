@@ -6,7 +6,7 @@ cases), start-up included, side by side with references measured in the same run
   2 of the page component ``_agentx.jsx`` unmodified, printing the same cases as JSON): the
   component is read from ``--decoder FILE`` (default ``$SYNC_COOKBOOK_DECODER``), else from
   ``HEAD`` of the SGLang git checkout ``--sglang`` (default ``$SYNC_SGLANG_GIT``); without
-  one, or without node, the comparison is skipped and says why. Target: at most 0.5x node,
+  one, or without node, the comparison is skipped and says why. Target: at most 0.3x node,
   CPU time (wall time on a shared machine mostly measures the wait for a core).
 * a fresh ``python -c`` that only ``json.load``s the oracle file for the module (interpreter
   start-up plus reading the same amount of JSON), or the module text when there is no oracle.
@@ -31,7 +31,7 @@ from pathlib import Path
 from bench import REFERENCE
 from bench.startup import REPLAY, imports_of
 
-TARGET = 0.5
+TARGET = 0.3  # issue 39 (0.5 before)
 MODULES = REFERENCE / "cookbook" / "agentx"
 HARNESS = Path(__file__).parent / "js" / "cookbook_decode.js"
 COMPONENT = "docs/src/snippets/_agentx.jsx"

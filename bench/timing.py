@@ -97,3 +97,14 @@ def reported(commands: Mapping[str, Sequence[str]], runs: int) -> dict[str, floa
                 raise RuntimeError(f"{' '.join(cmd)} exited {done.returncode}: {done.stderr}")
             seconds[name].append(float(done.stdout.split()[-1]))
     return {name: statistics.median(values) for name, values in seconds.items()}
+
+
+def rusage_run(
+    cmd: Sequence[str], cwd: str | os.PathLike[str] | None = None
+) -> tuple[float, float, int]:
+    """One run of ``cmd``: its CPU seconds (user + system, with the descendants it waited for,
+    as a shell pipeline's), its peak RSS in MB and its exit code (``os.wait4`` of the child)."""
+    proc = subprocess.Popen(list(cmd), stdout=subprocess.DEVNULL, cwd=cwd, env=child_env())
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode  # KiB

@@ -282,6 +282,28 @@ def encode_cell(cell: CellSpec, pool: Pool) -> dict[str, object]:
     return value
 
 
+def _head(spec: ModuleSpec) -> dict[str, object]:
+    """The keys of the module value before its env pool: the spec's own, whatever the encoding
+    of its cells."""
+    return {
+        "model": spec.model,
+        "generatedOn": spec.generated_on,
+        "source": copy.deepcopy(spec.source),
+        "hardware": copy.deepcopy(spec.hardware),
+        "checkpoints": copy.deepcopy(spec.checkpoints),
+    }
+
+
+def head_lines(spec: ModuleSpec, header: list[str]) -> list[str]:
+    """The lines ``module_text(compact_module(spec), header)`` begins with, up to the line of
+    its env pool, without encoding a cell: the layout writes one key per line in order, so what
+    comes before ``envs`` is the same whatever the pool and the cells turn out to be. Raises
+    the ``SyncError`` compact_module would raise for ``spec``."""
+    _check_spec(spec)
+    lines = module_text({**_head(spec), "envs": []}, header).split("\n")
+    return lines[: next(i for i, line in enumerate(lines) if line.startswith(' "envs": '))]
+
+
 def compact_module(spec: ModuleSpec) -> dict[str, object]:
     """The module value (newest format) for ``spec``; not yet verified."""
     _check_spec(spec)
@@ -292,14 +314,7 @@ def compact_module(spec: ModuleSpec) -> dict[str, object]:
         for router in cell.routers:
             pool.add(ci, router, cell.points[0].blocks[router])
     envs = pool_envs(cells_out)
-    out: dict[str, object] = {
-        "model": spec.model,
-        "generatedOn": spec.generated_on,
-        "source": copy.deepcopy(spec.source),
-        "hardware": copy.deepcopy(spec.hardware),
-        "checkpoints": copy.deepcopy(spec.checkpoints),
-        "envs": envs,
-    }
+    out: dict[str, object] = {**_head(spec), "envs": envs}
     if spec.kv_mooncake is not None:
         out["kvMooncake"] = copy.deepcopy(spec.kv_mooncake)
     out["files"] = copy.deepcopy(spec.files)

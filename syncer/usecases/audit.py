@@ -28,7 +28,7 @@ from syncer.compare.verify import compare_published
 from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.emit import emit_module
-from syncer.cookbook.encode import compact_module, module_text
+from syncer.cookbook.encode import compact_module, head_lines, module_text
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.errors import SyncError
 from syncer.fsio import files_in, inside_folder
@@ -254,6 +254,13 @@ def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) ->
         )
         return spec
     try:
+        # The lines before the env pool are the module's own values laid out: a difference
+        # there is the first one, found without encoding a cell (most of an audit's time).
+        head = head_lines(spec, module.header)
+        lines = text.split("\n")
+        if _differing_line(lines, head) is not None:
+            row.notes.append(_first_difference(text, "\n".join(head), ENCODED))
+            return spec
         # What the generator writes is compaction + emission; its own decode-back proof is
         # the encoder's test, not the audit's: a text equal to the module's proves itself.
         again = module_text(compact_module(spec), module.header)
@@ -275,14 +282,22 @@ ENCODED = (
 )
 
 
-def _first_difference(text: str, again: str, what: str) -> str:
-    old, new = text.split("\n"), again.split("\n")
+def _differing_line(old: list[str], new: list[str]) -> int | None:
+    """The number of the first line where ``old`` and ``new`` differ, both having it."""
     for n, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         if a != b:
-            return (
-                f"{what} (line {n} is {a.strip()[:80]!r}, the generator writes "
-                f"{b.strip()[:80]!r})"
-            )
+            return n
+    return None
+
+
+def _first_difference(text: str, again: str, what: str) -> str:
+    old, new = text.split("\n"), again.split("\n")
+    n = _differing_line(old, new)
+    if n is not None:
+        return (
+            f"{what} (line {n} is {old[n - 1].strip()[:80]!r}, the generator writes "
+            f"{new[n - 1].strip()[:80]!r})"
+        )
     return f"{what} ({len(old)} lines, the generator writes {len(new)})"
 
 
