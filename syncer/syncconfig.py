@@ -324,8 +324,9 @@ class _Reader:
                     f"{what}: {js(node.value)} starts with 0, which no GitHub id does"
                     f"{unquoted}; write the id itself",
                 )
-            if pattern.fullmatch(node.value):
-                return node.value
+            text: str = node.value
+            if pattern.fullmatch(text):
+                return text
         value = self.value(node)
         if isinstance(value, bool) or not isinstance(value, (str, int)):
             raise self.fail(node, f"{what}: expected a string, got {_scalar(node, value)}")

@@ -295,7 +295,9 @@ class _Comparer:
             logged = b.get("logged_env") or a.get("logged_env")
             self.env(label, kind, a.get("env") or {}, b.get("env") or {}, out, logged, logger)
 
-    def flags(self, label: str, kind: str, a: list, b: list, out: list[Entry]) -> None:
+    def flags(
+        self, label: str, kind: str, a: list[list[str]], b: list[list[str]], out: list[Entry]
+    ) -> None:
         ma, mb = _args_map(a), _args_map(b)
         for canon in sorted(set(ma) | set(mb)):
             sa = ma.get(canon)
@@ -347,8 +349,8 @@ class _Comparer:
         self,
         label: str,
         kind: str,
-        a: dict,
-        b: dict,
+        a: dict[str, str],
+        b: dict[str, str],
         out: list[Entry],
         logged: str | None = None,
         logger: str = "srt-slurm",

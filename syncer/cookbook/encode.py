@@ -138,7 +138,8 @@ def best_entry(
         if size < best_size:
             best, best_size = entry, size
     # The entries share the target's objects (and ``pool_envs`` edits the one kept): a copy.
-    return clone(best)
+    kept: dict[str, object] = clone(best)
+    return kept
 
 
 def _point_value(

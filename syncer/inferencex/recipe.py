@@ -112,7 +112,8 @@ def _zip_member(section: dict[str, object], index: int) -> dict[str, object]:
             return value[0] if len(value) == 1 else value[index]
         return value
 
-    return pick(section)
+    member: dict[str, object] = pick(section)
+    return member
 
 
 def expand_variants(

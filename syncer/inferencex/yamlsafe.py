@@ -122,9 +122,11 @@ class _StrictLoader(_MergeAsSrtSlurm, _Base):
         if kind is _SCALAR_NODE and implicit[0] and not self.yaml_path_resolvers:
             tag = self._tags.get(value)
             if tag is None:
-                tag = self._tags[value] = super().resolve(kind, value, implicit)
+                # PyYAML's resolver is untyped (its stubs too); the tag it gives is a str.
+                tag = self._tags[value] = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
             return tag
-        return super().resolve(kind, value, implicit)
+        resolved: str = super().resolve(kind, value, implicit)  # type: ignore[no-untyped-call]
+        return resolved
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
         self._check_keys(node)

@@ -64,7 +64,7 @@ def _read_small(stream: Readable, name: str, where: str) -> bytes:
 _PACKAGES = ("sglang", "sglang-router", "sglang_router", "ai-dynamo", "dynamo", "torch")
 
 
-def _json_object(data: bytes) -> dict | None:
+def _json_object(data: bytes) -> dict[str, object] | None:
     """A metadata file's JSON object, or None when it is not one (these files are optional, so
     a broken one is passed over: bad UTF-8, bad JSON, nesting too deep to parse)."""
     try:

@@ -62,7 +62,9 @@ class LoggedLaunch:
         return self.sweep.source
 
 
-def _env(proc: LoggedProcess, expected: Mapping[str, str] | None, out: LoggedLaunch) -> dict:
+def _env(
+    proc: LoggedProcess, expected: Mapping[str, str] | None, out: LoggedLaunch
+) -> dict[str, str]:
     if proc.env_text is None:
         return {}
     try:
@@ -115,7 +117,11 @@ def _untemplated(env: dict[str, str], node: str) -> dict[str, str]:
 
 
 def _consistency(
-    lead: LoggedProcess, lead_env: dict, other: LoggedProcess, other_env: dict, out: LoggedLaunch
+    lead: LoggedProcess,
+    lead_env: dict[str, str],
+    other: LoggedProcess,
+    other_env: dict[str, str],
+    out: LoggedLaunch,
 ) -> None:
     w1, cmd1, args1 = lead.split
     w2, cmd2, args2 = other.split
