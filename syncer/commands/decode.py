@@ -23,7 +23,7 @@ from syncer.cookbook.case import Case
 from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.errors import SyncError
 from syncer.model import Selection
-from syncer.selection import only_one, select_points
+from syncer.point_options import only_one, select_points
 from syncer.untrusted import hidden_characters, json_escaped, term_text
 from syncer.wording import js
 
@@ -228,7 +228,7 @@ def decode_command(
 ) -> None:
     """Decode a cookbook AgentX data module into launch commands."""
     if point is not None and conc is not None:
-        # Before the module is read: the same message as selection.select_points, sooner.
+        # Before the module is read: the same message as point_options.select_points, sooner.
         raise SyncError("give --point or --conc, not both")
     decoder = load_decoder(module)
     if all_cases:

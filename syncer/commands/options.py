@@ -16,7 +16,7 @@ import click
 
 from syncer import links, locations
 from syncer.errors import SyncError
-from syncer.selection import CONC_HELP, POINT_HELP
+from syncer.point_options import CONC_HELP, POINT_HELP
 from syncer.wording import js
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ Text prints each job's "Copy all" text (the cookbook's own formatting, through
 ``syncer.cookbook.shell``); ``--format json`` prints ``{"config", "points": [{"item",
 "override", "concs", "routers": {router: [blocks]}}]}``. ``--point N`` indexes the job list
 (single node: one job per row and concurrency; multi node: one per row) in master-config
-order; ``--conc C`` selects every job measured at C (``syncer.selection``). ``--raw`` shows
+order; ``--conc C`` selects every job measured at C (``syncer.point_options``). ``--raw`` shows
 what srt-slurm launches (only the router the recipe runs) instead of the cookbook form.
 The cookbook form also lists the config files each router ships (text: ``files:``; json:
 ``files``) and the files of srt-slurm's checkout whose content is not available (text: a
@@ -30,7 +30,7 @@ from syncer.inferencex.srtconfigs import discover
 from syncer.inputs import Input, read
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
-from syncer.selection import select_points
+from syncer.point_options import select_points
 from syncer.templating import render
 from syncer.untrusted import json_text
 from syncer.wording import js

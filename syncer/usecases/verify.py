@@ -30,10 +30,10 @@ from syncer.inferencex.releases import DEFAULT, at_date, from_run
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.inferencex.scripts import ScriptLaunch, script_launch
 from syncer.inputs import Input, Read, shown
+from syncer.point_options import select_points
 from syncer.runs.collect import RunData, read_run
 from syncer.runs.mapping import assign
 from syncer.runs.scriptrun import read_script_run
-from syncer.selection import select_points
 from syncer.syncconfig import load_sync_config
 
 T = TypeVar("T")
@@ -191,7 +191,7 @@ def verify_config(
     run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
-    (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``rendered``: the
+    (:mod:`syncer.point_options`, the rule ``sync render`` follows too). ``rendered``: the
     config's ``render_config(inferencex, key)`` when the caller already has it (the bot's
     render cache), so it is not rendered a second time. A branch of srt-slurm the key's runner
     cloned is taken as it was at ``as_of``, else at the run's date when its logs give one, else
@@ -307,7 +307,7 @@ def verify_script_config(
     run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of the script-launched ``key``, or those ``--point``/``--conc``
-    select (:mod:`syncer.selection`), against ``run``."""
+    select (:mod:`syncer.point_options`), against ``run``."""
     if launch.multinode:
         raise SyncError(
             f"{key}: launched by a multi-node bash script ({launch.describe()}); its run's logs "
