@@ -17,7 +17,7 @@ from typing import Any, cast
 
 import click
 
-from syncer import collector
+from syncer import gcpause
 from syncer.commands import options
 from syncer.cookbook.case import Case
 from syncer.cookbook.decode import Decoder, load_decoder
@@ -232,7 +232,7 @@ def decode_command(
         raise SyncError("give --point or --conc, not both")
     decoder = load_decoder(module)
     if all_cases:
-        with collector.paused():  # every case is built and kept until it is printed
+        with gcpause.paused():  # every case is built and kept until it is printed
             _print_all(decoder, module, cell, point, conc, router, kv, fmt)
         return
     ci = decoder.cell_index(cell) if cell is not None else decoder.default_cell()

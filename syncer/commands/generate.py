@@ -20,8 +20,8 @@ from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
-from syncer.inputs import Input, read
-from syncer.lint.publish import generate_checkout, print_generated
+from syncer.inputs import Input, record
+from syncer.lint.hooks import generate_checkout, print_generated
 from syncer.syncconfig import is_date, load_sync_config
 from syncer.templating import render
 from syncer.untrusted import term_text
@@ -135,9 +135,9 @@ def generate_command(
         # be written, a full disk) none, so a failure never leaves the first model updated alone.
         write_results(results)
     reads = [
-        read(Input.SYNC_YAML, config_path),
-        read(Input.INFERENCEX, inferencex),
-        read(Input.COOKBOOK, out_dir),
+        record(Input.SYNC_YAML, config_path),
+        record(Input.INFERENCEX, inferencex),
+        record(Input.COOKBOOK, out_dir),
     ]
     click.echo(render("read.txt.j2", read=reads), nl=False)
     for key, release in renderer.applied.items():

@@ -27,7 +27,7 @@ from syncer.inferencex.releases import check_date
 from syncer.inferencex.render import render_config
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
-from syncer.inputs import Input, read
+from syncer.inputs import Input, record
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
 from syncer.point_options import select_points
@@ -83,7 +83,7 @@ def render_command(
     rendered = render_config(
         inferencex, config, version=srt_slurm, srt_files=srt_files, srt_repo=srt_repo, as_of=as_of
     )
-    reads = [read(Input.INFERENCEX, inferencex)]
+    reads = [record(Input.INFERENCEX, inferencex)]
     points = select_points(
         rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config
     )

@@ -1,7 +1,7 @@
 """The reviewer diff of two module versions: the change model and its rendering entry points.
 
 ``review_texts(old, new, ...)`` decodes both module texts, matches cells, points, routers and KV
-tiers (``compare.modules``), compares every matched selection process by process
+tiers (``compare.matching``), compares every matched selection process by process
 (``compare.review_changes``) and keeps, per cell, the rows a docs reviewer reads: flags and env
 added / removed / changed, processes added or removed, the command text diff of every changed
 measured selection, and the cell-level facts (image, provenance, status, labels). Changes seen
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncer.compare.modules import (
+from syncer.compare.matching import (
     CellPair,
     CellRef,
     ModuleSide,

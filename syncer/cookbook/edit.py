@@ -30,7 +30,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncer import collector
+from syncer import gcpause
 from syncer.cookbook import compact, encode
 from syncer.cookbook.cells import CellSpec
 from syncer.cookbook.decode import Decoder, provenance_urls
@@ -118,7 +118,7 @@ def edit_module(old_text: str, inputs: EditInputs, *, path: str = "<module>") ->
     module = parse_module(old_text, path)
     if emit_module(module.header, module.name, module.value) != old_text:
         raise SyncError(f"data module {LAYOUT_REFUSED}", path=path)
-    with collector.paused():
+    with gcpause.paused():
         editor = _Editor(module.value, inputs, path)
         value = editor.edited()
         header = _header(list(module.header), module.value.get("source") or {}, value["source"])

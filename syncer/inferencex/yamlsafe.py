@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from syncer import collector
+from syncer import gcpause
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.wording import js
@@ -288,7 +288,7 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
     """Parse YAML text strictly; errors name ``path`` and the line. With ``duplicates`` (a
     list), a duplicate key keeps its last value and a warning is appended instead."""
     try:
-        with collector.paused():
+        with gcpause.paused():
             data = yaml.load(text, Loader=_loader_for(path, duplicates))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

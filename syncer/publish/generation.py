@@ -20,7 +20,7 @@ from syncer.cookbook.page import reviewer_text
 from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.master import load_master
 from syncer.inferencex.render import RenderedConfig
-from syncer.lint.publish import lint_published
+from syncer.lint.hooks import lint_published
 from syncer.model import PointStatus
 from syncer.publish.git import Cookbook
 from syncer.publish.settings import Outcome, Settings

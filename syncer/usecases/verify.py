@@ -161,7 +161,7 @@ def _inputs(
     root = locations.project_root()
     reads = []
     if run is None:
-        reads.append(inputs.read(Input.SYNC_YAML, locations.sync_config_path(root)))
+        reads.append(inputs.record(Input.SYNC_YAML, locations.sync_config_path(root)))
         run_id, run_path = _pinned(key, root)
     else:
         run_path = run
@@ -169,10 +169,10 @@ def _inputs(
     decoder, module_path = cookbook_module(
         key, cookbook if cookbook is not None else locations.snippets_dir(root)
     )
-    reads.append(inputs.read(Input.INFERENCEX, inferencex))
-    reads.append(inputs.read(Input.RUN, run_path, id=run_id))
+    reads.append(inputs.record(Input.INFERENCEX, inferencex))
+    reads.append(inputs.record(Input.RUN, run_path, id=run_id))
     if module_path is not None:
-        reads.append(inputs.read(Input.MODULE, module_path))
+        reads.append(inputs.record(Input.MODULE, module_path))
     lookup = policy_lookup(load_policy())
     return _Inputs(key, inferencex, run_path, decoder, module_path, lookup, reads), data
 
