@@ -537,19 +537,16 @@ def _walk(path: Path | str, dotted: Sequence[str | int]) -> tuple[int | None, bo
 # asks for dozens of lines of the same master YAML, and composing it is the costly part.
 _COMPOSED: OrderedDict[bytes, object] = OrderedDict()
 _COMPOSED_MAX = 32
-compose_count = 0  # ``yaml.compose`` calls made by ``key_line`` (tests read it)
 
 
 def _composed(text: str) -> object:
     """The composed node tree of ``text`` (None when it is no YAML), once per content."""
-    global compose_count
     digest = hashlib.sha256(text.encode("utf-8")).digest()
     try:
         _COMPOSED.move_to_end(digest)
         return _COMPOSED[digest]
     except KeyError:
         pass
-    compose_count += 1
     try:
         # The C parser's nodes carry the same marks (line, column) as the pure-Python one's.
         node = yaml.compose(text, Loader=_Base)
