@@ -22,7 +22,8 @@ from syncer.inferencex.acceptance import simulate_env
 from syncer.inferencex.master import ConfigEntry, load_master
 from syncer.inferencex.policy import MountedFile, Policy, load_policy
 from syncer.inferencex.processes import SRT_VERSION, published_layer, render_raw
-from syncer.inferencex.recipe import check_sections, compose_shared, expand_variants, normalise
+from syncer.inferencex.recipe import check_sections, normalise
+from syncer.inferencex.recipe_bundles import compose_shared, expand_variants
 from syncer.inferencex.recipe_facts import (
     install_lines,
     measured_tier,

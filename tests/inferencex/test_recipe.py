@@ -13,11 +13,11 @@ from conftest import ROOT, TESTS
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
-from syncer.inferencex.recipe import (
+from syncer.inferencex.recipe import normalise
+from syncer.inferencex.recipe_bundles import (
     compose_shared,
     deep_merge,
     expand_variants,
-    normalise,
     variant_names,
 )
 
