@@ -20,7 +20,8 @@ from syncer.errors import SyncError
 from syncer.inferencex import commits, yamlsafe
 from syncer.inferencex.acceptance import simulate_env
 from syncer.inferencex.master import ConfigEntry, load_master
-from syncer.inferencex.policy import MountedFile, Policy, load_policy
+from syncer.inferencex.policy import Policy, load_policy
+from syncer.inferencex.policy_rules import MountedFile
 from syncer.inferencex.processes import SRT_VERSION, published_layer, render_raw
 from syncer.inferencex.recipe import check_sections, normalise
 from syncer.inferencex.recipe_bundles import compose_shared, expand_variants
