@@ -81,12 +81,6 @@ class GenerateResult:
 Renderer = Callable[[Path, str], RenderedConfig]
 
 
-def _default_renderer(inferencex: Path, key: str) -> RenderedConfig:
-    # Through the module, at call time: the bot's tests count the renders of one event by
-    # replacing ``render_config`` there.
-    return render_mod.render_config(inferencex, key)
-
-
 @dataclass
 class HistoryRenderer:
     """``render_config`` with the srt-slurm history a branch ref is resolved in: ``srt_repo``
@@ -163,7 +157,7 @@ def build_module_spec(
     script-launched configs are taken from the module at ``existing_path``)."""
     existing = _Existing(existing_path)
     all_pins = {**config.pins(), **(pins or {})}
-    get = _memoised(renderer or _default_renderer, inferencex)
+    get = _memoised(renderer or render_mod.render_config, inferencex)
     scripts: dict[str, ScriptLaunchedError] = {}
     for cfg in model.configs:
         try:
@@ -289,7 +283,7 @@ def edit_published(
         str(c.get("configKey") or str(c.get("id", "")).partition("#")[0])
         for c in old_value.get("cells") or []
     }
-    get = _memoised(renderer or _default_renderer, inferencex)
+    get = _memoised(renderer or render_mod.render_config, inferencex)
     old = _Existing(existing)
     all_pins = {**config.pins(), **(pins or {})}
     kept: list[KeptConfig] = []
