@@ -272,20 +272,7 @@ def _pin(
     main: str,
     what: str,
 ) -> tuple[str, Pin]:
-    source_value = r.value(source_node)
-    pr: str | None = None
-    sha = main
-    if source_value == "main":
-        source = "main"
-    else:
-        src = r.mapping(source_node, f"{what}.source", ("pr", "sha"))
-        if "pr" not in src or "sha" not in src:
-            raise r.fail(
-                source_node, f"{what}.source: expected 'main' or a mapping with 'pr' and 'sha'"
-            )
-        source = "pr"
-        pr = r.text(src["pr"], f"{what}.source.pr", DIGITS, "a PR number")
-        sha = r.text(src["sha"], f"{what}.source.sha", SHA, "the PR head commit (40 lowercase hex)")
+    source, pr, sha = _source(r, source_node, main, what)
     if pin_node is None:
         raise r.fail(
             source_node, f"{what}: missing 'pin' (status verified, verified-pr or in-progress)"
@@ -334,6 +321,21 @@ def _pin(
     )
 
 
+def _source(
+    r: NodeReader, node: yaml.Node, main: str, what: str
+) -> tuple[str, str | None, str]:
+    """A config's ``source``: ``main`` (no PR, measured at ``main``), or ``pr`` with its PR
+    number and head commit."""
+    if r.value(node) == "main":
+        return "main", None, main
+    src = r.mapping(node, f"{what}.source", ("pr", "sha"))
+    if "pr" not in src or "sha" not in src:
+        raise r.fail(node, f"{what}.source: expected 'main' or a mapping with 'pr' and 'sha'")
+    pr = r.text(src["pr"], f"{what}.source.pr", DIGITS, "a PR number")
+    sha = r.text(src["sha"], f"{what}.source.sha", SHA, "the PR head commit (40 lowercase hex)")
+    return "pr", pr, sha
+
+
 _CONFIG_KEYS = (
     "key",
     "source",
@@ -379,28 +381,9 @@ def _config(r: NodeReader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
                 keys["image_status"], f"{what}.image_status: expected ok, pruned or digest-only"
             )
     if "setup" in keys:
-        for item in r.sequence(keys["setup"], f"{what}.setup"):
-            entry = r.mapping(item, f"{what}.setup", ("command", "script", "reason"))
-            if "reason" not in entry or ("command" in entry) == ("script" in entry):
-                raise r.fail(
-                    item,
-                    f"{what}.setup: each entry needs 'reason' and one of 'command' or 'script'",
-                )
-            if "command" in entry:
-                spec.setup.append(
-                    {
-                        "kind": "setup",
-                        "command": r.text(entry["command"], f"{what}.setup.command"),
-                        "reason": r.text(entry["reason"], f"{what}.setup.reason"),
-                    }
-                )
-            else:
-                spec.setup.append(
-                    {
-                        "script": r.text(entry["script"], f"{what}.setup.script"),
-                        "reason": r.text(entry["reason"], f"{what}.setup.reason"),
-                    }
-                )
+        spec.setup.extend(
+            _setup(r, item, what) for item in r.sequence(keys["setup"], f"{what}.setup")
+        )
     if "install" in keys:
         for router, lines_node in r.mapping(keys["install"], f"{what}.install", ROUTERS).items():
             spec.install[router] = [
@@ -416,6 +399,26 @@ def _config(r: NodeReader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
                 )
             spec.disclosures.append(value)
     return spec
+
+
+def _setup(r: NodeReader, item: yaml.Node, what: str) -> dict[str, str]:
+    """One ``setup`` entry of a config: a command or a script, with its reason."""
+    entry = r.mapping(item, f"{what}.setup", ("command", "script", "reason"))
+    if "reason" not in entry or ("command" in entry) == ("script" in entry):
+        raise r.fail(
+            item,
+            f"{what}.setup: each entry needs 'reason' and one of 'command' or 'script'",
+        )
+    if "command" in entry:
+        return {
+            "kind": "setup",
+            "command": r.text(entry["command"], f"{what}.setup.command"),
+            "reason": r.text(entry["reason"], f"{what}.setup.reason"),
+        }
+    return {
+        "script": r.text(entry["script"], f"{what}.setup.script"),
+        "reason": r.text(entry["reason"], f"{what}.setup.reason"),
+    }
 
 
 _MODEL_KEYS = ("path", "model", "page", "section", "hardware", "kv_donors", "match", "configs")
