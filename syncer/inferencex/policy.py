@@ -366,72 +366,76 @@ def parse_policy(doc: object, path: str) -> Policy:
     entries: list[Exclusion] = []
     names: set[str] = set()
     for i, raw in enumerate(doc["entries"]):
-        where = f"entries[{i}]"
-        if not isinstance(raw, dict):
-            raise SyncError(f"{where} must be a mapping", path=path)
-        missing = _REQUIRED_KEYS - set(raw)
-        if missing:
-            raise SyncError(f"{where}: missing {', '.join(sorted(missing))}", path=path)
-        unknown = set(raw) - _REQUIRED_KEYS - _OPTIONAL_KEYS
-        if unknown:
-            raise SyncError(f"{where}: unknown key {js(sorted(unknown)[0])}", path=path)
-        if raw["field"] not in ("flag", "env"):
-            raise SyncError(f"{where}: field must be flag or env", path=path)
-        if raw["action"] not in ACTIONS:
-            raise SyncError(
-                f"{where}: action must be one of {', '.join(sorted(ACTIONS))}", path=path
-            )
-        kinds = tuple(raw["kinds"]) if isinstance(raw["kinds"], list) else ()
-        if not kinds or set(kinds) - KINDS:
-            raise SyncError(
-                f"{where}: kinds must be a list of {', '.join(sorted(KINDS))}", path=path
-            )
-        if raw["action"] in ("set", "kv-events", "worker-url") and not isinstance(
-            raw.get("value"), str
-        ):
-            raise SyncError(f"{where}: action {raw['action']} needs a string value", path=path)
-        if raw["name"] in names:
-            raise SyncError(f"{where}: duplicate entry name {js(raw['name'])}", path=path)
-        names.add(raw["name"])
-        values = raw.get("values", [])
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise SyncError(f"{where}: values must be a list of glob strings", path=path)
-        if raw.get("disclosure") is not None and not isinstance(raw["disclosure"], str):
-            raise SyncError(f"{where}: disclosure must be a string", path=path)
-        injected = raw.get("injected_for", [])
-        if not isinstance(injected, list) or set(injected) - {
-            "agg",
-            "prefill",
-            "decode",
-            "multi-node",
-        }:
-            raise SyncError(
-                f"{where}: injected_for must list agg, prefill, decode or multi-node", path=path
-            )
-        if not isinstance(raw.get("any_source", False), bool):
-            raise SyncError(f"{where}: any_source must be true or false", path=path)
-        entries.append(
-            Exclusion(
-                name=str(raw["name"]),
-                field=raw["field"],
-                pattern=str(raw["pattern"]),
-                kinds=kinds,
-                action=PolicyAction(raw["action"]),
-                reason=str(raw["reason"]),
-                value=raw.get("value"),
-                nginx_value=raw.get("nginx_value"),
-                values=tuple(values),
-                disclosure=raw.get("disclosure"),
-                injected_for=tuple(injected),
-                any_source=raw.get("any_source", False),
-            )
-        )
+        entries.append(_entry(raw, f"entries[{i}]", path, names))
     return Policy(
         entries=entries,
         path=path,
         values=_value_rules(doc.get("values"), path),
         mounts=_mount_rules(doc.get("mounted_files"), path),
     )
+
+
+def _entry(raw: object, where: str, path: str, names: set[str]) -> Exclusion:
+    """One entry of the policy, checked (``names``: the entry names read so far)."""
+    raw = _entry_keys(raw, where, path)
+    kinds = tuple(raw["kinds"]) if isinstance(raw["kinds"], list) else ()
+    if not kinds or set(kinds) - KINDS:
+        raise SyncError(f"{where}: kinds must be a list of {', '.join(sorted(KINDS))}", path=path)
+    if raw["action"] in ("set", "kv-events", "worker-url") and not isinstance(
+        raw.get("value"), str
+    ):
+        raise SyncError(f"{where}: action {raw['action']} needs a string value", path=path)
+    if raw["name"] in names:
+        raise SyncError(f"{where}: duplicate entry name {js(raw['name'])}", path=path)
+    names.add(raw["name"])
+    values = raw.get("values", [])
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise SyncError(f"{where}: values must be a list of glob strings", path=path)
+    if raw.get("disclosure") is not None and not isinstance(raw["disclosure"], str):
+        raise SyncError(f"{where}: disclosure must be a string", path=path)
+    injected = raw.get("injected_for", [])
+    if not isinstance(injected, list) or set(injected) - {
+        "agg",
+        "prefill",
+        "decode",
+        "multi-node",
+    }:
+        raise SyncError(
+            f"{where}: injected_for must list agg, prefill, decode or multi-node", path=path
+        )
+    if not isinstance(raw.get("any_source", False), bool):
+        raise SyncError(f"{where}: any_source must be true or false", path=path)
+    return Exclusion(
+        name=str(raw["name"]),
+        field=raw["field"],
+        pattern=str(raw["pattern"]),
+        kinds=kinds,
+        action=PolicyAction(raw["action"]),
+        reason=str(raw["reason"]),
+        value=raw.get("value"),
+        nginx_value=raw.get("nginx_value"),
+        values=tuple(values),
+        disclosure=raw.get("disclosure"),
+        injected_for=tuple(injected),
+        any_source=raw.get("any_source", False),
+    )
+
+
+def _entry_keys(raw: object, where: str, path: str) -> dict[str, Any]:
+    """An entry's keys: the required ones there, no unknown one, a known field and action."""
+    if not isinstance(raw, dict):
+        raise SyncError(f"{where} must be a mapping", path=path)
+    missing = _REQUIRED_KEYS - set(raw)
+    if missing:
+        raise SyncError(f"{where}: missing {', '.join(sorted(missing))}", path=path)
+    unknown = set(raw) - _REQUIRED_KEYS - _OPTIONAL_KEYS
+    if unknown:
+        raise SyncError(f"{where}: unknown key {js(sorted(unknown)[0])}", path=path)
+    if raw["field"] not in ("flag", "env"):
+        raise SyncError(f"{where}: field must be flag or env", path=path)
+    if raw["action"] not in ACTIONS:
+        raise SyncError(f"{where}: action must be one of {', '.join(sorted(ACTIONS))}", path=path)
+    return raw
 
 
 def _value_rules(doc: object, path: str) -> list[ValueRule]:
