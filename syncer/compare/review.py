@@ -466,6 +466,17 @@ def unified(old_text: str, new_text: str, old_label: str, new_label: str) -> str
     return "\n".join(lines)
 
 
+def _text_diff(
+    old: ModuleSide, new: ModuleSide, old_sel: Selection, new_sel: Selection
+) -> str | None:
+    """The unified diff of a selection's full "Copy all" texts; None when they are equal."""
+    old_text = _full_text(old, old_sel)
+    new_text = _full_text(new, new_sel)
+    if old_text == new_text:
+        return None
+    return unified(old_text, new_text, old.label, new.label)
+
+
 def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellReview:
     review = CellReview(old=pair.old, new=pair.new)
     review.meta = _cell_meta(pair)
@@ -507,10 +518,8 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
                 if is_measured:
                     for change in changes:
                         measured.setdefault(change, []).append(pp.new.name)
-                    old_text = _full_text(old, old_sel)
-                    new_text = _full_text(new, new_sel)
-                    if old_text != new_text:
-                        diff = unified(old_text, new_text, old.label, new.label)
+                    diff = _text_diff(old, new, old_sel, new_sel)
+                    if diff is not None:
                         diffs.setdefault(diff, []).append(_selection_name(pp.new, router, kv))
                 else:
                     for change in changes:
