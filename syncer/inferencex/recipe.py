@@ -206,12 +206,7 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         engine, roles = _schema2_roles(variant, gpus_per_node, path, base_path, roots)
     else:
         engine, roles = _schema1_roles(variant, gpus_per_node, path, base_path, roots)
-    if engine != "sglang":
-        raise SyncError(f"engine {js(engine)} is not rendered (only sglang workers are)", path=path)
-    if "agg" in roles and len(roles) > 1:
-        raise SyncError("a recipe has either an agg role or prefill + decode roles", path=path)
-    if ("prefill" in roles) != ("decode" in roles):
-        raise SyncError("disaggregated recipes need both prefill and decode roles", path=path)
+    _check_roles(engine, roles, path)
     services = _services(variant)
     model = variant.get("model") or {}
     model_path = model.get("path")
@@ -237,6 +232,16 @@ def normalise(variant: dict[str, Any], *, path: str = "<recipe>", selector: str 
         or isinstance((variant.get("backend") or {}).get("mooncake_kv_store"), dict),
         raw=variant,
     )
+
+
+def _check_roles(engine: str, roles: dict[str, Role], path: str) -> None:
+    """SGLang workers, in an agg role or in prefill and decode roles."""
+    if engine != "sglang":
+        raise SyncError(f"engine {js(engine)} is not rendered (only sglang workers are)", path=path)
+    if "agg" in roles and len(roles) > 1:
+        raise SyncError("a recipe has either an agg role or prefill + decode roles", path=path)
+    if ("prefill" in roles) != ("decode" in roles):
+        raise SyncError("disaggregated recipes need both prefill and decode roles", path=path)
 
 
 def _role_counts(
