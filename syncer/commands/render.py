@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,7 +25,7 @@ from syncer.commands import options
 from syncer.cookbook.shell import check_pasteable, copy_all
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
-from syncer.inferencex.render import render_config
+from syncer.inferencex.render import RenderedPoint, render_config
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
 from syncer.inputs import Input, record
@@ -97,7 +98,25 @@ def render_command(
         sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
 
-    items = []
+    items = _items(config, points, router, raw)
+    sys.stdout.write(
+        render(
+            "render_points.md.j2" if fmt == "markdown" else "render_points.txt.j2",
+            key=config,
+            items=items,
+            raw=raw,
+            commit=rendered.srt_files.describe_commit(),
+            release=rendered.release.describe() if rendered.release else None,
+            read=reads,
+        )
+    )
+
+
+def _items(
+    config: str, points: list[RenderedPoint], router: str | None, raw: bool
+) -> list[dict[str, Any]]:
+    """One item a (point, router) to print: its "Copy all" text and the files it names."""
+    items: list[dict[str, Any]] = []
     for p in points:
         routers = p.raw if raw else p.cookbook
         for name, blocks in routers.items():
@@ -126,17 +145,7 @@ def render_command(
                     ],
                 }
             )
-    sys.stdout.write(
-        render(
-            "render_points.md.j2" if fmt == "markdown" else "render_points.txt.j2",
-            key=config,
-            items=items,
-            raw=raw,
-            commit=rendered.srt_files.describe_commit(),
-            release=rendered.release.describe() if rendered.release else None,
-            read=reads,
-        )
-    )
+    return items
 
 
 def _contents(files: dict[str, dict[str, str]]) -> dict[str, str]:
