@@ -222,23 +222,7 @@ class Policy:
         kind = block.get("kind", "")
         role = str(block.get("role", "agg"))
         block.pop("service", None)
-        env: dict[str, str] = {}
-        for key, value in (block.get("env") or {}).items():
-            if (
-                kind in ("mooncake-master", "mooncake-store")
-                and key in DISCOVERY
-                and kinds is not None
-                and DISCOVERY[key] not in kinds
-            ):
-                # the address of a service this deployment does not run (srt-slurm sets it on
-                # every Mooncake process; published SGLang-router cells show none)
-                continue
-            entry = self.exclusion(kind, "env", key, value)
-            if entry is None:
-                env[key] = self._placeholders(kind, value)
-            elif entry.action == PolicyAction.SET:
-                env[key] = self._value(entry, role, nginx)
-            # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
+        env = self._env(block, role, nginx, kinds)
         raw_args = [list(a) for a in block.get("args") or []]
         if kind == "mooncake-master":
             raw_args = split_equals(raw_args)
@@ -279,6 +263,30 @@ class Policy:
         if kind == "sglang-router" and block.get("count", 1) == 1:
             block.pop("count", None)
         return key_ordered(block)
+
+    def _env(
+        self, block: Block, role: str, nginx: bool, kinds: set[str] | None
+    ) -> dict[str, str]:
+        """A block's env in the cookbook form: excluded keys dropped, set ones replaced."""
+        kind = block.get("kind", "")
+        env: dict[str, str] = {}
+        for key, value in (block.get("env") or {}).items():
+            if (
+                kind in ("mooncake-master", "mooncake-store")
+                and key in DISCOVERY
+                and kinds is not None
+                and DISCOVERY[key] not in kinds
+            ):
+                # the address of a service this deployment does not run (srt-slurm sets it on
+                # every Mooncake process; published SGLang-router cells show none)
+                continue
+            entry = self.exclusion(kind, "env", key, value)
+            if entry is None:
+                env[key] = self._placeholders(kind, value)
+            elif entry.action == PolicyAction.SET:
+                env[key] = self._value(entry, role, nginx)
+            # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
+        return env
 
     def _placeholders(self, kind: str, value: str) -> str:
         # Memoised: every point and router of a config passes the same values again.
