@@ -210,6 +210,24 @@ def verify_config(
             run_id=run_id,
         )
     renders = renders or Renders(srt_repo=srt_repo, as_of=as_of)
+    return _verify_recipe_config(
+        key, inferencex, run, cookbook, (point, conc), renders, srt_repo, run_id
+    )
+
+
+def _verify_recipe_config(
+    key: str,
+    inferencex: Path,
+    run: Path | None,
+    cookbook: Path | None,
+    selected: tuple[int | None, int | None],
+    renders: Renders,
+    srt_repo: Path | None,
+    run_id: str | None,
+) -> VerifyResult:
+    """``verify_config`` of a key srt-slurm launched from a recipe; ``selected``: the
+    ``--point`` and ``--conc`` given."""
+    point, conc = selected
     # Rendered before the run is read, so a recipe's refusal is reported first.
     rendered = renders.get(inferencex, key)
     points = select_points(
@@ -232,21 +250,19 @@ def verify_config(
         release = from_run(shas[0], release, srt_repo)
     # All points take part in the assignment, so a log of an unselected point is not "unmatched".
     assignment = assign(data.sweeps, rendered.points, only=only)
-    results: list[PointResult] = []
-    for p in points:
-        raw = raw_points[p.index].raw.get(p.submitted) or next(iter(p.raw.values()), [])
-        results.append(
-            compare_point(
-                p,
-                raw,
-                key=key,
-                assignment=assignment,
-                lookup=found.lookup,
-                decoder=found.decoder,
-                module_path=found.module_path,
-                cookbook=cookbook,
-            )
+    results = [
+        compare_point(
+            p,
+            raw_points[p.index].raw.get(p.submitted) or next(iter(p.raw.values()), []),
+            key=key,
+            assignment=assignment,
+            lookup=found.lookup,
+            decoder=found.decoder,
+            module_path=found.module_path,
+            cookbook=cookbook,
         )
+        for p in points
+    ]
     return found.result(
         results,
         run_data=data,
