@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
+import threading
+import weakref
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
@@ -64,8 +67,6 @@ class ObjectReader:
         env: dict[str, str] | None = None,
         timeout: float = 600,
     ) -> None:
-        import weakref
-
         self._timeout = timeout
         self._proc = gitrun.popen("cat-file", "--batch-command", git_dir=git_dir, cwd=cwd, env=env)
         if self._proc is None:
@@ -99,8 +100,6 @@ class ObjectReader:
         # A hung git (a lazy fetch of a partial clone, a stuck filesystem) is stopped after
         # the bound each git process of a run has; its reads then end, and the names are
         # asked another way, under that process's own bound.
-        import threading
-
         watchdog = threading.Timer(self._timeout, ObjectReader._stop, (proc,))
         watchdog.daemon = True
         watchdog.start()
@@ -137,8 +136,6 @@ class ObjectReader:
 
     @staticmethod
     def _stop(proc: subprocess.Popen[bytes]) -> None:
-        import signal
-
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
 

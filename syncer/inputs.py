@@ -82,7 +82,7 @@ def is_bundled(path: str | Path) -> bool:
     return Path(path).resolve().is_relative_to(SOURCE_CHECKOUT)
 
 
-def read(input: Input, path: str | Path, *, id: str | None = None) -> Read:
+def record(input: Input, path: str | Path, *, id: str | None = None) -> Read:
     """The record of ``path`` read as ``input``; a checkout's commit when it is a git
     repository of its own (a folder inside another repository has none: its files are not
     that repository's commit)."""

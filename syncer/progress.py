@@ -3,7 +3,7 @@ points rendered, a large module parsed), shown with rich only when stderr is a t
 
 CI logs and pipes get nothing: no bars, no carriage returns, not even an import of rich (the
 check is ``isatty`` first), so ``sync decode``'s start-up and the benchmarks pay nothing when
-nobody watches. Tests force a console with :func:`use_console`.
+nobody watches.
 
 Tasks nest (verify reads an archive while points are rendered): every task of the process
 shares one rich ``Progress``, because rich allows one live display at a time.
@@ -25,7 +25,6 @@ Advance = Callable[[int], None]
 # Work shorter than this is not worth a bar (a spinner flashing for a 20 KiB module is noise).
 MIN_BYTES = 8 << 20
 
-_forced: Any = None  # a rich Console set by use_console(), for tests
 _live: Any = None  # the rich Progress of the outermost open task
 _depth = 0
 
@@ -34,21 +33,7 @@ def _noop(n: int = 1) -> None:
     return None
 
 
-@contextmanager
-def use_console(console: object) -> Iterator[None]:
-    """Report to ``console`` (a rich Console) instead of stderr while the block runs; shown only
-    when that console is a terminal, exactly as stderr would be."""
-    global _forced
-    before, _forced = _forced, console
-    try:
-        yield
-    finally:
-        _forced = before
-
-
 def _console() -> object:
-    if _forced is not None:
-        return _forced if _forced.is_terminal else None
     try:
         if not sys.stderr.isatty():
             return None

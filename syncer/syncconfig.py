@@ -1,9 +1,10 @@
 """The sync configuration (``sync.yaml``): which cookbook models show which InferenceX configs, and
 the pin of every config (the measured run a `/use` comment chose, or "in progress").
 
-The file is read node by node (``yamlsafe.Nodes``: the composer and the safe constructors of the
-project's one YAML loader) so that every error names the line of the offending value, and unknown
-keys are refused instead of ignored: a typo in a pin must not silently publish the wrong run.
+The file is read node by node (``syncconfig_nodes``, over ``yamlsafe.Nodes``: the composer and
+the safe constructors of the project's one YAML loader) so that every error names the line of
+the offending value, and unknown keys are refused instead of ignored: a typo in a pin must not
+silently publish the wrong run.
 """
 
 from __future__ import annotations
@@ -14,17 +15,15 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from syncer import identifiers, links
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
-from syncer.inferencex import yamlsafe
 from syncer.model import ROUTERS, PointStatus
-from syncer.untrusted import clip
-from syncer.wording import VALUE_CHARS, js, kind
+from syncer.syncconfig_nodes import NodeReader
+from syncer.wording import js
 
 # The statuses a pin records (``derived`` is the decoder's, never pinned).
 STATUSES = (PointStatus.VERIFIED, PointStatus.VERIFIED_PR, PointStatus.IN_PROGRESS)
@@ -247,131 +246,7 @@ class SyncConfig:
         return out
 
 
-class _Reader:
-    """Typed access to composed YAML nodes, every error with file and line."""
-
-    def __init__(self, path: str, text: str) -> None:
-        self.path = path
-        self.nodes = yamlsafe.Nodes(text, path)
-
-    def root(self) -> yaml.Node:
-        node = self.nodes.root()
-        if node is None:
-            raise SyncError("empty file; expected a mapping with 'models'", path=self.path)
-        return node
-
-    def fail(self, node: yaml.Node, message: str) -> SyncError:
-        return self.nodes.fail(node, message)
-
-    def mapping(self, node: yaml.Node, what: str, allowed: tuple[str, ...]) -> dict[str, yaml.Node]:
-        if not isinstance(node, yaml.MappingNode):
-            raise self.fail(node, f"{what}: expected a mapping")
-        out: dict[str, yaml.Node] = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise self.fail(key_node, f"{what}: keys must be strings, got {_kind(key_node)}")
-            key = self.value(key_node)
-            if not isinstance(key, str):
-                raise self.fail(
-                    key_node, f"{what}: keys must be strings, got {_scalar(key_node, key)}"
-                )
-            if key in out:
-                raise self.fail(key_node, f"{what}: duplicate key {js(key)}")
-            if key not in allowed:
-                raise self.fail(
-                    key_node, f"{what}: unknown key {js(key)}; expected one of {', '.join(allowed)}"
-                )
-            out[key] = value_node
-        return out
-
-    def sequence(self, node: yaml.Node, what: str) -> list[yaml.Node]:
-        if not isinstance(node, yaml.SequenceNode):
-            raise self.fail(node, f"{what}: expected a list")
-        return list(node.value)
-
-    def value(self, node: yaml.Node) -> object:
-        value = self.nodes.construct(node)
-        if isinstance(value, str) and _SURROGATE.search(value):
-            # A "\ud800" escape: no page, module header or commit can hold it as text.
-            found = _SURROGATE.search(value)
-            assert found is not None
-            raise self.fail(
-                node,
-                f"a lone surrogate (\\u{ord(found.group()):04x}) in {js(value)}: "
-                "no text can hold it; write the character itself",
-            )
-        return value
-
-    def text(
-        self, node: yaml.Node, what: str, pattern: re.Pattern[str] | None = None, hint: str = ""
-    ) -> str:
-        if not isinstance(node, yaml.ScalarNode):
-            # Named by kind, never repr'd: an aliased list can expand to gigabytes of text.
-            raise self.fail(node, f"{what}: expected a string, got {_kind(node)}")
-        if pattern is not None and node.tag in _IMPLICIT_TAGS:
-            # A value of a fixed shape (a run, comment or PR id, a commit, a date) is the text
-            # the user wrote, quoted or not: YAML 1.1 reads `run: 041000000001` as the octal
-            # 4429185025 and `date: 2026-10-13` as a date object.
-            # A commit may start with 0 (and be all digits); an id never does.
-            if pattern in (DIGITS, RUN) and _LEADING_ZERO.fullmatch(node.value):
-                unquoted = (
-                    f" (unquoted, YAML 1.1 reads it as the number {_octal(node.value)})"
-                    if not node.style  # plain: None from PyYAML's composer, "" from libyaml's
-                    else ""
-                )
-                raise self.fail(
-                    node,
-                    f"{what}: {js(node.value)} starts with 0, which no GitHub id does"
-                    f"{unquoted}; write the id itself",
-                )
-            if pattern.fullmatch(node.value):
-                return node.value
-        value = self.value(node)
-        if isinstance(value, bool) or not isinstance(value, (str, int)):
-            raise self.fail(node, f"{what}: expected a string, got {_scalar(node, value)}")
-        text = str(value)
-        if text == "" or (pattern is not None and not pattern.fullmatch(text)):
-            raise self.fail(
-                node, f"{what}: expected {hint or 'a non-empty string'}, got {js(text)}"
-            )
-        return text
-
-    def optional_text(
-        self, nodes: dict[str, yaml.Node], key: str, what: str, **kw: Any
-    ) -> str | None:
-        node = nodes.get(key)
-        # null, ~ or nothing written (read from the tag: building the value could fail first)
-        if node is None or node.tag == "tag:yaml.org,2002:null":
-            return None
-        return self.text(node, f"{what}.{key}", **kw)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_LEADING_ZERO = re.compile(r"0[0-9]+(?:/.*)?")
-# The tags YAML 1.1 resolves a plain or quoted scalar to (no explicit `!tag` written).
-_IMPLICIT_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null", "timestamp")
-)
-
-
-def _octal(text: str) -> str:
-    """What YAML 1.1 makes of a plain ``0...`` id: an octal number when its digits allow."""
-    digits = text.split("/")[0]
-    return f"{int(digits, 8)}, octal" if set(digits) <= set("01234567") else str(int(digits))
-
-
-def _kind(node: yaml.Node) -> str:
-    return "a mapping" if isinstance(node, yaml.MappingNode) else "a list"
-
-
-def _scalar(node: yaml.ScalarNode, value: object) -> str:
-    """A YAML scalar as written in the file, with what YAML 1.1 made of it (``yes (a
-    boolean)``, ``2026-10-13 (a date)``), never Python's repr (``True``, ``datetime.date(...)``)."""
-    what = "a date" if isinstance(value, datetime.date) else kind(value)
-    return f"{clip(str(node.value), VALUE_CHARS)} ({what})"
-
-
-def _hardware(r: _Reader, node: yaml.Node, what: str) -> list[dict[str, str]]:
+def _hardware(r: NodeReader, node: yaml.Node, what: str) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     for item in r.sequence(node, what):
         keys = r.mapping(item, what, ("id", "label"))
@@ -390,22 +265,14 @@ def _hardware(r: _Reader, node: yaml.Node, what: str) -> list[dict[str, str]]:
 
 
 def _pin(
-    r: _Reader, key: str, source_node: yaml.Node, pin_node: yaml.Node | None, main: str, what: str
+    r: NodeReader,
+    key: str,
+    source_node: yaml.Node,
+    pin_node: yaml.Node | None,
+    main: str,
+    what: str,
 ) -> tuple[str, Pin]:
-    source_value = r.value(source_node)
-    pr: str | None = None
-    sha = main
-    if source_value == "main":
-        source = "main"
-    else:
-        src = r.mapping(source_node, f"{what}.source", ("pr", "sha"))
-        if "pr" not in src or "sha" not in src:
-            raise r.fail(
-                source_node, f"{what}.source: expected 'main' or a mapping with 'pr' and 'sha'"
-            )
-        source = "pr"
-        pr = r.text(src["pr"], f"{what}.source.pr", DIGITS, "a PR number")
-        sha = r.text(src["sha"], f"{what}.source.sha", SHA, "the PR head commit (40 lowercase hex)")
+    source, pr, sha = _source(r, source_node, main, what)
     if pin_node is None:
         raise r.fail(
             source_node, f"{what}: missing 'pin' (status verified, verified-pr or in-progress)"
@@ -454,6 +321,21 @@ def _pin(
     )
 
 
+def _source(
+    r: NodeReader, node: yaml.Node, main: str, what: str
+) -> tuple[str, str | None, str]:
+    """A config's ``source``: ``main`` (no PR, measured at ``main``), or ``pr`` with its PR
+    number and head commit."""
+    if r.value(node) == "main":
+        return "main", None, main
+    src = r.mapping(node, f"{what}.source", ("pr", "sha"))
+    if "pr" not in src or "sha" not in src:
+        raise r.fail(node, f"{what}.source: expected 'main' or a mapping with 'pr' and 'sha'")
+    pr = r.text(src["pr"], f"{what}.source.pr", DIGITS, "a PR number")
+    sha = r.text(src["sha"], f"{what}.source.sha", SHA, "the PR head commit (40 lowercase hex)")
+    return "pr", pr, sha
+
+
 _CONFIG_KEYS = (
     "key",
     "source",
@@ -470,7 +352,7 @@ _CONFIG_KEYS = (
 )
 
 
-def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
+def _config(r: NodeReader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
     keys = r.mapping(node, what, _CONFIG_KEYS)
     if "key" not in keys:
         raise r.fail(node, f"{what}: each config needs 'key'")
@@ -499,28 +381,9 @@ def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
                 keys["image_status"], f"{what}.image_status: expected ok, pruned or digest-only"
             )
     if "setup" in keys:
-        for item in r.sequence(keys["setup"], f"{what}.setup"):
-            entry = r.mapping(item, f"{what}.setup", ("command", "script", "reason"))
-            if "reason" not in entry or ("command" in entry) == ("script" in entry):
-                raise r.fail(
-                    item,
-                    f"{what}.setup: each entry needs 'reason' and one of 'command' or 'script'",
-                )
-            if "command" in entry:
-                spec.setup.append(
-                    {
-                        "kind": "setup",
-                        "command": r.text(entry["command"], f"{what}.setup.command"),
-                        "reason": r.text(entry["reason"], f"{what}.setup.reason"),
-                    }
-                )
-            else:
-                spec.setup.append(
-                    {
-                        "script": r.text(entry["script"], f"{what}.setup.script"),
-                        "reason": r.text(entry["reason"], f"{what}.setup.reason"),
-                    }
-                )
+        spec.setup.extend(
+            _setup(r, item, what) for item in r.sequence(keys["setup"], f"{what}.setup")
+        )
     if "install" in keys:
         for router, lines_node in r.mapping(keys["install"], f"{what}.install", ROUTERS).items():
             spec.install[router] = [
@@ -538,11 +401,31 @@ def _config(r: _Reader, node: yaml.Node, main: str, what: str) -> ConfigSpec:
     return spec
 
 
+def _setup(r: NodeReader, item: yaml.Node, what: str) -> dict[str, str]:
+    """One ``setup`` entry of a config: a command or a script, with its reason."""
+    entry = r.mapping(item, f"{what}.setup", ("command", "script", "reason"))
+    if "reason" not in entry or ("command" in entry) == ("script" in entry):
+        raise r.fail(
+            item,
+            f"{what}.setup: each entry needs 'reason' and one of 'command' or 'script'",
+        )
+    if "command" in entry:
+        return {
+            "kind": "setup",
+            "command": r.text(entry["command"], f"{what}.setup.command"),
+            "reason": r.text(entry["reason"], f"{what}.setup.reason"),
+        }
+    return {
+        "script": r.text(entry["script"], f"{what}.setup.script"),
+        "reason": r.text(entry["reason"], f"{what}.setup.reason"),
+    }
+
+
 _MODEL_KEYS = ("path", "model", "page", "section", "hardware", "kv_donors", "match", "configs")
 _MATCH_KEYS = ("model-prefix", "keys")
 
 
-def _match(r: _Reader, node: yaml.Node, spec: ModelSpec, what: str) -> None:
+def _match(r: NodeReader, node: yaml.Node, spec: ModelSpec, what: str) -> None:
     rules = r.mapping(node, what, _MATCH_KEYS)
     if not rules:
         raise r.fail(node, f"{what}: expected 'model-prefix' and/or 'keys'")
@@ -551,7 +434,7 @@ def _match(r: _Reader, node: yaml.Node, spec: ModelSpec, what: str) -> None:
             target.extend(r.text(n, f"{what}.{name}") for n in r.sequence(rules[name], what))
 
 
-def _model(r: _Reader, node: yaml.Node, main: str) -> ModelSpec:
+def _model(r: NodeReader, node: yaml.Node, main: str) -> ModelSpec:
     keys = r.mapping(node, "model", _MODEL_KEYS)
     for required in ("path", "model", "page", "section", "hardware"):
         if required not in keys:
@@ -588,7 +471,7 @@ def _model(r: _Reader, node: yaml.Node, main: str) -> ModelSpec:
 
 
 def parse_sync_config(text: str, path: str = "sync.yaml") -> SyncConfig:
-    r = _Reader(path, text)
+    r = NodeReader(path, text, ids=(DIGITS, RUN))
     root = r.root()
     top = r.mapping(root, "sync.yaml", ("inferencex", "models"))
     if "inferencex" not in top or "models" not in top:

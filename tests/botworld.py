@@ -204,7 +204,7 @@ class World:
         self.push_url: str | None = None
         self.model: str | None = None  # the workflow's matrix job: one model per run
 
-    def bot(self, *, dry_run: bool = False, body_limit: int = 65536) -> tuple[Bot, Plan]:
+    def bot(self, *, dry_run: bool = False) -> tuple[Bot, Plan]:
         plan = Plan(dry_run=dry_run)
         kw = {"base_url": self.server.base_url, "plan": plan, "pause": 0, "backoff": 0.01}
         settings = Settings(
@@ -212,7 +212,6 @@ class World:
             inferencex=self.inferencex,
             cookbook=str(self.bare),
             cache_dir=self.tmp / "cache",
-            body_limit=body_limit,
             today="2026-10-13",
             push_repo=self.push_repo,
             push_url=self.push_url,

@@ -10,7 +10,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -245,3 +245,30 @@ def replay(tmp_path):
     server = GitHubServer()
     with server:
         yield Replay(tmp_path, server)
+
+
+class _Stderr(io.StringIO):
+    """A stderr that says whether it is a terminal, as a pseudo-terminal or a pipe would."""
+
+    def __init__(self, terminal: bool) -> None:
+        super().__init__()
+        self.terminal = terminal
+
+    def isatty(self) -> bool:
+        return self.terminal
+
+
+@pytest.fixture
+def stderr_as(monkeypatch: pytest.MonkeyPatch) -> Callable[[bool], io.StringIO]:
+    """``stderr_as(terminal)``: sys.stderr replaced by a buffer that is a terminal (of 120
+    columns) or not, which is how ``syncer.progress`` decides to show anything."""
+    for name in ("TTY_COMPATIBLE", "FORCE_COLOR", "NO_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("COLUMNS", "120")
+
+    def use(terminal: bool) -> io.StringIO:
+        buf = _Stderr(terminal)
+        monkeypatch.setattr(sys, "stderr", buf)
+        return buf
+
+    return use

@@ -894,7 +894,7 @@ def test_decode_without_a_selector_says_which_case_it_printed(project: Path) -> 
 def test_a_render_header_without_a_variant_has_no_dash(project: Path) -> None:
     import yaml
 
-    from syncer.inferencex.recipe import deep_merge
+    from syncer.inferencex.recipe_bundles import deep_merge
 
     # A plain recipe (no override variants) for one row: its point has no variant name.
     recipe = project / RECIPE

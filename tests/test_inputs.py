@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 
 from syncer.cli import main
-from syncer.inputs import Input, head_commit, is_bundled, read
+from syncer.inputs import Input, head_commit, is_bundled, record
 
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 MODULE = "cookbook_snippets/deepseek-ai/deepseek-v4_1.jsx"
@@ -181,4 +181,4 @@ def test_a_folder_inside_a_repository_has_no_commit_of_its_own(tmp_path: Path) -
     git(tmp_path.parent, "clone", "-q", "--bare", str(tmp_path), str(bare))
     assert head_commit(bare) == head_commit(tmp_path)
     assert not is_bundled(tmp_path) and is_bundled(ROOT / "sync.yaml")
-    assert read(Input.RUN, tmp_path).commit is None  # only checkouts have commits
+    assert record(Input.RUN, tmp_path).commit is None  # only checkouts have commits

@@ -102,7 +102,7 @@ def audit_command(
 ) -> int:
     """Audit every published cookbook cell against InferenceX."""
     from syncer import locations
-    from syncer.inputs import Input, read
+    from syncer.inputs import Input, record
     from syncer.usecases.audit import audit
     from syncer.usecases.audit_report import audit_report
 
@@ -125,11 +125,11 @@ def audit_command(
         api = GitHubAudit(client, repo)
     trees = _trees(inferencex, trees_dir, main_rev, remote)
     reads = [
-        read(Input.COOKBOOK, cookbook),
-        read(Input.INFERENCEX, trees_dir or inferencex or locations.bundled_inferencex()),
+        record(Input.COOKBOOK, cookbook),
+        record(Input.INFERENCEX, trees_dir or inferencex or locations.bundled_inferencex()),
     ]
     if sglang is not None:
-        reads.append(read(Input.SGLANG, sglang))
+        reads.append(record(Input.SGLANG, sglang))
     try:
         result = audit(cookbook, trees, api=api, lint=_lint(sglang), today=day, srt_repo=srt_repo)
     finally:

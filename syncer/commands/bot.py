@@ -279,10 +279,11 @@ def _run(
         raise
     # The rest of syncer.publish imports PyGithub: loaded only once the inputs are read and
     # found good, so an event file refused (a third of a second sooner) never pays for it.
-    from syncer.publish.bot import Bot, Settings
+    from syncer.publish.bot import Bot
     from syncer.publish.git import Identity
     from syncer.publish.github import GitHubClient
     from syncer.publish.offline import EventGitHub
+    from syncer.publish.settings import Settings
 
     settings = Settings(
         config=config,

@@ -13,7 +13,7 @@ import click
 from syncer import locations
 from syncer.commands import options
 from syncer.errors import SyncError
-from syncer.inputs import Input, read
+from syncer.inputs import Input, record
 from syncer.templating import render
 from syncer.usecases.config_check import check_config
 
@@ -45,7 +45,7 @@ def check_command(config_path: Path, inferencex: Path | None) -> int:
             )
         inferencex = locations.bundled_inferencex()
     result = check_config(config_path, inferencex)
-    reads = [read(Input.SYNC_YAML, config_path), read(Input.INFERENCEX, inferencex)]
+    reads = [record(Input.SYNC_YAML, config_path), record(Input.INFERENCEX, inferencex)]
     sys.stdout.write(render("config_check.txt.j2", result=result, read=reads, path=config_path))
     return result.exit_code
 

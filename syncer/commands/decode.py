@@ -17,13 +17,13 @@ from typing import Any, cast
 
 import click
 
-from syncer import collector
+from syncer import gcpause
 from syncer.commands import options
 from syncer.cookbook.case import Case
 from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.errors import SyncError
 from syncer.model import Selection
-from syncer.selection import only_one, select_points
+from syncer.point_options import only_one, select_points
 from syncer.untrusted import hidden_characters, json_escaped, term_text
 from syncer.wording import js
 
@@ -228,11 +228,11 @@ def decode_command(
 ) -> None:
     """Decode a cookbook AgentX data module into launch commands."""
     if point is not None and conc is not None:
-        # Before the module is read: the same message as selection.select_points, sooner.
+        # Before the module is read: the same message as point_options.select_points, sooner.
         raise SyncError("give --point or --conc, not both")
     decoder = load_decoder(module)
     if all_cases:
-        with collector.paused():  # every case is built and kept until it is printed
+        with gcpause.paused():  # every case is built and kept until it is printed
             _print_all(decoder, module, cell, point, conc, router, kv, fmt)
         return
     ci = decoder.cell_index(cell) if cell is not None else decoder.default_cell()

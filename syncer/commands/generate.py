@@ -20,8 +20,8 @@ from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
 from syncer.inferencex.renders import Renders
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
-from syncer.inputs import Input, read
-from syncer.lint.publish import generate_checkout, lint_published, print_generated
+from syncer.inputs import Input, record
+from syncer.lint.hooks import generate_checkout, lint_published, print_generated
 from syncer.syncconfig import is_date, load_sync_config
 from syncer.usecases.generate import generate_model, write_results
 from syncer.usecases.generate_report import GenerateRun, generate_report
@@ -143,9 +143,9 @@ def generate_command(
         # be written, a full disk) none, so a failure never leaves the first model updated alone.
         write_results(results)
     reads = [
-        read(Input.SYNC_YAML, config_path),
-        read(Input.INFERENCEX, inferencex),
-        read(Input.COOKBOOK, out_dir),
+        record(Input.SYNC_YAML, config_path),
+        record(Input.INFERENCEX, inferencex),
+        record(Input.COOKBOOK, out_dir),
     ]
     # The gate says what drifted, not only that something did: the reviewer diff of the
     # commands (what `sync diff` shows) between the module on disk and the generated one.

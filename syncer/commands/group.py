@@ -38,7 +38,8 @@ class LazyGroup(click.Group):
         if entry is None:
             return None
         module = importlib.import_module(entry[0])
-        return getattr(module, f"{name}_command")
+        command: click.Command = getattr(module, f"{name}_command")
+        return command
 
     def invoke(self, ctx: click.Context) -> object:
         # click turns a closed stdout into exit 1, the drift code: the pipe error leaves here

@@ -19,7 +19,7 @@ from syncer import gitrun
 from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.fsio import files_in
-from syncer.inputs import Input, read
+from syncer.inputs import Input, record
 from syncer.lint.lint import lint_paths
 from syncer.lint.report import lint_report
 from syncer.lint.source import SGLangSource
@@ -69,8 +69,8 @@ def lint_command(
             path=str(sglang),
         )
     result = lint_paths(paths, source)
-    modules = read(Input.COOKBOOK, cookbook) if all_modules else read(Input.MODULE, paths[0])
-    reads = [modules, read(Input.SGLANG, sglang)]
+    modules = record(Input.COOKBOOK, cookbook) if all_modules else record(Input.MODULE, paths[0])
+    reads = [modules, record(Input.SGLANG, sglang)]
     return options.print_report(lint_report(result, reads), fmt)
 
 

@@ -12,7 +12,7 @@ import click
 
 from syncer.commands import options
 from syncer.inferencex.master import load_master
-from syncer.inputs import Input, read
+from syncer.inputs import Input, record
 from syncer.locations import bundled_inferencex
 from syncer.syncconfig import load_sync_config
 from syncer.templating import render
@@ -32,7 +32,7 @@ def list_command(inferencex: Path | None, config_path: Path, fmt: str) -> None:
         inferencex = bundled_inferencex()
     config = load_sync_config(config_path)
     configs = agentx_configs(load_master(inferencex), config)
-    reads = [read(Input.SYNC_YAML, config_path), read(Input.INFERENCEX, inferencex)]
+    reads = [record(Input.SYNC_YAML, config_path), record(Input.INFERENCEX, inferencex)]
     if fmt == "json":
         doc = {"configs": [c.as_json() for c in configs], "read": [r.as_json() for r in reads]}
         sys.stdout.write(json_text(doc, indent=1) + "\n")

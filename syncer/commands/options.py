@@ -10,13 +10,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from syncer import links, locations
 from syncer.errors import SyncError
-from syncer.selection import CONC_HELP, POINT_HELP
+from syncer.point_options import CONC_HELP, POINT_HELP
 from syncer.wording import js
 
 if TYPE_CHECKING:
@@ -25,7 +25,12 @@ if TYPE_CHECKING:
     from syncer.reporting import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
-Decorator = Callable[[F], F]
+
+
+class Decorator(Protocol):
+    """What ``click.option`` gives: a decorator returning the command it is given."""
+
+    def __call__(self, command: F, /) -> F: ...
 
 
 def folder_option(

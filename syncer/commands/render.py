@@ -4,7 +4,7 @@ Text prints each job's "Copy all" text (the cookbook's own formatting, through
 ``syncer.cookbook.shell``); ``--format json`` prints ``{"config", "points": [{"item",
 "override", "concs", "routers": {router: [blocks]}}]}``. ``--point N`` indexes the job list
 (single node: one job per row and concurrency; multi node: one per row) in master-config
-order; ``--conc C`` selects every job measured at C (``syncer.selection``). ``--raw`` shows
+order; ``--conc C`` selects every job measured at C (``syncer.point_options``). ``--raw`` shows
 what srt-slurm launches (only the router the recipe runs) instead of the cookbook form.
 The cookbook form also lists the config files each router ships (text: ``files:``; json:
 ``files``) and the files of srt-slurm's checkout whose content is not available (text: a
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -24,13 +25,14 @@ from syncer.commands import options
 from syncer.cookbook.shell import check_pasteable, copy_all
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
+from syncer.inferencex.render import RenderedPoint
 from syncer.inferencex.renders import Renders
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
-from syncer.inputs import Input, read
+from syncer.inputs import Input, record
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
-from syncer.selection import select_points
+from syncer.point_options import select_points
 from syncer.templating import render
 from syncer.untrusted import json_text
 from syncer.wording import js
@@ -82,7 +84,7 @@ def render_command(
         check_date(as_of, what="--as-of")
     renders = Renders(srt_repo=srt_repo, as_of=as_of, srt_files=srt_files)
     rendered = renders.get(inferencex, config, version=srt_slurm)
-    reads = [read(Input.INFERENCEX, inferencex)]
+    reads = [record(Input.INFERENCEX, inferencex)]
     points = select_points(
         rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config
     )
@@ -96,7 +98,25 @@ def render_command(
         sys.stdout.write(json_text(doc, indent=1) + "\n")
         return
 
-    items = []
+    items = _items(config, points, router, raw)
+    sys.stdout.write(
+        render(
+            "render_points.md.j2" if fmt == "markdown" else "render_points.txt.j2",
+            key=config,
+            items=items,
+            raw=raw,
+            commit=rendered.srt_files.describe_commit(),
+            release=rendered.release.describe() if rendered.release else None,
+            read=reads,
+        )
+    )
+
+
+def _items(
+    config: str, points: list[RenderedPoint], router: str | None, raw: bool
+) -> list[dict[str, Any]]:
+    """One item a (point, router) to print: its "Copy all" text and the files it names."""
+    items: list[dict[str, Any]] = []
     for p in points:
         routers = p.raw if raw else p.cookbook
         for name, blocks in routers.items():
@@ -125,17 +145,7 @@ def render_command(
                     ],
                 }
             )
-    sys.stdout.write(
-        render(
-            "render_points.md.j2" if fmt == "markdown" else "render_points.txt.j2",
-            key=config,
-            items=items,
-            raw=raw,
-            commit=rendered.srt_files.describe_commit(),
-            release=rendered.release.describe() if rendered.release else None,
-            read=reads,
-        )
-    )
+    return items
 
 
 def _contents(files: dict[str, dict[str, str]]) -> dict[str, str]:

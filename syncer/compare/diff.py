@@ -243,39 +243,8 @@ class _Comparer:
                     label, "cmd", "command", Verdict.MATCH if ca == cb else Verdict.DIFFERS, ca, cb
                 )
             )
-        fields = (
-            STRUCTURE_FIELDS if not self.placement else ("workers", "nodes_per_worker", "count")
-        )
-        for name in fields:
-            if name in a or name in b:
-                va, vb = a.get(name), b.get(name)
-                if (va is None or vb is None) and self.placement:
-                    continue  # one side does not state it (e.g. the log's count of routers)
-                status = Verdict.MATCH if va == vb else Verdict.DIFFERS
-                out.append(Entry(label, "structure", name, status, _j(va), _j(vb)))
-        wa, wb = a.get("wrapper") or [], b.get("wrapper") or []
-        if wa or wb:
-            status = (
-                Verdict.MATCH
-                if wa == wb
-                else (
-                    Verdict.only_in(self.left)
-                    if not wb
-                    else Verdict.only_in(self.right)
-                    if not wa
-                    else Verdict.DIFFERS
-                )
-            )
-            out.append(
-                Entry(
-                    label,
-                    "wrapper",
-                    "command prefix",
-                    status,
-                    " ".join(wa) or None,
-                    " ".join(wb) or None,
-                )
-            )
+        self.structure(label, a, b, out)
+        self.wrapper(label, a, b, out)
         if "args" not in unlogged:
             self.flags(label, kind, a.get("args") or [], b.get("args") or [], out)
         if "env" in unlogged:
@@ -295,7 +264,49 @@ class _Comparer:
             logged = b.get("logged_env") or a.get("logged_env")
             self.env(label, kind, a.get("env") or {}, b.get("env") or {}, out, logged, logger)
 
-    def flags(self, label: str, kind: str, a: list, b: list, out: list[Entry]) -> None:
+    def structure(self, label: str, a: Block, b: Block, out: list[Entry]) -> None:
+        """The placement fields both sides state (with ``placement``, only the counts)."""
+        fields = (
+            STRUCTURE_FIELDS if not self.placement else ("workers", "nodes_per_worker", "count")
+        )
+        for name in fields:
+            if name in a or name in b:
+                va, vb = a.get(name), b.get(name)
+                if (va is None or vb is None) and self.placement:
+                    continue  # one side does not state it (e.g. the log's count of routers)
+                status = Verdict.MATCH if va == vb else Verdict.DIFFERS
+                out.append(Entry(label, "structure", name, status, _j(va), _j(vb)))
+
+    def wrapper(self, label: str, a: Block, b: Block, out: list[Entry]) -> None:
+        """The command prefix (``wrapper``) when either side has one."""
+        wa, wb = a.get("wrapper") or [], b.get("wrapper") or []
+        if not (wa or wb):
+            return
+        status = (
+            Verdict.MATCH
+            if wa == wb
+            else (
+                Verdict.only_in(self.left)
+                if not wb
+                else Verdict.only_in(self.right)
+                if not wa
+                else Verdict.DIFFERS
+            )
+        )
+        out.append(
+            Entry(
+                label,
+                "wrapper",
+                "command prefix",
+                status,
+                " ".join(wa) or None,
+                " ".join(wb) or None,
+            )
+        )
+
+    def flags(
+        self, label: str, kind: str, a: list[list[str]], b: list[list[str]], out: list[Entry]
+    ) -> None:
         ma, mb = _args_map(a), _args_map(b)
         for canon in sorted(set(ma) | set(mb)):
             sa = ma.get(canon)
@@ -347,8 +358,8 @@ class _Comparer:
         self,
         label: str,
         kind: str,
-        a: dict,
-        b: dict,
+        a: dict[str, str],
+        b: dict[str, str],
         out: list[Entry],
         logged: str | None = None,
         logger: str = "srt-slurm",

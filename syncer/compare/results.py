@@ -12,7 +12,9 @@ from syncer.compare.diff import Comparison
 from syncer.compare.verdicts import PointVerdict
 from syncer.inputs import Read
 from syncer.runs.collect import RunData
+from syncer.runs.logs import SweepLog
 from syncer.runs.mapping import Assignment
+from syncer.runs.scriptrun import ResultDir
 
 
 @dataclass
@@ -93,7 +95,7 @@ class VerifyResult:
     cookbook: str | None
     points: list[PointResult]
     run_data: RunData
-    assignment: Assignment
+    assignment: Assignment[SweepLog] | Assignment[ResultDir]
     srt_version: str
     notes: list[str] = field(default_factory=list)
     launched_by: str | None = None  # the bash script(s) of a script-launched key

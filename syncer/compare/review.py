@@ -1,7 +1,7 @@
 """The reviewer diff of two module versions: the change model and its rendering entry points.
 
 ``review_texts(old, new, ...)`` decodes both module texts, matches cells, points, routers and KV
-tiers (``compare.modules``), compares every matched selection process by process
+tiers (``compare.matching``), compares every matched selection process by process
 (``compare.review_changes``) and keeps, per cell, the rows a docs reviewer reads: flags and env
 added / removed / changed, processes added or removed, the command text diff of every changed
 measured selection, and the cell-level facts (image, provenance, status, labels). Changes seen
@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncer.compare.modules import (
+from syncer.compare.matching import (
     CellPair,
     CellRef,
     ModuleSide,
@@ -466,6 +466,17 @@ def unified(old_text: str, new_text: str, old_label: str, new_label: str) -> str
     return "\n".join(lines)
 
 
+def _text_diff(
+    old: ModuleSide, new: ModuleSide, old_sel: Selection, new_sel: Selection
+) -> str | None:
+    """The unified diff of a selection's full "Copy all" texts; None when they are equal."""
+    old_text = _full_text(old, old_sel)
+    new_text = _full_text(new, new_sel)
+    if old_text == new_text:
+        return None
+    return unified(old_text, new_text, old.label, new.label)
+
+
 def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellReview:
     review = CellReview(old=pair.old, new=pair.new)
     review.meta = _cell_meta(pair)
@@ -507,10 +518,8 @@ def _matched_cell(old: ModuleSide, new: ModuleSide, pair: CellPair) -> CellRevie
                 if is_measured:
                     for change in changes:
                         measured.setdefault(change, []).append(pp.new.name)
-                    old_text = _full_text(old, old_sel)
-                    new_text = _full_text(new, new_sel)
-                    if old_text != new_text:
-                        diff = unified(old_text, new_text, old.label, new.label)
+                    diff = _text_diff(old, new, old_sel, new_sel)
+                    if diff is not None:
                         diffs.setdefault(diff, []).append(_selection_name(pp.new, router, kv))
                 else:
                     for change in changes:

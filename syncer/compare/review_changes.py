@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from syncer.compare.modules import match_blocks
+from syncer.compare.matching import match_blocks
 from syncer.cookbook import shell
 from syncer.model import PLACEMENT_FIELDS, Block
 

@@ -319,6 +319,33 @@ def _diff_text(diff: str) -> Text:
 
 
 def render_terminal(review: Review, console: Console) -> None:
+    from rich.text import Text
+
+    _terminal_counts(review, console)
+    for meta in review.module:
+        console.print(
+            Text.assemble(
+                _t(meta.field, "bold"), ": ", _t(meta.old, "red"), " → ", _t(meta.new, "green")
+            )
+        )
+    for state, style in (("added", "green"), ("removed", "red")):
+        for cell in review.by_state(state):
+            ref = cell.cell
+            console.print(
+                Text.assemble(
+                    (f"cell {state}: ", style),
+                    _t(ref.id, "bold"),
+                    " ",
+                    _t(f"{ref.hw} · {ref.label} · {', '.join(p.name for p in ref.points)}"),
+                )
+            )
+    for cell in review.cells:
+        if cell.state in ("changed", "metadata"):
+            _terminal_cell(cell, console)
+
+
+def _terminal_counts(review: Review, console: Console) -> None:
+    """The heading, the one-line verdict and the table of counts."""
     from rich.table import Table
     from rich.text import Text
 
@@ -356,60 +383,48 @@ def render_terminal(review: Review, console: Console) -> None:
                     str(tally["changed"]),
                 )
     console.print(summary)
-    for meta in review.module:
-        console.print(
-            Text.assemble(
-                _t(meta.field, "bold"), ": ", _t(meta.old, "red"), " → ", _t(meta.new, "green")
+
+
+def _terminal_cell(cell: CellReview, console: Console) -> None:
+    """A changed cell: its heading, metadata, what it gained or lost, its change tables
+    and the diffs of its measured commands."""
+    from rich.table import Table
+    from rich.text import Text
+
+    ref = cell.cell
+    # A rule's title is cut to one line; the heading is printed whole below it.
+    console.rule(style="dim")
+    console.print(
+        Text.assemble(_t(ref.hw), " · ", _t(ref.label), " · ", _t(ref.id), style="bold")
+    )
+    if cell.moved and cell.old is not None:
+        console.print(Text.assemble("renumbered from ", _t(cell.old.id)))
+    if cell.meta:
+        meta_table = Table(title="cell", title_justify="left")
+        for name in ("field", "before", "after", "where"):
+            meta_table.add_column(name, overflow="fold")
+        for meta in cell.meta:
+            meta_table.add_row(
+                _t(meta.field),
+                _t(meta.old, "red"),
+                _t(meta.new, "green"),
+                _t("all points" if meta.points is None else ", ".join(meta.points)),
             )
-        )
-    for state, style in (("added", "green"), ("removed", "red")):
-        for cell in review.by_state(state):
-            ref = cell.cell
-            console.print(
-                Text.assemble(
-                    (f"cell {state}: ", style),
-                    _t(ref.id, "bold"),
-                    " ",
-                    _t(f"{ref.hw} · {ref.label} · {', '.join(p.name for p in ref.points)}"),
-                )
-            )
-    for cell in review.cells:
-        if cell.state not in ("changed", "metadata"):
-            continue
-        ref = cell.cell
-        # A rule's title is cut to one line; the heading is printed whole below it.
-        console.rule(style="dim")
-        console.print(
-            Text.assemble(_t(ref.hw), " · ", _t(ref.label), " · ", _t(ref.id), style="bold")
-        )
-        if cell.moved and cell.old is not None:
-            console.print(Text.assemble("renumbered from ", _t(cell.old.id)))
-        if cell.meta:
-            meta_table = Table(title="cell", title_justify="left")
-            for name in ("field", "before", "after", "where"):
-                meta_table.add_column(name, overflow="fold")
-            for meta in cell.meta:
-                meta_table.add_row(
-                    _t(meta.field),
-                    _t(meta.old, "red"),
-                    _t(meta.new, "green"),
-                    _t("all points" if meta.points is None else ", ".join(meta.points)),
-                )
-            console.print(meta_table)
-        for label, items in (
-            ("points added", cell.points_added),
-            ("points removed", cell.points_removed),
-            ("routers added", cell.routers_added),
-            ("routers removed", cell.routers_removed),
-            ("KV tiers added", cell.tiers_added),
-            ("KV tiers removed", cell.tiers_removed),
-        ):
-            if items:
-                console.print(Text.assemble(f"{label}: ", _t(", ".join(items))))
-        if cell.measured:
-            console.print(_rows_table(f"measured ({cell.measured_where})", cell.measured))
-        if cell.derived:
-            console.print(_rows_table("only in derived selections", cell.derived))
-        for diff in cell.diffs:
-            console.print(Text.assemble(("commands: ", "bold"), _t(", ".join(diff.where))))
-            console.print(_diff_text(diff.diff))
+        console.print(meta_table)
+    for label, items in (
+        ("points added", cell.points_added),
+        ("points removed", cell.points_removed),
+        ("routers added", cell.routers_added),
+        ("routers removed", cell.routers_removed),
+        ("KV tiers added", cell.tiers_added),
+        ("KV tiers removed", cell.tiers_removed),
+    ):
+        if items:
+            console.print(Text.assemble(f"{label}: ", _t(", ".join(items))))
+    if cell.measured:
+        console.print(_rows_table(f"measured ({cell.measured_where})", cell.measured))
+    if cell.derived:
+        console.print(_rows_table("only in derived selections", cell.derived))
+    for diff in cell.diffs:
+        console.print(Text.assemble(("commands: ", "bold"), _t(", ".join(diff.where))))
+        console.print(_diff_text(diff.diff))

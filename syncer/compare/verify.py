@@ -85,7 +85,7 @@ def log_check(
     sweep: SweepLog,
     raw: list[Block],
     router: str,
-    assignment: Assignment,
+    assignment: Assignment[SweepLog],
     lookup: ExclusionLookup,
 ) -> LogCheck:
     """One sweep log against the raw blocks the recipe renders to, placement normalised."""
@@ -183,7 +183,7 @@ def compare_point(
     raw: list[Block],
     *,
     key: str,
-    assignment: Assignment,
+    assignment: Assignment[SweepLog],
     lookup: ExclusionLookup,
     decoder: Decoder | None,
     module_path: str | None,

@@ -177,7 +177,7 @@ def compare_script_point(
     *,
     key: str,
     model: str,
-    assignment: Assignment,
+    assignment: Assignment[ResultDir],
     lookup: ExclusionLookup,
     decoder: Decoder | None,
     module_path: str | None,

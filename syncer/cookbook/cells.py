@@ -210,32 +210,12 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
         if "kv" not in meta:
             # The oldest modules had no KV dimension: every point is the GPU-only tier.
             meta["kv"] = {"available": ["none"], "unavailable": {}}
-        routers: dict[str, RouterSpec] = {}
-        for name, r in _need(cell, "routers", where).items():
-            # Router ``notes`` (oldest format) are computed from the blocks by later decoders.
-            bad = set(r) - {"install", "files", "blocks", "notes"}
-            if bad:
-                raise SyncError(f"{where} router {name}: unknown keys {sorted(bad)}")
-            routers[name] = RouterSpec(
-                install=list(r.get("install") or []), files=list(r.get("files") or [])
-            )
+        routers = _routers(cell, where)
         base_prov = {k: str(v) for k, v in (cell.get("prov") or {}).items()}
         points: list[PointSpec] = []
         for pi, point in enumerate(_need(cell, "points", where)):
             pwhere = f"{where} point {pi}"
-            if "prov" in cell:
-                extra = {k: v for k, v in point.items() if k not in _POINT_KEYS}
-                bad = set(extra) - set(PROV_KEYS)
-                if bad:
-                    raise SyncError(f"{pwhere}: unknown point keys {sorted(bad)}; cannot re-encode")
-                prov = {**base_prov, **{k: str(v) for k, v in extra.items()}}
-            else:
-                bad = (
-                    set(point) - set(_POINT_KEYS) - set(_URL_KEYS) - {"sha", "pr", "status", "date"}
-                )
-                if bad:
-                    raise SyncError(f"{pwhere}: unknown point keys {sorted(bad)}; cannot re-encode")
-                prov = point_prov_from_urls(point, repo, pwhere)
+            prov = _point_prov(cell, point, base_prov, repo, pwhere)
             blocks = {r: decoder.blocks_for(Selection(ci, pi, r, None)) for r in cell["routers"]}
             points.append(
                 PointSpec(
@@ -264,6 +244,36 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
         files=copy.deepcopy(data.get("files", {})),
         cells=cells,
     )
+
+
+def _routers(cell: dict[str, Any], where: str) -> dict[str, RouterSpec]:
+    routers: dict[str, RouterSpec] = {}
+    for name, r in _need(cell, "routers", where).items():
+        # Router ``notes`` (oldest format) are computed from the blocks by later decoders.
+        bad = set(r) - {"install", "files", "blocks", "notes"}
+        if bad:
+            raise SyncError(f"{where} router {name}: unknown keys {sorted(bad)}")
+        routers[name] = RouterSpec(
+            install=list(r.get("install") or []), files=list(r.get("files") or [])
+        )
+    return routers
+
+
+def _point_prov(
+    cell: dict[str, Any], point: dict[str, Any], base_prov: dict[str, str], repo: str, where: str
+) -> dict[str, str]:
+    """A point's provenance: the cell's ``prov`` with the point's own keys over it, or (older
+    modules) read from the point's URLs."""
+    if "prov" in cell:
+        extra = {k: v for k, v in point.items() if k not in _POINT_KEYS}
+        bad = set(extra) - set(PROV_KEYS)
+        if bad:
+            raise SyncError(f"{where}: unknown point keys {sorted(bad)}; cannot re-encode")
+        return {**base_prov, **{k: str(v) for k, v in extra.items()}}
+    bad = set(point) - set(_POINT_KEYS) - set(_URL_KEYS) - {"sha", "pr", "status", "date"}
+    if bad:
+        raise SyncError(f"{where}: unknown point keys {sorted(bad)}; cannot re-encode")
+    return point_prov_from_urls(point, repo, where)
 
 
 def config_hardware(cfg: ConfigSpec, model: ModelSpec) -> str:

@@ -57,7 +57,7 @@ __all__ = [
     "provenance_urls",
 ]
 
-_PROV_URLS = (
+_PROV_URLS: tuple[tuple[str, str, Callable[[str, dict[str, Any]], str]], ...] = (
     # (url key, id key, url under the repository)
     ("recipeUrl", "recipe", lambda repo, p: links.blob_link(repo, p["sha"], p["recipe"])),
     ("runUrl", "run", lambda repo, p: links.run_link(repo, p["run"])),
@@ -168,7 +168,8 @@ class Decoder:
 
     def blocks_for(self, sel: Selection) -> list[Block]:
         """The page's ``blocksFor``: fresh blocks for (cell, point, router, KV tier)."""
-        return clone(self.shown_blocks(sel))
+        blocks: list[Block] = clone(self.shown_blocks(sel))
+        return blocks
 
     def shown_blocks(self, sel: Selection) -> list[Block]:
         """:meth:`blocks_for`'s blocks, shared with the decoder's memos and the module's data:

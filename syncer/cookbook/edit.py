@@ -31,7 +31,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncer import collector
+from syncer import gcpause
 from syncer.cookbook import compact, encode
 from syncer.cookbook.cells import CellSpec, laid_out, module_layout
 from syncer.cookbook.decode import Decoder, provenance_urls
@@ -119,7 +119,7 @@ def edit_module(old_text: str, inputs: EditInputs, *, path: str = "<module>") ->
     module = parse_module(old_text, path)
     if emit_module(module.header, module.name, module.value) != old_text:
         raise SyncError(f"data module {LAYOUT_REFUSED}", path=path)
-    with collector.paused():
+    with gcpause.paused():
         # new cells stand in the order of the generator version that wrote the module
         layout = module_layout(Decoder(module.value, path))
         fresh = {key: laid_out(cells, layout) for key, cells in inputs.fresh.items()}

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 # Through the module: the refresh proof's tests replace cells_from_module there.
-from syncer import collector
+from syncer import gcpause
 from syncer.cookbook import cells as cells_mod
 from syncer.cookbook import compact
 from syncer.cookbook.case import Case
@@ -138,7 +138,8 @@ def best_entry(
         if size < best_size:
             best, best_size = entry, size
     # The entries share the target's objects (and ``pool_envs`` edits the one kept): a copy.
-    return clone(best)
+    kept: dict[str, object] = clone(best)
+    return kept
 
 
 def _point_value(
@@ -516,7 +517,7 @@ def encode_module(
 ) -> tuple[dict[str, object], str, int]:
     """Compact, prove and emit ``spec``: returns ``(value, text, cases compared)``; raises
     ``SyncError`` naming the first difference."""
-    with collector.paused():  # every candidate and every decoded case is alive until the end
+    with gcpause.paused():  # every candidate and every decoded case is alive until the end
         value = compact_module(spec)
         compared = verify_roundtrip(value, spec, path=path, reference=reference, keep=keep)
     text = module_text(value, header if header is not None else header_lines(spec.source))

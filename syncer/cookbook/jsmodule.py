@@ -373,7 +373,8 @@ def _number(raw: str, value: Any) -> int | float:
 
 def _key(node: Any) -> str:
     if node.type == "Identifier":
-        return node.name
+        name: str = node.name
+        return name
     if node.type == "Literal" and isinstance(node.value, str):
         return node.value
     if node.type == "Literal" and isinstance(node.value, int | float):
@@ -480,20 +481,23 @@ def locate(text: str, keys: tuple[str | int, ...]) -> tuple[int, int] | None:
 
 def _key_text(token: str) -> str:
     if token.startswith('"'):
-        return json.loads(token)
+        text: str = json.loads(token)
+        return text
     if token.startswith(("'", "`")):
         return token[1:-1]
     return token
 
 
-def _child(depth: int | None, keys: tuple, key: str | int) -> int | None:
+def _child(depth: int | None, keys: tuple[str | int, ...], key: str | int) -> int | None:
     """The depth of a child reached by ``key``: one deeper when it lies on ``keys``, else None."""
     if depth is not None and depth < len(keys) and keys[depth] == key:
         return depth + 1
     return None
 
 
-def _walk(tokens: _Tokens, depth: int | None, keys: tuple, best: list[Any]) -> None:
+def _walk(
+    tokens: _Tokens, depth: int | None, keys: tuple[str | int, ...], best: list[Any]
+) -> None:
     """Skip the value at the current token; note its offset when it lies on ``keys``."""
     if depth is not None and depth > best[1]:
         best[0], best[1] = tokens.offset, depth

@@ -144,7 +144,8 @@ class Materialiser:
                 f"{where}.envRef",
                 f"dangling env index {js(index)} (module has {count_of(count, 'env')})",
             )
-        return envs[index]
+        env: dict[str, str] = envs[index]
+        return env
 
     def _entry(self, ci: int, router: str, bi: int, entry: dict[str, object]) -> Block:
         where = f"cells[{ci}].routers.{router}.blocks[{bi}]"
@@ -173,7 +174,8 @@ class Materialiser:
             submitted = self.cells[ci]["submitted"]
             source = self._indexed(self.blocks(ci, submitted), entry["from"], f"{where}.from")
             return self._from_ref(source, entry, where)
-        return clone(entry)
+        copy: Block = clone(entry)
+        return copy
 
     def _indexed(self, blocks: list[Block], index: object, where: str) -> Block:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(blocks):
@@ -208,11 +210,13 @@ def apply_diff(block: Block, diff: object) -> Block:
     keeps are ``block``'s own lists (an arg is replaced, never changed in place): copying them
     was half of every patched block's cost."""
     if js_falsy(diff):
-        return clone(block)
+        unchanged: Block = clone(block)
+        return unchanged
     if not isinstance(diff, dict):
         raise SyncError(f"expected a diff object, found {kind_of(diff)}")
     if not js_falsy(diff.get("block")):
-        return clone(diff["block"])
+        replaced: Block = clone(diff["block"])
+        return replaced
     out = {  # args and env are rebuilt below
         key: clone(value)
         if key not in ("args", "env") and isinstance(value, dict | list)

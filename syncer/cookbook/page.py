@@ -246,6 +246,13 @@ def read_mount(text: str, path: str = "<page>") -> tuple[str, Mount] | None:
             mounts.append(i)
     if not imports and not mounts:
         return None
+    _check_once(imports, mounts, path)
+    above = [h for h in _headings_of(tokens) if h[0] < mounts[0]]
+    return imports[0][1], Mount(imports[0][0], mounts[0], above[-1] if above else None)
+
+
+def _check_once(imports: list[tuple[int, str]], mounts: list[int], path: str) -> None:
+    """The page imports the data once and mounts the component once."""
     for what, found in (
         ("imports the AgentX data", [i for i, _ in imports]),
         ("mounts the AgentX component", mounts),
@@ -272,8 +279,6 @@ def read_mount(text: str, path: str = "<page>") -> tuple[str, Mount] | None:
             path=path,
             line=mounts[0] + 1,
         )
-    above = [h for h in _headings_of(tokens) if h[0] < mounts[0]]
-    return imports[0][1], Mount(imports[0][0], mounts[0], above[-1] if above else None)
 
 
 def _without_code_spans(line: str) -> str:

@@ -91,6 +91,20 @@ def group_points(points: list[Any]) -> list[list[Any]]:
     return cells
 
 
+def _check_one_image(cfg: ConfigSpec, points: list[RenderedPoint]) -> None:
+    """A shape's points share a cell even where their node counts differ (a "spread"
+    placement of the same workers): deepseek-v4_1 @2b484a51 shows the 1P2D points of
+    dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg (12, 8 and 8 GPUs) as one cell of 12,
+    its first point's. One cell has one image, so differing images are refused."""
+    first = points[0]
+    for point in points:
+        if point.image != first.image:
+            raise SyncError(
+                f"config {cfg.key}: points {first.item} and {point.item} share a deployment "
+                "shape but differ in image"
+            )
+
+
 def cells_for_config(
     cfg: ConfigSpec,
     model: ModelSpec,
@@ -122,16 +136,7 @@ def cells_for_config(
         }
         if next(iter(routers)) != submitted:
             raise SyncError(f"config {cfg.key}: rendered routers must list {js(submitted)} first")
-        # A shape's points share a cell even where their node counts differ (a "spread"
-        # placement of the same workers): deepseek-v4_1 @2b484a51 shows the 1P2D points of
-        # dsv41flash-fp4-gb300-dynamo-sglang-agentic-disagg (12, 8 and 8 GPUs) as one cell
-        # of 12, its first point's. One cell has one image, so differing images are refused.
-        for point in points:
-            if point.image != first.image:
-                raise SyncError(
-                    f"config {cfg.key}: points {first.item} and {point.item} share a deployment "
-                    "shape but differ in image"
-                )
+        _check_one_image(cfg, points)
         meta: CellMeta = {
             "id": cell_id,
             "hw": hw,

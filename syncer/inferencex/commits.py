@@ -24,6 +24,8 @@ once for an event, removed at the end).
 from __future__ import annotations
 
 import contextlib
+import datetime
+import heapq
 import os
 import re
 import shutil
@@ -366,8 +368,6 @@ def _merge_bases(reader: ObjectReader, a: str, b: str) -> list[str]:
     """The candidates git's ``paint_down_to_common`` finds for ``a`` and ``b`` (without a
     commit-graph: commits taken newest first by committer time, ties in the order queued):
     one is the merge base; several are for git to choose from."""
-    import heapq
-
     if a == b:
         return [a]
     flags = {a: _ONE, b: _TWO}
@@ -420,8 +420,6 @@ _ZONE = re.compile(rb"[+-][0-9]{4}")
 
 def _committed(line: bytes) -> tuple[int, str] | None:
     """A ``committer`` line's time: seconds, and ISO 8601 in its own zone (git's ``%cI``)."""
-    import datetime
-
     *_, stamp, zone = line.rsplit(b" ", 2)
     if not stamp.isdigit() or not _ZONE.fullmatch(zone):
         return None

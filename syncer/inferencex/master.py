@@ -384,6 +384,42 @@ def parse_entry(
             raise SyncError(
                 f"{key}: {required} must be set", path=path, line=yamlsafe.key_line(path, [key])
             )
+    blocks = _agentic_blocks(key, raw, path)
+    multinode = bool(raw.get("multinode", False))
+    if not script_launched and launched_by_script(raw):
+        raise LaunchedByScript(
+            f"{key}: launched by a bash script: no search-space row names an srt-slurm recipe "
+            "(no srt-recipe or CONFIG_FILE=)",
+            path=path,
+            line=yamlsafe.key_line(path, [key]),
+        )
+    rows, dram = _rows(key, blocks, path, multinode, script_launched)
+    router = raw.get("router")
+    recipe_dir = raw.get("srt-recipe-dir")
+    if recipe_dir is not None and not isinstance(recipe_dir, str):
+        raise SyncError(f"{key}: srt-recipe-dir must be a path, got {js(recipe_dir)}", path=path)
+    return ConfigEntry(
+        key=key,
+        path=path,
+        layout_root=layout_root,
+        image=raw["image"],
+        model=raw["model"],
+        model_prefix=str(raw.get("model-prefix", "")),
+        runner=str(raw.get("runner", "")),
+        precision=str(raw.get("precision", "")),
+        framework=raw["framework"],
+        multinode=multinode,
+        disagg=bool(raw.get("disagg", False)),
+        router=router if isinstance(router, dict) else None,
+        kv_p2p_transfer=raw.get("kv-p2p-transfer"),
+        srt_recipe_dir=recipe_dir,
+        rows=rows,
+        dram_utilization=dram,
+    )
+
+
+def _agentic_blocks(key: str, raw: dict[str, Any], path: str) -> list[Any]:
+    """The blocks of the key's agentic scenario; a key without one is refused."""
     scenarios = raw.get("scenarios") or {}
     if not isinstance(scenarios, dict):
         raise SyncError(f"{key}: scenarios must be a mapping", path=path)
@@ -396,14 +432,14 @@ def parse_entry(
             path=path,
             line=yamlsafe.key_line(path, [key]),
         )
-    multinode = bool(raw.get("multinode", False))
-    if not script_launched and launched_by_script(raw):
-        raise LaunchedByScript(
-            f"{key}: launched by a bash script: no search-space row names an srt-slurm recipe "
-            "(no srt-recipe or CONFIG_FILE=)",
-            path=path,
-            line=yamlsafe.key_line(path, [key]),
-        )
+    return blocks
+
+
+def _rows(
+    key: str, blocks: list[Any], path: str, multinode: bool, script_launched: bool
+) -> tuple[list[SearchRow], Any]:
+    """The search-space rows of every block, numbered across blocks, and the last
+    ``dram-utilization`` a block gives."""
     rows: list[SearchRow] = []
     dram = None
     for block_index, block in enumerate(blocks):
@@ -427,28 +463,7 @@ def parse_entry(
             rows.append(
                 parse_row(key, len(rows), row_raw, path, multinode, script_launched, locate)
             )
-    router = raw.get("router")
-    recipe_dir = raw.get("srt-recipe-dir")
-    if recipe_dir is not None and not isinstance(recipe_dir, str):
-        raise SyncError(f"{key}: srt-recipe-dir must be a path, got {js(recipe_dir)}", path=path)
-    return ConfigEntry(
-        key=key,
-        path=path,
-        layout_root=layout_root,
-        image=raw["image"],
-        model=raw["model"],
-        model_prefix=str(raw.get("model-prefix", "")),
-        runner=str(raw.get("runner", "")),
-        precision=str(raw.get("precision", "")),
-        framework=raw["framework"],
-        multinode=multinode,
-        disagg=bool(raw.get("disagg", False)),
-        router=router if isinstance(router, dict) else None,
-        kv_p2p_transfer=raw.get("kv-p2p-transfer"),
-        srt_recipe_dir=recipe_dir,
-        rows=rows,
-        dram_utilization=dram,
-    )
+    return rows, dram
 
 
 def entry_file(entry: ConfigEntry, candidate: Path, what: str, *, row: bool = False) -> Path:

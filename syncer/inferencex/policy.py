@@ -9,12 +9,9 @@ in :mod:`syncer.inferencex.cookbook_layout`).
 from __future__ import annotations
 
 import copy
-import fnmatch
 import hashlib
-import posixpath
 import re
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -37,132 +34,20 @@ from syncer.inferencex.cookbook_layout import (
     without_unused_dynamo_plane,
     worker_url,
 )
+from syncer.inferencex.policy_rules import (
+    ACTIONS,
+    KINDS,
+    Exclusion,
+    MountedFile,
+    MountRule,
+    PolicyAction,
+    ValueRule,
+)
 from syncer.inferencex.processes import nginx_block
 from syncer.inferencex.releases import FRONTEND_INTERNAL_PORT, FrontendTopology
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
-from syncer.model import BLOCK_KINDS, Block, as_block, block_data, sort_worker_args, sorted_env
+from syncer.model import Block, as_block, block_data, sort_worker_args, sorted_env
 from syncer.wording import js
-
-
-class PolicyAction(StrEnum):
-    """What the cookbook form does with a setting a policy entry matches."""
-
-    DROP = "drop"  # removed
-    SET = "set"  # the entry's value (a placeholder) replaces srt-slurm's injected one
-    KV_EVENTS = "kv-events"  # the KV-events JSON with the entry's endpoint
-    WORKER_URL = "worker-url"  # a router's worker URL with the entry's host placeholder
-    PINNING = "pinning"  # removed: the block's `gpu_pinning` carries it
-
-
-ACTIONS = frozenset(PolicyAction)
-# What a rule may name: every block kind, and the benchmark client.
-KINDS = {*BLOCK_KINDS, "benchmark"}
-
-
-@dataclass(frozen=True)
-class Exclusion:
-    """One policy entry: the flag or env pattern, the kinds it applies to, its action."""
-
-    name: str
-    field: str  # flag | env
-    pattern: str
-    kinds: tuple[str, ...]
-    action: PolicyAction
-    reason: str
-    value: str | None = None
-    nginx_value: str | None = None
-    # only values matching one of these globs (e.g. a path inside the InferenceX workspace)
-    values: tuple[str, ...] = ()
-    disclosure: str | None = None  # what the cookbook shows instead (a cell disclosure)
-    injected_for: tuple[str, ...] = ()  # roles / "multi-node" srt-slurm injects the flag into
-    # the value is placement whoever set it (srt-slurm or the recipe): every copy takes `value`
-    any_source: bool = False
-
-    def injected_into(self, block: Block) -> bool:
-        """Whether srt-slurm itself puts this flag into ``block`` (else a copy there can only
-        be the recipe's own)."""
-        if not self.injected_for:
-            return True
-        multi = int(block.get("nodes_per_worker", 1) or 1) > 1
-        return block.get("role") in self.injected_for or (
-            multi and "multi-node" in self.injected_for
-        )
-
-    def matches(self, kind: str, field: str, name: str, value: str | None = None) -> bool:
-        if not (field == self.field and kind in self.kinds and _glob(name, self.pattern)):
-            return False
-        if not self.values:
-            return True
-        return value is not None and any(_glob(value, v) for v in self.values)
-
-
-# pattern -> whether it has no wildcard (most entries name one flag or env key)
-_LITERAL: dict[str, bool] = {}
-
-
-def _glob(text: str, pattern: str) -> bool:
-    """``fnmatch.fnmatchcase``, which compiles every pattern to a regex first, without that
-    for a pattern with no wildcard (it matches itself only)."""
-    literal = _LITERAL.get(pattern)
-    if literal is None:
-        literal = _LITERAL[pattern] = not any(c in pattern for c in "*?[")
-    return text == pattern if literal else fnmatch.fnmatchcase(text, pattern)
-
-
-@dataclass(frozen=True)
-class ValueRule:
-    """A cluster value or srt-slurm template inside a kept value -> the cookbook placeholder."""
-
-    name: str
-    regex: re.Pattern[str]
-    replace: str
-    kinds: tuple[str, ...]
-    reason: str
-
-    def apply(self, kind: str, value: str) -> str:
-        return self.regex.sub(self.replace, value) if kind in self.kinds else value
-
-
-@dataclass(frozen=True)
-class MountRule:
-    """A directory of srt-slurm's checkout mounted into every container (``configs/`` at
-    ``/configs``): a value naming a file there becomes the file's name plus a router file."""
-
-    name: str
-    mount: str
-    directory: str
-    kinds: tuple[str, ...]
-    reason: str
-
-    def relpath(self, kind: str, value: str) -> str | None:
-        """The path inside the mounted directory when ``value`` is exactly a file under the
-        mount (normalised, no ``..``), else None: a path elsewhere is not srt-slurm's."""
-        if kind not in self.kinds or not value.startswith(self.mount + "/"):
-            return None
-        rel = value[len(self.mount) + 1 :]
-        parts = rel.split("/")
-        if not rel or any(p in ("", ".", "..") for p in parts) or posixpath.normpath(rel) != rel:
-            return None
-        return rel
-
-
-@dataclass(frozen=True)
-class MountedFile:
-    """One reference to a file of srt-slurm's checkout in a kept value."""
-
-    rule: MountRule
-    relpath: str  # inside rule.directory
-    kind: str
-    setting: str  # the flag or env key that names it
-    value: str  # the value as srt-slurm passed it
-
-    @property
-    def name(self) -> str:
-        return posixpath.basename(self.relpath)
-
-    @property
-    def source(self) -> str:
-        return f"{self.rule.directory}/{self.relpath}"
 
 
 @dataclass
@@ -342,23 +227,7 @@ class Policy:
         kind = block.get("kind", "")
         role = str(block.get("role", "agg"))
         block.pop("service", None)
-        env: dict[str, str] = {}
-        for key, value in (block.get("env") or {}).items():
-            if (
-                kind in ("mooncake-master", "mooncake-store")
-                and key in DISCOVERY
-                and kinds is not None
-                and DISCOVERY[key] not in kinds
-            ):
-                # the address of a service this deployment does not run (srt-slurm sets it on
-                # every Mooncake process; published SGLang-router cells show none)
-                continue
-            entry = self.exclusion(kind, "env", key, value)
-            if entry is None:
-                env[key] = self._placeholders(kind, value)
-            elif entry.action == PolicyAction.SET:
-                env[key] = self._value(entry, role, nginx)
-            # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
+        env = self._env(block, role, nginx, kinds)
         raw_args = [list(a) for a in block.get("args") or []]
         if kind == "mooncake-master":
             raw_args = split_equals(raw_args)
@@ -399,6 +268,30 @@ class Policy:
         if kind == "sglang-router" and block.get("count", 1) == 1:
             block.pop("count", None)
         return key_ordered(block)
+
+    def _env(
+        self, block: Block, role: str, nginx: bool, kinds: set[str] | None
+    ) -> dict[str, str]:
+        """A block's env in the cookbook form: excluded keys dropped, set ones replaced."""
+        kind = block.get("kind", "")
+        env: dict[str, str] = {}
+        for key, value in (block.get("env") or {}).items():
+            if (
+                kind in ("mooncake-master", "mooncake-store")
+                and key in DISCOVERY
+                and kinds is not None
+                and DISCOVERY[key] not in kinds
+            ):
+                # the address of a service this deployment does not run (srt-slurm sets it on
+                # every Mooncake process; published SGLang-router cells show none)
+                continue
+            entry = self.exclusion(kind, "env", key, value)
+            if entry is None:
+                env[key] = self._placeholders(kind, value)
+            elif entry.action == PolicyAction.SET:
+                env[key] = self._value(entry, role, nginx)
+            # drop / pinning: removed (the pinning is carried by the block's gpu_pinning)
+        return env
 
     def _placeholders(self, kind: str, value: str) -> str:
         # Memoised: every point and router of a config passes the same values again.
@@ -486,72 +379,76 @@ def parse_policy(doc: object, path: str) -> Policy:
     entries: list[Exclusion] = []
     names: set[str] = set()
     for i, raw in enumerate(doc["entries"]):
-        where = f"entries[{i}]"
-        if not isinstance(raw, dict):
-            raise SyncError(f"{where} must be a mapping", path=path)
-        missing = _REQUIRED_KEYS - set(raw)
-        if missing:
-            raise SyncError(f"{where}: missing {', '.join(sorted(missing))}", path=path)
-        unknown = set(raw) - _REQUIRED_KEYS - _OPTIONAL_KEYS
-        if unknown:
-            raise SyncError(f"{where}: unknown key {js(sorted(unknown)[0])}", path=path)
-        if raw["field"] not in ("flag", "env"):
-            raise SyncError(f"{where}: field must be flag or env", path=path)
-        if raw["action"] not in ACTIONS:
-            raise SyncError(
-                f"{where}: action must be one of {', '.join(sorted(ACTIONS))}", path=path
-            )
-        kinds = tuple(raw["kinds"]) if isinstance(raw["kinds"], list) else ()
-        if not kinds or set(kinds) - KINDS:
-            raise SyncError(
-                f"{where}: kinds must be a list of {', '.join(sorted(KINDS))}", path=path
-            )
-        if raw["action"] in ("set", "kv-events", "worker-url") and not isinstance(
-            raw.get("value"), str
-        ):
-            raise SyncError(f"{where}: action {raw['action']} needs a string value", path=path)
-        if raw["name"] in names:
-            raise SyncError(f"{where}: duplicate entry name {js(raw['name'])}", path=path)
-        names.add(raw["name"])
-        values = raw.get("values", [])
-        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-            raise SyncError(f"{where}: values must be a list of glob strings", path=path)
-        if raw.get("disclosure") is not None and not isinstance(raw["disclosure"], str):
-            raise SyncError(f"{where}: disclosure must be a string", path=path)
-        injected = raw.get("injected_for", [])
-        if not isinstance(injected, list) or set(injected) - {
-            "agg",
-            "prefill",
-            "decode",
-            "multi-node",
-        }:
-            raise SyncError(
-                f"{where}: injected_for must list agg, prefill, decode or multi-node", path=path
-            )
-        if not isinstance(raw.get("any_source", False), bool):
-            raise SyncError(f"{where}: any_source must be true or false", path=path)
-        entries.append(
-            Exclusion(
-                name=str(raw["name"]),
-                field=raw["field"],
-                pattern=str(raw["pattern"]),
-                kinds=kinds,
-                action=PolicyAction(raw["action"]),
-                reason=str(raw["reason"]),
-                value=raw.get("value"),
-                nginx_value=raw.get("nginx_value"),
-                values=tuple(values),
-                disclosure=raw.get("disclosure"),
-                injected_for=tuple(injected),
-                any_source=raw.get("any_source", False),
-            )
-        )
+        entries.append(_entry(raw, f"entries[{i}]", path, names))
     return Policy(
         entries=entries,
         path=path,
         values=_value_rules(doc.get("values"), path),
         mounts=_mount_rules(doc.get("mounted_files"), path),
     )
+
+
+def _entry(raw: object, where: str, path: str, names: set[str]) -> Exclusion:
+    """One entry of the policy, checked (``names``: the entry names read so far)."""
+    raw = _entry_keys(raw, where, path)
+    kinds = tuple(raw["kinds"]) if isinstance(raw["kinds"], list) else ()
+    if not kinds or set(kinds) - KINDS:
+        raise SyncError(f"{where}: kinds must be a list of {', '.join(sorted(KINDS))}", path=path)
+    if raw["action"] in ("set", "kv-events", "worker-url") and not isinstance(
+        raw.get("value"), str
+    ):
+        raise SyncError(f"{where}: action {raw['action']} needs a string value", path=path)
+    if raw["name"] in names:
+        raise SyncError(f"{where}: duplicate entry name {js(raw['name'])}", path=path)
+    names.add(raw["name"])
+    values = raw.get("values", [])
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise SyncError(f"{where}: values must be a list of glob strings", path=path)
+    if raw.get("disclosure") is not None and not isinstance(raw["disclosure"], str):
+        raise SyncError(f"{where}: disclosure must be a string", path=path)
+    injected = raw.get("injected_for", [])
+    if not isinstance(injected, list) or set(injected) - {
+        "agg",
+        "prefill",
+        "decode",
+        "multi-node",
+    }:
+        raise SyncError(
+            f"{where}: injected_for must list agg, prefill, decode or multi-node", path=path
+        )
+    if not isinstance(raw.get("any_source", False), bool):
+        raise SyncError(f"{where}: any_source must be true or false", path=path)
+    return Exclusion(
+        name=str(raw["name"]),
+        field=raw["field"],
+        pattern=str(raw["pattern"]),
+        kinds=kinds,
+        action=PolicyAction(raw["action"]),
+        reason=str(raw["reason"]),
+        value=raw.get("value"),
+        nginx_value=raw.get("nginx_value"),
+        values=tuple(values),
+        disclosure=raw.get("disclosure"),
+        injected_for=tuple(injected),
+        any_source=raw.get("any_source", False),
+    )
+
+
+def _entry_keys(raw: object, where: str, path: str) -> dict[str, Any]:
+    """An entry's keys: the required ones there, no unknown one, a known field and action."""
+    if not isinstance(raw, dict):
+        raise SyncError(f"{where} must be a mapping", path=path)
+    missing = _REQUIRED_KEYS - set(raw)
+    if missing:
+        raise SyncError(f"{where}: missing {', '.join(sorted(missing))}", path=path)
+    unknown = set(raw) - _REQUIRED_KEYS - _OPTIONAL_KEYS
+    if unknown:
+        raise SyncError(f"{where}: unknown key {js(sorted(unknown)[0])}", path=path)
+    if raw["field"] not in ("flag", "env"):
+        raise SyncError(f"{where}: field must be flag or env", path=path)
+    if raw["action"] not in ACTIONS:
+        raise SyncError(f"{where}: action must be one of {', '.join(sorted(ACTIONS))}", path=path)
+    return raw
 
 
 def _value_rules(doc: object, path: str) -> list[ValueRule]:

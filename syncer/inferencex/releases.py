@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,8 +106,6 @@ def date_problem(when: str) -> str | None:
     8601 date or date and time, a real one (no month 13), within the years git reads."""
     if not _DATE.fullmatch(when):
         return "is not a date: expected YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS[+HH:MM]"
-    from datetime import datetime  # for a date given, not at every start-up
-
     try:
         year = datetime.fromisoformat(when).year
     except ValueError as exc:
@@ -387,7 +386,8 @@ def published_frontend_layer(
 def _dynamo_frontend(frontend: dict[str, Any]) -> bool:
     """``frontend.type`` is Dynamo's, the default (``FrontendConfig`` in src/srtctl/core/schema.py
     line 1444 @v1.0.38: "dynamo" (default), "sglang", "trtllm_serve" or "vllm")."""
-    return frontend.get("type", "dynamo") == "dynamo"
+    kind: object = frontend.get("type", "dynamo")
+    return kind == "dynamo"
 
 
 # First release whose SGLang backend passes its own --nccl-port (and drops a recipe's):

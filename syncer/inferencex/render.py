@@ -20,9 +20,11 @@ from syncer.errors import SyncError
 from syncer.inferencex import commits, yamlsafe
 from syncer.inferencex.acceptance import simulate_env
 from syncer.inferencex.master import ConfigEntry, load_master
-from syncer.inferencex.policy import MountedFile, Policy, load_policy
+from syncer.inferencex.policy import Policy, load_policy
+from syncer.inferencex.policy_rules import MountedFile
 from syncer.inferencex.processes import SRT_VERSION, published_layer, render_raw
-from syncer.inferencex.recipe import check_sections, compose_shared, expand_variants, normalise
+from syncer.inferencex.recipe import Recipe, check_sections, normalise
+from syncer.inferencex.recipe_bundles import compose_shared, expand_variants
 from syncer.inferencex.recipe_facts import (
     install_lines,
     measured_tier,
@@ -32,6 +34,7 @@ from syncer.inferencex.recipe_facts import (
 )
 from syncer.inferencex.releases import (
     NEWEST_LINE,
+    FrontendTopology,
     Release,
     allocated_gpus,
     at_date,
@@ -246,56 +249,20 @@ def render_config(
     master.check_sglang(key)  # the first reason given, before any other refusal
     refuse_script_launched(master, key)
     entry = master.entry(key)
-    if release is None:
-        release = release_for(entry, submodule_commit=srt.commit)
-    if version is not None and version != release.line:
-        release = Release(f"{version}.x", version, "chosen by --srt-slurm")
-    if release.branch is not None:
-        if as_of is None:
-            as_of = commits.checkout_date(root)
-        release = at_date(release, srt_repo, as_of)
+    release = _release(entry, root, srt, release, version, srt_repo, as_of)
     version = release.line
     cluster_gpus = cluster_gpus_per_node(entry)
     policy = policy or load_policy()
     warnings: list[str] = []
     shared_path = entry.shared_block_path()
     shared = yamlsafe.load(shared_path, duplicates=warnings) if shared_path else None
-    docs: dict[Path, object] = {}
-    recipes: dict[tuple[Path, str | None], Variants] = {}
-    points: list[RenderedPoint] = []
-    jobs = entry.jobs()
     try:
-        for job in progress.track(jobs, f"rendering {key}", len(jobs), unit="points"):
-            path = entry.recipe_path(job.row)
-            if path not in docs:
-                docs[path] = compose_shared(shared, yamlsafe.load(path, duplicates=warnings))
-            recipe_key = (path, job.row.selector)
-            if recipe_key not in recipes:
-                expanded = expand_variants(docs[path], job.row.selector, path=str(path))
-                for variant in expanded.values():
-                    check_sections(variant, str(path))
-                recipes[recipe_key] = Variants(expanded)
-            points.append(
-                _render_job(
-                    entry,
-                    job,
-                    path,
-                    recipes[recipe_key],
-                    policy,
-                    root,
-                    version,
-                    srt,
-                    cluster_gpus,
-                    release,
-                )
-            )
+        points = _render_jobs(
+            entry, shared, warnings, policy, root, srt, cluster_gpus, release
+        )
     finally:
         # also when rendering fails: a duplicate key is often why
-        if warnings:
-            import logging  # a cost of every start-up, paid by the runs with a warning only
-
-            for warning in warnings:
-                logging.getLogger("syncer").warning("warning: %s", warning)
+        _log_warnings(warnings)
     return RenderedConfig(
         key=key,
         entry=entry,
@@ -305,6 +272,100 @@ def render_config(
         srt_files=srt,
         release=release,
     )
+
+
+def _render_jobs(
+    entry: ConfigEntry,
+    shared: dict[str, object] | None,
+    warnings: list[str],
+    policy: Policy,
+    root: Path,
+    srt: SrtSlurmFiles,
+    cluster_gpus: int | None,
+    release: Release,
+) -> list[RenderedPoint]:
+    """Every job of the key rendered, each recipe file read and expanded once."""
+    docs: dict[Path, object] = {}
+    recipes: dict[tuple[Path, str | None], Variants] = {}
+    points: list[RenderedPoint] = []
+    jobs = entry.jobs()
+    for job in progress.track(jobs, f"rendering {entry.key}", len(jobs), unit="points"):
+        path = entry.recipe_path(job.row)
+        if path not in docs:
+            docs[path] = compose_shared(shared, yamlsafe.load(path, duplicates=warnings))
+        recipe_key = (path, job.row.selector)
+        if recipe_key not in recipes:
+            recipes[recipe_key] = _variants(docs[path], job.row.selector, path)
+        variants = recipes[recipe_key]
+        points.append(
+            _render_job(
+                entry, job, path, variants, policy, root, release.line, srt, cluster_gpus, release
+            )
+        )
+    return points
+
+
+def _log_warnings(warnings: list[str]) -> None:
+    if warnings:
+        import logging  # a cost of every start-up, paid by the runs with a warning only
+
+        for warning in warnings:
+            logging.getLogger("syncer").warning("warning: %s", warning)
+
+
+def _raws(
+    recipe: Recipe,
+    derived: Recipe,
+    submitted: str,
+    other: str,
+    simulate: dict[str, str] | None,
+    version: str,
+    release: Release | None,
+) -> tuple[dict[str, list[Block]], dict[str, FrontendTopology]]:
+    """The raw blocks of the router the recipe ran, under its release's rules, and of the
+    other router, derived: published cells derive it as the newest srt-slurm launches it
+    (e.g. --skip-server-warmup on direct P/D workers, a 2.x addition). With each, the
+    frontend layer its cookbook form shows, as published cells do, which is not always what
+    srt-slurm ran (releases.published_frontend_layer)."""
+    raws = {
+        submitted: render_raw(recipe, simulate_env=simulate, version=version, release=release),
+        other: render_raw(derived, simulate_env=simulate, version=NEWEST_LINE),
+    }
+    layers = {
+        submitted: published_layer(recipe, version),
+        other: published_layer(derived, NEWEST_LINE),
+    }
+    return raws, layers
+
+
+def _release(
+    entry: ConfigEntry,
+    root: Path,
+    srt: SrtSlurmFiles,
+    release: Release | None,
+    version: str | None,
+    srt_repo: Path | None,
+    as_of: str | None,
+) -> Release:
+    """The release whose rules apply: the one given, else the key's own; a ``version``
+    forces a line; a branch is taken as it was at ``as_of`` (default: the checkout's date)."""
+    if release is None:
+        release = release_for(entry, submodule_commit=srt.commit)
+    if version is not None and version != release.line:
+        release = Release(f"{version}.x", version, "chosen by --srt-slurm")
+    if release.branch is not None:
+        if as_of is None:
+            as_of = commits.checkout_date(root)
+        release = at_date(release, srt_repo, as_of)
+    return release
+
+
+def _variants(doc: object, selector: str | None, path: Path) -> Variants:
+    """The variants a row's selector names in a recipe document, each one's sections checked."""
+    expanded = expand_variants(doc, selector, path=str(path))
+    for variant in expanded.values():
+        check_sections(variant, str(path))
+    return Variants(expanded)
 
 
 def _render_job(
@@ -330,19 +391,8 @@ def _render_job(
     other = "dynamo" if submitted == "sglang" else "sglang"
     derived = normalise(derived_variant(bound, other), path=spath, selector=name)
     try:
-        raw = render_raw(recipe, simulate_env=simulate, version=version, release=release)
-        raws = {
-            submitted: raw,
-            # the other router never ran: published cells derive it as the newest srt-slurm
-            # launches it (e.g. --skip-server-warmup on direct P/D workers, a 2.x addition)
-            other: render_raw(derived, simulate_env=simulate, version=NEWEST_LINE),
-        }
-        # the cookbook form shows the frontend layer as published cells do, which is not
-        # always what srt-slurm ran (releases.published_frontend_layer)
-        layers = {
-            submitted: published_layer(recipe, version),
-            other: published_layer(derived, NEWEST_LINE),
-        }
+        raws, layers = _raws(recipe, derived, submitted, other, simulate, version, release)
+        raw = raws[submitted]
         cookbook = {r: policy.to_cookbook(blocks, layers[r]) for r, blocks in raws.items()}
         files = {r: policy.files(blocks, srt) for r, blocks in raws.items()}
         missing = {r: policy.missing_files(blocks, srt) for r, blocks in raws.items()}

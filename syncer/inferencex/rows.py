@@ -271,12 +271,15 @@ def parse_row(
     if named is None and not script_launched:
         raise SyncError(f"{where}: no srt-recipe (or CONFIG_FILE=) names the recipe", path=path)
     recipe, selector, config_file_style = named or (None, None, False)
-    settings = _settings(raw)
+    synthetic, synthetic_length = _synthetic(_settings(raw))
     eval_recipe, eval_selector = (None, None)
     if "eval-srt-recipe" in raw:
         eval_recipe, eval_selector = split_selector(str(raw["eval-srt-recipe"]))
     backend = raw.get("kv-offload-backend")
-    row = SearchRow(
+    # A row without a selector names a plain recipe file: the file is one configuration
+    # (old-layout multi-node rows, `CONFIG_FILE=recipes/x.yaml`). A bundle named without a
+    # selector would submit every variant; that is refused where the file is read.
+    return SearchRow(
         index=index,
         concs=_concs(raw, where, path, line),
         recipe=recipe,
@@ -294,17 +297,19 @@ def parse_row(
         router=raw.get("router") if isinstance(raw.get("router"), dict) else None,
         roles=roles,
         config_file_style=config_file_style,
-        synthetic_acceptance=(
-            settings["SYNTHETIC_ACCEPTANCE"].strip().lower() == "true"
-            if "SYNTHETIC_ACCEPTANCE" in settings
-            else None
-        ),
-        synthetic_acceptance_length=settings.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None,
+        synthetic_acceptance=synthetic,
+        synthetic_acceptance_length=synthetic_length,
     )
-    # A row without a selector names a plain recipe file: the file is one configuration
-    # (old-layout multi-node rows, `CONFIG_FILE=recipes/x.yaml`). A bundle named without a
-    # selector would submit every variant; that is refused where the file is read.
-    return row
+
+
+def _synthetic(settings: dict[str, str]) -> tuple[bool | None, str | None]:
+    """The row's ``SYNTHETIC_ACCEPTANCE`` (None: not set) and ``SYNTHETIC_ACCEPTANCE_LENGTH``."""
+    enabled = (
+        settings["SYNTHETIC_ACCEPTANCE"].strip().lower() == "true"
+        if "SYNTHETIC_ACCEPTANCE" in settings
+        else None
+    )
+    return enabled, settings.get("SYNTHETIC_ACCEPTANCE_LENGTH", "").strip() or None
 
 
 def _settings(raw: dict[str, object]) -> dict[str, str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +26,7 @@ from syncer.checkout import contained
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
 from syncer.inferencex import yamlsafe
+from syncer.inferencex.script_tests import evaluate
 from syncer.wording import js
 
 if TYPE_CHECKING:
@@ -242,14 +242,25 @@ def _logical_lines(text: str) -> list[tuple[int, str]]:
 def _parse(script: Path, root: Path | None) -> _Parsed:
     """``script``'s srt-slurm steps, reading the tree's files it sources in their place
     (``root``: the checkout, which files are shown relative to; else the script's tree)."""
-    tree = root or script.parent.parent
-    parsed = _Parsed([], [], {}, {}, [], [])
-    paths: dict[str, Path] = {}  # variables holding a directory or file of the tree
-    stack: list[int] = []
-    # InferenceX's workflows run `bash ./runners/launch_<cluster>.sh` from the workspace root.
-    cwd = script.parent.parent
+    reader = _ScriptReader(script, root)
+    reader.walk(script, (script,))
+    return reader.parsed
 
-    def path_of(word: str, here: Path) -> Path | None:
+
+class _ScriptReader:
+    """One walk over a launch script and the tree files it sources."""
+
+    def __init__(self, script: Path, root: Path | None) -> None:
+        self.script, self.root = script, root
+        self.tree = root or script.parent.parent
+        self.parsed = _Parsed([], [], {}, {}, [], [])
+        self.paths: dict[str, Path] = {}  # variables holding a directory or file of the tree
+        self.stack: list[int] = []
+        # InferenceX's workflows run `bash ./runners/launch_<cluster>.sh` from the workspace
+        # root.
+        self.cwd = script.parent.parent
+
+    def path_of(self, word: str, here: Path) -> Path | None:
         """The tree file or directory ``word`` names, or None when this reader cannot tell
         or it is outside the tree (a virtualenv, $HOME: nothing InferenceX holds)."""
         try:
@@ -258,6 +269,7 @@ def _parse(script: Path, root: Path | None) -> _Parsed:
             return None
         if len(words) != 1:
             return None
+        script = self.script
         text = _DIRNAME.sub(
             lambda m: str((here if (m.group(1) or m.group(2)).startswith("B") else script).parent),
             words[0],
@@ -266,23 +278,24 @@ def _parse(script: Path, root: Path | None) -> _Parsed:
         def value(m: re.Match[str]) -> str:
             name = m.group(1)
             if name in ("GITHUB_WORKSPACE", "PWD"):
-                return str(cwd)
-            if name in paths:
-                return str(paths[name])
-            return parsed.assigned.get(name, m.group(0))
+                return str(self.cwd)
+            if name in self.paths:
+                return str(self.paths[name])
+            return self.parsed.assigned.get(name, m.group(0))
 
         text = _VAR.sub(value, text)
         if "$" in text or "`" in text or not text:
             return None
-        found = Path(os.path.normpath(cwd / text))
+        found = Path(os.path.normpath(self.cwd / text))
         try:
-            found.resolve().relative_to(tree.resolve())
+            found.resolve().relative_to(self.tree.resolve())
         except (OSError, ValueError):
             return None
         return found
 
-    def version(name: str, word: str, here: Path, *, first_line: bool) -> None:
-        file = path_of(word, here)
+    def version(self, name: str, word: str, here: Path, *, first_line: bool) -> None:
+        parsed = self.parsed
+        file = self.path_of(word, here)
         if file is None or not file.is_file():
             parsed.missing += [file] if file is not None else []
             return
@@ -291,10 +304,11 @@ def _parse(script: Path, root: Path | None) -> _Parsed:
         parsed.reads.append(file)
         if value and not any(c.isspace() for c in value):
             parsed.assigned[name] = value
-            parsed.ref_files[name] = _shown(file, root)
+            parsed.ref_files[name] = _shown(file, self.root)
 
-    def walk(path: Path, chain: tuple[Path, ...]) -> None:
-        shown = _shown(path, root)
+    def walk(self, path: Path, chain: tuple[Path, ...]) -> None:
+        parsed, stack = self.parsed, self.stack
+        shown = _shown(path, self.root)
         for number, raw in _logical_lines(_read(path)):
             line = raw.split(" #", 1)[0] if not raw.lstrip().startswith("#") else ""
             where = (shown, number)
@@ -314,59 +328,64 @@ def _parse(script: Path, root: Path | None) -> _Parsed:
                     stack.pop()
                 continue
             if m := _SOURCE.match(line):
-                target = path_of(m.group(1), path)
-                if target is not None and not target.is_file():
-                    parsed.missing.append(target)
-                known = target is not None and target.is_file() and target not in chain
-                if known and target is not None and len(chain) < SOURCE_DEPTH:
-                    parsed.reads.append(target)
-                    walk(target, (*chain, target))
+                self.source(m.group(1), path, chain)
                 continue
             if not stack:
-                _assignment(line, path)
+                self.assignment(line, path)
             if m := _CLONE.match(line):
-                try:
-                    given = shlex.split(m.group(1), comments=True)
-                except ValueError:
-                    given = m.group(1).split()
-                words = [_expand(w, parsed.assigned) for w in given]
-                repo = next((w for w in words if "srt-slurm" in w and "://" in w), None)
-                if repo is None and not any("srt-slurm" in w or "SRT" in w for w in words):
-                    continue
-                ref = ref_file = None
-                if "--branch" in words and words.index("--branch") + 1 < len(words):
-                    at = words.index("--branch") + 1
-                    ref, ref_file = words[at], _variable_file(given[at])
-                parsed.steps.append(_Step(where, "clone", ref, repo, _at(), ref_file))
+                self.clone(m.group(1), where)
             elif (m := _CHECKOUT.match(line)) and parsed.steps:
                 # a checkout after an srt-slurm clone moves that checkout
                 ref = m.group(1).strip("\"'")
-                parsed.steps.append(_Step(where, "checkout", ref, None, _at()))
+                parsed.steps.append(_Step(where, "checkout", ref, None, self.at()))
 
-    def _variable_file(word: str) -> str | None:
+    def source(self, word: str, here: Path, chain: tuple[Path, ...]) -> None:
+        """A file the script sources, read in its place (within the depth, never twice)."""
+        target = self.path_of(word, here)
+        if target is not None and not target.is_file():
+            self.parsed.missing.append(target)
+        known = target is not None and target.is_file() and target not in chain
+        if known and target is not None and len(chain) < SOURCE_DEPTH:
+            self.parsed.reads.append(target)
+            self.walk(target, (*chain, target))
+
+    def clone(self, rest: str, where: tuple[str, int]) -> None:
+        """A ``git clone`` of srt-slurm: a step, with the ``--branch`` it takes."""
+        try:
+            given = shlex.split(rest, comments=True)
+        except ValueError:
+            given = rest.split()
+        words = [_expand(w, self.parsed.assigned) for w in given]
+        repo = next((w for w in words if "srt-slurm" in w and "://" in w), None)
+        if repo is None and not any("srt-slurm" in w or "SRT" in w for w in words):
+            return
+        ref = ref_file = None
+        if "--branch" in words and words.index("--branch") + 1 < len(words):
+            at = words.index("--branch") + 1
+            ref, ref_file = words[at], self.variable_file(given[at])
+        self.parsed.steps.append(_Step(where, "clone", ref, repo, self.at(), ref_file))
+
+    def variable_file(self, word: str) -> str | None:
         m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", word)
-        return parsed.ref_files.get(m.group(1)) if m else None
+        return self.parsed.ref_files.get(m.group(1)) if m else None
 
-    def _at() -> tuple[tuple[int, int], ...]:
-        return tuple((f, len(parsed.frames[f].branches) - 1) for f in stack)
+    def at(self) -> tuple[tuple[int, int], ...]:
+        return tuple((f, len(self.parsed.frames[f].branches) - 1) for f in self.stack)
 
-    def _assignment(line: str, here: Path) -> None:
+    def assignment(self, line: str, here: Path) -> None:
         if m := _CD_PWD.match(line):
-            if (folder := path_of(m.group(2), here)) is not None:
-                paths[m.group(1)] = folder
+            if (folder := self.path_of(m.group(2), here)) is not None:
+                self.paths[m.group(1)] = folder
         elif m := _READ.match(line):
-            version(m.group(1), m.group(2), here, first_line=True)
+            self.version(m.group(1), m.group(2), here, first_line=True)
         elif m := _CAT.match(line):
-            version(m.group(1), m.group(2), here, first_line=False)
+            self.version(m.group(1), m.group(2), here, first_line=False)
         elif m := _ASSIGN.match(line):
-            parsed.assigned[m.group(1)] = m.group(2).strip("\"'")
+            self.parsed.assigned[m.group(1)] = m.group(2).strip("\"'")
         elif (m := _WORD_ASSIGN.match(line)) and "$" in m.group(2):
-            named = path_of(m.group(2), here)
+            named = self.path_of(m.group(2), here)
             if named is not None:
-                paths[m.group(1)] = named
-
-    walk(script, (script,))
-    return parsed
+                self.paths[m.group(1)] = named
 
 
 def _expand(word: str, assigned: dict[str, str]) -> str:
@@ -432,105 +451,6 @@ def _shown(script: Path, root: Path | None) -> str:
     return str(script)
 
 
-_TOKEN = re.compile(
-    r"\s*(\[\[|\]\]|&&|\|\||==|!=|=|\(|\)|!|\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s()\"']+)"
-)
-
-
-def _evaluate(cond: str, variables: dict[str, str], script: str, line: int) -> bool:
-    """A ``[[ ... ]]`` test of string (in)equalities joined by ``&&``, ``||``, ``!`` and
-    parentheses, with the job's variables. Anything else cannot be decided: refused."""
-    tokens: list[str] = []
-    pos = 0
-    while pos < len(cond):
-        m = _TOKEN.match(cond, pos)
-        if not m:
-            break
-        tokens.append(m.group(1))
-        pos = m.end()
-
-    def refuse(why: str) -> SyncError:
-        return SyncError(
-            f"cannot decide which srt-slurm this runner clones: the condition {js(cond)} {why}",
-            path=script,
-            line=line,
-        )
-
-    if pos != len(cond.rstrip()) and cond[pos:].strip():
-        raise refuse("is not a [[ ... ]] string test")
-    words = [t for t in tokens if t not in ("[[", "]]")]
-    if not words or tokens.count("[[") != tokens.count("]]"):
-        raise refuse("is not a [[ ... ]] string test")
-    at = 0
-
-    def operand() -> str:
-        nonlocal at
-        word = words[at]
-        at += 1
-        if word.startswith("'"):
-            return word[1:-1]
-        inner = word[1:-1] if word.startswith('"') else word
-        m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}?", inner)
-        if m:
-            name, default = m.group(1), m.group(2)
-            if name in variables:
-                return variables[name]
-            if default is not None and name not in variables:
-                raise refuse(f"tests ${name}, which the master config does not give")
-            raise refuse(f"tests ${name}, which the master config does not give")
-        if "$" in inner or "`" in inner:
-            raise refuse(f"tests {js(word)}, which this reader cannot expand")
-        return inner
-
-    def primary() -> bool:
-        nonlocal at
-        if at >= len(words):
-            raise refuse("ends early")
-        if words[at] == "!":
-            at += 1
-            return not primary()
-        if words[at] == "(":
-            at += 1
-            value = disjunction()
-            if at >= len(words) or words[at] != ")":
-                raise refuse("has unbalanced parentheses")
-            at += 1
-            return value
-        if words[at].startswith("-"):
-            raise refuse(f"uses the file or string test {js(words[at])}")
-        left = operand()
-        if at >= len(words) or words[at] not in ("==", "=", "!="):
-            raise refuse("is not a string comparison")
-        op = words[at]
-        at += 1
-        if at >= len(words):
-            raise refuse("ends early")
-        right = operand()
-        return (left == right) if op != "!=" else (left != right)
-
-    # both sides are evaluated: a refusal anywhere in the test is a refusal (bash would have
-    # short-circuited, but an undecidable test is worth naming either way)
-    def chain(op: str, term: Callable[[], bool]) -> bool:
-        """``term (op term)*``; every term evaluated (a refusal in any one is a refusal)."""
-        nonlocal at
-        values = [term()]
-        while at < len(words) and words[at] == op:
-            at += 1
-            values.append(term())
-        return all(values) if op == "&&" else any(values)
-
-    def conjunction() -> bool:
-        return chain("&&", primary)
-
-    def disjunction() -> bool:
-        return chain("||", conjunction)
-
-    result = disjunction()
-    if at != len(words):
-        raise refuse("has trailing words")
-    return result
-
-
 def cluster_gpus_per_node(entry: ConfigEntry) -> int | None:
     """GPUs of one node of the key's cluster: the ``gpus_per_node:`` its runners write into
     srt-slurm's cluster file (``srtslurm.yaml``; ``gpus_per_node: 4`` in
@@ -561,7 +481,7 @@ def checkout(
                 cond, (shown, number) = frames[frame].branches[index]
                 key = (frame, index)
                 if key not in memo:
-                    memo[key] = True if cond is None else _evaluate(cond, variables, shown, number)
+                    memo[key] = True if cond is None else evaluate(cond, variables, shown, number)
                 if index < branch and memo[key]:
                     return False
                 if index == branch and not memo[key]:

@@ -223,6 +223,45 @@ def _row_signature(entry: ConfigEntry, row: SearchRow) -> tuple[object, ...]:
     )
 
 
+def _selected_variant(
+    entry: ConfigEntry,
+    job: Job,
+    found: Variants,
+    where: str,
+    spath: str,
+) -> tuple[str, dict[str, object], Recipe]:
+    """The variant the row's selector names (or the one configuration of a multi-node
+    row's file), checked against the row."""
+    row = job.row
+    variants = found.variants
+    if len(variants) != 1:
+        named = (
+            f"selector {js(row.selector)}"
+            if row.selector is not None
+            else "a row without a selector (one configuration per file)"
+        )
+        raise SyncError(
+            f"{where}: {named} yields {len(variants)} variants "
+            f"({', '.join(variants)}); expected exactly one",
+            path=spath,
+        )
+    name, variant = next(iter(variants.items()))
+    bound = bind_variant(variant, entry, row, job.concs)
+    if entry.old_layout:
+        bound = inject_legacy_acceptance(bound, entry, row, name == "", spath)
+    recipe = normalise(bound, path=spath, selector=name)
+    if entry.multinode:
+        _check_multinode(recipe, row, where, spath)
+    else:
+        why = _mismatches(variant, recipe, entry, row, job.concs[0])
+        if why:
+            raise SyncError(
+                f"{where}: variant {name} does not match the point: {'; '.join(why)}",
+                path=spath,
+            )
+    return name, bound, recipe
+
+
 def variant_for_job(
     entry: ConfigEntry,
     job: Job,
@@ -236,32 +275,7 @@ def variant_for_job(
     row = job.row
     variants = found.variants
     if row.selector is not None or entry.multinode:
-        if len(variants) != 1:
-            named = (
-                f"selector {js(row.selector)}"
-                if row.selector is not None
-                else "a row without a selector (one configuration per file)"
-            )
-            raise SyncError(
-                f"{where}: {named} yields {len(variants)} variants "
-                f"({', '.join(variants)}); expected exactly one",
-                path=spath,
-            )
-        name, variant = next(iter(variants.items()))
-        bound = bind_variant(variant, entry, row, job.concs)
-        if entry.old_layout:
-            bound = inject_legacy_acceptance(bound, entry, row, name == "", spath)
-        recipe = normalise(bound, path=spath, selector=name)
-        if entry.multinode:
-            _check_multinode(recipe, row, where, spath)
-        else:
-            why = _mismatches(variant, recipe, entry, row, job.concs[0])
-            if why:
-                raise SyncError(
-                    f"{where}: variant {name} does not match the point: {'; '.join(why)}",
-                    path=spath,
-                )
-        return name, bound, recipe
+        return _selected_variant(entry, job, found, where, spath)
     conc = job.concs[0]
     matches = [
         name

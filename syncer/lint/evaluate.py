@@ -32,11 +32,11 @@ _ORDERING = frozenset({"sorted", "list", "tuple", "reversed", "set", "frozenset"
 _DICT_VIEWS = frozenset({"items", "keys", "values"})
 
 
-class _Mapping(tuple):
+class _Mapping(tuple[tuple[object, object], ...]):
     """A dict literal's ``(key, value)`` pairs, in order."""
 
 
-class _Many(frozenset):
+class _Many(frozenset[object]):
     """Alternatives for one loop element (an element that is a conditional expression)."""
 
 

@@ -235,35 +235,48 @@ def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = No
         for sel in decoder.selections(ci):
             cases += 1
             for block in decoder.blocks_for(sel):
-                component = component_of(block)
-                if component is None:
-                    continue
-                cmd = block.get("cmd") or ""
-                dynamo = DYNAMO_COMMAND in cmd
-                for arg in block.get("args") or []:
-                    outcome = checker.check(component, arg[0], dynamo)
-                    if outcome is None:
-                        continue
-                    key = (component, arg[0])
-                    found = by_flag.get(key)
-                    if found is None:
-                        found = by_flag[key] = Finding(
-                            name,
-                            ci,
-                            cell_id,
-                            outcome[0],
-                            pin.label,
-                            flag=arg[0],
-                            component=component,
-                            nearest=outcome[1],
-                            reason=outcome[2],
-                        )
-                    if cmd not in found.cmds:
-                        found.cmds.append(cmd)
-                    if not found.cases or found.cases[-1] != sel:
-                        found.cases.append(sel)
+                _check_block(block, sel, checker, by_flag, (name, ci, cell_id, pin.label))
         findings.extend(by_flag.values())
     return ModuleLint(name, cells, findings, cases, notes)
+
+
+def _check_block(
+    block: Block,
+    sel: Selection,
+    checker: _Checker,
+    by_flag: dict[tuple[str, str], Finding],
+    where: tuple[str, int, str, str],
+) -> None:
+    """The flags of one block checked, each finding kept once per (component, flag) with
+    the commands and cases it was seen in; ``where``: (module, cell index, cell id, pin)."""
+    component = component_of(block)
+    if component is None:
+        return
+    cmd = block.get("cmd") or ""
+    dynamo = DYNAMO_COMMAND in cmd
+    for arg in block.get("args") or []:
+        outcome = checker.check(component, arg[0], dynamo)
+        if outcome is None:
+            continue
+        key = (component, arg[0])
+        found = by_flag.get(key)
+        if found is None:
+            module, ci, cell_id, pin = where
+            found = by_flag[key] = Finding(
+                module,
+                ci,
+                cell_id,
+                outcome[0],
+                pin,
+                flag=arg[0],
+                component=component,
+                nearest=outcome[1],
+                reason=outcome[2],
+            )
+        if cmd not in found.cmds:
+            found.cmds.append(cmd)
+        if not found.cases or found.cases[-1] != sel:
+            found.cases.append(sel)
 
 
 def _has_router(decoder: Decoder, ci: int) -> bool:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from syncer.fitting import halvings
 from syncer.inputs import Read
-from syncer.lint.flags import FlagSet
+from syncer.lint.declared_flags import FlagSet
 from syncer.lint.lint import Finding, LintResult
 from syncer.lint.source import SERVER_ARGS
 from syncer.reporting import Report, print_lines

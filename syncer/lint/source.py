@@ -2,9 +2,9 @@
 
 Nothing is checked out, imported or executed: a cell's commit is resolved with
 ``git rev-parse``, the declaring files are located with ``git ls-tree`` and read with
-``git cat-file``, and their flags are collected with ``ast`` (``syncer.lint.flags``). Parsed
-files are cached by blob id, so each version of ``server_args.py`` is parsed once however many
-cells (or commits) share it.
+``git cat-file``, and their flags are collected with ``ast`` (``syncer.lint.declared_flags``).
+Parsed files are cached by blob id, so each version of ``server_args.py`` is parsed once however
+many cells (or commits) share it.
 
 Where the flags live:
 
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from syncer import gitrun
 from syncer.errors import SyncError
-from syncer.lint.flags import FlagSet, collect_flags
+from syncer.lint.declared_flags import FlagSet, collect_flags
 
 SERVER_ARGS = "python/sglang/srt/server_args.py"
 # Newest first: the first one present at a commit is the router's argument definition.

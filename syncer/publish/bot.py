@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,9 +65,6 @@ MAX_REPORT_CHARS = 40_000
 # Under --cache-dir: each pinned run's server logs, downloaded once (``run_logs.run_logs``).
 RUNS_CACHE = "runs"
 
-# (key, inferencex checkout, run directory, cookbook snippets dir) -> (agrees, markdown report)
-Verifier = Callable[[str, Path, Path, Path], tuple[bool, str]]
-
 
 def default_verifier(
     key: str,
@@ -87,7 +83,7 @@ def default_verifier(
     if keep is not None:
         keep[key] = result
     # The report shrinks itself to the budget (whole rows dropped, folds closed) rather than
-    # being cut mid-table by the clip below, which stays as a guard for other verifiers.
+    # being cut mid-table by the clip where the report is kept.
     return result.exit_code == 0, verify_report(result).markdown(budget=MAX_REPORT_CHARS)
 
 
@@ -104,13 +100,11 @@ class Bot:
         plan: Plan,
         identity: Identity | None = None,
         git_token: str | None = None,
-        verifier: Verifier | None = None,
     ) -> None:
         self.s = settings
         self.infx = infx
         self.cgh = cookbook_gh
         self.plan = plan
-        self.verifier = verifier or self._verify_rendered
         self.out = Outcome(dry_run=plan.dry_run)
         self.book = CookbookPR(
             settings,
@@ -352,7 +346,7 @@ class Bot:
             trial = self.book.trial(model, measured, tmp / "trial")
             for c in cfgs:
                 tree = self.book.modules.tree(c.key)
-                ok, report = self.verifier(c.key, tree, choice.run_dir, trial.snippets)
+                ok, report = self._verify_rendered(c.key, tree, choice.run_dir, trial.snippets)
                 if ok:
                     pins[c.key] = measured[c.key]
                     self._keep_evidence(pull, c.key, choice)
@@ -385,8 +379,8 @@ class Bot:
         return items
 
     def _keep_evidence(self, pull: Pull, key: str, choice: pinrules.PinChoice) -> None:
-        """The evidence record of a verified pin, kept on the InferenceX PR (a verifier other
-        than the default one, as tests give, leaves no result to record)."""
+        """The evidence record of a verified pin, kept on the InferenceX PR (a verify that
+        kept no result, none to record)."""
         result = self._verified.pop(key, None)
         if result is None or choice.run_dir is None:
             return

@@ -12,7 +12,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from syncer import links
+from syncer import fitting, links
 from syncer.publish import pr_text
 from syncer.publish import status as st
 from syncer.publish.generation import Generated, Generation
@@ -232,7 +232,7 @@ class CookbookPR:
             lint=lint,
             renders=self.modules.rendered,
             inferencex_repo=self.s.inferencex_repo,
-            body_limit=self.s.body_limit,
+            body_limit=fitting.GITHUB_TEXT_LIMIT,
             say=self.out.say,
         )
         result.open_pr = self._propose(model, body, base, open_pr)

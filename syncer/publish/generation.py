@@ -20,7 +20,7 @@ from syncer.cookbook.page import reviewer_text
 from syncer.inferencex.master import load_master
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.renders import Renders
-from syncer.lint.publish import lint_published
+from syncer.lint.hooks import lint_published
 from syncer.model import PointStatus
 from syncer.publish.git import Cookbook
 from syncer.publish.settings import Outcome, Settings
@@ -146,15 +146,8 @@ class Generation:
         ``snippets`` directory may be gone; only its files are read). ``gone``: configs that
         left InferenceX main (key -> why), whose published cells leave the module."""
         gone = dict(gone or {})
-        book = self.clone()
         snippets, pages = where / "snippets", where / "pages"
-        # generate_model keeps <out_dir>/<org>/<model>.jsx's date when nothing else changed.
-        current = book.read(ref, self.module_path(model))
-        if current is not None:
-            target = snippets / model.module_relpath
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(current, encoding="utf-8")
-        book.export(ref, pages, [model.page])
+        current = self._scratch(model, ref, snippets, pages)
         page = pages / model.page
         config = self.config(model)
         all_pins = config.pins()
@@ -194,6 +187,19 @@ class Generation:
         generated = Generated(snippets, files, notes, result.edit, result.unrendered, gone)
         self._generated[key] = generated
         return generated
+
+    def _scratch(self, model: ModelSpec, ref: str, snippets: Path, pages: Path) -> str | None:
+        """The model's module (returned, None when the cookbook has none yet) and page at
+        ``ref``, copied where ``generate_model`` reads them."""
+        book = self.clone()
+        # generate_model keeps <out_dir>/<org>/<model>.jsx's date when nothing else changed.
+        current = book.read(ref, self.module_path(model))
+        if current is not None:
+            target = snippets / model.module_relpath
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(current, encoding="utf-8")
+        book.export(ref, pages, [model.page])
+        return current
 
     def _changed(self, model: ModelSpec, current: str, ref: str, pins: dict[str, Pin]) -> list[str]:
         """The configs of ``model`` whose inputs (commit, pin, run) differ from what the

@@ -15,7 +15,8 @@ from syncer.compare.review import review_texts
 from syncer.compare.review_render import review_report
 from syncer.cookbook.jsmodule import parse_module
 from syncer.errors import SyncError
-from syncer.inferencex.policy import Exclusion, load_policy
+from syncer.inferencex.policy import load_policy
+from syncer.inferencex.policy_rules import Exclusion
 from syncer.inferencex.render import RenderedConfig
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_body

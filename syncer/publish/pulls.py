@@ -97,13 +97,6 @@ class Pulls:
             mine = [p for p in found if p.user == me]
             return self.get(repo, mine[0].number) if mine else None
 
-        def without_edits(exc: GithubException, sent: dict[str, Any]) -> dict[str, Any] | None:
-            # GitHub refuses to let maintainers push to a branch of an organization's fork:
-            # the PR is opened without it (the caller sees maintainer_can_modify false).
-            if sent.get("maintainer_can_modify") and _fork_collab_refused(exc):
-                return {**sent, "maintainer_can_modify": False}
-            return None
-
         pull = self.api.post(
             f"/repos/{repo}/pulls",
             {
@@ -116,7 +109,7 @@ class Pulls:
             find,
             parse=lambda data: pull_record(repo, data),
             exists=_already_exists,
-            amend=without_edits,
+            amend=_without_edits,
         )
         if (pull.title, pull.body) != (title, body):
             # Found rather than made (an earlier run's PR the listing had not shown yet): it
@@ -186,6 +179,14 @@ def _already_exists(exc: GithubException) -> bool:
     """GitHub's 422 for a second PR of the same head ("A pull request already exists for
     owner:branch."): the PR is there, made by an earlier attempt whose answer was lost."""
     return exc.status == 422 and any("already exists" in m for _f, _c, m in validation_errors(exc))
+
+
+def _without_edits(exc: GithubException, sent: dict[str, Any]) -> dict[str, Any] | None:
+    # GitHub refuses to let maintainers push to a branch of an organization's fork: the PR is
+    # opened without it (the caller sees maintainer_can_modify false).
+    if sent.get("maintainer_can_modify") and _fork_collab_refused(exc):
+        return {**sent, "maintainer_can_modify": False}
+    return None
 
 
 def _fork_collab_refused(exc: GithubException) -> bool:

@@ -80,7 +80,7 @@ def limit_wait(
     limited = status == 429 or (status == 403 and (after is not None or exhausted))
     if not (limited or secondary or 500 <= status < 600):
         return None
-    wait = backoff * (2**attempt)
+    wait: float = backoff * (2**attempt)
     reset = header(headers, "x-ratelimit-reset")
     if after is not None:
         try:

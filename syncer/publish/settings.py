@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncer import links, secrets
-from syncer.fitting import GITHUB_TEXT_LIMIT
 from syncer.syncconfig import SyncConfig
 
 
@@ -27,7 +26,6 @@ class Settings:
     push_url: str | None = None  # git URL of that fork
     snippets_dir: str = "docs/src/snippets/agentx"
     docs_url: str = links.DOCS_URL
-    body_limit: int = GITHUB_TEXT_LIMIT
     today: str | None = None
     # The one cookbook model this run handles (the workflow runs one job per model, each in its
     # model's concurrency group); None: every model the event touches.

@@ -32,6 +32,8 @@ from github.Requester import (
     Requester,
 )
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import HTTPError, ReadTimeoutError
+from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util.retry import Retry
 
 # GitHub's largest answers the bot reads are pages of 100 comments, PRs or issues, each body at
@@ -84,8 +86,6 @@ class AnswerTooSlow(requests.Timeout):
 def timed_out(exc: BaseException) -> bool:
     """Whether a failed request failed for want of an answer in time: a timeout itself, or
     the retries of timeouts given up (which requests reports as a connection error)."""
-    from urllib3.exceptions import TimeoutError as Urllib3Timeout
-
     seen: BaseException | None = exc
     for _ in range(8):  # the causes requests and urllib3 chain: a few at most
         if seen is None:
@@ -128,8 +128,6 @@ def _arriving(response: requests.Response) -> Iterator[bytes]:
     trickling a byte at a time is seen byte by byte, so its deadline is checked), where
     ``iter_content`` would wait for a whole chunk. urllib3's errors become requests' (what
     ``iter_content`` does), so the caller sees a timeout as one."""
-    from urllib3.exceptions import HTTPError, ReadTimeoutError
-
     read1 = getattr(response.raw, "read1", None)
     if read1 is None:  # an urllib3 without read1: whole chunks, the deadline checked between
         yield from response.iter_content(_CHUNK)

@@ -19,12 +19,15 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import IO, BinaryIO, Protocol, cast
+from typing import IO, TYPE_CHECKING, BinaryIO, Protocol, cast
 
 from syncer import progress
 from syncer.errors import SyncError
 from syncer.runs import inflate
 from syncer.wording import PATH_CHARS, js
+
+if TYPE_CHECKING:
+    import zipfile
 
 GiB = 1 << 30
 MiB = 1 << 20
@@ -482,43 +485,16 @@ class Run:
             ) from None
         with zf:
             infos = zf.infolist()
-            if len(infos) + budget.members > self.limits.max_members:
-                raise SyncError(
-                    f"{js(label, PATH_CHARS)} lists {len(infos)} members, more than the limit of "
-                    f"{self.limits.max_members} (refused as an archive bomb)",
-                    path=budget.where,
-                )
-            declared = sum(i.file_size for i in infos)
-            if budget.total + declared > self.limits.max_total_bytes:
-                raise SyncError(
-                    f"{js(label, PATH_CHARS)} declares {_size(declared)} of content, "
-                    "more than the limit of "
-                    f"{_size(self.limits.max_total_bytes)} (refused as an archive bomb)",
-                    path=budget.where,
-                )
+            self._zip_within_limits(infos, label, budget)
             for info in infos:
                 name = f"{label}/{info.filename}"
                 if info.is_dir():
                     continue
-                mode = info.external_attr >> 16
-                reason = _unsafe_name(info.filename)
-                if reason is None and stat.S_ISLNK(mode):
-                    reason = "link (never followed)"
-                elif reason is None and mode and stat.S_IFMT(mode) and not stat.S_ISREG(mode):
-                    reason = "device, FIFO or special entry (never read)"
+                reason = _zip_entry_refused(info)
                 if reason:
                     budget.skip(name, reason)
                     continue
-                if (
-                    info.file_size >= self.limits.ratio_floor_bytes
-                    and info.file_size > self.limits.max_ratio * max(info.compress_size, 1)
-                ):
-                    raise SyncError(
-                        f"{js(name, PATH_CHARS)} expands more than {self.limits.max_ratio:g}x "
-                        f"({_size(info.compress_size)} compressed to {_size(info.file_size)}): "
-                        "refused as an archive bomb",
-                        path=budget.where,
-                    )
+                self._zip_ratio_checked(info, name, budget)
                 if budget.is_repeat(name, (info.CRC, info.file_size)):
                     budget.skip(name, "the same name and content as an earlier member")
                     continue
@@ -540,6 +516,47 @@ class Run:
                         yield from self._archive(
                             counted, sub, info.filename, label + "/", budget, depth + 1
                         )
+
+    def _zip_within_limits(self, infos: list[zipfile.ZipInfo], label: str, budget: _Budget) -> None:
+        """A zip's directory against the limits: its members and its declared content."""
+        if len(infos) + budget.members > self.limits.max_members:
+            raise SyncError(
+                f"{js(label, PATH_CHARS)} lists {len(infos)} members, more than the limit of "
+                f"{self.limits.max_members} (refused as an archive bomb)",
+                path=budget.where,
+            )
+        declared = sum(i.file_size for i in infos)
+        if budget.total + declared > self.limits.max_total_bytes:
+            raise SyncError(
+                f"{js(label, PATH_CHARS)} declares {_size(declared)} of content, "
+                "more than the limit of "
+                f"{_size(self.limits.max_total_bytes)} (refused as an archive bomb)",
+                path=budget.where,
+            )
+
+    def _zip_ratio_checked(self, info: zipfile.ZipInfo, name: str, budget: _Budget) -> None:
+        """A member that would expand past the compression ratio allowed is refused."""
+        if (
+            info.file_size >= self.limits.ratio_floor_bytes
+            and info.file_size > self.limits.max_ratio * max(info.compress_size, 1)
+        ):
+            raise SyncError(
+                f"{js(name, PATH_CHARS)} expands more than {self.limits.max_ratio:g}x "
+                f"({_size(info.compress_size)} compressed to {_size(info.file_size)}): "
+                "refused as an archive bomb",
+                path=budget.where,
+            )
+
+
+def _zip_entry_refused(info: zipfile.ZipInfo) -> str | None:
+    """Why a zip entry is never read (an unsafe name, a link, a device), or None."""
+    mode = info.external_attr >> 16
+    reason = _unsafe_name(info.filename)
+    if reason is None and stat.S_ISLNK(mode):
+        reason = "link (never followed)"
+    elif reason is None and mode and stat.S_IFMT(mode) and not stat.S_ISREG(mode):
+        reason = "device, FIFO or special entry (never read)"
+    return reason
 
 
 def _read_errors() -> tuple[type[BaseException], ...]:

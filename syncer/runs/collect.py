@@ -64,7 +64,7 @@ def _read_small(stream: Readable, name: str, where: str) -> bytes:
 _PACKAGES = ("sglang", "sglang-router", "sglang_router", "ai-dynamo", "dynamo", "torch")
 
 
-def _json_object(data: bytes) -> dict | None:
+def _json_object(data: bytes) -> dict[str, object] | None:
     """A metadata file's JSON object, or None when it is not one (these files are optional, so
     a broken one is passed over: bad UTF-8, bad JSON, nesting too deep to parse)."""
     try:
@@ -115,29 +115,10 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
         if single or _SWEEP.match(base):
             where = str(path) if single else str(base_dir / member.name)
             sweep = parse_sweep_log(member.open(), member.name, where)
-            named = _JOB_IN_NAME.match(base)
-            if sweep.job_id is None and named:
-                sweep.job_id = named.group(1)
-            key = sweep.job_id or ""
-            if key and key in seen_jobs:
-                data.duplicates.append(f"{member.name} repeats job {key} of {seen_jobs[key]}")
-                continue
-            if key:
-                seen_jobs[key] = member.name
-            if sweep.processes:
-                data.sweeps.append(sweep)
-            else:
-                data.empty.append(member.name)
+            _add_sweep(data, sweep, base, member.name, seen_jobs)
         elif base == "srt-slurm-sha.txt":
             text = _read_small(member.open(), member.name, str(path)).decode("utf-8", "replace")
-            sha = text.strip()
-            if not _SHA.match(sha):
-                raise SyncError(
-                    f"{js(member.name, PATH_CHARS)} should hold an srt-slurm commit (hex), "
-                    f"found {js(sha, 60)}",
-                    path=str(path),
-                )
-            data.srt_slurm_shas[member.name] = sha
+            data.srt_slurm_shas[member.name] = _srt_slurm_sha(text, member.name, str(path))
         elif _MANIFEST.match(base):
             job, name = _manifest(_read_small(member.open(), member.name, str(path)))
             if job and name:
@@ -150,18 +131,52 @@ def read_run(path: str | Path, limits: Limits | None = None) -> RunData:
         if sweep.config_name is None and sweep.job_id in manifests:
             sweep.config_name = manifests[sweep.job_id]
     data.skipped = list(run.skipped)
+    _check_found(data, str(path))
+    return data
+
+
+def _add_sweep(
+    data: RunData, sweep: SweepLog, base: str, name: str, seen_jobs: dict[str, str]
+) -> None:
+    """A sweep log of the run kept, unless its job was seen already or it launched nothing."""
+    named = _JOB_IN_NAME.match(base)
+    if sweep.job_id is None and named:
+        sweep.job_id = named.group(1)
+    key = sweep.job_id or ""
+    if key and key in seen_jobs:
+        data.duplicates.append(f"{name} repeats job {key} of {seen_jobs[key]}")
+        return
+    if key:
+        seen_jobs[key] = name
+    if sweep.processes:
+        data.sweeps.append(sweep)
+    else:
+        data.empty.append(name)
+
+
+def _srt_slurm_sha(text: str, name: str, path: str) -> str:
+    sha = text.strip()
+    if not _SHA.match(sha):
+        raise SyncError(
+            f"{js(name, PATH_CHARS)} should hold an srt-slurm commit (hex), found {js(sha, 60)}",
+            path=path,
+        )
+    return sha
+
+
+def _check_found(data: RunData, path: str) -> None:
+    """Refuses a run with no sweep log, or none that launched a worker."""
     if not data.sweeps and data.empty:
         n = len(data.empty)
         logs = "the sweep log" if n == 1 else f"the {count(n, 'sweep log')}"
         raise SyncError(
             f"no srt-slurm worker launch in {logs} (expected 'Starting <mode> worker "
             "<i> on <node>' followed by Env: and Command: lines)",
-            path=str(path),
+            path=path,
         )
     if not data.sweeps:
         raise SyncError(
             "no srt-slurm sweep log found (expected logs/sweep_<job>.log in the run, or a log "
             "file given directly)",
-            path=str(path),
+            path=path,
         )
-    return data

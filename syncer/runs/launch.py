@@ -62,7 +62,9 @@ class LoggedLaunch:
         return self.sweep.source
 
 
-def _env(proc: LoggedProcess, expected: Mapping[str, str] | None, out: LoggedLaunch) -> dict:
+def _env(
+    proc: LoggedProcess, expected: Mapping[str, str] | None, out: LoggedLaunch
+) -> dict[str, str]:
     if proc.env_text is None:
         return {}
     try:
@@ -115,7 +117,11 @@ def _untemplated(env: dict[str, str], node: str) -> dict[str, str]:
 
 
 def _consistency(
-    lead: LoggedProcess, lead_env: dict, other: LoggedProcess, other_env: dict, out: LoggedLaunch
+    lead: LoggedProcess,
+    lead_env: dict[str, str],
+    other: LoggedProcess,
+    other_env: dict[str, str],
+    out: LoggedLaunch,
 ) -> None:
     w1, cmd1, args1 = lead.split
     w2, cmd2, args2 = other.split
@@ -154,6 +160,14 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
     """Raw blocks of ``sweep``. ``expected_env(kind, role)`` gives the env the recipe expects
     for a block (used only to split ``Env:`` lines; see :mod:`syncer.runs.envline`)."""
     out = LoggedLaunch(sweep, [], problems=command_conflicts(sweep))
+    _worker_blocks(sweep, expected_env, out)
+    _service_blocks(sweep, out)
+    _frontend_blocks(sweep, out)
+    return out
+
+
+def _worker_blocks(sweep: SweepLog, expected_env: ExpectedEnv | None, out: LoggedLaunch) -> None:
+    """One block a role, from its lead process; the other processes checked against it."""
 
     def expected(kind: str, role: str | None) -> Mapping[str, str] | None:
         return expected_env(kind, role) if expected_env else None
@@ -199,6 +213,9 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
         block["source"] = {"line": lead.line, "log": lead.log}
         out.blocks.append(block)
 
+
+def _service_blocks(sweep: SweepLog, out: LoggedLaunch) -> None:
+    """One block a service that has a cookbook block; its processes must run one argv."""
     services: dict[str, list[LoggedProcess]] = {}
     for proc in sweep.services:
         services.setdefault(proc.service or "", []).append(proc)
@@ -229,12 +246,15 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
             }
         )
 
+
+def _frontend_blocks(sweep: SweepLog, out: LoggedLaunch) -> None:
+    """One block a frontend kind, with the count of its processes."""
     fronts: dict[str, list[LoggedProcess]] = {}
     for proc in sweep.frontends:
         fronts.setdefault(proc.kind, []).append(proc)
     for kind, procs in fronts.items():
         lead = procs[0]
-        block = {"kind": kind, "count": len(procs)}
+        block: Block = {"kind": kind, "count": len(procs)}
         if lead.argv is None:
             block.update({"cmd": None, "env": {}, "args": [], "unlogged": ["cmd", "args", "env"]})
         else:
@@ -246,4 +266,3 @@ def build_launch(sweep: SweepLog, expected_env: ExpectedEnv | None = None) -> Lo
                 _consistency(lead, {}, proc, {}, out)
         block["source"] = {"line": lead.line, "log": None}
         out.blocks.append(block)
-    return out

@@ -31,7 +31,7 @@ from pathlib import Path, PurePosixPath
 from syncer.errors import SyncError
 from syncer.flags import MODEL_PATH_FLAG, canonical_flag
 from syncer.model import Block
-from syncer.runs.artifacts import Limits, Readable, open_run
+from syncer.runs.artifacts import Limits, Member, Readable, open_run
 from syncer.runs.collect import RunData, _read_small
 from syncer.runs.logs import split_command
 from syncer.runs.shellq import split_printf_q
@@ -207,26 +207,7 @@ def read_script_run(path: str | Path, limits: Limits | None = None) -> ScriptRun
         elif PurePosixPath(directory).name.startswith("agentic_"):
             rd.source = directory  # the full result directory names the point in reports
         rd.files.append(member.name)
-        if base == COMMAND_FILE:
-            argv = _read_command(member.open(), where)
-            if rd.argv is not None and rd.argv != argv:
-                rd.problems.append(f"{member.name} differs from {rd.command_file}")
-                continue
-            rd.argv, rd.command_file = argv, member.name
-        elif base == SERVER_LOG:
-            env, line = read_env_header(member.open(), where)
-            if env is None:
-                continue
-            if rd.env is not None and rd.env != env:
-                rd.problems.append(
-                    f"the SGLANG_* env header of {member.name} differs from {rd.env_file}'s"
-                )
-                continue
-            rd.env, rd.env_file, rd.env_line = env, member.name, line
-        elif base == ROUTER_LOG:
-            rd.router_log = member.name
-        else:
-            rd.concurrency = _concurrency(member.open(), where)
+        _read_file(rd, member, base, where)
     data.skipped = list(run.skipped)
     for rd in groups.values():
         if rd.argv is None:
@@ -242,6 +223,31 @@ def read_script_run(path: str | Path, limits: Limits | None = None) -> ScriptRun
             path=str(path),
         )
     return data
+
+
+def _read_file(rd: ResultDir, member: Member, base: str, where: str) -> None:
+    """What one file of a result directory tells of its job; a second copy that differs is a
+    problem of the directory, the first one kept."""
+    if base == COMMAND_FILE:
+        argv = _read_command(member.open(), where)
+        if rd.argv is not None and rd.argv != argv:
+            rd.problems.append(f"{member.name} differs from {rd.command_file}")
+            return
+        rd.argv, rd.command_file = argv, member.name
+    elif base == SERVER_LOG:
+        env, line = read_env_header(member.open(), where)
+        if env is None:
+            return
+        if rd.env is not None and rd.env != env:
+            rd.problems.append(
+                f"the SGLANG_* env header of {member.name} differs from {rd.env_file}'s"
+            )
+            return
+        rd.env, rd.env_file, rd.env_line = env, member.name, line
+    elif base == ROUTER_LOG:
+        rd.router_log = member.name
+    else:
+        rd.concurrency = _concurrency(member.open(), where)
 
 
 def logged_blocks(rd: ResultDir, model: str) -> tuple[list[Block], list[str]]:

@@ -106,24 +106,30 @@ def split_printf_q(text: str, *, path: str | None = None, first_line: int = 1) -
                 i = _ansi_c(text, i + 2, word, fail)
                 continue
             raise fail('an unquoted "$" would expand a parameter or command', i)
-        if c in _OPERATORS:
-            raise fail(f"an unquoted {js(c)} is shell syntax, not part of a word", i)
-        if c in _GLOBS:
-            raise fail(f"an unquoted {js(c)} would be expanded as a filename pattern", i)
-        if not word.started and c in "~#":
-            what = "a home directory" if c == "~" else "a comment"
-            raise fail(f"an unquoted {js(c)} at the start of a word starts {what}", i)
-        if c == "{":
-            word.open_brace = True
-        elif word.open_brace and (c == "," or text.startswith("..", i)):
-            word.brace_comma = True
-        elif word.brace_comma and c == "}":
-            word.brace_expansion = True
-        word.data += c.encode("utf-8", "surrogateescape")
-        word.started = True
+        _unquoted(text, i, word, fail)
         i += 1
     finish()
     return words
+
+
+def _unquoted(text: str, i: int, word: _Word, fail: Fail) -> None:
+    """An unquoted character of a word: shell syntax refused, a brace expansion noted."""
+    c = text[i]
+    if c in _OPERATORS:
+        raise fail(f"an unquoted {js(c)} is shell syntax, not part of a word", i)
+    if c in _GLOBS:
+        raise fail(f"an unquoted {js(c)} would be expanded as a filename pattern", i)
+    if not word.started and c in "~#":
+        what = "a home directory" if c == "~" else "a comment"
+        raise fail(f"an unquoted {js(c)} at the start of a word starts {what}", i)
+    if c == "{":
+        word.open_brace = True
+    elif word.open_brace and (c == "," or text.startswith("..", i)):
+        word.brace_comma = True
+    elif word.brace_comma and c == "}":
+        word.brace_expansion = True
+    word.data += c.encode("utf-8", "surrogateescape")
+    word.started = True
 
 
 def _double_quoted(text: str, i: int, word: _Word, fail: Fail) -> int:

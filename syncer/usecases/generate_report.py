@@ -16,7 +16,7 @@ from syncer.compare.review_render import review_report
 from syncer.cookbook.edit import describe as describe_edit
 from syncer.inferencex.releases import Release
 from syncer.inputs import Read
-from syncer.lint.publish import PublishLint
+from syncer.lint.hooks import PublishLint
 from syncer.lint.report import lint_report
 from syncer.reporting import Report, print_lines
 from syncer.templating import render

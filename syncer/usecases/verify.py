@@ -30,10 +30,10 @@ from syncer.inferencex.render import RenderedConfig, RenderedPoint
 from syncer.inferencex.renders import Renders, RunFacts
 from syncer.inferencex.scripts import ScriptLaunch, script_launch
 from syncer.inputs import Input, Read, shown
+from syncer.point_options import select_points
 from syncer.runs.collect import RunData, read_run
 from syncer.runs.mapping import assign
 from syncer.runs.scriptrun import read_script_run
-from syncer.selection import select_points
 from syncer.syncconfig import load_sync_config
 
 T = TypeVar("T")
@@ -161,7 +161,7 @@ def _inputs(
     root = locations.project_root()
     reads = []
     if run is None:
-        reads.append(inputs.read(Input.SYNC_YAML, locations.sync_config_path(root)))
+        reads.append(inputs.record(Input.SYNC_YAML, locations.sync_config_path(root)))
         run_id, run_path = _pinned(key, root)
     else:
         run_path = run
@@ -169,10 +169,10 @@ def _inputs(
     decoder, module_path = cookbook_module(
         key, cookbook if cookbook is not None else locations.snippets_dir(root)
     )
-    reads.append(inputs.read(Input.INFERENCEX, inferencex))
-    reads.append(inputs.read(Input.RUN, run_path, id=run_id))
+    reads.append(inputs.record(Input.INFERENCEX, inferencex))
+    reads.append(inputs.record(Input.RUN, run_path, id=run_id))
     if module_path is not None:
-        reads.append(inputs.read(Input.MODULE, module_path))
+        reads.append(inputs.record(Input.MODULE, module_path))
     lookup = policy_lookup(load_policy())
     return _Inputs(key, inferencex, run_path, decoder, module_path, lookup, reads), data
 
@@ -191,7 +191,7 @@ def verify_config(
     run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
-    (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``renders``: the
+    (:mod:`syncer.point_options`, the rule ``sync render`` follows too). ``renders``: the
     caller's renderings (the bot's, so the event renders each config once); which rendering
     the run is compared with is :class:`Renders`' choice (the run's recorded srt-slurm commit,
     its date, ``as_of``). A branch of srt-slurm the key's runner
@@ -210,6 +210,24 @@ def verify_config(
             run_id=run_id,
         )
     renders = renders or Renders(srt_repo=srt_repo, as_of=as_of)
+    return _verify_recipe_config(
+        key, inferencex, run, cookbook, (point, conc), renders, srt_repo, run_id
+    )
+
+
+def _verify_recipe_config(
+    key: str,
+    inferencex: Path,
+    run: Path | None,
+    cookbook: Path | None,
+    selected: tuple[int | None, int | None],
+    renders: Renders,
+    srt_repo: Path | None,
+    run_id: str | None,
+) -> VerifyResult:
+    """``verify_config`` of a key srt-slurm launched from a recipe; ``selected``: the
+    ``--point`` and ``--conc`` given."""
+    point, conc = selected
     # Rendered before the run is read, so a recipe's refusal is reported first.
     rendered = renders.get(inferencex, key)
     points = select_points(
@@ -232,21 +250,19 @@ def verify_config(
         release = from_run(shas[0], release, srt_repo)
     # All points take part in the assignment, so a log of an unselected point is not "unmatched".
     assignment = assign(data.sweeps, rendered.points, only=only)
-    results: list[PointResult] = []
-    for p in points:
-        raw = raw_points[p.index].raw.get(p.submitted) or next(iter(p.raw.values()), [])
-        results.append(
-            compare_point(
-                p,
-                raw,
-                key=key,
-                assignment=assignment,
-                lookup=found.lookup,
-                decoder=found.decoder,
-                module_path=found.module_path,
-                cookbook=cookbook,
-            )
+    results = [
+        compare_point(
+            p,
+            raw_points[p.index].raw.get(p.submitted) or next(iter(p.raw.values()), []),
+            key=key,
+            assignment=assignment,
+            lookup=found.lookup,
+            decoder=found.decoder,
+            module_path=found.module_path,
+            cookbook=cookbook,
         )
+        for p in points
+    ]
     return found.result(
         results,
         run_data=data,
@@ -303,7 +319,7 @@ def verify_script_config(
     run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of the script-launched ``key``, or those ``--point``/``--conc``
-    select (:mod:`syncer.selection`), against ``run``."""
+    select (:mod:`syncer.point_options`), against ``run``."""
     if launch.multinode:
         raise SyncError(
             f"{key}: launched by a multi-node bash script ({launch.describe()}); its run's logs "

@@ -442,7 +442,7 @@ SNAPSHOT = "inferencex-snapshots/843c6254/benchmarks/multi_node/srt-slurm-recipe
 )
 def test_snapshot_recipe_infra_becomes_services(recipe: str, conf: str, reference: Path) -> None:
     from syncer.inferencex import yamlsafe
-    from syncer.inferencex.recipe import expand_variants
+    from syncer.inferencex.recipe_bundles import expand_variants
 
     path = reference / SNAPSHOT / recipe
     if not path.exists():
@@ -552,7 +552,7 @@ def test_payload_knob_implies_nats_for_the_derived_dynamo_router_as_published(
     its derived Dynamo router runs etcd + NATS from nats.conf, as qwen3.5.jsx @652614ed shows."""
     from syncer.cookbook.decode import load_decoder
     from syncer.inferencex import yamlsafe
-    from syncer.inferencex.recipe import expand_variants
+    from syncer.inferencex.recipe_bundles import expand_variants
     from syncer.inferencex.render import derived_variant
 
     recipe = (

@@ -26,7 +26,7 @@ from syncer.inferencex.master import (
     is_sglang,
     load_master,
 )
-from syncer.inferencex.recipe import compose_shared, expand_variants
+from syncer.inferencex.recipe_bundles import compose_shared, expand_variants
 from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
 
 SNAPSHOT = REFERENCE / "inferencex-snapshots" / "843c6254"

@@ -40,6 +40,7 @@ from botworld import (
 from conftest import ROOT
 from markdown_it import MarkdownIt
 
+from syncer import fitting
 from syncer.errors import SyncError
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_body
@@ -281,14 +282,15 @@ def test_rate_limit_403_is_retried(world):
     assert world.status()["body"].startswith(st.STATUS_MARKER)
 
 
-def test_body_over_the_limit_is_trimmed_with_a_note(world):
+def test_body_over_the_limit_is_trimmed_with_a_note(world, monkeypatch):
     first_use(world)
     [pull] = world.book_pulls()
     full = len(pull["body"])
     limit = full - 500
     world.gh.add_run(INFX, RUN + 1, head_sha=EARLIER, artifacts=run_artifacts())
     newer = world.comment(f"/use {RUN + 1}", at="2026-10-14T09:00:00Z")
-    world.send("issue_comment", world.comment_event(newer), body_limit=limit)
+    monkeypatch.setattr(fitting, "GITHUB_TEXT_LIMIT", limit)  # GitHub's limit, made smaller
+    world.send("issue_comment", world.comment_event(newer))
     assert len(pull["body"]) <= limit
     assert st.pr_marker("deepseek-ai/deepseek-v4_1") in pull["body"]
     assert f'"run":"{RUN + 1}"' in pull["body"]  # the state marker survives the trim

@@ -5,7 +5,6 @@ import zipfile
 
 import pytest
 from ghserver import GitHubServer, serving
-from rich.console import Console
 
 from syncer import progress
 from syncer.errors import SyncError
@@ -289,21 +288,19 @@ def test_422_already_exists_means_found_it(server):
     assert other["user"] == "mallory"
 
 
-def test_a_large_download_shows_its_bytes_on_a_terminal(server, tmp_path, monkeypatch):
+def test_a_large_download_shows_its_bytes_on_a_terminal(server, tmp_path, monkeypatch, stderr_as):
     server.model.add_run(INFX, 7, head_sha="a" * 40, artifacts={"server_logs_big": b"0" * 3000})
     gh = client(server)
     [art] = gh.actions.artifacts(INFX, 7)
     monkeypatch.setattr(progress, "MIN_BYTES", 1000)  # "large": over the threshold
-    buf = io.StringIO()
-    with progress.use_console(Console(file=buf, force_terminal=True, width=120)):
-        gh.actions.download(art, tmp_path / "big.zip")
+    buf = stderr_as(True)
+    gh.actions.download(art, tmp_path / "big.zip")
     assert "downloading server_logs_big" in buf.getvalue()
     assert "/3.0 kB" in buf.getvalue()  # the artifact size GitHub gave
     # Below the threshold, or when stderr is not a terminal, nothing is shown.
     monkeypatch.setattr(progress, "MIN_BYTES", 4000)
-    buf = io.StringIO()
-    with progress.use_console(Console(file=buf, force_terminal=True, width=120)):
-        gh.actions.download(art, tmp_path / "small.zip")
+    buf = stderr_as(True)
+    gh.actions.download(art, tmp_path / "small.zip")
     assert buf.getvalue() == ""
 
 

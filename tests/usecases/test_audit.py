@@ -318,17 +318,10 @@ def test_a_pin_the_clone_lacks_is_fetched_by_its_commit_id(
     assert {c["recipe"] for c in doc["cells"]} == {"agrees", "differs"}
 
 
-def test_progress_on_a_terminal_only(capsys: pytest.CaptureFixture[str]) -> None:
-    import io
-
-    from rich.console import Console
-
-    from syncer import progress
-
+def test_progress_on_a_terminal_only(capsys: pytest.CaptureFixture[str], stderr_as) -> None:
     for is_terminal in (True, False):
-        buf = io.StringIO()
-        with progress.use_console(Console(file=buf, force_terminal=is_terminal, width=120)):
-            code, _ = audit_json(capsys)
+        buf = stderr_as(is_terminal)
+        code, _ = audit_json(capsys)
         assert code == 0
         shown = buf.getvalue()
         assert ("auditing data modules" in shown and "/1 modules" in shown) == is_terminal

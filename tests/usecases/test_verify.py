@@ -197,7 +197,7 @@ def test_point_and_conc_selection(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and f"{KEY}: point 5 agrees" in out and "override_dep2_c64" in out
     code, out, _ = run_cli(capsys, KEY, "--point", "3")
     assert code == 0 and "override_tp2_c16" in out
-    # --conc selects every job measured at C, as in `sync render` (syncer.selection).
+    # --conc selects every job measured at C, as in `sync render` (syncer.point_options).
     code, out, err = run_cli(capsys, KEY, "--conc", "16")
     assert code == 0, err
     assert "all 2 points agree" in out

@@ -1,4 +1,4 @@
-"""`--point`/`--conc`: one rule (syncer.selection) and one set of messages in every command."""
+"""`--point`/`--conc`: one rule (syncer.point_options) and one set of messages in every command."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from syncer.cli import main
 from syncer.errors import SyncError
-from syncer.selection import CONC_HELP, POINT_HELP, only_one, select_points
+from syncer.point_options import CONC_HELP, POINT_HELP, only_one, select_points
 
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 JOBS = [[1], [4], [16], [16], [32], [64], [128]]

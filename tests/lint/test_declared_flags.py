@@ -1,12 +1,12 @@
-"""The static flag collector (syncer.lint.flags): each declaration style SGLang used, and what
-it must report as unresolved instead of guessing."""
+"""The static flag collector (syncer.lint.declared_flags): each declaration style SGLang used,
+and what it must report as unresolved instead of guessing."""
 
 from __future__ import annotations
 
 import pytest
 
 from syncer.errors import SyncError
-from syncer.lint.flags import collect_flags
+from syncer.lint.declared_flags import collect_flags
 
 
 def flags_of(source: str, **kwargs: object) -> tuple[set[str], list[str]]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
+
 from syncer.console import report_console
 from syncer.errors import SyncError
 from syncer.lint.lint import LintResult, lint_texts
@@ -91,8 +93,6 @@ def generate_checkout(sglang: Path | None, pages: Path | None) -> Path | None:
 
 def print_generated(modules: list[tuple[str, str]], checkout: Path | None) -> None:
     """``sync generate``'s report of the check: the terminal report, or why it did not run."""
-    import click
-
     if checkout is None:
         click.echo(
             "SGLang flag check skipped: no SGLang checkout (give --sglang GIT_DIR)", err=True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conftest import TESTS
 
-from syncer.compare.modules import (
+from syncer.compare.matching import (
     CellRef,
     PointRef,
     deployment_shape,

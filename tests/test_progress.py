@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 import pty
 import subprocess
@@ -13,7 +12,6 @@ from pathlib import Path
 import forkserver
 import pytest
 from conftest import ROOT
-from rich.console import Console
 
 from syncer import progress
 from syncer.inferencex.render import render_config
@@ -21,10 +19,6 @@ from syncer.runs.collect import read_run
 
 KEY = "dsv41flash-fp4-gb300-sglang-agentic-dspark"
 RUN = ROOT / "examples" / "runs" / "41000000001"
-
-
-def terminal(buf: io.StringIO) -> Console:
-    return Console(file=buf, force_terminal=True, width=120)
 
 
 def archive(tmp_path: Path, kind: str = "tar.gz") -> Path:
@@ -40,35 +34,34 @@ def archive(tmp_path: Path, kind: str = "tar.gz") -> Path:
     return path
 
 
-def test_points_rendered_on_a_terminal() -> None:
-    buf = io.StringIO()
-    with progress.use_console(terminal(buf)):
-        render_config(None, KEY)
+def test_points_rendered_on_a_terminal(stderr_as) -> None:
+    buf = stderr_as(True)
+    render_config(None, KEY)
     shown = buf.getvalue()
     assert f"rendering {KEY}" in shown
     assert "/7 points" in shown
 
 
 @pytest.mark.parametrize("kind", ["tar.gz", "zip"])
-def test_archive_bytes_read_on_a_terminal(tmp_path: Path, monkeypatch, kind: str) -> None:
+def test_archive_bytes_read_on_a_terminal(
+    tmp_path: Path, monkeypatch, stderr_as, kind: str
+) -> None:
     path = archive(tmp_path, kind)
     monkeypatch.setattr(progress, "MIN_BYTES", 0)  # the example run is small
-    buf = io.StringIO()
-    with progress.use_console(terminal(buf)):
-        data = read_run(path)
+    buf = stderr_as(True)
+    data = read_run(path)
     assert len(data.sweeps) == 7  # the wrapped file reads like the file itself
     shown = buf.getvalue()
     assert f"reading bmk_run.{kind}" in shown
     assert f"/{path.stat().st_size / 1000:.1f} kB" in shown
 
 
-def test_nothing_when_not_a_terminal(tmp_path: Path, monkeypatch) -> None:
+def test_nothing_when_not_a_terminal(tmp_path: Path, monkeypatch, stderr_as) -> None:
     path = archive(tmp_path)
     monkeypatch.setattr(progress, "MIN_BYTES", 0)
-    buf = io.StringIO()
-    with progress.use_console(Console(file=buf, width=120)):  # a file: not a terminal
-        render_config(None, KEY)
-        read_run(path)
+    buf = stderr_as(False)  # a file: not a terminal
+    render_config(None, KEY)
+    read_run(path)
     assert buf.getvalue() == ""
 
 
@@ -116,13 +109,12 @@ def test_terminal_stderr_shows_progress() -> None:
     assert b"rendering" not in proc.stdout  # the commands on stdout stay clean
 
 
-def test_a_large_module_off_the_generator_layout_shows_its_parse(monkeypatch) -> None:
+def test_a_large_module_off_the_generator_layout_shows_its_parse(monkeypatch, stderr_as) -> None:
     from syncer.cookbook import jsmodule
 
     monkeypatch.setattr(jsmodule, "PARSE_PROGRESS_CHARS", 0)
     text = "// hand-written\nexport const agentx = { cells: [1, 2, 3] }\n"  # esprima's path
-    buf = io.StringIO()
-    with progress.use_console(terminal(buf)):
-        module = jsmodule.parse_module(text, "big.jsx")
+    buf = stderr_as(True)
+    module = jsmodule.parse_module(text, "big.jsx")
     assert module.value == {"cells": [1, 2, 3]}
     assert "parsing big.jsx (0.0 MiB)" in buf.getvalue()
