@@ -7,8 +7,12 @@ on a fresh runner (its own InferenceX clone and cookbook cache)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from itertools import count
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from botworld import BOOK, BOOK_TOKEN, INFX, INFX_BOT, INFX_TOKEN, Replay, merge_bot_branch
 from conftest import ROOT
@@ -21,6 +25,34 @@ from syncer.publish import evidence
 SCHEDULE = {"schedule": "17 * * * *", "repository": {"full_name": INFX}}
 WORKFLOW = ".github/workflows/cookbook-sync.yml"
 _runner = count(1)
+
+
+def workflow_jobs() -> dict[str, Any]:
+    """The jobs of cookbook-sync.yml, as parsed YAML."""
+    return yaml.safe_load((ROOT / WORKFLOW).read_text())["jobs"]
+
+
+def dispatched_inputs(tmp: Path, number: int) -> dict[str, str]:
+    """The inputs of the workflow_dispatch the ``dispatch`` job's step asks ``gh`` for on a
+    push to PR ``number`` (the step run by bash, as the runner runs it)."""
+    tmp.mkdir(parents=True)
+    [step] = workflow_jobs()["dispatch"]["steps"]
+    fake_gh = tmp / "gh"
+    fake_gh.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$GH_ARGS"\n')
+    fake_gh.chmod(0o755)
+    env = {
+        "PATH": f"{tmp}:/usr/bin:/bin",
+        "GH_ARGS": str(tmp / "args"),
+        "GITHUB_WORKFLOW_REF": f"{INFX}/{WORKFLOW}@refs/pull/{number}/merge",
+        "REPO": INFX,
+        "DEFAULT_BRANCH": "main",
+        "PR_NUMBER": str(number),
+    }
+    subprocess.run(["bash", "-e", "-c", step["run"]], env=env, check=True, timeout=30)
+    args = (tmp / "args").read_text().split("\n")[:-1]
+    assert args[:3] == ["workflow", "run", WORKFLOW.rsplit("/", 1)[1]], args
+    fields = [args[i + 1] for i, a in enumerate(args) if a == "-f"]
+    return dict(f.split("=", 1) for f in fields)
 
 
 class Workflow:
@@ -75,13 +107,15 @@ class Workflow:
         return "".join(out)
 
     def pushed(self, pull: dict[str, Any], *, fails: bool = False) -> str:
-        """A pull_request event of a branch of InferenceX: its run only dispatches the
-        reconcile on the default branch, which runs as a workflow_dispatch without input."""
+        """A pull_request event of a branch of InferenceX: its run only dispatches the bot on
+        the default branch. The dispatch job's own step is run (its ``gh`` records what it was
+        asked), and the workflow_dispatch it asks for is what runs."""
+        inputs = dispatched_inputs(self.r.tmp / f"dispatch-{next(_runner)}", pull["number"])
         github = GitHubModel()
         github.base = "https://api.github.com"
         payload = github.workflow_dispatch_event(
             INFX,
-            {"cookbook_pr": ""},
+            {"cookbook_pr": "", **inputs},
             sender="author",
             workflow=".github/workflows/cookbook-sync.yml",
         )
@@ -109,7 +143,7 @@ class Workflow:
         """An hourly run between events: it writes nothing."""
         start = len(self.gh.log)
         self.schedule()
-        assert self.writes_since(start) == []
+        assert self.writes_since(start) == [], self.writes_since(start)
 
     def raw(self, number: int) -> list[str]:
         """The bot's comments on InferenceX PR ``number`` as posted, oldest first (its evidence

@@ -294,6 +294,7 @@ def test_the_dispatch_step_names_this_workflow_file(tmp_path):
         "@refs/pull/3859/merge",
         "REPO": "SemiAnalysisAI/InferenceX",
         "DEFAULT_BRANCH": "main",
+        "PR_NUMBER": "3859",
     }
     subprocess.run(["bash", "-e", "-c", step["run"]], env=env, check=True, timeout=30)
     assert (tmp_path / "args").read_text().split("\n")[:-1] == [
@@ -304,4 +305,7 @@ def test_the_dispatch_step_names_this_workflow_file(tmp_path):
         "SemiAnalysisAI/InferenceX",
         "--ref",
         "main",
+        # Issue 40.7: the pushed PR alone is brought up to date, not every open PR.
+        "-f",
+        "inferencex_pr=3859",
     ]
