@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from botworld import BOOK, BOOK_TOKEN, INFX, INFX_BOT, INFX_TOKEN, Replay, merge_bot_branch
 from conftest import ROOT
 from ghserver import GitHubModel
