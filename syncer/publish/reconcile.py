@@ -24,11 +24,14 @@ from collections.abc import Iterable
 
 from syncer.errors import SyncError
 from syncer.model import PointStatus
+from syncer.publish import handoff
 from syncer.publish import pins as pinrules
 from syncer.publish.bot import Bot
+from syncer.publish.ledger import Ledger
 from syncer.publish.records import Pull, PullState
 from syncer.publish.settings import Outcome
 from syncer.syncconfig import ModelSpec, Pin
+from syncer.wording import count
 
 # Bot PRs per model looked at, newest first. An hourly run sees at most one or two of them
 # close in between; a schedule that was off for longer is caught up by workflow_dispatch
@@ -41,49 +44,85 @@ def reconcile(bot: Bot) -> Outcome:
     PRs are collected, so one bad PR never keeps the others stale."""
     s = bot.s
     models = [s.config.model(s.model)] if s.model else list(s.config.models)
+    ledger = Ledger.load(s.ledger_dir, s.model)
     failed: list[str] = []
     try:
+        listed, open_now = _open_prs(bot)
+        ledger.keep_open(open_now)
         for model in models:
-            _cookbook_side(bot, model, failed)
-        for pull in bot.infx.pulls.open(s.inferencex_repo):
+            _cookbook_side(bot, model, failed, ledger, open_now)
+        unmoved = 0
+        for pull in listed:
             if bot.handled(pull.number):
                 continue
+            if ledger.settled(pull):
+                unmoved += 1  # head and updated_at as a run last found it settled
+                continue
             try:
-                _reconcile_pr(bot, pull)
+                if _reconcile_pr(bot, bot.scope.pull(pull.number)):
+                    ledger.mark(bot.scope.pull(pull.number))
+                else:
+                    ledger.forget(pull.number)
             except SyncError as exc:
                 # A PR whose files do not parse is that PR's error; the others go on.
+                ledger.forget(pull.number)
                 failed.append(f"#{pull.number}: {exc}")
+        if unmoved:
+            bot.out.say(f"{count(unmoved, 'open PR')} unchanged since found up to date")
     finally:
         bot.close()
+        ledger.save()
     if failed:
         raise SyncError("scheduled run: " + "; ".join(failed))
     return bot.out
 
 
-def _reconcile_pr(bot: Bot, pull: Pull) -> None:
+def _open_prs(bot: Bot) -> tuple[list[Pull], set[int]]:
+    """The open InferenceX PRs this run looks at, and the numbers of all open PRs: as the
+    workflow's gate listed them, with the configs it found (only those of this run's model),
+    else listed here (the list's answer reused: no PR read again one by one)."""
+    s = bot.s
+    gate = handoff.read(s.handoff, s.config) if s.handoff is not None else None
+    if gate is None:
+        pulls = bot.infx.pulls.open(s.inferencex_repo)
+        bot.scope.known(pulls)
+        return pulls, {p.number for p in pulls}
+    mine = [item for item in gate.listed if item.concerns(s.model, s.config)]
+    for item in mine:
+        if item.keys is not None:
+            bot.scope.hand(item.keys)
+    return [item.pull(s.inferencex_repo) for item in mine], gate.numbers()
+
+
+def _reconcile_pr(bot: Bot, pull: Pull) -> bool:
+    """Whether ``pull`` is up to date (nothing to do); else it is synced now."""
     configs = bot.scope.configs_of(pull.number)
     if not configs:
         bot.scope.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
-        return
+        return True
     if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):
         bot.out.say(f"PR #{pull.number}: up to date")
-        return
+        return True
     bot.out.say(f"PR #{pull.number}: not up to date; syncing")
     bot.sync_pr(pull.number)
+    return False
 
 
-def _cookbook_side(bot: Bot, model: ModelSpec, failed: list[str]) -> None:
+def _cookbook_side(
+    bot: Bot, model: ModelSpec, failed: list[str], ledger: Ledger, open_now: set[int]
+) -> None:
     recent = bot.book.pulls(model)[:RECENT_BOT_PRS]
     # Oldest first: PRs that closed while the schedule was off are told in the order they did.
     for pull in reversed(recent):
-        if pull.state == PullState.CLOSED:
+        if pull.state == PullState.CLOSED and pull.number not in ledger.told:
             try:
                 bot.closing.cookbook_closed(pull.number)
+                ledger.told.add(pull.number)  # a closed PR's milestone does not change
             except SyncError as exc:
                 failed.append(f"{bot.s.cookbook_repo}#{pull.number}: {exc}")
     carriers = [p for p in bot.book.pulls(model)[:RECENT_BOT_PRS] if not _closed_unmerged(p)]
     try:
-        bot.closing.catch_up(model, carriers)
+        bot.closing.catch_up(model, carriers, open_now=open_now, caught=ledger.closed)
     except SyncError as exc:
         failed.append(f"{model.path}: {exc}")
 
