@@ -57,9 +57,13 @@ def dispatched_inputs(tmp: Path, number: int) -> dict[str, str]:
 class Workflow:
     """cookbook-sync.yml's jobs around a ``Replay``: each job on a fresh runner."""
 
-    def __init__(self, replay: Replay) -> None:
+    def __init__(self, replay: Replay, config: Path = ROOT / "sync.yaml") -> None:
         self.r = replay
         self.gh = replay.gh
+        self.config = config
+        # The ledger each model's publish job restores from the workflow's cache and saves
+        # back (actions/cache/restore and save; keyed on the model): file name -> text.
+        self.cache: dict[str, dict[str, bytes]] = {}
 
     def _argv(self, event: str, payload: dict[str, Any], runner: str, *extra: str) -> list[str]:
         tmp = self.r.tmp / runner
@@ -70,7 +74,7 @@ class Workflow:
             "bot",
             "--event", str(path),
             "--event-name", event,
-            "--config", str(ROOT / "sync.yaml"),
+            "--config", str(self.config),
             "--inferencex-clone", str(tmp / "inferencex.git"),
             "--inferencex-remote", str(self.r.infx.remote),
             "--cookbook", str(self.r.bare),
@@ -83,9 +87,12 @@ class Workflow:
     def run(self, event: str, payload: dict[str, Any], *, fails: bool = False) -> str:
         """The gate, then one publish job per model it names (each must succeed, or with
         ``fails`` stop on bad input, exit 2 on the command line); their output."""
-        gate = self.r.runner.invoke(
-            cli, self._argv(event, payload, f"gate-{next(_runner)}", "--models-only", "--json")
-        )
+        runner = f"gate-{next(_runner)}"
+        handoff = self.r.tmp / runner / "handoff.json"
+        argv = self._argv(event, payload, runner, "--models-only", "--json")
+        # The gate's GITHUB_TOKEN (pull-requests: read) lists the scheduled run's open PRs.
+        gate_env = {"GITHUB_TOKEN": INFX_TOKEN, "SYNC_API_PAUSE": "0"}
+        gate = self.invoke("gate", [*argv, "--handoff", str(handoff)], gate_env, runner)
         assert gate.exit_code == 0, gate.output
         out = []
         env = {
@@ -97,13 +104,27 @@ class Workflow:
         for model in json.loads(gate.output):
             runner = f"publish-{next(_runner)}"
             argv = self._argv(event, payload, runner, "--model", model)
-            done = self.r.runner.invoke(cli, argv, env=env)
+            # The job's output of the gate, as a file; its ledger restored from the cache.
+            given = self.r.tmp / runner / "handoff.json"
+            given.write_text(handoff.read_text())
+            ledger = self.r.tmp / runner / "ledger"
+            ledger.mkdir()
+            for name, data in self.cache.get(model, {}).items():
+                (ledger / name).write_bytes(data)
+            extra = ["--handoff", str(given), "--ledger", str(ledger)]
+            done = self.invoke("publish", [*argv, *extra], env, runner)
+            # Saved whatever the job's outcome (if: always()), under a key of its content.
+            self.cache[model] = {f.name: f.read_bytes() for f in sorted(ledger.iterdir())}
             if fails:
                 assert isinstance(done.exception, SyncError), done.output
             else:
                 assert done.exit_code == 0, done.output + repr(done.exception)
             out.append(done.output)
         return "".join(out)
+
+    def invoke(self, job: str, argv: list[str], env: dict[str, str], runner: str) -> Any:
+        """One job's ``sync bot`` on its runner (``self.r.tmp / runner``)."""
+        return self.r.runner.invoke(cli, argv, env=env)
 
     def pushed(self, pull: dict[str, Any], *, fails: bool = False) -> str:
         """A pull_request event of a branch of InferenceX: its run only dispatches the bot on
