@@ -18,7 +18,7 @@ from pathlib import Path
 from syncer import fsio
 from syncer.errors import SyncError
 from syncer.publish.prconfigs import PRKeys
-from syncer.publish.records import Pull, PullState
+from syncer.publish.records import Pull
 from syncer.syncconfig import SyncConfig
 
 FORMAT = 1
@@ -30,18 +30,12 @@ class Listed:
     """An open PR as the gate listed it, with the configs it found (``keys`` None: discovery
     failed there, and the job finds them again, reporting the error as usual)."""
 
-    number: int
-    head: str
-    updated_at: str
+    pull: Pull
     keys: PRKeys | None
 
-    def pull(self, repo: str) -> Pull:
-        """What the listing said of the PR: enough to decide whether it moved, nothing more
-        (the job reads the PR itself before it acts on it)."""
-        return Pull(
-            repo, self.number, "", "", PullState.OPEN, False, "", "", self.head, repo, "", (),
-            "", updated_at=self.updated_at,
-        )  # fmt: skip
+    @property
+    def number(self) -> int:
+        return self.pull.number
 
     def concerns(self, model: str | None, config: SyncConfig) -> bool:
         """Whether the job of ``model`` (None: every model) has work on this PR: configs of
@@ -60,14 +54,21 @@ class Handoff:
         return {item.number for item in self.listed}
 
 
+# The fields of a listed PR handed on: all the bot reads of an InferenceX PR (its body, which
+# only the cookbook's PRs' markers need, is left out: a PR's description can be long).
+_TEXT = ("title", "state", "user", "head_ref", "head_sha", "head_repo", "base_ref", "html_url",
+         "merged_at", "updated_at")  # fmt: skip
+
+
 def write(path: Path, pulls: list[Pull], found: dict[int, PRKeys | None]) -> None:
     data = {
         "format": FORMAT,
         "open": [
             {
                 "number": p.number,
-                "head": p.head_sha,
-                "updated_at": p.updated_at,
+                **{name: getattr(p, name) for name in _TEXT},
+                "merged": p.merged,
+                "labels": list(p.labels),
                 "keys": None if found.get(p.number) is None else _keys(found[p.number]),
             }
             for p in pulls
@@ -91,7 +92,7 @@ def _keys(keys: PRKeys | None) -> dict[str, object]:
     }
 
 
-def read(path: Path, config: SyncConfig) -> Handoff | None:
+def read(path: Path, config: SyncConfig, repo: str) -> Handoff | None:
     """The gate's listing (None: it listed nothing, this event is no scheduled run)."""
     raw = fsio.read_capped(path, MAX_BYTES, "the gate's handoff")
     try:
@@ -100,7 +101,7 @@ def read(path: Path, config: SyncConfig) -> Handoff | None:
             raise ValueError(f"format {data['format']!r}, expected {FORMAT}")
         if data["open"] is None:
             return None
-        return Handoff([_listed(item, config) for item in data["open"]])
+        return Handoff([_listed(item, config, repo) for item in data["open"]])
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise SyncError(
             f"not a handoff of this tool's gate ({type(exc).__name__}: {exc}); expected "
@@ -109,18 +110,35 @@ def read(path: Path, config: SyncConfig) -> Handoff | None:
         ) from None
 
 
-def _listed(item: dict[str, object], config: SyncConfig) -> Listed:
-    number, head, updated = item["number"], item["head"], item["updated_at"]
-    if not isinstance(number, int) or not isinstance(head, str) or not isinstance(updated, str):
+def _listed(item: dict[str, object], config: SyncConfig, repo: str) -> Listed:
+    number, merged, labels = item["number"], item["merged"], item["labels"]
+    text: dict[str, str] = {}
+    for name in _TEXT:
+        value = item[name]
+        if not isinstance(value, str):
+            raise ValueError(f"{name} of a PR entry: {value!r:.40}")
+        text[name] = value
+    if (
+        not isinstance(number, int)
+        or not isinstance(merged, bool)
+        or not isinstance(labels, list)
+        or not all(isinstance(v, str) for v in labels)
+    ):
         raise ValueError(f"PR entry {item!r:.80}")
+    pull = Pull(
+        repo=repo, number=number, title=text["title"], body="", state=text["state"],
+        merged=merged, user=text["user"], head_ref=text["head_ref"], head_sha=text["head_sha"],
+        head_repo=text["head_repo"], base_ref=text["base_ref"], labels=tuple(labels),
+        html_url=text["html_url"], merged_at=text["merged_at"], updated_at=text["updated_at"],
+    )  # fmt: skip
     found = item["keys"]
     keys = None
     if found is not None:
         if not isinstance(found, dict):
             raise ValueError(f"keys of PR #{number}")
         base = found["base"]
-        keys = PRKeys(number, head, base if isinstance(base, str) else None)
+        keys = PRKeys(number, pull.head_sha, base if isinstance(base, str) else None)
         for path, key in found["mapped"]:
             keys.mapped.append((config.model(str(path)), str(key)))
         keys.unmapped.extend(str(reason) for reason in found["unmapped"])
-    return Listed(number, head, updated, keys)
+    return Listed(pull, keys)

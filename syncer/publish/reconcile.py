@@ -82,7 +82,7 @@ def _open_prs(bot: Bot) -> tuple[list[Pull], set[int]]:
     workflow's gate listed them, with the configs it found (only those of this run's model),
     else listed here (the list's answer reused: no PR read again one by one)."""
     s = bot.s
-    gate = handoff.read(s.handoff, s.config) if s.handoff is not None else None
+    gate = handoff.read(s.handoff, s.config, s.inferencex_repo) if s.handoff else None
     if gate is None:
         pulls = bot.infx.pulls.open(s.inferencex_repo)
         bot.scope.known(pulls)
@@ -91,7 +91,8 @@ def _open_prs(bot: Bot) -> tuple[list[Pull], set[int]]:
     for item in mine:
         if item.keys is not None:
             bot.scope.hand(item.keys)
-    return [item.pull(s.inferencex_repo) for item in mine], gate.numbers()
+    bot.scope.known([item.pull for item in mine])
+    return [item.pull for item in mine], gate.numbers()
 
 
 def _reconcile_pr(bot: Bot, pull: Pull) -> bool:
