@@ -72,6 +72,7 @@ class Job:
     job: str
     requests: Counter[str] = field(default_factory=Counter)  # "GET /pulls" -> count
     infx_requests: int = 0  # made with the GITHUB_TOKEN
+    infx_kinds: Counter[str] = field(default_factory=Counter)  # those, per kind
     writes: int = 0
     git: int = 0
     fetched: int = 0  # bytes of the job's InferenceX clone after it (each runner starts empty)
@@ -147,7 +148,9 @@ class MeteredWorkflow(Workflow):
         for request in self.gh.log[start:]:
             stats.requests[kind(request.method, request.path)] += 1
             stats.writes += request.method != "GET"
-            stats.infx_requests += INFX_TOKEN in (request.auth or "")
+            if INFX_TOKEN in (request.auth or ""):
+                stats.infx_requests += 1
+                stats.infx_kinds[kind(request.method, request.path)] += 1
         stats.fetched = _size(self.r.tmp / runner / "inferencex.git")
         self.jobs.append(stats)
         return result
@@ -226,6 +229,24 @@ class CostWorld:
 
     def schedule(self) -> list[Job]:
         return self.flow.metered("schedule", self.flow.schedule)
+
+    def merge_cookbook(self, model: int) -> int:
+        """A maintainer merges model ``model``'s bot PR in the cookbook (no event reaches
+        InferenceX); its number."""
+        from botworld import BOOK
+
+        branch = f"infx-sync/{model_path(model)}"
+        [number] = [
+            n for n, p in self.replay.gh.repo(BOOK).pulls.items()
+            if p["head_ref"] == branch and p["state"] == "open"
+        ]  # fmt: skip
+        work = self.replay.tmp / f"maintainer-{number}"
+        git("clone", "--quiet", str(self.replay.bare), str(work), cwd=self.replay.tmp)
+        git("merge", "--quiet", "--no-ff", "-m", "Merge bot PR", f"origin/{branch}", cwd=work)
+        git("push", "--quiet", "origin", "main", cwd=work)
+        pull = self.replay.gh.repo(BOOK).pulls[number]
+        pull["state"], pull["merged"] = "closed", True
+        return number
 
 
 def totals(jobs: list[Job]) -> Job:
