@@ -154,7 +154,9 @@ class Bot:
                 infx=self.infx,
                 out=self.out,
                 handlers=Handlers(
-                    sync_pr=self.sync_pr, cookbook_closed=self.closing.cookbook_closed
+                    sync_pr=self.sync_pr,
+                    cookbook_closed=self.closing.cookbook_closed,
+                    reconcile_pr=self._reconcile_pr,
                 ),
             )
             if self.s.model is not None:
@@ -162,6 +164,20 @@ class Bot:
         finally:
             self.close()
         return self.out
+
+    def _reconcile_pr(self, number: int) -> None:
+        """InferenceX PR ``number`` reconciled as the scheduled run reconciles each PR (a push
+        handed on by the workflow's dispatch job): synced unless what the bot published for
+        it still holds, so a push that changed none of its configs' files writes nothing. A
+        closed PR (its ``closed`` event handed on) is synced: merged or not, that is news."""
+        from syncer.publish.reconcile import reconcile_pr  # it builds on this module
+
+        pull = self.scope.pull(number)
+        if pull.state != PullState.OPEN:
+            self.sync_pr(number)
+            return
+        self._handled.add(number)
+        reconcile_pr(self, pull)
 
     def close(self) -> None:
         """Remove what this event's work left on disk (a dry run's clone, the PR trees)."""

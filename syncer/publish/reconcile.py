@@ -59,7 +59,7 @@ def reconcile(bot: Bot) -> Outcome:
                 unmoved += 1  # head and updated_at as a run last found it settled
                 continue
             try:
-                if _reconcile_pr(bot, bot.scope.pull(pull.number)):
+                if reconcile_pr(bot, bot.scope.pull(pull.number)):
                     ledger.mark(bot.scope.pull(pull.number))
                 else:
                     ledger.forget(pull.number)
@@ -95,7 +95,7 @@ def _open_prs(bot: Bot) -> tuple[list[Pull], set[int]]:
     return [item.pull for item in mine], gate.numbers()
 
 
-def _reconcile_pr(bot: Bot, pull: Pull) -> bool:
+def reconcile_pr(bot: Bot, pull: Pull) -> bool:
     """Whether ``pull`` is up to date (nothing to do); else it is synced now."""
     configs = bot.scope.configs_of(pull.number)
     if not configs:

@@ -28,6 +28,8 @@ class Handlers:
 
     sync_pr: Callable[[int], None]  # bring InferenceX PR n (its pin, configs, status) up to date
     cookbook_closed: Callable[[int], None]  # cookbook PR n was merged or closed
+    # reconcile InferenceX PR n alone: synced unless what the bot published still holds
+    reconcile_pr: Callable[[int], None]
 
 
 def route(
@@ -68,7 +70,7 @@ def route(
         # that PR alone is brought up to date (the other open PRs did not move).
         pushed = event.dispatch_number(payload, "inferencex_pr")
         if pushed is not None:
-            handlers.sync_pr(pushed)
+            handlers.reconcile_pr(pushed)
         else:
             closed = event.dispatch_number(payload, "cookbook_pr")
             raw = event.obj(payload, "inputs").get("cookbook_pr")
