@@ -15,7 +15,9 @@ workflow_dispatch without an input), and per model:
    expired, the bot's comment there), it is synced exactly as an event would sync it.
 
 A PR that is settled costs a few reads and nothing else: when nothing changed, the run writes
-nothing at all.
+nothing at all. A PR whose head and ``updated_at`` did not move since a run found it settled
+costs nothing (``ledger.py``), and the open PRs and their configs come from the workflow's gate
+(``handoff.py``), listed and discovered once per event for every model's job.
 """
 
 from __future__ import annotations

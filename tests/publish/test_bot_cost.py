@@ -175,3 +175,28 @@ def test_a_push_costs_the_same_with_1_and_with_200_open_prs(scale, tmp_path, ser
     many = totals(scale.push(0))
     assert (many.infx_requests, many.writes) == (one.infx_requests, one.writes)
     assert Counter(many.requests) == Counter(one.requests)
+
+
+def test_a_dispatched_pr_number_that_is_not_one_is_a_bad_event(replay):
+    """The dispatch's input is a number as the form or the API gave it: anything else is a
+    malformed event (the command's one `error:` line naming the event file, exit 2), before
+    anything is read from GitHub."""
+    from ghserver import GitHubModel
+
+    from syncer.commands.group import cli
+    from syncer.publish.event import BadEvent
+
+    github = GitHubModel()
+    github.base = "https://api.github.com"
+    payload = github.workflow_dispatch_event(
+        "SemiAnalysisAI/InferenceX",
+        {"cookbook_pr": "", "inferencex_pr": "12abc"},
+        sender="author",
+        workflow=".github/workflows/cookbook-sync.yml",
+    )
+    start = len(replay.gh.log)
+    env = {"GITHUB_TOKEN": "x", "COOKBOOK_TOKEN": "y", "SYNC_API_PAUSE": "0"}
+    done = replay.runner.invoke(cli, replay.args("workflow_dispatch", payload), env=env)
+    assert isinstance(done.exception, BadEvent), done.output
+    assert "inputs.inferencex_pr must be a positive integer" in str(done.exception)
+    assert replay.gh.log[start:] == []
