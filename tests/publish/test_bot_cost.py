@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from botworkflow import SCHEDULE
+from conftest import ROOT
 from costworld import FIRST_PR, CostWorld, totals
 from ghserver import GitHubServer
 
@@ -200,3 +201,48 @@ def test_a_dispatched_pr_number_that_is_not_one_is_a_bad_event(replay):
     assert isinstance(done.exception, BadEvent), done.output
     assert "inputs.inferencex_pr must be a positive integer" in str(done.exception)
     assert replay.gh.log[start:] == []
+
+
+def _pull(number: int, head: str = "a" * 40, updated: str = "2026-10-13T09:00:00Z") -> Any:
+    from syncer.publish.records import Pull
+
+    return Pull(
+        "o/r", number, "t", "", "open", False, "u", "b", head, "o/r", "main", (), "",
+        updated_at=updated,
+    )  # fmt: skip
+
+
+def test_the_ledger_skips_only_what_did_not_move_and_rechecks_daily(tmp_path):
+    from syncer.publish.ledger import Ledger
+
+    noon = datetime(2026, 10, 13, 12, tzinfo=UTC)
+    ledger = Ledger.load(tmp_path, "org/model", noon)
+    pull = _pull(5001)  # 5001 % 24 == 9: re-checked at 09:00 UTC
+    assert not ledger.settled(pull)
+    ledger.mark(pull)
+    ledger.save()
+    again = Ledger.load(tmp_path, "org/model", noon)
+    assert again.settled(pull)
+    assert not again.settled(_pull(5001, head="b" * 40))  # pushed
+    assert not again.settled(_pull(5001, updated="2026-10-13T10:00:00Z"))  # commented on
+    assert not Ledger.load(tmp_path, "org/model", noon.replace(hour=9)).settled(pull)
+    assert not Ledger.load(tmp_path, "org/other", noon).settled(pull)  # another model's
+    assert not Ledger.load(None, "org/model", noon).settled(pull)  # none kept
+
+
+def test_a_broken_ledger_or_handoff_is_an_error_naming_the_file(tmp_path):
+    from syncer.errors import SyncError
+    from syncer.publish import handoff
+    from syncer.publish.ledger import Ledger
+    from syncer.syncconfig import load_sync_config
+
+    (tmp_path / "org__model.json").write_text('{"format": 1, "seen": [1]}')
+    with pytest.raises(SyncError, match="not a ledger of this tool") as err:
+        Ledger.load(tmp_path, "org/model")
+    assert err.value.path == str(tmp_path / "org__model.json")
+    bad = tmp_path / "handoff.json"
+    bad.write_text('{"format": 1, "open": [{"number": "5"}]}')
+    config = load_sync_config(ROOT / "sync.yaml")
+    with pytest.raises(SyncError, match="not a handoff of this tool's gate") as err:
+        handoff.read(bad, config, "o/r")
+    assert err.value.path == str(bad)
