@@ -22,17 +22,13 @@ costs nothing (``ledger.py``), and the open PRs and their configs come from the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from syncer.errors import SyncError
-from syncer.model import PointStatus
 from syncer.publish import handoff
-from syncer.publish import pins as pinrules
 from syncer.publish.bot import Bot
 from syncer.publish.ledger import Ledger
 from syncer.publish.records import Pull, PullState
 from syncer.publish.settings import Outcome
-from syncer.syncconfig import ModelSpec, Pin
+from syncer.syncconfig import ModelSpec
 from syncer.wording import count
 
 # Bot PRs per model looked at, newest first. An hourly run sees at most one or two of them
@@ -61,7 +57,7 @@ def reconcile(bot: Bot) -> Outcome:
                 unmoved += 1  # head and updated_at as a run last found it settled
                 continue
             try:
-                if reconcile_pr(bot, bot.scope.pull(pull.number)):
+                if bot.reconcile_pr(bot.scope.pull(pull.number)):
                     ledger.mark(bot.scope.pull(pull.number))
                 else:
                     ledger.forget(pull.number)
@@ -97,20 +93,6 @@ def _open_prs(bot: Bot) -> tuple[list[Pull], set[int]]:
     return [item.pull for item in mine], gate.numbers()
 
 
-def reconcile_pr(bot: Bot, pull: Pull) -> bool:
-    """Whether ``pull`` is up to date (nothing to do); else it is synced now."""
-    configs = bot.scope.configs_of(pull.number)
-    if not configs:
-        bot.scope.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
-        return True
-    if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):
-        bot.out.say(f"PR #{pull.number}: up to date")
-        return True
-    bot.out.say(f"PR #{pull.number}: not up to date; syncing")
-    bot.sync_pr(pull.number)
-    return False
-
-
 def _cookbook_side(
     bot: Bot, model: ModelSpec, failed: list[str], ledger: Ledger, open_now: set[int]
 ) -> None:
@@ -132,58 +114,3 @@ def _cookbook_side(
 
 def _closed_unmerged(pull: Pull) -> bool:
     return pull.state == PullState.CLOSED and not pull.merged
-
-
-def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
-    """Whether what the bot last published for ``pull`` (the pins its bot PRs record, its
-    status comment) is what syncing it now would publish, as far as reads can tell without
-    downloading a run: the same head, the same pinning comment and run, the run still
-    pinnable (its result artifacts not expired), and the bot's comment there."""
-    repo = bot.s.inferencex_repo
-    comments = bot.infx.comments.on(repo, pull.number)
-    selection = pinrules.select(comments)
-    pinning = pinrules.pinning_comment(comments)
-    pinnable: bool | None = None  # asked once, only when a recorded pin names a run
-    for model in models:
-        if not bot.status.reported(comments, model.path):
-            return False
-        recorded = _recorded(bot, model)
-        for m, cfg in bot.scope.configs_of(pull.number):
-            if m.path != model.path:
-                continue
-            pin = recorded.get(cfg.key)
-            if pin is None or pin.pr != str(pull.number):
-                return False
-            if pin.sha != pull.head_sha and not (
-                # Discovery keeps an unpinned config at the commit it is shown at while none
-                # of its files change (a push elsewhere republishes nothing).
-                pin.run is None and bot.scope.unchanged(cfg.key, pin.sha, pull.head_sha)
-            ):
-                return False
-            if selection is None or pinning is None:
-                if pin.run is not None or pin.status != PointStatus.IN_PROGRESS:
-                    return False
-                continue
-            if pin.run is None or pin.comment != str(pinning.comment.id):
-                # A /use no run has answered yet (its event dropped), or a pin refused or
-                # not verified: only syncing tells which, and says why.
-                return False
-            wanted = selection.command.run_id
-            if wanted is not None and pin.run != str(wanted):
-                return False
-            if pin.status != PointStatus.VERIFIED_PR:
-                return False
-            if pinnable is None:
-                commits = bot.infx.pulls.commits(repo, pull.number)
-                pinnable = pinrules.check_run(bot.infx, repo, pull, int(pin.run), commits).ok
-            if not pinnable:
-                return False  # expired since, or the PR lost the run's commit
-    return True
-
-
-def _recorded(bot: Bot, model: ModelSpec) -> dict[str, Pin]:
-    """The pins the bot last published for ``model``: its open PR's, else its newest merged
-    one's."""
-    result = bot.book.result(model)
-    source = result.open_pr or (result.merged[0] if result.merged else None)
-    return bot.book.recorded(source, model)
