@@ -44,11 +44,14 @@ def reconcile(bot: Bot) -> Outcome:
     models = [s.config.model(s.model)] if s.model else list(s.config.models)
     ledger = Ledger.load(s.ledger_dir, s.model)
     failed: list[str] = []
+    bot.defer_publishing()  # each model published once, with every PR's pins
     try:
         listed, open_now = _open_prs(bot)
         ledger.keep_open(open_now)
         for model in models:
             _cookbook_side(bot, model, failed, ledger, open_now)
+        # One fetch for every head to look at (not one per PR); unmoved PRs are not looked at.
+        bot.scope.prefetch([p for p in listed if not ledger.settled(p)])
         unmoved = 0
         for pull in listed:
             if bot.handled(pull.number):
@@ -67,6 +70,7 @@ def reconcile(bot: Bot) -> Outcome:
                 failed.append(f"#{pull.number}: {exc}")
         if unmoved:
             bot.out.say(f"{count(unmoved, 'open PR')} unchanged since found up to date")
+        failed += bot.publish_deferred()
     finally:
         bot.close()
         ledger.save()
