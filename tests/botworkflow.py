@@ -7,9 +7,12 @@ on a fresh runner (its own InferenceX clone and cookbook cache)."""
 from __future__ import annotations
 
 import json
+import subprocess
 from itertools import count
+from pathlib import Path
 from typing import Any
 
+import yaml
 from botworld import BOOK, BOOK_TOKEN, INFX, INFX_BOT, INFX_TOKEN, Replay, merge_bot_branch
 from conftest import ROOT
 from ghserver import GitHubModel
@@ -23,12 +26,44 @@ WORKFLOW = ".github/workflows/cookbook-sync.yml"
 _runner = count(1)
 
 
+def workflow_jobs() -> dict[str, Any]:
+    """The jobs of cookbook-sync.yml, as parsed YAML."""
+    return yaml.safe_load((ROOT / WORKFLOW).read_text())["jobs"]
+
+
+def dispatched_inputs(tmp: Path, number: int) -> dict[str, str]:
+    """The inputs of the workflow_dispatch the ``dispatch`` job's step asks ``gh`` for on a
+    push to PR ``number`` (the step run by bash, as the runner runs it)."""
+    tmp.mkdir(parents=True)
+    [step] = workflow_jobs()["dispatch"]["steps"]
+    fake_gh = tmp / "gh"
+    fake_gh.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$GH_ARGS"\n')
+    fake_gh.chmod(0o755)
+    env = {
+        "PATH": f"{tmp}:/usr/bin:/bin",
+        "GH_ARGS": str(tmp / "args"),
+        "GITHUB_WORKFLOW_REF": f"{INFX}/{WORKFLOW}@refs/pull/{number}/merge",
+        "REPO": INFX,
+        "DEFAULT_BRANCH": "main",
+        "PR_NUMBER": str(number),
+    }
+    subprocess.run(["bash", "-e", "-c", step["run"]], env=env, check=True, timeout=30)
+    args = (tmp / "args").read_text().split("\n")[:-1]
+    assert args[:3] == ["workflow", "run", WORKFLOW.rsplit("/", 1)[1]], args
+    fields = [args[i + 1] for i, a in enumerate(args) if a == "-f"]
+    return dict(f.split("=", 1) for f in fields)
+
+
 class Workflow:
     """cookbook-sync.yml's jobs around a ``Replay``: each job on a fresh runner."""
 
-    def __init__(self, replay: Replay) -> None:
+    def __init__(self, replay: Replay, config: Path = ROOT / "sync.yaml") -> None:
         self.r = replay
         self.gh = replay.gh
+        self.config = config
+        # The ledger each model's publish job restores from the workflow's cache and saves
+        # back (actions/cache/restore and save; keyed on the model): file name -> text.
+        self.cache: dict[str, dict[str, bytes]] = {}
 
     def _argv(self, event: str, payload: dict[str, Any], runner: str, *extra: str) -> list[str]:
         tmp = self.r.tmp / runner
@@ -39,7 +74,7 @@ class Workflow:
             "bot",
             "--event", str(path),
             "--event-name", event,
-            "--config", str(ROOT / "sync.yaml"),
+            "--config", str(self.config),
             "--inferencex-clone", str(tmp / "inferencex.git"),
             "--inferencex-remote", str(self.r.infx.remote),
             "--cookbook", str(self.r.bare),
@@ -52,9 +87,12 @@ class Workflow:
     def run(self, event: str, payload: dict[str, Any], *, fails: bool = False) -> str:
         """The gate, then one publish job per model it names (each must succeed, or with
         ``fails`` stop on bad input, exit 2 on the command line); their output."""
-        gate = self.r.runner.invoke(
-            cli, self._argv(event, payload, f"gate-{next(_runner)}", "--models-only", "--json")
-        )
+        runner = f"gate-{next(_runner)}"
+        handoff = self.r.tmp / runner / "handoff.json"
+        argv = self._argv(event, payload, runner, "--models-only", "--json")
+        # The gate's GITHUB_TOKEN (pull-requests: read) lists the scheduled run's open PRs.
+        gate_env = {"GITHUB_TOKEN": INFX_TOKEN, "SYNC_API_PAUSE": "0"}
+        gate = self.invoke("gate", [*argv, "--handoff", str(handoff)], gate_env, runner)
         assert gate.exit_code == 0, gate.output
         out = []
         env = {
@@ -66,7 +104,17 @@ class Workflow:
         for model in json.loads(gate.output):
             runner = f"publish-{next(_runner)}"
             argv = self._argv(event, payload, runner, "--model", model)
-            done = self.r.runner.invoke(cli, argv, env=env)
+            # The job's output of the gate, as a file; its ledger restored from the cache.
+            given = self.r.tmp / runner / "handoff.json"
+            given.write_text(handoff.read_text())
+            ledger = self.r.tmp / runner / "ledger"
+            ledger.mkdir()
+            for name, data in self.cache.get(model, {}).items():
+                (ledger / name).write_bytes(data)
+            extra = ["--handoff", str(given), "--ledger", str(ledger)]
+            done = self.invoke("publish", [*argv, *extra], env, runner)
+            # Saved whatever the job's outcome (if: always()), under a key of its content.
+            self.cache[model] = {f.name: f.read_bytes() for f in sorted(ledger.iterdir())}
             if fails:
                 assert isinstance(done.exception, SyncError), done.output
             else:
@@ -74,14 +122,20 @@ class Workflow:
             out.append(done.output)
         return "".join(out)
 
+    def invoke(self, job: str, argv: list[str], env: dict[str, str], runner: str) -> Any:
+        """One job's ``sync bot`` on its runner (``self.r.tmp / runner``)."""
+        return self.r.runner.invoke(cli, argv, env=env)
+
     def pushed(self, pull: dict[str, Any], *, fails: bool = False) -> str:
-        """A pull_request event of a branch of InferenceX: its run only dispatches the
-        reconcile on the default branch, which runs as a workflow_dispatch without input."""
+        """A pull_request event of a branch of InferenceX: its run only dispatches the bot on
+        the default branch. The dispatch job's own step is run (its ``gh`` records what it was
+        asked), and the workflow_dispatch it asks for is what runs."""
+        inputs = dispatched_inputs(self.r.tmp / f"dispatch-{next(_runner)}", pull["number"])
         github = GitHubModel()
         github.base = "https://api.github.com"
         payload = github.workflow_dispatch_event(
             INFX,
-            {"cookbook_pr": ""},
+            {"cookbook_pr": "", **inputs},
             sender="author",
             workflow=".github/workflows/cookbook-sync.yml",
         )
@@ -109,7 +163,7 @@ class Workflow:
         """An hourly run between events: it writes nothing."""
         start = len(self.gh.log)
         self.schedule()
-        assert self.writes_since(start) == []
+        assert self.writes_since(start) == [], self.writes_since(start)
 
     def raw(self, number: int) -> list[str]:
         """The bot's comments on InferenceX PR ``number`` as posted, oldest first (its evidence

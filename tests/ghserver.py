@@ -189,7 +189,11 @@ class GitHubModel:
             "updated_at": created_at,
             "reactions": [],
         }
-        self.repo(repo).comments[comment["id"]] = comment
+        fake = self.repo(repo)
+        fake.comments[comment["id"]] = comment
+        if number in fake.pulls:  # activity on the PR: GitHub moves its updated_at
+            pull = fake.pulls[number]
+            pull["updated_at"] = max(pull["updated_at"], created_at)
         return comment
 
     def add_run(
@@ -1161,6 +1165,8 @@ class _Handler(BaseHTTPRequestHandler):
             if "base" in query and pull["base_ref"] != query["base"]:
                 continue
             found.append(self.model.pull_json(fake, pull, simple=True))
+        if query.get("sort") == "updated":
+            found.sort(key=lambda p: p["updated_at"], reverse=query.get("direction") != "asc")
         return 200, found
 
     def _commits(self, fake: FakeRepo, number: int, query: dict[str, str]) -> tuple[int, Any]:

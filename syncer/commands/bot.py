@@ -109,6 +109,19 @@ from syncer.wording import count, js
     help="Print the models the event can touch (event data + sync.yaml; no token, no API).",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --models-only: a JSON list.")
+@options.file_option(
+    "--handoff",
+    help="The scheduled run's open InferenceX PRs and the configs each carries, found once per "
+    "event: written by the gate (--models-only, with a token and --inferencex-clone), read by "
+    "each model's job, which then neither lists nor discovers them again.",
+)
+@options.folder_option(
+    "--ledger",
+    "ledger_dir",
+    help="What earlier scheduled runs found up to date (the workflow keeps it in its cache): "
+    "a PR whose head and updated_at did not move since is not read again, except for a daily "
+    "re-check.",
+)
 @click.option(
     "--schedule",
     is_flag=True,
@@ -186,29 +199,26 @@ def _models_only(
     config, payload = load_sync_config(config_path), event.load(event_path)
     _check_event_name(event_name)
     if options["schedule"] or event.is_schedule(event_name, payload):
-        # The reconcile looks at every model: one job per model, each in its group.
+        # The reconcile looks at every model: one job per model, each in its group; the open
+        # PRs and their configs are found here, once, for all of them.
+        if options["handoff"] is not None:
+            _hand_off(config, options)
         click.echo(
             json.dumps([m.path for m in config.models], separators=(",", ":"))
             if as_json
             else " ".join(m.path for m in config.models)
         )
         return 0
+    if options["handoff"] is not None:
+        from syncer.publish import handoff
+
+        handoff.write_none(options["handoff"])  # an event's jobs list nothing
     discover = None
     clone = options["inferencex_clone"]
     if clone is not None:
         from syncer.publish.prconfigs import InferenceXGit
-        from syncer.publish.settings import Settings
 
-        settings = Settings(
-            config=config,
-            inferencex=options["inferencex"],
-            cookbook=options["cookbook"],
-            cache_dir=options["cache_dir"],
-            inferencex_repo=options["inferencex_repo"],
-            inferencex_clone=_clone(clone),
-            inferencex_remote=options["inferencex_remote"],
-        )
-        ix = InferenceXGit(settings, gh=None)
+        ix = InferenceXGit(_gate_settings(config, options), gh=None)
 
         def discover(number: int, head: str | None, base: str | None) -> list[str]:
             keys = ix.keys_at(number, head, base)
@@ -232,6 +242,47 @@ def _models_only(
     return 0
 
 
+def _gate_settings(config: Any, options: dict[str, Any]) -> Any:
+    from syncer.publish.settings import Settings
+
+    return Settings(
+        config=config,
+        inferencex=options["inferencex"],
+        cookbook=options["cookbook"],
+        cache_dir=options["cache_dir"],
+        inferencex_repo=options["inferencex_repo"],
+        inferencex_clone=_clone(options["inferencex_clone"]),
+        inferencex_remote=options["inferencex_remote"],
+    )
+
+
+def _hand_off(config: Any, options: dict[str, Any]) -> None:
+    """The scheduled run's open PRs, listed once, and each one's configs, discovered once,
+    into ``--handoff`` for every model's job."""
+    from syncer.publish import handoff
+    from syncer.publish.prconfigs import InferenceXGit, PRKeys
+
+    token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=False)
+    if token is None or options["inferencex_clone"] is None:
+        raise SyncError("--handoff needs GITHUB_TOKEN (the open PRs) and --inferencex-clone")
+    from syncer.commands import options as cli_options
+
+    gh = cli_options.github_client(token, options["api_url"], login_env="SYNC_INFX_LOGIN")
+    settings = _gate_settings(config, options)
+    pulls = gh.pulls.open(settings.inferencex_repo)
+    ix = InferenceXGit(settings, gh=gh)
+    found: dict[int, PRKeys | None] = {}
+    try:
+        for pull in pulls:
+            try:
+                found[pull.number] = ix.keys(pull)
+            except SyncError:
+                found[pull.number] = None  # the PR's job finds it again and reports why
+    finally:
+        ix.close()
+    handoff.write(options["handoff"], pulls, found)
+
+
 def _run(
     event_path: Path,
     event_name: str,
@@ -253,6 +304,8 @@ def _run(
     inferencex_clone: Path | None,
     inferencex_remote: str | None,
     srt_slurm_clone: Path | None,
+    handoff: Path | None,
+    ledger_dir: Path | None,
 ) -> int:
     from syncer.publish import event
     from syncer.publish.settings import Plan
@@ -300,6 +353,8 @@ def _run(
         inferencex_clone=_clone(inferencex_clone) if inferencex_clone else None,
         inferencex_remote=inferencex_remote,
         srt_slurm_clone=_clone(srt_slurm_clone, "srt-slurm") if srt_slurm_clone else None,
+        handoff=handoff,
+        ledger_dir=ledger_dir,
     )
 
     def head_of(number: int) -> str | None:

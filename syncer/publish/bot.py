@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -157,7 +158,9 @@ class Bot:
                 infx=self.infx,
                 out=self.out,
                 handlers=Handlers(
-                    sync_pr=self.sync_pr, cookbook_closed=self.closing.cookbook_closed
+                    sync_pr=self.sync_pr,
+                    cookbook_closed=self.closing.cookbook_closed,
+                    reconcile_pr=self._reconcile_pr,
                 ),
             )
             if self.s.model is not None:
@@ -165,6 +168,85 @@ class Bot:
         finally:
             self.close()
         return self.out
+
+    def _reconcile_pr(self, number: int) -> None:
+        """InferenceX PR ``number`` reconciled as the scheduled run reconciles each PR (a push
+        handed on by the workflow's dispatch job): synced unless what the bot published for
+        it still holds, so a push that changed none of its configs' files writes nothing. A
+        closed PR (its ``closed`` event handed on) is synced: merged or not, that is news."""
+        pull = self.scope.pull(number)
+        if pull.state != PullState.OPEN:
+            self.sync_pr(number)
+            return
+        self._handled.add(number)
+        self.reconcile_pr(pull)
+
+    def reconcile_pr(self, pull: Pull) -> bool:
+        """Whether ``pull`` is up to date (nothing to do); else it is synced now (the scheduled
+        run's check of each open PR, and a dispatched push's of its own)."""
+        configs = self.scope.configs_of(pull.number)
+        if not configs:
+            self.scope.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
+            return True
+        if self._settled(pull, {m.path: m for m, _ in configs}.values()):
+            self.out.say(f"PR #{pull.number}: up to date")
+            return True
+        self.out.say(f"PR #{pull.number}: not up to date; syncing")
+        self.sync_pr(pull.number)
+        return False
+
+    def _settled(self, pull: Pull, models: Iterable[ModelSpec]) -> bool:
+        """Whether what the bot last published for ``pull`` (the pins its bot PRs record, its
+        status comment) is what syncing it now would publish, as far as reads can tell without
+        downloading a run: the same head, the same pinning comment and run, the run still
+        pinnable (its result artifacts not expired), and the bot's comment there."""
+        repo = self.s.inferencex_repo
+        comments = self.infx.comments.on(repo, pull.number)
+        selection = pinrules.select(comments)
+        pinning = pinrules.pinning_comment(comments)
+        pinnable: bool | None = None  # asked once, only when a recorded pin names a run
+        for model in models:
+            if not self.status.reported(comments, model.path):
+                return False
+            recorded = self._recorded(model)
+            for m, cfg in self.scope.configs_of(pull.number):
+                if m.path != model.path:
+                    continue
+                pin = recorded.get(cfg.key)
+                if pin is None or pin.pr != str(pull.number):
+                    return False
+                if pin.sha != pull.head_sha and not (
+                    # Discovery keeps an unpinned config at the commit it is shown at while none
+                    # of its files change (a push elsewhere republishes nothing).
+                    pin.run is None and self.scope.unchanged(cfg.key, pin.sha, pull.head_sha)
+                ):
+                    return False
+                if selection is None or pinning is None:
+                    if pin.run is not None or pin.status != PointStatus.IN_PROGRESS:
+                        return False
+                    continue
+                if pin.run is None or pin.comment != str(pinning.comment.id):
+                    # A /use no run has answered yet (its event dropped), or a pin refused or
+                    # not verified: only syncing tells which, and says why.
+                    return False
+                wanted = selection.command.run_id
+                if wanted is not None and pin.run != str(wanted):
+                    return False
+                if pin.status != PointStatus.VERIFIED_PR:
+                    return False
+                if pinnable is None:
+                    commits = self.infx.pulls.commits(repo, pull.number)
+                    pinnable = pinrules.check_run(self.infx, repo, pull, int(pin.run), commits).ok
+                if not pinnable:
+                    return False  # expired since, or the PR lost the run's commit
+        return True
+
+    def _recorded(self, model: ModelSpec) -> dict[str, Pin]:
+        """The pins the bot last published for ``model``: its open PR's, else its newest merged
+        one's."""
+        result = self.book.result(model)
+        source = result.open_pr or (result.merged[0] if result.merged else None)
+        return self.book.recorded(source, model)
 
     def close(self) -> None:
         """Remove what this event's work left on disk (a dry run's clone, the PR trees)."""

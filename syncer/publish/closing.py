@@ -56,7 +56,14 @@ class Closing:
 
     # -- dropped events ---------------------------------------------------------------------------
 
-    def catch_up(self, model: ModelSpec, bot_prs: list[Pull] | None = None) -> None:
+    def catch_up(
+        self,
+        model: ModelSpec,
+        bot_prs: list[Pull] | None = None,
+        *,
+        open_now: set[int] | None = None,
+        caught: set[int] | None = None,
+    ) -> None:
         """Bring up to date the closed InferenceX PRs that ``model``'s bot PRs (default: the
         open one) still carry as not verified.
 
@@ -65,26 +72,42 @@ class Closing:
         event of the same model; the later run (this one) does its work. The scheduled run
         passes the newest merged bot PRs too: a PR merged after its cookbook PR (a fork's, whose
         own events never publish) is still carried there as a PR pin. Both handlers are
-        idempotent: a PR already handled is read, not written again."""
+        idempotent: a PR already handled is read, not written again.
+
+        What is open is known without reading each carried PR: the scheduled run passes the
+        open PRs it listed (``open_now``) and the closed ones it caught up before
+        (``caught``, the ledger's, added to); an event's run asks once for the PRs closed
+        last, so its cost does not grow with the PRs the cookbook PR carries."""
         if bot_prs is None:
             open_pr = self.book.open_pull(model)
             bot_prs = [open_pr] if open_pr is not None else []
+        closed_last: set[int] | None = None
+        if open_now is None and bot_prs:
+            repo = self.s.inferencex_repo
+            closed_last = {p.number for p in self.infx.pulls.recently_closed(repo)}
         for bot_pr in bot_prs:
             recorded = self.book.recorded(bot_pr, model)
-            waiting = sorted(
-                {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
-                - self.handled
-            )
-            for number in waiting:
-                self._catch_up_pr(number, recorded)
+            waiting = {
+                int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED
+            } - self.handled
+            if open_now is not None:
+                waiting -= open_now | (caught if caught is not None else set())
+            if closed_last is not None:
+                waiting &= closed_last
+            for number in sorted(waiting):
+                if self._catch_up_pr(number, recorded) and caught is not None:
+                    caught.add(number)
 
-    def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> None:
+    def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> bool:
+        """Whether PR ``number`` is closed (or gone) and its closing was caught up."""
         try:
-            pull = self.infx.pulls.get(self.s.inferencex_repo, number)
+            pull = self.scope.pull(number)  # read once per event
         except NotFound:
-            return
-        if pull.state != PullState.CLOSED or not self.scope.configs_of(number):
-            return
+            return True
+        if pull.state != PullState.CLOSED:
+            return False
+        if not self.scope.configs_of(number):
+            return True
         if not pull.merged:
             self.out.say(f"PR #{number}: closed without merging; catching up")
             self.closed_unmerged(pull, self.scope.configs_of(number))
@@ -94,6 +117,7 @@ class Closing:
             # Merged with a pinned run the cookbook PR still calls a PR pin.
             self.out.say(f"PR #{number}: merged; catching up")
             self.sync_pr(number)
+        return True
 
     # -- an InferenceX PR closed without merging --------------------------------------------------
 
@@ -175,7 +199,7 @@ class Closing:
     def _still_coming(self, number: int) -> bool:
         """Whether InferenceX PR ``number`` is open or merged (its config may still go live)."""
         try:
-            other = self.infx.pulls.get(self.s.inferencex_repo, number)
+            other = self.scope.pull(number)  # read once per event
         except NotFound:
             return False
         return other.state == PullState.OPEN or other.merged

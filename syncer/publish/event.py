@@ -75,16 +75,34 @@ def load(path: Path) -> Payload:
     return payload
 
 
+# workflow_dispatch's inputs: a merged or closed bot PR of the cookbook, or the InferenceX PR
+# whose push (on a branch of InferenceX) the workflow's ``dispatch`` job hands on.
+DISPATCH_INPUTS = ("cookbook_pr", "inferencex_pr")
+
+
 def is_schedule(event_name: str, payload: Payload) -> bool:
-    """A schedule event, or a workflow_dispatch that names no cookbook PR (run by hand, or by
-    the workflow for an InferenceX PR's own push): the reconcile."""
+    """A schedule event, or a workflow_dispatch that names no PR (run by hand): the
+    reconcile. A dispatch naming an InferenceX PR (a push to it) brings that PR alone up to
+    date, whatever else is open."""
     if event_name == "schedule":
         return True
-    # An ``inputs`` of another type is a malformed event, not "no cookbook PR named".
-    return event_name == "workflow_dispatch" and obj(payload, "inputs").get("cookbook_pr") in (
-        None,
-        "",
+    # An ``inputs`` of another type is a malformed event, not "no PR named".
+    inputs = obj(payload, "inputs")
+    return event_name == "workflow_dispatch" and all(
+        inputs.get(name) in (None, "") for name in DISPATCH_INPUTS
     )
+
+
+def dispatch_number(payload: Payload, name: str) -> int | None:
+    """workflow_dispatch input ``name`` (always a string on GitHub) as a PR number; None when
+    empty or absent, a malformed event when it is not a number."""
+    raw = obj(payload, "inputs").get(name)
+    if raw in (None, ""):
+        return None
+    digits = raw.strip() if isinstance(raw, str) else ""
+    # At most as many digits as any GitHub id: int() of thousands of digits raises.
+    plain = digits.isascii() and digits.isdigit() and len(digits) <= links.GITHUB_ID_DIGITS
+    return number(int(digits) if plain else raw, f"inputs.{name}")
 
 
 def obj(data: Payload, key: str, where: str = "") -> Payload:

@@ -63,4 +63,9 @@ class Items:
             item.merged_pr = merged_with[0] if merged_with else None
             item.closed_pr = result.closed.number if result.closed else None
             item.kept_published = result.unrendered.get(key)
+            if item.open_pr is None and item.merged_pr is not None:
+                # The milestone is that merge's own, told from the pin it published (as the
+                # schedule tells it): a later push that changed none of the config's files
+                # must not rewrite it with the new head, nor the schedule rewrite it back.
+                item.head_sha = item.shown_sha
         return item

@@ -172,6 +172,10 @@ class _EventPulls(Pulls):
         pulls = sorted(self.found.items())
         return [p for (r, _), p in pulls if r == repo and p.state == PullState.OPEN]
 
+    def recently_closed(self, repo: str) -> list[Pull]:
+        pulls = sorted(self.found.items())
+        return [p for (r, _), p in pulls if r == repo and p.state == PullState.CLOSED]
+
     def find(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
         return []
 

@@ -84,6 +84,7 @@ class InferenceXGit:
         self._checked: set[str] = set()  # configs whose commit the clone has
         self._main: str | None = None
         self._keys: dict[int, PRKeys] = {}
+        self._handed: dict[int, PRKeys] = {}  # found by the gate for this event (handoff.py)
         self._with_srt: set[str] = set()  # commits whose tree has srt-slurm's files added
         self._srt_fetched = False
 
@@ -138,20 +139,35 @@ class InferenceXGit:
         """:meth:`keys` from a PR's number and head (the event's), without the API when
         ``base_hint`` (the event's base commit) or ``main`` tells the base."""
         if number not in self._keys:
-            head = self.head(number, head_sha)
-            base = self._base(number, head, base_hint)
-            found = PRKeys(number, head, base)
-            for item in changed_configs(self.clone, base, head, self.trees):
-                model, why = self.s.config.model_for(item.key, item.model_prefix, item.hardware)
-                if model is None:
-                    found.unmapped.append(why or item.key)
-                else:
-                    found.mapped.append((model, item.key))
+            handed = self._handed.get(number)
+            if handed is not None and handed.head == head_sha:
+                # The gate discovered it at this head: not again (its commits are fetched:
+                # the job reads the PR's configs there).
+                self.head(number, head_sha)
+                found = handed
+            else:
+                found = self._discover(number, head_sha, base_hint)
             self._keys[number] = found
             names = [k for _, k in found.mapped] + [u.split(":")[0] for u in found.unmapped]
             if names:
                 self.out.say(f"PR #{number}: AgentX configs {', '.join(names)}")
         return self._keys[number]
+
+    def _discover(self, number: int, head_sha: str | None, base_hint: str | None) -> PRKeys:
+        head = self.head(number, head_sha)
+        base = self._base(number, head, base_hint)
+        found = PRKeys(number, head, base)
+        for item in changed_configs(self.clone, base, head, self.trees):
+            model, why = self.s.config.model_for(item.key, item.model_prefix, item.hardware)
+            if model is None:
+                found.unmapped.append(why or item.key)
+            else:
+                found.mapped.append((model, item.key))
+        return found
+
+    def hand(self, keys: PRKeys) -> None:
+        """What the gate found for a PR at its head: used while the PR's head is that one."""
+        self._handed[keys.number] = keys
 
     def _base(self, number: int, head: str, hint: str | None) -> str | None:
         """What the PR's "Files changed" compares against: the merge base with ``main`` (or

@@ -57,6 +57,14 @@ class Pulls:
         listed = self.api.pages(f"/repos/{repo}/pulls", lambda p, at: pull_record(repo, p, at))
         return sorted(listed, key=lambda p: p.number)
 
+    def recently_closed(self, repo: str) -> list[Pull]:
+        """The 100 closed pull requests updated last (one request, whatever is open): where a
+        ``closed`` event GitHub dropped since the last scheduled run is found."""
+        params = {"state": "closed", "sort": "updated", "direction": "desc", "per_page": 100}
+        return self.api.json(
+            "GET", f"/repos/{repo}/pulls", params=params, parse=lambda data: _pulls(repo, data)
+        )
+
     def find(self, repo: str, head: str, *, state: str = "all") -> list[Pull]:
         """Pull requests whose head is ``owner:branch``, newest first."""
         listed = self.api.json(

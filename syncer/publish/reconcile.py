@@ -15,20 +15,21 @@ workflow_dispatch without an input), and per model:
    expired, the bot's comment there), it is synced exactly as an event would sync it.
 
 A PR that is settled costs a few reads and nothing else: when nothing changed, the run writes
-nothing at all.
+nothing at all. A PR whose head and ``updated_at`` did not move since a run found it settled
+costs nothing (``ledger.py``), and the open PRs and their configs come from the workflow's gate
+(``handoff.py``), listed and discovered once per event for every model's job.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from syncer.errors import SyncError
-from syncer.model import PointStatus
-from syncer.publish import pins as pinrules
+from syncer.publish import handoff
 from syncer.publish.bot import Bot
+from syncer.publish.ledger import Ledger
 from syncer.publish.records import Pull, PullState
 from syncer.publish.settings import Outcome
-from syncer.syncconfig import ModelSpec, Pin
+from syncer.syncconfig import ModelSpec
+from syncer.wording import count
 
 # Bot PRs per model looked at, newest first. An hourly run sees at most one or two of them
 # close in between; a schedule that was off for longer is caught up by workflow_dispatch
@@ -41,111 +42,79 @@ def reconcile(bot: Bot) -> Outcome:
     PRs are collected, so one bad PR never keeps the others stale."""
     s = bot.s
     models = [s.config.model(s.model)] if s.model else list(s.config.models)
+    ledger = Ledger.load(s.ledger_dir, s.model)
     failed: list[str] = []
     bot.defer_publishing()  # each model published once, with every PR's pins
     try:
+        listed, open_now = _open_prs(bot)
+        ledger.keep_open(open_now)
         for model in models:
-            _cookbook_side(bot, model, failed)
-        pulls = bot.infx.pulls.open(s.inferencex_repo)
-        bot.scope.prefetch(pulls)  # one fetch for every head, not one per PR
-        for pull in pulls:
+            _cookbook_side(bot, model, failed, ledger, open_now)
+        # One fetch for every head to look at (not one per PR); unmoved PRs are not looked at.
+        bot.scope.prefetch([p for p in listed if not ledger.settled(p)])
+        unmoved = 0
+        for pull in listed:
             if bot.handled(pull.number):
                 continue
+            if ledger.settled(pull):
+                unmoved += 1  # head and updated_at as a run last found it settled
+                continue
             try:
-                _reconcile_pr(bot, pull)
+                if bot.reconcile_pr(bot.scope.pull(pull.number)):
+                    ledger.mark(bot.scope.pull(pull.number))
+                else:
+                    ledger.forget(pull.number)
             except SyncError as exc:
                 # A PR whose files do not parse is that PR's error; the others go on.
+                ledger.forget(pull.number)
                 failed.append(f"#{pull.number}: {exc}")
+        if unmoved:
+            bot.out.say(f"{count(unmoved, 'open PR')} unchanged since found up to date")
         failed += bot.publish_deferred()
     finally:
         bot.close()
+        ledger.save()
     if failed:
         raise SyncError("scheduled run: " + "; ".join(failed))
     return bot.out
 
 
-def _reconcile_pr(bot: Bot, pull: Pull) -> None:
-    configs = bot.scope.configs_of(pull.number)
-    if not configs:
-        bot.scope.note_unmapped(pull.number)  # a PR whose configs no page takes is told so
-        return
-    if _settled(bot, pull, {m.path: m for m, _ in configs}.values()):
-        bot.out.say(f"PR #{pull.number}: up to date")
-        return
-    bot.out.say(f"PR #{pull.number}: not up to date; syncing")
-    bot.sync_pr(pull.number)
+def _open_prs(bot: Bot) -> tuple[list[Pull], set[int]]:
+    """The open InferenceX PRs this run looks at, and the numbers of all open PRs: as the
+    workflow's gate listed them, with the configs it found (only those of this run's model),
+    else listed here (the list's answer reused: no PR read again one by one)."""
+    s = bot.s
+    gate = handoff.read(s.handoff, s.config, s.inferencex_repo) if s.handoff else None
+    if gate is None:
+        pulls = bot.infx.pulls.open(s.inferencex_repo)
+        bot.scope.known(pulls)
+        return pulls, {p.number for p in pulls}
+    mine = [item for item in gate.listed if item.concerns(s.model, s.config)]
+    for item in mine:
+        if item.keys is not None:
+            bot.scope.hand(item.keys)
+    bot.scope.known([item.pull for item in mine])
+    return [item.pull for item in mine], gate.numbers()
 
 
-def _cookbook_side(bot: Bot, model: ModelSpec, failed: list[str]) -> None:
+def _cookbook_side(
+    bot: Bot, model: ModelSpec, failed: list[str], ledger: Ledger, open_now: set[int]
+) -> None:
     recent = bot.book.pulls(model)[:RECENT_BOT_PRS]
     # Oldest first: PRs that closed while the schedule was off are told in the order they did.
     for pull in reversed(recent):
-        if pull.state == PullState.CLOSED:
+        if pull.state == PullState.CLOSED and pull.number not in ledger.told:
             try:
                 bot.closing.cookbook_closed(pull.number)
+                ledger.told.add(pull.number)  # a closed PR's milestone does not change
             except SyncError as exc:
                 failed.append(f"{bot.s.cookbook_repo}#{pull.number}: {exc}")
     carriers = [p for p in bot.book.pulls(model)[:RECENT_BOT_PRS] if not _closed_unmerged(p)]
     try:
-        bot.closing.catch_up(model, carriers)
+        bot.closing.catch_up(model, carriers, open_now=open_now, caught=ledger.closed)
     except SyncError as exc:
         failed.append(f"{model.path}: {exc}")
 
 
 def _closed_unmerged(pull: Pull) -> bool:
     return pull.state == PullState.CLOSED and not pull.merged
-
-
-def _settled(bot: Bot, pull: Pull, models: Iterable[ModelSpec]) -> bool:
-    """Whether what the bot last published for ``pull`` (the pins its bot PRs record, its
-    status comment) is what syncing it now would publish, as far as reads can tell without
-    downloading a run: the same head, the same pinning comment and run, the run still
-    pinnable (its result artifacts not expired), and the bot's comment there."""
-    repo = bot.s.inferencex_repo
-    comments = bot.infx.comments.on(repo, pull.number)
-    selection = pinrules.select(comments)
-    pinning = pinrules.pinning_comment(comments)
-    pinnable: bool | None = None  # asked once, only when a recorded pin names a run
-    for model in models:
-        if not bot.status.reported(comments, model.path):
-            return False
-        recorded = _recorded(bot, model)
-        for m, cfg in bot.scope.configs_of(pull.number):
-            if m.path != model.path:
-                continue
-            pin = recorded.get(cfg.key)
-            if pin is None or pin.pr != str(pull.number):
-                return False
-            if pin.sha != pull.head_sha and not (
-                # Discovery keeps an unpinned config at the commit it is shown at while none
-                # of its files change (a push elsewhere republishes nothing).
-                pin.run is None and bot.scope.unchanged(cfg.key, pin.sha, pull.head_sha)
-            ):
-                return False
-            if selection is None or pinning is None:
-                if pin.run is not None or pin.status != PointStatus.IN_PROGRESS:
-                    return False
-                continue
-            if pin.run is None or pin.comment != str(pinning.comment.id):
-                # A /use no run has answered yet (its event dropped), or a pin refused or
-                # not verified: only syncing tells which, and says why.
-                return False
-            wanted = selection.command.run_id
-            if wanted is not None and pin.run != str(wanted):
-                return False
-            if pin.status != PointStatus.VERIFIED_PR:
-                return False
-            if pinnable is None:
-                commits = bot.infx.pulls.commits(repo, pull.number)
-                pinnable = pinrules.check_run(bot.infx, repo, pull, int(pin.run), commits).ok
-            if not pinnable:
-                return False  # expired since, or the PR lost the run's commit
-    return True
-
-
-def _recorded(bot: Bot, model: ModelSpec) -> dict[str, Pin]:
-    """The pins the bot last published for ``model``: its open PR's, else its newest merged
-    one's."""
-    result = bot.book.result(model)
-    source = result.open_pr or (result.merged[0] if result.merged else None)
-    return bot.book.recorded(source, model)

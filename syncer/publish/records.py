@@ -47,6 +47,7 @@ class PullData(TypedDict, total=False):
     state: str | None
     merged: bool | None  # the single PR's GET only: a listed PR (pull-request-simple) lacks it
     merged_at: str | None
+    updated_at: str | None
     user: UserData | None
     head: RefData | None
     base: RefData | None
@@ -117,6 +118,7 @@ class Pull:
     html_url: str
     maintainer_can_modify: bool = False
     merged_at: str = ""  # ISO 8601; "" when not merged
+    updated_at: str = ""  # ISO 8601: moves with every push, comment, label or edit of the PR
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,7 @@ def pull_record(repo: str, data: PullData | Json, at: str = "") -> Pull:
         html_url=f.text("html_url"),
         maintainer_can_modify=bool(f.flag("maintainer_can_modify")),
         merged_at=f.text("merged_at"),
+        updated_at=f.text("updated_at"),
     )
 
 

@@ -28,6 +28,8 @@ class Handlers:
 
     sync_pr: Callable[[int], None]  # bring InferenceX PR n (its pin, configs, status) up to date
     cookbook_closed: Callable[[int], None]  # cookbook PR n was merged or closed
+    # reconcile InferenceX PR n alone: synced unless what the bot published still holds
+    reconcile_pr: Callable[[int], None]
 
 
 def route(
@@ -64,13 +66,16 @@ def route(
             event.number(client.get("cookbook_pr"), "client_payload.cookbook_pr")
         )
     elif event_name == "workflow_dispatch":
-        # Workflow inputs always arrive as strings.
-        raw = event.obj(payload, "inputs").get("cookbook_pr")
-        digits = raw.strip() if isinstance(raw, str) else ""
-        # At most as many digits as any GitHub id: int() of thousands of digits raises.
-        plain = digits.isascii() and digits.isdigit() and len(digits) <= links.GITHUB_ID_DIGITS
-        value = int(digits) if plain else raw
-        handlers.cookbook_closed(event.number(value, "inputs.cookbook_pr"))
+        # A push to a PR of a branch of InferenceX, handed on by the workflow's dispatch job:
+        # that PR alone is brought up to date (the other open PRs did not move).
+        pushed = event.dispatch_number(payload, "inferencex_pr")
+        if pushed is not None:
+            handlers.reconcile_pr(pushed)
+        else:
+            closed = event.dispatch_number(payload, "cookbook_pr")
+            raw = event.obj(payload, "inputs").get("cookbook_pr")
+            # Empty is the reconcile's (the command takes it before routing); here an error.
+            handlers.cookbook_closed(closed or event.number(raw, "inputs.cookbook_pr"))
     else:
         out.say(f"ignored: event {event_name}")
 
@@ -175,6 +180,8 @@ def event_models(
         )
         path = ref[len(BRANCH_PREFIX) :] if ref.startswith(BRANCH_PREFIX) else None
         return [m.path for m in config.models if m.path == path]
+    elif event_name == "workflow_dispatch" and event.dispatch_number(payload, "inferencex_pr"):
+        number = event.dispatch_number(payload, "inferencex_pr")
     elif event_name in ("repository_dispatch", "workflow_dispatch"):
         return [m.path for m in config.models]
     if isinstance(number, bool) or not isinstance(number, int):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from syncer.model import PointStatus
 from syncer.publish.cookbook_pr import CookbookPR
 from syncer.publish.github import GitHubClient
-from syncer.publish.prconfigs import InferenceXGit
+from syncer.publish.prconfigs import InferenceXGit, PRKeys
 from syncer.publish.records import Pull, PullState
 from syncer.publish.routing import pr_configs
 from syncer.publish.settings import Outcome, Settings
@@ -51,6 +51,16 @@ class PRScope:
     def close(self) -> None:
         if self.ix is not None:
             self.ix.close()
+
+    def known(self, pulls: list[Pull]) -> None:
+        """PRs as the list of open PRs returned them: not read again one by one."""
+        for pull in pulls:
+            self._pulls.setdefault(pull.number, pull)
+
+    def hand(self, keys: PRKeys) -> None:
+        """The configs the workflow's gate found for a PR at its head (discovery only)."""
+        if self.ix is not None:
+            self.ix.hand(keys)
 
     def prefetch(self, pulls: list[Pull]) -> None:
         """The heads of ``pulls`` fetched into the clone at once (discovery only)."""

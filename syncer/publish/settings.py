@@ -42,6 +42,12 @@ class Settings:
     # from the URL InferenceX main's .gitmodules gives srt-slurm; None: such a branch is
     # judged at its head, and the PR body says so.
     srt_slurm_clone: Path | None = None
+    # What the last scheduled runs found settled (``ledger.py``), kept between runs by the
+    # workflow's cache; None: every open PR is read.
+    ledger_dir: Path | None = None
+    # The open PRs and their configs as the workflow's gate found them for this event
+    # (``handoff.py``); None: each job lists and discovers them itself.
+    handoff: Path | None = None
 
     @property
     def head_repo(self) -> str:

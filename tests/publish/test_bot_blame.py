@@ -102,8 +102,9 @@ def test_another_prs_lost_commit_does_not_stop_this_pr(replay):
     infx.checkout(infx.main)
     infx.write(MASTER, add_key(infx.read(MASTER), SEED_KEY))
     b1 = infx.commit("PR B: the seed arm")
-    replay.open_pr(SEED_PR, "arm-b", b1)
+    pull_b = replay.open_pr(SEED_PR, "arm-b", b1)
     flow.pushed(pull_a, fails=True)  # A's own head is gone: A's sync fails, not B's
+    flow.pushed(pull_b)  # a push reconciles its own PR only (issue 40.7): B's opening
     [said] = flow.raw(SEED_PR)
     seen = plain(said)
     assert "The cookbook sync stopped before publishing anything" not in seen

@@ -51,12 +51,15 @@ CURRENT = {
     "actions/setup-python": ("5fda3b95a4ea91299a34e894583c3862153e4b97", "v7.0.0"),
     "actions/create-github-app-token": ("1b10c78c7865c340bc4f6099eb2f838309f1e8c3", "v3.1.1"),
     "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
+    # Issue 40.7: the scheduled run's ledger kept between runs.
+    "actions/cache/restore": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
+    "actions/cache/save": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
 }
 
 
 def test_actions_are_pinned_to_current_releases_by_commit():
     text = WORKFLOW.read_text()
-    uses = re.findall(r"uses: ([\w.-]+/[\w.-]+)@(\S+)(?:\s+#\s*(\S+))?", text)
+    uses = re.findall(r"uses: ([\w.-]+/[\w.-]+(?:/[\w.-]+)*)@(\S+)(?:\s+#\s*(\S+))?", text)
     assert {name for name, _, _ in uses} == set(CURRENT)
     for name, ref, comment in uses:
         assert re.fullmatch(r"[0-9a-f]{40}", ref), name
@@ -162,7 +165,10 @@ def test_one_sync_per_model_at_a_time():
     gate, publish = doc["jobs"]["gate"], doc["jobs"]["publish"]
     models = gate["steps"][-1]["run"]
     assert "--models-only --json" in models and 'echo "models=${models}"' in models
-    assert gate["outputs"] == {"models": "${{ steps.models.outputs.models }}"}
+    assert gate["outputs"] == {
+        "models": "${{ steps.models.outputs.models }}",
+        "handoff": "${{ steps.models.outputs.handoff }}",  # issue 40.7: discovery once per event
+    }
     assert publish["strategy"]["matrix"] == {"model": "${{ fromJSON(needs.gate.outputs.models) }}"}
     assert publish["strategy"]["fail-fast"] is False
     assert publish["concurrency"] == {
@@ -189,7 +195,8 @@ def test_gate_filters_on_author_association():
 
 def test_permissions_are_least_privilege():
     doc = load()
-    assert doc["jobs"]["gate"]["permissions"] == {"contents": "read"}
+    # Issue 40.7: the gate lists the scheduled run's open PRs once for every model's job.
+    assert doc["jobs"]["gate"]["permissions"] == {"contents": "read", "pull-requests": "read"}
     assert doc["jobs"]["dispatch"]["permissions"] == {"actions": "write"}
     # The InferenceX token writes comments and reactions, never a PR.
     assert doc["jobs"]["publish"]["permissions"] == {
@@ -295,6 +302,7 @@ def test_the_dispatch_step_names_this_workflow_file(tmp_path):
         "@refs/pull/3859/merge",
         "REPO": "SemiAnalysisAI/InferenceX",
         "DEFAULT_BRANCH": "main",
+        "PR_NUMBER": "3859",
     }
     subprocess.run(["bash", "-e", "-c", step["run"]], env=env, check=True, timeout=30)
     assert (tmp_path / "args").read_text().split("\n")[:-1] == [
@@ -305,4 +313,7 @@ def test_the_dispatch_step_names_this_workflow_file(tmp_path):
         "SemiAnalysisAI/InferenceX",
         "--ref",
         "main",
+        # Issue 40.7: the pushed PR alone is brought up to date, not every open PR.
+        "-f",
+        "inferencex_pr=3859",
     ]
