@@ -50,7 +50,8 @@ from syncer.wording import count, js
     "--update",
     is_flag=True,
     help="Edit the existing module: write again only the configs whose pin differs from what "
-    "it records (or that it lacks); every other byte stays as published.",
+    "it records (or that it lacks); every other byte stays as published. A model with no "
+    "module yet is left alone (said so).",
 )
 @click.option(
     "--only",
@@ -145,12 +146,23 @@ def generate_command(
         click.echo(f"{term_text(key)}: rules of {term_text(release.describe())}")
     drift = False
     for result in results:
+        if result.unpublished:
+            click.echo(
+                f"{term_text(result.path)}: no module published yet, so nothing to update or "
+                f"check; `sync generate {term_text(result.model)}` without --update writes it"
+            )
+            continue
         verb = ("would change" if check else "written") if result.changed else "unchanged"
         click.echo(
             f"{term_text(result.path)}: {verb} "
             f"({count(result.cells, 'cell')}, {count(result.cases, 'case')} decoded back identical)"
         )
-        if result.edit is not None:
+        if result.edit is not None and not result.edit.touched:
+            click.echo(
+                f"{term_text(result.path)}: every config's pin is the one the module records, "
+                "so no config was rendered and nothing is edited"
+            )
+        elif result.edit is not None:
             click.echo(f"{term_text(result.path)}: edited in place: {describe_edit(result.edit)}")
         for kept in result.kept:
             click.echo(
@@ -175,7 +187,7 @@ def generate_command(
             click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
         drift = drift or (check and (result.changed or result.page_changed))
     # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
-    print_generated([(str(r.path), r.text) for r in results], checkout)
+    print_generated([(str(r.path), r.text) for r in results if not r.unpublished], checkout)
     return 1 if drift else 0
 
 

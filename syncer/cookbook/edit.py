@@ -94,6 +94,11 @@ class ModuleEdit:
     chips_added: list[str] = field(default_factory=list)
     chips_removed: list[str] = field(default_factory=list)
 
+    @property
+    def touched(self) -> bool:
+        """Whether any cell was written again, added or removed."""
+        return bool(self.replaced or self.added or self.removed)
+
 
 @dataclass
 class EditInputs:
