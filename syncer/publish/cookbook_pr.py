@@ -231,6 +231,7 @@ class CookbookPR:
             notes=[*gen.notes, *edited],
             lint=lint,
             renders=self.modules.rendered,
+            rendered_now=self.modules.rendered_now,
             inferencex_repo=self.s.inferencex_repo,
             body_limit=self.s.body_limit,
             say=self.out.say,

@@ -25,6 +25,8 @@ from syncer.templating import render
 # A config's render by key (the event's one render of it); raises SyncError when it does not
 # render.
 Renders = Callable[[str], RenderedConfig]
+# A config's render in this event, None when the event left it unrendered (cells as published).
+RenderedNow = Callable[[str], RenderedConfig | None]
 
 
 class ProvenanceRow(TypedDict):
@@ -66,12 +68,14 @@ def pr_body(
     notes: list[str],
     lint: str | None,
     renders: Renders,
+    rendered_now: RenderedNow,
     inferencex_repo: str,
     body_limit: int,
     say: Callable[[str], None],
 ) -> str:
     """The PR body of ``model``'s module ``files[module_path]`` against the default branch's
-    ``old``; ``pins`` holds every config of ``model``."""
+    ``old``; ``pins`` holds every config of ``model``. The provenance table renders no config
+    for its own sake (``rendered_now``); the exclusions read every config's render."""
     new = files[module_path]
     review = review_texts(old, new, old_label="cookbook (default branch)", new_label="this PR")
     ctx = {
@@ -80,7 +84,9 @@ def pr_body(
         "model": model.model,
         "section": model.section,
         "files": sorted(files),
-        "provenance": provenance(model, pins, renders, inferencex_repo, say),
+        "provenance": provenance(
+            model, pins, rendered_now, inferencex_repo, say, shown=_deployments(new, module_path)
+        ),
         "notes": notes,
         "lint": lint,
         "exclusions": exclusions(model, renders),
@@ -91,23 +97,28 @@ def pr_body(
 def provenance(
     model: ModelSpec,
     pins: dict[str, Pin],
-    renders: Renders,
+    renders: RenderedNow,
     repo: str,
     say: Callable[[str], None],
+    shown: Mapping[str, dict[str, list[int]]] | None = None,
 ) -> list[ProvenanceRow]:
-    """One row per config and deployment; a config that does not render gets one row."""
+    """One row per config and deployment; a config that does not render gets one row. A
+    config the event did not render (``renders`` gives None) is not rendered for its row: its
+    deployments are the ones its cells in the module show (``shown``)."""
     rows: list[ProvenanceRow] = []
     for cfg in model.configs:
         pin = pins.get(cfg.key)
         if pin is None:
             continue  # a config that left InferenceX main: its removal is in the notes
-        try:
-            points = renders(cfg.key).points
-        except SyncError as exc:
-            points = []
-            say(f"{cfg.key}: not rendered for provenance: {exc}")
         groups: dict[str, list[int]] = {}
-        for p in points:
+        try:
+            rendered = renders(cfg.key)
+        except SyncError as exc:
+            rendered = None
+            say(f"{cfg.key}: not rendered for provenance: {exc}")
+        if rendered is None:
+            groups = {k: list(v) for k, v in (shown or {}).get(cfg.key, {}).items()}
+        for p in rendered.points if rendered is not None else []:
             groups.setdefault(p.label, []).extend(p.concs)
         for label, concs in groups.items() or {"–": []}.items():
             rows.append(
@@ -145,6 +156,17 @@ def exclusions(model: ModelSpec, renders: Renders) -> list[Exclusion]:
                 for entry in policy.applied(blocks):
                     used.setdefault(entry.name, entry)
     return [used[k] for k in sorted(used)]
+
+
+def _deployments(text: str, where: str) -> dict[str, dict[str, list[int]]]:
+    """Each config's deployments as the module ``text`` shows them: cell label -> the
+    concurrencies of its points, in cell order."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for cell in _cells_by_id(parse_module(text, where).value).values():
+        concs = out.setdefault(_config(cell), {}).setdefault(str(cell.get("label") or "–"), [])
+        for point in cell.get("points") or []:
+            concs.extend(c for c in point.get("concs") or [] if isinstance(c, int))
+    return out
 
 
 def edit_notes(

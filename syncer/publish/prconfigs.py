@@ -19,6 +19,7 @@ from syncer import links
 from syncer.errors import SyncError
 from syncer.inferencex import commits
 from syncer.inferencex.discovery import changed_configs
+from syncer.inferencex.master import load_master
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Pull
 from syncer.publish.settings import Outcome, Settings
@@ -195,10 +196,7 @@ class InferenceXGit:
             return self.main()
         if key not in self._checked:
             pr = self.pr_of.get(key)
-            if not commits.has_commit(self.clone, sha):
-                refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
-                commits.fetch(self.clone, self.remote, refs)
-            if not commits.has_commit(self.clone, sha):
+            if not self._fetched(sha, pr):
                 where = f"PR #{pr}" if pr else "main"
                 raise SyncError(
                     f"{key}: its cells are shown at InferenceX commit {js(sha)} ({where}), which "
@@ -206,6 +204,25 @@ class InferenceXGit:
                 )
             self._checked.add(key)
         return sha
+
+    def _fetched(self, sha: str, pr: str | None) -> bool:
+        """Whether the clone has commit ``sha``, fetched if it lacks it: by its PR's head ref
+        (whose history holds it), else by id."""
+        if not commits.has_commit(self.clone, sha):
+            refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
+            commits.fetch(self.clone, self.remote, refs)
+        return commits.has_commit(self.clone, sha)
+
+    def listed_at(self, key: str, sha: str, pr: str | None) -> bool | None:
+        """Whether InferenceX's master config at commit ``sha`` lists config ``key``; None when
+        that cannot be read (InferenceX no longer has the commit, or its master config does not
+        load)."""
+        if not self._fetched(sha, pr):
+            return None
+        try:
+            return key in load_master(self.trees.at(sha)).data
+        except SyncError:
+            return None
 
     def main_tree(self) -> Path:
         """InferenceX ``main``'s data files, as fetched for this event (no srt-slurm)."""

@@ -289,12 +289,15 @@ def test_a_config_removed_from_main_leaves_with_its_reason(replay):
     """Discovery: InferenceX main's master config no longer has a config the page shows as on
     main (verified). The next event on the model removes its cells, and the PR body says
     which and why; the other configs' cells stay as published."""
-    # The other config (the KV donor, rendered for its settings) shown at a commit this
-    # InferenceX has: its main.
+    # Both configs shown at a commit this InferenceX has, its main: the other config (the KV
+    # donor) is rendered for its settings there, and that main's master config listing KEY is
+    # the evidence that KEY was removed from main since (a commit that cannot be read is no
+    # evidence: test_takeover_removal.py).
     published = (
         BUNDLED_MODULE.read_text(encoding="utf-8")
         .replace('"status": "verified-pr"', '"status": "verified"')
         .replace("9c3e5a1b7d2f4e6081a3c5e7f9b1d3f5a7c9e1b3", replay.infx.main)
+        .replace("6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b", replay.infx.main)
     )
     old = parse_module(published).value
     assert {c["prov"]["status"] for c in old["cells"] if _config_of(c) == KEY} == {"verified"}
