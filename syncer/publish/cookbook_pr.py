@@ -219,6 +219,10 @@ class CookbookPR:
             return result
         path = self.modules.module_path(model)
         old = book.read(state.base_tip, path)
+        result.kept_cells = {
+            key: [cell for cell, _ in cells]
+            for key, cells in pr_text.kept_cells(old, gen.files[path], path).items()
+        }
         edited = pr_text.edit_notes(
             old, gen.files[path], gone=gen.gone, unrendered=gen.unrendered, where=path
         )

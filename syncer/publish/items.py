@@ -63,4 +63,5 @@ class Items:
             item.merged_pr = merged_with[0] if merged_with else None
             item.closed_pr = result.closed.number if result.closed else None
             item.kept_published = result.unrendered.get(key)
+            item.kept_cells = list(result.kept_cells.get(key, []))
         return item

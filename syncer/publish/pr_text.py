@@ -178,17 +178,15 @@ def edit_notes(
     where: str,
 ) -> list[str]:
     """What the PR body says of the module against the default branch's (``old``): whose cells
-    differ (and that no other cell does), each cell that leaves and why, each other config's
-    cell re-encoded with the same commands, each config whose published cells are kept because
-    it could not be rendered. Read from the two texts, so it says the same on every update."""
+    differ (and that no other cell does), each cell that leaves and why, each cell a written
+    config's new rendering no longer produces (kept), each config whose published cells are
+    kept because it could not be rendered. Read from the two texts, so it says the same on
+    every update."""
     if old is None:
         return []
     before = _cells_by_id(parse_module(old, where).value)
     after = _cells_by_id(parse_module(new, where).value)
-    changed = sorted(
-        {_config(c) for i, c in after.items() if before.get(i) != c}
-        | {_config(c) for i, c in before.items() if i not in after}
-    )
+    changed = _written(before, after)
     notes = []
     rendered = [k for k in changed if k not in gone]
     if rendered:
@@ -208,9 +206,47 @@ def edit_notes(
             else f"{cell_id} left the module: its config {key} was rendered again and no "
             "longer has that deployment"
         )
+    for key, cells in kept_cells(old, new, where).items():
+        for cell_id, label in cells:
+            notes.append(
+                f"{cell_id} ({label}) is kept as published, with its own provenance: {key} "
+                "was rendered again and no longer produces that deployment. A cell leaves only "
+                "with its config (removed from InferenceX main, or its PR closed unmerged); "
+                "delete it in this PR if the page should no longer show it"
+            )
     for key, why in unrendered.items():
         notes.append(f"{key}: its published cells are kept; it could not be rendered: {why}")
     return notes
+
+
+def kept_cells(old: str | None, new: str, where: str) -> dict[str, list[tuple[str, str]]]:
+    """The cells of configs written again (against ``old``) that are as published but for
+    their routers' encoding (a ``ref`` into a rewritten cell is written out as the block it
+    meant): a deployment the config's new rendering no longer produces, kept, its provenance
+    its own (config key -> (cell id, label))."""
+    if old is None:
+        return {}
+    before = _cells_by_id(parse_module(old, where).value)
+    after = _cells_by_id(parse_module(new, where).value)
+    written = set(_written(before, after))
+    out: dict[str, list[tuple[str, str]]] = {}
+    for cell_id, cell in after.items():
+        was = before.get(cell_id)
+        if _config(cell) in written and was is not None and _but_routers(was) == _but_routers(cell):
+            out.setdefault(_config(cell), []).append((cell_id, str(cell.get("label") or "")))
+    return out
+
+
+def _but_routers(cell: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in cell.items() if k != "routers"}
+
+
+def _written(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[str]:
+    """The configs whose cells differ between two versions of a module."""
+    return sorted(
+        {_config(c) for i, c in after.items() if before.get(i) != c}
+        | {_config(c) for i, c in before.items() if i not in after}
+    )
 
 
 def _cells_by_id(value: Any) -> dict[str, dict[str, Any]]:
