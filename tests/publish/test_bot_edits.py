@@ -149,9 +149,27 @@ def assert_only_the_config_changed(old_text: str, new_text: str, key: str) -> No
     assert _rest(new, skip_new, old) == _rest(old, skip_old, old)
     # ... and every one of them decodes to exactly the published commands and status.
     assert _cases(new, others) == _cases(old, others)
-    # The header's first lines as published; its PR list names the PR of the `/use`.
+    # The header's first lines as published; its PR list names the PR of the `/use`, and that
+    # is all that changes in it.
     assert new_text.splitlines()[:2] == old_text.splitlines()[:2]
     assert "#3859" in new_text.splitlines()[2]
+    old_line, new_line = old_text.splitlines()[2], new_text.splitlines()[2]
+    listed = re.compile(r"open PRs ([#\d, ]+)\)")
+    old_prs, new_prs = (
+        set(re.findall(r"#(\d+)", listed.search(x).group(1))) for x in (old_line, new_line)
+    )
+    assert new_prs == old_prs | {"3859"}
+    assert listed.sub("", new_line) == listed.sub("", old_line)
+    assert new_text.index("export const") == len("\n".join(new_text.splitlines()[:3])) + 1
+    # source.prs: the `/use`'s PR entry added or changed; every other entry as published.
+    before, after = old["source"].get("prs") or {}, new["source"].get("prs") or {}
+    assert "3859" in after
+    assert {k: v for k, v in after.items() if k != "3859"} == {
+        k: v for k, v in before.items() if k != "3859"
+    }
+    assert {k: v for k, v in new["source"].items() if k != "prs"} == {
+        k: v for k, v in old["source"].items() if k != "prs"
+    }
 
 
 CASES = {
