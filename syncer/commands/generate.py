@@ -9,23 +9,22 @@ it by decoding it back, and writes the module and the page section only when the
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from syncer import locations
 from syncer.commands import options
-from syncer.console import report_console
-from syncer.cookbook.edit import describe as describe_edit
 from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
+from syncer.inferencex.renders import Renders
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inputs import Input, read
-from syncer.lint.publish import generate_checkout, print_generated
+from syncer.lint.publish import generate_checkout, lint_published, print_generated
 from syncer.syncconfig import is_date, load_sync_config
-from syncer.templating import render
-from syncer.untrusted import term_text
-from syncer.usecases.generate import HistoryRenderer, generate_model, write_results
+from syncer.usecases.generate import generate_model, write_results
+from syncer.usecases.generate_report import GenerateRun, generate_report
 from syncer.wording import count, js
 
 
@@ -65,6 +64,11 @@ from syncer.wording import count, js
     "exit 1 if any output would change.",
 )
 @options.sglang_option("SGLang checkout for the flag check (default: --pages, when it is one).")
+@options.format_option(
+    ["text", "json"],
+    help="text: a line per module and page, the reviewer diff of each that would change "
+    "(--check), the flag check; json: the same as data (the flag check only in text).",
+)
 @options.srt_slurm_configs_option(SRT_CONFIGS_HELP)
 @options.srt_slurm_history_options
 def generate_command(
@@ -84,6 +88,7 @@ def generate_command(
     srt_slurm_configs: Path | None,
     srt_repo: Path | None,
     as_of: str | None,
+    fmt: str,
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
     checkout = generate_checkout(sglang, None if no_page else pages_dir)
@@ -106,7 +111,10 @@ def generate_command(
         from syncer.inferencex.srtconfigs import discover
 
         srt = discover(inferencex, srt_slurm_configs)
-    renderer = HistoryRenderer(config.pins(), srt_repo=srt_repo, as_of=as_of, srt_files=srt)
+    # A branch is read at --as-of, else at its config's pinned run date, else at the
+    # checkout's commit date (the precedence of syncer.inferencex.renders).
+    pin_dates = {key: pin.date for key, pin in config.pins().items() if pin.date}
+    renderer = Renders(srt_repo=srt_repo, as_of=as_of, srt_files=srt, pin_dates=pin_dates)
     # Every model is generated and proven before anything is written: a bad config of the
     # second model must not leave the first one updated alone.
     results = [
@@ -140,65 +148,26 @@ def generate_command(
         read(Input.INFERENCEX, inferencex),
         read(Input.COOKBOOK, out_dir),
     ]
-    click.echo(render("read.txt.j2", read=reads), nl=False)
-    for key, release in renderer.applied.items():
-        # A branch is what the runner cloned: which of its commits these cells follow.
-        click.echo(f"{term_text(key)}: rules of {term_text(release.describe())}")
-    drift = False
-    for result in results:
-        if result.unpublished:
-            click.echo(
-                f"{term_text(result.path)}: no module published yet, so nothing to update or "
-                f"check; `sync generate {term_text(result.model)}` without --update writes it"
-            )
-            continue
-        verb = ("would change" if check else "written") if result.changed else "unchanged"
-        click.echo(
-            f"{term_text(result.path)}: {verb} "
-            f"({count(result.cells, 'cell')}, {count(result.cases, 'case')} decoded back identical)"
-        )
-        if result.edit is not None and not result.edit.touched:
-            click.echo(
-                f"{term_text(result.path)}: every config's pin is the one the module records, "
-                "so no config was rendered and nothing is edited"
-            )
-        elif result.edit is not None:
-            click.echo(f"{term_text(result.path)}: edited in place: {describe_edit(result.edit)}")
-        for kept in result.kept:
-            click.echo(
-                f"{term_text(result.path)}: kept {count(len(kept.cells), 'cell')} of "
-                f"{term_text(kept.key)} as they were, without re-deriving them: launched by a "
-                f"bash script ({term_text(kept.script)}); check them against a run with "
-                f"`sync verify {term_text(kept.key)} --run RUN` "
-                f"({', '.join(term_text(c) for c in kept.cells)})"
-            )
-        if check and result.changed:
-            # The gate says what drifted, not only that something did: the reviewer diff of the
-            # commands (what `sync diff` shows) between the module on disk and the generated one.
-            _print_review(result.path, result.text)
-        if result.page_path is not None and result.page_kept is not None:
-            click.echo(
-                f"{term_text(result.page_path)}: AgentX section under heading "
-                f"{term_text(js(result.page_kept))} kept as its authors wrote it (it mounts the "
-                "module)"
-            )
-        elif result.page_path is not None:
-            pverb = ("would change" if check else "updated") if result.page_changed else "unchanged"
-            click.echo(f"{term_text(result.page_path)}: AgentX section {pverb}")
-        drift = drift or (check and (result.changed or result.page_changed))
-    # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
-    print_generated([(str(r.path), r.text) for r in results if not r.unpublished], checkout)
-    return 1 if drift else 0
+    # The gate says what drifted, not only that something did: the reviewer diff of the
+    # commands (what `sync diff` shows) between the module on disk and the generated one.
+    reviews = {r.path: _review(r.path, r.text) for r in results if check and r.changed}
+    run = GenerateRun(results, check, reads, renderer.applied(), reviews)
+    modules = [(str(r.path), r.text) for r in results if not r.unpublished]
+    if fmt == "json":
+        # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
+        run.lint = lint_published(modules, checkout) if checkout is not None else None
+        return options.print_report(generate_report(run), fmt)
+    code = options.print_report(generate_report(run), fmt)
+    print_generated(modules, checkout)
+    return code
 
 
-def _print_review(path: Path, new_text: str) -> None:
+def _review(path: Path, new_text: str) -> Any:
     # Only a module that would change has a review: rich and jinja2 come with it.
     from syncer.compare.review import review_texts
-    from syncer.compare.review_render import review_report
 
     old_text = read_text(path) if path.is_file() else None
-    review = review_texts(old_text, new_text, old_label=str(path), new_label="generated")
-    review_report(review).text(report_console())
+    return review_texts(old_text, new_text, old_label=str(path), new_label="generated")
 
 
 def _check_date(text: str) -> None:

@@ -24,7 +24,7 @@ from syncer.commands import options
 from syncer.cookbook.shell import check_pasteable, copy_all
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
-from syncer.inferencex.render import render_config
+from syncer.inferencex.renders import Renders
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
 from syncer.inputs import Input, read
@@ -80,9 +80,8 @@ def render_command(
         srt_files = discover(inferencex, srt_slurm_configs)
     if as_of is not None:
         check_date(as_of, what="--as-of")
-    rendered = render_config(
-        inferencex, config, version=srt_slurm, srt_files=srt_files, srt_repo=srt_repo, as_of=as_of
-    )
+    renders = Renders(srt_repo=srt_repo, as_of=as_of, srt_files=srt_files)
+    rendered = renders.get(inferencex, config, version=srt_slurm)
     reads = [read(Input.INFERENCEX, inferencex)]
     points = select_points(
         rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=config

@@ -27,11 +27,9 @@ from syncer.compare.diff import (
 )
 from syncer.compare.results import CookbookCheck, LogCheck, PointResult
 from syncer.cookbook.decode import Decoder
-from syncer.errors import SyncError
 from syncer.inferencex.policy import Policy
-from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
+from syncer.inferencex.render import RenderedPoint
 from syncer.model import SERVICE_KINDS, Block, Selection
-from syncer.runs.collect import RunData
 from syncer.runs.launch import ExpectedEnv, build_launch
 from syncer.runs.logs import SweepLog
 from syncer.runs.mapping import Assignment
@@ -85,34 +83,6 @@ def cookbook_point(decoder: Decoder, key: str, point: MeasuredPoint) -> tuple[in
     ]
     same = [f for f in found if decoder.cells[f[0]].get("label") == point.label]
     return next(iter(same or found), None)
-
-
-def raw_rendering(
-    key: str, inferencex: Path, rendered: RenderedConfig, data: RunData
-) -> tuple[str, dict[int, RenderedPoint], list[str]]:
-    """``(srt-slurm major version, point index -> rendered point, notes)`` to compare the logs
-    with. Logs from srt-slurm 1.x (router on ``Router command:`` lines) are compared with the
-    1.x rendering: the two differ in env defaults and router flags (see
-    ``docs/srt-slurm-rules.md``)."""
-    current: tuple[str, dict[int, RenderedPoint], list[str]] = (
-        rendered.srt_version,
-        {p.index: p for p in rendered.points},
-        [],
-    )
-    if not data.sweeps or not all(s.router_style == "1.x" for s in data.sweeps):
-        return current
-    if rendered.srt_version == "1":
-        return current  # already the 1.x rendering (of the release the key ran with)
-    try:
-        old = render_config(inferencex, key, version="1")
-    except SyncError:
-        # E.g. a schema-2 recipe, which 1.x cannot read: compare with 2.x and say so.
-        note = (
-            "the logs come from srt-slurm 1.x, which cannot read this schema-2 recipe: "
-            "compared with the 2.x rendering"
-        )
-        return current[0], current[1], [note]
-    return "1", {p.index: p for p in old.points}, []
 
 
 def log_check(

@@ -40,7 +40,7 @@ from syncer import links
 from syncer.compare.report import verify_report
 from syncer.compare.results import VerifyResult
 from syncer.errors import SyncError
-from syncer.inferencex.render import RenderedConfig
+from syncer.inferencex.renders import Renders
 from syncer.model import PointStatus
 from syncer.publish import blame, evidence
 from syncer.publish import pins as pinrules
@@ -72,14 +72,13 @@ def default_verifier(
     run_dir: Path,
     cookbook: Path,
     *,
-    rendered: RenderedConfig | None = None,
+    renders: Renders | None = None,
     keep: dict[str, VerifyResult] | None = None,
 ) -> tuple[bool, str]:
-    """``rendered``: the config as the event already rendered it (the bot passes its render
-    cache's, so one event renders each config once); ``keep``: where the result is kept by
-    key, for the evidence record."""
+    """``renders``: the event's renderings (so one event renders each config once);
+    ``keep``: where the result is kept by key, for the evidence record."""
     result = verify_config(
-        key, inferencex=inferencex, run=run_dir, cookbook=cookbook, rendered=rendered
+        key, inferencex=inferencex, run=run_dir, cookbook=cookbook, renders=renders
     )
     if keep is not None:
         keep[key] = result
@@ -140,9 +139,12 @@ class Bot:
     ) -> tuple[bool, str]:
         """:func:`default_verifier` on the render the trial module was generated from."""
         modules = self.book.modules
-        rendered = modules.rendered(key) if inferencex == modules.tree(key) else None
+        renders = None
+        if inferencex == modules.tree(key):
+            modules.rendered(key)  # its srt-slurm history placed, as the trial module read it
+            renders = modules.renders
         return default_verifier(
-            key, inferencex, run_dir, cookbook, rendered=rendered, keep=self._verified
+            key, inferencex, run_dir, cookbook, renders=renders, keep=self._verified
         )
 
     def handle(self, event_name: str, payload: Payload) -> Outcome:

@@ -17,9 +17,9 @@ from pathlib import Path
 from syncer.cookbook.edit import ModuleEdit
 from syncer.cookbook.jsmodule import parse_module
 from syncer.cookbook.page import reviewer_text
-from syncer.inferencex import render as inferencex_render
 from syncer.inferencex.master import load_master
 from syncer.inferencex.render import RenderedConfig
+from syncer.inferencex.renders import Renders
 from syncer.lint.publish import lint_published
 from syncer.model import PointStatus
 from syncer.publish.git import Cookbook
@@ -49,7 +49,6 @@ class Generation:
         self.s = settings
         self.clone = clone
         self.out = out
-        self._renders: dict[tuple[str, str], RenderedConfig] = {}
         self._generated: dict[_GenKey, Generated] = {}
         # Where each config is read (the bot's InferenceX clone: the tree of the commit the
         # config is shown at); None: every config from the ``inferencex`` checkout.
@@ -59,6 +58,10 @@ class Generation:
         # srt-slurm clone given, at the ``inferencex`` checkout's commit date.
         self.history_for: Callable[[str], tuple[Path | None, str | None]] | None = None
         self.run_dates: dict[str, str] = {}  # config key -> its pin's run date, when it has one
+        # Every rendering of the event: the trial and published modules, the three-way verify,
+        # the PR body's provenance and exclusions all read the same ones.
+        self.renders = Renders(pin_dates=self.run_dates)
+        self._placed: set[str] = set()  # configs whose srt-slurm history is told to renders
         # InferenceX main's tree (discovery: the bot's clone); None: whether a config left
         # main is not known, so no published cell leaves for that reason.
         self.main_tree: Callable[[], Path] | None = None
@@ -73,38 +76,31 @@ class Generation:
         return self.tree_for(key) if self.tree_for is not None else self.s.inferencex
 
     def rendered(self, key: str) -> RenderedConfig:
-        """``render_config`` once per config, commit and event: the trial and the published
-        module and the PR body's provenance and exclusions all read the same renders."""
-        tree = self.tree(key)
-        cached = self._renders.get((key, str(tree)))
-        run_date = self.run_dates.get(key)
-        if cached is not None and (run_date is None or not _other_date(cached, run_date)):
-            return cached
-        srt_repo, as_of = (
-            self.history_for(key) if self.history_for else (self.s.srt_slurm_clone, None)
-        )
-        # A branch is taken at the run's date when the pin has one (as `sync generate`
-        # does), else at the date of the commit the config is read at.
-        self._renders[key, str(tree)] = inferencex_render.render_config(
-            tree, key, srt_repo=srt_repo, as_of=run_date or as_of
-        )
-        return self._renders[key, str(tree)]
+        """The rendering of ``key`` read from its tree (:class:`Renders` chooses the release:
+        a branch at the pin's run date, else at the date of the commit the config is read at)."""
+        if key not in self._placed:
+            srt_repo, date = (
+                self.history_for(key) if self.history_for else (self.s.srt_slurm_clone, None)
+            )
+            self.renders.read_at(key, srt_repo, date)
+            self._placed.add(key)
+        return self.renders.get(self.tree(key), key)
 
     def rendered_now(self, key: str) -> RenderedConfig | None:
         """Config ``key``'s render in this event, None when the event did not render it (an
         edit leaves it as published): the PR body never renders a config for its own sake."""
-        return next((r for (k, _), r in reversed(self._renders.items()) if k == key), None)
+        done = [r for _, k, r in self.renders.rendered() if k == key]
+        return done[-1] if done else None
 
     def branch_notes(self, model: ModelSpec) -> list[str]:
         """For the PR body: the srt-slurm commit each of ``model``'s configs whose runner
         cloned a branch was rendered under (or why none could be named)."""
+        applied = {
+            key: r.release for tree, key, r in self.renders.rendered() if tree == self.tree(key)
+        }
         notes = []
-        rendered_keys = {key for key, _ in self._renders}
         for cfg in self.config(model).model(model.path).configs:
-            if cfg.key not in rendered_keys:
-                continue  # left as published: not rendered, its commit never asked for
-            rendered = self._renders.get((cfg.key, str(self.tree(cfg.key))))
-            release = rendered.release if rendered is not None else None
+            release = applied.get(cfg.key)  # None: left as published, never rendered
             if release is not None and release.branch is not None:
                 notes.append(f"{cfg.key}: rendered under {release.describe()}")
         return notes
@@ -261,9 +257,3 @@ class Generation:
         if checked.skipped:
             self.out.say(f"{model.path}: SGLang flag check skipped: {checked.skipped}")
         return checked.markdown()
-
-
-def _other_date(rendered: RenderedConfig, run_date: str) -> bool:
-    """Whether ``rendered`` took a runner's srt-slurm branch at another date than the run's."""
-    release = rendered.release
-    return release is not None and release.branch is not None and release.as_of != run_date

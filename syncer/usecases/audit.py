@@ -34,7 +34,8 @@ from syncer.errors import SyncError
 from syncer.fsio import files_in, inside_folder
 from syncer.inferencex.master import Master, load_master
 from syncer.inferencex.releases import branch_commit
-from syncer.inferencex.render import RenderedConfig, RenderedPoint, render_config
+from syncer.inferencex.render import RenderedConfig, RenderedPoint
+from syncer.inferencex.renders import Renders
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
 from syncer.untrusted import Prose
@@ -149,25 +150,6 @@ def _cell_row(decoder: Decoder, ci: int, module: str, model: str) -> CellRow:
 
 
 @dataclass
-class _Renders:
-    """Each (tree, config) rendered once, its refusal kept (cells of one config share it)."""
-
-    srt_repo: Path | None = None  # a clone of srt-slurm: a runner's branch read at a date
-    done: dict[tuple[Path, str, str | None], RenderedConfig | SyncError] = field(
-        default_factory=dict
-    )
-
-    def get(self, tree: Path, key: str, as_of: str | None = None) -> RenderedConfig | SyncError:
-        if (tree, key, as_of) not in self.done:
-            try:
-                rendered = render_config(tree, key, srt_repo=self.srt_repo, as_of=as_of)
-                self.done[tree, key, as_of] = rendered
-            except SyncError as exc:
-                self.done[tree, key, as_of] = exc
-        return self.done[tree, key, as_of]
-
-
-@dataclass
 class _Masters:
     done: dict[Path, Master | SyncError] = field(default_factory=dict)
 
@@ -204,7 +186,7 @@ def audit(
         result.not_checked.extend(NotChecked(c, NO_API) for c in API_CHECKS)
     if lint is None:
         result.not_checked.append(NotChecked(Check.LINT, NO_SGLANG))
-    renders, masters = _Renders(srt_repo), _Masters()
+    renders, masters = Renders(srt_repo=srt_repo), _Masters()
     for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
         shown = _shown(path, snippets_root(root) if cookbook.is_dir() else root)
         module_row, rows = _audit_module(path, shown, trees, renders, masters, lint)
@@ -220,7 +202,7 @@ def _audit_module(
     path: Path,
     shown: str,
     trees: TreeSource,
-    renders: _Renders,
+    renders: Renders,
     masters: _Masters,
     lint: Callable[[Decoder, str], dict[str, list[str]]] | None,
 ) -> tuple[ModuleRow, list[CellRow]]:
@@ -320,7 +302,7 @@ def _check_recipe(
     members: list[tuple[int, int]],
     cells: list[CellRow],
     trees: TreeSource,
-    renders: _Renders,
+    renders: Renders,
 ) -> dict[tuple[int, int], RenderedPoint]:
     """Compare the published points of ``key`` pinned at ``sha`` with the recipe at ``sha``;
     returns the points that differ with their rendering (for the reviewer diff)."""
@@ -338,19 +320,18 @@ def _check_recipe(
     # its commit's (a tree written from git objects is no checkout): as `sync generate` did.
     run_date = decoder.point_info(*members[0]).get("date")
     as_of = run_date if isinstance(run_date, str) and run_date else trees.date(sha)
-    rendered = renders.get(tree, key, as_of)
-    if isinstance(rendered, ScriptLaunchedError):
+    try:
+        rendered = renders.get(tree, key, date=as_of)
+    except ScriptLaunchedError as exc:
         return not_checked(
-            f"script-era config ({rendered.launch.describe()}): no recipe to render; its "
+            f"script-era config ({exc.launch.describe()}): no recipe to render; its "
             "commands come from its run's logs (sync verify KEY --run RUN checks them)"
         )
-    if isinstance(rendered, SyncError):
+    except SyncError as exc:
         for ci in touched:
             where = f" at {sha[:12]}" if sha else ""
             cells[ci].findings.append(
-                AuditFinding(
-                    Check.RENDER, f"the recipe of {key}{where} cannot be rendered: {rendered}"
-                )
+                AuditFinding(Check.RENDER, f"the recipe of {key}{where} cannot be rendered: {exc}")
             )
         return {}
     _check_srt_commit(decoder, members, cells, rendered)

@@ -36,11 +36,9 @@ from syncer.cookbook.rendered_cells import (
 )
 from syncer.errors import SyncError
 from syncer.fsio import inside_folder, present, write_all
-from syncer.inferencex import render as render_mod
-from syncer.inferencex.releases import Release
 from syncer.inferencex.render import RenderedConfig
+from syncer.inferencex.renders import Renderer, Renders
 from syncer.inferencex.scripts import ScriptLaunchedError
-from syncer.inferencex.srtconfigs import SrtSlurmFiles
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig, recorded_pin
 
 
@@ -80,50 +78,13 @@ class GenerateResult:
     unpublished: bool = False
 
 
-Renderer = Callable[[Path, str], RenderedConfig]
-
-
-def _default_renderer(inferencex: Path, key: str) -> RenderedConfig:
-    # Through the module, at call time: the bot's tests count the renders of one event by
-    # replacing ``render_config`` there.
-    return render_mod.render_config(inferencex, key)
-
-
-@dataclass
-class HistoryRenderer:
-    """``render_config`` with the srt-slurm history a branch ref is resolved in: ``srt_repo``
-    (a clone of srt-slurm) at ``as_of`` when given, else at the config's pinned run date
-    (sync.yaml), else at the InferenceX checkout's commit date (``render_config``'s default).
-    ``applied`` keeps the release of every config whose runner cloned a branch, for the
-    command's report."""
-
-    pins: dict[str, Pin]
-    srt_repo: Path | None = None
-    as_of: str | None = None
-    srt_files: SrtSlurmFiles | None = None
-    applied: dict[str, Release] = field(default_factory=dict)
-
-    def __call__(self, inferencex: Path, key: str) -> RenderedConfig:
-        pin = self.pins.get(key)
-        when = self.as_of or (pin.date if pin is not None else None)
-        rendered = render_mod.render_config(
-            inferencex, key, srt_files=self.srt_files, srt_repo=self.srt_repo, as_of=when
-        )
-        if rendered.release is not None and rendered.release.branch is not None:
-            self.applied[key] = rendered.release
-        return rendered
-
-
-def _memoised(render: Renderer, inferencex: Path) -> Callable[[str], RenderedConfig]:
-    """``render`` once per config key: donors and cells ask for the same configs."""
-    cache: dict[str, RenderedConfig] = {}
-
-    def get(key: str) -> RenderedConfig:
-        if key not in cache:
-            cache[key] = render(inferencex, key)
-        return cache[key]
-
-    return get
+def _by_key(
+    renderer: Renders | Renderer | None, inferencex: Path
+) -> Callable[[str], RenderedConfig]:
+    """Config key -> its rendering from ``inferencex``, each rendered once (:class:`Renders`):
+    donors and cells ask for the same configs."""
+    renders = Renders.of(renderer)
+    return lambda key: renders.get(inferencex, key)
 
 
 @dataclass
@@ -158,14 +119,14 @@ def build_module_spec(
     inferencex: Path,
     pins: dict[str, Pin] | None = None,
     today: str | None = None,
-    renderer: Renderer | None = None,
+    renderer: Renders | Renderer | None = None,
     existing_path: Path | None = None,
 ) -> BuiltSpec:
     """Render every config of ``model`` and assemble the encoder's input (the cells of
     script-launched configs are taken from the module at ``existing_path``)."""
     existing = _Existing(existing_path)
     all_pins = {**config.pins(), **(pins or {})}
-    get = _memoised(renderer or _default_renderer, inferencex)
+    get = _by_key(renderer, inferencex)
     scripts: dict[str, ScriptLaunchedError] = {}
     for cfg in model.configs:
         try:
@@ -276,7 +237,7 @@ def edit_published(
     pins: dict[str, Pin] | None = None,
     gone: Collection[str] = (),
     today: str | None = None,
-    renderer: Renderer | None = None,
+    renderer: Renders | Renderer | None = None,
     strict: bool = False,
 ) -> EditedModule:
     """The published module at ``existing`` with only the ``changed`` configs' cells written
@@ -291,7 +252,7 @@ def edit_published(
         str(c.get("configKey") or str(c.get("id", "")).partition("#")[0])
         for c in old_value.get("cells") or []
     }
-    get = _memoised(renderer or _default_renderer, inferencex)
+    get = _by_key(renderer, inferencex)
     old = _Existing(existing)
     all_pins = {**config.pins(), **(pins or {})}
     kept: list[KeptConfig] = []
@@ -375,7 +336,7 @@ def generate_model(
     pages_dir: Path | None = None,
     today: str | None = None,
     force_page: bool = False,
-    renderer: Renderer | None = None,
+    renderer: Renders | Renderer | None = None,
     only: str | None = None,
     changed: Collection[str] | None = None,
     gone: Collection[str] = (),

@@ -9,7 +9,6 @@ and the bot call ``verify_config``.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any, TypeVar
 from syncer import inputs, locations
 from syncer.compare.diff import ExclusionLookup
 from syncer.compare.results import PointResult, VerifyResult
-from syncer.compare.verify import compare_point, policy_lookup, raw_rendering
+from syncer.compare.verify import compare_point, policy_lookup
 from syncer.compare.verify_scripts import assign_dirs, compare_script_point, script_points
 from syncer.cookbook.decode import Decoder, decoder_for_text
 from syncer.cookbook.jsmodule import MAX_MODULE_BYTES, decode_text, read_text
@@ -26,8 +25,9 @@ from syncer.errors import SyncError
 from syncer.fsio import files_in, read_capped
 from syncer.inferencex.master import load_master
 from syncer.inferencex.policy import load_policy
-from syncer.inferencex.releases import DEFAULT, at_date, from_run
-from syncer.inferencex.render import RenderedConfig, render_config
+from syncer.inferencex.releases import DEFAULT, from_run
+from syncer.inferencex.render import RenderedConfig, RenderedPoint
+from syncer.inferencex.renders import Renders, RunFacts
 from syncer.inferencex.scripts import ScriptLaunch, script_launch
 from syncer.inputs import Input, Read, shown
 from syncer.runs.collect import RunData, read_run
@@ -185,15 +185,16 @@ def verify_config(
     cookbook: Path | None,
     point: int | None = None,
     conc: int | None = None,
-    rendered: RenderedConfig | None = None,
+    renders: Renders | None = None,
     srt_repo: Path | None = None,
     as_of: str | None = None,
     run_id: str | None = None,
 ) -> VerifyResult:
     """Verify every point of ``key``, or those ``--point``/``--conc`` select
-    (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``rendered``: the
-    config's ``render_config(inferencex, key)`` when the caller already has it (the bot's
-    render cache), so it is not rendered a second time. A branch of srt-slurm the key's runner
+    (:mod:`syncer.selection`, the rule ``sync render`` follows too). ``renders``: the
+    caller's renderings (the bot's, so the event renders each config once); which rendering
+    the run is compared with is :class:`Renders`' choice (the run's recorded srt-slurm commit,
+    its date, ``as_of``). A branch of srt-slurm the key's runner
     cloned is taken as it was at ``as_of``, else at the run's date when its logs give one, else
     at the InferenceX commit's date (read from ``srt_repo``; ``releases.at_date``)."""
     launch = script_launch(load_master(inferencex), key)
@@ -208,13 +209,14 @@ def verify_config(
             conc=conc,
             run_id=run_id,
         )
-    if rendered is None:
-        rendered = render_config(inferencex, key, srt_repo=srt_repo, as_of=as_of)
+    renders = renders or Renders(srt_repo=srt_repo, as_of=as_of)
+    # Rendered before the run is read, so a recipe's refusal is reported first.
+    rendered = renders.get(inferencex, key)
     points = select_points(
         rendered.points, point=point, conc=conc, concs=lambda p: p.concs, owner=key
     )
     found, data = _inputs(key, inferencex, run, cookbook, read_run, run_id)
-    as_ran = _as_the_run_ran(rendered, data, inferencex, key, srt_repo, as_of)
+    as_ran = renders.get(inferencex, key, run=run_facts(data))
     if as_ran is not rendered:
         rendered = as_ran
         points = select_points(
@@ -222,7 +224,7 @@ def verify_config(
         )
     # A lone nameless log is taken for the verified point only when exactly one is verified.
     only = points[0].index if len(points) == 1 and (point, conc) != (None, None) else None
-    srt_version, raw_points, notes = raw_rendering(key, inferencex, rendered, data)
+    srt_version, raw_points, notes = _raw_rendering(renders, inferencex, rendered, data)
     release = rendered.release or DEFAULT
     shas = sorted(set(data.srt_slurm_shas.values()))
     if len(shas) == 1:
@@ -255,44 +257,38 @@ def verify_config(
     )
 
 
-def _as_the_run_ran(
-    rendered: RenderedConfig,
-    data: RunData,
-    inferencex: Path,
-    key: str,
-    srt_repo: Path | None,
-    as_of: str | None,
-) -> RenderedConfig:
-    """The rendering under the srt-slurm the run checked out, when the run says more than the
-    checkout: the commit of its ``srt-slurm-sha.txt`` (found in ``srt_repo``: its release tag
-    decides the rules), else a branch's state at the run's date (unless ``as_of`` fixes it)."""
-    release = rendered.release
-    shas = sorted(set(data.srt_slurm_shas.values()))
-    if release is not None and len(shas) == 1:
-        ran = from_run(shas[0], release, srt_repo)
-        if ran.commit is None or ran.commit == release.commit:
-            return rendered
-        return render_config(inferencex, key, release=ran)
-    if as_of is not None:
-        return rendered
-    return _at_run_date(rendered, data, inferencex, key, srt_repo)
-
-
-def _at_run_date(
-    rendered: RenderedConfig, data: RunData, inferencex: Path, key: str, srt_repo: Path | None
-) -> RenderedConfig:
-    """The rendering under the branch's state at the run's date (the first timestamp of its
-    sweep logs), when the key's runner cloned a branch and that state differs from the one
-    rendered (at the InferenceX commit's date)."""
-    release = rendered.release
+def run_facts(data: RunData) -> RunFacts:
+    """What ``data`` says of the srt-slurm it ran: its recorded commits, its first log line."""
     started = sorted(s.started for s in data.sweeps if s.started)
-    if release is None or release.branch is None or not started or srt_repo is None:
-        return rendered
-    undated = dataclasses.replace(release, commit=None, as_of=None, tag=None, unresolved=None)
-    dated = at_date(undated, srt_repo, started[0])
-    if dated.commit is None or dated.commit == release.commit:
-        return rendered
-    return render_config(inferencex, key, release=dated)
+    return RunFacts(tuple(data.srt_slurm_shas.values()), started[0] if started else None)
+
+
+def _raw_rendering(
+    renders: Renders, inferencex: Path, rendered: RenderedConfig, data: RunData
+) -> tuple[str, dict[int, RenderedPoint], list[str]]:
+    """``(srt-slurm major version, point index -> rendered point, notes)`` to compare the logs
+    with. Logs from srt-slurm 1.x (router on ``Router command:`` lines) are compared with the
+    1.x rendering: the two differ in env defaults and router flags (see
+    ``docs/srt-slurm-rules.md``)."""
+    current: tuple[str, dict[int, RenderedPoint], list[str]] = (
+        rendered.srt_version,
+        {p.index: p for p in rendered.points},
+        [],
+    )
+    if not data.sweeps or not all(s.router_style == "1.x" for s in data.sweeps):
+        return current
+    if rendered.srt_version == "1":
+        return current  # already the 1.x rendering (of the release the key ran with)
+    try:
+        old = renders.get(inferencex, rendered.key, version="1")
+    except SyncError:
+        # E.g. a schema-2 recipe, which 1.x cannot read: compare with 2.x and say so.
+        note = (
+            "the logs come from srt-slurm 1.x, which cannot read this schema-2 recipe: "
+            "compared with the 2.x rendering"
+        )
+        return current[0], current[1], [note]
+    return "1", {p.index: p for p in old.points}, []
 
 
 def verify_script_config(

@@ -33,6 +33,7 @@ from syncer.inferencex.releases import (
     script_release,
 )
 from syncer.inferencex.render import render_config
+from syncer.inferencex.renders import Renders, RunFacts
 from syncer.inferencex.runner_launch import cluster_gpus_per_node
 from syncer.locations import bundled_inferencex
 
@@ -507,34 +508,6 @@ def test_a_tag_is_no_branch_and_is_left_alone(tmp_path: Path, srt_history: dict[
     }
 
 
-def test_verify_takes_the_branch_at_the_runs_date(
-    tmp_path: Path, srt_history: dict[str, str]
-) -> None:
-    from syncer.runs.collect import RunData
-    from syncer.runs.logs import parse_sweep_log
-    from syncer.usecases.verify import _at_run_date
-
-    tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
-    repo = Path(srt_history["repo"])
-    rendered = render_config(tree, AGG, srt_repo=repo)
-    assert rendered.release is not None and rendered.release.commit == srt_history["aug"]
-    log = (
-        "2026-08-19 09:00:00 [INFO] Starting agg worker 0 on node-a\n"
-        "2026-08-19 09:00:01 [INFO] Env: A=1\n"
-        "2026-08-19 09:00:01 [INFO] Command: python3 -m sglang.launch_server --port 6100\n"
-        "2026-08-19 09:00:01 [INFO] Log: /logs/node-a_agg_w0.out\n"
-    )
-    sweep = parse_sweep_log(io.BytesIO(log.encode()), "sweep_1.log")
-    assert sweep.started == "2026-08-19T09:00:00"
-    again = _at_run_date(rendered, RunData("run", sweeps=[sweep]), tree, AGG, repo)
-    assert again.release is not None and again.release.commit == srt_history["v58"]
-    assert again.release.as_of == "2026-08-19T09:00:00"
-    worker = _block(again.points[0].raw["sglang"], "worker")
-    assert any(a[0] == "--nccl-port" for a in worker["args"])
-    # the same state at both dates: the rendering is kept
-    assert _at_run_date(rendered, RunData("run", sweeps=[]), tree, AGG, repo) is rendered
-
-
 def test_the_real_v1_0_38_cells_raw_is_srt_slurms_code_and_cookbook_the_published_form(
     reference: Path,
 ) -> None:
@@ -555,32 +528,6 @@ def test_the_real_v1_0_38_cells_raw_is_srt_slurms_code_and_cookbook_the_publishe
     assert _block(disagg.cookbook["dynamo"], "dynamo-frontend")["count"] == 2
 
 
-def test_the_runs_recorded_commit_decides_the_rules_when_the_clone_has_it(
-    srt_history: dict[str, str],
-) -> None:
-    from syncer.runs.collect import RunData
-    from syncer.usecases.verify import _as_the_run_ran
-
-    repo = Path(srt_history["repo"])
-    rendered = render_config(ERAS, AGG)  # the runner checks out v1.0.38: no NCCL port
-    assert not any(
-        a[0] == "--nccl-port" for a in _block(rendered.points[0].raw["sglang"], "worker")["args"]
-    )
-    run = RunData("run", srt_slurm_shas={"job": srt_history["v58"]})
-    again = _as_the_run_ran(rendered, run, ERAS, AGG, repo, None)
-    assert again.release is not None and again.release.commit == srt_history["v58"]
-    assert again.release.describe() == (
-        f"srt-slurm {srt_history['v58']} (1.x rules, carrying v1.0.58; "
-        "recorded by the run's srt-slurm-sha.txt)"
-    )
-    worker = _block(again.points[0].raw["sglang"], "worker")
-    assert any(a[0] == "--nccl-port" for a in worker["args"])
-    # a commit the clone lacks, or no clone: the statement only, the rendering is kept
-    unknown = RunData("run", srt_slurm_shas={"job": "f" * 40})
-    assert _as_the_run_ran(rendered, unknown, ERAS, AGG, repo, None) is rendered
-    assert _as_the_run_ran(rendered, run, ERAS, AGG, None, None) is rendered
-
-
 def test_a_linked_worktree_of_inferencex_gives_its_commits_date(
     tmp_path: Path, srt_history: dict[str, str]
 ) -> None:
@@ -594,3 +541,117 @@ def test_a_linked_worktree_of_inferencex_gives_its_commits_date(
     assert commits.checkout_date(ERAS) is None  # inside our checkout, no checkout of its own
     doc = _render_json(linked, "--srt-slurm-repo", srt_history["repo"])
     assert doc["srt_slurm"]["commit"] == srt_history["aug"]
+
+
+# ---- which rendering: syncer.inferencex.renders --------------------------------------------
+
+
+def test_verify_takes_the_branch_at_the_runs_date(
+    tmp_path: Path, srt_history: dict[str, str]
+) -> None:
+    from syncer.runs.collect import RunData
+    from syncer.runs.logs import parse_sweep_log
+    from syncer.usecases.verify import run_facts
+
+    tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
+    repo = Path(srt_history["repo"])
+    renders = Renders(srt_repo=repo)
+    rendered = renders.get(tree, AGG)
+    assert rendered.release is not None and rendered.release.commit == srt_history["aug"]
+    log = (
+        "2026-08-19 09:00:00 [INFO] Starting agg worker 0 on node-a\n"
+        "2026-08-19 09:00:01 [INFO] Env: A=1\n"
+        "2026-08-19 09:00:01 [INFO] Command: python3 -m sglang.launch_server --port 6100\n"
+        "2026-08-19 09:00:01 [INFO] Log: /logs/node-a_agg_w0.out\n"
+    )
+    sweep = parse_sweep_log(io.BytesIO(log.encode()), "sweep_1.log")
+    assert sweep.started == "2026-08-19T09:00:00"
+    again = renders.get(tree, AGG, run=run_facts(RunData("run", sweeps=[sweep])))
+    assert again.release is not None and again.release.commit == srt_history["v58"]
+    assert again.release.as_of == "2026-08-19T09:00:00"
+    worker = _block(again.points[0].raw["sglang"], "worker")
+    assert any(a[0] == "--nccl-port" for a in worker["args"])
+    # the same state at both dates: the rendering is kept
+    assert renders.get(tree, AGG, run=run_facts(RunData("run", sweeps=[]))) is rendered
+    # --as-of fixes the date: the run's does not move it
+    fixed = Renders(srt_repo=repo, as_of="2026-08-05T12:00:00+00:00")
+    at = fixed.get(tree, AGG, run=run_facts(RunData("run", sweeps=[sweep])))
+    assert at.release is not None and at.release.commit == srt_history["aug"]
+
+
+def test_the_runs_recorded_commit_decides_the_rules_when_the_clone_has_it(
+    srt_history: dict[str, str],
+) -> None:
+    repo = Path(srt_history["repo"])
+    renders = Renders(srt_repo=repo)
+    rendered = renders.get(ERAS, AGG)  # the runner checks out v1.0.38: no NCCL port
+    assert not any(
+        a[0] == "--nccl-port" for a in _block(rendered.points[0].raw["sglang"], "worker")["args"]
+    )
+    again = renders.get(ERAS, AGG, run=RunFacts(srt_shas=(srt_history["v58"],)))
+    assert again.release is not None and again.release.commit == srt_history["v58"]
+    assert again.release.describe() == (
+        f"srt-slurm {srt_history['v58']} (1.x rules, carrying v1.0.58; "
+        "recorded by the run's srt-slurm-sha.txt)"
+    )
+    worker = _block(again.points[0].raw["sglang"], "worker")
+    assert any(a[0] == "--nccl-port" for a in worker["args"])
+    # a commit the clone lacks, or no clone: the statement only, the rendering is kept
+    assert renders.get(ERAS, AGG, run=RunFacts(srt_shas=("f" * 40,))) is rendered
+    plain = Renders()
+    first = plain.get(ERAS, AGG)
+    assert plain.get(ERAS, AGG, run=RunFacts(srt_shas=(srt_history["v58"],))) is first
+
+
+def test_a_pins_run_date_reads_the_branch_unless_as_of_is_given(
+    tmp_path: Path, srt_history: dict[str, str]
+) -> None:
+    tree = _runner_cloning(tmp_path, "git checkout main", dated="2026-08-05T12:00:00+00:00")
+    repo = Path(srt_history["repo"])
+    pinned = Renders(srt_repo=repo, pin_dates={AGG: "2026-08-19"})
+    at_pin = pinned.get(tree, AGG, date="2026-08-05")
+    assert at_pin.release is not None and at_pin.release.commit == srt_history["v58"]
+    chosen = Renders(srt_repo=repo, as_of="2026-08-05", pin_dates={AGG: "2026-08-19"})
+    at_as_of = chosen.get(tree, AGG)
+    assert at_as_of.release is not None and at_as_of.release.commit == srt_history["aug"]
+    # a caller's date (a tree written from git objects has no checkout date) comes last
+    dated = Renders(srt_repo=repo).get(tree, AGG, date="2026-08-19")
+    assert dated.release is not None and dated.release.commit == srt_history["v58"]
+
+
+def test_each_rendering_is_made_once_whoever_asks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import syncer.inferencex.render as render_mod
+
+    calls: list[tuple[str, str | None]] = []
+    real = render_mod.render_config
+
+    def counting(tree: Path, key: str, **kw: object) -> object:
+        calls.append((key, kw.get("version")))  # type: ignore[arg-type]
+        return real(tree, key, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(render_mod, "render_config", counting)
+    renders = Renders()
+    first = renders.get(ERAS, AGG)
+    assert renders.get(ERAS, AGG, run=RunFacts()) is first
+    assert renders(ERAS, AGG) is first
+    assert renders.get(ERAS, AGG, version=first.srt_version) is first  # its own line
+    assert calls == [(AGG, None)]
+    [(tree, key, rendering)] = list(renders.rendered())
+    assert (tree, key, rendering) == (ERAS, AGG, first)
+
+
+def test_a_refusal_is_kept_and_raised_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    import syncer.inferencex.render as render_mod
+
+    calls: list[str] = []
+
+    def refusing(tree: Path, key: str, **kw: object) -> object:
+        calls.append(key)
+        raise SyncError(f"{key}: refused")
+
+    monkeypatch.setattr(render_mod, "render_config", refusing)
+    renders = Renders()
+    for _ in range(2):
+        with pytest.raises(SyncError, match="refused"):
+            renders.get(ERAS, AGG)
+    assert calls == [AGG]

@@ -690,10 +690,9 @@ def test_a_verified_config_as_synced_does_not_keep_the_cookbook_pr_open(world):
 
 
 def _count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Every real ``render_config`` call of the current-srt-slurm rendering, by config key:
-    the bot's render cache and the three-way verify alike (both name it through a module)."""
+    """Every real ``render_config`` call, by config key: the bot's renderings and the
+    three-way verify alike (both go through ``syncer.inferencex.renders``)."""
     import syncer.inferencex.render as render_mod
-    import syncer.usecases.verify as verify_mod
 
     calls: list[str] = []
     real_render = render_mod.render_config
@@ -703,7 +702,6 @@ def _count_renders(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real_render(inferencex, key, **kw)
 
     monkeypatch.setattr(render_mod, "render_config", counting)
-    monkeypatch.setattr(verify_mod, "render_config", counting)
     return calls
 
 
