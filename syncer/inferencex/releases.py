@@ -29,6 +29,7 @@ from syncer.inferencex.runner_launch import (
     checkout,
     job_variables,
     runner_scripts,
+    script_reads,
 )
 from syncer.wording import js
 
@@ -201,17 +202,17 @@ def release_for(entry: ConfigEntry, *, submodule_commit: str | None = None) -> R
 
 def deciding_scripts(entry: ConfigEntry) -> list[Path]:
     """The key's runner scripts that choose its srt-slurm release (each clones one for the
-    key, or cannot be decided), so a change to one changes the key's render; none when its
-    scripts clone nothing (the submodule pin decides)."""
+    key, or cannot be decided), with the files each sources or reads its version from, so a
+    change to one changes the key's render; none when its scripts clone nothing (the
+    submodule pin decides)."""
     out = []
     for script in runner_scripts(entry):
         try:
-            chosen = script_release(script, job_variables(entry), root=entry.root_dir)
+            decides = script_release(script, job_variables(entry), root=entry.root_dir) is not None
         except SyncError:
-            out.append(script)  # the render refuses it, naming the script and line
-            continue
-        if chosen is not None:
-            out.append(script)
+            decides = True  # the render refuses it, naming the script and line
+        if decides:
+            out += [script, *script_reads(script, entry.root_dir)]
     return out
 
 
@@ -254,10 +255,11 @@ def script_release(
     found = checkout(script, variables, root=root)
     if found is None:
         return None
+    read = f", the ref read from {found.ref_file}" if found.ref_file else ""
     return Release(
         found.ref + found.fork,
         line_of(found.ref, pinned=False),
-        f"checked out by {found.script} line {found.line}",
+        f"checked out by {found.script} line {found.line}{read}",
     )
 
 

@@ -3,10 +3,18 @@ srt-slurm ref it clones or checks out for a job (the ``if``/``elif`` chains arou
 clone`` / ``git checkout`` lines evaluated with the key's own values; a condition the master
 config cannot decide is refused with the script and line), and the GPUs per node it writes into
 srt-slurm's cluster file. :mod:`syncer.inferencex.releases` turns the ref into a release.
+
+A file of the tree the script sources (``source "$(dirname "${BASH_SOURCE[0]}")/srt_slurm.sh"``)
+is read in its place, as bash would, and a version file it reads into a variable (``read -r V <
+"$ROOT/configs/srt-slurm-version.txt"``, ``V=$(cat configs/srt-slurm-version.txt)``) gives that
+variable its value (InferenceX PR #2384, commits 8fa3b4a3c and d8bdc7172): both are then files
+the key's render reads. A path this reader cannot work out, or one outside the tree, is not
+read; a ref that then stays a variable is refused as before.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Callable
@@ -28,15 +36,19 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Checkout:
     """The srt-slurm a runner script checks out: the ref, `` of <repo>`` for a fork, the
-    script as shown and the line."""
+    script as shown and the line (of the file it sources, when the clone is there), and the
+    version file the ref was read from, if any."""
 
     ref: str
     fork: str
     script: str
     line: int
+    ref_file: str | None = None
 
 
 SCRIPT_LIMIT = 1 << 20  # a launch script is a few hundred lines
+VERSION_LIMIT = 1 << 12  # a version file holds one ref
+SOURCE_DEPTH = 4  # files sourced by files sourced ...: InferenceX's go one deep
 RUNNERS_FILE = "runners.yaml"  # configs/runners.yaml: each runner label's self-hosted runners
 
 
@@ -144,75 +156,258 @@ _ASSIGN = re.compile(
 )
 
 
+# An assignment of a directory computed by `cd`-ing into it: `ROOT="$(cd "$(dirname
+# "${BASH_SOURCE[0]}")/.." >/dev/null 2>&1 || exit 1; pwd)"` (its lines joined), or `&& pwd`.
+_CD_PWD = re.compile(
+    r'^\s*(?:export\s+)?([A-Za-z_]\w*)="?\$\(\s*cd\s+(.+?)\s*(?:[12]?>\s*/dev/null(?:\s+2>&1)?)?'
+    r'\s*(?:\|\|\s*exit\b[^;&]*?)?\s*(?:&&|;)\s*pwd\s*\)"?\s*$'
+)
+# A version file read into a variable: `read -r V < FILE`, `V=$(cat FILE)`, `V="$(< FILE)"`.
+_READ = re.compile(r"^\s*(?:IFS=\S*\s+)?read\s+(?:-r\s+)?([A-Za-z_]\w*)\s*<\s*(\S.*?)\s*$")
+_CAT = re.compile(r'^\s*(?:export\s+)?([A-Za-z_]\w*)="?\$\(\s*(?:cat\s+|<\s*)(.+?)\s*\)"?\s*$')
+# Any other assignment of one word, kept when the word is a path this reader can work out.
+_WORD_ASSIGN = re.compile(r"^\s*(?:export\s+)?([A-Za-z_]\w*)=(\S+)\s*$")
+_SOURCE = re.compile(r"^\s*(?:source|\.)\s+(\S.*?)\s*(?:\|\|\s*(?:exit|return)\b.*)?$")
+# `$(dirname "${BASH_SOURCE[0]}")`, `${BASH_SOURCE[0]%/*}`, and the same of `$0`, as shlex
+# leaves them (inner quotes gone).
+_DIRNAME = re.compile(
+    r'\$\(\s*dirname\s+"?\$\{?(BASH_SOURCE(?:\[0\])?|0)\}?"?\s*\)|\$\{(BASH_SOURCE(?:\[0\])?|0)%/\*\}'
+)
+_VAR = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+# A `$(` left open at the end of an assignment's line, and the line closing it.
+_OPEN_SUBST = re.compile(r'^\s*(?:export\s+)?[A-Za-z_]\w*="?\$\(\s*$')
+_CLOSE_SUBST = re.compile(r'^\s*\)"?\s*$')
+
+
 @dataclass
 class _Frame:
-    """One ``if`` statement: its branches' conditions (None for ``else``) and lines."""
+    """One ``if`` statement: its branches' conditions (None for ``else``) and where each is
+    (the file as shown, the line)."""
 
-    branches: list[tuple[str | None, int]]
+    branches: list[tuple[str | None, tuple[str, int]]]
 
 
 @dataclass(frozen=True)
 class _Step:
     """A clone or checkout of srt-slurm in a runner script, where it is."""
 
-    line: int
+    where: tuple[str, int]  # the file as shown (the launch script or a file it sources), line
     kind: str  # "clone" (ref may be None) or "checkout"
     ref: str | None
     repo: str | None
     path: tuple[tuple[int, int], ...]  # (frame id, branch index) from the outermost
+    ref_file: str | None = None  # the version file a `--branch "$V"` ref was read from
 
 
-@lru_cache(maxsize=64)
-def _steps(text: str) -> tuple[list[_Step], list[_Frame], dict[str, str]]:
-    """The script's srt-slurm clone/checkout steps with the ``if`` frames enclosing each, and
-    its plain top-level assignments (parsed once per script text; callers only read them)."""
-    frames: list[_Frame] = []
+@dataclass
+class _Parsed:
+    """A launch script read with the files it sources: its srt-slurm steps, the ``if``
+    frames, its plain top-level assignments (version files' values included), the version
+    file each such variable was read from, and every file read besides the script."""
+
+    steps: list[_Step]
+    frames: list[_Frame]
+    assigned: dict[str, str]
+    ref_files: dict[str, str]
+    reads: list[Path]
+    missing: list[Path]  # tree paths it would read that are not there (yet)
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """The script's lines as bash reads its commands: a line ending in ``\\`` joined with the
+    next, an assignment's ``$(`` left open joined with its lines up to the closing ``)``
+    (``; ``-separated); each with the number of its first line."""
+    out: list[tuple[int, str]] = []
+    lines = text.splitlines()
+    index = 0
+    while index < len(lines):
+        number, line = index + 1, lines[index]
+        index += 1
+        while line.endswith("\\") and index < len(lines):
+            line = line[:-1] + " " + lines[index].strip()
+            index += 1
+        if _OPEN_SUBST.match(line):
+            body: list[str] = []
+            while index < len(lines) and not _CLOSE_SUBST.match(lines[index]):
+                body.append(lines[index].strip())
+                index += 1
+            if index < len(lines):
+                closing = lines[index].strip()
+                index += 1
+                line = line.rstrip() + "; ".join(body) + closing
+        out.append((number, line))
+    return out
+
+
+def _parse(script: Path, root: Path | None) -> _Parsed:
+    """``script``'s srt-slurm steps, reading the tree's files it sources in their place
+    (``root``: the checkout, which files are shown relative to; else the script's tree)."""
+    tree = root or script.parent.parent
+    parsed = _Parsed([], [], {}, {}, [], [])
+    paths: dict[str, Path] = {}  # variables holding a directory or file of the tree
     stack: list[int] = []
-    steps: list[_Step] = []
-    assigned: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.split(" #", 1)[0] if not raw.lstrip().startswith("#") else ""
-        if m := _IF.match(line):
-            if m.group(1) == "if":
-                frames.append(_Frame([]))
-                stack.append(len(frames) - 1)
-            if stack:
-                frames[stack[-1]].branches.append((m.group(2), number))
-            continue
-        if _ELSE.match(line):
-            if stack:
-                frames[stack[-1]].branches.append((None, number))
-            continue
-        if _FI.match(line):
-            if stack:
-                stack.pop()
-            continue
-        path = tuple((f, len(frames[f].branches) - 1) for f in stack)
-        if (m := _ASSIGN.match(line)) and not stack:
-            assigned[m.group(1)] = m.group(2).strip("\"'")
-        if m := _CLONE.match(line):
-            try:
-                words = shlex.split(m.group(1), comments=True)
-            except ValueError:
-                words = m.group(1).split()
-            words = [_expand(w, assigned) for w in words]
-            repo = next((w for w in words if "srt-slurm" in w and "://" in w), None)
-            if repo is None and not any("srt-slurm" in w or "SRT" in w for w in words):
+    # InferenceX's workflows run `bash ./runners/launch_<cluster>.sh` from the workspace root.
+    cwd = script.parent.parent
+
+    def path_of(word: str, here: Path) -> Path | None:
+        """The tree file or directory ``word`` names, or None when this reader cannot tell
+        or it is outside the tree (a virtualenv, $HOME: nothing InferenceX holds)."""
+        try:
+            words = shlex.split(word, comments=True)
+        except ValueError:
+            return None
+        if len(words) != 1:
+            return None
+        text = _DIRNAME.sub(
+            lambda m: str((here if (m.group(1) or m.group(2)).startswith("B") else script).parent),
+            words[0],
+        )
+
+        def value(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name in ("GITHUB_WORKSPACE", "PWD"):
+                return str(cwd)
+            if name in paths:
+                return str(paths[name])
+            return parsed.assigned.get(name, m.group(0))
+
+        text = _VAR.sub(value, text)
+        if "$" in text or "`" in text or not text:
+            return None
+        found = Path(os.path.normpath(cwd / text))
+        try:
+            found.resolve().relative_to(tree.resolve())
+        except (OSError, ValueError):
+            return None
+        return found
+
+    def version(name: str, word: str, here: Path, *, first_line: bool) -> None:
+        file = path_of(word, here)
+        if file is None or not file.is_file():
+            parsed.missing += [file] if file is not None else []
+            return
+        text = read_capped(file, VERSION_LIMIT, "srt-slurm version file").decode("utf-8", "replace")
+        value = (text.splitlines() or [""])[0].strip() if first_line else text.strip()
+        parsed.reads.append(file)
+        if value and not any(c.isspace() for c in value):
+            parsed.assigned[name] = value
+            parsed.ref_files[name] = _shown(file, root)
+
+    def walk(path: Path, chain: tuple[Path, ...]) -> None:
+        shown = _shown(path, root)
+        for number, raw in _logical_lines(_read(path)):
+            line = raw.split(" #", 1)[0] if not raw.lstrip().startswith("#") else ""
+            where = (shown, number)
+            if m := _IF.match(line):
+                if m.group(1) == "if":
+                    parsed.frames.append(_Frame([]))
+                    stack.append(len(parsed.frames) - 1)
+                if stack:
+                    parsed.frames[stack[-1]].branches.append((m.group(2), where))
                 continue
-            ref = None
-            if "--branch" in words and words.index("--branch") + 1 < len(words):
-                ref = words[words.index("--branch") + 1]
-            steps.append(_Step(number, "clone", ref, repo, path))
-        elif (m := _CHECKOUT.match(line)) and steps:
-            # a checkout after an srt-slurm clone moves that checkout
-            steps.append(_Step(number, "checkout", m.group(1).strip("\"'"), None, path))
-    return steps, frames, assigned
+            if _ELSE.match(line):
+                if stack:
+                    parsed.frames[stack[-1]].branches.append((None, where))
+                continue
+            if _FI.match(line):
+                if stack:
+                    stack.pop()
+                continue
+            if m := _SOURCE.match(line):
+                target = path_of(m.group(1), path)
+                if target is not None and not target.is_file():
+                    parsed.missing.append(target)
+                known = target is not None and target.is_file() and target not in chain
+                if known and target is not None and len(chain) < SOURCE_DEPTH:
+                    parsed.reads.append(target)
+                    walk(target, (*chain, target))
+                continue
+            if not stack:
+                _assignment(line, path)
+            if m := _CLONE.match(line):
+                try:
+                    given = shlex.split(m.group(1), comments=True)
+                except ValueError:
+                    given = m.group(1).split()
+                words = [_expand(w, parsed.assigned) for w in given]
+                repo = next((w for w in words if "srt-slurm" in w and "://" in w), None)
+                if repo is None and not any("srt-slurm" in w or "SRT" in w for w in words):
+                    continue
+                ref = ref_file = None
+                if "--branch" in words and words.index("--branch") + 1 < len(words):
+                    at = words.index("--branch") + 1
+                    ref, ref_file = words[at], _variable_file(given[at])
+                parsed.steps.append(_Step(where, "clone", ref, repo, _at(), ref_file))
+            elif (m := _CHECKOUT.match(line)) and parsed.steps:
+                # a checkout after an srt-slurm clone moves that checkout
+                ref = m.group(1).strip("\"'")
+                parsed.steps.append(_Step(where, "checkout", ref, None, _at()))
+
+    def _variable_file(word: str) -> str | None:
+        m = re.fullmatch(r"\$\{?([A-Za-z_]\w*)\}?", word)
+        return parsed.ref_files.get(m.group(1)) if m else None
+
+    def _at() -> tuple[tuple[int, int], ...]:
+        return tuple((f, len(parsed.frames[f].branches) - 1) for f in stack)
+
+    def _assignment(line: str, here: Path) -> None:
+        if m := _CD_PWD.match(line):
+            if (folder := path_of(m.group(2), here)) is not None:
+                paths[m.group(1)] = folder
+        elif m := _READ.match(line):
+            version(m.group(1), m.group(2), here, first_line=True)
+        elif m := _CAT.match(line):
+            version(m.group(1), m.group(2), here, first_line=False)
+        elif m := _ASSIGN.match(line):
+            parsed.assigned[m.group(1)] = m.group(2).strip("\"'")
+        elif (m := _WORD_ASSIGN.match(line)) and "$" in m.group(2):
+            named = path_of(m.group(2), here)
+            if named is not None:
+                paths[m.group(1)] = named
+
+    walk(script, (script,))
+    return parsed
 
 
 def _expand(word: str, assigned: dict[str, str]) -> str:
     """A word that is exactly ``$VAR`` / ``${VAR}`` of a plain top-level assignment."""
     m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", word)
     return assigned.get(m.group(1), word) if m else word
+
+
+def _parsed(script: Path, root: Path | None) -> _Parsed:
+    """:func:`_parse`, once per version of the script and of every file it read (every key
+    of a cluster reads the same script, for its release and for discovery)."""
+    key = (str(script), str(root))
+    cached = _PARSED.get(key)
+    if cached is not None and cached[0] == _stamps([script, *cached[1].reads, *cached[1].missing]):
+        return cached[1]
+    parsed = _parse(script, root)
+    if len(_PARSED) >= 64:
+        _PARSED.pop(next(iter(_PARSED)))
+    _PARSED[key] = (_stamps([script, *parsed.reads, *parsed.missing]), parsed)
+    return parsed
+
+
+_PARSED: dict[tuple[str, str], tuple[tuple[tuple[int, int] | None, ...], _Parsed]] = {}
+
+
+def _stamps(paths: list[Path]) -> tuple[tuple[int, int] | None, ...]:
+    out: list[tuple[int, int] | None] = []
+    for path in paths:
+        try:
+            st = path.stat()
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
+def script_reads(script: Path, root: Path | None = None) -> list[Path]:
+    """The files of the tree ``script`` reads for its srt-slurm choice besides itself: the
+    files it sources and the version files it reads a ref from."""
+    return list(dict.fromkeys(_parsed(script, root).reads))
 
 
 def _read(script: Path) -> str:
@@ -354,17 +549,16 @@ def checkout(
 ) -> Checkout | None:
     """The srt-slurm ref ``script`` checks out for a job with these ``variables``; None when
     the script clones no srt-slurm. Undecidable choices are refused with the line."""
-    text = _read(script)
-    steps, frames, assigned = _steps(text)
-    if not steps:
+    parsed = _parsed(script, root)
+    if not parsed.steps:
         return None
-    shown = _shown(script, root)
+    frames, assigned = parsed.frames, parsed.assigned
     memo: dict[tuple[int, int], bool] = {}
 
     def taken(step: _Step) -> bool:
         for frame, branch in step.path:
             for index in range(branch + 1):
-                cond, number = frames[frame].branches[index]
+                cond, (shown, number) = frames[frame].branches[index]
                 key = (frame, index)
                 if key not in memo:
                     memo[key] = True if cond is None else _evaluate(cond, variables, shown, number)
@@ -374,18 +568,17 @@ def checkout(
                     return False
         return True
 
-    ref: str | None = None
+    last: _Step | None = None
     repo: str | None = None
-    where = 0
-    for step in steps:
+    for step in parsed.steps:
         if not taken(step):
             continue
+        last = step
         if step.kind == "clone":
-            ref, repo, where = step.ref, step.repo, step.line
-        else:
-            ref, where = step.ref, step.line
-    if where == 0:
+            repo = step.repo
+    if last is None:
         return None
+    (shown, where), ref, ref_file = last.where, last.ref, last.ref_file
     if ref is None:
         ref = "main"  # a clone without --branch and no checkout: the default branch
     if ref.startswith("$"):
@@ -393,10 +586,11 @@ def checkout(
         if name not in assigned:
             raise SyncError(
                 f"the srt-slurm ref {js(ref)} is a variable this reader cannot resolve "
-                "(no plain assignment in the script); cannot tell which srt-slurm ran",
+                "(no plain assignment in the script, nor a version file it reads); cannot "
+                "tell which srt-slurm ran",
                 path=shown,
                 line=where,
             )
-        ref = assigned[name]
+        ref, ref_file = assigned[name], parsed.ref_files.get(name)
     fork = "" if repo is None or "NVIDIA/srt-slurm" in repo else f" of {repo}"
-    return Checkout(ref, fork, shown, where)
+    return Checkout(ref, fork, shown, where, ref_file)

@@ -108,8 +108,9 @@ class Cookbook:
         ``push_url`` names a fork the bot branch is pushed to.
 
         In a dry run a checkout is never fetched into (nor given a remote): its ``origin`` is
-        cloned into ``cache_dir`` instead, borrowing the checkout's objects, and the caller
-        passes a scratch ``cache_dir`` so nothing outlives the run.
+        cloned into ``cache_dir`` instead, borrowing the checkout's objects (a checkout
+        without one is cloned itself), and the caller passes a scratch ``cache_dir`` so nothing
+        outlives the run.
         """
         local = Path(source)
         kw = {"plan": plan, "identity": identity, "token": token, "push_url": push_url}
@@ -119,8 +120,11 @@ class Cookbook:
                 book = cls(local, **kw)  # type: ignore[arg-type]
                 book.fetch()
                 return book
-            source = cls(local)._git("remote", "get-url", operands=["origin"]).strip()
-            reference = [f"--reference={local}"]
+            origin = cls(local)._git("remote", "get-url", operands=["origin"], check=False).strip()
+            # A checkout without an origin (a cookbook made locally) is its own source: it is
+            # cloned as it is, its branches being the cookbook's.
+            source = origin or str(local.resolve())
+            reference = [f"--reference={local}"] if origin else []
         digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
         target = Path(cache_dir) / f"cookbook-{digest}"
         book = cls(target, **kw)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ from conftest import ROOT
 from ghschema import check_event
 
 EVENTS = ROOT / "examples" / "events"
-NAMES = ["issue_comment", "pull_request", "schedule", "workflow_dispatch"]
+NAMES = ["issue_comment", "pull_request", "repository_dispatch", "schedule", "workflow_dispatch"]
 
 
 def test_the_examples_are_exactly_the_events_the_workflow_sends() -> None:
@@ -23,7 +23,9 @@ def test_the_examples_are_exactly_the_events_the_workflow_sends() -> None:
         assert f"examples/events/{name}.json" in doc, name
 
 
-@pytest.mark.parametrize("name", ["issue_comment", "pull_request", "workflow_dispatch"])
+@pytest.mark.parametrize(
+    "name", ["issue_comment", "pull_request", "repository_dispatch", "workflow_dispatch"]
+)
 def test_a_webhook_example_is_githubs_shape(name: str) -> None:
     check_event(name, json.loads((EVENTS / f"{name}.json").read_text(encoding="utf-8")))
 
