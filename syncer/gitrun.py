@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from syncer import secrets
+from syncer import costs, secrets
 from syncer.errors import SyncError
 from syncer.wording import js
 
@@ -150,6 +150,7 @@ def run(
     cmd = argv(args, repo=repo, git_dir=git_dir, remote_=remote, operands=operands, paths=paths)
     place = where or str(repo or git_dir or cwd or "")
     name = args[0] if args else "git"
+    costs.git_started(args)
     try:
         proc = subprocess.run(
             cmd, cwd=cwd, env=git_env(env), input=input, capture_output=True,
@@ -196,6 +197,7 @@ def popen(
     import subprocess
 
     cmd = argv(args, repo=repo, git_dir=git_dir)
+    costs.git_started(args)
     try:
         return subprocess.Popen(
             cmd, cwd=cwd, env=git_env(env),

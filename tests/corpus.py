@@ -46,6 +46,26 @@ STORED_VERSIONS = {
     "Qwen/qwen3.5": 1,
     "Qwen/qwen3.8-flash-next": 1,
 }
+# Why the store's other versions of a module are not in the corpus: their commits are named by
+# none of the session's tools. find_files gives one commit per path (with the count of versions),
+# read_file without a commit returns one fixed version, find_string does not index the modules,
+# a snapshot of sgl-project/sglang is over fetch's size limit (1.2 GB), and read_file at the
+# commits other files of the same folders name (PROBED_COMMITS) holds no version of them.
+UNNAMED_VERSIONS = "no tool names their commits (tests/corpus.py: UNNAMED_VERSIONS)"
+PROBED_COMMITS = {
+    "652614ed": "qwen3.5.jsx, the decoder's newest: deepseek-v4.jsx, glm-5.2.jsx not at it",
+    "654fcf72": "qwen3.8-flash-next.jsx: deepseek-v4.jsx not at it",
+    "263f1b86": "most autoregressive snippets: deepseek-v4.jsx, glm-5.2.jsx not at it",
+    "fe8610c0": "the DeepSeek-V4 page: deepseek-v4.jsx not at it",
+    "83572181": "the GLM-5.2 page: glm-5.2.jsx not at it",
+    "0c4057b6": "a DeepSeek-V4.1 page version: deepseek-v4_1.jsx not at it",
+    "5caafd21": "a DeepSeek-V4.1 page version: deepseek-v4_1.jsx not at it",
+    "2b484a51": "deepseek-v4.jsx, deepseek-v4_1.jsx: glm-5.2.jsx not at it",
+    "af96f0aa": "_srt_slurm_deployment.jsx: glm-5.2.jsx not at it",
+    "00c17caf": "_deployment.jsx: glm-5.2.jsx not at it",
+    "b9dec767": "_playground.jsx: glm-5.2.jsx not at it",
+    "93b8b5ba": "the DeepSeek-V4 DSpark page: glm-5.2.jsx not at it",
+}
 # A commit whose copies under pairs/ are not that commit's files (pairs/README.md: the master
 # config of 68898926 is 0f45d5f4's, a stand-in).
 STAND_INS = {"68898926209230628f500819194999b8dd89f17d": "its master config is not public"}

@@ -24,11 +24,12 @@ from pathlib import Path
 
 import forkserver
 import pytest
-from corpus import INFERENCEX, MANIFEST, cache_dir, cached, cell_inputs
+from corpus import INFERENCEX, MANIFEST, UNNAMED_VERSIONS, cache_dir, cached, cell_inputs
 
+from syncer.cookbook.cells import module_layout
 from syncer.cookbook.decode import decoder_for_text
 from syncer.errors import SyncError
-from syncer.inferencex.cookbook_layout import layout_of, layout_order
+from syncer.inferencex.cookbook_layout import layout_order
 from syncer.inferencex.render import RenderedConfig, render_config
 from syncer.model import Selection
 
@@ -97,14 +98,10 @@ def _kinds(blocks: list[dict]) -> list[str]:
 
 
 @functools.cache
-def _layout(path: str) -> str | None:
-    """The block layout a module version was written in, read from its own cells."""
-    decoder = decoder_for_text(Path(path).read_text(encoding="utf-8"), path)
-    return layout_of(
-        decoder.blocks_for(Selection(ci, 0, router, None))
-        for ci, cell in enumerate(decoder.data["cells"])
-        for router in cell["routers"]
-    )
+def _layout(path: str) -> str:
+    """The block layout a module version was written in, read from its own cells (the rule
+    ``sync generate`` writes an existing module's new cells by)."""
+    return module_layout(decoder_for_text(Path(path).read_text(encoding="utf-8"), path))
 
 
 def _check_cell(decoder, module: dict, ci: int, sha: str, key: str) -> list[str]:
@@ -137,7 +134,7 @@ def _check_cell(decoder, module: dict, ci: int, sha: str, key: str) -> list[str]
             ours = q.cookbook.get(router, [])
             if _by_content(published) == _by_content(ours):
                 # the same blocks, in the order of the generator version that wrote the module
-                layout = _layout(decoder.path) or "newest"
+                layout = _layout(decoder.path)
                 if _kinds(published) != _kinds(layout_order(ours, layout)):
                     out.append(f"point {pi} router {router}: order differs ({layout} layout)")
                 continue
@@ -211,11 +208,21 @@ def test_every_checkable_cell_of_every_module_version_is_reproduced() -> None:
             f"{MANIFEST.name}): fill it with python tests/corpus.py fill"
         )
     tallies = _tallies()
-    report = "\n".join(t.line(name) for name, t in tallies.items())
+    report = "\n".join([*(t.line(name) for name, t in tallies.items()), *_versions_absent()])
     print(report)
     failures = [f for t in tallies.values() for f in t.failures]
     assert not failures, report + "\n" + "\n".join(failures)
     assert sum(t.checkable for t in tallies.values()) > 0, report
+
+
+def _versions_absent() -> list[str]:
+    """Per model, the versions the store holds that the corpus lacks, with the reason."""
+    held = Counter(entry["model"] for entry in _manifest()["modules"])
+    return [
+        f"{model}: {held[model]} of {stored} stored versions in the corpus"
+        + (f"; {stored - held[model]} not: {UNNAMED_VERSIONS}" if stored > held[model] else "")
+        for model, stored in sorted(_manifest()["stored_versions"].items())
+    ]
 
 
 def test_the_manifest_names_every_cells_inputs_or_why_they_are_not_public() -> None:
@@ -240,9 +247,9 @@ def test_the_manifest_names_every_cells_inputs_or_why_they_are_not_public() -> N
 # order) is a note of the audit since issue 37.4, no finding: every edit keeps it as published.
 
 
-def _audit_findings(root: Path) -> list[tuple[str, dict]]:
+def _audits(root: Path) -> dict[str, dict]:
     """``sync audit`` (offline) of every module version of the cache against the InferenceX
-    trees the cache holds (a folder of trees named by commit): ``(module version, finding)``."""
+    trees the cache holds (a folder of trees named by commit): its JSON report per version."""
     trees = root / "trees"
     for name, entry in _manifest()["inputs"].items():
         sha = name.split(" ", 1)[0]
@@ -250,9 +257,11 @@ def _audit_findings(root: Path) -> list[tuple[str, dict]]:
             target = trees / sha[:8] / path
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(cached({"repo": INFERENCEX, "commit": sha, "path": path}), target)
-    found = []
+    reports = {}
     for module in _manifest()["modules"]:
         version = f"{module['model']}@{module['commit'][:8]}"
+        if not cached(module).is_file():
+            continue
         cookbook = root / version.replace("/", "_")
         (cookbook / module["model"]).parent.mkdir(parents=True)
         shutil.copyfile(cached(module), cookbook / f"{module['model']}.jsx")
@@ -263,10 +272,14 @@ def _audit_findings(root: Path) -> list[tuple[str, dict]]:
             capture_output=True, text=True, timeout=300,
         )  # fmt: skip
         assert done.returncode in (0, 1), done.stderr
-        report = json.loads(done.stdout)
-        found += [(version, f) for m in report["modules"] for f in m["findings"]]
-        found += [(version, f) for c in report["cells"] for f in c.get("findings", [])]
-    return found
+        reports[version] = json.loads(done.stdout)
+    return reports
+
+
+def _findings(report: dict) -> list[dict]:
+    return [f for m in report["modules"] for f in m["findings"]] + [
+        f for c in report["cells"] for f in c.get("findings", [])
+    ]
 
 
 def _explained(finding: dict) -> str | None:
@@ -281,10 +294,28 @@ def _explained(finding: dict) -> str | None:
 
 
 def test_sync_audit_over_the_corpus_finds_only_explained_drift(tmp_path: Path) -> None:
+    """Every finding of the audit on a published cell is the module's own drift, explained;
+    and the audit agrees with the corpus test on which cells reproduce."""
     if not _cache_present():
         pytest.skip(f"corpus cache absent at {cache_dir()}: python tests/corpus.py fill")
-    findings = _audit_findings(tmp_path)
-    reasons = Counter((_explained(f) or "UNEXPLAINED") for _, f in findings)
-    print(f"sync audit over the corpus: {len(findings)} findings", dict(reasons))
-    unexplained = [(v, f["message"]) for v, f in findings if _explained(f) is None]
+    reports, tallies = _audits(tmp_path), _tallies()
+    lines, unexplained, total = [], [], Counter[str]()
+    for version, report in reports.items():
+        findings = _findings(report)
+        reasons = Counter((_explained(f) or "UNEXPLAINED") for f in findings)
+        total.update(reasons)
+        recipe = report["counts"]["recipe"]
+        lines.append(
+            f"{version}: {len(findings)} findings"
+            + (f" ({reasons[NATS_UNSHIPPED]} NATS_UNSHIPPED)" if findings else "")
+            + f"; recipe agrees {recipe['agrees']}, differs {recipe['differs']}, "
+            f"not checked {recipe['not-checked']}"
+        )
+        unexplained += [(version, f["message"]) for f in findings if _explained(f) is None]
+        # the audit's verdict per cell is the corpus test's: reproduced cells agree, the
+        # module's own drift differs
+        tally = tallies[version]
+        assert (recipe["agrees"], recipe["differs"]) == (tally.reproduced, tally.drift), version
+    print(f"sync audit over the corpus: {sum(total.values())} findings, {dict(total)}")
+    print("\n".join(lines))
     assert not unexplained, unexplained

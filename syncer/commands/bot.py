@@ -81,7 +81,7 @@ from syncer.wording import count, js
 @options.folder_option(
     "--cache-dir",
     default=user_cache_dir,
-    help="Where a cloned cookbook is kept.",
+    help="Where a cloned cookbook and the pinned runs' downloaded logs are kept.",
 )
 @options.api_url_option()
 @options.date_option("generatedOn (default: today).")

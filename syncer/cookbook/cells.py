@@ -12,13 +12,14 @@ the decoder computes them from the cell's ``kv`` and the module's ``kvMooncake``
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from syncer import links
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.module_data import CellMeta, MooncakeTier
 from syncer.errors import SyncError
+from syncer.inferencex.cookbook_layout import NEWEST_LAYOUT, layout_of, layout_order
 from syncer.model import Block, Selection
 from syncer.syncconfig import ConfigSpec, ModelSpec
 from syncer.wording import js, kind
@@ -92,6 +93,35 @@ class ModuleSpec:
     kv_mooncake: MooncakeTier | None
     files: dict[str, dict[str, str]]
     cells: list[CellSpec]
+
+
+def module_layout(decoder: Decoder) -> str:
+    """The block order of the generator version that wrote a module, read from its own cells
+    (``cookbook_layout.layout_of``); the newest when no cell tells the orders apart, as for a
+    module that does not exist yet."""
+    deployments = (
+        decoder.blocks_for(Selection(ci, 0, router, None))
+        for ci, cell in enumerate(decoder.data.get("cells") or [])
+        for router in cell.get("routers") or {}
+    )
+    return layout_of(deployments) or NEWEST_LAYOUT
+
+
+def laid_out(cells: list[CellSpec], layout: str) -> list[CellSpec]:
+    """``cells`` with every point's blocks in ``layout``'s order, so that cells written into a
+    module stand as its own cells do (rendered cells come in the newest order)."""
+    if layout == NEWEST_LAYOUT:
+        return cells
+    return [
+        replace(
+            cell,
+            points=[
+                replace(p, blocks={r: layout_order(b, layout) for r, b in p.blocks.items()})
+                for p in cell.points
+            ],
+        )
+        for cell in cells
+    ]
 
 
 # The full-URL provenance keys of old-format points (read by ``point_prov_from_urls``).

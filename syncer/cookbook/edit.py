@@ -25,6 +25,7 @@ paste. Rewriting a module in this tool's own compaction is ``sync reencode``'s j
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from typing import Any
 
 from syncer import collector
 from syncer.cookbook import compact, encode
-from syncer.cookbook.cells import CellSpec
+from syncer.cookbook.cells import CellSpec, laid_out, module_layout
 from syncer.cookbook.decode import Decoder, provenance_urls
 from syncer.cookbook.emit import emit_module
 from syncer.cookbook.jsmodule import parse_module
@@ -127,7 +128,10 @@ def edit_module(old_text: str, inputs: EditInputs, *, path: str = "<module>") ->
     if emit_module(module.header, module.name, module.value) != old_text:
         raise SyncError(f"data module {LAYOUT_REFUSED}", path=path)
     with collector.paused():
-        editor = _Editor(module.value, inputs, path)
+        # new cells stand in the order of the generator version that wrote the module
+        layout = module_layout(Decoder(module.value, path))
+        fresh = {key: laid_out(cells, layout) for key, cells in inputs.fresh.items()}
+        editor = _Editor(module.value, dataclasses.replace(inputs, fresh=fresh), path)
         value = editor.edited()
         header = _header(list(module.header), module.value.get("source") or {}, value["source"])
         text = emit_module(header, module.name, value)

@@ -29,12 +29,13 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from syncer import checkout, gitrun
+from syncer import checkout, costs, gitrun
 from syncer.errors import SyncError
 from syncer.gitcheckout import ObjectReader, Unanswered, checked_out
+from syncer.inferencex import objectstore
 from syncer.wording import PATH_CHARS, js
 
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -132,28 +133,95 @@ def local_ref(ref: str) -> str:
     return REF_PREFIX + name
 
 
-def fetch(clone: Path, remote: str, refs: list[str]) -> dict[str, str | None]:
+def fetch(
+    clone: Path, remote: str, refs: list[str], *, partial: bool = False
+) -> dict[str, str | None]:
     """Fetch ``refs`` (``main``, ``refs/pull/<n>/head``, a 40-hex commit) of ``remote`` into the
-    clone, and answer each one's commit (None: the remote has no such ref). Each ref is its own
-    fetch, so one missing ref (a deleted PR head) does not stop the others."""
+    clone, and answer each one's commit (None: the remote has no such ref). One fetch for them
+    all; when it fails (a deleted PR head), each ref is fetched on its own, so one missing ref
+    does not stop the others. A commit the clone has is not fetched again.
+
+    ``partial``: the clone is the bot's partial clone of ``remote`` (:data:`PROMISOR`, commits
+    and trees only, blobs fetched when read: :func:`_batch`). A remote that does not filter (a
+    local path) sends every object instead, and nothing else changes."""
     gitrun.remote(remote)
     for ref in refs:
         gitrun.operand(ref, "ref")
+    source = _promisor(clone, remote) if partial else remote
+    names = list(dict.fromkeys(ref for ref in refs if not SHA.fullmatch(ref)))
+    _fetch_all(clone, source, [f"+{ref}:{local_ref(ref)}" for ref in names], partial)
+    # Commits by id after the refs: a PR's head is most often its ref's tip, just fetched.
+    shas = list(dict.fromkeys(ref for ref in refs if SHA.fullmatch(ref)))
+    _fetch_all(clone, source, [sha for sha in shas if not has_commit(clone, sha)], partial)
     out: dict[str, str | None] = {}
     for ref in refs:
         if SHA.fullmatch(ref):
-            if not has_commit(clone, ref):
-                _git(clone, "fetch", "--quiet", "--no-tags", remote=remote, operands=[ref],
-                     check=False)  # fmt: skip
             out[ref] = ref if has_commit(clone, ref) else None
-            continue
-        target = local_ref(ref)
-        _git(
-            clone, "fetch", "--quiet", "--no-tags", remote=remote, operands=[f"+{ref}:{target}"],
-            check=False,
-        )  # fmt: skip
-        out[ref] = resolve(clone, target)
+        else:
+            out[ref] = resolve(clone, local_ref(ref))
     return out
+
+
+# The bot's InferenceX clone fetches from this remote (its URL set by :func:`fetch`): the
+# promisor remote of a partial clone, from which the blobs a tree needs are fetched.
+PROMISOR = "infx-sync"
+
+
+def _fetch_all(clone: Path, source: str, specs: list[str], partial: bool) -> None:
+    if specs and not _fetch(clone, source, specs, partial) and len(specs) > 1:
+        for spec in specs:
+            _fetch(clone, source, [spec], partial)
+
+
+def _fetch(clone: Path, source: str, specs: list[str], partial: bool) -> bool:
+    """One ``git fetch`` of ``specs``; whether it succeeded. The bytes it added to the clone's
+    object store are counted (:mod:`syncer.costs`)."""
+    objects = _git_dir(clone) / "objects"
+    before = costs.disk_usage(objects)
+    filters = ("--filter=blob:none",) if partial else ()
+    proc = gitrun.run(
+        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", *filters, git_dir=_git_dir(clone),
+        remote=source, operands=specs, timeout=GIT_TIMEOUT, check=False, where=str(clone),
+    )  # fmt: skip
+    costs.COSTS.bytes_fetched += max(0, costs.disk_usage(objects) - before)
+    return proc.returncode == 0
+
+
+def _promisor(clone: Path, url: str) -> str:
+    """:data:`PROMISOR`, its URL set to ``url`` (one git process, only when it changes)."""
+    if _config_value(clone, "remote", PROMISOR, "url") != url:
+        _git(clone, "config", operands=[f"remote.{PROMISOR}.url", url])
+    return PROMISOR
+
+
+def _config_value(clone: Path, section: str, sub: str | None, key: str) -> str | None:
+    """A value of the clone's own config file as the tool writes it (``git config``'s layout:
+    ``[section "sub"]`` then ``\tkey = value``), read without a git process; None when absent
+    or written otherwise (then the caller asks git, or sets it)."""
+    try:
+        text = (_git_dir(clone) / "config").read_text("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    header = f'[{section} "{sub}"]' if sub is not None else f"[{section}]"
+    current = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            current = stripped
+            continue
+        name, eq, value = stripped.partition("=")
+        if current == header and eq and name.strip().lower() == key.lower():
+            return value.strip()
+    return None
+
+
+def is_partial(clone: Path) -> bool:
+    """Whether the clone is a partial clone (blobs fetched when read): a clone made with a
+    filter, or one whose remote a filtered fetch made a promisor."""
+    return (
+        _config_value(clone, "extensions", None, "partialclone") is not None
+        or (_config_value(clone, "remote", PROMISOR, "promisor") or "").lower() == "true"
+    )
 
 
 def origin_url(clone: Path) -> str | None:
@@ -195,6 +263,10 @@ def commit_date(clone: Path, rev: str = "HEAD") -> str | None:
     sha = resolve(clone, rev)
     if sha is None:
         return None
+    try:
+        return _commit_info(_reader(clone), sha)[2]
+    except (Unanswered, _NotPlain):
+        pass  # git says what it makes of such a commit
     out = _git(clone, "log", "-1", "--format=%cI", operands=[sha], check=False).decode(
         "ascii", "replace"
     )
@@ -260,14 +332,106 @@ def newest_tag(clone: Path, commit: str) -> str | None:
 
 
 def has_commit(clone: Path, sha: str) -> bool:
-    return bool(SHA.fullmatch(sha)) and resolve(clone, sha) == sha
+    if not SHA.fullmatch(sha):
+        return False
+    if is_partial(clone) and objectstore.present(_git_dir(clone), [sha]) == set():
+        return False  # asking git would fetch it (and its history) from the promisor remote
+    return resolve(clone, sha) == sha
 
 
 def merge_base(clone: Path, a: str, b: str) -> str | None:
-    """The best common ancestor of two commits (what a PR's "Files changed" compares against)."""
+    """The best common ancestor of two commits (what a PR's "Files changed" compares against):
+    found by the clone's reader as ``git merge-base`` finds it; git itself is asked when there
+    are several candidates (criss-cross merges: git chooses among them) or the reader cannot
+    walk the commits."""
+    if SHA.fullmatch(a) and SHA.fullmatch(b):
+        try:
+            found = _merge_bases(_reader(clone), a, b)
+        except (Unanswered, _NotPlain):
+            found = []
+        if len(found) == 1:
+            return found[0]
     raw = _git(clone, "merge-base", operands=[a, b], check=False)
     out = raw.decode("ascii", "replace").strip()
     return out if SHA.fullmatch(out) else None
+
+
+_ONE, _TWO, _STALE = 1, 2, 4
+# commit id -> (committer time, parents, that time as git's %cI prints it): commits never
+# change, and a reconcile walks main's newest history once per PR.
+_COMMITS: dict[str, tuple[int, tuple[str, ...], str]] = {}
+
+
+def _merge_bases(reader: ObjectReader, a: str, b: str) -> list[str]:
+    """The candidates git's ``paint_down_to_common`` finds for ``a`` and ``b`` (without a
+    commit-graph: commits taken newest first by committer time, ties in the order queued):
+    one is the merge base; several are for git to choose from."""
+    import heapq
+
+    if a == b:
+        return [a]
+    flags = {a: _ONE, b: _TWO}
+    order = 0
+    queue: list[tuple[int, int, str]] = []
+    for oid in (a, b):
+        heapq.heappush(queue, (-_commit_info(reader, oid)[0], order, oid))
+        order += 1
+    result: list[str] = []
+    while any(not flags[oid] & _STALE for _, _, oid in queue):
+        _, _, oid = heapq.heappop(queue)
+        paint = flags[oid] & (_ONE | _TWO | _STALE)
+        if paint == _ONE | _TWO:
+            if oid not in result:
+                result.append(oid)
+            paint |= _STALE
+        for parent in _commit_info(reader, oid)[1]:
+            if flags.get(parent, 0) & paint == paint:
+                continue
+            flags[parent] = flags.get(parent, 0) | paint
+            heapq.heappush(queue, (-_commit_info(reader, parent)[0], order, parent))
+            order += 1
+    return result
+
+
+def _commit_info(reader: ObjectReader, oid: str) -> tuple[int, tuple[str, ...], str]:
+    if oid not in _COMMITS:
+        found = reader.contents([oid])[0]
+        if found is None or found[0] != "commit":
+            raise _NotPlain(oid)
+        parents: list[str] = []
+        when: tuple[int, str] | None = None
+        for line in found[2].split(b"\n"):
+            if not line:
+                break  # the message follows
+            if line.startswith(b"parent "):
+                parents.append(line[7:].decode("ascii"))
+            elif line.startswith(b"committer "):
+                when = _committed(line)
+        if when is None:
+            raise _NotPlain(oid)
+        if len(_COMMITS) >= 200_000:
+            _COMMITS.clear()
+        _COMMITS[oid] = (when[0], tuple(parents), when[1])
+    return _COMMITS[oid]
+
+
+_ZONE = re.compile(rb"[+-][0-9]{4}")
+
+
+def _committed(line: bytes) -> tuple[int, str] | None:
+    """A ``committer`` line's time: seconds, and ISO 8601 in its own zone (git's ``%cI``)."""
+    import datetime
+
+    *_, stamp, zone = line.rsplit(b" ", 2)
+    if not stamp.isdigit() or not _ZONE.fullmatch(zone):
+        return None
+    minutes = int(zone[1:3]) * 60 + int(zone[3:5])
+    offset = datetime.timedelta(minutes=-minutes if zone[:1] == b"-" else minutes)
+    try:
+        when = datetime.datetime.fromtimestamp(int(stamp), datetime.timezone(offset))
+    except (OverflowError, OSError, ValueError):
+        return None
+    return int(stamp), when.isoformat()
 
 
 def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:
@@ -275,8 +439,47 @@ def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:
     path of ``head``), submodule pins included."""
     if base is None:
         return {path for _mode, _kind, _sha, path in _ls_tree(clone, head)}
+    try:
+        return _tree_diff(_reader(clone), base, head)
+    except (Unanswered, _NotPlain):
+        pass  # git says what is wrong with such a tree
     raw = _git(clone, "diff-tree", "-r", "-z", "--no-renames", "--name-only", operands=[base, head])
     return {p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p}
+
+
+def _tree_diff(reader: ObjectReader, base: str, head: str) -> set[str]:
+    """What ``diff-tree -r --name-only`` lists, from the reader: trees whose ids are equal are
+    not read (a PR changes a few folders of a large tree), one round per depth."""
+    ids = []
+    for root in reader.contents([f"{base}^{{tree}}", f"{head}^{{tree}}"]):
+        if root is None or root[0] != "tree":
+            raise _NotPlain(head)
+        ids.append(root[1])
+    width = len(ids[0]) // 2  # bytes of an object id (SHA-1 or SHA-256)
+    out: set[str] = set()
+    pairs = [(ids[0], ids[1], "")]  # (old tree, new tree, their path); "": no tree there
+    while pairs:
+        wanted = list(dict.fromkeys(oid for a, b, _ in pairs for oid in (a, b) if oid))
+        entries: dict[str, dict[str, tuple[str, str]]] = {}
+        for oid, found in zip(wanted, reader.contents(wanted), strict=True):
+            if found is None or found[0] != "tree":
+                raise _NotPlain(oid)
+            entries[oid] = {name: (mode, sub) for mode, name, sub in _tree_entries(found[2], width)}
+        nxt: list[tuple[str, str, str]] = []
+        for a, b, prefix in pairs:
+            old, new = entries.get(a, {}), entries.get(b, {})
+            for name in old.keys() | new.keys():
+                was, now = old.get(name), new.get(name)
+                if was == now:
+                    continue
+                was_tree = was[1] if was is not None and was[0] == "040000" else ""
+                now_tree = now[1] if now is not None and now[0] == "040000" else ""
+                if was_tree or now_tree:
+                    nxt.append((was_tree, now_tree, f"{prefix}{name}/"))  # compared next round
+                if (was is not None and not was_tree) or (now is not None and not now_tree):
+                    out.add(prefix + name)
+        pairs = nxt
+    return out
 
 
 # The master configs alone (``tree_at(..., only=MASTERS)``): what comparing entries needs.
@@ -376,21 +579,37 @@ def _ls_tree_process(clone: Path, commit: str) -> list[tuple[str, str, str, str]
     return out
 
 
-def _safe_relpath(path: str, commit: str) -> PurePosixPath:
-    """A tree path as a relative path under the written tree, held to checkout's rules."""
+def _safe_parts(path: str, commit: str) -> tuple[str, ...]:
+    """A tree path's parts under the written tree, held to checkout's rules (a path found
+    plain once is not checked again: the trees of one event share most of their paths)."""
+    if path in _PLAIN:
+        return _PLAIN[path]
     where = f"InferenceX tree {commit[:12]}"
     checkout.check_name(path, what=f"{where}: path", path=None)
-    parts = path.split("/")
+    parts = tuple(path.split("/"))
     if any(p in (".", "", ".git") for p in parts):
         raise SyncError(f"{where}: path {js(path, PATH_CHARS)} is not a plain relative path")
-    return PurePosixPath(*parts)
+    if len(_PLAIN) >= 100_000:
+        _PLAIN.clear()
+    _PLAIN[path] = parts
+    return parts
+
+
+_PLAIN: dict[str, tuple[str, ...]] = {}
 
 
 def _write_tree(
-    clone: Path, commit: str, root: Path, dirs: tuple[str, ...] = DATA_DIRS
-) -> dict[str, str]:
-    """Write ``commit``'s data files under ``root``; answer its gitlinks {path: commit}."""
-    blobs: list[tuple[str, PurePosixPath, str]] = []
+    clone: Path,
+    commit: str,
+    root: Path,
+    dirs: tuple[str, ...] = DATA_DIRS,
+    store: Path | None = None,
+) -> tuple[dict[str, str], int]:
+    """Write ``commit``'s data files under ``root``; answer its gitlinks {path: commit} and the
+    bytes written. ``store``: a folder of blobs by id shared by the trees of one event (each
+    blob read and written once, then linked into every tree that has it: the trees of
+    InferenceX's open PRs differ from main's in a few files)."""
+    blobs: list[tuple[str, tuple[str, ...], str]] = []
     gitlinks: dict[str, str] = {}
     for mode, _kind, sha, path in _ls_tree(clone, commit):
         if mode == _MODE_GITLINK:
@@ -398,33 +617,61 @@ def _write_tree(
             continue
         if not is_data_path(path, dirs) or (mode not in _MODE_BLOB and mode != _MODE_LINK):
             continue
-        blobs.append((sha, _safe_relpath(path, commit), mode))
-    sizes = _batch(clone, [sha for sha, _, _ in blobs], check_only=True)
-    wanted = [(s, p, m) for s, p, m in blobs if sizes.get(s, 0) <= MAX_BLOB_BYTES]
-    contents = _batch(clone, sorted({s for s, _, _ in wanted}))
-    for sha, rel, mode in wanted:
-        data = contents[sha]
-        target = root.joinpath(*rel.parts)
-        parent = target.parent
-        # A directory on the way is ours (made here), never a link written earlier: a tree
+        blobs.append((sha, _safe_parts(path, commit), mode))
+    stored = {sha for sha, _, m in blobs if store is not None and m != _MODE_LINK}
+    stored = {sha for sha in stored if os.path.isfile(os.path.join(store, sha))} if store else set()
+    new = [sha for sha, _, _ in blobs if sha not in stored]
+    sizes = _batch(clone, new, check_only=True)
+    wanted = [(s, p, m) for s, p, m in blobs if s in stored or sizes.get(s, 0) <= MAX_BLOB_BYTES]
+    contents = _batch(clone, sorted({s for s, _, _ in wanted if s not in stored}))
+    written = 0
+    base = os.fspath(root)
+    made: set[str] = set()  # folders made under root (each tree's own: a private directory)
+    links: set[str] = set()  # links written there
+    for sha, parts, mode in wanted:
+        # A folder on the way is ours (made here), never a link written earlier: a tree
         # cannot hold both a link and a folder at one path, and a crafted one is refused.
-        for above in [*reversed(rel.parents)][1:]:
-            step = root.joinpath(*above.parts)
-            if step.is_symlink():
-                raise SyncError(
-                    f"InferenceX tree {commit[:12]}: {js(str(rel), PATH_CHARS)} lies under a "
-                    "symbolic link; not written"
-                )
-        parent.mkdir(parents=True, exist_ok=True)
+        above = ["/".join(parts[:depth]) for depth in range(1, len(parts))]
+        if any(folder in links for folder in above):
+            raise SyncError(
+                f"InferenceX tree {commit[:12]}: {js('/'.join(parts), PATH_CHARS)} lies under a "
+                "symbolic link; not written"
+            )
+        if above and above[-1] not in made:
+            os.makedirs(os.path.join(base, *parts[:-1]), exist_ok=True)
+            made.update(above)
+        target = os.path.join(base, *parts)
         if mode == _MODE_LINK:
             # Written as the link it is: readers refuse one that leads out of the tree
             # (checkout.contained), as they do in a checkout.
+            data = contents[sha] if sha in contents else (store or root).joinpath(sha).read_bytes()
             os.symlink(os.fsdecode(data), target)
+            links.add("/".join(parts))
             continue
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-    return gitlinks
+        if store is not None:
+            kept = os.path.join(store, sha)
+            if sha not in stored:
+                _write_new(kept, contents[sha])  # freed with the store (Trees.close)
+                stored.add(sha)
+            try:
+                os.link(kept, target)  # the file's name only: no bytes written
+                continue
+            except OSError:
+                pass  # a filesystem without hard links: the file itself, as without a store
+            with open(kept, "rb") as fh:
+                written += _write_new(target, fh.read())
+            continue
+        written += _write_new(target, contents[sha])
+    return gitlinks, written
+
+
+def _write_new(target: str, data: bytes) -> int:
+    """``data`` as the new file ``target`` (never through a link, never over a file)."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    costs.tree_written(len(data))
+    return len(data)
 
 
 def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[str, Any]:
@@ -432,6 +679,7 @@ def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[st
     if not shas:
         return {}
     unique = list(dict.fromkeys(shas))
+    _fetch_missing(clone, unique)
     try:
         reader = _reader(clone)
         found: list[Any] = reader.info(unique) if check_only else reader.contents(unique)
@@ -443,6 +691,33 @@ def _batch(clone: Path, shas: list[str], *, check_only: bool = False) -> dict[st
             raise SyncError(f"git cat-file: no object {sha}", path=str(clone))
         out[sha] = answer[2]
     return out
+
+
+def _fetch_missing(clone: Path, oids: list[str]) -> None:
+    """The objects of ``oids`` a partial clone lacks, fetched in one go from its promisor
+    remote (git would fetch each one on its own when read)."""
+    if not is_partial(clone):
+        return
+    held = objectstore.present(_git_dir(clone), oids)
+    missing = [oid for oid in oids if held is not None and oid not in held]
+    if not missing:
+        return
+    objects = _git_dir(clone) / "objects"
+    before = costs.disk_usage(objects)
+    # As git's own fetch of a promisor's objects: no "have" lines, which would let the remote
+    # leave out blobs of commits the clone has (the very blobs a partial clone lacks).
+    noop = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "fetch.negotiationAlgorithm",
+        "GIT_CONFIG_VALUE_0": "noop",
+    }
+    gitrun.run(
+        "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no",
+        "--filter=blob:none", "--stdin", git_dir=_git_dir(clone), remote=PROMISOR,
+        input=("\n".join(missing) + "\n").encode("ascii"), env=noop, timeout=GIT_TIMEOUT,
+        check=False, where=str(clone),
+    )  # fmt: skip
+    costs.COSTS.bytes_fetched += max(0, costs.disk_usage(objects) - before)
 
 
 def _batch_process(clone: Path, unique: list[str], check_only: bool) -> list[Any]:
@@ -466,11 +741,13 @@ def _batch_process(clone: Path, unique: list[str], check_only: bool) -> list[Any
 
 
 @contextlib.contextmanager
-def tree_at(clone: Path, commit: str, only: tuple[str, ...] = DATA_DIRS) -> Iterator[Path]:
+def tree_at(
+    clone: Path, commit: str, only: tuple[str, ...] = DATA_DIRS, store: Path | None = None
+) -> Iterator[Path]:
     """The InferenceX data files of ``commit`` as a private directory (removed on exit), laid
     out as a checkout of that commit would have them; read it like a checkout (``load_master``,
     ``render_config``). ``commit`` must be in the clone (:func:`fetch` first). ``only``: the
-    folders written (``MASTERS``: the master configs alone)."""
+    folders written (``MASTERS``: the master configs alone); ``store``: see :class:`Trees`."""
     if not has_commit(clone, commit):
         raise SyncError(
             f"commit {js(commit)} is not in the InferenceX clone (fetch it first)", path=str(clone)
@@ -479,12 +756,14 @@ def tree_at(clone: Path, commit: str, only: tuple[str, ...] = DATA_DIRS) -> Iter
     root = scratch / "tree"
     root.mkdir()
     key = str(root.resolve())
+    written = 0
     try:
-        _GITLINKS[key] = _write_tree(clone, commit, root, only)
+        _GITLINKS[key], written = _write_tree(clone, commit, root, only, store)
         yield root
     finally:
         _GITLINKS.pop(key, None)
         shutil.rmtree(scratch, ignore_errors=True)
+        costs.tree_freed(written)
 
 
 def gitlink(tree: Path, path: str) -> str | None:
@@ -495,22 +774,38 @@ def gitlink(tree: Path, path: str) -> str | None:
 
 
 class Trees:
-    """Each commit's tree written once (for one event), all removed by :meth:`close`."""
+    """Each commit's tree written once (for one event), all removed by :meth:`close`. Their
+    files are hard links into one folder of blobs by id: a blob the trees share (most of an
+    open PR's tree is main's) is read from git and written once."""
 
     def __init__(self, clone: Path) -> None:
         self.clone = clone
         self._stack = contextlib.ExitStack()
         self._trees: dict[tuple[str, tuple[str, ...]], Path] = {}
+        self._store: Path | None = None
 
     def at(self, commit: str, only: tuple[str, ...] = DATA_DIRS) -> Path:
         if (commit, only) not in self._trees:
-            tree = self._stack.enter_context(tree_at(self.clone, commit, only))
+            tree = self._stack.enter_context(tree_at(self.clone, commit, only, self._blobs()))
             self._trees[commit, only] = tree
         return self._trees[commit, only]
+
+    def _blobs(self) -> Path:
+        if self._store is None:
+            scratch = Path(tempfile.mkdtemp(prefix="infx-blobs-"))
+            self._stack.callback(self._free, scratch)
+            self._store = scratch
+        return self._store
+
+    @staticmethod
+    def _free(scratch: Path) -> None:
+        costs.tree_freed(costs.disk_usage(scratch))
+        shutil.rmtree(scratch, ignore_errors=True)
 
     def close(self) -> None:
         self._stack.close()
         self._trees.clear()
+        self._store = None
 
     def __enter__(self) -> Trees:
         return self

@@ -37,6 +37,7 @@ from syncer.inferencex.cookbook_layout import (
     without_unused_dynamo_plane,
     worker_url,
 )
+from syncer.inferencex.processes import nginx_block
 from syncer.inferencex.releases import FRONTEND_INTERNAL_PORT, FrontendTopology
 from syncer.inferencex.srtconfigs import SrtSlurmFiles
 from syncer.model import BLOCK_KINDS, Block, as_block, block_data, sort_worker_args, sorted_env
@@ -222,6 +223,10 @@ class Policy:
             local = True
         else:
             nginx, local = layer.port == FRONTEND_INTERNAL_PORT, layer.on_head
+        ran_nginx = any(b.get("kind") == "nginx" for b in raw_blocks)
+        if layer is not None and layer.nginx and not ran_nginx:
+            # shown behind nginx where srt-slurm ran none (one node: published_frontend_layer)
+            raw_blocks = [nginx_block(), *raw_blocks]
         kinds = {str(b.get("kind")) for b in raw_blocks}
         blocks = [self._block(_copied(b), workers, nginx, kinds, local) for b in raw_blocks]
         if layer is not None:

@@ -357,6 +357,12 @@ def _worker_block(
     return block
 
 
+def nginx_block() -> Block:
+    """The nginx srt-slurm stands up in front of several frontends, reading the ``nginx.conf``
+    it writes from templates/nginx.conf.j2."""
+    return {"kind": "nginx", "cmd": "nginx -c nginx.conf -g daemon off;", "env": {}, "args": []}
+
+
 def _frontend_blocks(
     recipe: Recipe,
     leaders: dict[str, list[tuple[str, int, int | None]]],
@@ -371,9 +377,7 @@ def _frontend_blocks(
     port = str(layer.port)
     out: list[Block] = []
     if layer.nginx:
-        out.append(
-            {"kind": "nginx", "cmd": "nginx -c nginx.conf -g daemon off;", "env": {}, "args": []}
-        )
+        out.append(nginx_block())
     count = layer.count
     if fe.type == "sglang-router":
         args: list[list[str]] = []

@@ -348,13 +348,20 @@ def published_frontend_layer(
       models agree with this rule and with no other: GLM-5.2 GB200 at v1.0.50 (etcd/NATS on
       a worker node, the default 10 wanted): 2 nodes -> 3, 6 -> 7, 8 -> 9; GLM-5.2 H200 2P2D
       (dedicated) 4 -> 4; Qwen3.5 GB300 1P1D at v1.0.38 (dedicated, 5 wanted) 2 -> 2 (the
-      one-node Dynamo jobs published behind nginx, GLM-5.2 B200/H200 2 and DeepSeek-V4 H200
-      1, agree too, but are not reproduced: nginx is shown only where srt-slurm ran one);
+      one-node Dynamo jobs below agree too);
+    * a Dynamo frontend with multiple frontends on is shown behind nginx with that count even
+      on a one-node job, where srt-slurm runs one frontend on the head on the public port and
+      no nginx (``len(nodes) == 1`` takes the single-frontend branch, frontend_stage.py lines
+      91-106 @v1.0.38, the same in every tag to v1.0.68): GLM-5.2 B200 aggregated (etcd/NATS
+      on the head, the default ten wanted) and H200 aggregated (``etcd_nats_dedicated_node:
+      false``, ten) show nginx and 2; DeepSeek-V4 H200 aggregated (dedicated, five wanted)
+      nginx and 1; the one-node DeepSeek-V4 B200/B300 aggregated cells, whose recipes set
+      ``enable_multiple_frontends: false``, show one frontend on 8000 and no nginx;
     * 1.x with multiple frontends on (the default): the router or frontend is shown on the
       internal port off the head node even for a one-node job, where v1.0.38 runs it on the
       head on the public port (frontend_stage.py lines 91-106) and the runner asks for one
       node (Qwen3.5 GB300 aggregated TP2 at eb1e4107: router on 8180 reaching the worker by
-      its node address). nginx itself is shown only when srt-slurm ran one.
+      its node address). An SGLang router gets no nginx where srt-slurm ran none.
 
     The cells were rendered by the generator with a later srt-slurm than the run's, not
     mirrored from it: the 1P1D cell's nginx.conf (Qwen/qwen3.5 @652614ed) has the keepalive
@@ -366,15 +373,21 @@ def published_frontend_layer(
     ran = frontend_topology(frontend, worker_nodes, line)
     multiple = multiple_frontends(frontend, line)
     off_head = multiple and (line == "1" or worker_nodes >= 2)
-    if not off_head:
+    # a Dynamo frontend is shown behind nginx whenever several are wanted, one node or more
+    nginx = ran.nginx or (multiple and _dynamo_frontend(frontend))
+    if not (off_head or nginx):
         return ran
     count = 1
-    if ran.nginx:
+    if nginx:
         nodes = max(worker_nodes, 1) + (0 if dedicated_infra else 1)
         count = min(_wanted_frontends(frontend), nodes)
-    return FrontendTopology(
-        nginx=ran.nginx, count=count, port=FRONTEND_INTERNAL_PORT, on_head=False
-    )
+    return FrontendTopology(nginx=nginx, count=count, port=FRONTEND_INTERNAL_PORT, on_head=False)
+
+
+def _dynamo_frontend(frontend: dict[str, Any]) -> bool:
+    """``frontend.type`` is Dynamo's, the default (``FrontendConfig`` in src/srtctl/core/schema.py
+    line 1444 @v1.0.38: "dynamo" (default), "sglang", "trtllm_serve" or "vllm")."""
+    return frontend.get("type", "dynamo") == "dynamo"
 
 
 # First release whose SGLang backend passes its own --nccl-port (and drops a recipe's):

@@ -32,8 +32,10 @@ side, and dropped events caught up); this module ties them to an InferenceX PR's
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncer import links
@@ -61,6 +63,8 @@ from syncer.untrusted import clip
 from syncer.usecases.verify import verify_config
 
 MAX_REPORT_CHARS = 40_000
+# Under --cache-dir: each pinned run's server logs, downloaded once (``run_logs.run_logs``).
+RUNS_CACHE = "runs"
 
 # (key, inferencex checkout, run directory, cookbook snippets dir) -> (agrees, markdown report)
 Verifier = Callable[[str, Path, Path, Path], tuple[bool, str]]
@@ -120,6 +124,9 @@ class Bot:
         self.scope = PRScope(settings, infx=infx, book=self.book, status=self.status, out=self.out)
         self.items = Items(settings, cookbook_gh.login)
         self._handled: set[int] = set()  # InferenceX PRs this run brought up to date
+        # A reconcile's PRs, published together (:meth:`defer_publishing`); None: each PR's
+        # sync publishes its model at once.
+        self._deferred: _Deferred | None = None
         self._verified: dict[str, VerifyResult] = {}  # for the evidence records
         self.closing = Closing(
             settings,
@@ -191,14 +198,20 @@ class Bot:
         if pull.state == PullState.CLOSED and not pull.merged:
             self.closing.closed_unmerged(pull, configs)
             return
-        with tempfile.TemporaryDirectory(prefix="infx-bot-") as tmp:
+        with contextlib.ExitStack() as stack:
+            if self._deferred is not None:
+                tmp = self._deferred.scratch(number)  # its trial modules and logs kept
+            else:
+                tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-bot-")))
             choice = pinrules.choose(
                 self.infx,
                 self.s.inferencex_repo,
                 pull,
-                Path(tmp),
+                tmp,
                 local_runs=self.s.local_runs,
                 out=self.out,
+                # A dry run keeps nothing in the cache (docs/bot.md).
+                runs=None if self.plan.dry_run else self.s.cache_dir / RUNS_CACHE,
             )
             status = PointStatus.VERIFIED if pull.merged else PointStatus.VERIFIED_PR
             items: list[st.StatusItem] = []
@@ -208,20 +221,86 @@ class Bot:
                 models.setdefault(model.path, []).append(cfg)
                 specs[model.path] = model
             errors: list[str] = []
+            prepared: list[_Prepared] = []
             for path, cfgs in models.items():
                 try:
-                    items.extend(
-                        self._sync_model(specs[path], cfgs, pull, choice, status, Path(tmp))
-                    )
+                    prepared.append(self._prepare(specs[path], cfgs, pull, choice, status, tmp))
                 except SyncError as exc:
                     # Nothing is published, and the PR is told why and who can fix it: its
                     # author (a recipe value the cookbook cannot show), another PR's or
                     # main's config on the same page, or the tool's operators.
                     errors.append(str(exc))
                     items.extend(self._error_items(specs[path], cfgs, pull, exc))
+            if self._deferred is not None:
+                self._deferred.add(number, specs, prepared, items, errors)
+                return
+            for ready in prepared:
+                try:
+                    result = self.book.publish(ready.model, ready.pins)
+                except SyncError as exc:
+                    errors.append(str(exc))
+                    items.extend(self._error_items(ready.base, ready.cfgs, pull, exc))
+                    continue
+                items.extend(self._items(ready, result))
         self.status.report(number, items)
         if errors:
             raise SyncError("; ".join(errors))
+
+    # -- a reconcile: every PR's pins first, then one publish per model ---------------------------
+
+    def defer_publishing(self) -> None:
+        """From now on, :meth:`sync_pr` chooses and verifies each PR's pins but publishes
+        nothing: :meth:`publish_deferred` publishes each model once with every PR's pins (a
+        catch-up of A PRs generated the module A times, each time with every config)."""
+        if self._deferred is None:
+            self._deferred = _Deferred()
+
+    def publish_deferred(self) -> list[str]:
+        """Each model the deferred PRs touch published once, then each PR's status comment;
+        the errors, one ``#<n>: why`` each (a model that cannot be published is each of its
+        PRs' error, as it was when each PR published it)."""
+        deferred, self._deferred = self._deferred, None
+        if deferred is None:
+            return []
+        try:
+            for entries in deferred.models.values():
+                try:
+                    result = self.book.publish(*self._merged(entries))
+                except SyncError as exc:
+                    for number, ready in entries:
+                        deferred.errors[number].append(str(exc))
+                        pull = self.scope.pull(number)
+                        deferred.items[number].extend(
+                            self._error_items(ready.base, ready.cfgs, pull, exc)
+                        )
+                    continue
+                for number, ready in entries:
+                    deferred.items[number].extend(self._items(ready, result))
+            failed = []
+            for number, items in deferred.items.items():
+                self.status.report(number, items)
+                if deferred.errors[number]:
+                    failed.append(f"#{number}: {'; '.join(deferred.errors[number])}")
+            return failed
+        finally:
+            deferred.close()
+
+    def _merged(self, entries: list[tuple[int, _Prepared]]) -> tuple[ModelSpec, dict[str, Pin]]:
+        """The model and pins one publish takes for all of ``entries`` (one model's PRs, in
+        the order they were synced): each PR's configs as its own sync would publish them,
+        over what the page shows."""
+        if len(entries) == 1:
+            ready = entries[0][1]
+            return ready.model, ready.pins
+        first = entries[0][1]
+        shown, pins = dict(first.shown), dict(first.pins)
+        for _number, ready in entries[1:]:
+            shown.update({c.key: ready.shown[c.key] for c in ready.cfgs})
+            pins.update({c.key: ready.pins[c.key] for c in ready.cfgs})
+        _published, main = self.book.published(first.base)
+        model = self.book.modules.live(first.base, shown, main)
+        self.scope.place(pins)
+        return model, pins
 
     def _error_items(
         self, model: ModelSpec, cfgs: list[ConfigSpec], pull: Pull, exc: SyncError
@@ -239,16 +318,18 @@ class Bot:
             items.append(item)
         return items
 
-    def _sync_model(
+    def _prepare(
         self,
-        model: ModelSpec,
+        base: ModelSpec,
         cfgs: list[ConfigSpec],
         pull: Pull,
         choice: pinrules.PinChoice,
         status: PointStatus,
         tmp: Path,
-    ) -> list[st.StatusItem]:
-        model, cfgs, in_progress = self.scope.in_progress_pins(model, cfgs, pull)
+    ) -> _Prepared:
+        """``pull``'s configs of ``base`` pinned: in progress, or measured by the chosen run
+        where its logs verify the module generated with that pin (three ways)."""
+        model, cfgs, in_progress = self.scope.in_progress_pins(base, cfgs, pull)
         reports: dict[str, str] = {}
         pins = dict(in_progress)
         if choice.run_dir is not None:
@@ -279,16 +360,25 @@ class Bot:
                     reports[c.key] = report
                     self.out.say(f"{c.key}: run {choice.run_id} does not verify; kept in progress")
             self.scope.place(pins)
-        result = self.book.publish(model, pins)
+        return _Prepared(base, model, cfgs, pull, choice, in_progress, pins, reports)
+
+    def _items(self, ready: _Prepared, result: st.PublishResult) -> list[st.StatusItem]:
+        """What the status comment says of each of ``ready``'s configs once published."""
+        choice, pull = ready.choice, ready.pull
         items = []
-        for c in cfgs:
+        for c in ready.cfgs:
             item = self.items.item(
-                model, c.key, pull.head_sha, pin=pins[c.key], result=result, refusal=choice.refusal
+                ready.model,
+                c.key,
+                pull.head_sha,
+                pin=ready.pins[c.key],
+                result=result,
+                refusal=choice.refusal,
             )
-            if c.key in reports:
+            if c.key in ready.reports:
                 item.verify_failed_run = str(choice.run_id)
                 item.verify_run_url = links.run_url(self.s.inferencex_repo, str(choice.run_id))
-                item.verify_report = clip(reports[c.key], MAX_REPORT_CHARS)
+                item.verify_report = clip(ready.reports[c.key], MAX_REPORT_CHARS)
             if result.blocked:
                 item.blocked = {"branch": result.branch, "commits": result.blocked}
             items.append(item)
@@ -308,3 +398,52 @@ class Bot:
             run_dir=choice.run_dir,
         )
         evidence.keep(self.infx, self.s.inferencex_repo, pull.number, rec)
+
+
+@dataclass
+class _Prepared:
+    """One PR's configs of one model, pinned and verified, not yet published."""
+
+    base: ModelSpec  # as sync.yaml maps it
+    model: ModelSpec  # as its page shows it with this PR's configs (what is published)
+    cfgs: list[ConfigSpec]
+    pull: Pull
+    choice: pinrules.PinChoice
+    shown: dict[str, Pin]  # the page's pins with this PR's configs in progress
+    pins: dict[str, Pin]  # ... and those its run verified, measured
+    reports: dict[str, str]  # config key -> why its run did not verify
+
+
+@dataclass
+class _Deferred:
+    """The PRs of a reconcile whose publish waits for :meth:`Bot.publish_deferred`."""
+
+    models: dict[str, list[tuple[int, _Prepared]]] = field(default_factory=dict)
+    items: dict[int, list[st.StatusItem]] = field(default_factory=dict)
+    errors: dict[int, list[str]] = field(default_factory=dict)
+    _tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    def scratch(self, number: int) -> Path:
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="infx-bot-")
+        where = Path(self._tmp.name) / str(number)
+        where.mkdir(exist_ok=True)
+        return where
+
+    def add(
+        self,
+        number: int,
+        specs: dict[str, ModelSpec],
+        prepared: list[_Prepared],
+        items: list[st.StatusItem],
+        errors: list[str],
+    ) -> None:
+        for ready in prepared:
+            self.models.setdefault(ready.base.path, []).append((number, ready))
+        self.items.setdefault(number, []).extend(items)
+        self.errors.setdefault(number, []).extend(errors)
+
+    def close(self) -> None:
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None

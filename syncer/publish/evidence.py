@@ -20,6 +20,7 @@ from syncer.compare.results import VerifyResult
 from syncer.compare.verdicts import Verdict
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Comment
+from syncer.publish.run_logs import COMPLETE
 from syncer.templating import render
 
 SCHEMA = 1
@@ -39,12 +40,14 @@ def is_record(body: str) -> bool:
 
 
 def digests(run_dir: Path) -> dict[str, str]:
-    """``relative path -> sha256`` of every file of the downloaded run."""
+    """``relative path -> sha256`` of every file of the downloaded run (not the record of a
+    completed download the bot's cache keeps beside them)."""
     out: dict[str, str] = {}
     if run_dir.is_file():
         return {run_dir.name: _sha256(run_dir)}
     budget = MAX_HASHED_BYTES
-    for path in sorted(p for p in run_dir.rglob("*") if p.is_file() and not p.is_symlink()):
+    files = (p for p in run_dir.rglob("*") if p.is_file() and not p.is_symlink())
+    for path in sorted(p for p in files if p != run_dir / COMPLETE):
         budget -= path.stat().st_size
         if budget < 0:
             break

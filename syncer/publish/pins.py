@@ -26,7 +26,7 @@ from syncer import links
 from syncer.publish.api import NotFound
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Artifact, Comment, Pull, WorkflowRun
-from syncer.publish.run_logs import download_logs, log_artifacts
+from syncer.publish.run_logs import download_logs, log_artifacts, run_logs
 from syncer.publish.settings import Outcome
 
 AUTHORISED = frozenset({"OWNER", "MEMBER", "COLLABORATOR"})
@@ -273,9 +273,11 @@ def choose(
     *,
     local_runs: Path | None,
     out: Outcome,
+    runs: Path | None = None,
 ) -> PinChoice:
     """The pin of ``pull``: the newest authorised command's run, checked, reacted to, and its
-    sweep logs downloaded under ``tmp``."""
+    sweep logs downloaded under ``runs`` (kept for later events: :func:`run_logs.run_logs`),
+    else under ``tmp``."""
     comments = gh.comments.on(repo, pull.number)
     selection = select(comments)
     if selection is None:
@@ -301,12 +303,16 @@ def choose(
         out.say(f"PR #{pull.number}: pin refused: {verdict.reason}")
         return PinChoice(comment_id=selection.comment.id, refusal=verdict.reason)
     run = verdict.run
-    run_dir = tmp / f"run-{run.id}"
     logs = log_artifacts(verdict.artifacts)
     if not logs:
         reason = f"run {run.id} has no unexpired server-log artifact to verify against"
         return PinChoice(comment_id=selection.comment.id, refusal=reason)
-    download_logs(gh, logs, run_dir)
+    if runs is not None:
+        # Downloaded once per run and attempt: a repeated /reuse-sweep-run, or a /use of a
+        # run an earlier event of this runner downloaded, reads that folder again.
+        run_dir, _ = run_logs(gh, repo, run.id, verdict.artifacts, runs)
+    else:
+        run_dir = download_logs(gh, logs, tmp / f"run-{run.id}")
     out.say(f"PR #{pull.number}: run {run.id} pinned by comment {pinning.comment.id}")
     return PinChoice(run.id, pinning.comment.id, run.created_at[:10] or None, None, run_dir)
 

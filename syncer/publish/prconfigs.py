@@ -62,7 +62,7 @@ def pr_head(settings: Settings, number: int) -> str | None:
     if settings.inferencex_clone is None:
         return None
     ref = f"refs/pull/{number}/head"
-    return commits.fetch(settings.inferencex_clone, remote_of(settings), [ref])[ref]
+    return commits.fetch(settings.inferencex_clone, remote_of(settings), [ref], partial=True)[ref]
 
 
 class InferenceXGit:
@@ -94,17 +94,36 @@ class InferenceXGit:
     def main(self) -> str:
         """InferenceX ``main`` as fetched once for this event."""
         if self._main is None:
-            tip = commits.fetch(self.clone, self.remote, ["main"])["main"]
-            if tip is None:
-                raise SyncError(f"InferenceX has no branch main at {self.remote}")
-            self._main = tip
+            self.prefetch([])
+        assert self._main is not None
         return self._main
+
+    def prefetch(self, pulls: list[Pull]) -> None:
+        """``main`` (once per event) and the heads of ``pulls`` the clone lacks, in one fetch:
+        what a reconcile of many PRs reads, fetched at once rather than a fetch per PR."""
+        refs = ["main"] if self._main is None else []
+        refs += [f"refs/pull/{p.number}/head" for p in pulls if not self._has(p.head_sha)]
+        if not refs:
+            return
+        fetched = self._fetch(refs)
+        if self._main is None:
+            if fetched["main"] is None:
+                raise SyncError(f"InferenceX has no branch main at {self.remote}")
+            self._main = fetched["main"]
+
+    def _fetch(self, refs: list[str]) -> dict[str, str | None]:
+        return commits.fetch(self.clone, self.remote, refs, partial=True)
+
+    def _has(self, sha: str | None) -> bool:
+        return sha is not None and commits.has_commit(self.clone, sha)
 
     def head(self, number: int, sha: str | None) -> str:
         """PR ``number``'s head commit in the clone: ``sha`` (what the API or the event says)
         fetched by its ``refs/pull/<n>/head``, else by id; without ``sha``, that ref's tip."""
+        if sha is not None and self._has(sha):
+            return sha  # fetched with the others (:meth:`prefetch`), or by an earlier event
         ref = f"refs/pull/{number}/head"
-        fetched = commits.fetch(self.clone, self.remote, [ref, *([sha] if sha else [])])
+        fetched = self._fetch([ref, *([sha] if sha else [])])
         head = fetched[sha] if sha else fetched[ref]
         if head is None:
             raise SyncError(
@@ -140,7 +159,7 @@ class InferenceXGit:
         with the base commit the event names); once the PR is merged that is the head itself,
         so the parent of its first commit (from the API) instead."""
         for other in ([hint] if hint else []) + [self.main()]:
-            if other == hint and commits.fetch(self.clone, self.remote, [other])[other] is None:
+            if other == hint and self._fetch([other])[other] is None:
                 continue
             base = commits.merge_base(self.clone, other, head)
             if base is not None and base != head:
@@ -196,7 +215,9 @@ class InferenceXGit:
             return self.main()
         if key not in self._checked:
             pr = self.pr_of.get(key)
-            if not self._fetched(sha, pr):
+            if not commits.has_commit(self.clone, sha):
+                self._fetch_placed()
+            if not commits.has_commit(self.clone, sha):
                 where = f"PR #{pr}" if pr else "main"
                 raise SyncError(
                     f"{key}: its cells are shown at InferenceX commit {js(sha)} ({where}), which "
@@ -205,13 +226,25 @@ class InferenceXGit:
             self._checked.add(key)
         return sha
 
+    def _fetch_placed(self) -> None:
+        """Every placed commit the clone lacks, in one fetch: each one's PR head ref (its
+        history holds the commit), then the commits by id (a module shows configs of many
+        PRs; a fresh clone lacks them all)."""
+        refs: list[str] = []
+        for key, sha in self.commit_of.items():
+            if key in self._checked or commits.has_commit(self.clone, sha):
+                continue
+            pr = self.pr_of.get(key)
+            refs += ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
+        if refs:
+            self._fetch(list(dict.fromkeys(refs)))
+
     def _fetched(self, sha: str, pr: str | None) -> bool:
         """Whether the clone has commit ``sha``, fetched if it lacks it: by its PR's head ref
         (whose history holds it), else by id."""
-        if not commits.has_commit(self.clone, sha):
-            refs = ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
-            commits.fetch(self.clone, self.remote, refs)
-        return commits.has_commit(self.clone, sha)
+        if not self._has(sha):
+            self._fetch(([f"refs/pull/{pr}/head"] if pr else []) + [sha])
+        return self._has(sha)
 
     def listed_at(self, key: str, sha: str, pr: str | None) -> bool | None:
         """Whether InferenceX's master config at commit ``sha`` lists config ``key``; None when

@@ -42,10 +42,13 @@ def reconcile(bot: Bot) -> Outcome:
     s = bot.s
     models = [s.config.model(s.model)] if s.model else list(s.config.models)
     failed: list[str] = []
+    bot.defer_publishing()  # each model published once, with every PR's pins
     try:
         for model in models:
             _cookbook_side(bot, model, failed)
-        for pull in bot.infx.pulls.open(s.inferencex_repo):
+        pulls = bot.infx.pulls.open(s.inferencex_repo)
+        bot.scope.prefetch(pulls)  # one fetch for every head, not one per PR
+        for pull in pulls:
             if bot.handled(pull.number):
                 continue
             try:
@@ -53,6 +56,7 @@ def reconcile(bot: Bot) -> Outcome:
             except SyncError as exc:
                 # A PR whose files do not parse is that PR's error; the others go on.
                 failed.append(f"#{pull.number}: {exc}")
+        failed += bot.publish_deferred()
     finally:
         bot.close()
     if failed:

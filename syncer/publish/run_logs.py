@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from syncer import links
+from syncer import costs, links
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
 from syncer.publish.github import GitHubClient
@@ -25,8 +25,35 @@ def log_artifacts(artifacts: list[Artifact]) -> list[Artifact]:
 def download_logs(gh: GitHubClient, artifacts: list[Artifact], run_dir: Path) -> Path:
     """Each of ``artifacts`` (already chosen) streamed to ``run_dir/<name>.zip``."""
     for art in artifacts:
-        gh.actions.download(art, run_dir / f"{safe_name(art.name)}.zip")
+        target = run_dir / f"{safe_name(art.name)}.zip"
+        gh.actions.download(art, target)
+        costs.artifact_downloaded(target.stat().st_size if target.is_file() else 0)
     return run_dir
+
+
+def run_logs(
+    gh: GitHubClient, repo: str, run: int, artifacts: list[Artifact], cache: Path
+) -> tuple[Path, bool]:
+    """The server logs among ``artifacts`` (run ``run``'s, as just listed) in ``cache``: the
+    folder an earlier download of exactly these artifacts completed (a re-run attempt adds
+    new ones, whose ids differ), else downloaded now; and whether anything was downloaded."""
+    logs = log_artifacts(artifacts)
+    run_dir = _cache_folder(cache, repo, str(run))
+    done = _completion(logs)
+    try:
+        if (run_dir / COMPLETE).read_text("utf-8") == done:
+            return run_dir, False
+    except (OSError, UnicodeDecodeError):
+        pass
+    shutil.rmtree(run_dir, ignore_errors=True)  # an older attempt's, or a download cut short
+    download_logs(gh, logs, run_dir)
+    write_atomic(run_dir / COMPLETE, done)
+    return run_dir, True
+
+
+def _completion(logs: list[Artifact]) -> str:
+    """What a folder's completion record holds: each artifact's id and name, a line each."""
+    return "".join(f"{a.id} {a.name}\n" for a in logs)
 
 
 def kept_logs(cache: Path, repo: str, run: str) -> Path | None:
@@ -51,7 +78,7 @@ def cached_run_logs(gh: GitHubClient, repo: str, run: str, cache: Path) -> tuple
         )
     shutil.rmtree(run_dir, ignore_errors=True)  # what an interrupted download left
     download_logs(gh, logs, run_dir)
-    write_atomic(run_dir / COMPLETE, "".join(f"{a.name}\n" for a in logs))
+    write_atomic(run_dir / COMPLETE, _completion(logs))
     return run_dir, True
 
 

@@ -53,6 +53,11 @@ class PRScope:
         if self.ix is not None:
             self.ix.close()
 
+    def prefetch(self, pulls: list[Pull]) -> None:
+        """The heads of ``pulls`` fetched into the clone at once (discovery only)."""
+        if self.ix is not None:
+            self.ix.prefetch(pulls)
+
     def pull(self, number: int) -> Pull:
         """InferenceX PR ``number``, read once per event."""
         if number not in self._pulls:

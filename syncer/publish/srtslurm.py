@@ -24,7 +24,23 @@ GIT_TIMEOUT = 60
 
 
 def base_submodule_url(clone: Path, base: str) -> str | None:
-    """The URL ``base``'s ``.gitmodules`` gives the submodule at ``SUBMODULE``, or None."""
+    """The URL ``base``'s ``.gitmodules`` gives the submodule at ``SUBMODULE``, or None (read
+    once per clone and commit: every tree of an event asks it of the same ``main``)."""
+    if not commits.SHA.fullmatch(base):
+        return _submodule_url(clone, base)  # a name: what it names may move
+    key = (str(clone), base)
+    if key not in _URLS:
+        if len(_URLS) >= 64:
+            _URLS.clear()
+        _URLS[key] = _submodule_url(clone, base)
+    return _URLS[key]
+
+
+# (clone, commit) -> the URL its .gitmodules gives srt-slurm (a commit's content never changes).
+_URLS: dict[tuple[str, str], str | None] = {}
+
+
+def _submodule_url(clone: Path, base: str) -> str | None:
     blob = f"{base}:.gitmodules"
     for line in _config(clone, blob, "--get-regexp", key=r"^submodule\..*\.path$").splitlines():
         key, _, value = line.partition(" ")

@@ -36,6 +36,7 @@ from syncer.cookbook.rendered_cells import (
 )
 from syncer.errors import SyncError
 from syncer.fsio import inside_folder, present, write_all
+from syncer.inferencex.cookbook_layout import NEWEST_LAYOUT
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.renders import Renderer, Renders
 from syncer.inferencex.scripts import ScriptLaunchedError
@@ -94,13 +95,28 @@ class _Existing:
     path: Path | None
     spec: ModuleSpec | None = None
     decoder: Decoder | None = None
+    value: dict[str, Any] | None = None
 
     def load(self) -> ModuleSpec | None:
-        if self.spec is None and self.path is not None and present(self.path, "data module"):
-            old = load_module(self.path)
-            self.decoder = Decoder(old.value, str(self.path))
-            self.spec = cells_mod.cells_from_module(old.value, self.decoder, str(self.path))
+        decoder = self._decoded()
+        if self.spec is None and decoder is not None and self.value is not None:
+            self.spec = cells_mod.cells_from_module(self.value, decoder, str(self.path))
         return self.spec
+
+    def layout(self) -> str:
+        """The block order new cells take: the module's own, the newest for a new module (or
+        for a file there that is no module, which a rebuild replaces as before)."""
+        try:
+            decoder = self._decoded()
+        except SyncError:
+            return NEWEST_LAYOUT
+        return cells_mod.module_layout(decoder) if decoder is not None else NEWEST_LAYOUT
+
+    def _decoded(self) -> Decoder | None:
+        if self.decoder is None and self.path is not None and present(self.path, "data module"):
+            self.value = load_module(self.path).value
+            self.decoder = Decoder(self.value, str(self.path))
+        return self.decoder
 
 
 @dataclass
@@ -155,7 +171,8 @@ def build_module_spec(
                 KeptConfig(cfg.key, scripts[cfg.key].launch.describe(), [c.id for c in mine])
             )
             continue
-        cells.extend(cells_for_config(cfg, model, get(cfg.key), all_pins[cfg.key], donors))
+        rendered = cells_for_config(cfg, model, get(cfg.key), all_pins[cfg.key], donors)
+        cells.extend(cells_mod.laid_out(rendered, existing.layout()))
     disambiguate(cells)
     cells = display_order(cells, model, [c.key for c in model.configs])
     used_hw = {c.meta["hw"] for c in cells}

@@ -314,8 +314,13 @@ def test_frontend_topology_is_srt_slurms_rule(
 @pytest.mark.parametrize(
     ("frontend", "nodes", "line", "expected"),
     [
-        # where the published cells depart: 1.x one-node jobs shown on 8180 off the head
-        ({}, 1, "1", (False, 1, FRONTEND_INTERNAL_PORT, False)),
+        # where the published cells depart: a 1.x one-node SGLang router shown on 8180 off the
+        # head (the Qwen3.5 GB300 aggregated TP2 cell at eb1e4107)
+        ({"type": "sglang"}, 1, "1", (False, 1, FRONTEND_INTERNAL_PORT, False)),
+        # ... a one-node Dynamo frontend with several wanted, behind nginx (one per worker node
+        # here: etcd/NATS have a node of their own; tests/inferencex/test_one_node_nginx.py)
+        ({}, 1, "1", (True, 1, FRONTEND_INTERNAL_PORT, False)),
+        ({}, 1, "2", (True, 1, FRONTEND_INTERNAL_PORT, False)),
         # ... and the count behind nginx is one per worker node when etcd/NATS have a node
         # of their own (these cases; without one: tests/inferencex/test_published_eras.py)
         ({}, 2, "1", (True, 2, FRONTEND_INTERNAL_PORT, False)),
@@ -325,7 +330,8 @@ def test_frontend_topology_is_srt_slurms_rule(
         # elsewhere the cookbook shows what ran
         ({"enable_multiple_frontends": False}, 3, "1", (False, 1, FRONTEND_PUBLIC_PORT, True)),
         ({"enable_multiple_frontends": False}, 3, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
-        ({}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({"enable_multiple_frontends": False}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
+        ({"type": "sglang"}, 1, "2", (False, 1, FRONTEND_PUBLIC_PORT, True)),
     ],
 )
 def test_published_frontend_layer_departs_only_where_the_cells_do(
@@ -333,8 +339,11 @@ def test_published_frontend_layer_departs_only_where_the_cells_do(
 ) -> None:
     got = published_frontend_layer(frontend, nodes, line, dedicated_infra=True)
     assert (got.nginx, got.count, got.port, got.on_head) == expected
-    # nginx is shown only when srt-slurm ran one
-    assert got.nginx == frontend_topology(frontend, nodes, line).nginx
+    # nginx is shown where srt-slurm ran one, and beyond that only before a Dynamo frontend
+    if frontend.get("type", "dynamo") != "dynamo":
+        assert got.nginx == frontend_topology(frontend, nodes, line).nginx
+    elif frontend_topology(frontend, nodes, line).nginx:
+        assert got.nginx
 
 
 def test_allocated_gpus_count_whole_nodes() -> None:
