@@ -49,7 +49,8 @@ from syncer.wording import count, js
     "--update",
     is_flag=True,
     help="Edit the existing module: write again only the configs whose pin differs from what "
-    "it records (or that it lacks); every other byte stays as published.",
+    "it records (or that it lacks); every other byte stays as published. A model with no "
+    "module yet is left alone (said so).",
 )
 @click.option(
     "--only",
@@ -151,7 +152,7 @@ def generate_command(
     # commands (what `sync diff` shows) between the module on disk and the generated one.
     reviews = {r.path: _review(r.path, r.text) for r in results if check and r.changed}
     run = GenerateRun(results, check, reads, renderer.applied(), reviews)
-    modules = [(str(r.path), r.text) for r in results]
+    modules = [(str(r.path), r.text) for r in results if not r.unpublished]
     if fmt == "json":
         # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
         run.lint = lint_published(modules, checkout) if checkout is not None else None

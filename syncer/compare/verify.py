@@ -36,13 +36,17 @@ from syncer.runs.mapping import Assignment
 
 
 class MeasuredPoint(Protocol):
-    """What locates a point in the cookbook: its master row and the concurrencies it ran."""
+    """What locates a point in the cookbook: its master row, the concurrencies it ran and its
+    deployment's label."""
 
     @property
     def item(self) -> int: ...
 
     @property
     def concs(self) -> list[int]: ...
+
+    @property
+    def label(self) -> str: ...
 
 
 def policy_lookup(policy: Policy) -> ExclusionLookup:
@@ -67,18 +71,18 @@ def _expected_env(raw_blocks: list[Block]) -> ExpectedEnv:
 
 def cookbook_point(decoder: Decoder, key: str, point: MeasuredPoint) -> tuple[int, int] | None:
     """``(cell, point)`` of the cookbook point of ``key`` measuring ``point`` (same master row,
-    a shared concurrency), or ``None``."""
-
-    for ci, cell in enumerate(decoder.cells):
-        if cell.get("configKey") != key:
-            continue
-        for pi, cpoint in enumerate(cell.get("points") or []):
-            if cpoint.get("item") != point.item:
-                continue
-            concs = set(cpoint.get("concs") or [])
-            if set(point.concs) & concs:
-                return ci, pi
-    return None
+    a shared concurrency), or ``None``; a cell of the point's deployment (its label) first: an
+    edit keeps a config's published cell of a deployment its new rendering lacks, and the
+    master row numbers of that older commit may name this point's row and concurrency too."""
+    found = [
+        (ci, pi)
+        for ci, cell in enumerate(decoder.cells)
+        if cell.get("configKey") == key
+        for pi, cpoint in enumerate(cell.get("points") or [])
+        if cpoint.get("item") == point.item and set(point.concs) & set(cpoint.get("concs") or [])
+    ]
+    same = [f for f in found if decoder.cells[f[0]].get("label") == point.label]
+    return next(iter(same or found), None)
 
 
 def log_check(

@@ -91,9 +91,17 @@ class ModuleEdit:
     unchanged: list[str] = field(default_factory=list)  # of those, commands as published
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    # Published cells of a written config whose deployment its new rendering no longer
+    # produces: kept as published (with their own provenance), never dropped in silence.
+    kept: list[str] = field(default_factory=list)
     repointed: list[str] = field(default_factory=list)  # kept cells whose ref target changed
     chips_added: list[str] = field(default_factory=list)
     chips_removed: list[str] = field(default_factory=list)
+
+    @property
+    def touched(self) -> bool:
+        """Whether any cell was written again, added or removed."""
+        return bool(self.replaced or self.added or self.removed)
 
 
 @dataclass
@@ -146,6 +154,7 @@ class _Editor:
         self.plan: list[tuple[int | None, CellSpec | None]] = []
         self.old_to_new: dict[int, int] = {}
         self.removed: list[str] = []
+        self.kept: list[str] = []  # a changed config's cells its new rendering lacks
         self.unchanged: list[str] = []
         self.repointed: list[str] = []
         self.chips_added: list[str] = []
@@ -154,22 +163,32 @@ class _Editor:
     # -- which cell goes where ---------------------------------------------------------------
 
     def _place(self) -> None:
-        """Kept cells where they are; a new cell with an old cell's id in its place; a
-        config's other new cells after its last old cell (a new config's after the last cell of
-        its chip) when no cell after that one is the target of a ``ref`` (inserting would
-        renumber it in cells nobody changed), else last."""
-        changed = set(self.inputs.fresh) | set(self.inputs.gone)
-        new_by_id = {c.id: c for cells in self.inputs.fresh.values() for c in cells}
+        """Kept cells where they are. A changed config's new cell takes the place (and the
+        id) of its published cell of the same deployment (chip, checkpoint, label), the one of
+        the same id first; its other new cells go after its last old cell (a new config's
+        after the last cell of its chip) when no cell after that one is the target of a
+        ``ref`` (inserting would renumber it in cells nobody changed), else last. A published
+        cell of a changed config whose deployment the new rendering no longer produces stays
+        as published (``kept``): a cell leaves only with its config (``gone``)."""
+        gone = set(self.inputs.gone)
+        changed = set(self.inputs.fresh) | gone
+        matched = self._match()
+        taken = {str(c["id"]) for ci, c in enumerate(self.old_cells) if ci not in matched}
+        for ci, spec in matched.items():
+            spec.meta["id"] = str(self.old_cells[ci]["id"])
+        placed = {id(spec) for spec in matched.values()}
         last_of: dict[str, int] = {}
         for ci, cell in enumerate(self.old_cells):
-            last_of[str(cell.get("configKey") or _key_of(cell))] = ci
-        placed: set[str] = set()
+            last_of[_config(cell)] = ci
         after: dict[int, list[CellSpec]] = {}
         tail: list[CellSpec] = []
         for key, cells in self.inputs.fresh.items():
-            rest = [c for c in cells if not self._has_old(c, key)]
+            rest = [c for c in cells if id(c) not in placed]
             if not rest:
                 continue
+            for spec in rest:
+                spec.meta["id"] = _free_id(spec.id, key, taken | {s.id for s in matched.values()})
+                taken.add(spec.id)
             anchor = last_of.get(key)
             if anchor is None:
                 hw = rest[0].meta.get("hw")
@@ -185,21 +204,58 @@ class _Editor:
                 after.setdefault(anchor, []).extend(rest)
         for ci, cell in enumerate(self.old_cells):
             key = _config(cell)
-            if key not in changed:
-                self.old_to_new[ci] = len(self.plan)
-                self.plan.append((ci, None))
-            elif key in self.inputs.fresh and str(cell["id"]) in new_by_id:
-                spec = new_by_id[str(cell["id"])]
-                if spec.config_key == key:
-                    self.old_to_new[ci] = len(self.plan)
-                    self.plan.append((ci, spec))
-                    placed.add(spec.id)
-                else:
-                    self.removed.append(str(cell["id"]))
-            else:
+            if key in gone:
                 self.removed.append(str(cell["id"]))
+            elif ci in matched:
+                self.plan.append((ci, matched[ci]))
+            else:
+                if key in changed:
+                    self.kept.append(str(cell["id"]))
+                self.plan.append((ci, None))
             self.plan.extend((None, spec) for spec in after.get(ci, []))
         self.plan.extend((None, spec) for spec in tail)
+        self._fresh_first()
+        self.old_to_new = {oci: ni for ni, (oci, _) in enumerate(self.plan) if oci is not None}
+
+    def _match(self) -> dict[int, CellSpec]:
+        """Each changed config's published cell (by index) -> its new cell of the same
+        deployment: the same id first, then in order."""
+        out: dict[int, CellSpec] = {}
+        for key, cells in self.inputs.fresh.items():
+            olds = [ci for ci, c in enumerate(self.old_cells) if _config(c) == key]
+            free = list(cells)
+            for same_id in (True, False):
+                for ci in olds:
+                    if ci in out:
+                        continue
+                    spec = next(
+                        (
+                            s
+                            for s in free
+                            if _deployment(s.meta) == _deployment(self.old_cells[ci])
+                            and (not same_id or s.id == str(self.old_cells[ci]["id"]))
+                        ),
+                        None,
+                    )
+                    if spec is not None:
+                        out[ci] = spec
+                        free.remove(spec)
+        return out
+
+    def _fresh_first(self) -> None:
+        """A changed config whose first cell is a kept one changes places with its first
+        written cell: a config's first cell records its pin (``module_pins``), which must be
+        the one its cells were written for, or the next event would write them again."""
+        for key in self.inputs.fresh:
+            mine = [ni for ni, (oci, spec) in enumerate(self.plan) if self._config_at(ni) == key]
+            fresh = [ni for ni in mine if self.plan[ni][1] is not None]
+            if mine and fresh and self.plan[mine[0]][1] is None:
+                a, b = mine[0], fresh[0]
+                self.plan[a], self.plan[b] = self.plan[b], self.plan[a]
+
+    def _config_at(self, ni: int) -> str:
+        oci, spec = self.plan[ni]
+        return spec.config_key if spec is not None else _config(self.old_cells[oci or 0])
 
     def _ref_targets(self) -> set[int]:
         return {
@@ -538,10 +594,27 @@ class _Editor:
                 s.id for o, s in self.plan if o is None and s is not None and s.id not in old_ids
             ],
             "removed": list(self.removed),
+            "kept": list(self.kept),
             "repointed": list(self.repointed),
             "chips_added": list(self.chips_added),
             "chips_removed": list(self.chips_removed),
         }
+
+
+def _deployment(cell: Mapping[str, Any]) -> tuple[str, str, str]:
+    """What a reader picks a cell by: its chip, checkpoint and deployment label."""
+    return (str(cell.get("hw")), str(cell.get("ckpt")), str(cell.get("label")))
+
+
+def _free_id(wanted: str, key: str, taken: set[str]) -> str:
+    """``wanted`` unless a cell kept or matched holds it, else the config's first free
+    ``<key>#<n>``."""
+    if wanted not in taken:
+        return wanted
+    n = 0
+    while f"{key}#{n}" in taken:
+        n += 1
+    return f"{key}#{n}"
 
 
 def _config(cell: dict[str, Any]) -> str:
@@ -574,6 +647,11 @@ def describe(edit: ModuleEdit) -> str:
         parts.append(f"{count(len(edit.added), 'cell')} added")
     if edit.removed:
         parts.append(f"{count(len(edit.removed), 'cell')} removed")
+    if edit.kept:
+        parts.append(
+            f"{count(len(edit.kept), 'cell')} its config's new rendering no longer produces "
+            "kept as published"
+        )
     if edit.repointed:
         parts.append(f"{count(len(edit.repointed), 'kept cell')} re-pointed (same commands)")
     return ", ".join(parts)

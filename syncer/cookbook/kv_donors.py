@@ -3,12 +3,14 @@
 A cell shows every tier (none, HiCache, Mooncake store) its page can derive: HiCache from a
 donor's (or its own) measured HiCache worker flags, Mooncake from a donor point measured with a
 Mooncake store (its masters for both routers, the linker flags, the store env). A script-launched
-donor cannot be rendered: the existing module's borrowed settings are kept.
+donor cannot be rendered: the existing module's borrowed settings are kept. An edit of a published
+module (``published``) takes a donor whose own inputs did not change from the settings the module
+already borrowed from it, without rendering it: only the configs of the event are rendered.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,14 +120,25 @@ def find_donors(
     config: SyncConfig,
     get: Callable[[str], Any],
     old: Callable[[], ModuleSpec | None] = lambda: None,
+    *,
+    published: Callable[[str], bool] = lambda _donor: False,
+    configs: Collection[ConfigSpec] | None = None,
 ) -> Donors:
-    """The KV-tier settings borrowed from the donor configs named in ``sync.yaml``. A
-    script-launched donor cannot be rendered: its settings are the ones the existing module
-    (``old()``, read only then) already borrowed from it."""
+    """The KV-tier settings borrowed from the donor configs named in ``sync.yaml``, for the
+    cells of ``configs`` (default: every config of ``model``). A donor for which
+    ``published(donor)`` holds (an edit: its own inputs did not change in this event) lends
+    the settings the existing module (``old()``, read only then) already borrowed from it,
+    unrendered; so does a script-launched donor, which cannot be rendered. A donor the module
+    borrowed nothing from yet is rendered."""
     donors = Donors()
     for kind, donor in (("hicache", model.hicache_donor), ("mooncake", model.mooncake_donor)):
         if not donor:
             continue
+        if published(donor):
+            kept = _kept_donor(old(), kind, donor)
+            if kept is not None:
+                setattr(donors, kind, kept)
+                continue
         try:
             get(donor)
         except ScriptLaunchedError as exc:
@@ -158,9 +171,9 @@ def find_donors(
                 line=model.line,
             )
         setattr(donors, kind, found)
-    for cfg in model.configs:
+    for cfg in model.configs if configs is None else configs:
         if cfg.hicache_donor:
-            donors.per_config[cfg.key] = _config_donor(cfg, model, config, get, old)
+            donors.per_config[cfg.key] = _config_donor(cfg, model, config, get, old, published)
     return donors
 
 
@@ -170,9 +183,14 @@ def _config_donor(
     config: SyncConfig,
     get: Callable[[str], Any],
     old: Callable[[], ModuleSpec | None],
+    published: Callable[[str], bool],
 ) -> HiCacheTier:
     """The HiCache settings config ``cfg`` borrows from its own donor (``hicache_donor``)."""
     donor = str(cfg.hicache_donor)
+    if published(donor):
+        kept = _kept_donor(old(), "hicache", donor)
+        if kept is not None:
+            return kept
     try:
         rendered = get(donor)
     except ScriptLaunchedError as exc:

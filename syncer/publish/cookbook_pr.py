@@ -219,6 +219,10 @@ class CookbookPR:
             return result
         path = self.modules.module_path(model)
         old = book.read(state.base_tip, path)
+        result.kept_cells = {
+            key: [cell for cell, _ in cells]
+            for key, cells in pr_text.kept_cells(old, gen.files[path], path).items()
+        }
         edited = pr_text.edit_notes(
             old, gen.files[path], gone=gen.gone, unrendered=gen.unrendered, where=path
         )
@@ -231,6 +235,7 @@ class CookbookPR:
             notes=[*gen.notes, *edited],
             lint=lint,
             renders=self.modules.rendered,
+            rendered_now=self.modules.rendered_now,
             inferencex_repo=self.s.inferencex_repo,
             body_limit=fitting.GITHUB_TEXT_LIMIT,
             say=self.out.say,

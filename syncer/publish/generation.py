@@ -65,6 +65,9 @@ class Generation:
         # InferenceX main's tree (discovery: the bot's clone); None: whether a config left
         # main is not known, so no published cell leaves for that reason.
         self.main_tree: Callable[[], Path] | None = None
+        # Whether the master config at a commit (of a PR) lists a config key; None: that
+        # commit cannot be read. Evidence that a config main lacks was there once.
+        self.listed_at: Callable[[str, str, str | None], bool | None] | None = None
         # A model's configs as its page shows them now (discovery), by model path.
         self._live: dict[str, SyncConfig] = {}
 
@@ -82,6 +85,12 @@ class Generation:
             self.renders.read_at(key, srt_repo, date)
             self._placed.add(key)
         return self.renders.get(self.tree(key), key)
+
+    def rendered_now(self, key: str) -> RenderedConfig | None:
+        """Config ``key``'s render in this event, None when the event did not render it (an
+        edit leaves it as published): the PR body never renders a config for its own sake."""
+        done = [r for _, k, r in self.renders.rendered() if k == key]
+        return done[-1] if done else None
 
     def branch_notes(self, model: ModelSpec) -> list[str]:
         """For the PR body: the srt-slurm commit each of ``model``'s configs whose runner
@@ -152,8 +161,10 @@ class Generation:
         config = self.config(model)
         all_pins = config.pins()
         all_pins.update(pins)
+        kept_notes: list[str] = []
         if current is not None:
-            gone.update(self._left_main(model, current, ref))
+            left, kept_notes = self._left_main(model, current, ref)
+            gone.update(left)
         key: _GenKey = (
             model.path,
             current,
@@ -179,7 +190,7 @@ class Generation:
         files = {self.module_path(model): result.text}
         if page.is_file():
             files[model.page] = page.read_text(encoding="utf-8")
-        notes = self.branch_notes(model)
+        notes = [*self.branch_notes(model), *kept_notes]
         if result.page_conflict:
             notes.append(
                 f"page section left alone: {reviewer_text(result.page_conflict, model.page)}"
@@ -209,18 +220,40 @@ class Generation:
         live = self.config(model).model(model.path)
         return changed_configs(live, parse_module(current, where).value, pins, where)
 
-    def _left_main(self, model: ModelSpec, current: str, ref: str) -> dict[str, str]:
-        """The configs the module at ``ref`` shows as on InferenceX main (``verified``) whose
-        key main's master config no longer has: their cells leave the module."""
+    def _left_main(
+        self, model: ModelSpec, current: str, ref: str
+    ) -> tuple[dict[str, str], list[str]]:
+        """The configs the module at ``ref`` shows as on InferenceX main (``verified``) that
+        were removed from main's master config: main lacks the key and the master config of
+        the commit the cells are shown at lists it. Their cells leave the module (key -> why).
+        A config main lacks for which that evidence cannot be read keeps its cells, with a
+        note for the PR body saying so: nothing published leaves on a guess."""
         if self.main_tree is None:
-            return {}
+            return {}, []
         where = f"{ref}:{self.module_path(model)}"
         master = load_master(self.main_tree())
-        return {
-            key: "its config was removed from InferenceX main's master config"
-            for key, pin in module_pins(parse_module(current, where).value, where).items()
-            if pin.status == PointStatus.VERIFIED and key not in master.data
-        }
+        gone: dict[str, str] = {}
+        notes: list[str] = []
+        for key, pin in module_pins(parse_module(current, where).value, where).items():
+            if pin.status != PointStatus.VERIFIED or key in master.data:
+                continue
+            listed = self.listed_at(key, pin.sha, pin.pr) if self.listed_at and pin.sha else None
+            if listed:
+                gone[key] = "its config was removed from InferenceX main's master config"
+                continue
+            shown = f"commit {pin.sha[:12]}" if pin.sha else "the commit"
+            notes.append(
+                f"{key}: its published cells are kept, though InferenceX main's master config "
+                "does not list it: "
+                + (
+                    f"{shown}, where its cells are shown, cannot be read, so whether it was "
+                    "removed from main cannot be told"
+                    if listed is None
+                    else f"the master config of {shown}, where its cells are shown, does not "
+                    "list it either, so it was not removed from main"
+                )
+            )
+        return gone, notes
 
     def lint(self, model: ModelSpec, gen: Generated) -> str | None:
         """The cookbook clone is an SGLang checkout: each cell's flags are checked against the

@@ -63,6 +63,7 @@ class Items:
             item.merged_pr = merged_with[0] if merged_with else None
             item.closed_pr = result.closed.number if result.closed else None
             item.kept_published = result.unrendered.get(key)
+            item.kept_cells = list(result.kept_cells.get(key, []))
             if item.open_pr is None and item.merged_pr is not None:
                 # The milestone is that merge's own, told from the pin it published (as the
                 # schedule tells it): a later push that changed none of the config's files

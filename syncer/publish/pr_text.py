@@ -26,6 +26,8 @@ from syncer.templating import render
 # A config's render by key (the event's one render of it); raises SyncError when it does not
 # render.
 Renders = Callable[[str], RenderedConfig]
+# A config's render in this event, None when the event left it unrendered (cells as published).
+RenderedNow = Callable[[str], RenderedConfig | None]
 
 
 class ProvenanceRow(TypedDict):
@@ -67,12 +69,14 @@ def pr_body(
     notes: list[str],
     lint: str | None,
     renders: Renders,
+    rendered_now: RenderedNow,
     inferencex_repo: str,
     body_limit: int,
     say: Callable[[str], None],
 ) -> str:
     """The PR body of ``model``'s module ``files[module_path]`` against the default branch's
-    ``old``; ``pins`` holds every config of ``model``."""
+    ``old``; ``pins`` holds every config of ``model``. The provenance table renders no config
+    for its own sake (``rendered_now``); the exclusions read every config's render."""
     new = files[module_path]
     review = review_texts(old, new, old_label="cookbook (default branch)", new_label="this PR")
     ctx = {
@@ -81,7 +85,9 @@ def pr_body(
         "model": model.model,
         "section": model.section,
         "files": sorted(files),
-        "provenance": provenance(model, pins, renders, inferencex_repo, say),
+        "provenance": provenance(
+            model, pins, rendered_now, inferencex_repo, say, shown=_deployments(new, module_path)
+        ),
         "notes": notes,
         "lint": lint,
         "exclusions": exclusions(model, renders),
@@ -92,23 +98,28 @@ def pr_body(
 def provenance(
     model: ModelSpec,
     pins: dict[str, Pin],
-    renders: Renders,
+    renders: RenderedNow,
     repo: str,
     say: Callable[[str], None],
+    shown: Mapping[str, dict[str, list[int]]] | None = None,
 ) -> list[ProvenanceRow]:
-    """One row per config and deployment; a config that does not render gets one row."""
+    """One row per config and deployment; a config that does not render gets one row. A
+    config the event did not render (``renders`` gives None) is not rendered for its row: its
+    deployments are the ones its cells in the module show (``shown``)."""
     rows: list[ProvenanceRow] = []
     for cfg in model.configs:
         pin = pins.get(cfg.key)
         if pin is None:
             continue  # a config that left InferenceX main: its removal is in the notes
-        try:
-            points = renders(cfg.key).points
-        except SyncError as exc:
-            points = []
-            say(f"{cfg.key}: not rendered for provenance: {exc}")
         groups: dict[str, list[int]] = {}
-        for p in points:
+        try:
+            rendered = renders(cfg.key)
+        except SyncError as exc:
+            rendered = None
+            say(f"{cfg.key}: not rendered for provenance: {exc}")
+        if rendered is None:
+            groups = {k: list(v) for k, v in (shown or {}).get(cfg.key, {}).items()}
+        for p in rendered.points if rendered is not None else []:
             groups.setdefault(p.label, []).extend(p.concs)
         for label, concs in groups.items() or {"–": []}.items():
             rows.append(
@@ -148,6 +159,17 @@ def exclusions(model: ModelSpec, renders: Renders) -> list[Exclusion]:
     return [used[k] for k in sorted(used)]
 
 
+def _deployments(text: str, where: str) -> dict[str, dict[str, list[int]]]:
+    """Each config's deployments as the module ``text`` shows them: cell label -> the
+    concurrencies of its points, in cell order."""
+    out: dict[str, dict[str, list[int]]] = {}
+    for cell in _cells_by_id(parse_module(text, where).value).values():
+        concs = out.setdefault(_config(cell), {}).setdefault(str(cell.get("label") or "–"), [])
+        for point in cell.get("points") or []:
+            concs.extend(c for c in point.get("concs") or [] if isinstance(c, int))
+    return out
+
+
 def edit_notes(
     old: str | None,
     new: str,
@@ -157,17 +179,15 @@ def edit_notes(
     where: str,
 ) -> list[str]:
     """What the PR body says of the module against the default branch's (``old``): whose cells
-    differ (and that no other cell does), each cell that leaves and why, each other config's
-    cell re-encoded with the same commands, each config whose published cells are kept because
-    it could not be rendered. Read from the two texts, so it says the same on every update."""
+    differ (and that no other cell does), each cell that leaves and why, each cell a written
+    config's new rendering no longer produces (kept), each config whose published cells are
+    kept because it could not be rendered. Read from the two texts, so it says the same on
+    every update."""
     if old is None:
         return []
     before = _cells_by_id(parse_module(old, where).value)
     after = _cells_by_id(parse_module(new, where).value)
-    changed = sorted(
-        {_config(c) for i, c in after.items() if before.get(i) != c}
-        | {_config(c) for i, c in before.items() if i not in after}
-    )
+    changed = _written(before, after)
     notes = []
     rendered = [k for k in changed if k not in gone]
     if rendered:
@@ -187,9 +207,47 @@ def edit_notes(
             else f"{cell_id} left the module: its config {key} was rendered again and no "
             "longer has that deployment"
         )
+    for key, cells in kept_cells(old, new, where).items():
+        for cell_id, label in cells:
+            notes.append(
+                f"{cell_id} ({label}) is kept as published, with its own provenance: {key} "
+                "was rendered again and no longer produces that deployment. A cell leaves only "
+                "with its config (removed from InferenceX main, or its PR closed unmerged); "
+                "delete it in this PR if the page should no longer show it"
+            )
     for key, why in unrendered.items():
         notes.append(f"{key}: its published cells are kept; it could not be rendered: {why}")
     return notes
+
+
+def kept_cells(old: str | None, new: str, where: str) -> dict[str, list[tuple[str, str]]]:
+    """The cells of configs written again (against ``old``) that are as published but for
+    their routers' encoding (a ``ref`` into a rewritten cell is written out as the block it
+    meant): a deployment the config's new rendering no longer produces, kept, its provenance
+    its own (config key -> (cell id, label))."""
+    if old is None:
+        return {}
+    before = _cells_by_id(parse_module(old, where).value)
+    after = _cells_by_id(parse_module(new, where).value)
+    written = set(_written(before, after))
+    out: dict[str, list[tuple[str, str]]] = {}
+    for cell_id, cell in after.items():
+        was = before.get(cell_id)
+        if _config(cell) in written and was is not None and _but_routers(was) == _but_routers(cell):
+            out.setdefault(_config(cell), []).append((cell_id, str(cell.get("label") or "")))
+    return out
+
+
+def _but_routers(cell: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in cell.items() if k != "routers"}
+
+
+def _written(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> list[str]:
+    """The configs whose cells differ between two versions of a module."""
+    return sorted(
+        {_config(c) for i, c in after.items() if before.get(i) != c}
+        | {_config(c) for i, c in before.items() if i not in after}
+    )
 
 
 def _cells_by_id(value: Any) -> dict[str, dict[str, Any]]:

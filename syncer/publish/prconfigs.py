@@ -19,6 +19,7 @@ from syncer import links
 from syncer.errors import SyncError
 from syncer.inferencex import commits
 from syncer.inferencex.discovery import changed_configs
+from syncer.inferencex.master import load_master
 from syncer.publish.github import GitHubClient
 from syncer.publish.records import Pull
 from syncer.publish.settings import Outcome, Settings
@@ -253,6 +254,24 @@ class InferenceXGit:
             refs += ([f"refs/pull/{pr}/head"] if pr else []) + [sha]
         if refs:
             self._fetch(list(dict.fromkeys(refs)))
+
+    def _fetched(self, sha: str, pr: str | None) -> bool:
+        """Whether the clone has commit ``sha``, fetched if it lacks it: by its PR's head ref
+        (whose history holds it), else by id."""
+        if not self._has(sha):
+            self._fetch(([f"refs/pull/{pr}/head"] if pr else []) + [sha])
+        return self._has(sha)
+
+    def listed_at(self, key: str, sha: str, pr: str | None) -> bool | None:
+        """Whether InferenceX's master config at commit ``sha`` lists config ``key``; None when
+        that cannot be read (InferenceX no longer has the commit, or its master config does not
+        load)."""
+        if not self._fetched(sha, pr):
+            return None
+        try:
+            return key in load_master(self.trees.at(sha)).data
+        except SyncError:
+            return None
 
     def main_tree(self) -> Path:
         """InferenceX ``main``'s data files, as fetched for this event (no srt-slurm)."""

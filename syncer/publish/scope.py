@@ -46,6 +46,7 @@ class PRScope:
             book.modules.tree_for = self.ix.tree
             book.modules.history_for = self.ix.history
             book.modules.main_tree = self.ix.main_tree
+            book.modules.listed_at = self.ix.listed_at
         self._pulls: dict[int, Pull] = {}
 
     def close(self) -> None:

@@ -64,6 +64,7 @@ class StatusItem:
     model_path: str = ""  # org/model: the comment's section this item belongs to
     shown_sha: str = ""  # the commit the cookbook shows the config at (default: head_sha)
     kept_published: str | None = None  # could not be rendered (why): published cells kept
+    kept_cells: list[str] = field(default_factory=list)  # deployments no longer rendered, kept
     removal_pr: int | None = None  # the bot PR removing this closed PR's published cells
 
 
@@ -220,6 +221,8 @@ class PublishResult:
     branch: str = ""
     closed: Pull | None = None  # the bot's newest PR, closed unmerged with the same pins
     unrendered: dict[str, str] = field(default_factory=dict)  # published cells kept: key -> why
+    # A written config's published cells its new rendering no longer produces, kept: key -> ids
+    kept_cells: dict[str, list[str]] = field(default_factory=dict)
 
     def merged_with(self, key: str, login: str, model_path: str) -> list[int]:
         """Numbers of merged bot PRs whose recorded pins include ``key`` (newest first)."""

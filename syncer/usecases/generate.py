@@ -24,7 +24,7 @@ from syncer.cookbook.cells import CellSpec, ModuleSpec, config_hardware
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.edit import EditInputs, ModuleEdit, edit_module
 from syncer.cookbook.jsmodule import load_module, parse_module, read_text
-from syncer.cookbook.kv_donors import find_donors, mooncake_from
+from syncer.cookbook.kv_donors import Donors, find_donors, mooncake_from
 from syncer.cookbook.page import read_page, update_page
 from syncer.cookbook.rendered_cells import (
     cells_for_config,
@@ -75,6 +75,8 @@ class GenerateResult:
     # why.
     edit: ModuleEdit | None = None
     unrendered: dict[str, str] = field(default_factory=dict)
+    # An update of a model with no module published yet: nothing edited, nothing written.
+    unpublished: bool = False
 
 
 def _by_key(
@@ -290,7 +292,13 @@ def edit_published(
             unrendered[key] = exc.message
             continue
         rendered.append(cfg)
-    donors = find_donors(model, config, get, old.load)
+    # Only the event's configs are rendered: a donor whose own inputs did not change lends
+    # what the module already borrowed from it, and nothing rendered needs no donor at all.
+    donors = Donors()
+    if rendered:
+        donors = find_donors(
+            model, config, get, old.load, published=lambda d: d not in changed, configs=rendered
+        )
     if donors.mooncake is None:
         donors.mooncake = old_value.get("kvMooncake")
     fresh: dict[str, list[CellSpec]] = {}
@@ -360,14 +368,19 @@ def generate_model(
     them), with a module already there: an edit of it, only those configs' cells written
     again and ``gone`` configs' cells removed, every other byte kept
     (:func:`edit_published`). ``update``: the configs whose pin differs from what the
-    existing module records (or that it does not show) are the ones asked for.
+    existing module records (or that it does not show) are the ones asked for; with no module
+    there yet, nothing is edited or written (``unpublished``).
     """
     spec_model = config.model(model)
     path = out_dir / spec_model.module_relpath
     # Read and written only where it really lies inside --out (a link out is refused).
     inside_folder(out_dir, path, "data module")
     asked = changed if changed is not None else [only] if only is not None else None
-    if update and asked is None and present(path, "data module"):
+    if update and asked is None:
+        if not present(path, "data module"):
+            # An update edits what is published; a model with no module yet has nothing to
+            # edit, and its first module is a whole generation, asked for without --update.
+            return GenerateResult(spec_model.path, path, changed=False, text="", unpublished=True)
         value = parse_module(read_text(path), str(path)).value
         asked = changed_configs(spec_model, value, {**config.pins(), **(pins or {})}, str(path))
     if asked is not None and present(path, "data module"):

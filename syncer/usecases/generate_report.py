@@ -61,7 +61,9 @@ class GenerateRun:
         doc: dict[str, Any] = {
             "model": result.model,
             "path": str(result.path),
-            "status": _status(result.changed, self.check, "written"),
+            "status": "no module published"
+            if result.unpublished
+            else _status(result.changed, self.check, "written"),
             "cells": result.cells,
             "cases": result.cases,
             "edit": describe_edit(result.edit) if result.edit is not None else None,

@@ -149,9 +149,27 @@ def assert_only_the_config_changed(old_text: str, new_text: str, key: str) -> No
     assert _rest(new, skip_new, old) == _rest(old, skip_old, old)
     # ... and every one of them decodes to exactly the published commands and status.
     assert _cases(new, others) == _cases(old, others)
-    # The header's first lines as published; its PR list names the PR of the `/use`.
+    # The header's first lines as published; its PR list names the PR of the `/use`, and that
+    # is all that changes in it.
     assert new_text.splitlines()[:2] == old_text.splitlines()[:2]
     assert "#3859" in new_text.splitlines()[2]
+    old_line, new_line = old_text.splitlines()[2], new_text.splitlines()[2]
+    listed = re.compile(r"open PRs ([#\d, ]+)\)")
+    old_prs, new_prs = (
+        set(re.findall(r"#(\d+)", listed.search(x).group(1))) for x in (old_line, new_line)
+    )
+    assert new_prs == old_prs | {"3859"}
+    assert listed.sub("", new_line) == listed.sub("", old_line)
+    assert new_text.index("export const") == len("\n".join(new_text.splitlines()[:3])) + 1
+    # source.prs: the `/use`'s PR entry added or changed; every other entry as published.
+    before, after = old["source"].get("prs") or {}, new["source"].get("prs") or {}
+    assert "3859" in after
+    assert {k: v for k, v in after.items() if k != "3859"} == {
+        k: v for k, v in before.items() if k != "3859"
+    }
+    assert {k: v for k, v in new["source"].items() if k != "prs"} == {
+        k: v for k, v in old["source"].items() if k != "prs"
+    }
 
 
 CASES = {
@@ -289,12 +307,15 @@ def test_a_config_removed_from_main_leaves_with_its_reason(replay):
     """Discovery: InferenceX main's master config no longer has a config the page shows as on
     main (verified). The next event on the model removes its cells, and the PR body says
     which and why; the other configs' cells stay as published."""
-    # The other config (the KV donor, rendered for its settings) shown at a commit this
-    # InferenceX has: its main.
+    # Both configs shown at a commit this InferenceX has, its main: the other config (the KV
+    # donor) is rendered for its settings there, and that main's master config listing KEY is
+    # the evidence that KEY was removed from main since (a commit that cannot be read is no
+    # evidence: test_takeover_removal.py).
     published = (
         BUNDLED_MODULE.read_text(encoding="utf-8")
         .replace('"status": "verified-pr"', '"status": "verified"')
         .replace("9c3e5a1b7d2f4e6081a3c5e7f9b1d3f5a7c9e1b3", replay.infx.main)
+        .replace("6b07b8e6930edcb8309cb59ca758fce5a3ef3f6b", replay.infx.main)
     )
     old = parse_module(published).value
     assert {c["prov"]["status"] for c in old["cells"] if _config_of(c) == KEY} == {"verified"}

@@ -117,26 +117,16 @@ def test_the_documented_dry_run_names_the_pr_head(world, state: str) -> None:
     proc = run_documented(documented("A dry run needs no token and no API:"), swaps, world.tmp)
     assert proc.returncode == 0, proc.stderr
     names_the_real_head(proc.stdout, head)
+    plans_no_removal(proc.stdout)
 
 
-@pytest.mark.parametrize(
-    "state",
-    [
-        "example",
-        pytest.param(
-            "reference",
-            # The published module's other configs are rendered again at the commits their
-            # cells show, which this test's InferenceX lacks (real PRs #3598, ...): only the
-            # event's config may be touched.
-            marks=pytest.mark.xfail(
-                strict=True, reason="issue 35: needs edit-in-place (branch h-edit)"
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("state", sorted(STATES))
 def test_the_workflow_mode_dry_run_needs_no_checkout_and_no_network(world, state: str) -> None:
     """`--inferencex-clone` of a local mirror: the head is the mirror's refs/pull/<n>/head.
-    (Before: `its cells are shown at InferenceX commit ""`, or GitHub was asked.)"""
+    (Before: `its cells are shown at InferenceX commit ""`, or GitHub was asked.) Against the
+    real published module it plans no removal: only the `/use`'s config is rendered (its KV
+    donor lends what the module already borrowed), and the configs this InferenceX's main
+    does not list, at commits it does not have, keep their cells, said in the PR body."""
     swaps, infx, head = setup(world, state)
     clone = world.tmp / "inferencex-clone.git"
     git("clone", "--quiet", "--bare", str(infx.remote), str(clone), cwd=world.tmp)
@@ -146,6 +136,24 @@ def test_the_workflow_mode_dry_run_needs_no_checkout_and_no_network(world, state
     proc = run_documented(words, swaps, world.tmp)
     assert proc.returncode == 0, proc.stderr
     names_the_real_head(proc.stdout, head)
+    plans_no_removal(proc.stdout)
+    if state == "reference":
+        assert "not rendered for provenance" not in proc.stdout
+        assert (
+            "dsv41flash-fp4-h200-sglang-agentic-dspark: its published cells are kept, though "
+            "InferenceX main's master config does not list it: commit 8f0557a3602d, where its "
+            "cells are shown, cannot be read, so whether it was removed from main cannot be told"
+        ) in proc.stdout
+
+
+def plans_no_removal(out: str) -> None:
+    """The planned cookbook PR's body: no cell leaves, no chip, no checkpoint."""
+    body = out[out.index("would: POST /repos/sgl-project/sglang/pulls") :]
+    assert "left the module" not in body
+    assert "Hardware removed" not in body and "#### Removed cells" not in body
+    summary = re.search(r"\*\*Commands changed\*\*[^\n]*", body)
+    assert summary is None or re.search(r"[1-9]\d* removed", summary.group(0)) is None
+    assert re.search(r"^\| (hardware|cells) \| \d+ \| [1-9]", body, re.M) is None
 
 
 def test_a_dry_run_without_a_head_says_what_to_give(world) -> None:
