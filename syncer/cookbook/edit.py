@@ -33,6 +33,7 @@ from typing import Any
 
 from syncer import gcpause
 from syncer.cookbook import compact, encode
+from syncer.cookbook import edit_lists as listed
 from syncer.cookbook.cells import CellSpec, laid_out, module_layout
 from syncer.cookbook.decode import Decoder, provenance_urls
 from syncer.cookbook.emit import emit_module
@@ -73,7 +74,6 @@ _TOP_KEYS = (
     "files",
     "cells",
 )
-_PRECISIONS = ("fp4", "nvfp4", "mxfp4", "fp8", "bf16", "fp16", "int4", "int8")
 LAYOUT_REFUSED = (
     "is not in the generator's layout, so an edit would rewrite lines nobody changed; "
     "`sync reencode` rewrites it on purpose"
@@ -437,15 +437,16 @@ class _Editor:
             elif key == "source":
                 out[key] = self._source(cells)
             elif key == "hardware":
-                out[key] = self._hardware(cells)
+                chips = listed.hardware(self.old, self.inputs.hardware, cells, self.path)
+                out[key], self.chips_added, self.chips_removed = chips
             elif key == "checkpoints":
-                out[key] = self._checkpoints(cells)
+                out[key] = listed.checkpoints(self.old, cells, legacy=self.legacy)
             elif key == "envs":
                 out[key] = envs
             elif key == "kvMooncake" and self.old.get(key) is None:
                 out[key] = copy.deepcopy(self.inputs.kv_mooncake)
             elif key == "files":
-                out[key] = self._files(cells)
+                out[key] = listed.files(self.old, self.old_cells, cells, self.inputs.files)
             elif key == "cells":
                 out[key] = cells
             else:
@@ -456,73 +457,6 @@ class _Editor:
         return self.inputs.kv_mooncake is not None and any(
             "mooncake" in ((c.get("kv") or {}).get("available") or []) for c in cells
         )
-
-    def _hardware(self, cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The published chips still used, in their order; a chip new cells bring goes where
-        the model's order puts it."""
-        used = {c.get("hw") for c in cells}
-        old = [h for h in self.old.get("hardware") or []]
-        out = [copy.deepcopy(h) for h in old if h.get("id") in used]
-        self.chips_removed = [str(h.get("id")) for h in old if h.get("id") not in used]
-        order = [h["id"] for h in self.inputs.hardware]
-        for chip in self.inputs.hardware:
-            if chip["id"] not in used or any(h.get("id") == chip["id"] for h in out):
-                continue
-            rank = order.index(chip["id"])
-            at = next(
-                (
-                    i
-                    for i, h in enumerate(out)
-                    if h.get("id") in order and order.index(h["id"]) > rank
-                ),
-                len(out),
-            )
-            out.insert(at, dict(chip))
-            self.chips_added.append(chip["id"])
-        missing = used - {h.get("id") for h in out}
-        if missing:
-            raise SyncError(
-                f"edit: hardware {sorted(map(str, missing))} is neither published nor a chip "
-                "of the model",
-                path=self.path,
-            )
-        return out
-
-    def _checkpoints(self, cells: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        used = [str(c.get("ckpt")) for c in cells if c.get("ckpt")]
-        out = [copy.deepcopy(c) for c in self.old.get("checkpoints") or [] if c.get("id") in used]
-        for ckpt in dict.fromkeys(used):
-            if any(c.get("id") == ckpt for c in out):
-                continue
-            chip: dict[str, Any] = {"id": ckpt}
-            if self.legacy:
-                keys = [str(c.get("configKey", "")) for c in cells if c.get("ckpt") == ckpt]
-                tokens = keys[0].split("-") if keys else []
-                precision = next((p for p in _PRECISIONS if p in tokens), None)
-                if precision is not None:
-                    chip["precision"] = precision
-            out.append(chip)
-        return out
-
-    def _files(self, cells: list[dict[str, Any]]) -> dict[str, Any]:
-        """The published files still used (and any no cell used before), then the new cells'."""
-
-        def used_by(cell_list: list[dict[str, Any]]) -> set[str]:
-            return {
-                str(f)
-                for c in cell_list
-                for r in (c.get("routers") or {}).values()
-                for f in r.get("files") or []
-            }
-
-        now, before = used_by(cells), used_by(self.old_cells)
-        old = dict(self.old.get("files") or {})
-        out = {k: copy.deepcopy(v) for k, v in old.items() if k in now or k not in before}
-        for fid in sorted(now - set(out)):
-            if fid not in self.inputs.files:
-                raise SyncError(f"edit: file {fid} is named by a new cell but not given")
-            out[fid] = copy.deepcopy(self.inputs.files[fid])
-        return out
 
     def _source(self, cells: list[dict[str, Any]]) -> dict[str, Any]:
         """The published ``source``; the changed configs' PRs set from this tool's block, and

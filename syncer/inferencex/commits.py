@@ -13,10 +13,7 @@ fetched (:func:`gitlink`).
 
 API (also for ``sync audit``): ``fetch(clone, remote, refs)``, ``has_remote``,
 ``resolve(clone, rev)``, ``merge_base(clone, a, b)``, ``changed_paths(clone, base, head)``,
-``commit_date``, and for a clone of srt-slurm ``branch_ref`` / ``newest_before`` /
-``newest_tag`` (a branch as it was at a date, and the release it carried) and
-``fetch_branches`` (the bot's srt-slurm clone brought up to date),
-``tree_at(clone, commit)``
+``commit_date``, ``tree_at(clone, commit)``
 (a context manager yielding the tree's root) and :class:`Trees` (each commit's tree written
 once for an event, removed at the end).
 """
@@ -24,8 +21,6 @@ once for an event, removed at the end).
 from __future__ import annotations
 
 import contextlib
-import datetime
-import heapq
 import os
 import re
 import shutil
@@ -37,7 +32,7 @@ from typing import Any
 from syncer import checkout, costs, gitrun
 from syncer.errors import SyncError
 from syncer.gitcheckout import ObjectReader, Unanswered, checked_out
-from syncer.inferencex import objectstore
+from syncer.inferencex import gitobjects, objectstore
 from syncer.wording import PATH_CHARS, js
 
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -60,8 +55,8 @@ MAX_BLOB_BYTES = 16 * 1024 * 1024
 GIT_TIMEOUT = 600
 
 _MODE_BLOB = ("100644", "100755")
-_MODE_LINK = "120000"
-_MODE_GITLINK = "160000"
+_MODE_LINK = gitobjects.MODE_LINK
+_MODE_GITLINK = gitobjects.MODE_GITLINK
 # tree root (resolved) -> {path: commit} of the submodules a written tree pins.
 _GITLINKS: dict[str, dict[str, str]] = {}
 
@@ -234,17 +229,6 @@ def origin_url(clone: Path) -> str | None:
     return url or None
 
 
-def fetch_branches(clone: Path, remote: str) -> None:
-    """Fetch every branch and release tag of ``remote`` into the clone, each branch as
-    ``origin``'s (where :func:`branch_ref` looks for the upstream's): the bot's srt-slurm
-    clone, whose branches are then read as they were at a date. A remote that cannot be
-    fetched is an error naming it."""
-    _git(
-        clone, "fetch", "--quiet", "--prune", "--no-tags", remote=remote,
-        operands=["+refs/heads/*:refs/remotes/origin/*", "+refs/tags/v*:refs/tags/v*"],
-    )  # fmt: skip
-
-
 def resolve(clone: Path, rev: str) -> str | None:
     """The commit ``rev`` names in the clone, or None."""
     if rev.startswith("-"):
@@ -266,8 +250,8 @@ def commit_date(clone: Path, rev: str = "HEAD") -> str | None:
     if sha is None:
         return None
     try:
-        return _commit_info(_reader(clone), sha)[2]
-    except (Unanswered, _NotPlain):
+        return gitobjects.commit_info(_reader(clone), sha)[2]
+    except (Unanswered, gitobjects.NotPlain):
         pass  # git says what it makes of such a commit
     out = _git(clone, "log", "-1", "--format=%cI", operands=[sha], check=False).decode(
         "ascii", "replace"
@@ -281,56 +265,6 @@ def checkout_date(path: Path) -> str | None:
     no checkout of its own."""
     found = checked_out(path)
     return found[1] if found else None
-
-
-def branch_ref(clone: Path, branch: str, url: str | None = None) -> str | None:
-    """Where ``branch`` is in a clone of srt-slurm: for the upstream repository (``url``
-    None) the local branch or ``origin``'s; for a fork, the branch of the remote whose URL is
-    the fork's. None when the clone has no such branch."""
-    if branch.startswith("-"):
-        return None
-    if url is None:
-        candidates = [f"refs/heads/{branch}", f"refs/remotes/origin/{branch}"]
-    else:
-        candidates = [f"refs/remotes/{name}/{branch}" for name in _remotes_at(clone, url)]
-    return next((ref for ref in candidates if resolve(clone, ref) is not None), None)
-
-
-def _remotes_at(clone: Path, url: str) -> list[str]:
-    want = _plain_url(url)
-    out = _git(clone, "config", "--get-regexp", r"^remote\..*\.url$", check=False)
-    names = []
-    for line in out.decode("utf-8", "replace").splitlines():
-        key, _, value = line.partition(" ")
-        if _plain_url(value) == want:
-            names.append(key.removeprefix("remote.").removesuffix(".url"))
-    return names
-
-
-def _plain_url(url: str) -> str:
-    return url.strip().removesuffix("/").removesuffix(".git").lower()
-
-
-def newest_before(clone: Path, ref: str, when: str) -> str | None:
-    """The newest commit on ``ref``'s first-parent line committed at or before ``when`` (the
-    branch as it was then), or None."""
-    if ref.startswith("-"):
-        return None
-    out = _git(
-        clone, "rev-list", "-1", "--first-parent", f"--before={when}", operands=[ref], check=False
-    )
-    sha = out.decode("ascii", "replace").strip()
-    return sha if SHA.fullmatch(sha) else None
-
-
-def newest_tag(clone: Path, commit: str) -> str | None:
-    """The newest release tag (``v<digits>...``) ``commit`` contains, or None."""
-    out = _git(
-        clone, "describe", "--tags", "--abbrev=0", "--match", "v[0-9]*", operands=[commit],
-        check=False,
-    )  # fmt: skip
-    tag = out.decode("utf-8", "replace").strip()
-    return tag or None
 
 
 def has_commit(clone: Path, sha: str) -> bool:
@@ -348,8 +282,8 @@ def merge_base(clone: Path, a: str, b: str) -> str | None:
     walk the commits."""
     if SHA.fullmatch(a) and SHA.fullmatch(b):
         try:
-            found = _merge_bases(_reader(clone), a, b)
-        except (Unanswered, _NotPlain):
+            found = gitobjects.merge_bases(_reader(clone), a, b)
+        except (Unanswered, gitobjects.NotPlain):
             found = []
         if len(found) == 1:
             return found[0]
@@ -358,126 +292,17 @@ def merge_base(clone: Path, a: str, b: str) -> str | None:
     return out if SHA.fullmatch(out) else None
 
 
-_ONE, _TWO, _STALE = 1, 2, 4
-# commit id -> (committer time, parents, that time as git's %cI prints it): commits never
-# change, and a reconcile walks main's newest history once per PR.
-_COMMITS: dict[str, tuple[int, tuple[str, ...], str]] = {}
-
-
-def _merge_bases(reader: ObjectReader, a: str, b: str) -> list[str]:
-    """The candidates git's ``paint_down_to_common`` finds for ``a`` and ``b`` (without a
-    commit-graph: commits taken newest first by committer time, ties in the order queued):
-    one is the merge base; several are for git to choose from."""
-    if a == b:
-        return [a]
-    flags = {a: _ONE, b: _TWO}
-    order = 0
-    queue: list[tuple[int, int, str]] = []
-    for oid in (a, b):
-        heapq.heappush(queue, (-_commit_info(reader, oid)[0], order, oid))
-        order += 1
-    result: list[str] = []
-    while any(not flags[oid] & _STALE for _, _, oid in queue):
-        _, _, oid = heapq.heappop(queue)
-        paint = flags[oid] & (_ONE | _TWO | _STALE)
-        if paint == _ONE | _TWO:
-            if oid not in result:
-                result.append(oid)
-            paint |= _STALE
-        for parent in _commit_info(reader, oid)[1]:
-            if flags.get(parent, 0) & paint == paint:
-                continue
-            flags[parent] = flags.get(parent, 0) | paint
-            heapq.heappush(queue, (-_commit_info(reader, parent)[0], order, parent))
-            order += 1
-    return result
-
-
-def _commit_info(reader: ObjectReader, oid: str) -> tuple[int, tuple[str, ...], str]:
-    if oid not in _COMMITS:
-        found = reader.contents([oid])[0]
-        if found is None or found[0] != "commit":
-            raise _NotPlain(oid)
-        parents: list[str] = []
-        when: tuple[int, str] | None = None
-        for line in found[2].split(b"\n"):
-            if not line:
-                break  # the message follows
-            if line.startswith(b"parent "):
-                parents.append(line[7:].decode("ascii"))
-            elif line.startswith(b"committer "):
-                when = _committed(line)
-        if when is None:
-            raise _NotPlain(oid)
-        if len(_COMMITS) >= 200_000:
-            _COMMITS.clear()
-        _COMMITS[oid] = (when[0], tuple(parents), when[1])
-    return _COMMITS[oid]
-
-
-_ZONE = re.compile(rb"[+-][0-9]{4}")
-
-
-def _committed(line: bytes) -> tuple[int, str] | None:
-    """A ``committer`` line's time: seconds, and ISO 8601 in its own zone (git's ``%cI``)."""
-    *_, stamp, zone = line.rsplit(b" ", 2)
-    if not stamp.isdigit() or not _ZONE.fullmatch(zone):
-        return None
-    minutes = int(zone[1:3]) * 60 + int(zone[3:5])
-    offset = datetime.timedelta(minutes=-minutes if zone[:1] == b"-" else minutes)
-    try:
-        when = datetime.datetime.fromtimestamp(int(stamp), datetime.timezone(offset))
-    except (OverflowError, OSError, ValueError):
-        return None
-    return int(stamp), when.isoformat()
-
-
 def changed_paths(clone: Path, base: str | None, head: str) -> set[str]:
     """Every path whose blob, link or gitlink differs between two commits (``base`` None: every
     path of ``head``), submodule pins included."""
     if base is None:
         return {path for _mode, _kind, _sha, path in _ls_tree(clone, head)}
     try:
-        return _tree_diff(_reader(clone), base, head)
-    except (Unanswered, _NotPlain):
+        return gitobjects.tree_diff(_reader(clone), base, head)
+    except (Unanswered, gitobjects.NotPlain):
         pass  # git says what is wrong with such a tree
     raw = _git(clone, "diff-tree", "-r", "-z", "--no-renames", "--name-only", operands=[base, head])
     return {p for p in raw.decode("utf-8", "surrogateescape").split("\0") if p}
-
-
-def _tree_diff(reader: ObjectReader, base: str, head: str) -> set[str]:
-    """What ``diff-tree -r --name-only`` lists, from the reader: trees whose ids are equal are
-    not read (a PR changes a few folders of a large tree), one round per depth."""
-    ids = []
-    for root in reader.contents([f"{base}^{{tree}}", f"{head}^{{tree}}"]):
-        if root is None or root[0] != "tree":
-            raise _NotPlain(head)
-        ids.append(root[1])
-    width = len(ids[0]) // 2  # bytes of an object id (SHA-1 or SHA-256)
-    out: set[str] = set()
-    pairs = [(ids[0], ids[1], "")]  # (old tree, new tree, their path); "": no tree there
-    while pairs:
-        wanted = list(dict.fromkeys(oid for a, b, _ in pairs for oid in (a, b) if oid))
-        entries: dict[str, dict[str, tuple[str, str]]] = {}
-        for oid, found in zip(wanted, reader.contents(wanted), strict=True):
-            if found is None or found[0] != "tree":
-                raise _NotPlain(oid)
-            entries[oid] = {name: (mode, sub) for mode, name, sub in _tree_entries(found[2], width)}
-        nxt: list[tuple[str, str, str]] = []
-        for a, b, prefix in pairs:
-            old, new = entries.get(a, {}), entries.get(b, {})
-            for name in old.keys() | new.keys():
-                was, now = old.get(name), new.get(name)
-                if was == now:
-                    continue
-                was_tree = was[1] if was is not None and was[0] == "040000" else ""
-                now_tree = now[1] if now is not None and now[0] == "040000" else ""
-                if was_tree or now_tree:
-                    nxt.append((was_tree, now_tree, f"{prefix}{name}/"))  # compared next round
-                if (was is not None and not was_tree) or (now is not None and not now_tree):
-                    out.add(prefix + name)
-        pairs = nxt
-    return out
 
 
 # The master configs alone (``tree_at(..., only=MASTERS)``): what comparing entries needs.
@@ -499,70 +324,9 @@ def _ls_tree(clone: Path, commit: str) -> list[tuple[str, str, str, str]]:
     """(mode, type, object, path) of every entry of ``commit``'s tree, recursively, as
     ``ls-tree -r`` lists them: read from the clone's reader, one round per tree depth."""
     try:
-        return _walk_trees(_reader(clone), commit)
-    except (Unanswered, _NotPlain):
+        return gitobjects.walk_trees(_reader(clone), commit)
+    except (Unanswered, gitobjects.NotPlain):
         return _ls_tree_process(clone, commit)  # says what git says of such a tree
-
-
-class _NotPlain(Exception):
-    """A tree the walk does not read as ``ls-tree`` would (missing, not a tree...)."""
-
-
-def _walk_trees(reader: ObjectReader, commit: str) -> list[tuple[str, str, str, str]]:
-    root = reader.contents([f"{commit}^{{tree}}"])[0]
-    if root is None or root[0] != "tree":
-        raise _NotPlain(commit)
-    width = len(root[1]) // 2  # bytes of an object id (SHA-1 or SHA-256)
-    trees = {root[1]: _tree_entries(root[2], width)}
-    wanted = [oid for mode, _, oid in trees[root[1]] if mode == "040000"]
-    while wanted:
-        wanted = [oid for oid in dict.fromkeys(wanted) if oid not in trees]
-        for oid, found in zip(wanted, reader.contents(wanted), strict=True):
-            if found is None or found[0] != "tree":
-                raise _NotPlain(oid)
-            trees[oid] = _tree_entries(found[2], width)
-        wanted = [sub for oid in wanted for mode, _, sub in trees[oid] if mode == "040000"]
-    out: list[tuple[str, str, str, str]] = []
-
-    def walk(oid: str, prefix: str) -> None:
-        for mode, name, sub in trees[oid]:
-            if mode == "040000":
-                walk(sub, f"{prefix}{name}/")
-            else:
-                out.append(
-                    (mode, "commit" if mode == _MODE_GITLINK else "blob", sub, prefix + name)
-                )
-
-    walk(root[1], "")
-    return out
-
-
-def _tree_entries(data: bytes, width: int) -> list[tuple[str, str, str]]:
-    """(mode as ls-tree prints it, name, object) of a tree object's entries, in order."""
-    entries = []
-    pos = 0
-    while pos < len(data):
-        space = data.index(b" ", pos)
-        nul = data.index(b"\0", space)
-        oid = data[nul + 1 : nul + 1 + width]
-        if len(oid) != width:
-            raise _NotPlain("short tree")
-        name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
-        entries.append((_canon_mode(int(data[pos:space], 8)), name, oid.hex()))
-        pos = nul + 1 + width
-    return entries
-
-
-def _canon_mode(mode: int) -> str:
-    """git's ``canon_mode``: what ``ls-tree`` prints for a tree entry's stored mode."""
-    kind = mode & 0o170000
-    if kind == 0o100000:
-        return "100755" if mode & 0o100 else "100644"
-    if kind == 0o120000:
-        return _MODE_LINK
-    if kind == 0o040000:
-        return "040000"
-    return _MODE_GITLINK
 
 
 def _ls_tree_process(clone: Path, commit: str) -> list[tuple[str, str, str, str]]:
@@ -596,6 +360,22 @@ def _safe_parts(path: str, commit: str) -> tuple[str, ...]:
 _PLAIN: dict[str, tuple[str, ...]] = {}
 
 
+def _data_blobs(
+    clone: Path, commit: str, dirs: tuple[str, ...]
+) -> tuple[list[tuple[str, tuple[str, ...], str]], dict[str, str]]:
+    """``commit``'s data files under ``dirs`` as (blob, path parts, mode), and its gitlinks."""
+    blobs: list[tuple[str, tuple[str, ...], str]] = []
+    gitlinks: dict[str, str] = {}
+    for mode, _kind, sha, path in _ls_tree(clone, commit):
+        if mode == _MODE_GITLINK:
+            gitlinks[path] = sha
+            continue
+        if not is_data_path(path, dirs) or (mode not in _MODE_BLOB and mode != _MODE_LINK):
+            continue
+        blobs.append((sha, _safe_parts(path, commit), mode))
+    return blobs, gitlinks
+
+
 def _write_tree(
     clone: Path,
     commit: str,
@@ -607,15 +387,7 @@ def _write_tree(
     bytes written. ``store``: a folder of blobs by id shared by the trees of one event (each
     blob read and written once, then linked into every tree that has it: the trees of
     InferenceX's open PRs differ from main's in a few files)."""
-    blobs: list[tuple[str, tuple[str, ...], str]] = []
-    gitlinks: dict[str, str] = {}
-    for mode, _kind, sha, path in _ls_tree(clone, commit):
-        if mode == _MODE_GITLINK:
-            gitlinks[path] = sha
-            continue
-        if not is_data_path(path, dirs) or (mode not in _MODE_BLOB and mode != _MODE_LINK):
-            continue
-        blobs.append((sha, _safe_parts(path, commit), mode))
+    blobs, gitlinks = _data_blobs(clone, commit, dirs)
     stored = {sha for sha, _, m in blobs if store is not None and m != _MODE_LINK}
     stored = {sha for sha in stored if os.path.isfile(os.path.join(store, sha))} if store else set()
     new = [sha for sha, _, _ in blobs if sha not in stored]

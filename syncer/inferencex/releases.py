@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from syncer.errors import SyncError
-from syncer.inferencex import commits
+from syncer.inferencex import commits, srt_history
 from syncer.inferencex.runner_launch import (
     checkout,
     job_variables,
@@ -147,13 +147,13 @@ def at_date(release: Release, repo: Path | None, when: str | None) -> Release:
     if why is not None:
         return dataclasses.replace(release, unresolved=why)
     assert repo is not None and when is not None
-    ref = commits.branch_ref(repo, branch, release.fork)
-    sha = commits.newest_before(repo, ref, when) if ref is not None else None
+    ref = srt_history.branch_ref(repo, branch, release.fork)
+    sha = srt_history.newest_before(repo, ref, when) if ref is not None else None
     if ref is None or sha is None:
         missing = "no such branch" if ref is None else f"no commit of it at or before {when}"
         return dataclasses.replace(release, unresolved=f"{repo} has {missing}")
     return dataclasses.replace(
-        release, commit=sha, as_of=when, tag=commits.newest_tag(repo, sha) or ""
+        release, commit=sha, as_of=when, tag=srt_history.newest_tag(repo, sha) or ""
     )
 
 
@@ -241,7 +241,7 @@ def from_run(sha: str, fallback: Release, repo: Path | None = None) -> Release:
     rules that changed between tags follow what the run checked out."""
     source = "recorded by the run's srt-slurm-sha.txt"
     if repo is not None and fallback.line == "1" and commits.resolve(repo, sha) is not None:
-        tag = commits.newest_tag(repo, sha) or ""
+        tag = srt_history.newest_tag(repo, sha) or ""
         return Release(sha, fallback.line, source, commit=sha, tag=tag)
     return Release(sha, fallback.line, source)
 

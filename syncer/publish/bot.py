@@ -291,11 +291,7 @@ class Bot:
             )
             status = PointStatus.VERIFIED if pull.merged else PointStatus.VERIFIED_PR
             items: list[st.StatusItem] = []
-            models: dict[str, list[ConfigSpec]] = {}
-            specs: dict[str, ModelSpec] = {}
-            for model, cfg in configs:
-                models.setdefault(model.path, []).append(cfg)
-                specs[model.path] = model
+            models, specs = _by_model(configs)
             errors: list[str] = []
             prepared: list[_Prepared] = []
             for path, cfgs in models.items():
@@ -523,3 +519,15 @@ class _Deferred:
         if self._tmp is not None:
             self._tmp.cleanup()
             self._tmp = None
+
+
+def _by_model(
+    configs: Iterable[tuple[ModelSpec, ConfigSpec]],
+) -> tuple[dict[str, list[ConfigSpec]], dict[str, ModelSpec]]:
+    """A PR's configs by model path, and each model's spec."""
+    models: dict[str, list[ConfigSpec]] = {}
+    specs: dict[str, ModelSpec] = {}
+    for model, cfg in configs:
+        models.setdefault(model.path, []).append(cfg)
+        specs[model.path] = model
+    return models, specs

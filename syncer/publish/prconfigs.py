@@ -17,7 +17,7 @@ from pathlib import Path
 
 from syncer import links
 from syncer.errors import SyncError
-from syncer.inferencex import commits
+from syncer.inferencex import commits, srt_history
 from syncer.inferencex.discovery import changed_configs
 from syncer.inferencex.master import load_master
 from syncer.publish.github import GitHubClient
@@ -209,7 +209,7 @@ class InferenceXGit:
         if clone is not None and not self._srt_fetched:
             url = base_submodule_url(self.clone, self.main())
             if url is not None:
-                commits.fetch_branches(clone, url)
+                srt_history.fetch_branches(clone, url)
             self._srt_fetched = True
         return clone
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from syncer.errors import SyncError
-from syncer.runs.artifacts import Limits, Readable, Skipped, open_run
+from syncer.runs.artifacts import Limits, Skipped, open_run
 from syncer.runs.logs import SweepLog, parse_sweep_log
+from syncer.runs.streams import Readable
 from syncer.wording import PATH_CHARS, count, js
 
 _SWEEP = re.compile(r"^sweep_[\w.-]*\.log$")

@@ -34,7 +34,7 @@ from syncer.model import group_argv
 from syncer.untrusted import ANSI_ESCAPE, clip
 
 if TYPE_CHECKING:
-    from syncer.runs.artifacts import Readable
+    from syncer.runs.streams import Readable
 
 CHUNK = 1 << 20
 MAX_LINE = 4 << 20  # one logged command or Env line; anything longer is not srt-slurm output

@@ -31,10 +31,11 @@ from pathlib import Path, PurePosixPath
 from syncer.errors import SyncError
 from syncer.flags import MODEL_PATH_FLAG, canonical_flag
 from syncer.model import Block
-from syncer.runs.artifacts import Limits, Member, Readable, open_run
+from syncer.runs.artifacts import Limits, Member, open_run
 from syncer.runs.collect import RunData, _read_small
 from syncer.runs.logs import split_command
 from syncer.runs.shellq import split_printf_q
+from syncer.runs.streams import Readable
 from syncer.wording import js
 
 COMMAND_FILE = "sglang_command.txt"

@@ -11,7 +11,7 @@ import pytest
 from infxrepo import DSPARK_RECIPE, MASTER, InferenceXRepo, git
 
 from syncer import costs
-from syncer.inferencex import commits
+from syncer.inferencex import commits, gitobjects
 
 
 @pytest.fixture
@@ -149,7 +149,7 @@ def test_criss_cross_merge_bases_are_left_to_git(repo, tmp_path):
     commits.fetch(clone, str(repo.remote), ["refs/pull/10/head", "refs/pull/11/head"])
     assert commits.merge_base(clone, a2, b2) == git_merge_base(clone, a2, b2)
     assert commits.merge_base(clone, a2, b2) in (a1, b1)
-    assert len(commits._merge_bases(commits._reader(clone), a2, b2)) == 2  # git chose
+    assert len(gitobjects.merge_bases(commits._reader(clone), a2, b2)) == 2  # git chose
 
 
 def test_a_commit_date_is_read_from_the_commit_object(repo, tmp_path):
