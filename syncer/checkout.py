@@ -52,6 +52,15 @@ def check_name(name: str, *, what: str, path: str | None, line: int | None = Non
         )
 
 
+def relative(path: str | Path, root: Path) -> str:
+    """``path`` as reports name a file of ``root`` (a checkout, a cookbook folder): relative
+    to it, ``/``-separated, when it lies inside it; else as given."""
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
 def lexically_inside(root: Path, candidate: Path) -> bool:
     """Whether ``candidate`` names a place under ``root`` before any link is looked at (used to
     drop look-up locations such as the checkout's parent folder without touching them)."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer import progress
+from syncer import checkout, progress
 from syncer.errors import SyncError
 from syncer.inferencex import commits, yamlsafe
 from syncer.inferencex.acceptance import simulate_env
@@ -216,13 +216,6 @@ def derived_variant(variant: dict[str, Any], router: str) -> dict[str, object]:
     return out
 
 
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
 def render_config(
     inferencex_dir: Path | str | None,
     key: str,
@@ -413,7 +406,7 @@ def _render_job(
         cookbook=cookbook,
         submitted=submitted,
         image=entry.image,
-        recipe=_relative(path, root),
+        recipe=checkout.relative(path, root),
         gpus=allocated_gpus(recipe.total_nodes, recipe.gpus_per_node, cluster_gpus),
         golden_al=al,
         kv=measured_tier(recipe),

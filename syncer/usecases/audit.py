@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer import links, progress
+from syncer import checkout, links, progress
 from syncer.compare.review import review_texts
 from syncer.compare.review_render import review_report
 from syncer.compare.verdicts import RecipeVerdict, Verdict
@@ -83,13 +83,6 @@ def module_paths(cookbook: Path) -> list[Path]:
     if not found:
         raise SyncError(f"no data modules ({', '.join(MODULE_SUFFIXES)}) here", path=str(root))
     return found
-
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
 
 
 # ---- one cell's provenance -----------------------------------------------------------------
@@ -188,7 +181,7 @@ def audit(
         result.not_checked.append(NotChecked(Check.LINT, NO_SGLANG))
     renders, masters = Renders(srt_repo=srt_repo), _Masters()
     for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
-        shown = _shown(path, snippets_root(root) if cookbook.is_dir() else root)
+        shown = checkout.relative(path, snippets_root(root) if cookbook.is_dir() else root)
         module_row, rows = _audit_module(path, shown, trees, renders, masters, lint)
         if api is not None:
             for row in rows:

@@ -5,8 +5,8 @@ cookbook model of ``sync.yaml`` takes it (or why none does)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
+from syncer import checkout
 from syncer.inferencex.discovery import hardware_of, is_agentx, model_prefix_of
 from syncer.inferencex.master import Master, launched_by_script
 from syncer.syncconfig import SyncConfig
@@ -53,7 +53,7 @@ def agentx_configs(master: Master, config: SyncConfig) -> list[Listed]:
         out.append(
             Listed(
                 key=key,
-                file=_relative(path, master.root),
+                file=checkout.relative(path, master.root),
                 launch="script" if launched_by_script(raw) else "recipe",
                 nodes="multi-node" if raw.get("multinode") else "single-node",
                 shape="disagg" if raw.get("disagg") else "agg",
@@ -65,10 +65,3 @@ def agentx_configs(master: Master, config: SyncConfig) -> list[Listed]:
             )
         )
     return out
-
-
-def _relative(path: str, root: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path
