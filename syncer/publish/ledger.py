@@ -28,6 +28,8 @@ from syncer.publish.records import Pull
 
 FORMAT = 1
 HOURS = 24
+# A PR takes about 120 bytes; the cap is far above any InferenceX's open PRs, and bounded.
+MAX_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -49,9 +51,9 @@ class Ledger:
             return cls(None, hour)
         path = folder / (f"{model.replace('/', '__')}.json" if model else "all-models.json")
         ledger = cls(path, hour)
-        if path.is_file():
-            text = path.read_text(encoding="utf-8")
-            ledger._read(text)
+        if fsio.present(path, "ledger"):
+            raw = fsio.read_capped(path, MAX_BYTES, "ledger")
+            ledger._read(raw.decode("utf-8", "replace"))
             ledger._loaded = ledger._text()
         return ledger
 
