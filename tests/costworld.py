@@ -21,7 +21,7 @@ from botworld import BOOK_TOKEN, INFX_TOKEN, Replay, git
 from conftest import ROOT
 from infxrepo import MASTER, add_key
 
-from syncer import gitrun
+from syncer import costs
 
 CHANGELOG = "inferencex-e2e/perf-changelog.yaml"
 FIRST_PR = 5000
@@ -79,17 +79,6 @@ class Job:
     temp_peak: int = 0  # bytes of temporary files at their peak
 
 
-def _size(path: Path) -> int:
-    total = 0
-    try:
-        for f in path.rglob("*"):
-            if f.is_file() and not f.is_symlink():
-                total += f.stat().st_size
-    except OSError:
-        pass  # removed while counted: the next look counts it
-    return total
-
-
 # A request's kind: its path with numbers and names of this world left out.
 _KIND = [
     (re.compile(r"/repos/[^/]+/[^/]+"), ""),
@@ -115,27 +104,17 @@ class MeteredWorkflow(Workflow):
     def invoke(self, job: str, argv: list[str], env: dict[str, str], runner: str) -> Any:
         stats = Job(self.event, job)
         start = len(self.gh.log)
-        run, popen = gitrun.run, gitrun.popen
-
-        def counted_run(*args: Any, **kw: Any) -> Any:
-            stats.git += 1
-            return run(*args, **kw)
-
-        def counted_popen(*args: Any, **kw: Any) -> Any:
-            stats.git += 1
-            return popen(*args, **kw)
-
         temp = self.r.tmp / runner / "tmp"
         temp.mkdir(parents=True, exist_ok=True)
         done = threading.Event()
 
         def watch() -> None:
             while not done.wait(0.05):
-                stats.temp_peak = max(stats.temp_peak, _size(temp))
+                stats.temp_peak = max(stats.temp_peak, costs.disk_usage(temp))
 
         watcher = threading.Thread(target=watch, daemon=True)
         saved_tmp = tempfile.tempdir
-        gitrun.run, gitrun.popen = counted_run, counted_popen  # type: ignore[assignment]
+        before = costs.snapshot()  # every git is counted where it starts (syncer.gitrun)
         tempfile.tempdir = str(temp)
         watcher.start()
         try:
@@ -143,15 +122,15 @@ class MeteredWorkflow(Workflow):
         finally:
             done.set()
             watcher.join()
-            gitrun.run, gitrun.popen = run, popen  # type: ignore[assignment]
             tempfile.tempdir = saved_tmp
+            stats.git = costs.COSTS.since(before).git_processes
         for request in self.gh.log[start:]:
             stats.requests[kind(request.method, request.path)] += 1
             stats.writes += request.method != "GET"
             if INFX_TOKEN in (request.auth or ""):
                 stats.infx_requests += 1
                 stats.infx_kinds[kind(request.method, request.path)] += 1
-        stats.fetched = _size(self.r.tmp / runner / "inferencex.git")
+        stats.fetched = costs.disk_usage(self.r.tmp / runner / "inferencex.git")
         self.jobs.append(stats)
         return result
 
