@@ -76,6 +76,8 @@ class Renders:
         # config key -> (the srt-slurm clone, the date) it is read at, as its caller knows them
         self._read_at: dict[str, tuple[Path | None, str | None]] = {}
         self._done: dict[_Key, RenderedConfig | SyncError] = {}
+        self._srt: dict[str, SrtSlurmFiles] = {}  # tree -> its srt-slurm files (a git read)
+        self._resolved: dict[tuple[object, ...], tuple[Release, str | None]] = {}
         self._latest: dict[tuple[str, str], RenderedConfig] = {}
 
     @classmethod
@@ -111,8 +113,11 @@ class Renders:
         placed_repo, placed_date = self._read_at.get(key, (None, None))
         repo = srt_repo or placed_repo or self.srt_repo
         date = date or placed_date
-        srt = self.srt_files if self.srt_files is not None else discover(tree)
-        release, when = self._release(tree, key, srt, repo, run, date)
+        srt = self.srt_files if self.srt_files is not None else self._discovered(tree)
+        asked = (str(tree), key, repo, run, date, self.pin_dates.get(key))
+        if asked not in self._resolved:  # the release is read from git: once per question
+            self._resolved[asked] = self._release(tree, key, srt, repo, run, date)
+        release, when = self._resolved[asked]
         if version == release.line:
             version = None  # the line the release follows anyway: the same rendering
         return self._kept(
@@ -135,6 +140,11 @@ class Renders:
             for _tree, key, r in self.rendered()
             if r.release is not None and r.release.branch is not None
         }
+
+    def _discovered(self, tree: Path) -> SrtSlurmFiles:
+        if str(tree) not in self._srt:
+            self._srt[str(tree)] = discover(tree)
+        return self._srt[str(tree)]
 
     def _release(
         self,

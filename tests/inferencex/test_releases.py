@@ -664,3 +664,25 @@ def test_a_refusal_is_kept_and_raised_again(monkeypatch: pytest.MonkeyPatch) -> 
         with pytest.raises(SyncError, match="refused"):
             renders.get(ERAS, AGG)
     assert calls == [AGG]
+
+
+def test_a_trees_srt_slurm_files_and_a_keys_release_are_read_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every ask of a config (generate asks each several times) costs no git read after the
+    first: the tree's submodule pin and the key's release are kept with the renderings."""
+    import syncer.inferencex.renders as renders_mod
+
+    found: list[Path] = []
+    real = renders_mod.discover
+
+    def counting(tree: Path, configs: Path | None = None) -> object:
+        found.append(tree)
+        return real(tree, configs)
+
+    monkeypatch.setattr(renders_mod, "discover", counting)
+    renders = Renders()
+    first = renders.get(ERAS, AGG)
+    for _ in range(3):
+        assert renders.get(ERAS, AGG) is first
+    assert found == [ERAS]
