@@ -54,11 +54,16 @@ def check_name(name: str, *, what: str, path: str | None, line: int | None = Non
 
 def relative(path: str | Path, root: Path) -> str:
     """``path`` as reports name a file of ``root`` (a checkout, a cookbook folder): relative
-    to it, ``/``-separated, when it lies inside it; else as given."""
-    try:
-        return Path(path).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
+    to it, ``/``-separated, when it lies inside it; else as given. The file keeps its own name
+    (a link inside the folder is named as the link, not as what it points to); only the
+    folders above it are resolved, for a root reached through another path."""
+    item = Path(path)
+    for base, named in ((root, item), (root.resolve(), item.parent.resolve() / item.name)):
+        try:
+            return named.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return item.as_posix()
 
 
 def lexically_inside(root: Path, candidate: Path) -> bool:
