@@ -85,8 +85,8 @@ def _module_with_points(size: int) -> str:
 
 def diff(size: int) -> Callable[[], object]:
     """The reviewer diff of a module against itself, one of its cells given ``size`` points."""
-    from syncer.compare.review import review_texts
-    from syncer.compare.review_render import review_report
+    from syncer.review.report import review_report
+    from syncer.review.review import review_texts
 
     text = _module_with_points(size)
     return lambda: review_report(review_texts(text, text, old_label="a", new_label="b"))

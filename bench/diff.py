@@ -43,9 +43,9 @@ def _best(run: object, rounds: int = ROUNDS) -> float:
 
 
 def main(argv: list[str]) -> int:
-    from syncer.compare.review import review_texts
-    from syncer.compare.review_render import review_report
     from syncer.fitting import GITHUB_TEXT_LIMIT
+    from syncer.review.report import review_report
+    from syncer.review.review import review_texts
 
     if len(argv) not in (0, 2):
         print("usage: python -m bench diff [OLD NEW]", file=sys.stderr)

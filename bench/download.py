@@ -45,7 +45,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def _measure(client: Any, url: str, name: str, size: int, dest: Path) -> tuple[int, float]:
-    from syncer.publish.records import Artifact
+    from syncer.github.records import Artifact
 
     artifact = Artifact(1, name, False, size << 20, url)
     tracemalloc.start()
@@ -62,7 +62,7 @@ def _measure(client: Any, url: str, name: str, size: int, dest: Path) -> tuple[i
 
 def main(argv: list[str]) -> int:
     small, large = (int(argv[0]), int(argv[1])) if len(argv) == 2 else (4, 64)
-    from syncer.publish.github import GitHubClient
+    from syncer.github.client import GitHubClient
 
     _Handler.sizes = {"small": small, "large": large}
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)

@@ -25,7 +25,7 @@ def main(argv: list[str]) -> int:
         print(f"no .jsx modules under {REFERENCE / 'cookbook' / 'agentx'}", file=sys.stderr)
         return 2
     from syncer.cookbook.decode import load_decoder
-    from syncer.cookbook.encode import reencode_file
+    from syncer.encoder.encode import reencode_file
 
     def decode(path: Path) -> None:
         for _ in load_decoder(path).cases():

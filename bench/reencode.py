@@ -26,7 +26,7 @@ def main(argv: list[str]) -> int:
         print(f"no .jsx modules under {root}", file=sys.stderr)
         return 2
     from syncer.cookbook.decode import load_decoder
-    from syncer.cookbook.encode import reencode_file
+    from syncer.encoder.encode import reencode_file
 
     worst = 0.0
     print(f"{'module':50} {'cases':>6} {'original':>9} {'reencoded':>9} {'size':>6} {'time':>6}")

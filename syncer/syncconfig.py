@@ -321,9 +321,7 @@ def _pin(
     )
 
 
-def _source(
-    r: NodeReader, node: yaml.Node, main: str, what: str
-) -> tuple[str, str | None, str]:
+def _source(r: NodeReader, node: yaml.Node, main: str, what: str) -> tuple[str, str | None, str]:
     """A config's ``source``: ``main`` (no PR, measured at ``main``), or ``pr`` with its PR
     number and head commit."""
     if r.value(node) == "main":

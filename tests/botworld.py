@@ -28,12 +28,12 @@ from markdown_it import MarkdownIt
 
 from syncer.commands.group import cli
 from syncer.cookbook.jsmodule import parse_module
+from syncer.github.client import GitHubClient
+from syncer.github.plan import Plan
 from syncer.publish import evidence
 from syncer.publish import status as st
 from syncer.publish.bot import Bot, Settings
 from syncer.publish.git import Identity
-from syncer.publish.github import GitHubClient
-from syncer.publish.settings import Plan
 from syncer.syncconfig import load_sync_config
 
 

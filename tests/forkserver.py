@@ -514,6 +514,7 @@ def _warm() -> None:
 
 # ---- the test process's side --------------------------------------------------------------
 
+
 def start(folder: str) -> None:
     """Start this test process's server (its socket in ``folder``) and name it in the
     environment that every process the tests start inherits."""

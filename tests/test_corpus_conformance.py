@@ -26,8 +26,8 @@ import forkserver
 import pytest
 from corpus import INFERENCEX, MANIFEST, UNNAMED_VERSIONS, cache_dir, cached, cell_inputs
 
-from syncer.cookbook.cells import module_layout
 from syncer.cookbook.decode import decoder_for_text
+from syncer.encoder.cells import module_layout
 from syncer.errors import SyncError
 from syncer.inferencex.cookbook_layout import layout_order
 from syncer.inferencex.render import RenderedConfig, render_config

@@ -48,9 +48,7 @@ def _decoded_arg(project: Path, literal: str, *args: str) -> list[str]:
         ("1.0", "1"),
     ],
 )
-def test_numbers_are_shown_as_the_page_writes_them(
-    project: Path, literal: str, shown: str
-) -> None:
+def test_numbers_are_shown_as_the_page_writes_them(project: Path, literal: str, shown: str) -> None:
     assert _decoded_arg(project, literal) == [f"  --reasoning-parser {shown} \\"]
 
 

@@ -27,6 +27,7 @@ def _server_on() -> None:
     if os.environ.get(forkserver.ENV) == "0":
         pytest.skip("the fork server is off (SYNC_TEST_FORKSERVER=0)")
 
+
 CASES = {
     "help": ["--help"],
     "command-help": ["verify", "--help"],
@@ -43,7 +44,11 @@ CASES = {
 def run(way: str, args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
     kw.setdefault("cwd", ROOT)
     return subprocess.run(
-        [*BOTH[way], *args], capture_output=True, text=True, timeout=120, **kw  # type: ignore[arg-type]
+        [*BOTH[way], *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,  # type: ignore[arg-type]
     )
 
 
@@ -128,7 +133,7 @@ def _hanging_git(tmp_path: Path) -> dict[str, str]:
     bindir = tmp_path / "bin"
     bindir.mkdir(exist_ok=True)
     git = bindir / "git"
-    git.write_text(f'#!/bin/sh\necho $$ >> {tmp_path}/pids\nexec sleep 600\n')
+    git.write_text(f"#!/bin/sh\necho $$ >> {tmp_path}/pids\nexec sleep 600\n")
     git.chmod(0o755)
     return {**os.environ, "PATH": f"{bindir}:{os.environ['PATH']}"}
 

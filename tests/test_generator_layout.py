@@ -16,10 +16,10 @@ import forkserver
 import pytest
 from conftest import TESTS
 
-from syncer.cookbook import encode
-from syncer.cookbook.cells import laid_out, module_layout
 from syncer.cookbook.decode import load_decoder
 from syncer.cookbook.jsmodule import parse_module
+from syncer.encoder import encode
+from syncer.encoder.cells import laid_out, module_layout
 from syncer.inferencex.cookbook_layout import (
     FRONTEND_BEFORE_NGINX,
     FRONTEND_LAST,

@@ -89,7 +89,7 @@ def test_an_endless_input_is_refused_before_it_is_read(tmp_path: Path) -> None:
 
 
 def test_a_cookbook_page_over_the_cap_is_refused(tmp_path: Path) -> None:
-    from syncer.cookbook.page import MAX_PAGE_BYTES
+    from syncer.encoder.page import MAX_PAGE_BYTES
     from syncer.errors import SyncError
     from syncer.syncconfig import load_sync_config
     from syncer.usecases.generate import generate_model

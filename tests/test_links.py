@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from syncer import links
-from syncer.cookbook.cells import point_prov_from_urls
-from syncer.cookbook.rendered_cells import pr_run_url
+from syncer.encoder.cells import point_prov_from_urls
+from syncer.encoder.rendered_cells import pr_run_url
 from syncer.syncconfig import is_pin_value
 
 BASE = links.repo_url(links.INFERENCEX_REPO)

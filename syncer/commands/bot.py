@@ -138,7 +138,7 @@ def bot_command(
     **options: Any,
 ) -> int:
     """Handle a GitHub event: /use pins, cookbook PRs, status comments."""
-    from syncer.publish.event import BadEvent
+    from syncer.github.event import BadEvent
 
     secrets.install()
     # Checked here, not by click: a missing option is one `error:` line like every misuse
@@ -193,7 +193,7 @@ def _models_only(
     event_path: Path, event_name: str, config_path: Path, *, as_json: bool, **options: Any
 ) -> int:
     """The models the event can touch (event data + sync.yaml; no token, no API)."""
-    from syncer.publish import event
+    from syncer.github import event
     from syncer.publish.routing import event_models
 
     config, payload = load_sync_config(config_path), event.load(event_path)
@@ -307,8 +307,8 @@ def _run(
     handoff: Path | None,
     ledger_dir: Path | None,
 ) -> int:
-    from syncer.publish import event
-    from syncer.publish.settings import Plan
+    from syncer.github import event
+    from syncer.github.plan import Plan
 
     if bool(push_repo) != bool(push_url):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
@@ -332,10 +332,10 @@ def _run(
         raise
     # The rest of syncer.publish imports PyGithub: loaded only once the inputs are read and
     # found good, so an event file refused (a third of a second sooner) never pays for it.
+    from syncer.github.client import GitHubClient
+    from syncer.github.offline import EventGitHub
     from syncer.publish.bot import Bot
     from syncer.publish.git import Identity
-    from syncer.publish.github import GitHubClient
-    from syncer.publish.offline import EventGitHub
     from syncer.publish.settings import Settings
 
     settings = Settings(

@@ -13,14 +13,14 @@ import click
 
 from syncer import gitrun
 from syncer.commands import options
-from syncer.compare.review import review_texts
-from syncer.compare.review_render import review_report
 from syncer.console import report_console
 from syncer.cookbook.jsmodule import decode_text, read_text
 from syncer.errors import SyncError
 from syncer.fitting import GITHUB_TEXT_LIMIT
 from syncer.fsio import write_atomic
 from syncer.reporting import Format, text_of
+from syncer.review.report import review_report
+from syncer.review.review import review_texts
 
 
 def read_side(spec: str, repo: str | None) -> str:

@@ -164,7 +164,7 @@ def generate_command(
 
 def _review(path: Path, new_text: str) -> Any:
     # Only a module that would change has a review: rich and jinja2 come with it.
-    from syncer.compare.review import review_texts
+    from syncer.review.review import review_texts
 
     old_text = read_text(path) if path.is_file() else None
     return review_texts(old_text, new_text, old_label=str(path), new_label="generated")

@@ -20,8 +20,8 @@ from syncer.point_options import CONC_HELP, POINT_HELP
 from syncer.wording import js
 
 if TYPE_CHECKING:
-    from syncer.publish.github import GitHubClient
-    from syncer.publish.settings import Plan
+    from syncer.github.client import GitHubClient
+    from syncer.github.plan import Plan
     from syncer.reporting import Report
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -177,8 +177,8 @@ def github_client(
     GitHub's guidance), ``SYNC_API_TIMEOUT`` and ``SYNC_API_MAX_BYTES`` its bounds (default:
     ``transport.Limits``), the bot's login from ``login_env`` when given (an App token cannot
     ask for it). PyGithub is imported only here, when a command talks to GitHub."""
-    from syncer.publish.github import GitHubClient
-    from syncer.publish.transport import Limits
+    from syncer.github.client import GitHubClient
+    from syncer.github.transport import Limits
 
     login = os.environ.get(login_env) or None
     pause = float_env("SYNC_API_PAUSE")

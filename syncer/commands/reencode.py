@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from syncer.cookbook.encode import reencode_file
+from syncer.encoder.encode import reencode_file
 from syncer.untrusted import term_text
 from syncer.wording import count
 

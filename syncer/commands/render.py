@@ -56,7 +56,7 @@ from syncer.wording import js
 @options.srt_slurm_history_options
 @options.format_option(
     ["text", "markdown", "json"],
-    help="text: each job's \"Copy all\" text; markdown: the same as bash blocks, for a PR "
+    help='text: each job\'s "Copy all" text; markdown: the same as bash blocks, for a PR '
     "comment; json: each job's blocks per router.",
 )
 def render_command(

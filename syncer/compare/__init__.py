@@ -1,1 +1,1 @@
-"""Comparisons: normalised block diffs, verify reports, reviewer diffs of modules."""
+"""Comparisons: normalised block diffs, the three-way verify and its report."""

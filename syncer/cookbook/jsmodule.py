@@ -495,9 +495,7 @@ def _child(depth: int | None, keys: tuple[str | int, ...], key: str | int) -> in
     return None
 
 
-def _walk(
-    tokens: _Tokens, depth: int | None, keys: tuple[str | int, ...], best: list[Any]
-) -> None:
+def _walk(tokens: _Tokens, depth: int | None, keys: tuple[str | int, ...], best: list[Any]) -> None:
     """Skip the value at the current token; note its offset when it lies on ``keys``."""
     if depth is not None and depth > best[1]:
         best[0], best[1] = tokens.offset, depth

@@ -152,9 +152,7 @@ def walk_trees(reader: ObjectReader, commit: str) -> list[tuple[str, str, str, s
             if mode == "040000":
                 walk(sub, f"{prefix}{name}/")
             else:
-                out.append(
-                    (mode, "commit" if mode == MODE_GITLINK else "blob", sub, prefix + name)
-                )
+                out.append((mode, "commit" if mode == MODE_GITLINK else "blob", sub, prefix + name))
 
     walk(root[1], "")
     return out

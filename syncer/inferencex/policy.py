@@ -269,9 +269,7 @@ class Policy:
             block.pop("count", None)
         return key_ordered(block)
 
-    def _env(
-        self, block: Block, role: str, nginx: bool, kinds: set[str] | None
-    ) -> dict[str, str]:
+    def _env(self, block: Block, role: str, nginx: bool, kinds: set[str] | None) -> dict[str, str]:
         """A block's env in the cookbook form: excluded keys dropped, set ones replaced."""
         kind = block.get("kind", "")
         env: dict[str, str] = {}

@@ -250,9 +250,7 @@ def render_config(
     shared_path = entry.shared_block_path()
     shared = yamlsafe.load(shared_path, duplicates=warnings) if shared_path else None
     try:
-        points = _render_jobs(
-            entry, shared, warnings, policy, root, srt, cluster_gpus, release
-        )
+        points = _render_jobs(entry, shared, warnings, policy, root, srt, cluster_gpus, release)
     finally:
         # also when rendering fails: a duplicate key is often why
         _log_warnings(warnings)

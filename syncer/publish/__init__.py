@@ -1,1 +1,2 @@
-"""Publishing: the cookbook checkout, GitHub API, and the bot that strings it together."""
+"""The bot: events routed to the InferenceX PRs they concern, pins, the cookbook clone and PR,
+and the status comments."""

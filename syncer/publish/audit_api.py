@@ -7,10 +7,10 @@ from typing import Any
 
 from syncer import links
 from syncer.errors import SyncError
+from syncer.github.api import NotFound
+from syncer.github.client import GitHubClient
+from syncer.github.records import Comment
 from syncer.publish import evidence, pins
-from syncer.publish.api import NotFound
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Comment
 from syncer.usecases.audit_github import MISSING, ArtifactFacts, PullFacts
 
 

@@ -42,6 +42,10 @@ from syncer import links
 from syncer.compare.report import verify_report
 from syncer.compare.results import VerifyResult
 from syncer.errors import SyncError
+from syncer.github.client import GitHubClient
+from syncer.github.event import Payload
+from syncer.github.plan import Plan
+from syncer.github.records import Pull, PullState
 from syncer.inferencex.renders import Renders
 from syncer.model import PointStatus
 from syncer.publish import blame, evidence
@@ -49,14 +53,11 @@ from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.closing import Closing
 from syncer.publish.cookbook_pr import CookbookPR
-from syncer.publish.event import Payload
 from syncer.publish.git import Identity
-from syncer.publish.github import GitHubClient
 from syncer.publish.items import Items
-from syncer.publish.records import Pull, PullState
 from syncer.publish.routing import Handlers, route
 from syncer.publish.scope import PRScope
-from syncer.publish.settings import Outcome, Plan, Settings
+from syncer.publish.settings import Outcome, Settings
 from syncer.publish.status_comment import StatusComments
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin
 from syncer.untrusted import clip

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from syncer.errors import SyncError
+from syncer.github.api import NotFound
+from syncer.github.client import GitHubClient
+from syncer.github.records import Pull, PullState
 from syncer.model import PointStatus
 from syncer.publish import status as st
-from syncer.publish.api import NotFound
 from syncer.publish.cookbook_pr import CookbookPR
-from syncer.publish.github import GitHubClient
 from syncer.publish.items import Items
-from syncer.publish.records import Pull, PullState
 from syncer.publish.scope import PRScope
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.status_comment import StatusComments

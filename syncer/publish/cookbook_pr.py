@@ -13,13 +13,14 @@ import tempfile
 from pathlib import Path
 
 from syncer import fitting, links
+from syncer.github.client import GitHubClient
+from syncer.github.plan import Plan
+from syncer.github.records import Pull, PullState
 from syncer.publish import pr_text
 from syncer.publish import status as st
 from syncer.publish.generation import Generated, Generation
 from syncer.publish.git import BranchState, Cookbook, Identity, branch_name
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Pull, PullState
-from syncer.publish.settings import Outcome, Plan, Settings
+from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin
 from syncer.templating import render
 

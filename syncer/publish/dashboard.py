@@ -6,8 +6,8 @@ is clean, and left alone when nothing changed. Never a new issue per run."""
 from __future__ import annotations
 
 from syncer import fitting
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Issue
+from syncer.github.client import GitHubClient
+from syncer.github.records import Issue
 from syncer.templating import render
 from syncer.usecases.audit_report import audit_report
 from syncer.usecases.audit_result import AuditResult

@@ -18,8 +18,8 @@ from typing import Any
 from syncer import fitting
 from syncer.compare.results import VerifyResult
 from syncer.compare.verdicts import Verdict
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Comment
+from syncer.github.client import GitHubClient
+from syncer.github.records import Comment
 from syncer.publish.run_logs import COMPLETE
 from syncer.templating import render
 

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer.cookbook.edit import ModuleEdit
 from syncer.cookbook.jsmodule import parse_module
-from syncer.cookbook.page import reviewer_text
+from syncer.encoder.edit import ModuleEdit
+from syncer.encoder.page import reviewer_text
 from syncer.inferencex.master import load_master
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.renders import Renders

@@ -26,7 +26,7 @@ from pathlib import Path
 from syncer import gitrun, secrets
 from syncer.errors import SyncError
 from syncer.gitcheckout import ObjectReader, Unanswered
-from syncer.publish.settings import Plan
+from syncer.github.plan import Plan
 from syncer.wording import PATH_CHARS, js
 
 BRANCH_PREFIX = "infx-sync/"

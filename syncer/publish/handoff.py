@@ -17,8 +17,8 @@ from pathlib import Path
 
 from syncer import fsio
 from syncer.errors import SyncError
+from syncer.github.records import Pull
 from syncer.publish.prconfigs import PRKeys
-from syncer.publish.records import Pull
 from syncer.syncconfig import SyncConfig
 
 FORMAT = 1

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from syncer import fsio
 from syncer.errors import SyncError
-from syncer.publish.records import Pull
+from syncer.github.records import Pull
 
 FORMAT = 1
 HOURS = 24

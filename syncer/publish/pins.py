@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncer import links
-from syncer.publish.api import NotFound
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Artifact, Comment, Pull, WorkflowRun
+from syncer.github.api import NotFound
+from syncer.github.client import GitHubClient
+from syncer.github.records import Artifact, Comment, Pull, WorkflowRun
 from syncer.publish.run_logs import download_logs, log_artifacts, run_logs
 from syncer.publish.settings import Outcome
 

@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypedDict
 
 from syncer import links
-from syncer.compare.review import review_texts
-from syncer.compare.review_render import review_report
 from syncer.cookbook.jsmodule import parse_module
 from syncer.errors import SyncError
 from syncer.inferencex.policy import load_policy
@@ -20,6 +18,8 @@ from syncer.inferencex.policy_rules import Exclusion
 from syncer.inferencex.render import RenderedConfig
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_body
+from syncer.review.report import review_report
+from syncer.review.review import review_texts
 from syncer.syncconfig import ModelSpec, Pin
 from syncer.templating import render
 

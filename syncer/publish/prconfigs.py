@@ -17,11 +17,11 @@ from pathlib import Path
 
 from syncer import links
 from syncer.errors import SyncError
+from syncer.github.client import GitHubClient
+from syncer.github.records import Pull
 from syncer.inferencex import commits, srt_history
 from syncer.inferencex.discovery import changed_configs
 from syncer.inferencex.master import load_master
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Pull
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.srtslurm import add_srt_slurm, base_submodule_url
 from syncer.syncconfig import ModelSpec, SyncConfig

@@ -23,10 +23,10 @@ costs nothing (``ledger.py``), and the open PRs and their configs come from the 
 from __future__ import annotations
 
 from syncer.errors import SyncError
+from syncer.github.records import Pull, PullState
 from syncer.publish import handoff
 from syncer.publish.bot import Bot
 from syncer.publish.ledger import Ledger
-from syncer.publish.records import Pull, PullState
 from syncer.publish.settings import Outcome
 from syncer.syncconfig import ModelSpec
 from syncer.wording import count

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from syncer import links
-from syncer.publish import event
+from syncer.github import event
+from syncer.github.api import NotFound
+from syncer.github.client import GitHubClient
 from syncer.publish import pins as pinrules
-from syncer.publish.api import NotFound
 from syncer.publish.git import BRANCH_PREFIX
-from syncer.publish.github import GitHubClient
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import SHA, ConfigSpec, ModelSpec, SyncConfig
 from syncer.wording import js

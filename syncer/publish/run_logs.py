@@ -10,8 +10,8 @@ from pathlib import Path
 from syncer import costs, links
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Artifact
+from syncer.github.client import GitHubClient
+from syncer.github.records import Artifact
 
 LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 COMPLETE = ".complete"  # written into a cached run's folder once every artifact is in

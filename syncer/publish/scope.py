@@ -8,11 +8,11 @@ cookbook shows it at (``prconfigs.InferenceXGit``).
 
 from __future__ import annotations
 
+from syncer.github.client import GitHubClient
+from syncer.github.records import Pull, PullState
 from syncer.model import PointStatus
 from syncer.publish.cookbook_pr import CookbookPR
-from syncer.publish.github import GitHubClient
 from syncer.publish.prconfigs import InferenceXGit, PRKeys
-from syncer.publish.records import Pull, PullState
 from syncer.publish.routing import pr_configs
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.status_comment import StatusComments

@@ -1,5 +1,5 @@
-"""What one bot run is given (``Settings``), the writes it makes or plans (``Plan``) and what it
-reports (``Outcome``).
+"""What one bot run is given (``Settings``) and what it reports (``Outcome``); the writes it makes
+or plans are ``github.plan.Plan``.
 
 Shared by the event routing, the GitHub client, the cookbook PR and the status comment, which
 each read the settings and add lines to the one outcome.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer import links, secrets
+from syncer import links
 from syncer.syncconfig import SyncConfig
 
 
@@ -68,14 +68,3 @@ class Outcome:
     def did(self, done: str, would: str) -> None:
         """Report a write: as made, or in a dry run as what would be made (nothing was)."""
         self.say(f"{would} (dry run)" if self.dry_run else done)
-
-
-@dataclass
-class Plan:
-    """Writes, in order: made (``dry_run=False``) or only described (``dry_run=True``)."""
-
-    dry_run: bool = False
-    writes: list[str] = field(default_factory=list)
-
-    def note(self, text: str) -> None:
-        self.writes.append(secrets.mask(text))

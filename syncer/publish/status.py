@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import TypedDict
 
 from syncer.fitting import close_blocks
+from syncer.github.records import PLANNED, Comment, Pull
 from syncer.model import PointStatus
-from syncer.publish.records import PLANNED, Comment, Pull
 from syncer.syncconfig import Pin, recorded_pin
 from syncer.templating import render
 

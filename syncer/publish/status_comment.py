@@ -9,11 +9,12 @@ one way a comment of the bot is written (:meth:`StatusComments._post_or_edit`).
 
 from __future__ import annotations
 
+from syncer.github.client import GitHubClient
+from syncer.github.plan import Plan
+from syncer.github.records import Comment
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_comment
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Comment
-from syncer.publish.settings import Outcome, Plan, Settings
+from syncer.publish.settings import Outcome, Settings
 
 
 class StatusComments:

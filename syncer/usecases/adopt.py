@@ -27,11 +27,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer.cookbook.cells import CellSpec, ModuleSpec, cells_from_module, config_hardware
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import locate, parse_module, read_text
-from syncer.cookbook.page import mount_heading, read_mount, read_page
-from syncer.cookbook.rendered_cells import image_commit
+from syncer.encoder.cells import CellSpec, ModuleSpec, cells_from_module, config_hardware
+from syncer.encoder.page import mount_heading, read_mount, read_page
+from syncer.encoder.rendered_cells import image_commit
 from syncer.errors import SyncError
 from syncer.fsio import inside_folder
 from syncer.model import ROUTERS, PointStatus

@@ -21,15 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from syncer import checkout, links, progress
-from syncer.compare.review import review_texts
-from syncer.compare.review_render import review_report
 from syncer.compare.verdicts import RecipeVerdict, Verdict
 from syncer.compare.verify import compare_published
-from syncer.cookbook.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.cookbook.decode import Decoder
-from syncer.cookbook.emit import emit_module
-from syncer.cookbook.encode import compact_module, head_lines, module_text
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
+from syncer.encoder.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
+from syncer.encoder.emit import emit_module
+from syncer.encoder.encode import compact_module, head_lines, module_text
 from syncer.errors import SyncError
 from syncer.fsio import files_in, inside_folder
 from syncer.inferencex.master import Master, load_master
@@ -38,6 +36,8 @@ from syncer.inferencex.render import RenderedConfig, RenderedPoint
 from syncer.inferencex.renders import Renders
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
+from syncer.review.report import review_report
+from syncer.review.review import review_texts
 from syncer.untrusted import Prose
 from syncer.usecases.audit_github import API_CHECKS, NO_API, AuditApi, api_checks
 from syncer.usecases.audit_result import (
@@ -230,7 +230,7 @@ def _audit_module(
 def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) -> ModuleSpec | None:
     """Whether the bot can edit the module without touching lines nobody changed: a module
     whose text is not the generator's layout of its own value (edited by hand) is a finding,
-    since an edit would rewrite it (``cookbook/edit.py``). One in the layout whose cells another
+    since an edit would rewrite it (``encoder/edit.py``). One in the layout whose cells another
     generator encoded differently (its env pool, patches) is kept as published by every edit:
     a note, saying what ``sync reencode`` would change, never a finding."""
     try:

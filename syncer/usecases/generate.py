@@ -2,7 +2,7 @@
 configs and their pins (``sync.yaml``). Used by the CLI and by the bot.
 
 Per config: render every point (``syncer.inferencex.render``), build the cells
-(:mod:`syncer.cookbook.rendered_cells`, KV tiers from :mod:`syncer.cookbook.kv_donors`); then
+(:mod:`syncer.encoder.rendered_cells`, KV tiers from :mod:`syncer.encoder.kv_donors`); then
 encode, prove by decoding back, and write atomically only what changed. A script-launched
 config's cells are kept from the existing module (proven case by case).
 """
@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer.cookbook import cells as cells_mod
-from syncer.cookbook import encode
-from syncer.cookbook.cells import CellSpec, ModuleSpec, config_hardware
 from syncer.cookbook.decode import Decoder
-from syncer.cookbook.edit import EditInputs, ModuleEdit, edit_module
 from syncer.cookbook.jsmodule import load_module, parse_module, read_text
-from syncer.cookbook.kv_donors import Donors, find_donors, mooncake_from
-from syncer.cookbook.page import read_page, update_page
-from syncer.cookbook.rendered_cells import (
+from syncer.encoder import cells as cells_mod
+from syncer.encoder import encode
+from syncer.encoder.cells import CellSpec, ModuleSpec, config_hardware
+from syncer.encoder.edit import EditInputs, ModuleEdit, edit_module
+from syncer.encoder.kv_donors import Donors, find_donors, mooncake_from
+from syncer.encoder.page import read_page, update_page
+from syncer.encoder.rendered_cells import (
     cells_for_config,
     checkpoint_chips,
     disambiguate,
@@ -259,7 +259,7 @@ def edit_published(
 ) -> EditedModule:
     """The published module at ``existing`` with only the ``changed`` configs' cells written
     again (and the ``gone`` configs' cells removed); every other byte as published
-    (:mod:`syncer.cookbook.edit`). A changed config that cannot be rendered keeps its
+    (:mod:`syncer.encoder.edit`). A changed config that cannot be rendered keeps its
     published cells: a script-launched one is listed in ``kept``, any other in ``unrendered``
     with the reason; one with no published cells to keep is an error, as is any that cannot
     be rendered when ``strict`` (a config asked for by name)."""

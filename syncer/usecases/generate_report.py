@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from syncer.compare.review_render import review_report
-from syncer.cookbook.edit import describe as describe_edit
+from syncer.encoder.edit import describe as describe_edit
 from syncer.inferencex.releases import Release
 from syncer.inputs import Read
 from syncer.lint.hooks import PublishLint
 from syncer.lint.report import lint_report
 from syncer.reporting import Report, print_lines
+from syncer.review.report import review_report
 from syncer.templating import render
 from syncer.usecases.generate import GenerateResult
 from syncer.wording import js
@@ -67,9 +67,7 @@ class GenerateRun:
             "cells": result.cells,
             "cases": result.cases,
             "edit": describe_edit(result.edit) if result.edit is not None else None,
-            "kept": [
-                {"config": k.key, "script": k.script, "cells": k.cells} for k in result.kept
-            ],
+            "kept": [{"config": k.key, "script": k.script, "cells": k.cells} for k in result.kept],
             "unrendered": dict(result.unrendered),
             "page": None,
         }

@@ -190,8 +190,8 @@ def test_all_with_filters_matching_nothing(capsys: pytest.CaptureFixture[str]) -
 def test_module_without_kv_tiers_accepts_its_measured_tier(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    from syncer.cookbook.emit import emit_module
     from syncer.cookbook.jsmodule import load_module
+    from syncer.encoder.emit import emit_module
 
     module = load_module(DEMO)
     for cell in module.value["cells"]:
@@ -237,8 +237,8 @@ def test_bad_module(
 
 
 def test_decoder_errors_name_the_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from syncer.cookbook.emit import emit_module
     from syncer.cookbook.jsmodule import load_module
+    from syncer.encoder.emit import emit_module
 
     module = load_module(DEMO)
     module.value["cells"][0]["routers"]["sglang"]["blocks"] = [{"ref": [1, "sglang", 0]}]

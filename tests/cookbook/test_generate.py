@@ -13,7 +13,7 @@ from conftest import ROOT
 from syncer.cli import main as cli_main
 from syncer.cookbook.decode import Decoder, load_decoder
 from syncer.cookbook.jsmodule import load_module
-from syncer.cookbook.rendered_cells import image_commit
+from syncer.encoder.rendered_cells import image_commit
 from syncer.errors import SyncError
 from syncer.inferencex.render import render_config
 from syncer.model import Selection, sort_worker_args
@@ -220,7 +220,7 @@ def test_cli_bad_input_exits_2(tmp_path: Path, capsys) -> None:
 def test_generate_writes_nothing_when_the_roundtrip_differs(workspace, monkeypatch, capsys) -> None:
     """`sync generate` decodes the new module back before writing: an encoder that loses a
     value is refused with one error line naming it, exit 2, module and page untouched."""
-    from syncer.cookbook import encode
+    from syncer.encoder import encode
 
     real = encode.compact_module
 
@@ -341,7 +341,7 @@ def test_mooncake_donor_gives_derived_tier(config) -> None:
     assert spec.kv_mooncake["args"] == [["--enable-unified-cache-external-linker"]]
     assert set(spec.kv_mooncake["master"]) == {"dynamo", "sglang"}
     assert spec.kv_mooncake["decode_env"]["MOONCAKE_PROTOCOL"] == "rdma"
-    from syncer.cookbook.encode import encode_module
+    from syncer.encoder.encode import encode_module
 
     value, _, _ = encode_module(spec, path="mooncake")
     decoder = Decoder(value)
@@ -371,7 +371,7 @@ def test_cells_split_by_spec_setting_and_colliding_concurrencies() -> None:
     taken goes to the next cell of its shape, whole."""
     from types import SimpleNamespace
 
-    from syncer.cookbook.rendered_cells import group_points
+    from syncer.encoder.rendered_cells import group_points
 
     def pt(item: int, conc: int, shape: str = "agg-tp2", detail: str = "MTP 3-1-4"):
         return SimpleNamespace(item=item, concs=[conc], shape=shape, detail=detail)
@@ -395,8 +395,8 @@ def test_cells_split_by_spec_setting_and_colliding_concurrencies() -> None:
 
 
 def test_cells_with_the_same_label_get_distinct_details() -> None:
-    from syncer.cookbook.cells import CellSpec, PointSpec, RouterSpec
-    from syncer.cookbook.rendered_cells import disambiguate
+    from syncer.encoder.cells import CellSpec, PointSpec, RouterSpec
+    from syncer.encoder.rendered_cells import disambiguate
 
     def cell(key: str, item: int, kv: str = "none", mrr: str = "4", hw: str = "gb300") -> CellSpec:
         worker = {"kind": "worker", "args": [["--max-running-requests", mrr], ["--tp", "4"]]}
@@ -473,7 +473,7 @@ def test_refresh_one_config_keeps_the_others(config, workspace) -> None:
 
 def test_refresh_proof_catches_a_changed_kept_cell(config, workspace, monkeypatch) -> None:
     """A kept cell that would decode differently from the published module is refused."""
-    from syncer.cookbook import edit as edit_mod
+    from syncer.encoder import edit as edit_mod
 
     real = edit_mod._Editor.edited
 
@@ -542,7 +542,7 @@ def test_a_spec_is_encoded_once_per_process_and_its_text_is_the_same(config, mon
     value, never to it."""
     from collections import OrderedDict
 
-    from syncer.cookbook import encode
+    from syncer.encoder import encode
     from syncer.usecases import generate as generate_usecase
 
     monkeypatch.setattr(generate_usecase, "_ENCODED", OrderedDict())

@@ -10,10 +10,10 @@ import pytest
 from conftest import ROOT
 
 from syncer.cli import main as cli_main
-from syncer.cookbook.cells import ModuleSpec, cells_from_module
 from syncer.cookbook.decode import Decoder, load_decoder
-from syncer.cookbook.encode import encode_module
 from syncer.cookbook.jsmodule import load_module
+from syncer.encoder.cells import ModuleSpec, cells_from_module
+from syncer.encoder.encode import encode_module
 from syncer.errors import SyncError
 from syncer.syncconfig import load_sync_config
 from syncer.usecases.generate import KeptConfig, generate_model

@@ -84,7 +84,7 @@ def fixture_modules() -> list[Path]:
 
 @pytest.mark.parametrize("path", fixture_modules(), ids=lambda p: p.name)
 def test_both_readers_agree_on_our_modules(path: Path) -> None:
-    # The reference modules are checked too (tests/cookbook/test_emit.py), but only the
+    # The reference modules are checked too (tests/encoder/test_emit.py), but only the
     # smallest one, as esprima needs seconds for the large ones; ours are small enough for all.
     text = path.read_text(encoding="utf-8")
     fast = _parse_fast(text)

@@ -162,7 +162,7 @@ def _random_numbers(rng: random.Random) -> list[int | float]:
         numbers.append(decimal * 10.0 ** rng.randint(-30, 30))
     for _ in range(2000):  # integers around 2**53 and 1e21, and beyond
         numbers.append(rng.choice([1, -1]) * rng.randint(0, 10 ** rng.randint(1, 30)))
-        numbers.append(2**53 + rng.randint(-5, 5) * rng.choice([1, 2**rng.randint(0, 20)]))
+        numbers.append(2**53 + rng.randint(-5, 5) * rng.choice([1, 2 ** rng.randint(0, 20)]))
     return numbers
 
 

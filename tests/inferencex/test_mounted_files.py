@@ -19,7 +19,7 @@ from conftest import ROOT
 
 from syncer.cli import main as cli_main
 from syncer.cookbook.decode import Decoder
-from syncer.cookbook.encode import encode_module
+from syncer.encoder.encode import encode_module
 from syncer.errors import SyncError
 from syncer.inferencex.policy import load_policy, parse_policy
 from syncer.inferencex.render import RenderedConfig, render_config

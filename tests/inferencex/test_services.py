@@ -378,7 +378,7 @@ def test_generated_module_ships_nats_conf_and_chat_template_disclosure(tmp_path)
     import shutil
 
     from syncer.cookbook.decode import Decoder
-    from syncer.cookbook.encode import encode_module
+    from syncer.encoder.encode import encode_module
     from syncer.syncconfig import load_sync_config
     from syncer.usecases.generate import build_module_spec
 

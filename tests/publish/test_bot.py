@@ -42,9 +42,9 @@ from markdown_it import MarkdownIt
 
 from syncer import fitting
 from syncer.errors import SyncError
+from syncer.github.client import GitHubClient
 from syncer.publish import status as st
 from syncer.publish.bodies import fit_body
-from syncer.publish.github import GitHubClient
 from syncer.syncconfig import load_sync_config
 
 
@@ -508,7 +508,7 @@ def test_hostile_values_stay_inert_in_the_pr_body():
 
 
 def test_state_marker_round_trip_and_tampering():
-    from syncer.publish.records import Pull
+    from syncer.github.records import Pull
     from syncer.syncconfig import Pin
 
     pin = Pin(KEY, "3859", HEAD, "41000000001", "12", "verified-pr", "2026-10-13")
@@ -889,8 +889,8 @@ def test_a_verified_pin_keeps_its_evidence_record_on_the_pr(world):
     place, readable after the artifacts expire."""
     import hashlib
 
+    from syncer.github.records import Comment
     from syncer.publish import evidence
-    from syncer.publish.records import Comment
 
     first_use(world)
 

@@ -185,7 +185,7 @@ def test_a_dispatched_pr_number_that_is_not_one_is_a_bad_event(replay):
     from ghserver import GitHubModel
 
     from syncer.commands.group import cli
-    from syncer.publish.event import BadEvent
+    from syncer.github.event import BadEvent
 
     github = GitHubModel()
     github.base = "https://api.github.com"
@@ -204,7 +204,7 @@ def test_a_dispatched_pr_number_that_is_not_one_is_a_bad_event(replay):
 
 
 def _pull(number: int, head: str = "a" * 40, updated: str = "2026-10-13T09:00:00Z") -> Any:
-    from syncer.publish.records import Pull
+    from syncer.github.records import Pull
 
     return Pull(
         "o/r", number, "t", "", "open", False, "u", "b", head, "o/r", "main", (), "",

@@ -34,8 +34,8 @@ from ghserver import TS
 from infxrepo import DSPARK_RECIPE, MASTER, add_key
 
 from syncer.commands.group import cli
-from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
+from syncer.encoder.cells import cells_from_module
 from syncer.publish import evidence
 from syncer.publish import status as st
 

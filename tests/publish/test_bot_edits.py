@@ -42,8 +42,8 @@ from conftest import ROOT, TESTS
 from infxrepo import MASTER, add_key
 
 from syncer.cookbook.decode import Decoder
-from syncer.cookbook.emit import dumps, emit_module
 from syncer.cookbook.jsmodule import parse_module
+from syncer.encoder.emit import dumps, emit_module
 from syncer.publish import status as st
 
 LEGACY_FIXTURE = TESTS / "fixtures/edit/legacy-deepseek-v4_1.jsx"

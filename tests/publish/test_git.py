@@ -6,8 +6,8 @@ import pytest
 from botworld import git as run
 
 from syncer.errors import SyncError
+from syncer.github.plan import Plan
 from syncer.publish.git import Cookbook, Identity, branch_name
-from syncer.publish.settings import Plan
 
 BRANCH = "infx-sync/deepseek-ai/deepseek-v4_1"
 

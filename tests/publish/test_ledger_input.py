@@ -25,9 +25,7 @@ def test_a_fifo_at_the_ledger_path_is_refused_not_waited_on(tmp_path: Path) -> N
         Ledger.load(tmp_path, MODEL)
 
 
-def test_a_ledger_over_its_cap_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_ledger_over_its_cap_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ledger_mod, "MAX_BYTES", 64)
     (tmp_path / "deepseek-ai__deepseek-v4_1.json").write_text("{" + " " * 100 + "}\n")
     with pytest.raises(SyncError, match="ledger"):

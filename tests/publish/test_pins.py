@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 from ghserver import serving
 
+from syncer.github.client import GitHubClient
+from syncer.github.records import Comment
 from syncer.publish import pins
-from syncer.publish.github import GitHubClient
-from syncer.publish.records import Comment
 
 TOKEN = "ghs_" + "P" * 36
 INFX = "SemiAnalysisAI/InferenceX"

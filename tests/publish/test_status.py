@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from syncer.github.records import Pull
 from syncer.publish import status as st
-from syncer.publish.records import Pull
 from syncer.syncconfig import Pin
 
 LOGIN = "sync-bot"

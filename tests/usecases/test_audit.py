@@ -208,7 +208,7 @@ def test_a_module_another_generator_encoded_is_a_note_not_a_finding(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     # Issue 37.4: every module another generator wrote carried a permanent "roundtrip" finding,
-    # though the bot's edits keep its cells as published (cookbook/edit.py).
+    # though the bot's edits keep its cells as published (encoder/edit.py).
     cookbook = copy_cookbook(tmp_path)
     module = cookbook / "docs/src/snippets/agentx/deepseek-ai/deepseek-v4_1.jsx"
     legacy = ROOT / "tests/fixtures/edit/legacy-deepseek-v4_1.jsx"  # the older format's encoding

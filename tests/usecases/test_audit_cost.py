@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from syncer.cookbook.cells import cells_from_module
 from syncer.cookbook.decode import Decoder
-from syncer.cookbook.encode import compact_module, head_lines, module_text
 from syncer.cookbook.jsmodule import parse_module, read_text
+from syncer.encoder.cells import cells_from_module
+from syncer.encoder.encode import compact_module, head_lines, module_text
 from syncer.usecases.audit import ENCODED, ModuleRow, _first_difference, _roundtrip
 
 

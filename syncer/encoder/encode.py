@@ -1,0 +1,548 @@
+"""Blocks -> the compact data module, proven by decoding it back before anything is written.
+
+Input is a ``ModuleSpec`` (``syncer.encoder.cells``): every point's full blocks per router at
+its measured KV tier. Output is the newest module format (cell ``prov``), compacted the way the
+upstream generator compacts:
+
+- a block equal or close to a block of an earlier cell is ``{overlay..., diff?, ref: [c, r, b]}``;
+- a block of the non-submitted router is ``{from: i, cmd?, diff?}`` on the submitted router's block;
+- points after the first carry a per-router ``patch`` relative to point 0 (one element per block,
+  ``null`` where unchanged), nothing when their commands equal point 0's;
+- environment dicts repeated across full blocks are pooled in ``envs`` and used by ``envRef``.
+
+Each choice is the smallest emitted text among the candidates that decode exactly to the target
+(``syncer.encoder.compact``), and ``verify_roundtrip`` decodes the whole result with the
+project's decoder before ``write_module`` may write it.
+"""
+
+from __future__ import annotations
+
+import copy
+import heapq
+import json
+import marshal
+import re
+from pathlib import Path
+from typing import Any
+
+# Through the module: the refresh proof's tests replace cells_from_module there.
+from syncer import gcpause
+from syncer.cookbook.case import Case
+from syncer.cookbook.decode import Decoder
+from syncer.cookbook.jsmodule import load_module, parse_module
+from syncer.cookbook.jsvalues import clone
+from syncer.cookbook.shell import check_publishable_each
+from syncer.encoder import cells as cells_mod
+from syncer.encoder import compact
+from syncer.encoder.cells import PROV_KEYS, CellSpec, ModuleSpec, PointSpec
+from syncer.encoder.emit import emit_module
+from syncer.errors import SyncError
+from syncer.fsio import write_atomic
+from syncer.model import Block, Selection, block_data
+from syncer.templating import render
+from syncer.wording import js
+
+MODULE_NAME = "agentx"
+# Depth (nesting level) of a block entry inside ``cells[].routers.<r>.blocks[]`` and of a patch
+# list inside ``cells[].points[].patch.<r>``: the emitted indentation the size model charges.
+_BLOCK_DEPTH = 6
+_PATCH_DEPTH = 5
+# Candidates fully built per block after the cheap pre-screen; more finds nothing better on the
+# reference modules and only costs time.
+_SHORTLIST = 8
+
+
+class _Signature:
+    """A block's parts for the pre-screen: args, env and the other keys, as sets of elements.
+
+    An element costs ``len(str(x)) + 8`` when only the target has it and ``len(str(x[0])) + 8``
+    when only the source has it. Both are kept per element (``both``) with each part's totals,
+    so an estimate is one set intersection per part: what the two blocks share is what is
+    subtracted from the totals."""
+
+    def __init__(self, block: Block) -> None:
+        args: set[tuple[str, object]] = {(a[0], tuple(a[1:])) for a in block.get("args") or []}
+        env: set[tuple[str, object]] = set((block.get("env") or {}).items())
+        other: set[tuple[str, object]] = {
+            (k, json.dumps(v, sort_keys=True)) for k, v in block.items() if k not in ("args", "env")
+        }
+        self.parts: list[tuple[frozenset[object], dict[object, int], int, int]] = []
+        for part in (args, env, other):
+            as_target = {x: len(str(x)) + 8 for x in part}
+            as_source = {x: len(str(x[0])) + 8 for x in part}
+            both: dict[object, int] = {x: as_target[x] + as_source[x] for x in part}
+            self.parts.append(
+                (frozenset(part), both, sum(as_target.values()), sum(as_source.values()))
+            )
+
+
+def _estimate(source_sig: _Signature, target_sig: _Signature) -> int:
+    """Rough size of the diff turning a source into the target (pre-screen only): the cost of
+    the target's elements the source lacks plus that of the source's the target lacks."""
+    cost = 0
+    for (s, _, _, s_total), (t, both, t_total, _) in zip(
+        source_sig.parts, target_sig.parts, strict=True
+    ):
+        cost += t_total + s_total - sum(map(both.__getitem__, s & t))
+    return cost
+
+
+class Pool:
+    """Earlier cells' materialised blocks, deduplicated, that a ``ref`` may point to."""
+
+    def __init__(self) -> None:
+        self.by_kind: dict[str, list[tuple[list[object], Block, _Signature]]] = {}
+        self._seen: set[str] = set()
+
+    def add(self, ci: int, router: str, blocks: list[Block]) -> None:
+        for bi, block in enumerate(blocks):
+            key = json.dumps(compact.canon(block), sort_keys=True)
+            if key in self._seen:
+                continue
+            self._seen.add(key)
+            self.by_kind.setdefault(str(block.get("kind")), []).append(
+                ([ci, router, bi], block, _Signature(block))
+            )
+
+    def shortlist(self, target: Block) -> list[tuple[list[object], Block]]:
+        sig = _Signature(target)
+        pool = self.by_kind.get(str(target.get("kind")), [])
+        # nsmallest is sorted(...)[:n], ties in pool order included, without sorting it all.
+        ranked = heapq.nsmallest(_SHORTLIST, pool, key=lambda item: _estimate(item[2], sig))
+        return [(ref, block) for ref, block, _ in ranked]
+
+
+def best_entry(
+    target: Block,
+    router: str,
+    cell: CellSpec | None,
+    pool: Pool,
+) -> dict[str, object]:
+    """The smallest entry decoding to ``target``: the block itself, a ``from`` on ``cell``'s
+    submitted router (when ``cell`` is given and ``router`` is another), or a ``ref`` into
+    ``pool``."""
+    best: dict[str, object] = block_data(target)
+    best_size = compact.layout_size(best, _BLOCK_DEPTH)
+    candidates: list[tuple[dict[str, object], dict[str, object], Block]] = []
+    if cell is not None and router != cell.submitted and cell.submitted in cell.points[0].blocks:
+        for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
+            candidates.append(({"from": bi}, {}, source))
+    for ref, source in pool.shortlist(target):
+        candidates.append(({}, {"ref": ref}, source))
+    for prefix, suffix, source in candidates:
+        entry = compact.block_entry(source, target, prefix=prefix, suffix=suffix)
+        if entry is None:
+            continue
+        # Sized only as far as it takes to know it is not smaller than the best so far.
+        size = compact.layout_size(entry, _BLOCK_DEPTH, best_size - 1)
+        if size < best_size:
+            best, best_size = entry, size
+    # The entries share the target's objects (and ``pool_envs`` edits the one kept): a copy.
+    kept: dict[str, object] = clone(best)
+    return kept
+
+
+def _point_value(
+    point: PointSpec, patch: dict[str, object], cell_prov: dict[str, str]
+) -> dict[str, object]:
+    out: dict[str, object] = {"concs": list(point.concs), "item": point.item}
+    if point.override is not None:
+        out["override"] = point.override
+    if point.golden_al is not None:
+        out["goldenAL"] = point.golden_al
+    out["kv"] = point.kv
+    if patch:
+        out["patch"] = patch
+    for key in PROV_KEYS:
+        if key in point.prov and cell_prov.get(key) != point.prov[key]:
+            out[key] = point.prov[key]
+    return out
+
+
+def _cell_prov(points: list[PointSpec]) -> dict[str, str]:
+    """Provenance every point shares; ``job`` stays per point (one job per measured point)."""
+    prov: dict[str, str] = {}
+    for key in PROV_KEYS:
+        if key == "job":
+            continue
+        values = [p.prov.get(key) for p in points]
+        if values and all(v is not None and v == values[0] for v in values):
+            prov[key] = str(values[0])
+    return prov
+
+
+def _check_spec(spec: ModuleSpec) -> None:
+    ids: set[str] = set()
+    hardware = {h["id"] for h in spec.hardware}
+    for cell in spec.cells:
+        where = f"cell {cell.id}"
+        if cell.id in ids:
+            raise SyncError(f"{where}: duplicate cell id")
+        ids.add(cell.id)
+        if cell.meta.get("hw") not in hardware:
+            raise SyncError(
+                f"{where}: hardware {js(cell.meta.get('hw'))} is not in the hardware list"
+            )
+        if not cell.points:
+            raise SyncError(f"{where}: a cell needs at least one point")
+        if cell.submitted not in cell.routers:
+            raise SyncError(f"{where}: submitted router {js(cell.submitted)} has no blocks")
+        for pi, point in enumerate(cell.points):
+            if set(point.blocks) != set(cell.routers):
+                raise SyncError(
+                    f"{where} point {pi}: routers {sorted(point.blocks)} differ from the cell's "
+                    f"{sorted(cell.routers)}"
+                )
+    for hw in spec.hardware:
+        if not any(c.meta.get("hw") == hw["id"] for c in spec.cells):
+            raise SyncError(f"hardware {js(hw['id'])} has no cell; the page needs one per chip")
+
+
+def pool_envs(cells: list[dict[str, Any]], start: int = 0) -> list[dict[str, str]]:
+    """Move env dicts repeated across full router blocks of ``cells`` into the shared ``envs``
+    list when that makes the file smaller (pool order = first use). The pooled envs get the
+    indices from ``start`` on: an edit appends them to a published pool without renumbering it."""
+    uses: dict[str, list[dict[str, Any]]] = {}
+    order: list[str] = []
+    for cell in cells:
+        for router in cell["routers"].values():
+            for entry in router["blocks"]:
+                env = entry.get("env")
+                if "kind" not in entry or not isinstance(env, dict) or not env:
+                    continue
+                if list(env) != sorted(env):
+                    continue  # envRef resolves sorted; an unsorted env must stay inline
+                key = json.dumps(env)
+                if key not in uses:
+                    order.append(key)
+                uses.setdefault(key, []).append(entry)
+    pooled: list[dict[str, str]] = []
+    for key in order:
+        entries = uses[key]
+        env = entries[0]["env"]
+        index = start + len(pooled)
+        inline = len(entries) * compact.member_size("env", env, _BLOCK_DEPTH + 1)
+        shared = compact.layout_size(env, 2) + 2 + 2
+        shared += len(entries) * compact.member_size("envRef", index, _BLOCK_DEPTH + 1)
+        if shared >= inline:
+            continue
+        pooled.append(env)
+        for entry in entries:
+            del entry["env"]
+            entry["envRef"] = index
+    return pooled
+
+
+class _Patches:
+    """The router patches of one cell's points, each made once per distinct router blocks: a
+    cell's points often repeat a router's blocks (a third of the patches of the reference
+    modules). Blocks that marshal to the same bytes are equal key for key, in order, so their
+    patch is the same; each use gets its own copy."""
+
+    def __init__(self, point0: PointSpec) -> None:
+        self.point0 = point0
+        self._made: dict[tuple[str, bytes], object] = {}
+
+    def patch(self, router: str, blocks: list[Block]) -> object:
+        try:
+            key = (router, marshal.dumps(blocks, 2))
+        except ValueError:  # not JSON data: made each time
+            return compact.router_patch(self.point0.blocks[router], blocks, _PATCH_DEPTH)
+        if key not in self._made:
+            self._made[key] = compact.router_patch(self.point0.blocks[router], blocks, _PATCH_DEPTH)
+        return clone(self._made[key])
+
+
+def encode_cell(cell: CellSpec, pool: Pool) -> dict[str, object]:
+    """One cell's value (newest format): its routers' entries against ``pool`` (the blocks of
+    the cells before it, or of the cells an edit keeps), its points' patches relative to point
+    0, its shared provenance; envs still inline (``pool_envs``). Not yet verified."""
+    point0 = cell.points[0]
+    routers_out: dict[str, object] = {}
+    for router, meta in cell.routers.items():
+        routers_out[router] = {
+            "install": list(meta.install),
+            "files": list(meta.files),
+            "blocks": [best_entry(block, router, cell, pool) for block in point0.blocks[router]],
+        }
+    prov = _cell_prov(cell.points)
+    points_out = []
+    patches = _Patches(point0)
+    for pi, point in enumerate(cell.points):
+        patch: dict[str, object] = {}
+        if pi > 0:
+            for router in cell.routers:
+                p = patches.patch(router, point.blocks[router])
+                if p is not None:
+                    patch[router] = p
+        points_out.append(_point_value(point, patch, prov))
+    value: dict[str, object] = {**copy.deepcopy(cell.meta)}
+    value["prov"] = prov
+    value["points"] = points_out
+    value["routers"] = routers_out
+    return value
+
+
+def _head(spec: ModuleSpec) -> dict[str, object]:
+    """The keys of the module value before its env pool: the spec's own, whatever the encoding
+    of its cells."""
+    return {
+        "model": spec.model,
+        "generatedOn": spec.generated_on,
+        "source": copy.deepcopy(spec.source),
+        "hardware": copy.deepcopy(spec.hardware),
+        "checkpoints": copy.deepcopy(spec.checkpoints),
+    }
+
+
+def head_lines(spec: ModuleSpec, header: list[str]) -> list[str]:
+    """The lines ``module_text(compact_module(spec), header)`` begins with, up to the line of
+    its env pool, without encoding a cell: the layout writes one key per line in order, so what
+    comes before ``envs`` is the same whatever the pool and the cells turn out to be. Raises
+    the ``SyncError`` compact_module would raise for ``spec``."""
+    _check_spec(spec)
+    lines = module_text({**_head(spec), "envs": []}, header).split("\n")
+    return lines[: next(i for i, line in enumerate(lines) if line.startswith(' "envs": '))]
+
+
+def compact_module(spec: ModuleSpec) -> dict[str, object]:
+    """The module value (newest format) for ``spec``; not yet verified."""
+    _check_spec(spec)
+    pool = Pool()
+    cells_out: list[dict[str, object]] = []
+    for ci, cell in enumerate(spec.cells):
+        cells_out.append(encode_cell(cell, pool))
+        for router in cell.routers:
+            pool.add(ci, router, cell.points[0].blocks[router])
+    envs = pool_envs(cells_out)
+    out: dict[str, object] = {**_head(spec), "envs": envs}
+    if spec.kv_mooncake is not None:
+        out["kvMooncake"] = copy.deepcopy(spec.kv_mooncake)
+    out["files"] = copy.deepcopy(spec.files)
+    out["cells"] = cells_out
+    return out
+
+
+# --- roundtrip proof -------------------------------------------------------------------------
+
+
+def _describe(expected: list[Block], got: list[Block]) -> str:
+    if len(expected) != len(got):
+        kinds_e = [b.get("kind") for b in expected]
+        kinds_g = [b.get("kind") for b in got]
+        return f"{len(expected)} blocks {kinds_e} expected, {len(got)} decoded {kinds_g}"
+    for i, (eb, gb) in enumerate(zip(expected, got, strict=True)):
+        e, g = block_data(eb), block_data(gb)
+        if compact.same(eb, gb):
+            continue
+        where = f"block {i} ({e.get('kind')})"
+        for key in sorted(set(e) | set(g)):
+            if key == "args" and e.get(key) != g.get(key):
+                ea = {a[0]: a[1:] for a in e.get("args") or []}
+                ga = {a[0]: a[1:] for a in g.get("args") or []}
+                for flag in list(ea) + [f for f in ga if f not in ea]:
+                    if ea.get(flag) != ga.get(flag):
+                        return f"{where}: {flag} expected {ea.get(flag)}, decoded {ga.get(flag)}"
+                return f"{where}: argument order differs"
+            if key == "env" and list((e.get(key) or {}).items()) != list(
+                (g.get(key) or {}).items()
+            ):
+                ee, ge = e.get(key) or {}, g.get(key) or {}
+                for name in list(ee) + [n for n in ge if n not in ee]:
+                    if ee.get(name) != ge.get(name):
+                        return (
+                            f"{where}: env {name} expected {js(ee.get(name))}, "
+                            f"decoded {js(ge.get(name))}"
+                        )
+                return f"{where}: env order differs"
+            ev, gv = e.get(key, "<absent>"), g.get(key, "<absent>")
+            if ev != gv:
+                return f"{where}: {key} expected {js(ev)}, decoded {js(gv)}"
+    return "blocks differ"
+
+
+def verify_roundtrip(
+    value: dict[str, object],
+    spec: ModuleSpec,
+    *,
+    path: str = "<module>",
+    reference: Decoder | None = None,
+    keep: set[str] | None = None,
+) -> int:
+    """Decode ``value`` with the project's decoder and compare with what it was built from.
+
+    Every (cell, point, router) at the measured tier must give exactly the spec's blocks; with
+    ``reference`` (the decoder of the module being re-encoded) every case of it, derived KV
+    tiers, status and provenance included, must decode identically (only the cells whose ids
+    are in ``keep`` when given: the cells kept from a published module). Every decoded block must be
+    safe to paste. Returns the number of cases of the module (each decoded, and compared where
+    there is something to compare it with); raises ``SyncError`` naming the first difference.
+    """
+    decoder = Decoder(value, path)
+    compared = 0
+    for ci, cell in enumerate(spec.cells):
+        for pi, point in enumerate(cell.points):
+            for router in cell.routers:
+                got = decoder.shown_blocks(Selection(ci, pi, router, None))
+                if not compact.same_list(point.blocks[router], got):
+                    raise SyncError(
+                        f"roundtrip: cell {cell.id} point {pi} router {router} tier {point.kv}: "
+                        + _describe(point.blocks[router], got),
+                        path=path,
+                    )
+                compared += 1
+    # Decoded once, shared by both checks below; nothing here mutates a block.
+    cases = list(decoder.cases(fresh=False))
+    if reference is not None:
+        compare_reference(cases, decoder, reference, path, keep)
+    check_publishable_each(
+        (f"{path}: {case.cell_id} point {case.point} {case.router} {case.kv}", case.blocks)
+        for case in cases
+    )
+    # The number reported is the module's cases, (cell, point, router, KV tier) as the page
+    # offers them and `sync decode --all` lists them: one meaning in every command (it was
+    # the comparisons made, 18 in generate and 54 in reencode for a module of 36 cases).
+    return len(cases)
+
+
+def compare_reference(
+    cases: list[Case],
+    decoder: Decoder,
+    reference: Decoder,
+    path: str,
+    keep: set[str] | None = None,
+) -> int:
+    """Every case of ``reference`` (of the cells whose id is in ``keep``, or all) must decode
+    identically from the new module (``cases``, every case of ``decoder``): blocks, status and
+    provenance. Cells are matched by id, so kept cells may move when another config's cells are
+    replaced."""
+    compared = 0
+    seen_points: set[tuple[str, int]] = set()
+    new_cases = {(c.cell_id, c.point, c.router, c.kv): c for c in cases}
+    new_index = {c.cell_id: c.cell for c in new_cases.values()}
+    for case in reference.cases(fresh=False):
+        if keep is not None and case.cell_id not in keep:
+            continue
+        where = (
+            f"roundtrip: cell {case.cell_id} point {case.point} router {case.router} tier {case.kv}"
+        )
+        mine = new_cases.pop((case.cell_id, case.point, case.router, case.kv), None)
+        if mine is None:
+            raise SyncError(f"{where}: missing from the new module", path=path)
+        if not compact.same_list(case.blocks, mine.blocks):
+            raise SyncError(f"{where}: {_describe(case.blocks, mine.blocks)}", path=path)
+        if mine.status != case.status:
+            raise SyncError(
+                f"{where}: status {js(case.status)} decoded as {js(mine.status)}", path=path
+            )
+        if (case.cell_id, case.point) not in seen_points:
+            seen_points.add((case.cell_id, case.point))
+            old_info = _comparable_info(reference.point_info(case.cell, case.point))
+            new_info = _comparable_info(decoder.point_info(new_index[case.cell_id], case.point))
+            if old_info != new_info:
+                keys = sorted(
+                    k for k in set(old_info) | set(new_info) if old_info.get(k) != new_info.get(k)
+                )
+                detail = ", ".join(
+                    f"{k}: {js(old_info.get(k))} -> {js(new_info.get(k))}" for k in keys
+                )
+                raise SyncError(
+                    f"roundtrip: cell {case.cell_id} point {case.point}: "
+                    f"provenance differs ({detail})",
+                    path=path,
+                )
+        compared += 1
+    if keep is None and new_cases:
+        extra = sorted(new_cases)[0]
+        raise SyncError(
+            f"roundtrip: the new module has a case the old one lacks: {extra}", path=path
+        )
+    return compared
+
+
+# Point info keys that describe *what was measured* (provenance and links); layout keys such as
+# ``patch`` and the version-specific raw ids are not part of the comparison.
+_INFO_KEYS = (
+    "concs",
+    "item",
+    "override",
+    "goldenAL",
+    "kv",
+    "status",
+    "pr",
+    "date",
+    "sha",
+    "recipeUrl",
+    "runUrl",
+    "jobUrl",
+    "prUrl",
+    "useComment",
+)
+
+
+def _comparable_info(info: dict[str, object]) -> dict[str, object]:
+    out = {k: info[k] for k in _INFO_KEYS if info.get(k) is not None}
+    # A point without a tier (modules older than the KV dimension) was measured GPU-only.
+    out["kv"] = info.get("kv") or "none"
+    return out
+
+
+# --- text and writing ------------------------------------------------------------------------
+
+
+def header_lines(source: dict[str, Any]) -> list[str]:
+    """The module's comment header, from ``syncer/templates/module_header.j2``."""
+    prs = sorted({str(p) for p in source.get("prs", {})}, key=lambda p: (len(p), p))
+    main = str(source.get("main", ""))[:12]
+    if not re.fullmatch(r"[0-9a-f]{12}", main):
+        raise SyncError(f"source.main {js(source.get('main'))} is not a commit id")
+    bad = [p for p in prs if not (p.isascii() and p.isdigit())]
+    if bad:
+        raise SyncError(f"source.prs has keys that are not PR numbers: {bad}")
+    text = render("module_header.j2", main=main, prs=prs)
+    return text.rstrip("\n").split("\n")
+
+
+def module_text(value: dict[str, object], header: list[str]) -> str:
+    return emit_module(header, MODULE_NAME, value)
+
+
+def encode_module(
+    spec: ModuleSpec,
+    *,
+    path: str = "<module>",
+    reference: Decoder | None = None,
+    keep: set[str] | None = None,
+    header: list[str] | None = None,
+) -> tuple[dict[str, object], str, int]:
+    """Compact, prove and emit ``spec``: returns ``(value, text, cases compared)``; raises
+    ``SyncError`` naming the first difference."""
+    with gcpause.paused():  # every candidate and every decoded case is alive until the end
+        value = compact_module(spec)
+        compared = verify_roundtrip(value, spec, path=path, reference=reference, keep=keep)
+    text = module_text(value, header if header is not None else header_lines(spec.source))
+    # The text is what gets written: parse it back too, so the emitter is covered by the proof.
+
+    parsed = parse_module(text, path)
+    if parsed.name != MODULE_NAME or parsed.value != value:
+        raise SyncError(
+            "roundtrip: the emitted text does not parse back to the encoded value", path=path
+        )
+    return value, text, compared
+
+
+def reencode_file(source: Path, out: Path | None = None) -> tuple[str, int]:
+    """Decode ``source`` (any module version) completely and encode it again in the newest
+    format; the result is written to ``out`` only when it decodes to exactly the same cases.
+    Returns the new text and the number of cases compared."""
+    module = load_module(source)
+    reference = Decoder(module.value, str(source))
+    spec = cells_mod.cells_from_module(module.value, reference, str(source))
+    # The header names the whole sync run's PRs, which is not always this module's source.prs:
+    # keep it as it was.
+    _, text, compared = encode_module(
+        spec, path=str(source), reference=reference, header=list(module.header)
+    )
+    if out is not None:
+        write_atomic(out, text)
+    return text, compared

@@ -1,0 +1,2 @@
+"""Reviewer diffs of data modules: cells matched across two texts, what changed, and its
+report."""
