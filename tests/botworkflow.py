@@ -6,7 +6,9 @@ on a fresh runner (its own InferenceX clone and cookbook cache)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import subprocess
 from itertools import count
 from pathlib import Path
@@ -20,6 +22,7 @@ from ghserver import GitHubModel
 from syncer.commands.group import cli
 from syncer.errors import SyncError
 from syncer.publish import evidence
+from syncer.publish.run_logs import COMPLETE as RUN_RECORD
 
 SCHEDULE = {"schedule": "17 * * * *", "repository": {"full_name": INFX}}
 WORKFLOW = ".github/workflows/cookbook-sync.yml"
@@ -64,6 +67,10 @@ class Workflow:
         # The ledger each model's publish job restores from the workflow's cache and saves
         # back (actions/cache/restore and save; keyed on the model): file name -> text.
         self.cache: dict[str, dict[str, bytes]] = {}
+        # The pinned runs' logs every publish job restores (the newest entry, by the prefix of
+        # restore-keys) and saves back under a key of the completion records, when they
+        # changed (actions/cache/restore and save): key -> the saved folder, oldest first.
+        self.runs_cache: dict[str, Path] = {}
 
     def _argv(self, event: str, payload: dict[str, Any], runner: str, *extra: str) -> list[str]:
         tmp = self.r.tmp / runner
@@ -112,15 +119,38 @@ class Workflow:
             for name, data in self.cache.get(model, {}).items():
                 (ledger / name).write_bytes(data)
             extra = ["--handoff", str(given), "--ledger", str(ledger)]
+            runs = self.r.tmp / runner / "cookbook" / "runs"
+            self._restore_runs(runs)
             done = self.invoke("publish", [*argv, *extra], env, runner)
             # Saved whatever the job's outcome (if: always()), under a key of its content.
             self.cache[model] = {f.name: f.read_bytes() for f in sorted(ledger.iterdir())}
+            self._save_runs(runs)
             if fails:
                 assert isinstance(done.exception, SyncError), done.output
             else:
                 assert done.exit_code == 0, done.output + repr(done.exception)
             out.append(done.output)
         return "".join(out)
+
+    def _restore_runs(self, runs: Path) -> None:
+        if self.runs_cache:
+            newest = list(self.runs_cache.values())[-1]
+            shutil.copytree(newest, runs)  # file times kept, as the cache's tar keeps them
+
+    def _save_runs(self, runs: Path) -> None:
+        """As the save step: only when a completion record is there (its ``if:``), under a key
+        of the records (``hashFiles``: an existing key is not saved again)."""
+        records = sorted(runs.glob(f"*/*/{RUN_RECORD}"))
+        if not records:
+            return
+        digest = hashlib.sha256()
+        for record in records:
+            digest.update(hashlib.sha256(record.read_bytes()).digest())
+        key = f"cookbook-sync-runs-{digest.hexdigest()}"
+        if key not in self.runs_cache:
+            kept = self.r.tmp / "actions-cache" / f"runs-{len(self.runs_cache)}"
+            shutil.copytree(runs, kept)
+            self.runs_cache[key] = kept
 
     def invoke(self, job: str, argv: list[str], env: dict[str, str], runner: str) -> Any:
         """One job's ``sync bot`` on its runner (``self.r.tmp / runner``)."""

@@ -77,6 +77,8 @@ class Job:
     git: int = 0
     fetched: int = 0  # bytes of the job's InferenceX clone after it (each runner starts empty)
     temp_peak: int = 0  # bytes of temporary files at their peak
+    artifacts: int = 0  # run artifacts downloaded
+    artifact_bytes: int = 0  # their bytes
 
 
 # A request's kind: its path with numbers and names of this world left out.
@@ -123,7 +125,9 @@ class MeteredWorkflow(Workflow):
             done.set()
             watcher.join()
             tempfile.tempdir = saved_tmp
-            stats.git = costs.COSTS.since(before).git_processes
+            spent = costs.COSTS.since(before)
+            stats.git = spent.git_processes
+            stats.artifacts, stats.artifact_bytes = spent.artifact_downloads, spent.artifact_bytes
         for request in self.gh.log[start:]:
             stats.requests[kind(request.method, request.path)] += 1
             stats.writes += request.method != "GET"
@@ -196,15 +200,15 @@ class CostWorld:
         infx.checkout(infx.main)
         return self.flow.metered("push", self.flow.pushed, pull)
 
-    def use(self, index: int = 0) -> list[Job]:
-        """A collaborator's ``/use`` of a run of PR ``index``'s head."""
-        from botworld import RUN, add_pinned_run
+    def use(self, index: int = 0, *, at: str = "2026-10-13T09:00:00Z") -> list[Job]:
+        """A collaborator's ``/use`` of a run of PR ``index``'s head (the run is added the
+        first time; a later ``/use`` names the same run again)."""
+        from botworld import INFX, RUN, add_pinned_run
 
         pull = self.pulls[index]
-        add_pinned_run(self.replay.gh, pull["commits"][-1], pull["head_ref"])
-        return self.flow.metered(
-            "/use", self.flow.comment, pull, f"/use {RUN}", "2026-10-13T09:00:00Z"
-        )
+        if RUN not in self.replay.gh.repo(INFX).runs:
+            add_pinned_run(self.replay.gh, pull["commits"][-1], pull["head_ref"])
+        return self.flow.metered("/use", self.flow.comment, pull, f"/use {RUN}", at)
 
     def schedule(self) -> list[Job]:
         return self.flow.metered("schedule", self.flow.schedule)
@@ -238,6 +242,8 @@ def totals(jobs: list[Job]) -> Job:
         out.git += j.git
         out.fetched += j.fetched
         out.temp_peak = max(out.temp_peak, j.temp_peak)
+        out.artifacts += j.artifacts
+        out.artifact_bytes += j.artifact_bytes
     return out
 
 
