@@ -79,6 +79,7 @@ class Job:
     temp_peak: int = 0  # bytes of temporary files at their peak
     artifacts: int = 0  # run artifacts downloaded
     artifact_bytes: int = 0  # their bytes
+    output: str = ""  # what the job's ``sync bot`` printed
 
 
 # A request's kind: its path with numbers and names of this world left out.
@@ -135,6 +136,7 @@ class MeteredWorkflow(Workflow):
                 stats.infx_requests += 1
                 stats.infx_kinds[kind(request.method, request.path)] += 1
         stats.fetched = costs.disk_usage(self.r.tmp / runner / "inferencex.git")
+        stats.output = result.output
         self.jobs.append(stats)
         return result
 

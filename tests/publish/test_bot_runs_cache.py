@@ -54,6 +54,10 @@ def test_a_second_use_in_a_new_job_downloads_nothing_and_a_new_attempt_downloads
     assert [j.job for j in again] == ["gate", "publish"]
     assert (totals(again).artifacts, totals(again).artifact_bytes) == (0, 0)
     assert _bot_comments(world, world.pulls[0]["number"]) == said  # the same verdict
+    # A push keeps the pin (a changelog line): the dispatched reconcile verifies it again.
+    pushed = world.push(0)
+    assert f"run {RUN} pinned" in pushed[-1].output, pushed[-1].output
+    assert (totals(pushed).artifacts, totals(pushed).artifact_bytes) == (0, 0)
     # A re-run attempt uploads new logs: the run's artifacts changed, so they are fetched.
     logs = {n: d for n, d in run_artifacts().items() if n.startswith("server_logs_")}
     world.replay.gh.rerun(INFX, RUN, artifacts={f"{n}_attempt2": d for n, d in logs.items()})
