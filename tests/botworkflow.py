@@ -60,10 +60,17 @@ def dispatched_inputs(tmp: Path, number: int) -> dict[str, str]:
 class Workflow:
     """cookbook-sync.yml's jobs around a ``Replay``: each job on a fresh runner."""
 
-    def __init__(self, replay: Replay, config: Path = ROOT / "sync.yaml") -> None:
+    def __init__(
+        self, replay: Replay, config: Path = ROOT / "sync.yaml", *, kept_clone: bool = False
+    ) -> None:
         self.r = replay
         self.gh = replay.gh
         self.config = config
+        # With ``kept_clone``, the bot's InferenceX clone as the workflow's cache keeps it: the
+        # gate saves its clone when no entry exists yet (a key of the tool commit and the week
+        # is saved once), and every job starts from that entry; without, every clone is empty.
+        self.kept_clone = kept_clone
+        self.clone_entry: Path | None = None
         # The ledger each model's publish job restores from the workflow's cache and saves
         # back (actions/cache/restore and save; keyed on the model): file name -> text.
         self.cache: dict[str, dict[str, bytes]] = {}
@@ -97,10 +104,12 @@ class Workflow:
         runner = f"gate-{next(_runner)}"
         handoff = self.r.tmp / runner / "handoff.json"
         argv = self._argv(event, payload, runner, "--models-only", "--json")
+        self._restore_clone(runner)
         # The gate's GITHUB_TOKEN (pull-requests: read) lists the scheduled run's open PRs.
         gate_env = {"GITHUB_TOKEN": INFX_TOKEN, "SYNC_API_PAUSE": "0"}
         gate = self.invoke("gate", [*argv, "--handoff", str(handoff)], gate_env, runner)
         assert gate.exit_code == 0, gate.output
+        self._save_clone(runner)
         out = []
         env = {
             "GITHUB_TOKEN": INFX_TOKEN,
@@ -119,6 +128,7 @@ class Workflow:
             for name, data in self.cache.get(model, {}).items():
                 (ledger / name).write_bytes(data)
             extra = ["--handoff", str(given), "--ledger", str(ledger)]
+            self._restore_clone(runner)
             runs = self.r.tmp / runner / "cookbook" / "runs"
             self._restore_runs(runs)
             done = self.invoke("publish", [*argv, *extra], env, runner)
@@ -131,6 +141,16 @@ class Workflow:
                 assert done.exit_code == 0, done.output + repr(done.exception)
             out.append(done.output)
         return "".join(out)
+
+    def _restore_clone(self, runner: str) -> None:
+        if self.kept_clone and self.clone_entry is not None:
+            shutil.copytree(self.clone_entry, self.r.tmp / runner / "inferencex.git", symlinks=True)
+
+    def _save_clone(self, runner: str) -> None:
+        clone = self.r.tmp / runner / "inferencex.git"
+        if self.kept_clone and self.clone_entry is None and clone.is_dir():
+            self.clone_entry = self.r.tmp / "actions-cache" / "inferencex.git"
+            shutil.copytree(clone, self.clone_entry, symlinks=True)
 
     def _restore_runs(self, runs: Path) -> None:
         if self.runs_cache:

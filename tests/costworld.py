@@ -2,8 +2,9 @@
 AgentX config each, spread over M cookbook models (pages of their own), run through the
 workflow's own jobs (``botworkflow.Workflow``) against the schema-validated fake GitHub; each
 job's GitHub requests (per kind, writes apart, the GITHUB_TOKEN's counted), git processes (every
-git the tool runs goes through ``syncer.gitrun``), the bytes its fresh InferenceX clone fetched
-and the peak of its temporary files. Shared by tests/publish/test_bot_cost.py and
+git the tool runs goes through ``syncer.gitrun``), the bytes its InferenceX clone fetched, the
+InferenceX trees it wrote, the peak of its temporary files and the run artifacts it downloaded
+(``syncer.costs``). Shared by tests/publish/test_bot_cost.py and
 ``python -m bench cost``."""
 
 from __future__ import annotations
@@ -75,7 +76,9 @@ class Job:
     infx_kinds: Counter[str] = field(default_factory=Counter)  # those, per kind
     writes: int = 0
     git: int = 0
-    fetched: int = 0  # bytes of the job's InferenceX clone after it (each runner starts empty)
+    fetched: int = 0  # bytes of the job's InferenceX clone after it
+    bytes_fetched: int = 0  # of them, what its fetches brought in (the clone's growth)
+    trees_written: int = 0  # bytes of temporary InferenceX trees written (once per blob)
     temp_peak: int = 0  # bytes of temporary files at their peak
     artifacts: int = 0  # run artifacts downloaded
     artifact_bytes: int = 0  # their bytes
@@ -99,8 +102,8 @@ def kind(method: str, path: str) -> str:
 class MeteredWorkflow(Workflow):
     """``Workflow`` whose every job is metered into ``jobs`` (``event`` names what ran)."""
 
-    def __init__(self, replay: Replay, config: Path) -> None:
-        super().__init__(replay, config)
+    def __init__(self, replay: Replay, config: Path, *, kept_clone: bool = False) -> None:
+        super().__init__(replay, config, kept_clone=kept_clone)
         self.jobs: list[Job] = []
         self.event = ""
 
@@ -128,6 +131,7 @@ class MeteredWorkflow(Workflow):
             tempfile.tempdir = saved_tmp
             spent = costs.COSTS.since(before)
             stats.git = spent.git_processes
+            stats.bytes_fetched, stats.trees_written = spent.bytes_fetched, spent.tree_bytes_written
             stats.artifacts, stats.artifact_bytes = spent.artifact_downloads, spent.artifact_bytes
         for request in self.gh.log[start:]:
             stats.requests[kind(request.method, request.path)] += 1
@@ -152,13 +156,22 @@ class CostWorld:
     config, of model ``i % models``; the others only a changelog line), ``models`` cookbook
     models, and the workflow metered."""
 
-    def __init__(self, tmp: Path, server: Any, *, open_prs: int, agentx: int, models: int) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        server: Any,
+        *,
+        open_prs: int,
+        agentx: int,
+        models: int,
+        kept_clone: bool = False,
+    ) -> None:
         self.replay = Replay(tmp, server)
         self.models = models
         config = tmp / "sync.yaml"
         config.write_text(config_text(models))
         self._add_pages(tmp)
-        self.flow = MeteredWorkflow(self.replay, config)
+        self.flow = MeteredWorkflow(self.replay, config, kept_clone=kept_clone)
         self.pulls: list[dict[str, Any]] = []
         infx = self.replay.infx
         master = infx.read(MASTER)
@@ -243,6 +256,8 @@ def totals(jobs: list[Job]) -> Job:
         out.writes += j.writes
         out.git += j.git
         out.fetched += j.fetched
+        out.bytes_fetched += j.bytes_fetched
+        out.trees_written += j.trees_written
         out.temp_peak = max(out.temp_peak, j.temp_peak)
         out.artifacts += j.artifacts
         out.artifact_bytes += j.artifact_bytes
