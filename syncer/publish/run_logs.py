@@ -27,9 +27,10 @@ LOG_ARTIFACT_PREFIXES = ("server_logs_", "multinode_server_logs_")
 COMPLETE = ".complete"  # written into a cached run's folder once every artifact is in
 # A completion record names a few hundred artifacts at most (a line each).
 MAX_RECORD_BYTES = 1 << 20
-# The runs kept in a cache folder: the workflow's cache entries are capped by GitHub per
-# repository (shared with InferenceX's own workflows), so a few pinned runs, not every one.
-MAX_KEPT_BYTES = 1 << 30
+# The runs kept in a cache folder: GitHub caps a repository's cache entries (10 GB, shared
+# with InferenceX's own workflows) and each download saves a new entry of the whole folder,
+# so dozens of pinned runs (a run's server logs are a few MB), not every one.
+MAX_KEPT_BYTES = 256 << 20
 
 
 def log_artifacts(artifacts: list[Artifact]) -> list[Artifact]:
