@@ -106,3 +106,15 @@ def test_an_events_catch_up_generates_the_module_once(replay, generations, caugh
     keys = {cell["id"].split("#")[0] for cell in module["cells"]}
     assert {f"{SEED_KEY}{i}" for i in range(caught + 1)} <= keys
     assert set(module["source"]["prs"]) == {str(pulls[-1]["number"])}  # the others verified
+
+
+def test_the_schedules_catch_up_generates_the_module_once(replay, generations):
+    pulls = pinned_prs(replay, 4)
+    merge_dropped(replay, pulls[:3])
+    generations.clear()
+    schedule = {"schedule": "17 * * * *", "repository": {"full_name": INFX}}
+    out = replay.send("schedule", schedule, "--model", MODEL)
+    for pull in pulls[:3]:
+        assert f"PR #{pull['number']}: merged; catching up" in out
+        assert f"PR #{pull['number']}: comment posted ({MODEL} open 1 verified)" in out
+    assert [m for m, kind in generations if kind == "publish"] == [MODEL]
