@@ -168,7 +168,7 @@ class Bot:
             for item in work:
                 self.do(item)
             if self.settings.model is not None:
-                self.catch_up(self.settings.config.model(self.settings.model))
+                self._catch_up_dropped(self.settings.config.model(self.settings.model))
         finally:
             self.close()
         return self.out
@@ -200,6 +200,18 @@ class Bot:
             model, bot_prs, handled=self._handled, open_now=open_now, caught=caught
         ):
             self.sync_pr(number)
+
+    def _catch_up_dropped(self, model: ModelSpec) -> None:
+        """``model``'s dropped events caught up after this event's own work, every caught-up
+        PR's pins published in one generation of the module (as the scheduled run does),
+        not one per PR; one PR's error does not keep the others stale."""
+        self.defer_publishing()
+        try:
+            self.catch_up(model)
+        finally:
+            failed = self.publish_deferred()
+        if failed:
+            raise SyncError("catching up: " + "; ".join(failed))
 
     def _reconcile_pr(self, number: int) -> None:
         """InferenceX PR ``number`` reconciled as the scheduled run reconciles each PR (a push
