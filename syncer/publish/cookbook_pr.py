@@ -220,10 +220,13 @@ class CookbookPR:
             return result
         path = self.modules.module_path(model)
         old = book.read(state.base_tip, path)
-        result.kept_cells = {
-            key: [cell for cell, _ in cells]
-            for key, cells in pr_text.kept_cells(old, gen.files[path], path).items()
-        }
+        kept = pr_text.kept_cells(old, gen.files[path], path)
+        # The status names a kept cell where it is new: one the open PR's body already names
+        # (its recorded state) was said, whichever run sees it again. The body names them all.
+        named = st.read_kept(open_pr, self.gh.login(), model.path) if open_pr else set()
+        for key, cells in kept.items():
+            if new := [cell for cell, _ in cells if cell not in named]:
+                result.kept_cells[key] = new
         edited = pr_text.edit_notes(
             old, gen.files[path], gone=gen.gone, unrendered=gen.unrendered, where=path
         )
@@ -240,6 +243,7 @@ class CookbookPR:
             inferencex_repo=self.s.inferencex_repo,
             body_limit=fitting.GITHUB_TEXT_LIMIT,
             say=self.out.say,
+            kept=[cell for cells in kept.values() for cell, _ in cells],
         )
         result.open_pr = self._propose(model, body, base, open_pr)
         return result

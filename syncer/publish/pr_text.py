@@ -7,7 +7,7 @@ All of it comes from templates (``cookbook_pr_title.txt.j2``, ``cookbook_commit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from syncer import links
@@ -73,15 +73,17 @@ def pr_body(
     inferencex_repo: str,
     body_limit: int,
     say: Callable[[str], None],
+    kept: Sequence[str] = (),
 ) -> str:
     """The PR body of ``model``'s module ``files[module_path]`` against the default branch's
-    ``old``; ``pins`` holds every config of ``model``. The provenance table renders no config
-    for its own sake (``rendered_now``); the exclusions read every config's render."""
+    ``old``; ``pins`` holds every config of ``model``, ``kept`` the published cells the notes
+    name as kept (recorded in the body's state). The provenance table renders no config for
+    its own sake (``rendered_now``); the exclusions read every config's render."""
     new = files[module_path]
     review = review_texts(old, new, old_label="cookbook (default branch)", new_label="this PR")
     ctx = {
         "marker": st.pr_marker(model.path),
-        "state": st.state_marker(model.path, pins),
+        "state": st.state_marker(model.path, pins, kept),
         "model": model.model,
         "section": model.section,
         "files": sorted(files),
