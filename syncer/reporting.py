@@ -88,6 +88,14 @@ def print_lines(console: Any, text: str, *, marks: bool = True) -> None:
         console.print(Text(mask(line), style=style), highlight=False)
 
 
+def print_text(console: Any, text: str) -> None:
+    """``text`` exactly as it is, masked: lines a caller already made safe for a terminal
+    (``untrusted.term_text``) that rich would change (a tab expanded, a blank last line
+    dropped), as a job's log keeps them."""
+    console.file.write(mask(text))
+    console.file.flush()
+
+
 def text_of(report: Report, fmt: str, budget: int | None = None) -> str:
     """The JSON or markdown form of ``report`` as one text (markdown within ``budget``)."""
     if fmt == Format.JSON:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,9 +19,15 @@ from syncer import links, secrets
 from syncer.commands import options
 from syncer.errors import SyncError
 from syncer.locations import user_cache_dir
-from syncer.syncconfig import load_sync_config
-from syncer.untrusted import term_line, term_text
-from syncer.wording import count, js
+from syncer.syncconfig import SyncConfig, load_sync_config
+from syncer.wording import js
+
+if TYPE_CHECKING:
+    from syncer.github.client import GitHubClient
+    from syncer.github.event import Payload
+    from syncer.github.plan import Plan
+    from syncer.publish.bot_report import BotRun
+    from syncer.publish.settings import Settings
 
 
 @click.command("bot")
@@ -216,9 +222,9 @@ def _models_only(
     discover = None
     clone = options["inferencex_clone"]
     if clone is not None:
-        from syncer.publish.prconfigs import InferenceXGit
+        from syncer.publish.prconfigs import InferenceXClone
 
-        ix = InferenceXGit(_gate_settings(config, options), gh=None)
+        ix = InferenceXClone(_gate_settings(config, options), gh=None)
 
         def discover(number: int, head: str | None, base: str | None) -> list[str]:
             keys = ix.keys_at(number, head, base)
@@ -260,7 +266,7 @@ def _hand_off(config: Any, options: dict[str, Any]) -> None:
     """The scheduled run's open PRs, listed once, and each one's configs, discovered once,
     into ``--handoff`` for every model's job."""
     from syncer.publish import handoff
-    from syncer.publish.prconfigs import InferenceXGit, PRKeys
+    from syncer.publish.prconfigs import InferenceXClone, PRKeys
 
     token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=False)
     if token is None or options["inferencex_clone"] is None:
@@ -270,7 +276,7 @@ def _hand_off(config: Any, options: dict[str, Any]) -> None:
     gh = cli_options.github_client(token, options["api_url"], login_env="SYNC_INFX_LOGIN")
     settings = _gate_settings(config, options)
     pulls = gh.pulls.open(settings.inferencex_repo)
-    ix = InferenceXGit(settings, gh=gh)
+    ix = InferenceXClone(settings, gh=gh)
     found: dict[int, PRKeys | None] = {}
     try:
         for pull in pulls:
@@ -283,136 +289,135 @@ def _hand_off(config: Any, options: dict[str, Any]) -> None:
     handoff.write(options["handoff"], pulls, found)
 
 
-def _run(
-    event_path: Path,
-    event_name: str,
-    config_path: Path,
-    *,
-    inferencex: Path,
-    cookbook: str,
-    cookbook_repo: str,
-    inferencex_repo: str,
-    push_repo: str | None,
-    push_url: str | None,
-    cache_dir: Path,
-    api_url: str,
-    today: str | None,
-    dry_run: bool,
-    model: str | None,
-    local_runs: Path | None,
-    schedule: bool,
-    inferencex_clone: Path | None,
-    inferencex_remote: str | None,
-    srt_slurm_clone: Path | None,
-    handoff: Path | None,
-    ledger_dir: Path | None,
-) -> int:
+def _run(event_path: Path, event_name: str, config_path: Path, **opts: Any) -> int:
+    """The event handled (the scheduled run: every open PR reconciled) and its report shown;
+    the inputs are checked in the order a user fixes them, before any token is asked for."""
     from syncer.github import event
     from syncer.github.plan import Plan
 
-    if bool(push_repo) != bool(push_url):
+    if bool(opts["push_repo"]) != bool(opts["push_url"]):
         raise SyncError("--push-repo and --push-url go together (the fork and its git URL)")
     payload = event.load(event_path)
     _check_event_name(event_name)
     config = load_sync_config(config_path)
+    model = opts["model"]
     if model is not None:
         model = config.model(model).path  # unknown: a SyncError listing the known models
-    plan = Plan(dry_run=dry_run)
-    reconciling = schedule or event.is_schedule(event_name, payload)
-    # A dry run of an event needs no token: GitHub is read only on the side that has one. The
-    # reconcile has nothing to stand in for GitHub (its work is the API's state: the open PRs,
-    # the bot's PRs), so without both tokens it would find nothing and say nothing.
+    plan = Plan(dry_run=opts["dry_run"])
+    reconciling = opts["schedule"] or event.is_schedule(event_name, payload)
+    tokens = _tokens(reconciling=reconciling, dry_run=plan.dry_run)
+    # The rest of syncer.publish imports PyGithub: loaded only once the inputs are read and
+    # found good, so an event file refused (a third of a second sooner) never pays for it.
+    from syncer.publish.bot import Bot
+    from syncer.publish.bot_report import BotRun
+    from syncer.publish.git import Identity
+    from syncer.publish.reconcile import reconcile
+
+    settings = _settings(config, model, opts)
+    infx, cookbook_gh = _clients(settings, payload, plan, tokens, opts["api_url"])
+    sides = zip(("InferenceX", "the cookbook"), tokens, strict=True)
+    unread = [side for side, token in sides if token is None]
     try:
-        required = reconciling or not dry_run
-        infx_token = secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=required)
-        book_token = secrets.token_from_env(("COOKBOOK_TOKEN",), required=required)
+        bot = Bot(
+            settings,
+            infx=infx,
+            cookbook_gh=cookbook_gh,
+            plan=plan,
+            identity=Identity.from_env(),
+            git_token=tokens[1],
+        )
+    except BaseException:
+        _show(BotRun(unread))
+        raise
+    try:
+        outcome = reconcile(bot) if reconciling else bot.handle(event_name, payload)
+    except BaseException as exc:
+        # A dry run that stops still shows what it would have written up to the error, the
+        # status comment that would carry the error included (docs/bot.md); then the error.
+        stopped = plan.dry_run and isinstance(exc, SyncError)
+        _show(BotRun(unread, writes=plan.writes if stopped else None))
+        raise
+    return _show(BotRun(unread, outcome.lines, plan.writes if plan.dry_run else None))
+
+
+def _tokens(*, reconciling: bool, dry_run: bool) -> tuple[str | None, str | None]:
+    """The InferenceX and the cookbook token, from the environment. A dry run of an event needs
+    none: GitHub is read only on the side that has one. The reconcile has nothing to stand in
+    for GitHub (its work is the API's state: the open PRs, the bot's PRs), so without both
+    tokens it would find nothing and say nothing."""
+    required = reconciling or not dry_run
+    try:
+        return (
+            secrets.token_from_env(("INFX_TOKEN", "GITHUB_TOKEN"), required=required),
+            secrets.token_from_env(("COOKBOOK_TOKEN",), required=required),
+        )
     except SyncError as exc:
         if reconciling and dry_run:
             raise SyncError(f"{exc} (the scheduled run reads GitHub, a dry run too)") from None
         raise
-    # The rest of syncer.publish imports PyGithub: loaded only once the inputs are read and
-    # found good, so an event file refused (a third of a second sooner) never pays for it.
-    from syncer.github.client import GitHubClient
-    from syncer.github.offline import EventGitHub
-    from syncer.publish.bot import Bot
-    from syncer.publish.git import Identity
+
+
+def _settings(config: SyncConfig, model: str | None, opts: dict[str, Any]) -> Settings:
+    """What the run is given; the bot's clones opened (or created bare)."""
     from syncer.publish.settings import Settings
 
-    settings = Settings(
+    clone, srt_clone = opts["inferencex_clone"], opts["srt_slurm_clone"]
+    return Settings(
         config=config,
-        inferencex=inferencex,
-        cookbook=cookbook,
-        cache_dir=cache_dir,
-        inferencex_repo=inferencex_repo,
-        cookbook_repo=cookbook_repo,
-        push_repo=push_repo,
-        push_url=push_url,
-        today=today,
+        inferencex=opts["inferencex"],
+        cookbook=opts["cookbook"],
+        cache_dir=opts["cache_dir"],
+        inferencex_repo=opts["inferencex_repo"],
+        cookbook_repo=opts["cookbook_repo"],
+        push_repo=opts["push_repo"],
+        push_url=opts["push_url"],
+        today=opts["today"],
         model=model,
-        local_runs=local_runs,
-        inferencex_clone=_clone(inferencex_clone) if inferencex_clone else None,
-        inferencex_remote=inferencex_remote,
-        srt_slurm_clone=_clone(srt_slurm_clone, "srt-slurm") if srt_slurm_clone else None,
-        handoff=handoff,
-        ledger_dir=ledger_dir,
+        local_runs=opts["local_runs"],
+        inferencex_clone=_clone(clone) if clone else None,
+        inferencex_remote=opts["inferencex_remote"],
+        srt_slurm_clone=_clone(srt_clone, "srt-slurm") if srt_clone else None,
+        handoff=opts["handoff"],
+        ledger_dir=opts["ledger_dir"],
     )
+
+
+def _clients(
+    settings: Settings,
+    payload: Payload,
+    plan: Plan,
+    tokens: tuple[str | None, str | None],
+    api_url: str,
+) -> tuple[GitHubClient, GitHubClient]:
+    """The InferenceX and the cookbook client: GitHub's where there is a token, else (a dry
+    run) the event file standing in for it."""
+    from syncer.github.offline import EventGitHub
+    from syncer.publish.prconfigs import pr_head
 
     def head_of(number: int) -> str | None:
         # The workflow's mode: the PR head is its refs/pull/<n>/head on the clone's remote.
-        from syncer.publish.prconfigs import pr_head
-
         return pr_head(settings, number)
 
     def client(token: str | None, login_env: str) -> GitHubClient:
         if token is None:
-            login = os.environ.get(login_env) or None
             return EventGitHub(
                 payload,
                 plan=plan,
-                checkout=inferencex,
-                login=login,
+                checkout=settings.inferencex,
+                login=os.environ.get(login_env) or None,
                 head_of=head_of if settings.inferencex_clone is not None else None,
             )
         return options.github_client(token, api_url, login_env=login_env, plan=plan)
 
-    infx = client(infx_token, "SYNC_INFX_LOGIN")
-    cookbook_gh = client(book_token, "SYNC_COOKBOOK_LOGIN")
-    unread = [
-        name
-        for name, token in (("InferenceX", infx_token), ("the cookbook", book_token))
-        if token is None
-    ]
-    if unread:
-        click.echo(
-            f"dry run without a token for {' and '.join(unread)}: GitHub is not read there; "
-            "the event file stands in for it"
-        )
-    bot = Bot(
-        settings,
-        infx=infx,
-        cookbook_gh=cookbook_gh,
-        plan=plan,
-        identity=Identity.from_env(),
-        git_token=book_token,
-    )
-    try:
-        if reconciling:
-            from syncer.publish.reconcile import reconcile
+    return client(tokens[0], "SYNC_INFX_LOGIN"), client(tokens[1], "SYNC_COOKBOOK_LOGIN")
 
-            outcome = reconcile(bot)
-        else:
-            outcome = bot.handle(event_name, payload)
-    except SyncError:
-        # A dry run that stops still shows what it would have written up to the error, the
-        # status comment that would carry the error included (docs/bot.md); then the error.
-        if dry_run:
-            _print_plan(plan, stopped=True)
-        raise
-    for line in outcome.lines:
-        click.echo(term_line(line))
-    if dry_run:
-        _print_plan(plan)
-    return 0
+
+def _show(run: BotRun) -> int:
+    """The run's report on stdout (:mod:`syncer.reporting`); the command's exit code."""
+    from syncer.publish.bot_report import bot_report
+    from syncer.reporting import Format
+
+    return options.print_report(bot_report(run), Format.TEXT)
 
 
 def _clone(path: Path, what: str = "InferenceX") -> Path:
@@ -425,10 +430,3 @@ def _clone(path: Path, what: str = "InferenceX") -> Path:
         raise SyncError(f"not a git repository (the bot's {what} clone)", path=str(path))
     commits.init_bare(path)
     return path
-
-
-def _print_plan(plan: Any, stopped: bool = False) -> None:
-    why = " (stopped by the error below)" if stopped else ""
-    click.echo(f"dry run: {count(len(plan.writes), 'write')} not made{why}")
-    for write in plan.writes:
-        click.echo("would: " + term_text(write))

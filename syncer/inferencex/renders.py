@@ -57,7 +57,10 @@ class Renders:
     is read there at a date); ``srt_files``: where srt-slurm's own files come from (default:
     each tree's submodule); ``as_of``: the date given on the command line; ``pin_dates``:
     config key -> its pin's run date (read at call time: a caller may add pins later);
-    ``render``: a plain renderer used instead of the rules (tests)."""
+    ``render``: a plain renderer used instead of the rules (tests); ``read_at``: where and when
+    a branch a key's runner cloned is read, asked once per key on its first rendering (the
+    bot's srt-slurm clone and the date of the commit the key's tree holds; its error is kept
+    and raised again, as a refusal is)."""
 
     def __init__(
         self,
@@ -67,14 +70,16 @@ class Renders:
         as_of: str | None = None,
         pin_dates: Mapping[str, str] | None = None,
         render: Renderer | None = None,
+        read_at: Callable[[str], tuple[Path | None, str | None]] | None = None,
     ) -> None:
         self.srt_repo = srt_repo
         self.srt_files = srt_files
         self.as_of = as_of
         self.pin_dates: Mapping[str, str] = pin_dates if pin_dates is not None else {}
         self._plain = render
-        # config key -> (the srt-slurm clone, the date) it is read at, as its caller knows them
-        self._read_at: dict[str, tuple[Path | None, str | None]] = {}
+        self._where = read_at
+        # config key -> (the srt-slurm clone, the date) it is read at, as ``read_at`` said
+        self._read_at: dict[str, tuple[Path | None, str | None] | SyncError] = {}
         self._done: dict[_Key, RenderedConfig | SyncError] = {}
         self._srt: dict[str, SrtSlurmFiles] = {}  # tree -> its srt-slurm files (a git read)
         self._resolved: dict[tuple[object, ...], tuple[Release, str | None]] = {}
@@ -86,11 +91,6 @@ class Renders:
         if isinstance(renderer, Renders):
             return renderer
         return cls(render=renderer)
-
-    def read_at(self, key: str, srt_repo: Path | None, date: str | None) -> None:
-        """Where and when a branch ``key``'s runner cloned is read, for every later ask:
-        the bot's srt-slurm clone and the date of the commit its tree holds."""
-        self._read_at[key] = (srt_repo, date)
 
     def __call__(self, tree: Path, key: str) -> RenderedConfig:
         return self.get(tree, key)
@@ -110,7 +110,7 @@ class Renders:
         if self._plain is not None:
             plain = self._plain
             return self._kept((str(tree), key, None, version), lambda: plain(tree, key))
-        placed_repo, placed_date = self._read_at.get(key, (None, None))
+        placed_repo, placed_date = self._placed(key)
         repo = srt_repo or placed_repo or self.srt_repo
         date = date or placed_date
         srt = self.srt_files if self.srt_files is not None else self._discovered(tree)
@@ -140,6 +140,19 @@ class Renders:
             for _tree, key, r in self.rendered()
             if r.release is not None and r.release.branch is not None
         }
+
+    def _placed(self, key: str) -> tuple[Path | None, str | None]:
+        if self._where is None:
+            return None, None
+        if key not in self._read_at:
+            try:
+                self._read_at[key] = self._where(key)
+            except SyncError as exc:
+                self._read_at[key] = exc
+        found = self._read_at[key]
+        if isinstance(found, SyncError):
+            raise found
+        return found
 
     def _discovered(self, tree: Path) -> SrtSlurmFiles:
         if str(tree) not in self._srt:

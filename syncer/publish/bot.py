@@ -37,6 +37,7 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import assert_never
 
 from syncer import links
 from syncer.compare.report import verify_report
@@ -53,9 +54,11 @@ from syncer.publish import pins as pinrules
 from syncer.publish import status as st
 from syncer.publish.closing import Closing
 from syncer.publish.cookbook_pr import CookbookPR
+from syncer.publish.generation import Checkout
 from syncer.publish.git import Identity
 from syncer.publish.items import Items
-from syncer.publish.routing import Handlers, route
+from syncer.publish.prconfigs import InferenceXClone
+from syncer.publish.routing import CookbookClosed, ReconcilePR, SyncPR, Work, route
 from syncer.publish.scope import PRScope
 from syncer.publish.settings import Outcome, Settings
 from syncer.publish.status_comment import StatusComments
@@ -90,8 +93,9 @@ def default_verifier(
 
 
 class Bot:
-    """One bot run: its parts wired together (the cookbook side, the comments, the PR scope,
-    the closings), and the pipeline of one InferenceX PR."""
+    """One bot run: its parts wired together (the InferenceX side, the cookbook side, the
+    comments, the PR scope, the closings), the work an event asks for done, and the pipeline
+    of one InferenceX PR."""
 
     def __init__(
         self,
@@ -103,11 +107,18 @@ class Bot:
         identity: Identity | None = None,
         git_token: str | None = None,
     ) -> None:
-        self.s = settings
+        self.settings = settings
         self.infx = infx
         self.cgh = cookbook_gh
         self.plan = plan
         self.out = Outcome(dry_run=plan.dry_run)
+        # Discovery: the bot's InferenceX clone, each config read at its own commit; without
+        # it, sync.yaml's configs read from the one ``inferencex`` checkout.
+        self.ix = (
+            InferenceXClone(settings, gh=infx, out=self.out)
+            if settings.inferencex_clone is not None
+            else None
+        )
         self.book = CookbookPR(
             settings,
             gh=cookbook_gh,
@@ -115,9 +126,10 @@ class Bot:
             out=self.out,
             identity=identity or Identity(),
             git_token=git_token,
+            inferencex=self.ix if self.ix is not None else Checkout(settings),
         )
         self.status = StatusComments(settings, gh=infx, plan=plan, out=self.out)
-        self.scope = PRScope(settings, infx=infx, book=self.book, status=self.status, out=self.out)
+        self.scope = PRScope(settings, infx=infx, ix=self.ix, book=self.book, status=self.status)
         self.items = Items(settings, cookbook_gh.login)
         self._handled: set[int] = set()  # InferenceX PRs this run brought up to date
         # A reconcile's PRs, published together (:meth:`defer_publishing`); None: each PR's
@@ -133,8 +145,6 @@ class Bot:
             status=self.status,
             items=self.items,
             out=self.out,
-            handled=self._handled,
-            sync_pr=self.sync_pr,
         )
 
     def _verify_rendered(
@@ -144,39 +154,60 @@ class Bot:
         modules = self.book.modules
         renders = None
         if inferencex == modules.tree(key):
-            modules.rendered(key)  # its srt-slurm history placed, as the trial module read it
+            modules.rendered(key)  # as the trial module read it (a refusal raised here, as there)
             renders = modules.renders
         return default_verifier(
             key, inferencex, run_dir, cookbook, renders=renders, keep=self._verified
         )
 
     def handle(self, event_name: str, payload: Payload) -> Outcome:
+        """The work the event asks for (:func:`route`) done in order, then (one model's job)
+        the closings GitHub dropped caught up."""
         try:
-            route(
-                event_name,
-                payload,
-                settings=self.s,
-                infx=self.infx,
-                out=self.out,
-                handlers=Handlers(
-                    sync_pr=self.sync_pr,
-                    cookbook_closed=self.closing.cookbook_closed,
-                    reconcile_pr=self._reconcile_pr,
-                ),
-            )
-            if self.s.model is not None:
-                self._catch_up(self.s.config.model(self.s.model))
+            work = route(event_name, payload, settings=self.settings, infx=self.infx, out=self.out)
+            for item in work:
+                self.do(item)
+            if self.settings.model is not None:
+                self._catch_up_dropped(self.settings.config.model(self.settings.model))
         finally:
             self.close()
         return self.out
 
-    def _catch_up(self, model: ModelSpec) -> None:
+    def do(self, work: Work) -> None:
+        """One piece of the work an event asks for."""
+        match work:
+            case SyncPR(number):
+                self.sync_pr(number)
+            case ReconcilePR(number):
+                self._reconcile_pr(number)
+            case CookbookClosed(number):
+                self.closing.cookbook_closed(number)
+            case _:
+                assert_never(work)
+
+    def catch_up(
+        self,
+        model: ModelSpec,
+        bot_prs: list[Pull] | None = None,
+        *,
+        open_now: set[int] | None = None,
+        caught: set[int] | None = None,
+    ) -> None:
+        """The closed InferenceX PRs ``model``'s bot PRs still carry brought up to date
+        (:meth:`Closing.catch_up`: those closed unmerged are closed out there, and each merged
+        one it names is synced here before it looks at the next)."""
+        for number in self.closing.catch_up(
+            model, bot_prs, handled=self._handled, open_now=open_now, caught=caught
+        ):
+            self.sync_pr(number)
+
+    def _catch_up_dropped(self, model: ModelSpec) -> None:
         """``model``'s dropped events caught up after this event's own work, every caught-up
         PR's pins published in one generation of the module (as the scheduled run does),
         not one per PR; one PR's error does not keep the others stale."""
         self.defer_publishing()
         try:
-            self.closing.catch_up(model)
+            self.catch_up(model)
         finally:
             failed = self.publish_deferred()
         if failed:
@@ -213,7 +244,7 @@ class Bot:
         status comment) is what syncing it now would publish, as far as reads can tell without
         downloading a run: the same head, the same pinning comment and run, the run still
         pinnable (its result artifacts not expired), and the bot's comment there."""
-        repo = self.s.inferencex_repo
+        repo = self.settings.inferencex_repo
         comments = self.infx.comments.on(repo, pull.number)
         selection = pinrules.select(comments)
         pinning = pinrules.pinning_comment(comments)
@@ -264,7 +295,8 @@ class Bot:
     def close(self) -> None:
         """Remove what this event's work left on disk (a dry run's clone, the PR trees)."""
         self.book.close_clone()
-        self.scope.close()
+        if self.ix is not None:
+            self.ix.close()
 
     def handled(self, number: int) -> bool:
         """Whether this run already brought InferenceX PR ``number`` up to date."""
@@ -294,13 +326,13 @@ class Bot:
                 tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="infx-bot-")))
             choice = pinrules.choose(
                 self.infx,
-                self.s.inferencex_repo,
+                self.settings.inferencex_repo,
                 pull,
                 tmp,
-                local_runs=self.s.local_runs,
+                local_runs=self.settings.local_runs,
                 out=self.out,
                 # A dry run keeps nothing in the cache (docs/bot.md).
-                runs=None if self.plan.dry_run else self.s.cache_dir / RUNS_CACHE,
+                runs=None if self.plan.dry_run else self.settings.cache_dir / RUNS_CACHE,
             )
             status = PointStatus.VERIFIED if pull.merged else PointStatus.VERIFIED_PR
             items: list[st.StatusItem] = []
@@ -392,9 +424,13 @@ class Bot:
     ) -> list[st.StatusItem]:
         owners, commits = self.scope.owners()
         owners.update({c.key: str(pull.number) for c in cfgs})
-        checkout = self.s.inferencex if self.scope.ix is None else None
+        checkout = self.settings.inferencex if self.scope.ix is None else None
         who = blame.fixer(str(exc), pull.number, owners, commits, checkout)
-        scratch = (self.s.cache_dir, self.s.inferencex_clone, self.s.srt_slurm_clone)
+        scratch = (
+            self.settings.cache_dir,
+            self.settings.inferencex_clone,
+            self.settings.srt_slurm_clone,
+        )
         text = blame.without_runner_paths(str(exc), scratch, checkout)
         items = []
         for c in cfgs:
@@ -462,7 +498,9 @@ class Bot:
             )
             if c.key in ready.reports:
                 item.verify_failed_run = str(choice.run_id)
-                item.verify_run_url = links.run_url(self.s.inferencex_repo, str(choice.run_id))
+                item.verify_run_url = links.run_url(
+                    self.settings.inferencex_repo, str(choice.run_id)
+                )
                 item.verify_report = clip(ready.reports[c.key], MAX_REPORT_CHARS)
             if result.blocked:
                 item.blocked = {"branch": result.branch, "commits": result.blocked}
@@ -482,7 +520,7 @@ class Bot:
             sha=pull.head_sha,
             run_dir=choice.run_dir,
         )
-        evidence.keep(self.infx, self.s.inferencex_repo, pull.number, rec)
+        evidence.keep(self.infx, self.settings.inferencex_repo, pull.number, rec)
 
 
 @dataclass

@@ -5,11 +5,15 @@ An InferenceX PR closed without merging never reaches InferenceX main, so a cook
 only exists for it is closed (users of PR bots expect stale PRs closed, not left for
 reviewers); one that still carries another open or merged InferenceX PR stays open. A merged
 or closed bot PR tells every InferenceX PR it carried (live since that PR, or closed unmerged).
+
+Nothing here syncs an InferenceX PR: the catch-up names the merged PRs that need it, and the
+bot syncs them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Iterator, Set
+from enum import Enum
 
 from syncer.errors import SyncError
 from syncer.github.api import NotFound
@@ -25,9 +29,16 @@ from syncer.publish.status_comment import StatusComments
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin
 
 
+class _Found(Enum):
+    """What the catch-up found of a PR a bot PR carries."""
+
+    OPEN = "open"  # nothing was dropped
+    CAUGHT_UP = "caught up"  # closed (or gone), and its closing done here
+    TO_SYNC = "to sync"  # merged with a pin the cookbook PR still calls a PR pin
+
+
 class Closing:
-    """What the bot does when a PR on either side closes; ``handled`` holds the InferenceX PRs
-    this run already brought up to date, ``sync_pr`` brings one up to date."""
+    """What the bot does when a PR on either side closes."""
 
     def __init__(
         self,
@@ -40,10 +51,8 @@ class Closing:
         status: StatusComments,
         items: Items,
         out: Outcome,
-        handled: set[int],
-        sync_pr: Callable[[int], None],
     ) -> None:
-        self.s = settings
+        self.settings = settings
         self.infx = infx
         self.cgh = cookbook_gh
         self.book = book
@@ -51,8 +60,7 @@ class Closing:
         self.status = status
         self.items = items
         self.out = out
-        self.handled = handled
-        self.sync_pr = sync_pr
+        self._closed_out: set[int] = set()  # InferenceX PRs closed unmerged, done this event
 
     # -- dropped events ---------------------------------------------------------------------------
 
@@ -61,18 +69,21 @@ class Closing:
         model: ModelSpec,
         bot_prs: list[Pull] | None = None,
         *,
+        handled: Set[int],
         open_now: set[int] | None = None,
         caught: set[int] | None = None,
-    ) -> None:
-        """Bring up to date the closed InferenceX PRs that ``model``'s bot PRs (default: the
-        open one) still carry as not verified.
+    ) -> Iterator[int]:
+        """Catch up the closed InferenceX PRs that ``model``'s bot PRs (default: the open one)
+        still carry as not verified, except those this run ``handled`` already: one closed
+        without merging is closed out here; one merged is yielded, for the caller to bring up
+        to date (``Bot.sync_pr``, which adds it to ``handled``) before the next is looked at.
 
         GitHub keeps one pending run per concurrency group and cancels the older pending one
         when another event arrives, so a ``pull_request: closed`` can be dropped behind a later
         event of the same model; the later run (this one) does its work. The scheduled run
         passes the newest merged bot PRs too: a PR merged after its cookbook PR (a fork's, whose
-        own events never publish) is still carried there as a PR pin. Both handlers are
-        idempotent: a PR already handled is read, not written again.
+        own events never publish) is still carried there as a PR pin. Both are idempotent: a
+        PR already brought up to date is read, not written again.
 
         What is open is known without reading each carried PR: the scheduled run passes the
         open PRs it listed (``open_now``) and the closed ones it caught up before
@@ -83,31 +94,38 @@ class Closing:
             bot_prs = [open_pr] if open_pr is not None else []
         closed_last: set[int] | None = None
         if open_now is None and bot_prs:
-            repo = self.s.inferencex_repo
+            repo = self.settings.inferencex_repo
             closed_last = {p.number for p in self.infx.pulls.recently_closed(repo)}
         for bot_pr in bot_prs:
             recorded = self.book.recorded(bot_pr, model)
-            waiting = {
-                int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED
-            } - self.handled
+            waiting = (
+                {int(p.pr) for p in recorded.values() if p.pr and p.status != PointStatus.VERIFIED}
+                - handled
+                - self._closed_out
+            )
             if open_now is not None:
                 waiting -= open_now | (caught if caught is not None else set())
             if closed_last is not None:
                 waiting &= closed_last
             for number in sorted(waiting):
-                if self._catch_up_pr(number, recorded) and caught is not None:
+                found = self._catch_up_pr(number, recorded)
+                if found is _Found.OPEN:
+                    continue
+                if found is _Found.TO_SYNC:
+                    yield number
+                if caught is not None:
                     caught.add(number)
 
-    def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> bool:
-        """Whether PR ``number`` is closed (or gone) and its closing was caught up."""
+    def _catch_up_pr(self, number: int, recorded: dict[str, Pin]) -> _Found:
+        """What PR ``number`` is, and its closing without merging caught up here."""
         try:
             pull = self.scope.pull(number)  # read once per event
         except NotFound:
-            return True
+            return _Found.CAUGHT_UP
         if pull.state != PullState.CLOSED:
-            return False
+            return _Found.OPEN
         if not self.scope.configs_of(number):
-            return True
+            return _Found.CAUGHT_UP
         if not pull.merged:
             self.out.say(f"PR #{number}: closed without merging; catching up")
             self.closed_unmerged(pull, self.scope.configs_of(number))
@@ -116,8 +134,8 @@ class Closing:
         ):
             # Merged with a pinned run the cookbook PR still calls a PR pin.
             self.out.say(f"PR #{number}: merged; catching up")
-            self.sync_pr(number)
-        return True
+            return _Found.TO_SYNC
+        return _Found.CAUGHT_UP
 
     # -- an InferenceX PR closed without merging --------------------------------------------------
 
@@ -125,7 +143,7 @@ class Closing:
         """Close the cookbook PR that only carries ``pull``, or say which PRs keep it open; on
         closed PRs a comment is only edited, or posted where the bot already commented for
         the model (``create=False``)."""
-        self.handled.add(pull.number)
+        self._closed_out.add(pull.number)
         for model in {m.path: m for m, _ in configs}.values():
             pulls = self.book.pulls(model)
             open_pr = next((p for p in pulls if p.state == PullState.OPEN), None)
@@ -139,7 +157,7 @@ class Closing:
                 closed = next((p for p in pulls if self.book.carries(p, pull.number, model)), None)
             elif alive:
                 self.out.say(
-                    f"{model.path}: {self.s.cookbook_repo}#{open_pr.number} stays open for "
+                    f"{model.path}: {self.settings.cookbook_repo}#{open_pr.number} stays open for "
                     + ", ".join(f"#{n}" for n in alive)
                 )
             else:
@@ -215,17 +233,23 @@ class Closing:
         goes into it, so every run that looks at this PR, however late and however often,
         writes the same comment, found again by its marker. A PR whose pin this PR carried
         unchanged from the bot's merge before it was not acted on here and is told nothing."""
-        pull = self.cgh.pulls.get(self.s.cookbook_repo, number)
+        pull = self.cgh.pulls.get(self.settings.cookbook_repo, number)
         me = self.cgh.login()
         if pull.state != PullState.CLOSED:
-            self.out.say(f"{self.s.cookbook_repo}#{number} is still open; nothing to do")
+            self.out.say(f"{self.settings.cookbook_repo}#{number} is still open; nothing to do")
             return
-        model = next((m for m in self.s.config.models if st.pr_marker(m.path) in pull.body), None)
-        if model is not None and self.s.model not in (None, model.path):
-            self.out.say(f"{self.s.cookbook_repo}#{number} is {model.path}'s; not this run's model")
+        model = next(
+            (m for m in self.settings.config.models if st.pr_marker(m.path) in pull.body), None
+        )
+        if model is not None and self.settings.model not in (None, model.path):
+            self.out.say(
+                f"{self.settings.cookbook_repo}#{number} is {model.path}'s; not this run's model"
+            )
             return
         if pull.user != me or model is None:
-            self.out.say(f"{self.s.cookbook_repo}#{number} is not a sync PR of this bot; ignored")
+            self.out.say(
+                f"{self.settings.cookbook_repo}#{number} is not a sync PR of this bot; ignored"
+            )
             return
         changed = self._changed_by(pull, model)
         failed = []

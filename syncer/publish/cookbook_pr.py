@@ -18,8 +18,8 @@ from syncer.github.plan import Plan
 from syncer.github.records import Pull, PullState
 from syncer.publish import pr_text
 from syncer.publish import status as st
-from syncer.publish.generation import Generated, Generation
-from syncer.publish.git import BranchState, Cookbook, Identity, branch_name
+from syncer.publish.generation import Generated, Generation, InferenceXTrees
+from syncer.publish.git import BranchState, CookbookClone, Identity, branch_name
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin
 from syncer.templating import render
@@ -37,17 +37,18 @@ class CookbookPR:
         out: Outcome,
         identity: Identity,
         git_token: str | None,
+        inferencex: InferenceXTrees,
     ) -> None:
-        self.s = settings
+        self.settings = settings
         self.gh = gh
         self.plan = plan
         self.out = out
         self.identity = identity
         self.git_token = git_token
-        self._book: Cookbook | None = None
+        self._book: CookbookClone | None = None
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._pulls: dict[str, list[Pull]] = {}
-        self.modules = Generation(settings, clone=self.clone, out=out)
+        self.modules = Generation(settings, clone=self.clone, inferencex=inferencex, out=out)
 
     def close_clone(self) -> None:
         """Remove a dry run's scratch clone (the cache's clone stays for the next event)."""
@@ -61,12 +62,12 @@ class CookbookPR:
         """The bot's PRs for ``model`` (branch and marker), newest first; listed once per event
         (the bot's own writes list them again)."""
         if model.path not in self._pulls:
-            head = links.head_ref(self.s.head_repo, branch_name(model.path))
+            head = links.head_ref(self.settings.head_repo, branch_name(model.path))
             me = self.gh.login()
             marker = st.pr_marker(model.path)
             self._pulls[model.path] = [
                 p
-                for p in self.gh.pulls.find(self.s.cookbook_repo, head, state="all")
+                for p in self.gh.pulls.find(self.settings.cookbook_repo, head, state="all")
                 if p.user == me and marker in p.body
             ]
         return self._pulls[model.path]
@@ -112,34 +113,34 @@ class CookbookPR:
         note = render(
             "status_comment_pr_closed.md.j2",
             by=st.BY,
-            inferencex_repo=self.s.inferencex_repo,
+            inferencex_repo=self.settings.inferencex_repo,
             prs=infx_prs,
         )
-        self.gh.comments.create(self.s.cookbook_repo, open_pr.number, note)
-        self.gh.pulls.update(self.s.cookbook_repo, open_pr.number, state=PullState.CLOSED)
+        self.gh.comments.create(self.settings.cookbook_repo, open_pr.number, note)
+        self.gh.pulls.update(self.settings.cookbook_repo, open_pr.number, state=PullState.CLOSED)
         self._pulls.pop(model.path, None)
         self.out.did(
-            f"closed {self.s.cookbook_repo}#{open_pr.number}: every InferenceX PR it carried "
-            "was closed without merging",
-            f"would close {self.s.cookbook_repo}#{open_pr.number}",
+            f"closed {self.settings.cookbook_repo}#{open_pr.number}: every InferenceX PR it "
+            "carried was closed without merging",
+            f"would close {self.settings.cookbook_repo}#{open_pr.number}",
         )
 
     # -- the cookbook ------------------------------------------------------------------------------
 
-    def clone(self) -> Cookbook:
+    def clone(self) -> CookbookClone:
         if self._book is None:
-            cache_dir = self.s.cache_dir
+            cache_dir = self.settings.cache_dir
             if self.plan.dry_run:
                 # A dry run leaves no clone behind: its cookbook lives until the event is handled.
                 self._scratch = tempfile.TemporaryDirectory(prefix="infx-dry-")
                 cache_dir = Path(self._scratch.name)
-            self._book = Cookbook.open(
-                self.s.cookbook,
+            self._book = CookbookClone.open(
+                self.settings.cookbook,
                 cache_dir=cache_dir,
                 plan=self.plan,
                 identity=self.identity,
                 token=self.git_token,
-                push_url=self.s.push_url,
+                push_url=self.settings.push_url,
             )
         return self._book
 
@@ -197,8 +198,8 @@ class CookbookPR:
             and self.recorded(newest, model) == all_pins
         ):
             self.out.say(
-                f"{model.path}: {self.s.cookbook_repo}#{newest.number} was closed unmerged with "
-                "these pins; not reopening until they change"
+                f"{model.path}: {self.settings.cookbook_repo}#{newest.number} was closed unmerged "
+                "with these pins; not reopening until they change"
             )
             result.closed = newest
             return result
@@ -235,7 +236,7 @@ class CookbookPR:
             lint=lint,
             renders=self.modules.rendered,
             rendered_now=self.modules.rendered_now,
-            inferencex_repo=self.s.inferencex_repo,
+            inferencex_repo=self.settings.inferencex_repo,
             body_limit=fitting.GITHUB_TEXT_LIMIT,
             say=self.out.say,
             kept=[cell for cells in kept.values() for cell, _ in cells],
@@ -279,7 +280,7 @@ class CookbookPR:
         """Commit ``gen``'s files on the branch (``restart``: on the default branch's tip) and
         push; files the branch already holds make no commit."""
         book, branch = self.clone(), branch_name(model.path)
-        message = pr_text.commit_message(model, pins, self.s.inferencex_repo)
+        message = pr_text.commit_message(model, pins, self.settings.inferencex_repo)
         commit = book.commit_files(
             state, gen.files, message, parent=state.base_tip if restart else None
         )
@@ -293,13 +294,13 @@ class CookbookPR:
         """Open the PR of the branch, or bring the open one's title and body up to date; the
         PR that is open after it."""
         title = pr_text.title(model)
-        repo, branch = self.s.cookbook_repo, branch_name(model.path)
+        repo, branch = self.settings.cookbook_repo, branch_name(model.path)
         if open_pr is None:
             made = self.gh.pulls.create(
                 repo,
                 title=title,
                 body=body,
-                head=links.head_ref(self.s.head_repo, branch),
+                head=links.head_ref(self.settings.head_repo, branch),
                 base=base,
                 maintainer_can_modify=True,
             )

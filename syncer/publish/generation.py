@@ -4,7 +4,8 @@ same), the configs a page shows as its published module records them, and the li
 published.
 
 Nothing is generated into the cookbook checkout: each module is written into a scratch copy of
-the files it starts from (the module and the page at the ref).
+the files it starts from (the module and the page at the ref). Where each config is read from
+is given at construction (``InferenceXTrees``: the bot's InferenceX clone, or one checkout).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from syncer.cookbook.jsmodule import parse_module
 from syncer.encoder.edit import ModuleEdit
@@ -22,7 +24,7 @@ from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.renders import Renders
 from syncer.lint.hooks import lint_published
 from syncer.model import PointStatus
-from syncer.publish.git import Cookbook
+from syncer.publish.git import CookbookClone
 from syncer.publish.settings import Outcome, Settings
 from syncer.syncconfig import ModelSpec, Pin, SyncConfig
 from syncer.usecases.generate import changed_configs, generate_model, module_pins
@@ -30,6 +32,44 @@ from syncer.usecases.generate import changed_configs, generate_model, module_pin
 # What a generated module depends on besides sync.yaml, the InferenceX checkout and the date:
 # (model path, module text at the ref, page text at the ref, every pin).
 _GenKey = tuple[str, str | None, str | None, tuple[tuple[str, Pin], ...], tuple[str, ...]]
+
+
+class InferenceXTrees(Protocol):
+    """Where an event reads InferenceX: the tree each config is read from, where and when a
+    branch of srt-slurm its runner cloned is read (``Renders(read_at=)``), InferenceX main's
+    tree (None: not known, so no published cell leaves for having left main), and whether the
+    master config at a commit (of a PR) lists a key (None: that commit cannot be read).
+    Implemented by the bot's InferenceX clone (``prconfigs.InferenceXClone``) and by
+    :class:`Checkout`."""
+
+    def tree(self, key: str) -> Path: ...
+
+    def history(self, key: str) -> tuple[Path | None, str | None]: ...
+
+    def main_tree(self) -> Path | None: ...
+
+    def listed_at(self, key: str, sha: str, pr: str | None) -> bool | None: ...
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The one ``--inferencex`` checkout every config is read from (no InferenceX clone): a
+    branch a runner cloned is read in the srt-slurm clone given, at the checkout's commit
+    date; main's tree is not known."""
+
+    settings: Settings
+
+    def tree(self, key: str) -> Path:
+        return self.settings.inferencex
+
+    def history(self, key: str) -> tuple[Path | None, str | None]:
+        return self.settings.srt_slurm_clone, None
+
+    def main_tree(self) -> Path | None:
+        return None
+
+    def listed_at(self, key: str, sha: str, pr: str | None) -> bool | None:
+        return None
 
 
 @dataclass
@@ -43,47 +83,36 @@ class Generated:
 
 
 class Generation:
-    """The modules of one event, generated on the cookbook ``clone()`` opens."""
+    """The modules of one event, generated on the cookbook ``clone()`` opens, each config read
+    where ``inferencex`` says."""
 
-    def __init__(self, settings: Settings, *, clone: Callable[[], Cookbook], out: Outcome) -> None:
-        self.s = settings
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clone: Callable[[], CookbookClone],
+        inferencex: InferenceXTrees,
+        out: Outcome,
+    ) -> None:
+        self.settings = settings
         self.clone = clone
+        self.inferencex = inferencex
         self.out = out
         self._generated: dict[_GenKey, Generated] = {}
-        # Where each config is read (the bot's InferenceX clone: the tree of the commit the
-        # config is shown at); None: every config from the ``inferencex`` checkout.
-        self.tree_for: Callable[[str], Path] | None = None
-        # Where and when a branch of srt-slurm a config's runner cloned is read (discovery:
-        # the srt-slurm clone and the date of the commit the config is read at); None: the
-        # srt-slurm clone given, at the ``inferencex`` checkout's commit date.
-        self.history_for: Callable[[str], tuple[Path | None, str | None]] | None = None
         self.run_dates: dict[str, str] = {}  # config key -> its pin's run date, when it has one
         # Every rendering of the event: the trial and published modules, the three-way verify,
         # the PR body's provenance and exclusions all read the same ones.
-        self.renders = Renders(pin_dates=self.run_dates)
-        self._placed: set[str] = set()  # configs whose srt-slurm history is told to renders
-        # InferenceX main's tree (discovery: the bot's clone); None: whether a config left
-        # main is not known, so no published cell leaves for that reason.
-        self.main_tree: Callable[[], Path] | None = None
-        # Whether the master config at a commit (of a PR) lists a config key; None: that
-        # commit cannot be read. Evidence that a config main lacks was there once.
-        self.listed_at: Callable[[str, str, str | None], bool | None] | None = None
+        self.renders = Renders(pin_dates=self.run_dates, read_at=inferencex.history)
         # A model's configs as its page shows them now (discovery), by model path.
         self._live: dict[str, SyncConfig] = {}
 
     def tree(self, key: str) -> Path:
         """The InferenceX tree config ``key`` is read from."""
-        return self.tree_for(key) if self.tree_for is not None else self.s.inferencex
+        return self.inferencex.tree(key)
 
     def rendered(self, key: str) -> RenderedConfig:
         """The rendering of ``key`` read from its tree (:class:`Renders` chooses the release:
         a branch at the pin's run date, else at the date of the commit the config is read at)."""
-        if key not in self._placed:
-            srt_repo, date = (
-                self.history_for(key) if self.history_for else (self.s.srt_slurm_clone, None)
-            )
-            self.renders.read_at(key, srt_repo, date)
-            self._placed.add(key)
         return self.renders.get(self.tree(key), key)
 
     def rendered_now(self, key: str) -> RenderedConfig | None:
@@ -108,10 +137,10 @@ class Generation:
     def config(self, model: ModelSpec) -> SyncConfig:
         """The sync configuration ``model`` is generated with: sync.yaml's, or the one
         :meth:`live` derived from the published module."""
-        return self._live.get(model.path, self.s.config)
+        return self._live.get(model.path, self.settings.config)
 
     def module_path(self, model: ModelSpec) -> str:
-        return f"{self.s.snippets_dir}/{model.module_relpath}"
+        return f"{self.settings.snippets_dir}/{model.module_relpath}"
 
     # -- the page's configs as published ---------------------------------------------------------
 
@@ -129,7 +158,7 @@ class Generation:
         """``model`` showing the configs of ``pins`` (published ones first, in their order),
         each with sync.yaml's overrides; the sync configuration it is generated with holds only
         this model, so the module's ``source`` names only this page's PRs."""
-        config = self.s.config
+        config = self.settings.config
         configs = [config.config_spec(model, key, pin) for key, pin in pins.items()]
         derived = dataclasses.replace(model, configs=configs)
         others = [dataclasses.replace(m, configs=[]) for m in config.models if m.path != model.path]
@@ -178,12 +207,12 @@ class Generation:
         result = generate_model(
             model.path,
             config=config,
-            inferencex=self.s.inferencex,
+            inferencex=self.tree,
             out_dir=snippets,
             pins=all_pins,
             pages_dir=pages,
-            today=self.s.today,
-            renderer=lambda _inferencex, config_key: self.rendered(config_key),
+            today=self.settings.today,
+            renderer=self.renders,
             changed=None if current is None else self._changed(model, current, ref, all_pins),
             gone=list(gone),
         )
@@ -228,16 +257,17 @@ class Generation:
         the commit the cells are shown at lists it. Their cells leave the module (key -> why).
         A config main lacks for which that evidence cannot be read keeps its cells, with a
         note for the PR body saying so: nothing published leaves on a guess."""
-        if self.main_tree is None:
+        main = self.inferencex.main_tree()
+        if main is None:
             return {}, []
         where = f"{ref}:{self.module_path(model)}"
-        master = load_master(self.main_tree())
+        master = load_master(main)
         gone: dict[str, str] = {}
         notes: list[str] = []
         for key, pin in module_pins(parse_module(current, where).value, where).items():
             if pin.status != PointStatus.VERIFIED or key in master.data:
                 continue
-            listed = self.listed_at(key, pin.sha, pin.pr) if self.listed_at and pin.sha else None
+            listed = self.inferencex.listed_at(key, pin.sha, pin.pr) if pin.sha else None
             if listed:
                 gone[key] = "its config was removed from InferenceX main's master config"
                 continue

@@ -68,7 +68,7 @@ class BranchState:
         return self.tip is not None
 
 
-class Cookbook:
+class CookbookClone:
     """A local clone of the cookbook repository, used only through git plumbing."""
 
     def __init__(
@@ -103,7 +103,7 @@ class Cookbook:
         identity: Identity | None = None,
         token: str | None = None,
         push_url: str | None = None,
-    ) -> Cookbook:
+    ) -> CookbookClone:
         """A checkout at ``source`` (a path) or a clone of ``source`` (a URL) in ``cache_dir``;
         ``push_url`` names a fork the bot branch is pushed to.
 

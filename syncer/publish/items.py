@@ -17,7 +17,7 @@ class Items:
     merged PRs say since when a config is live)."""
 
     def __init__(self, settings: Settings, cookbook_login: Callable[[], str]) -> None:
-        self.s = settings
+        self.settings = settings
         self.cookbook_login = cookbook_login
 
     def item(
@@ -43,7 +43,7 @@ class Items:
             model=model.model,
             model_path=model.path,
             section=model.section,
-            page_url=links.page_url(self.s.docs_url, model.page, model.section),
+            page_url=links.page_url(self.settings.docs_url, model.page, model.section),
             head_sha=head_sha,
             status=pin.status if pin else PointStatus.IN_PROGRESS,
             refusal=refusal,
@@ -56,7 +56,7 @@ class Items:
         )
         item.shown_sha = pin.sha if pin is not None and pin.sha else head_sha
         if pin is not None and pin.run:
-            item.run, item.run_url = pin.run, links.run_url(self.s.inferencex_repo, pin.run)
+            item.run, item.run_url = pin.run, links.run_url(self.settings.inferencex_repo, pin.run)
         if result is not None:
             merged_with = result.merged_with(key, self.cookbook_login(), model.path)
             item.open_pr = result.open_pr.number if result.open_pr else None

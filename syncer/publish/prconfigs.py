@@ -65,7 +65,7 @@ def pr_head(settings: Settings, number: int) -> str | None:
     return commits.fetch(settings.inferencex_clone, remote_of(settings), [ref], partial=True)[ref]
 
 
-class InferenceXGit:
+class InferenceXClone:
     """The bot's InferenceX clone for one event: fetches, discovery per PR, and the tree each
     config is rendered from (every tree removed by :meth:`close`)."""
 
@@ -74,7 +74,7 @@ class InferenceXGit:
     ) -> None:
         if settings.inferencex_clone is None:
             raise SyncError("no InferenceX clone given (--inferencex-clone)")
-        self.s = settings
+        self.settings = settings
         self.gh = gh
         self.out = out or Outcome()
         self.clone = settings.inferencex_clone
@@ -87,6 +87,9 @@ class InferenceXGit:
         self._keys: dict[int, PRKeys] = {}
         self._handed: dict[int, PRKeys] = {}  # found by the gate for this event (handoff.py)
         self._with_srt: set[str] = set()  # commits whose tree has srt-slurm's files added
+        # (config key, commit) -> why its tree cannot be had: asked once per event (the
+        # renderer asks for a config several times; each ask would fetch again)
+        self._unreadable: dict[tuple[str, str | None], SyncError] = {}
         self._srt_fetched = False
 
     def close(self) -> None:
@@ -159,7 +162,7 @@ class InferenceXGit:
         base = self._base(number, head, base_hint)
         found = PRKeys(number, head, base)
         for item in changed_configs(self.clone, base, head, self.trees):
-            model, why = self.s.config.model_for(item.key, item.model_prefix, item.hardware)
+            model, why = self.settings.config.model_for(item.key, item.model_prefix, item.hardware)
             if model is None:
                 found.unmapped.append(why or item.key)
             else:
@@ -181,7 +184,7 @@ class InferenceXGit:
             if base is not None and base != head:
                 return base
         if self.gh is not None:
-            first = next(iter(self.gh.pulls.commits(self.s.inferencex_repo, number)), None)
+            first = next(iter(self.gh.pulls.commits(self.settings.inferencex_repo, number)), None)
             if first is not None and commits.has_commit(self.clone, first):
                 return commits.resolve(self.clone, f"{first}^")
         return head
@@ -205,7 +208,7 @@ class InferenceXGit:
         return self._srt_clone(), commits.commit_date(self.clone, commit)
 
     def _srt_clone(self) -> Path | None:
-        clone = self.s.srt_slurm_clone
+        clone = self.settings.srt_slurm_clone
         if clone is not None and not self._srt_fetched:
             url = base_submodule_url(self.clone, self.main())
             if url is not None:
@@ -280,10 +283,17 @@ class InferenceXGit:
     def tree(self, key: str) -> Path:
         """The tree config ``key`` is rendered from: the commit :meth:`place` recorded, else
         ``main`` (a KV donor the page does not show)."""
-        commit = self._commit(key)
-        tree = self.trees.at(commit)
-        if commit not in self._with_srt:
-            # srt-slurm at the tree's own pin, from the URL main's .gitmodules gives.
-            add_srt_slurm(self.clone, self.main(), tree, self.trees)
-            self._with_srt.add(commit)
+        placed = (key, self.commit_of.get(key))
+        if placed in self._unreadable:
+            raise self._unreadable[placed]
+        try:
+            commit = self._commit(key)
+            tree = self.trees.at(commit)
+            if commit not in self._with_srt:
+                # srt-slurm at the tree's own pin, from the URL main's .gitmodules gives.
+                add_srt_slurm(self.clone, self.main(), tree, self.trees)
+                self._with_srt.add(commit)
+        except SyncError as exc:
+            self._unreadable[placed] = exc
+            raise
         return tree

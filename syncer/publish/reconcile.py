@@ -40,9 +40,11 @@ RECENT_BOT_PRS = 3
 def reconcile(bot: Bot) -> Outcome:
     """Bring every model of this run (``--model``, else all) up to date; SyncErrors of single
     PRs are collected, so one bad PR never keeps the others stale."""
-    s = bot.s
-    models = [s.config.model(s.model)] if s.model else list(s.config.models)
-    ledger = Ledger.load(s.ledger_dir, s.model)
+    settings = bot.settings
+    models = (
+        [settings.config.model(settings.model)] if settings.model else list(settings.config.models)
+    )
+    ledger = Ledger.load(settings.ledger_dir, settings.model)
     failed: list[str] = []
     bot.defer_publishing()  # each model published once, with every PR's pins
     try:
@@ -83,13 +85,17 @@ def _open_prs(bot: Bot) -> tuple[list[Pull], set[int]]:
     """The open InferenceX PRs this run looks at, and the numbers of all open PRs: as the
     workflow's gate listed them, with the configs it found (only those of this run's model),
     else listed here (the list's answer reused: no PR read again one by one)."""
-    s = bot.s
-    gate = handoff.read(s.handoff, s.config, s.inferencex_repo) if s.handoff else None
+    settings = bot.settings
+    gate = (
+        handoff.read(settings.handoff, settings.config, settings.inferencex_repo)
+        if settings.handoff
+        else None
+    )
     if gate is None:
-        pulls = bot.infx.pulls.open(s.inferencex_repo)
+        pulls = bot.infx.pulls.open(settings.inferencex_repo)
         bot.scope.known(pulls)
         return pulls, {p.number for p in pulls}
-    mine = [item for item in gate.listed if item.concerns(s.model, s.config)]
+    mine = [item for item in gate.listed if item.concerns(settings.model, settings.config)]
     for item in mine:
         if item.keys is not None:
             bot.scope.hand(item.keys)
@@ -108,10 +114,10 @@ def _cookbook_side(
                 bot.closing.cookbook_closed(pull.number)
                 ledger.told.add(pull.number)  # a closed PR's milestone does not change
             except SyncError as exc:
-                failed.append(f"{bot.s.cookbook_repo}#{pull.number}: {exc}")
+                failed.append(f"{bot.settings.cookbook_repo}#{pull.number}: {exc}")
     carriers = [p for p in bot.book.pulls(model)[:RECENT_BOT_PRS] if not _closed_unmerged(p)]
     try:
-        bot.closing.catch_up(model, carriers, open_now=open_now, caught=ledger.closed)
+        bot.catch_up(model, carriers, open_now=open_now, caught=ledger.closed)
     except SyncError as exc:
         failed.append(f"{model.path}: {exc}")
 

@@ -2,8 +2,9 @@
 
 The event is untrusted input: every field is type-checked here (``BadEvent``), and a comment's
 author and body are read again through the API before anything in it is interpreted. Routing
-decides only *which* InferenceX PR or cookbook PR to bring up to date; the bot does the rest
-from the API's state.
+decides only *which* InferenceX PR or cookbook PR to bring up to date, and returns that as data
+(``Work``); the bot does it, from the API's state. Routing's own writes are the reactions that
+answer a comment (a refused command gets -1 before anything else happens).
 """
 
 from __future__ import annotations
@@ -22,14 +23,30 @@ from syncer.syncconfig import SHA, ConfigSpec, ModelSpec, SyncConfig
 from syncer.wording import js
 
 
-@dataclass
-class Handlers:
-    """What an event can lead to."""
+@dataclass(frozen=True)
+class SyncPR:
+    """Bring InferenceX PR ``number`` (its pin, configs, status) up to date."""
 
-    sync_pr: Callable[[int], None]  # bring InferenceX PR n (its pin, configs, status) up to date
-    cookbook_closed: Callable[[int], None]  # cookbook PR n was merged or closed
-    # reconcile InferenceX PR n alone: synced unless what the bot published still holds
-    reconcile_pr: Callable[[int], None]
+    number: int
+
+
+@dataclass(frozen=True)
+class ReconcilePR:
+    """Reconcile InferenceX PR ``number`` alone: synced unless what the bot published for it
+    still holds (a push handed on by the workflow's dispatch job)."""
+
+    number: int
+
+
+@dataclass(frozen=True)
+class CookbookClosed:
+    """Cookbook PR ``number`` was merged or closed: tell the InferenceX PRs it carried."""
+
+    number: int
+
+
+# What an event asks the bot to do, in order (at most one item today).
+Work = SyncPR | ReconcilePR | CookbookClosed
 
 
 def route(
@@ -39,45 +56,45 @@ def route(
     settings: Settings,
     infx: GitHubClient,
     out: Outcome,
-    handlers: Handlers,
-) -> None:
+) -> list[Work]:
+    """The work ``payload`` (an ``event_name`` event) asks for; what is ignored, and why, is
+    said in ``out``."""
     repo = event.text(event.obj(payload, "repository"), "full_name", "repository")
     if event_name == "issue_comment":
         if repo != settings.inferencex_repo:
             out.say(f"ignored: comment event from {repo or 'an unknown repository'}")
-        else:
-            _on_comment(payload, settings=settings, infx=infx, out=out, handlers=handlers)
-    elif event_name == "pull_request":
+            return []
+        return _on_comment(payload, settings=settings, infx=infx, out=out)
+    if event_name == "pull_request":
         pr = event.obj(payload, "pull_request")
         number = event.number(pr.get("number"), "pull_request.number")
         action = event.text(payload, "action")
         if repo == settings.inferencex_repo:
             if action in ("opened", "reopened", "synchronize", "edited", "closed"):
-                handlers.sync_pr(number)
-            else:
-                out.say(f"ignored: pull_request {action}")
-        elif repo == settings.cookbook_repo and action == "closed":
-            handlers.cookbook_closed(number)
-        else:
-            out.say(f"ignored: pull_request {action} in {repo or 'unknown'}")
-    elif event_name == "repository_dispatch":
+                return [SyncPR(number)]
+            out.say(f"ignored: pull_request {action}")
+            return []
+        if repo == settings.cookbook_repo and action == "closed":
+            return [CookbookClosed(number)]
+        out.say(f"ignored: pull_request {action} in {repo or 'unknown'}")
+        return []
+    if event_name == "repository_dispatch":
         client = event.obj(payload, "client_payload")
-        handlers.cookbook_closed(
-            event.number(client.get("cookbook_pr"), "client_payload.cookbook_pr")
-        )
-    elif event_name == "workflow_dispatch":
+        return [
+            CookbookClosed(event.number(client.get("cookbook_pr"), "client_payload.cookbook_pr"))
+        ]
+    if event_name == "workflow_dispatch":
         # A push to a PR of a branch of InferenceX, handed on by the workflow's dispatch job:
         # that PR alone is brought up to date (the other open PRs did not move).
         pushed = event.dispatch_number(payload, "inferencex_pr")
         if pushed is not None:
-            handlers.reconcile_pr(pushed)
-        else:
-            closed = event.dispatch_number(payload, "cookbook_pr")
-            raw = event.obj(payload, "inputs").get("cookbook_pr")
-            # Empty is the reconcile's (the command takes it before routing); here an error.
-            handlers.cookbook_closed(closed or event.number(raw, "inputs.cookbook_pr"))
-    else:
-        out.say(f"ignored: event {event_name}")
+            return [ReconcilePR(pushed)]
+        closed = event.dispatch_number(payload, "cookbook_pr")
+        raw = event.obj(payload, "inputs").get("cookbook_pr")
+        # Empty is the reconcile's (the command takes it before routing); here an error.
+        return [CookbookClosed(closed or event.number(raw, "inputs.cookbook_pr"))]
+    out.say(f"ignored: event {event_name}")
+    return []
 
 
 COMMENT_ACTIONS = ("created", "edited", "deleted")
@@ -89,12 +106,11 @@ def _on_comment(
     settings: Settings,
     infx: GitHubClient,
     out: Outcome,
-    handlers: Handlers,
-) -> None:
+) -> list[Work]:
     issue = event.obj(payload, "issue")
     if not issue.get("pull_request"):
         out.say("ignored: comment on an issue, not a PR")
-        return
+        return []
     number = event.number(issue.get("number"), "issue.number")
     event_comment = event.obj(payload, "comment")
     comment_id = event.number(event_comment.get("id"), "comment.id")
@@ -107,8 +123,7 @@ def _on_comment(
         )
     repo = settings.inferencex_repo
     if action == "deleted":
-        handlers.sync_pr(number)
-        return
+        return [SyncPR(number)]
     # The event says who wrote what; the API is asked again, and only its answer is used
     # for the body. Both must say the author is authorised, and that is decided before the
     # body is parsed at all: nothing an unauthorised commenter writes is interpreted.
@@ -117,18 +132,16 @@ def _on_comment(
         comment = infx.comments.get(repo, comment_id)
     except NotFound:
         # Deleted before we got here: the PR's pin is simply recomputed without it.
-        handlers.sync_pr(number)
-        return
+        return [SyncPR(number)]
     api_ok = pinrules.authorised(comment.association)
     command = pinrules.parse_command(comment.body)
     malformed = pinrules.malformed_lines(comment.body)
     if command is None and not malformed:
         if action == "edited":
             pinrules.sync_reactions(infx, repo, comment, accepted=None)
-            handlers.sync_pr(number)
-        else:
-            out.say(f"comment {comment_id}: no command; nothing to do")
-        return
+            return [SyncPR(number)]
+        out.say(f"comment {comment_id}: no command; nothing to do")
+        return []
     if not (event_ok and api_ok) or command is None:
         pinrules.sync_reactions(infx, repo, comment, accepted=False)
         why = (
@@ -140,9 +153,9 @@ def _on_comment(
         out.did(f"{refused}; reacted -1", f"{refused}; would react -1")
         if action == "edited" and api_ok:
             # It may have been the pin before the edit broke it: the pin is recomputed.
-            handlers.sync_pr(number)
-        return
-    handlers.sync_pr(number)
+            return [SyncPR(number)]
+        return []
+    return [SyncPR(number)]
 
 
 # (PR number, head commit, base commit) -> the models of the configs its commits add or change

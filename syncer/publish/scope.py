@@ -3,7 +3,7 @@
 Two sources, one answer: without the bot's InferenceX clone, the configs sync.yaml lists for
 the PR, read from the one ``--inferencex`` checkout; with it (discovery), the configs the PR's
 commits add or change plus those a bot PR still records for it, each read at the commit the
-cookbook shows it at (``prconfigs.InferenceXGit``).
+cookbook shows it at (``prconfigs.InferenceXClone``, given by the bot, which closes it).
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from syncer.github.client import GitHubClient
 from syncer.github.records import Pull, PullState
 from syncer.model import PointStatus
 from syncer.publish.cookbook_pr import CookbookPR
-from syncer.publish.prconfigs import InferenceXGit, PRKeys
+from syncer.publish.prconfigs import InferenceXClone, PRKeys
 from syncer.publish.routing import pr_configs
-from syncer.publish.settings import Outcome, Settings
+from syncer.publish.settings import Settings
 from syncer.publish.status_comment import StatusComments
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin
 
@@ -27,31 +27,18 @@ class PRScope:
         settings: Settings,
         *,
         infx: GitHubClient,
+        ix: InferenceXClone | None,
         book: CookbookPR,
         status: StatusComments,
-        out: Outcome,
     ) -> None:
-        self.s = settings
+        self.settings = settings
         self.infx = infx
-        self.book = book
-        self.status = status
         # Discovery: configs found from each PR's commits in the bot's InferenceX clone, each
         # config read at its own commit; None: sync.yaml's configs and pins, one checkout.
-        self.ix = (
-            InferenceXGit(settings, gh=infx, out=out)
-            if settings.inferencex_clone is not None
-            else None
-        )
-        if self.ix is not None:
-            book.modules.tree_for = self.ix.tree
-            book.modules.history_for = self.ix.history
-            book.modules.main_tree = self.ix.main_tree
-            book.modules.listed_at = self.ix.listed_at
+        self.ix = ix
+        self.book = book
+        self.status = status
         self._pulls: dict[int, Pull] = {}
-
-    def close(self) -> None:
-        if self.ix is not None:
-            self.ix.close()
 
     def known(self, pulls: list[Pull]) -> None:
         """PRs as the list of open PRs returned them: not read again one by one."""
@@ -71,7 +58,7 @@ class PRScope:
     def pull(self, number: int) -> Pull:
         """InferenceX PR ``number``, read once per event."""
         if number not in self._pulls:
-            self._pulls[number] = self.infx.pulls.get(self.s.inferencex_repo, number)
+            self._pulls[number] = self.infx.pulls.get(self.settings.inferencex_repo, number)
         return self._pulls[number]
 
     def configs_of(self, number: int) -> list[tuple[ModelSpec, ConfigSpec]]:
@@ -79,14 +66,14 @@ class PRScope:
         or (discovery) those its commits add or change plus those a bot PR still records for
         it (a merged PR's commits no longer differ from main)."""
         if self.ix is None:
-            found = pr_configs(self.s.config, number)
-            return [(m, c) for m, c in found if self.s.model in (None, m.path)]
+            found = pr_configs(self.settings.config, number)
+            return [(m, c) for m, c in found if self.settings.model in (None, m.path)]
         pull = self.pull(number)
         keys = self.ix.keys(pull)
         pairs = list(keys.mapped)
         seen = {key for _, key in pairs}
-        for model in self.s.config.models:
-            if self.s.model not in (None, model.path):
+        for model in self.settings.config.models:
+            if self.settings.model not in (None, model.path):
                 continue
             for bot_pr in self.book.pulls(model):
                 if bot_pr.state != PullState.OPEN and not bot_pr.merged:
@@ -96,9 +83,9 @@ class PRScope:
                         pairs.append((model, key))
                         seen.add(key)
         return [
-            (m, self.s.config.config_spec(m, key, in_progress(key, pull)))
+            (m, self.settings.config.config_spec(m, key, in_progress(key, pull)))
             for m, key in pairs
-            if self.s.model in (None, m.path)
+            if self.settings.model in (None, m.path)
         ]
 
     def note_unmapped(self, number: int) -> None:
@@ -107,7 +94,7 @@ class PRScope:
             return
         keys = self.ix.keys(self.pull(number))
         if keys.unmapped:
-            self.status.unmapped(number, keys.unmapped, keys.notice_model(self.s.config))
+            self.status.unmapped(number, keys.unmapped, keys.notice_model(self.settings.config))
 
     def place(self, pins: dict[str, Pin]) -> None:
         """Read each of ``pins``' configs at the commit its pin names (discovery only)."""
@@ -118,7 +105,7 @@ class PRScope:
         """Where this event reads each config from: key -> its PR (None: main), and each
         commit a config is read at -> its PR (discovery; else sync.yaml's pins)."""
         if self.ix is None:
-            return {key: pin.pr for key, pin in self.s.config.pins().items()}, {}
+            return {key: pin.pr for key, pin in self.settings.config.pins().items()}, {}
         commits = {sha: self.ix.pr_of.get(key) for key, sha in self.ix.commit_of.items()}
         return dict(self.ix.pr_of), commits
 
@@ -164,7 +151,7 @@ class PRScope:
         default branch's module)."""
         if self.ix is not None:
             return self.book.published(model, proposed=False)[0]
-        return self.s.config.pins()
+        return self.settings.config.pins()
 
 
 def in_progress(key: str, pull: Pull, sha: str | None = None) -> Pin:

@@ -21,13 +21,13 @@ class StatusComments:
     """The bot's status comments on InferenceX PRs, written through ``gh``."""
 
     def __init__(self, settings: Settings, *, gh: GitHubClient, plan: Plan, out: Outcome) -> None:
-        self.s = settings
+        self.settings = settings
         self.gh = gh
         self.plan = plan
         self.out = out
 
     def _order(self) -> list[str]:
-        return [m.path for m in self.s.config.models]
+        return [m.path for m in self.settings.config.models]
 
     def report(self, number: int, items: list[st.StatusItem], *, create: bool = True) -> None:
         """The bot's word on ``items``' configs, one text per model (``status.render_model``),
@@ -35,13 +35,13 @@ class StatusComments:
         comment per model and milestone, else a section of the PR's one status comment.
         ``create=False`` (a closed PR): a milestone is posted only where the bot already
         commented for the model, and the status comment is only edited."""
-        comments = self.gh.comments.on(self.s.inferencex_repo, number)
-        if self.s.inferencex_clone is None:
+        comments = self.gh.comments.on(self.settings.inferencex_repo, number)
+        if self.settings.inferencex_clone is None:
             self._status_comment(number, comments, items, create=create)
             return
         me = self.gh.login()
         for path, group in st.by_model(items).items():
-            marker, body = st.render_milestone(group, self.s.cookbook_repo)
+            marker, body = st.render_milestone(group, self.settings.cookbook_repo)
             prefix = f"{st.MILESTONE_PREFIX}{path} "
             commented = any(c.user == me and c.body.startswith(prefix) for c in comments)
             self._write(number, comments, marker, fit_comment(body), create=create or commented)
@@ -50,7 +50,7 @@ class StatusComments:
         """Whether ``comments`` hold the bot's word on the model: a milestone comment
         (discovery), else its section of the one status comment."""
         me = self.gh.login()
-        if self.s.inferencex_clone is not None:
+        if self.settings.inferencex_clone is not None:
             prefix = f"{st.MILESTONE_PREFIX}{model_path} "
             return any(c.user == me and c.body.startswith(prefix) for c in comments)
         status = st.find_marked(comments, me, st.STATUS_MARKER)
@@ -63,14 +63,14 @@ class StatusComments:
         models' sections rewritten, the others' (other models' jobs) kept."""
         existing = st.find_marked(comments, self.gh.login(), st.STATUS_MARKER)
         keep: dict[str, str] = {}
-        if existing is not None and self.s.model is not None:
+        if existing is not None and self.settings.model is not None:
             keep = {
                 path: text
                 for path, text in st.read_sections(existing.body).items()
-                if path != self.s.model
+                if path != self.settings.model
             }
         body = fit_comment(
-            st.render_status(items, self.s.cookbook_repo, keep=keep, order=self._order())
+            st.render_status(items, self.settings.cookbook_repo, keep=keep, order=self._order())
         )
         if existing is None and not create:
             self.out.say(f"PR #{number}: no status comment to update")
@@ -84,15 +84,15 @@ class StatusComments:
                 edited=("status comment {id} edited", "would edit status comment {id}"),
                 current="status comment already current",
             )
-        if self.s.model is not None and not self.plan.dry_run and (existing or create):
-            self._settle(number, st.read_sections(body).get(self.s.model))
+        if self.settings.model is not None and not self.plan.dry_run and (existing or create):
+            self._settle(number, st.read_sections(body).get(self.settings.model))
 
     def unmapped(self, number: int, reasons: list[str], poster: str | None) -> None:
         """The PR's AgentX configs that no cookbook page takes, named (never silently dropped);
         written by one job of the event, ``poster``'s (or a run for every model)."""
-        if self.s.model not in (None, poster):
+        if self.settings.model not in (None, poster):
             return
-        comments = self.gh.comments.on(self.s.inferencex_repo, number)
+        comments = self.gh.comments.on(self.settings.inferencex_repo, number)
         body = fit_comment(st.render_unmapped(reasons))
         self._write(number, comments, st.UNMAPPED_MARKER, body, create=True)
 
@@ -128,7 +128,7 @@ class StatusComments:
         """The one way a comment of the bot is written: posted when absent, edited when its text
         changed, left alone when current. The wordings (done, would do) name the comment;
         ``{id}`` in them is the existing comment's id."""
-        repo = self.s.inferencex_repo
+        repo = self.settings.inferencex_repo
         if existing is None:
             self.gh.comments.create(repo, number, body, marker=marker)
             self.out.did(f"PR #{number}: {posted[0]}", f"PR #{number}: {posted[1]}")
@@ -148,7 +148,7 @@ class StatusComments:
         wrote over it with what it had read before) is edited again; a second status comment
         (two jobs that both found none and posted) is merged into the oldest and deleted. Every
         other section is taken from the newest comment that has it."""
-        repo, me = self.s.inferencex_repo, self.gh.login()
+        repo, me = self.settings.inferencex_repo, self.gh.login()
         for _ in range(3):
             found = [
                 c
@@ -162,9 +162,11 @@ class StatusComments:
             for comment in sorted(found, key=lambda c: (c.updated_at, c.id)):
                 sections.update(st.read_sections(comment.body))
             if mine is not None:
-                sections[self.s.model or ""] = mine
+                sections[self.settings.model or ""] = mine
             keeper, extras = found[0], found[1:]
-            body = st.render_status([], self.s.cookbook_repo, keep=sections, order=self._order())
+            body = st.render_status(
+                [], self.settings.cookbook_repo, keep=sections, order=self._order()
+            )
             if keeper.body == body and not extras:
                 return
             if keeper.body != body:

@@ -79,13 +79,21 @@ class GenerateResult:
     unpublished: bool = False
 
 
+# The InferenceX checkout every config is read from, or (the bot) the tree each key is read from.
+Trees = Path | Callable[[str], Path]
+
+
 def _by_key(
-    renderer: Renders | Renderer | None, inferencex: Path
+    renderer: Renders | Renderer | None, inferencex: Trees
 ) -> Callable[[str], RenderedConfig]:
     """Config key -> its rendering from ``inferencex``, each rendered once (:class:`Renders`):
     donors and cells ask for the same configs."""
     renders = Renders.of(renderer)
-    return lambda key: renders.get(inferencex, key)
+    if isinstance(inferencex, Path):
+        checkout = inferencex
+        return lambda key: renders.get(checkout, key)
+    tree_of = inferencex
+    return lambda key: renders.get(tree_of(key), key)
 
 
 @dataclass
@@ -132,7 +140,7 @@ def build_module_spec(
     model: ModelSpec,
     *,
     config: SyncConfig,
-    inferencex: Path,
+    inferencex: Trees,
     pins: dict[str, Pin] | None = None,
     today: str | None = None,
     renderer: Renders | Renderer | None = None,
@@ -250,7 +258,7 @@ def edit_published(
     existing: Path,
     *,
     config: SyncConfig,
-    inferencex: Path,
+    inferencex: Trees,
     pins: dict[str, Pin] | None = None,
     gone: Collection[str] = (),
     today: str | None = None,
@@ -346,7 +354,7 @@ def generate_model(
     model: str,
     *,
     config: SyncConfig,
-    inferencex: Path,
+    inferencex: Trees,
     out_dir: Path,
     pins: dict[str, Pin] | None = None,
     check: bool = False,

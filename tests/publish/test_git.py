@@ -7,7 +7,7 @@ from botworld import git as run
 
 from syncer.errors import SyncError
 from syncer.github.plan import Plan
-from syncer.publish.git import Cookbook, Identity, branch_name
+from syncer.publish.git import CookbookClone, Identity, branch_name
 
 BRANCH = "infx-sync/deepseek-ai/deepseek-v4_1"
 
@@ -40,7 +40,7 @@ def test_branch_name():
 
 
 def test_commit_push_and_no_op(remote, tmp_path):
-    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    book = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache")
     assert book.default_branch() == "main"
     state = book.branch_state(BRANCH, "main")
     assert not state.exists and state.foreign == []
@@ -71,18 +71,18 @@ def test_a_new_clone_knows_its_default_branch_and_a_kept_one_asks(remote, tmp_pa
     # asks the remote again (ls-remote), since the default branch may have changed since.
     run("branch", "trunk", "main", cwd=remote)
     run("symbolic-ref", "HEAD", "refs/heads/trunk", cwd=remote)
-    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    book = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache")
     run("remote", "set-url", "origin", str(tmp_path / "gone"), cwd=book.path)
     assert book.default_branch() == "trunk"  # no remote to ask: told at the clone
     run("remote", "set-url", "origin", str(remote), cwd=book.path)
     run("symbolic-ref", "HEAD", "refs/heads/main", cwd=remote)
-    kept = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    kept = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache")
     assert kept.path == book.path
     assert kept.default_branch() == "main"
 
 
 def test_human_commit_stops_the_bot(remote, tmp_path):
-    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    book = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache")
     state = book.branch_state(BRANCH, "main")
     book.push(state, book.commit_files(state, {"a.txt": "bot\n"}, "bot"))
     human = tmp_path / "human"
@@ -100,7 +100,7 @@ def test_human_commit_stops_the_bot(remote, tmp_path):
 
 
 def test_push_refused_when_someone_pushed_after_inspection(remote, tmp_path):
-    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    book = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache")
     state = book.branch_state(BRANCH, "main")
     commit = book.commit_files(state, {"a.txt": "bot\n"}, "bot")
     other = tmp_path / "other"
@@ -115,7 +115,7 @@ def test_push_refused_when_someone_pushed_after_inspection(remote, tmp_path):
 
 def test_dry_run_writes_nothing(remote, tmp_path):
     plan = Plan(dry_run=True)
-    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache", plan=plan)
+    book = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache", plan=plan)
     state = book.branch_state(BRANCH, "main")
     objects_before = run("count-objects", "-v", cwd=book.path)
     commit = book.commit_files(state, {"docs/x.jsx": "new\n"}, "msg")
@@ -141,7 +141,7 @@ def test_dry_run_leaves_a_local_checkout_alone(remote, tmp_path):
         return run("for-each-ref", cwd=local), (local / ".git/config").read_text()
 
     before = snapshot()
-    book = Cookbook.open(
+    book = CookbookClone.open(
         local, cache_dir=tmp_path / "scratch", plan=Plan(dry_run=True), push_url=str(fork)
     )
     assert book.path != local and book.path.parent == tmp_path / "scratch"
@@ -153,7 +153,7 @@ def test_dry_run_leaves_a_local_checkout_alone(remote, tmp_path):
 
 
 def test_unsafe_paths_refused(remote, tmp_path):
-    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    book = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache")
     state = book.branch_state(BRANCH, "main")
     for bad in ("../evil", "/etc/passwd", "a/../../b", ".git/config", "a/.git/hooks/x", "a//b"):
         with pytest.raises(SyncError, match="outside the checkout"):
@@ -163,7 +163,7 @@ def test_unsafe_paths_refused(remote, tmp_path):
 def test_existing_checkout_and_identity(remote, tmp_path):
     local = tmp_path / "local"
     run("clone", "--quiet", str(remote), str(local), cwd=tmp_path)
-    book = Cookbook.open(
+    book = CookbookClone.open(
         local, cache_dir=tmp_path / "unused", identity=Identity("bot", "bot@example.com")
     )
     assert book.path == local
@@ -175,14 +175,14 @@ def test_existing_checkout_and_identity(remote, tmp_path):
 def test_fork_mode_pushes_and_inspects_the_fork(remote, tmp_path):
     fork = tmp_path / "fork.git"
     run("clone", "--quiet", "--bare", str(remote), str(fork), cwd=tmp_path)
-    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache", push_url=str(fork))
+    book = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache", push_url=str(fork))
     state = book.branch_state(BRANCH, "main")
     commit = book.commit_files(state, {"a.txt": "bot\n"}, "bot")
     book.push(state, commit)
     assert run("rev-parse", f"refs/heads/{BRANCH}", cwd=fork).strip() == commit
     assert run("for-each-ref", "--format=%(refname)", cwd=remote).split() == ["refs/heads/main"]
     # Re-opened (a later event), the fork's branch is what is inspected.
-    again = Cookbook.open(str(remote), cache_dir=tmp_path / "cache", push_url=str(fork))
+    again = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache", push_url=str(fork))
     assert again.branch_state(BRANCH, "main").tip == commit
 
 
@@ -191,7 +191,7 @@ def test_read_sees_what_each_fetch_brings_and_only_files(remote, tmp_path):
     # the new commit's, an object fetched after the batch started is found, and what is no
     # file (absent, a folder, a name git cannot take on one line) is None.
     page = "docs/cookbook/DeepSeek-V4_1.mdx"
-    book = Cookbook.open(str(remote), cache_dir=tmp_path / "cache")
+    book = CookbookClone.open(str(remote), cache_dir=tmp_path / "cache")
     first = book.rev("origin/main")
     assert first is not None
     assert book.read("origin/main", page) == "# DeepSeek-V4.1\n"
