@@ -14,6 +14,7 @@ from pathlib import Path
 
 import forkserver
 from conftest import ROOT
+from sources import parsed
 
 PACKAGE = ROOT / "syncer"
 RUNNER = PACKAGE / "gitrun.py"
@@ -23,10 +24,12 @@ SUBPROCESS_SPAWNS = {"run", "Popen", "call", "check_call", "check_output", "geto
 OS_SPAWN_PREFIXES = ("exec", "spawn", "posix_spawn", "system", "popen", "fork")
 
 
-def spawns(source: str) -> list[int]:
-    """The lines of ``source`` that start a process (or import what does, under a name)."""
+def spawns(source: str | Path) -> list[int]:
+    """The lines of ``source`` (text, or a module of the project) that start a process (or
+    import what does, under a name)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    tree = parsed(source) if isinstance(source, Path) else ast.parse(source)
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module in ("subprocess", "os"):
             if any(_spawning(node.module, a.name) for a in node.names):
                 found.append(node.lineno)
@@ -56,10 +59,10 @@ def test_only_the_git_runner_starts_processes() -> None:
     offenders = {
         str(path.relative_to(ROOT)): lines
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path != RUNNER and (lines := spawns(path.read_text(encoding="utf-8")))
+        if path != RUNNER and (lines := spawns(path))
     }
     assert offenders == {}, "start git through syncer.gitrun (run/popen), not directly"
-    assert spawns(RUNNER.read_text(encoding="utf-8"))  # and the runner is what does
+    assert spawns(RUNNER)  # and the runner is what does
 
 
 def _git(repo: Path, *args: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from sources import parsed
 
 ROOT = Path(__file__).resolve().parent.parent
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
@@ -96,7 +97,7 @@ def layer_of(module: str, patterns: list[tuple[int, str]]) -> int | None:
 
 
 def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     is_package = path.name == "__init__.py"
     found: list[Import] = []
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterator
 from pathlib import Path
+
+from sources import parsed
 
 ROOT = Path(__file__).resolve().parent.parent
 ARCHITECTURE = ROOT / "docs" / "ARCHITECTURE.md"
@@ -36,19 +39,21 @@ def made() -> set[tuple[str, str]]:
         rel = path.relative_to(ROOT).as_posix()
         if ENTRY_POINTS.match(rel):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for function in ast.walk(tree):
-            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            for node in ast.walk(function):
-                if isinstance(node, ast.Import):
-                    names = [a.name for a in node.names]
-                elif isinstance(node, ast.ImportFrom) and not node.level:
-                    names = [node.module or ""]
-                else:
-                    continue
-                pairs.update((rel.removeprefix("syncer/"), name) for name in names)
+        for name in _imported_in_functions(parsed(path), inside=False):
+            pairs.add((rel.removeprefix("syncer/"), name))
     return pairs
+
+
+def _imported_in_functions(node: ast.AST, *, inside: bool) -> Iterator[str]:
+    """The modules imported (absolute imports) inside a function, at any depth below ``node``:
+    one pass over the tree."""
+    for child in ast.iter_child_nodes(node):
+        if inside and isinstance(child, ast.Import):
+            yield from (a.name for a in child.names)
+        elif inside and isinstance(child, ast.ImportFrom) and not child.level:
+            yield child.module or ""
+        function = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
+        yield from _imported_in_functions(child, inside=inside or function)
 
 
 def test_the_table_parses() -> None:

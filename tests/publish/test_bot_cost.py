@@ -162,6 +162,10 @@ def scale(tmp_path_factory):
         yield world
 
 
+# The two at-scale tests are `python -m bench cost`'s 200-PR world run end to end (its "schedule
+# (nothing changed)" and "push to one PR" events, asserted here): a benchmark's run, opt-in with
+# the others (`pytest -m bench`, which CI runs). The same rules at a few PRs are tested above.
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_at_scale_a_quiet_schedule_writes_nothing_and_stays_under_50_requests(scale):
     jobs = scale.schedule()
     assert len(jobs) == 6  # the gate and one job per model
@@ -170,6 +174,7 @@ def test_at_scale_a_quiet_schedule_writes_nothing_and_stays_under_50_requests(sc
     assert total.infx_requests <= 50, total.requests
 
 
+@pytest.mark.bench  # runs the benchmark end to end: `pytest -m bench`
 def test_a_push_costs_the_same_with_1_and_with_200_open_prs(scale, tmp_path, server):
     alone = _world(tmp_path, server, open_prs=1, agentx=1, models=5)
     one = totals(alone.push(0))
