@@ -22,6 +22,7 @@ import heapq
 import json
 import marshal
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,24 @@ class Pool:
         return [(ref, block) for ref, block, _ in ranked]
 
 
+def _candidates(
+    target: Block, router: str, cell: CellSpec | None, pool: Pool
+) -> Iterator[dict[str, object]]:
+    """The entries other than the block itself that decode to ``target``, in the order
+    ``best_entry`` weighs them (the first of equal size wins): ``from`` on ``cell``'s submitted
+    router (when ``cell`` is given and ``router`` is another), then ``ref`` into ``pool``."""
+    sources: list[tuple[dict[str, object], dict[str, object], Block]] = []
+    if cell is not None and router != cell.submitted and cell.submitted in cell.points[0].blocks:
+        for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
+            sources.append(({"from": bi}, {}, source))
+    for ref, source in pool.shortlist(target):
+        sources.append(({}, {"ref": ref}, source))
+    for prefix, suffix, source in sources:
+        entry = compact.block_entry(source, target, prefix=prefix, suffix=suffix)
+        if entry is not None:
+            yield entry
+
+
 def best_entry(
     target: Block,
     router: str,
@@ -123,16 +142,7 @@ def best_entry(
     ``pool``."""
     best: dict[str, object] = block_data(target)
     best_size = compact.layout_size(best, _BLOCK_DEPTH)
-    candidates: list[tuple[dict[str, object], dict[str, object], Block]] = []
-    if cell is not None and router != cell.submitted and cell.submitted in cell.points[0].blocks:
-        for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
-            candidates.append(({"from": bi}, {}, source))
-    for ref, source in pool.shortlist(target):
-        candidates.append(({}, {"ref": ref}, source))
-    for prefix, suffix, source in candidates:
-        entry = compact.block_entry(source, target, prefix=prefix, suffix=suffix)
-        if entry is None:
-            continue
+    for entry in _candidates(target, router, cell, pool):
         # Sized only as far as it takes to know it is not smaller than the best so far.
         size = compact.layout_size(entry, _BLOCK_DEPTH, best_size - 1)
         if size < best_size:
@@ -140,6 +150,16 @@ def best_entry(
     # The entries share the target's objects (and ``pool_envs`` edits the one kept): a copy.
     kept: dict[str, object] = clone(best)
     return kept
+
+
+def writes_whole(target: Block, router: str, cell: CellSpec | None, pool: Pool) -> bool:
+    """Whether ``best_entry`` keeps the block itself: decided at the first smaller candidate,
+    without building or sizing the rest."""
+    size = compact.layout_size(block_data(target), _BLOCK_DEPTH)
+    return all(
+        compact.layout_size(entry, _BLOCK_DEPTH, size - 1) >= size
+        for entry in _candidates(target, router, cell, pool)
+    )
 
 
 def _point_value(
@@ -303,6 +323,34 @@ def head_lines(spec: ModuleSpec, header: list[str]) -> list[str]:
     _check_spec(spec)
     lines = module_text({**_head(spec), "envs": []}, header).split("\n")
     return lines[: next(i for i, line in enumerate(lines) if line.startswith(' "envs": '))]
+
+
+def head_and_env_lines(spec: ModuleSpec, header: list[str]) -> list[str]:
+    """The lines ``module_text(compact_module(spec), header)`` begins with, up to the end of
+    its env pool, without encoding a patch or a ``ref``: the pool holds the envs of the blocks
+    the encoder writes whole (``writes_whole``), pooled by the rule of ``pool_envs``, and the
+    layout writes it the same whatever follows. Raises the ``SyncError`` compact_module would
+    raise for ``spec``."""
+    _check_spec(spec)
+    pool = Pool()
+    cells: list[dict[str, Any]] = []
+    for ci, cell in enumerate(spec.cells):
+        routers: dict[str, object] = {}
+        for router in cell.routers:
+            # a shallow copy of a block written whole (pool_envs moves its env), {} for the rest
+            routers[router] = {
+                "blocks": [
+                    dict(block_data(b)) if writes_whole(b, router, cell, pool) else {}
+                    for b in cell.points[0].blocks[router]
+                ]
+            }
+        cells.append({"routers": routers})
+        for router in cell.routers:
+            pool.add(ci, router, cell.points[0].blocks[router])
+    # "files" stands for the key after the pool (kvMooncake or files): its line ends the pool.
+    value = {**_head(spec), "envs": pool_envs(cells), "files": []}
+    lines = module_text(value, header).split("\n")
+    return lines[: next(i for i, line in enumerate(lines) if line.startswith(' "files": '))]
 
 
 def compact_module(spec: ModuleSpec) -> dict[str, object]:

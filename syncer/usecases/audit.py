@@ -27,7 +27,7 @@ from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.encoder.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.encoder.emit import emit_module
-from syncer.encoder.encode import compact_module, head_lines, module_text
+from syncer.encoder.encode import compact_module, head_and_env_lines, head_lines, module_text
 from syncer.errors import SyncError
 from syncer.fsio import files_in, inside_folder
 from syncer.inferencex.master import Master, load_master
@@ -249,11 +249,14 @@ def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) ->
     try:
         # The lines before the env pool are the module's own values laid out: a difference
         # there is the first one, found without encoding a cell (most of an audit's time).
-        head = head_lines(spec, module.header)
         lines = text.split("\n")
-        if _differing_line(lines, head) is not None:
-            row.notes.append(_first_difference(text, "\n".join(head), ENCODED))
-            return spec
+        for begins in (head_lines, head_and_env_lines):
+            # Then the env pool, which needs only which blocks are written whole, not how the
+            # others are: a difference there is found without encoding a patch or a ``ref``.
+            head = begins(spec, module.header)
+            if _differing_line(lines, head) is not None:
+                row.notes.append(_first_difference(text, "\n".join(head), ENCODED))
+                return spec
         # What the generator writes is compaction + emission; its own decode-back proof is
         # the encoder's test, not the audit's: a text equal to the module's proves itself.
         again = module_text(compact_module(spec), module.header)
