@@ -273,17 +273,28 @@ class _Patches:
         return clone(self._made[key])
 
 
-def encode_cell(cell: CellSpec, pool: Pool) -> dict[str, object]:
+def _replace(base: list[Block], blocks: list[Block]) -> object:
+    """The uncompacted patch of a router: none when the point shows point 0's blocks."""
+    return None if compact.same_list(base, blocks) else {"replace": clone(blocks)}
+
+
+def encode_cell(cell: CellSpec, pool: Pool | None) -> dict[str, object]:
     """One cell's value (newest format): its routers' entries against ``pool`` (the blocks of
     the cells before it, or of the cells an edit keeps), its points' patches relative to point
-    0, its shared provenance; envs still inline (``pool_envs``). Not yet verified."""
+    0, its shared provenance; envs still inline (``pool_envs``). Not yet verified.
+
+    ``pool`` None: nothing compacted (``plain_module``), every block whole and a later point's
+    changed router as its ``replace``."""
     point0 = cell.points[0]
     routers_out: dict[str, object] = {}
     for router, meta in cell.routers.items():
         routers_out[router] = {
             "install": list(meta.install),
             "files": list(meta.files),
-            "blocks": [best_entry(block, router, cell, pool) for block in point0.blocks[router]],
+            "blocks": [
+                clone(block_data(block)) if pool is None else best_entry(block, router, cell, pool)
+                for block in point0.blocks[router]
+            ],
         }
     prov = _cell_prov(cell.points)
     points_out = []
@@ -292,7 +303,10 @@ def encode_cell(cell: CellSpec, pool: Pool) -> dict[str, object]:
         patch: dict[str, object] = {}
         if pi > 0:
             for router in cell.routers:
-                p = patches.patch(router, point.blocks[router])
+                if pool is None:
+                    p = _replace(point0.blocks[router], point.blocks[router])
+                else:
+                    p = patches.patch(router, point.blocks[router])
                 if p is not None:
                     patch[router] = p
         points_out.append(_point_value(point, patch, prov))
@@ -362,7 +376,21 @@ def compact_module(spec: ModuleSpec) -> dict[str, object]:
         cells_out.append(encode_cell(cell, pool))
         for router in cell.routers:
             pool.add(ci, router, cell.points[0].blocks[router])
-    envs = pool_envs(cells_out)
+    return _module_value(spec, pool_envs(cells_out), cells_out)
+
+
+def plain_module(spec: ModuleSpec) -> dict[str, object]:
+    """A module value (newest format) that decodes as ``compact_module(spec)`` does, with
+    nothing compacted: no ``ref``, ``from``, diff or env pool, so it costs a copy of the blocks
+    rather than the search. For reading a spec back through the decoder (the audit's reviewer
+    diff), never for writing."""
+    _check_spec(spec)
+    return _module_value(spec, [], [encode_cell(cell, None) for cell in spec.cells])
+
+
+def _module_value(
+    spec: ModuleSpec, envs: list[dict[str, str]], cells_out: list[dict[str, object]]
+) -> dict[str, object]:
     out: dict[str, object] = {**_head(spec), "envs": envs}
     if spec.kv_mooncake is not None:
         out["kvMooncake"] = copy.deepcopy(spec.kv_mooncake)
