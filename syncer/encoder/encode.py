@@ -119,14 +119,14 @@ def _candidates(
     """The entries other than the block itself that decode to ``target``, in the order
     ``best_entry`` weighs them (the first of equal size wins): ``from`` on ``cell``'s submitted
     router (when ``cell`` is given and ``router`` is another), then ``ref`` into ``pool``."""
-    sources: list[tuple[dict[str, object], dict[str, object], Block]] = []
     if cell is not None and router != cell.submitted and cell.submitted in cell.points[0].blocks:
         for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
-            sources.append(({"from": bi}, {}, source))
+            entry = compact.block_entry(source, target, prefix={"from": bi}, suffix={})
+            if entry is not None:
+                yield entry
+    # (ranked only when asked for: ``writes_whole`` often stops at a ``from``)
     for ref, source in pool.shortlist(target):
-        sources.append(({}, {"ref": ref}, source))
-    for prefix, suffix, source in sources:
-        entry = compact.block_entry(source, target, prefix=prefix, suffix=suffix)
+        entry = compact.block_entry(source, target, prefix={}, suffix={"ref": ref})
         if entry is not None:
             yield entry
 

@@ -246,7 +246,8 @@ def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) ->
     generator encoded differently (its env pool, patches) is kept as published by every edit:
     a note, saying what ``sync reencode`` would change, never a finding."""
     try:
-        spec = cells_from_module(module.value, decoder, row.path)
+        # (nothing of the audit changes a block: the spec shares the decoder's)
+        spec = cells_from_module(module.value, decoder, row.path, shared=True)
     except SyncError as exc:
         row.findings.append(
             AuditFinding(Check.ROUNDTRIP, f"the generator cannot read its cells: {exc}")
