@@ -42,7 +42,7 @@ from syncer.inferencex.renders import Renders
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
 from syncer.review.matching import ModuleSide
-from syncer.review.report import review_report
+from syncer.review.report import review_markdown
 from syncer.review.review import Review, review_sides
 from syncer.untrusted import Prose
 from syncer.usecases.audit_github import API_CHECKS, NO_API, AuditApi, api_checks
@@ -231,7 +231,7 @@ def _audit_module(
         # module's decoder and spec (JSON and text reports list the differences themselves).
         review = _review(decoder, spec, drifted, shown)
         if review is not None:
-            row.review = review_report(review).markdown
+            row.review = review_markdown(review)
     if lint is not None:
         found = lint(decoder, str(path))
         for cell in cells:
@@ -534,7 +534,13 @@ def _review(
         again = Decoder(plain_module(spec), NEW_LABEL)
     except SyncError:
         return None  # the rendering cannot be written into this module; the findings stand
-    return review_sides(ModuleSide(decoder, f"{shown} (published)"), ModuleSide(again))
+    # Only the drifted cells differ: the others are the published cells decoded and written
+    # back (the encoder's round trip, proven by its tests and `sync reencode`), unless the
+    # drift moved the module's Mooncake-master placement, which every cell's derived tiers
+    # follow.
+    same_placement = again.master_placement == decoder.master_placement
+    changed = {ci for ci, _ in drifted} if same_placement else None
+    return review_sides(ModuleSide(decoder, f"{shown} (published)"), ModuleSide(again), changed)
 
 
 NEW_LABEL = "the recipes at their pins"
