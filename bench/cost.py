@@ -1,16 +1,20 @@
 """`python -m bench cost [--prs 1,10,50,200] [--models 1,5]`: what the bot costs per event at
 InferenceX's scale (issue 40.7), run through the workflow's own jobs (gate, one publish job per
-model, each on a fresh runner) against the schema-validated fake GitHub of the tests.
+model, each on a fresh runner with what the workflow's caches give it: the bot's InferenceX
+clone, the ledger, the pinned runs' logs) against the schema-validated fake GitHub of the tests.
 
 For each number of open InferenceX PRs (a quarter of them with an AgentX config, at least one)
-and of cookbook models, once every PR is published and found up to date, it measures three
-events: a scheduled run with nothing changed, a push to one PR (the dispatch job hands its
-number on) and a collaborator's ``/use``. Per event: GitHub requests made with the
-``GITHUB_TOKEN`` (the budget InferenceX's own workflows share), writes, requests per kind, git
-processes, the bytes each job's fresh InferenceX clone fetched and the peak of its temporary
-files. Then the growth against GitHub's limits: 1,000 requests an hour for ``GITHUB_TOKEN`` per
-repository (5,000 for an App or a PAT), content-creating requests 80 a minute and 500 an hour,
-projected to 4 reconciles an hour (a tenth of the hourly budget at most).
+and of cookbook models, once every PR is published and found up to date, it measures: a
+scheduled run with nothing changed (with the kept clone, and on empty clones as the first run
+of a tool commit's week), a push to one PR (the dispatch job hands its number on), a
+collaborator's ``/use`` and the same ``/use`` repeated in a new job. One table, per event
+(its jobs summed; per job, the largest): GitHub requests made with the ``GITHUB_TOKEN`` (the
+budget InferenceX's own workflows share) and in all, writes, git processes, the bytes the
+jobs' clones fetched, the InferenceX trees written, the peak of a job's temporary files, and
+the run artifacts downloaded. Then requests per kind, and the growth against GitHub's limits:
+1,000 requests an hour for ``GITHUB_TOKEN`` per repository (5,000 for an App or a PAT),
+content-creating requests 80 a minute and 500 an hour, projected to 4 reconciles an hour (a
+tenth of the hourly budget at most).
 """
 
 from __future__ import annotations
@@ -47,13 +51,18 @@ def measure(open_prs: int, models: int) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="bench-cost-") as tmp:
         server = GitHubServer()
         with server:
-            world = CostWorld(Path(tmp), server, open_prs=open_prs, agentx=agentx, models=models)
+            world = CostWorld(
+                Path(tmp), server, open_prs=open_prs, agentx=agentx, models=models,
+                kept_clone=True,
+            )  # fmt: skip
             world.settle()
-            events = {
-                "schedule (nothing changed)": world.schedule(),
-                "push to one PR": world.push(0),
-                "/use on one PR": world.use(0),
-            }
+            events = {"schedule (nothing changed)": world.schedule()}
+            kept, world.flow.kept_clone = world.flow.kept_clone, False
+            events["schedule, empty clones"] = world.schedule()
+            world.flow.kept_clone = kept
+            events["push to one PR"] = world.push(0)
+            events["/use on one PR"] = world.use(0)
+            events["/use again, a new job"] = world.use(0, at="2026-10-13T10:00:00Z")
     rows = {}
     for name, jobs in events.items():
         total = totals(jobs)
@@ -64,8 +73,11 @@ def measure(open_prs: int, models: int) -> dict[str, object]:
             "writes": total.writes,
             "kinds": dict(total.requests.most_common()),
             "git": total.git,
-            "fetched_max": max(j.fetched for j in jobs),
+            "fetched": total.bytes_fetched,
+            "trees": total.trees_written,
             "temp_max": max(j.temp_peak for j in jobs),
+            "artifacts": total.artifacts,
+            "artifact_bytes": total.artifact_bytes,
         }
     return {"open_prs": open_prs, "agentx": agentx, "models": models, "events": rows}
 
@@ -73,15 +85,17 @@ def measure(open_prs: int, models: int) -> dict[str, object]:
 def report(results: list[dict[str, object]]) -> str:
     lines = [
         "| open PRs (AgentX) | models | event | jobs | GITHUB_TOKEN requests | all requests "
-        "| writes | git processes | fetched per job (max) | temp per job (max) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| writes | git processes | bytes fetched | trees written | temp per job (max) "
+        "| artifacts downloaded |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         for name, e in r["events"].items():  # type: ignore[attr-defined]
             lines.append(
                 f"| {r['open_prs']} ({r['agentx']}) | {r['models']} | {name} | {e['jobs']} "
                 f"| {e['github_token']} | {e['all_requests']} | {e['writes']} | {e['git']} "
-                f"| {_kb(e['fetched_max'])} | {_kb(e['temp_max'])} |"
+                f"| {_kb(e['fetched'])} | {_kb(e['trees'])} | {_kb(e['temp_max'])} "
+                f"| {e['artifacts']} ({_kb(e['artifact_bytes'])}) |"
             )
     lines += ["", "Requests per kind (all tokens; writes are POST/PATCH/PUT/DELETE):"]
     for r in results:

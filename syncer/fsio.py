@@ -174,7 +174,13 @@ def _stage(path: Path, text: str, staged: list[tuple[Path, str]] | None = None) 
     soon as the file exists (so a signal arriving later still finds it to remove)."""
     import tempfile  # here: most commands only read, and tempfile brings shutil and random
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        # os says "File exists" of a file met where a folder of the path should be
+        raise SyncError(
+            "cannot write the file: its folder is not a folder", path=str(path)
+        ) from None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     if staged is not None:
         staged.append((path, tmp))

@@ -46,7 +46,9 @@ class Report:
     ``renderings(budget)`` yields the markdown from its fullest form to its barest, for a
     budget in characters (``None``: no limit, one rendering); ``terminal(console)`` prints
     the text form; ``cut_note`` closes a markdown cut to fit; ``default_budget`` is the
-    budget of a ``markdown()`` asked for none (GitHub's comment limit, or ``None``)."""
+    budget of a ``markdown()`` asked for none (GitHub's comment limit, or ``None``);
+    ``plain``, when given, is the text form as plain text, written as it is with no console
+    (a text pasted into a shell: no colour, wrapping or tab expansion, and no rich to import)."""
 
     exit_code: int
     document: Callable[[], dict[str, Any]]
@@ -55,6 +57,7 @@ class Report:
     cut_note: str
     default_budget: int | None = GITHUB_TEXT_LIMIT
     json_indent: int = 2
+    plain: Callable[[], str] | None = None
 
     def json(self) -> dict[str, Any]:
         return self.document()
@@ -103,6 +106,8 @@ def write(report: Report, fmt: str) -> int:
     """``report`` on stdout in the form ``fmt`` names; its exit code."""
     if fmt in (Format.JSON, Format.MARKDOWN):
         sys.stdout.write(text_of(report, fmt))
+    elif report.plain is not None:
+        sys.stdout.write(report.plain())
     else:
         report.text(report_console(soft_wrap=True))
     return report.exit_code

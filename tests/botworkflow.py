@@ -6,7 +6,9 @@ on a fresh runner (its own InferenceX clone and cookbook cache)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 import subprocess
 from itertools import count
 from pathlib import Path
@@ -20,6 +22,7 @@ from ghserver import GitHubModel
 from syncer.commands.group import cli
 from syncer.errors import SyncError
 from syncer.publish import evidence
+from syncer.publish.run_logs import COMPLETE as RUN_RECORD
 
 SCHEDULE = {"schedule": "17 * * * *", "repository": {"full_name": INFX}}
 WORKFLOW = ".github/workflows/cookbook-sync.yml"
@@ -57,13 +60,24 @@ def dispatched_inputs(tmp: Path, number: int) -> dict[str, str]:
 class Workflow:
     """cookbook-sync.yml's jobs around a ``Replay``: each job on a fresh runner."""
 
-    def __init__(self, replay: Replay, config: Path = ROOT / "sync.yaml") -> None:
+    def __init__(
+        self, replay: Replay, config: Path = ROOT / "sync.yaml", *, kept_clone: bool = False
+    ) -> None:
         self.r = replay
         self.gh = replay.gh
         self.config = config
+        # With ``kept_clone``, the bot's InferenceX clone as the workflow's cache keeps it: the
+        # gate saves its clone when no entry exists yet (a key of the tool commit and the week
+        # is saved once), and every job starts from that entry; without, every clone is empty.
+        self.kept_clone = kept_clone
+        self.clone_entry: Path | None = None
         # The ledger each model's publish job restores from the workflow's cache and saves
         # back (actions/cache/restore and save; keyed on the model): file name -> text.
         self.cache: dict[str, dict[str, bytes]] = {}
+        # The pinned runs' logs every publish job restores (the newest entry, by the prefix of
+        # restore-keys) and saves back under a key of the completion records, when they
+        # changed (actions/cache/restore and save): key -> the saved folder, oldest first.
+        self.runs_cache: dict[str, Path] = {}
 
     def _argv(self, event: str, payload: dict[str, Any], runner: str, *extra: str) -> list[str]:
         tmp = self.r.tmp / runner
@@ -90,10 +104,12 @@ class Workflow:
         runner = f"gate-{next(_runner)}"
         handoff = self.r.tmp / runner / "handoff.json"
         argv = self._argv(event, payload, runner, "--models-only", "--json")
+        self._restore_clone(runner)
         # The gate's GITHUB_TOKEN (pull-requests: read) lists the scheduled run's open PRs.
         gate_env = {"GITHUB_TOKEN": INFX_TOKEN, "SYNC_API_PAUSE": "0"}
         gate = self.invoke("gate", [*argv, "--handoff", str(handoff)], gate_env, runner)
         assert gate.exit_code == 0, gate.output
+        self._save_clone(runner)
         out = []
         env = {
             "GITHUB_TOKEN": INFX_TOKEN,
@@ -112,15 +128,49 @@ class Workflow:
             for name, data in self.cache.get(model, {}).items():
                 (ledger / name).write_bytes(data)
             extra = ["--handoff", str(given), "--ledger", str(ledger)]
+            self._restore_clone(runner)
+            runs = self.r.tmp / runner / "cookbook" / "runs"
+            self._restore_runs(runs)
             done = self.invoke("publish", [*argv, *extra], env, runner)
             # Saved whatever the job's outcome (if: always()), under a key of its content.
             self.cache[model] = {f.name: f.read_bytes() for f in sorted(ledger.iterdir())}
+            self._save_runs(runs)
             if fails:
                 assert isinstance(done.exception, SyncError), done.output
             else:
                 assert done.exit_code == 0, done.output + repr(done.exception)
             out.append(done.output)
         return "".join(out)
+
+    def _restore_clone(self, runner: str) -> None:
+        if self.kept_clone and self.clone_entry is not None:
+            shutil.copytree(self.clone_entry, self.r.tmp / runner / "inferencex.git", symlinks=True)
+
+    def _save_clone(self, runner: str) -> None:
+        clone = self.r.tmp / runner / "inferencex.git"
+        if self.kept_clone and self.clone_entry is None and clone.is_dir():
+            self.clone_entry = self.r.tmp / "actions-cache" / "inferencex.git"
+            shutil.copytree(clone, self.clone_entry, symlinks=True)
+
+    def _restore_runs(self, runs: Path) -> None:
+        if self.runs_cache:
+            newest = list(self.runs_cache.values())[-1]
+            shutil.copytree(newest, runs)  # file times kept, as the cache's tar keeps them
+
+    def _save_runs(self, runs: Path) -> None:
+        """As the save step: only when a completion record is there (its ``if:``), under a key
+        of the records (``hashFiles``: an existing key is not saved again)."""
+        records = sorted(runs.glob(f"*/*/{RUN_RECORD}"))
+        if not records:
+            return
+        digest = hashlib.sha256()
+        for record in records:
+            digest.update(hashlib.sha256(record.read_bytes()).digest())
+        key = f"cookbook-sync-runs-{digest.hexdigest()}"
+        if key not in self.runs_cache:
+            kept = self.r.tmp / "actions-cache" / f"runs-{len(self.runs_cache)}"
+            shutil.copytree(runs, kept)
+            self.runs_cache[key] = kept
 
     def invoke(self, job: str, argv: list[str], env: dict[str, str], runner: str) -> Any:
         """One job's ``sync bot`` on its runner (``self.r.tmp / runner``)."""

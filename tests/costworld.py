@@ -2,8 +2,9 @@
 AgentX config each, spread over M cookbook models (pages of their own), run through the
 workflow's own jobs (``botworkflow.Workflow``) against the schema-validated fake GitHub; each
 job's GitHub requests (per kind, writes apart, the GITHUB_TOKEN's counted), git processes (every
-git the tool runs goes through ``syncer.gitrun``), the bytes its fresh InferenceX clone fetched
-and the peak of its temporary files. Shared by tests/publish/test_bot_cost.py and
+git the tool runs goes through ``syncer.gitrun``), the bytes its InferenceX clone fetched, the
+InferenceX trees it wrote, the peak of its temporary files and the run artifacts it downloaded
+(``syncer.costs``). Shared by tests/publish/test_bot_cost.py and
 ``python -m bench cost``."""
 
 from __future__ import annotations
@@ -75,8 +76,13 @@ class Job:
     infx_kinds: Counter[str] = field(default_factory=Counter)  # those, per kind
     writes: int = 0
     git: int = 0
-    fetched: int = 0  # bytes of the job's InferenceX clone after it (each runner starts empty)
+    fetched: int = 0  # bytes of the job's InferenceX clone after it
+    bytes_fetched: int = 0  # of them, what its fetches brought in (the clone's growth)
+    trees_written: int = 0  # bytes of temporary InferenceX trees written (once per blob)
     temp_peak: int = 0  # bytes of temporary files at their peak
+    artifacts: int = 0  # run artifacts downloaded
+    artifact_bytes: int = 0  # their bytes
+    output: str = ""  # what the job's ``sync bot`` printed
 
 
 # A request's kind: its path with numbers and names of this world left out.
@@ -96,8 +102,8 @@ def kind(method: str, path: str) -> str:
 class MeteredWorkflow(Workflow):
     """``Workflow`` whose every job is metered into ``jobs`` (``event`` names what ran)."""
 
-    def __init__(self, replay: Replay, config: Path) -> None:
-        super().__init__(replay, config)
+    def __init__(self, replay: Replay, config: Path, *, kept_clone: bool = False) -> None:
+        super().__init__(replay, config, kept_clone=kept_clone)
         self.jobs: list[Job] = []
         self.event = ""
 
@@ -123,7 +129,10 @@ class MeteredWorkflow(Workflow):
             done.set()
             watcher.join()
             tempfile.tempdir = saved_tmp
-            stats.git = costs.COSTS.since(before).git_processes
+            spent = costs.COSTS.since(before)
+            stats.git = spent.git_processes
+            stats.bytes_fetched, stats.trees_written = spent.bytes_fetched, spent.tree_bytes_written
+            stats.artifacts, stats.artifact_bytes = spent.artifact_downloads, spent.artifact_bytes
         for request in self.gh.log[start:]:
             stats.requests[kind(request.method, request.path)] += 1
             stats.writes += request.method != "GET"
@@ -131,6 +140,7 @@ class MeteredWorkflow(Workflow):
                 stats.infx_requests += 1
                 stats.infx_kinds[kind(request.method, request.path)] += 1
         stats.fetched = costs.disk_usage(self.r.tmp / runner / "inferencex.git")
+        stats.output = result.output
         self.jobs.append(stats)
         return result
 
@@ -146,13 +156,22 @@ class CostWorld:
     config, of model ``i % models``; the others only a changelog line), ``models`` cookbook
     models, and the workflow metered."""
 
-    def __init__(self, tmp: Path, server: Any, *, open_prs: int, agentx: int, models: int) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        server: Any,
+        *,
+        open_prs: int,
+        agentx: int,
+        models: int,
+        kept_clone: bool = False,
+    ) -> None:
         self.replay = Replay(tmp, server)
         self.models = models
         config = tmp / "sync.yaml"
         config.write_text(config_text(models))
         self._add_pages(tmp)
-        self.flow = MeteredWorkflow(self.replay, config)
+        self.flow = MeteredWorkflow(self.replay, config, kept_clone=kept_clone)
         self.pulls: list[dict[str, Any]] = []
         infx = self.replay.infx
         master = infx.read(MASTER)
@@ -196,15 +215,15 @@ class CostWorld:
         infx.checkout(infx.main)
         return self.flow.metered("push", self.flow.pushed, pull)
 
-    def use(self, index: int = 0) -> list[Job]:
-        """A collaborator's ``/use`` of a run of PR ``index``'s head."""
-        from botworld import RUN, add_pinned_run
+    def use(self, index: int = 0, *, at: str = "2026-10-13T09:00:00Z") -> list[Job]:
+        """A collaborator's ``/use`` of a run of PR ``index``'s head (the run is added the
+        first time; a later ``/use`` names the same run again)."""
+        from botworld import INFX, RUN, add_pinned_run
 
         pull = self.pulls[index]
-        add_pinned_run(self.replay.gh, pull["commits"][-1], pull["head_ref"])
-        return self.flow.metered(
-            "/use", self.flow.comment, pull, f"/use {RUN}", "2026-10-13T09:00:00Z"
-        )
+        if RUN not in self.replay.gh.repo(INFX).runs:
+            add_pinned_run(self.replay.gh, pull["commits"][-1], pull["head_ref"])
+        return self.flow.metered("/use", self.flow.comment, pull, f"/use {RUN}", at)
 
     def schedule(self) -> list[Job]:
         return self.flow.metered("schedule", self.flow.schedule)
@@ -237,7 +256,11 @@ def totals(jobs: list[Job]) -> Job:
         out.writes += j.writes
         out.git += j.git
         out.fetched += j.fetched
+        out.bytes_fetched += j.bytes_fetched
+        out.trees_written += j.trees_written
         out.temp_peak = max(out.temp_peak, j.temp_peak)
+        out.artifacts += j.artifacts
+        out.artifact_bytes += j.artifact_bytes
     return out
 
 

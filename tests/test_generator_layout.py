@@ -33,33 +33,15 @@ from syncer.usecases.generate import build_module_spec
 TREE = TESTS / "fixtures" / "published_eras" / "inferencex"
 MODEL = "example-org/m9"
 KEY = "m9-fp4-gb200-dynamo-sglang-agentic-disagg"
-SYNC_YAML = """\
-inferencex:
-  repo: https://github.com/SemiAnalysisAI/InferenceX
-  main: 5a6b7c8d9e0f11223344556677889900aabbccdd
-models:
-  - path: example-org/m9
-    model: M9
-    page: docs/m9.mdx
-    section: Agentic
-    hardware:
-      - {id: gb200, label: GB200}
-    match:
-      model-prefix: [m9]
-    configs:
-      - key: m9-fp4-gb200-dynamo-sglang-agentic-disagg
-        source: main
-        pin:
-          status: verified
-          run: "RUN"
-          pr: "2900"
-          sha: 5a6b7c8d9e0f11223344556677889900aabbccdd
-"""
+# the tree's sync.yaml, which tests/inferencex/test_published_eras.py reads too
+SYNC_YAML = (TREE.parent / "sync.yaml").read_text(encoding="utf-8")
+PINNED_RUN = 'run: "52000000009"'
 
 
 def _config(tmp_path: Path, run: str) -> Path:
     path = tmp_path / f"sync-{run}.yaml"
-    path.write_text(SYNC_YAML.replace("RUN", run))
+    assert SYNC_YAML.count(PINNED_RUN) == 1
+    path.write_text(SYNC_YAML.replace(PINNED_RUN, f'run: "{run}"'))
     return path
 
 

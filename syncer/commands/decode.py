@@ -230,11 +230,12 @@ def decode_command(
     if point is not None and conc is not None:
         # Before the module is read: the same message as point_options.select_points, sooner.
         raise SyncError("give --point or --conc, not both")
-    decoder = load_decoder(module)
     if all_cases:
-        with gcpause.paused():  # every case is built and kept until it is printed
-            _print_all(decoder, module, cell, point, conc, router, kv, fmt)
+        # The module's parsed data and every case are built and kept until they are printed.
+        with gcpause.paused():
+            _print_all(load_decoder(module), module, cell, point, conc, router, kv, fmt)
         return
+    decoder = load_decoder(module)
     ci = decoder.cell_index(cell) if cell is not None else decoder.default_cell()
     pi = _point(decoder, ci, point, conc)
     chosen_router = router or decoder.cells[ci]["submitted"]

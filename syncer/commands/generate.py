@@ -9,21 +9,20 @@ it by decoding it back, and writes the module and the page section only when the
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
 from syncer import locations
 from syncer.commands import options
-from syncer.cookbook.jsmodule import read_text
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
 from syncer.inferencex.renders import Renders
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
+from syncer.inferencex.srtconfigs import discover
 from syncer.inputs import Input, record
-from syncer.lint.hooks import generate_checkout, lint_published, print_generated
-from syncer.syncconfig import is_date, load_sync_config
-from syncer.usecases.generate import generate_model, write_results
+from syncer.lint.hooks import generate_checkout, lint_published
+from syncer.syncconfig import SyncConfig, is_date, load_sync_config
+from syncer.usecases.generate import GenerateResult, generate_model, write_results
 from syncer.usecases.generate_report import GenerateRun, generate_report
 from syncer.wording import count, js
 
@@ -92,29 +91,12 @@ def generate_command(
 ) -> int:
     """Generate cookbook AgentX data modules and page sections from InferenceX."""
     checkout = generate_checkout(sglang, None if no_page else pages_dir)
-
     if bool(model) == all_models:
         raise SyncError("give a MODEL (org/model path or display name) or --all")
-    if today is not None:
-        _check_date(today)
-    if as_of is not None:
-        check_date(as_of, what="--as-of")
+    _check_dates(today, as_of)
     config = load_sync_config(config_path)
-    names = [m.path for m in config.models] if all_models else [config.model(model or "").path]
-    if only is not None:
-        owner = config.model_of(only)
-        if owner is None or owner.path not in names:
-            raise SyncError(f"--only {only}: not a config of {', '.join(names)} in sync.yaml")
-        names = [owner.path]
-    srt = None
-    if srt_slurm_configs is not None:
-        from syncer.inferencex.srtconfigs import discover
-
-        srt = discover(inferencex, srt_slurm_configs)
-    # A branch is read at --as-of, else at its config's pinned run date, else at the
-    # checkout's commit date (the precedence of syncer.inferencex.renders).
-    pin_dates = {key: pin.date for key, pin in config.pins().items() if pin.date}
-    renderer = Renders(srt_repo=srt_repo, as_of=as_of, srt_files=srt, pin_dates=pin_dates)
+    names = _models(config, model, only)
+    renderer = _renders(config, inferencex, srt_slurm_configs, srt_repo, as_of)
     # Every model is generated and proven before anything is written: a bad config of the
     # second model must not leave the first one updated alone.
     results = [
@@ -133,12 +115,7 @@ def generate_command(
         )
         for name in names
     ]
-    conflicts = [r.page_conflict for r in results if r.page_conflict]
-    if conflicts:
-        # A hand-edited page section stops the whole run: writing the module without its page
-        # (the old exit 1) left the two out of step, and said so without an `error:`.
-        more = f" (and {count(len(conflicts) - 1, 'other page')})" if len(conflicts) > 1 else ""
-        raise SyncError(f"{conflicts[0]}{more}; nothing was written")
+    _refuse_page_conflicts(results)
     if not check:
         # Every file of every model in one step: written all, or (a page or module that cannot
         # be written, a full disk) none, so a failure never leaves the first model updated alone.
@@ -148,29 +125,53 @@ def generate_command(
         record(Input.INFERENCEX, inferencex),
         record(Input.COOKBOOK, out_dir),
     ]
-    # The gate says what drifted, not only that something did: the reviewer diff of the
-    # commands (what `sync diff` shows) between the module on disk and the generated one.
-    reviews = {r.path: _review(r.path, r.text) for r in results if check and r.changed}
-    run = GenerateRun(results, check, reads, renderer.applied(), reviews)
     modules = [(str(r.path), r.text) for r in results if not r.unpublished]
-    if fmt == "json":
-        # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
-        run.lint = lint_published(modules, checkout) if checkout is not None else None
-        return options.print_report(generate_report(run), fmt)
-    code = options.print_report(generate_report(run), fmt)
-    print_generated(modules, checkout)
-    return code
+    # Shown, never gating: the reviewer decides about flags the pinned SGLang lacks.
+    lint = lint_published(modules, checkout) if checkout is not None else None
+    run = GenerateRun(results, check, reads, renderer.applied(), lint=lint)
+    return options.print_report(generate_report(run), fmt)
 
 
-def _review(path: Path, new_text: str) -> Any:
-    # Only a module that would change has a review: rich and jinja2 come with it.
-    from syncer.review.review import review_texts
+def _check_dates(today: str | None, as_of: str | None) -> None:
+    """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD;
+    ``--as-of`` is a date a branch is read at."""
+    if today is not None and not is_date(today):
+        raise SyncError(f"--date {js(today)}: expected a date as YYYY-MM-DD")
+    if as_of is not None:
+        check_date(as_of, what="--as-of")
 
-    old_text = read_text(path) if path.is_file() else None
-    return review_texts(old_text, new_text, old_label=str(path), new_label="generated")
+
+def _renders(
+    config: SyncConfig,
+    inferencex: Path,
+    srt_slurm_configs: Path | None,
+    srt_repo: Path | None,
+    as_of: str | None,
+) -> Renders:
+    """The renderings of this run: a branch is read at --as-of, else at its config's pinned
+    run date, else at the checkout's commit date (the precedence of
+    syncer.inferencex.renders)."""
+    srt = discover(inferencex, srt_slurm_configs) if srt_slurm_configs is not None else None
+    pin_dates = {key: pin.date for key, pin in config.pins().items() if pin.date}
+    return Renders(srt_repo=srt_repo, as_of=as_of, srt_files=srt, pin_dates=pin_dates)
 
 
-def _check_date(text: str) -> None:
-    """``--date`` becomes the module's ``generatedOn``: a real calendar date, YYYY-MM-DD."""
-    if not is_date(text):
-        raise SyncError(f"--date {js(text)}: expected a date as YYYY-MM-DD")
+def _models(config: SyncConfig, model: str | None, only: str | None) -> list[str]:
+    """The models to generate: ``model``'s (else every one), or the one ``--only`` names a
+    config of, which must be among them."""
+    names = [config.model(model).path] if model else [m.path for m in config.models]
+    if only is None:
+        return names
+    owner = config.model_of(only)
+    if owner is None or owner.path not in names:
+        raise SyncError(f"--only {only}: not a config of {', '.join(names)} in sync.yaml")
+    return [owner.path]
+
+
+def _refuse_page_conflicts(results: list[GenerateResult]) -> None:
+    """A hand-edited page section stops the whole run: writing the module without its page
+    (the old exit 1) left the two out of step, and said so without an `error:`."""
+    conflicts = [r.page_conflict for r in results if r.page_conflict]
+    if conflicts:
+        more = f" (and {count(len(conflicts) - 1, 'other page')})" if len(conflicts) > 1 else ""
+        raise SyncError(f"{conflicts[0]}{more}; nothing was written")

@@ -190,6 +190,6 @@ def github_client(
 
 def print_report(report: Report, fmt: str) -> int:
     """``report`` on stdout in the ``--format`` asked for; the command's exit code."""
-    from syncer.reporting import write  # the commands that print none (render) need none of it
+    from syncer.reporting import write  # the commands that print no report (decode) need none of it
 
     return write(report, fmt)

@@ -15,17 +15,13 @@ Both forms say which srt-slurm release's rules were applied and where that relea
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from syncer.commands import options
-from syncer.cookbook.shell import check_pasteable, copy_all
 from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
-from syncer.inferencex.render import RenderedPoint
 from syncer.inferencex.renders import Renders
 from syncer.inferencex.srtconfigs import OPTION_HELP as SRT_CONFIGS_HELP
 from syncer.inferencex.srtconfigs import discover
@@ -33,8 +29,7 @@ from syncer.inputs import Input, record
 from syncer.locations import bundled_inferencex
 from syncer.model import ROUTERS
 from syncer.point_options import select_points
-from syncer.templating import render
-from syncer.untrusted import json_text
+from syncer.usecases.render_report import RenderRun, render_report
 from syncer.wording import js
 
 
@@ -71,7 +66,7 @@ def render_command(
     srt_repo: Path | None,
     as_of: str | None,
     fmt: str,
-) -> None:
+) -> int:
     """Render a config's launch commands from its srt-slurm recipe."""
     if router is not None and router not in ROUTERS:
         raise SyncError(f"unknown router {js(router)}; expected one of {', '.join(ROUTERS)}")
@@ -92,62 +87,5 @@ def render_command(
         raise SyncError(
             f"{config}: --raw only has the router the recipe runs ({points[0].submitted})"
         )
-    if fmt == "json":
-        doc = rendered.as_json(raw=raw, router=router, points=points)
-        doc["read"] = [r.as_json() for r in reads]
-        sys.stdout.write(json_text(doc, indent=1) + "\n")
-        return
-
-    items = _items(config, points, router, raw)
-    sys.stdout.write(
-        render(
-            "render_points.md.j2" if fmt == "markdown" else "render_points.txt.j2",
-            key=config,
-            items=items,
-            raw=raw,
-            commit=rendered.srt_files.describe_commit(),
-            release=rendered.release.describe() if rendered.release else None,
-            read=reads,
-        )
-    )
-
-
-def _items(
-    config: str, points: list[RenderedPoint], router: str | None, raw: bool
-) -> list[dict[str, Any]]:
-    """One item a (point, router) to print: its "Copy all" text and the files it names."""
-    items: list[dict[str, Any]] = []
-    for p in points:
-        routers = p.raw if raw else p.cookbook
-        for name, blocks in routers.items():
-            if router is not None and name != router:
-                continue
-            # What generate would refuse to publish is not printed for pasting either.
-            check_pasteable(blocks, f"{config} point {p.index} router {name}", literal=raw)
-            items.append(
-                {
-                    "point": p.index,
-                    "concs": p.concs,
-                    "label": p.label,
-                    "override": p.override,
-                    "router": name,
-                    "submitted": name == p.submitted,
-                    "text": copy_all(blocks, {} if raw else _contents(p.files.get(name, {})))
-                    if not raw
-                    else copy_all(blocks, literal=True),
-                    "files": [] if raw else list(p.files.get(name, {})),
-                    # a file the commands name whose content is unknown: said, never invented
-                    "missing": []
-                    if raw
-                    else [
-                        {"name": f.name, "source": f.source, "mount": f.rule.mount}
-                        for f in p.missing_files.get(name, [])
-                    ],
-                }
-            )
-    return items
-
-
-def _contents(files: dict[str, dict[str, str]]) -> dict[str, str]:
-    """File id -> content, as the page's "Copy all" reads a router's files."""
-    return {fid: spec["content"] for fid, spec in files.items()}
+    run = RenderRun(config, rendered, points, router, raw, reads)
+    return options.print_report(render_report(run), fmt)

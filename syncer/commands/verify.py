@@ -23,7 +23,7 @@ from syncer.errors import SyncError
 from syncer.inferencex.releases import check_date
 from syncer.inputs import is_bundled
 from syncer.locations import bundled_inferencex
-from syncer.usecases.verify import modules_under, verify_config
+from syncer.usecases.verify import Cookbook, verify_config
 
 
 @click.command("verify")
@@ -73,7 +73,8 @@ def verify_command(
     _no_example_beside(config, run=run, inferencex=inferencex, cookbook=cookbook)
     if inferencex is None:
         inferencex = bundled_inferencex()
-    if cookbook is not None and cookbook.is_dir() and not any(modules_under(cookbook)):
+    named = Cookbook(cookbook) if cookbook is not None else None
+    if named is not None and named.is_folder() and not named.modules:
         raise SyncError(
             "no data module (.jsx) under this folder; name the module file, or the folder of "
             "the cookbook's modules (docs/src/snippets/agentx)",
@@ -88,7 +89,7 @@ def verify_command(
         inferencex=inferencex,
         run=run,
         run_id=run_id,
-        cookbook=cookbook,
+        cookbook=named,
         point=point,
         conc=conc,
         srt_repo=srt_repo,

@@ -287,7 +287,7 @@ class Decoder:
             ci, pi
         ):
             return PointStatus.DERIVED
-        status = self.point_info(ci, pi).get("status")
+        status = self._provenance(ci, pi).get("status")
         if not isinstance(status, str):
             raise self.check.error(f"cells[{ci}].points[{pi}]", "no provenance `status`")
         return status
@@ -296,12 +296,18 @@ class Decoder:
         """Provenance of a point: cell ``prov`` merged with the point's own keys, ids expanded
         to the GitHub URLs older modules stored (``recipeUrl``, ``runUrl``, ``jobUrl``,
         ``prUrl``, ``useComment``)."""
+        info = self._provenance(ci, pi)
+        repo = ((self.data.get("source") or {}).get("repo") or "").rstrip("/")
+        info.update(provenance_urls(repo, info))
+        return info
+
+    def _provenance(self, ci: int, pi: int) -> dict[str, object]:
+        """:meth:`point_info` without the URLs: what a point's status is read from (every
+        case asks, and building the URLs was most of the cost of its status)."""
         cell = self._cell(ci)
         point = cell["points"][self._point_index(ci, pi)]
         info: dict[str, object] = dict(cell.get("prov") or {})
         info.update((k, v) for k, v in point.items() if k != "patch")
-        repo = ((self.data.get("source") or {}).get("repo") or "").rstrip("/")
-        info.update(provenance_urls(repo, info))
         return info
 
     def router_files(self, ci: int, router: str) -> dict[str, str]:

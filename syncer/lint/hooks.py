@@ -12,15 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import click
-
-from syncer.console import report_console
 from syncer.errors import SyncError
 from syncer.lint.lint import LintResult, lint_texts
 from syncer.lint.report import lint_report
 from syncer.lint.source import SERVER_ARGS, SGLangSource
 from syncer.templating import render
-from syncer.untrusted import term_text
 
 # The PR body's share for the lint section; the reviewer diff gets what the rest leaves.
 PR_SECTION_BUDGET = 12_000
@@ -89,18 +85,3 @@ def generate_checkout(sglang: Path | None, pages: Path | None) -> Path | None:
     except SyncError:
         return None
     return sglang_checkout(top)
-
-
-def print_generated(modules: list[tuple[str, str]], checkout: Path | None) -> None:
-    """``sync generate``'s report of the check: the terminal report, or why it did not run."""
-    if checkout is None:
-        click.echo(
-            "SGLang flag check skipped: no SGLang checkout (give --sglang GIT_DIR)", err=True
-        )
-        return
-    outcome = lint_published(modules, checkout)
-    if outcome.result is None:
-        click.echo(f"SGLang flag check not run: {term_text(outcome.error)}", err=True)
-        return
-
-    lint_report(outcome.result).text(report_console(soft_wrap=True))

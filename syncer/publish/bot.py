@@ -165,10 +165,22 @@ class Bot:
                 ),
             )
             if self.s.model is not None:
-                self.closing.catch_up(self.s.config.model(self.s.model))
+                self._catch_up(self.s.config.model(self.s.model))
         finally:
             self.close()
         return self.out
+
+    def _catch_up(self, model: ModelSpec) -> None:
+        """``model``'s dropped events caught up after this event's own work, every caught-up
+        PR's pins published in one generation of the module (as the scheduled run does),
+        not one per PR; one PR's error does not keep the others stale."""
+        self.defer_publishing()
+        try:
+            self.closing.catch_up(model)
+        finally:
+            failed = self.publish_deferred()
+        if failed:
+            raise SyncError("catching up: " + "; ".join(failed))
 
     def _reconcile_pr(self, number: int) -> None:
         """InferenceX PR ``number`` reconciled as the scheduled run reconciles each PR (a push

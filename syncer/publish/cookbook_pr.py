@@ -220,10 +220,8 @@ class CookbookPR:
             return result
         path = self.modules.module_path(model)
         old = book.read(state.base_tip, path)
-        result.kept_cells = {
-            key: [cell for cell, _ in cells]
-            for key, cells in pr_text.kept_cells(old, gen.files[path], path).items()
-        }
+        kept = pr_text.kept_cells(old, gen.files[path], path)
+        result.kept_cells = self._newly_kept(model, open_pr, kept)
         edited = pr_text.edit_notes(
             old, gen.files[path], gone=gen.gone, unrendered=gen.unrendered, where=path
         )
@@ -240,9 +238,23 @@ class CookbookPR:
             inferencex_repo=self.s.inferencex_repo,
             body_limit=fitting.GITHUB_TEXT_LIMIT,
             say=self.out.say,
+            kept=[cell for cells in kept.values() for cell, _ in cells],
         )
         result.open_pr = self._propose(model, body, base, open_pr)
         return result
+
+    def _newly_kept(
+        self, model: ModelSpec, open_pr: Pull | None, kept: dict[str, list[tuple[str, str]]]
+    ) -> dict[str, list[str]]:
+        """The kept cells the status names (config key -> cell ids): those the open PR's body
+        does not name yet. Its recorded state says what it named, whichever run sees the
+        cells again; the new body names them all."""
+        named = st.read_kept(open_pr, self.gh.login(), model.path) if open_pr else set()
+        out: dict[str, list[str]] = {}
+        for key, cells in kept.items():
+            if new := [cell for cell, _ in cells if cell not in named]:
+                out[key] = new
+        return out
 
     def _all_pins(
         self, model: ModelSpec, open_pr: Pull | None, pins: dict[str, Pin]

@@ -89,10 +89,10 @@ class Ledger:
         self.closed -= numbers
 
     def save(self) -> None:
-        """Written when it changed (an unchanged ledger is no new cache entry)."""
+        """Written when it changed (an unchanged ledger is no new cache entry); its folder is
+        made by the write (``fsio``), as every file the tool writes."""
         if self.path is None or self._text() == self._loaded:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         fsio.write_atomic(self.path, self._text())
         self._loaded = self._text()
 

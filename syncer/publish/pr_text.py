@@ -7,7 +7,7 @@ All of it comes from templates (``cookbook_pr_title.txt.j2``, ``cookbook_commit.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
 from syncer import links
@@ -73,15 +73,21 @@ def pr_body(
     inferencex_repo: str,
     body_limit: int,
     say: Callable[[str], None],
+    kept: Sequence[str] = (),
 ) -> str:
     """The PR body of ``model``'s module ``files[module_path]`` against the default branch's
-    ``old``; ``pins`` holds every config of ``model``. The provenance table renders no config
-    for its own sake (``rendered_now``); the exclusions read every config's render."""
+    ``old``; ``pins`` holds every config of ``model``, ``kept`` the published cells the notes
+    name as kept (recorded in the body's state). The provenance table renders no config for
+    its own sake (``rendered_now``); the exclusions read the renders of the configs whose
+    cells the PR changes (decided from the two texts, so every update of the PR says the
+    same), and of no other config."""
     new = files[module_path]
+    changed = _changed(old, new, module_path)
+    pinned = [c.key for c in model.configs if c.key in pins]
     review = review_texts(old, new, old_label="cookbook (default branch)", new_label="this PR")
     ctx = {
         "marker": st.pr_marker(model.path),
-        "state": st.state_marker(model.path, pins),
+        "state": st.state_marker(model.path, pins, kept),
         "model": model.model,
         "section": model.section,
         "files": sorted(files),
@@ -90,7 +96,9 @@ def pr_body(
         ),
         "notes": notes,
         "lint": lint,
-        "exclusions": exclusions(model, renders),
+        "exclusions": exclusions([k for k in pinned if k in changed], renders),
+        "excluded_in": [k for k in pinned if k in changed],
+        "not_rendered": [k for k in pinned if k not in changed],
     }
     return fit_body(ctx, review_report(review).markdown, body_limit)
 
@@ -142,14 +150,14 @@ def provenance(
     return rows
 
 
-def exclusions(model: ModelSpec, renders: Renders) -> list[Exclusion]:
-    """The policy entries that removed or replaced something in these configs' launches
-    (``Policy.applied``), by name."""
+def exclusions(keys: list[str], renders: Renders) -> list[Exclusion]:
+    """The policy entries that removed or replaced something in the launches of the configs
+    ``keys`` (``Policy.applied``), by name; a config that does not render has none."""
     policy = load_policy()
     used: dict[str, Exclusion] = {}
-    for cfg in model.configs:
+    for key in keys:
         try:
-            points = renders(cfg.key).points
+            points = renders(key).points
         except SyncError:
             continue
         for p in points:
@@ -157,6 +165,13 @@ def exclusions(model: ModelSpec, renders: Renders) -> list[Exclusion]:
                 for entry in policy.applied(blocks):
                     used.setdefault(entry.name, entry)
     return [used[k] for k in sorted(used)]
+
+
+def _changed(old: str | None, new: str, where: str) -> set[str]:
+    """The configs whose cells differ between the default branch's module (``old``; None: no
+    module yet, so every config of ``new``) and the PR's."""
+    before = _cells_by_id(parse_module(old, where).value) if old is not None else {}
+    return set(_written(before, _cells_by_id(parse_module(new, where).value)))
 
 
 def _deployments(text: str, where: str) -> dict[str, dict[str, list[int]]]:

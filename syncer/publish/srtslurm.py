@@ -12,6 +12,7 @@ Nothing is checked out; the files are written from git objects like the tree its
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -72,7 +73,21 @@ def add_srt_slurm(clone: Path, base: str, tree: Path, trees: commits.Trees) -> N
         )
     source = trees.at(pin) / "configs"
     if source.is_dir():
-        shutil.copytree(source, tree / SUBMODULE / "configs", symlinks=True, dirs_exist_ok=True)
+        # Linked, not copied: the srt-slurm tree's files are already in the event's blob
+        # store, so each InferenceX tree pinning it costs names, not its bytes again.
+        shutil.copytree(
+            source, tree / SUBMODULE / "configs", symlinks=True, dirs_exist_ok=True,
+            copy_function=_link,
+        )  # fmt: skip
+
+
+def _link(source: str, target: str) -> None:
+    """``target`` as another name of ``source`` (a tree's file, never written to); a copy
+    where the filesystem has no hard links."""
+    try:
+        os.link(source, target, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, target, follow_symlinks=False)
 
 
 def _config(clone: Path, blob: str, *args: str, key: str) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from syncer.fitting import close_blocks
 from syncer.github.records import PLANNED, Comment, Pull
@@ -176,21 +177,26 @@ def read_sections(body: str) -> dict[str, str]:
     return out
 
 
-def state_marker(model_path: str, pins: dict[str, Pin]) -> str:
-    data = {
+def state_marker(model_path: str, pins: dict[str, Pin], kept: Sequence[str] = ()) -> str:
+    """The state the cookbook PR body records: its pins, and the published cells it names as
+    kept (``kept``: cell ids), so the next update says only what is new of them."""
+    data: dict[str, object] = {
         "model": model_path,
         "pins": {
             key: {k: v for k, v in vars(pin).items() if k != "config" and v is not None}
             for key, pin in sorted(pins.items())
         },
     }
+    if kept:
+        data["kept"] = sorted(set(kept))
     # "<" and ">" escaped so the JSON can never close the HTML comment it lives in.
     text = json.dumps(data, sort_keys=True, separators=(",", ":"))
     return STATE_PREFIX + text.replace("<", "\\u003c").replace(">", "\\u003e") + " -->"
 
 
-def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
-    """Pins recorded in the bot's own PR body for ``model_path``; anything malformed is dropped."""
+def _recorded(pull: Pull, login: str, model_path: str) -> dict[str, Any]:
+    """The state recorded in the bot's own PR body for ``model_path`` ({} if none or
+    malformed)."""
     if pull.user != login or pr_marker(model_path) not in pull.body:
         return {}
     m = _STATE.search(pull.body)
@@ -202,8 +208,21 @@ def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
         return {}
     if not isinstance(data, dict) or data.get("model") != model_path:
         return {}
+    return data
+
+
+def read_kept(pull: Pull, login: str, model_path: str) -> set[str]:
+    """The published cells the bot's own PR body already names as kept (cell ids)."""
+    kept = _recorded(pull, login, model_path).get("kept")
+    return {c for c in kept if isinstance(c, str)} if isinstance(kept, list) else set()
+
+
+def read_state(pull: Pull, login: str, model_path: str) -> dict[str, Pin]:
+    """Pins recorded in the bot's own PR body for ``model_path``; anything malformed is dropped."""
+    data = _recorded(pull, login, model_path)
     out: dict[str, Pin] = {}
-    for key, raw in (data.get("pins") or {}).items():
+    pins = data.get("pins") or {}
+    for key, raw in pins.items() if isinstance(pins, dict) else ():
         pin = recorded_pin(key, raw)
         if pin is not None:
             out[key] = pin

@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import click
+
+from syncer.cookbook.jsmodule import read_text
 from syncer.encoder.edit import describe as describe_edit
 from syncer.inferencex.releases import Release
 from syncer.inputs import Read
@@ -19,7 +22,9 @@ from syncer.lint.hooks import PublishLint
 from syncer.lint.report import lint_report
 from syncer.reporting import Report, print_lines
 from syncer.review.report import review_report
+from syncer.review.review import Review, review_texts
 from syncer.templating import render
+from syncer.untrusted import term_text
 from syncer.usecases.generate import GenerateResult
 from syncer.wording import js
 
@@ -29,15 +34,23 @@ _CUT_NOTE = "\n\n_(report cut to fit)_\n"
 @dataclass
 class GenerateRun:
     """One ``sync generate``: every model's result, what was read, the branch releases
-    applied (config key -> release) and, in ``check``, the reviewer diff of each module
-    that would change (by module path; a ``compare.review.Review``)."""
+    applied (config key -> release), the SGLang flag check of the modules (None: no SGLang
+    checkout, so it did not run) and, in ``check``, the reviewer diff of each module that
+    would change (by module path)."""
 
     results: list[GenerateResult]
     check: bool
     read: list[Read]
     applied: dict[str, Release] = field(default_factory=dict)
-    reviews: dict[Path, Any] = field(default_factory=dict)
-    lint: PublishLint | None = None  # the flag check, for the JSON (the text prints its own)
+    lint: PublishLint | None = None
+    reviews: dict[Path, Review] = field(init=False)
+
+    def __post_init__(self) -> None:
+        # The gate says what drifted, not only that something did: the reviewer diff of the
+        # commands (what `sync diff` shows) between the module on disk and the generated one.
+        self.reviews = {
+            r.path: _review(r.path, r.text) for r in self.results if self.check and r.changed
+        }
 
     @property
     def drift(self) -> bool:
@@ -85,6 +98,11 @@ class GenerateRun:
         return doc
 
 
+def _review(path: Path, new_text: str) -> Review:
+    old_text = read_text(path) if path.is_file() else None
+    return review_texts(old_text, new_text, old_label=str(path), new_label="generated")
+
+
 def _lint_json(lint: PublishLint | None) -> dict[str, Any] | None:
     if lint is None:
         return None  # no SGLang checkout: the check did not run
@@ -123,6 +141,20 @@ def _terminal(run: GenerateRun, console: Any) -> None:
     for piece in _pieces(run, show):
         if piece:
             print_lines(console, piece.rstrip("\n"), marks=False)
+    _lint_terminal(run.lint, console)
+
+
+def _lint_terminal(lint: PublishLint | None, console: Any) -> None:
+    """The flag check's terminal report, or why it did not run (on stderr: the report's
+    findings are the output, a check that did not run is a note beside it)."""
+    if lint is None:
+        click.echo(
+            "SGLang flag check skipped: no SGLang checkout (give --sglang GIT_DIR)", err=True
+        )
+    elif lint.result is None:
+        click.echo(f"SGLang flag check not run: {term_text(lint.error)}", err=True)
+    else:
+        lint_report(lint.result).text(console)
 
 
 def _pieces(run: GenerateRun, review: Any) -> Iterator[str]:

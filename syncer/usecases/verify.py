@@ -9,6 +9,7 @@ and the bot call ``verify_config``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,16 +75,33 @@ def _pinned(key: str, root: Path) -> tuple[str, Path]:
     )
 
 
-def find_modules(key: str, cookbook: Path) -> list[tuple[Path, str]]:
-    """Data modules under ``cookbook`` (a file or a directory) that name ``key``, with their
-    text (each file is read once)."""
-    if cookbook.is_file():
-        return [(cookbook, read_text(cookbook))]
-    if not cookbook.is_dir():
-        raise SyncError("no such cookbook module or directory", path=str(cookbook))
+class Cookbook:
+    """The cookbook a key is verified against, as named: one data module, or a folder whose
+    modules are listed once (the command asks whether it holds any before the run is read,
+    and the search for the key's cells reads the same listing)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def is_folder(self) -> bool:
+        return self.path.is_dir()
+
+    @functools.cached_property
+    def modules(self) -> list[Path]:
+        """The data modules under the folder (``modules_under``), listed on the first ask."""
+        return modules_under(self.path)
+
+
+def find_modules(key: str, cookbook: Cookbook) -> list[tuple[Path, str]]:
+    """Data modules of ``cookbook`` (a file or a folder) that name ``key``, with their text
+    (each file is read once)."""
+    if cookbook.path.is_file():
+        return [(cookbook.path, read_text(cookbook.path))]
+    if not cookbook.is_folder():
+        raise SyncError("no such cookbook module or directory", path=str(cookbook.path))
     found = []
     needle = key.encode("utf-8")
-    for path in modules_under(cookbook):
+    for path in cookbook.modules:
         raw = read_capped(path, MAX_MODULE_BYTES, "data module")
         if needle in raw:
             found.append((path, decode_text(raw, str(path))))
@@ -97,7 +115,7 @@ def modules_under(folder: Path) -> list[Path]:
     return files_in(folder, MODULE_SUFFIXES, "data module")
 
 
-def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | None]:
+def cookbook_module(key: str, cookbook: Cookbook) -> tuple[Decoder | None, str | None]:
     """The decoder and path of the one module under ``cookbook`` with cells of ``key``, or
     ``(None, None)``. A module may name the key without showing it (e.g. as a KV-tier donor),
     so only cells count; two modules with cells of the key are ambiguous."""
@@ -113,7 +131,7 @@ def cookbook_module(key: str, cookbook: Path) -> tuple[Decoder | None, str | Non
         raise SyncError(
             f"{len(having)} cookbook modules have cells of {key} ({names}); name one module "
             "file with --cookbook",
-            path=str(cookbook),
+            path=str(cookbook.path),
         )
     if not having:
         return None, None
@@ -152,7 +170,7 @@ def _inputs(
     key: str,
     inferencex: Path,
     run: Path | None,
-    cookbook: Path | None,
+    cookbook: Cookbook | None,
     read: Callable[[Path], T],
     run_id: str | None = None,
 ) -> tuple[_Inputs, T]:
@@ -167,7 +185,7 @@ def _inputs(
         run_path = run
     data = read(run_path)
     decoder, module_path = cookbook_module(
-        key, cookbook if cookbook is not None else locations.snippets_dir(root)
+        key, cookbook if cookbook is not None else Cookbook(locations.snippets_dir(root))
     )
     reads.append(inputs.record(Input.INFERENCEX, inferencex))
     reads.append(inputs.record(Input.RUN, run_path, id=run_id))
@@ -182,7 +200,7 @@ def verify_config(
     *,
     inferencex: Path,
     run: Path | None,
-    cookbook: Path | None,
+    cookbook: Path | Cookbook | None,
     point: int | None = None,
     conc: int | None = None,
     renders: Renders | None = None,
@@ -196,7 +214,10 @@ def verify_config(
     the run is compared with is :class:`Renders`' choice (the run's recorded srt-slurm commit,
     its date, ``as_of``). A branch of srt-slurm the key's runner
     cloned is taken as it was at ``as_of``, else at the run's date when its logs give one, else
-    at the InferenceX commit's date (read from ``srt_repo``; ``releases.at_date``)."""
+    at the InferenceX commit's date (read from ``srt_repo``; ``releases.at_date``).
+    ``cookbook``: a module or a folder of modules (default: the bundled ``cookbook_snippets``)."""
+    if isinstance(cookbook, Path):
+        cookbook = Cookbook(cookbook)
     launch = script_launch(load_master(inferencex), key)
     if launch is not None:
         return verify_script_config(
@@ -219,7 +240,7 @@ def _verify_recipe_config(
     key: str,
     inferencex: Path,
     run: Path | None,
-    cookbook: Path | None,
+    cookbook: Cookbook | None,
     selected: tuple[int | None, int | None],
     renders: Renders,
     srt_repo: Path | None,
@@ -259,7 +280,7 @@ def _verify_recipe_config(
             lookup=found.lookup,
             decoder=found.decoder,
             module_path=found.module_path,
-            cookbook=cookbook,
+            cookbook=cookbook.path if cookbook is not None else None,
         )
         for p in points
     ]
@@ -313,7 +334,7 @@ def verify_script_config(
     *,
     inferencex: Path,
     run: Path | None,
-    cookbook: Path | None,
+    cookbook: Cookbook | None,
     point: int | None = None,
     conc: int | None = None,
     run_id: str | None = None,
@@ -345,7 +366,7 @@ def verify_script_config(
             lookup=found.lookup,
             decoder=found.decoder,
             module_path=found.module_path,
-            cookbook=cookbook,
+            cookbook=cookbook.path if cookbook is not None else None,
         )
         notes.extend(how_notes)
         results.append(res)

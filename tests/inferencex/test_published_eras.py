@@ -31,28 +31,8 @@ from syncer.inferencex.releases import (
 TREE = TESTS / "fixtures" / "published_eras" / "inferencex"
 KEY = "m9-fp4-gb200-dynamo-sglang-agentic-disagg"
 MODEL = "example-org/m9"
-SYNC_YAML = """\
-inferencex:
-  repo: https://github.com/SemiAnalysisAI/InferenceX
-  main: 5a6b7c8d9e0f11223344556677889900aabbccdd
-models:
-  - path: example-org/m9
-    model: M9
-    page: docs/m9.mdx
-    section: Agentic
-    hardware:
-      - {id: gb200, label: GB200}
-    match:
-      model-prefix: [m9]
-    configs:
-      - key: m9-fp4-gb200-dynamo-sglang-agentic-disagg
-        source: main
-        pin:
-          status: verified
-          run: "52000000009"
-          pr: "2900"
-          sha: 5a6b7c8d9e0f11223344556677889900aabbccdd
-"""
+# the tree's sync.yaml, shared with tests/test_generator_layout.py
+SYNC_YAML = (TREE.parent / "sync.yaml").read_text(encoding="utf-8")
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
