@@ -5,14 +5,16 @@ the cookbook's own decoder under node over the same modules (``bench/js/cookbook
 process per module, every case decoded and its commands formatted; the page component as
 ``bench decode`` finds it), interleaved in the same run.
 
-Also the cost per cell as the cookbook grows: the same audit (JSON) of a cookbook of ``--scale``
-(default 8) copies of every module, its CPU per cell and its peak RSS beside the 1x audit's.
+Also the cost per cell as the cookbook grows: the same audits (JSON and markdown) of a cookbook
+of ``--scale`` (default 8) copies of every module, their CPU per cell and peak RSS beside the 1x
+audits', and the memory each added cell holds to the end (the growth of the peak RSS).
 
 COOKBOOK defaults to the reference copies of the published modules and the trees to the pairs'
 InferenceX files (``reference/pairs/inferencex/<commit>/``).
 
-Targets (issue 39): each report <= 1.0x node's CPU; CPU per cell at ``--scale`` x within 10% of
-the 1x audit's (flat). Medians of ``--runs`` (default 5) rounds after an uncounted one.
+Targets (issue 39): each report <= 1.0x node's CPU; CPU per cell and peak RSS at ``--scale`` x
+within 10% of the 1x audit's (flat). Medians of ``--runs`` (default 5) rounds after an uncounted
+one.
 """
 
 from __future__ import annotations
@@ -77,7 +79,8 @@ def main(argv: list[str]) -> int:
         commands = {
             "json": audit(cookbook, "json"),
             "markdown": audit(cookbook, "markdown"),
-            "scaled": audit(scaled, "json"),
+            "scaled json": audit(scaled, "json"),
+            "scaled markdown": audit(scaled, "markdown"),
         }
         if decoder is not None:
             loop = " ".join(f"'{p}'" for p in paths)
@@ -115,14 +118,19 @@ def main(argv: list[str]) -> int:
             ok = ok and ratio <= TARGET
             line += f": {ratio:.2f}x node (target <= {TARGET}x)"
         print(line + f", peak RSS {max(rss[form]):.0f} MB")
-    per_cell, per_cell_scaled = med["json"] / cells, med["scaled"] / (cells * args.scale)
-    flat = per_cell_scaled <= FLAT * per_cell
-    ok = ok and flat
-    print(
-        f"  at {args.scale}x     {med['scaled']:.3f} s for {cells * args.scale} cells, "
-        f"{per_cell_scaled * 1000:.1f} ms per cell: {per_cell_scaled / per_cell:.2f}x the 1x "
-        f"cost per cell (target <= {FLAT}x: {'flat' if flat else 'NOT flat'}); peak RSS "
-        f"{max(rss['scaled']):.0f} MB ({max(rss['json']):.0f} MB at 1x)"
-    )
+    for form in ("json", "markdown"):
+        at = f"scaled {form}"
+        per_cell, per_cell_scaled = med[form] / cells, med[at] / (cells * args.scale)
+        peak, peak_scaled = max(rss[form]), max(rss[at])
+        held = (peak_scaled - peak) * 1024 / (cells * (args.scale - 1))
+        flat = per_cell_scaled <= FLAT * per_cell and peak_scaled <= FLAT * peak
+        ok = ok and flat
+        print(
+            f"  at {args.scale}x {form:<8} {med[at]:.3f} s for {cells * args.scale} cells, "
+            f"{per_cell_scaled * 1000:.1f} ms per cell: {per_cell_scaled / per_cell:.2f}x the "
+            f"1x cost per cell; peak RSS {peak_scaled:.0f} MB ({peak:.0f} MB at 1x, "
+            f"{held:.1f} KiB per added cell): target <= {FLAT}x both, "
+            f"{'flat' if flat else 'NOT flat'}"
+        )
     print("PASS" if ok and "node" in med else "FAIL")
     return 0

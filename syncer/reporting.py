@@ -65,17 +65,22 @@ class Report:
     def markdown(self, budget: int | None = None) -> str:
         """The markdown, at most ``budget`` characters (default ``default_budget``), with
         token-shaped strings masked."""
-        limit = budget or self.default_budget
-        if limit is None:
-            return mask(next(iter(self.renderings(None))))
-        text = first_fitting(self.renderings(limit), limit)
-        if len(text) > limit:
-            # Embedded in comments and bodies, where an open fold would swallow what follows.
-            text = cut(text, limit, self.cut_note)
-        return mask(text)
+        return fitted(self.renderings, budget or self.default_budget, self.cut_note)
 
     def text(self, console: Any) -> None:
         self.terminal(console)
+
+
+def fitted(renderings: Callable[[int | None], Iterable[str]], limit: int | None, note: str) -> str:
+    """The first of ``renderings`` within ``limit`` characters (``None``: no limit), else the
+    last cut to it with ``note``; token-shaped strings masked."""
+    if limit is None:
+        return mask(next(iter(renderings(None))))
+    text = first_fitting(renderings(limit), limit)
+    if len(text) > limit:
+        # Embedded in comments and bodies, where an open fold would swallow what follows.
+        text = cut(text, limit, note)
+    return mask(text)
 
 
 def print_lines(console: Any, text: str, *, marks: bool = True) -> None:

@@ -131,7 +131,15 @@ def audit_command(
     if sglang is not None:
         reads.append(record(Input.SGLANG, sglang))
     try:
-        result = audit(cookbook, trees, api=api, lint=_lint(sglang), today=day, srt_repo=srt_repo)
+        result = audit(
+            cookbook,
+            trees,
+            api=api,
+            lint=_lint(sglang),
+            today=day,
+            srt_repo=srt_repo,
+            reviews=fmt == "markdown" or dashboard,  # the reports that show reviewer diffs
+        )
     finally:
         close = getattr(trees, "close", None)
         if close is not None:

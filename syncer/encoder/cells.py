@@ -190,13 +190,18 @@ def _need_text(obj: dict[str, object], key: str, where: str) -> str:
     return value
 
 
-def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<module>") -> ModuleSpec:
+def cells_from_module(
+    data: dict[str, Any], decoder: Decoder, path: str = "<module>", *, shared: bool = False
+) -> ModuleSpec:
     """Decode a data module of any version completely into the encoder's input.
 
     ``decoder`` is a ``syncer.cookbook.decode.Decoder`` over ``data``; its ``blocks_for`` gives
     every point's blocks at the measured tier, so the result no longer depends on how the old
-    module was compacted.
+    module was compacted. ``shared``: the points' blocks are the decoder's own objects
+    (``shown_blocks``), not copies, for a reader that never changes a block (the audit reads
+    the spec and replaces whole router lists); most of the cost is those copies.
     """
+    blocks_of = decoder.shown_blocks if shared else decoder.blocks_for
     repo = str(data.get("source", {}).get("repo", "")).rstrip("/")
     cells: list[CellSpec] = []
     for ci, cell in enumerate(data.get("cells", [])):
@@ -216,7 +221,7 @@ def cells_from_module(data: dict[str, Any], decoder: Decoder, path: str = "<modu
         for pi, point in enumerate(_need(cell, "points", where)):
             pwhere = f"{where} point {pi}"
             prov = _point_prov(cell, point, base_prov, repo, pwhere)
-            blocks = {r: decoder.blocks_for(Selection(ci, pi, r, None)) for r in cell["routers"]}
+            blocks = {r: blocks_of(Selection(ci, pi, r, None)) for r in cell["routers"]}
             points.append(
                 PointSpec(
                     concs=list(_need(point, "concs", pwhere)),

@@ -22,6 +22,7 @@ import heapq
 import json
 import marshal
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,24 @@ class Pool:
         return [(ref, block) for ref, block, _ in ranked]
 
 
+def _candidates(
+    target: Block, router: str, cell: CellSpec | None, pool: Pool
+) -> Iterator[dict[str, object]]:
+    """The entries other than the block itself that decode to ``target``, in the order
+    ``best_entry`` weighs them (the first of equal size wins): ``from`` on ``cell``'s submitted
+    router (when ``cell`` is given and ``router`` is another), then ``ref`` into ``pool``."""
+    if cell is not None and router != cell.submitted and cell.submitted in cell.points[0].blocks:
+        for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
+            entry = compact.block_entry(source, target, prefix={"from": bi}, suffix={})
+            if entry is not None:
+                yield entry
+    # (ranked only when asked for: ``writes_whole`` often stops at a ``from``)
+    for ref, source in pool.shortlist(target):
+        entry = compact.block_entry(source, target, prefix={}, suffix={"ref": ref})
+        if entry is not None:
+            yield entry
+
+
 def best_entry(
     target: Block,
     router: str,
@@ -123,16 +142,7 @@ def best_entry(
     ``pool``."""
     best: dict[str, object] = block_data(target)
     best_size = compact.layout_size(best, _BLOCK_DEPTH)
-    candidates: list[tuple[dict[str, object], dict[str, object], Block]] = []
-    if cell is not None and router != cell.submitted and cell.submitted in cell.points[0].blocks:
-        for bi, source in enumerate(cell.points[0].blocks[cell.submitted]):
-            candidates.append(({"from": bi}, {}, source))
-    for ref, source in pool.shortlist(target):
-        candidates.append(({}, {"ref": ref}, source))
-    for prefix, suffix, source in candidates:
-        entry = compact.block_entry(source, target, prefix=prefix, suffix=suffix)
-        if entry is None:
-            continue
+    for entry in _candidates(target, router, cell, pool):
         # Sized only as far as it takes to know it is not smaller than the best so far.
         size = compact.layout_size(entry, _BLOCK_DEPTH, best_size - 1)
         if size < best_size:
@@ -140,6 +150,16 @@ def best_entry(
     # The entries share the target's objects (and ``pool_envs`` edits the one kept): a copy.
     kept: dict[str, object] = clone(best)
     return kept
+
+
+def writes_whole(target: Block, router: str, cell: CellSpec | None, pool: Pool) -> bool:
+    """Whether ``best_entry`` keeps the block itself: decided at the first smaller candidate,
+    without building or sizing the rest."""
+    size = compact.layout_size(block_data(target), _BLOCK_DEPTH)
+    return all(
+        compact.layout_size(entry, _BLOCK_DEPTH, size - 1) >= size
+        for entry in _candidates(target, router, cell, pool)
+    )
 
 
 def _point_value(
@@ -253,17 +273,28 @@ class _Patches:
         return clone(self._made[key])
 
 
-def encode_cell(cell: CellSpec, pool: Pool) -> dict[str, object]:
+def _replace(base: list[Block], blocks: list[Block]) -> object:
+    """The uncompacted patch of a router: none when the point shows point 0's blocks."""
+    return None if compact.same_list(base, blocks) else {"replace": clone(blocks)}
+
+
+def encode_cell(cell: CellSpec, pool: Pool | None) -> dict[str, object]:
     """One cell's value (newest format): its routers' entries against ``pool`` (the blocks of
     the cells before it, or of the cells an edit keeps), its points' patches relative to point
-    0, its shared provenance; envs still inline (``pool_envs``). Not yet verified."""
+    0, its shared provenance; envs still inline (``pool_envs``). Not yet verified.
+
+    ``pool`` None: nothing compacted (``plain_module``), every block whole and a later point's
+    changed router as its ``replace``."""
     point0 = cell.points[0]
     routers_out: dict[str, object] = {}
     for router, meta in cell.routers.items():
         routers_out[router] = {
             "install": list(meta.install),
             "files": list(meta.files),
-            "blocks": [best_entry(block, router, cell, pool) for block in point0.blocks[router]],
+            "blocks": [
+                clone(block_data(block)) if pool is None else best_entry(block, router, cell, pool)
+                for block in point0.blocks[router]
+            ],
         }
     prov = _cell_prov(cell.points)
     points_out = []
@@ -272,7 +303,10 @@ def encode_cell(cell: CellSpec, pool: Pool) -> dict[str, object]:
         patch: dict[str, object] = {}
         if pi > 0:
             for router in cell.routers:
-                p = patches.patch(router, point.blocks[router])
+                if pool is None:
+                    p = _replace(point0.blocks[router], point.blocks[router])
+                else:
+                    p = patches.patch(router, point.blocks[router])
                 if p is not None:
                     patch[router] = p
         points_out.append(_point_value(point, patch, prov))
@@ -305,6 +339,34 @@ def head_lines(spec: ModuleSpec, header: list[str]) -> list[str]:
     return lines[: next(i for i, line in enumerate(lines) if line.startswith(' "envs": '))]
 
 
+def head_and_env_lines(spec: ModuleSpec, header: list[str]) -> list[str]:
+    """The lines ``module_text(compact_module(spec), header)`` begins with, up to the end of
+    its env pool, without encoding a patch or a ``ref``: the pool holds the envs of the blocks
+    the encoder writes whole (``writes_whole``), pooled by the rule of ``pool_envs``, and the
+    layout writes it the same whatever follows. Raises the ``SyncError`` compact_module would
+    raise for ``spec``."""
+    _check_spec(spec)
+    pool = Pool()
+    cells: list[dict[str, Any]] = []
+    for ci, cell in enumerate(spec.cells):
+        routers: dict[str, object] = {}
+        for router in cell.routers:
+            # a shallow copy of a block written whole (pool_envs moves its env), {} for the rest
+            routers[router] = {
+                "blocks": [
+                    dict(block_data(b)) if writes_whole(b, router, cell, pool) else {}
+                    for b in cell.points[0].blocks[router]
+                ]
+            }
+        cells.append({"routers": routers})
+        for router in cell.routers:
+            pool.add(ci, router, cell.points[0].blocks[router])
+    # "files" stands for the key after the pool (kvMooncake or files): its line ends the pool.
+    value = {**_head(spec), "envs": pool_envs(cells), "files": []}
+    lines = module_text(value, header).split("\n")
+    return lines[: next(i for i, line in enumerate(lines) if line.startswith(' "files": '))]
+
+
 def compact_module(spec: ModuleSpec) -> dict[str, object]:
     """The module value (newest format) for ``spec``; not yet verified."""
     _check_spec(spec)
@@ -314,7 +376,21 @@ def compact_module(spec: ModuleSpec) -> dict[str, object]:
         cells_out.append(encode_cell(cell, pool))
         for router in cell.routers:
             pool.add(ci, router, cell.points[0].blocks[router])
-    envs = pool_envs(cells_out)
+    return _module_value(spec, pool_envs(cells_out), cells_out)
+
+
+def plain_module(spec: ModuleSpec) -> dict[str, object]:
+    """A module value (newest format) that decodes as ``compact_module(spec)`` does, with
+    nothing compacted: no ``ref``, ``from``, diff or env pool, so it costs a copy of the blocks
+    rather than the search. For reading a spec back through the decoder (the audit's reviewer
+    diff), never for writing."""
+    _check_spec(spec)
+    return _module_value(spec, [], [encode_cell(cell, None) for cell in spec.cells])
+
+
+def _module_value(
+    spec: ModuleSpec, envs: list[dict[str, str]], cells_out: list[dict[str, object]]
+) -> dict[str, object]:
     out: dict[str, object] = {**_head(spec), "envs": envs}
     if spec.kv_mooncake is not None:
         out["kvMooncake"] = copy.deepcopy(spec.kv_mooncake)

@@ -62,12 +62,12 @@ class CellRef:
 class ModuleSide:
     """One decoded module version: cells, points and memoised decoded blocks and texts."""
 
-    def __init__(self, decoder: decode.Decoder) -> None:
+    def __init__(self, decoder: decode.Decoder, label: str | None = None) -> None:
         # The decoder has checked the module's shape (lists of objects where the format has
         # them), so only what matching needs beyond decoding is checked here.
         self.data = decoder.data
         self.decoder = decoder
-        self.label = decoder.path
+        self.label = decoder.path if label is None else label
         self._blocks: dict[Selection, list[Block]] = {}
         self._shown: dict[Selection, list[Block]] = {}
         self._texts: dict[Selection, str] = {}

@@ -10,10 +10,10 @@ resort is the text cut.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from syncer.reporting import Report
+from syncer.reporting import Report, fitted
 from syncer.review.review import CellReview, MetaChange, Review, Row
 from syncer.templating import render
 from syncer.untrusted import term_text
@@ -235,26 +235,36 @@ def _renderings(ctx: dict[str, Any], budget: int) -> Iterator[str]:
         yield _render(ctx, set(), budget, tables)
 
 
-def review_report(review: Review) -> Report:
-    """The report of ``review``: its markdown has no size limit unless a budget is given;
-    within one, the parts go in the order of ``_renderings``, and the summary alone over the
-    budget is cut, saying so."""
-    ctx = _context(review)
-
+def _renderings_of(ctx: dict[str, Any]) -> Callable[[int | None], Iterator[str]]:
     def renderings(budget: int | None) -> Iterator[str]:
         if budget is None:
             return iter([_render(ctx, set(range(len(ctx["folds"]))), budget)])
         return _renderings(ctx, budget)
 
+    return renderings
+
+
+def review_report(review: Review) -> Report:
+    """The report of ``review``: its markdown has no size limit unless a budget is given;
+    within one, the parts go in the order of ``_renderings``, and the summary alone over the
+    budget is cut, saying so."""
     return Report(
         exit_code=review.exit_code,
         document=review.json,
-        renderings=renderings,
+        renderings=_renderings_of(_context(review)),
         terminal=lambda console: render_terminal(review, console),
         cut_note=_CUT_NOTE,
         default_budget=None,
         json_indent=1,
     )
+
+
+def review_markdown(review: Review) -> Callable[[int | None], str]:
+    """``review_report(review).markdown``, holding only what the markdown is rendered from
+    (the changed cells' rows and folds, the counts), not the review and the cells it matched:
+    for a caller keeping many until it knows their budgets (the audit's report)."""
+    renderings = _renderings_of(_context(review))
+    return lambda budget: fitted(renderings, budget or None, _CUT_NOTE)
 
 
 # ---- terminal ------------------------------------------------------------------------------

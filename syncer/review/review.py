@@ -15,7 +15,7 @@ otherwise; :mod:`syncer.review.report` makes its report (markdown, terminal).
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -311,7 +311,13 @@ def review_texts(old: str | None, new: str, *, old_label: str, new_label: str) -
     return review_sides(old_side, new_side)
 
 
-def review_sides(old: ModuleSide | None, new: ModuleSide) -> Review:
+def review_sides(
+    old: ModuleSide | None, new: ModuleSide, changed: Collection[int] | None = None
+) -> Review:
+    """The review of ``old`` -> ``new``. ``changed``: the indexes of the only cells of ``new``
+    that can differ from the old cell of the same id (the audit edits the drifted cells of a
+    module and keeps the rest as decoded): a cell outside it, matched to its own id, is
+    unchanged without comparing its selections; None compares every matched cell."""
     old_cells = [] if old is None else old.cells
     matching = match_cells(old_cells, new.cells)
     reviews: list[CellReview] = []
@@ -320,6 +326,8 @@ def review_sides(old: ModuleSide | None, new: ModuleSide) -> Review:
         pair = pairs.get(id(cell))
         if pair is None:
             reviews.append(_added_cell(new, cell))
+        elif changed is not None and cell.index not in changed and not pair.moved:
+            reviews.append(CellReview(old=pair.old, new=pair.new))
         else:
             assert old is not None
             reviews.append(_matched_cell(old, new, pair))

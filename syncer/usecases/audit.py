@@ -15,7 +15,6 @@ checked otherwise.
 from __future__ import annotations
 
 import datetime as _dt
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,13 @@ from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.encoder.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
 from syncer.encoder.emit import emit_module
-from syncer.encoder.encode import compact_module, head_lines, module_text
+from syncer.encoder.encode import (
+    compact_module,
+    head_and_env_lines,
+    head_lines,
+    module_text,
+    plain_module,
+)
 from syncer.errors import SyncError
 from syncer.fsio import files_in, inside_folder
 from syncer.inferencex.master import Master, load_master
@@ -36,8 +41,9 @@ from syncer.inferencex.render import RenderedConfig, RenderedPoint
 from syncer.inferencex.renders import Renders
 from syncer.inferencex.scripts import ScriptLaunchedError
 from syncer.model import PointStatus
-from syncer.review.report import review_report
-from syncer.review.review import review_texts
+from syncer.review.matching import ModuleSide
+from syncer.review.report import review_markdown
+from syncer.review.review import Review, review_sides
 from syncer.untrusted import Prose
 from syncer.usecases.audit_github import API_CHECKS, NO_API, AuditApi, api_checks
 from syncer.usecases.audit_result import (
@@ -163,12 +169,15 @@ def audit(
     lint: Callable[[Decoder, str], dict[str, list[str]]] | None = None,
     today: _dt.date | None = None,
     srt_repo: Path | None = None,
+    reviews: bool = True,
 ) -> AuditResult:
     """Audit every module under ``cookbook`` against the InferenceX ``trees``.
 
     ``lint(decoder, path)``: cell id -> lint findings (one line each), when an SGLang checkout
     is given; ``api``: the GitHub questions, when there is a token; ``srt_repo``: a clone of
-    srt-slurm, where a branch a runner cloned is read as it was at the run."""
+    srt-slurm, where a branch a runner cloned is read as it was at the run; ``reviews``: keep
+    what each drifted module's reviewer diff is made from (``ModuleRow.review``), for a
+    report that shows it (markdown); without, nothing of a module outlives its audit."""
     day = today or _dt.datetime.now(_dt.UTC).date()
     root = cookbook if cookbook.is_dir() else cookbook.parent
     paths = module_paths(cookbook)
@@ -182,7 +191,7 @@ def audit(
     renders, masters = Renders(srt_repo=srt_repo), _Masters()
     for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
         shown = checkout.relative(path, snippets_root(root) if cookbook.is_dir() else root)
-        module_row, rows = _audit_module(path, shown, trees, renders, masters, lint)
+        module_row, rows = _audit_module(path, shown, trees, renders, masters, lint, reviews)
         if api is not None:
             for row in rows:
                 api_checks(row, api, day)
@@ -198,6 +207,7 @@ def _audit_module(
     renders: Renders,
     masters: _Masters,
     lint: Callable[[Decoder, str], dict[str, list[str]]] | None,
+    reviews: bool,
 ) -> tuple[ModuleRow, list[CellRow]]:
     text = read_text(path)
     try:
@@ -216,10 +226,12 @@ def _audit_module(
         drifted.update(_check_recipe(decoder, key, sha, members, cells, trees, renders))
     for cell in cells:
         _check_master(cell, trees, masters)
-    if drifted and spec is not None:
-        # Rendered only when a markdown report asks for it (the JSON and text reports list
-        # the differences themselves).
-        row.review = functools.partial(_review, module, text, spec, drifted, shown)
+    if reviews and drifted and spec is not None:
+        # Made now, while the module is at hand: the report keeps the review alone, not the
+        # module's decoder and spec (JSON and text reports list the differences themselves).
+        review = _review(decoder, spec, drifted, shown)
+        if review is not None:
+            row.review = review_markdown(review)
     if lint is not None:
         found = lint(decoder, str(path))
         for cell in cells:
@@ -234,7 +246,8 @@ def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) ->
     generator encoded differently (its env pool, patches) is kept as published by every edit:
     a note, saying what ``sync reencode`` would change, never a finding."""
     try:
-        spec = cells_from_module(module.value, decoder, row.path)
+        # (nothing of the audit changes a block: the spec shares the decoder's)
+        spec = cells_from_module(module.value, decoder, row.path, shared=True)
     except SyncError as exc:
         row.findings.append(
             AuditFinding(Check.ROUNDTRIP, f"the generator cannot read its cells: {exc}")
@@ -249,11 +262,14 @@ def _roundtrip(module: JsModule, decoder: Decoder, text: str, row: ModuleRow) ->
     try:
         # The lines before the env pool are the module's own values laid out: a difference
         # there is the first one, found without encoding a cell (most of an audit's time).
-        head = head_lines(spec, module.header)
         lines = text.split("\n")
-        if _differing_line(lines, head) is not None:
-            row.notes.append(_first_difference(text, "\n".join(head), ENCODED))
-            return spec
+        for begins in (head_lines, head_and_env_lines):
+            # Then the env pool, which needs only which blocks are written whole, not how the
+            # others are: a difference there is found without encoding a patch or a ``ref``.
+            head = begins(spec, module.header)
+            if _differing_line(lines, head) is not None:
+                row.notes.append(_first_difference(text, "\n".join(head), ENCODED))
+                return spec
         # What the generator writes is compaction + emission; its own decode-back proof is
         # the encoder's test, not the audit's: a text equal to the module's proves itself.
         again = module_text(compact_module(spec), module.header)
@@ -497,15 +513,16 @@ def _check_master(cell: CellRow, trees: TreeSource, masters: _Masters) -> None:
 
 
 def _review(
-    module: JsModule,
-    text: str,
+    decoder: Decoder,
     spec: ModuleSpec,
     drifted: dict[tuple[int, int], RenderedPoint],
     shown: str,
-    budget: int | None = None,
-) -> str | None:
-    """The reviewer diff from the published module to the same module with the drifted
-    points' commands (and image) as their recipes render them."""
+) -> Review | None:
+    """The reviewer diff from the published module (its ``decoder``) to the same module with
+    the drifted points' commands (and image) as their recipes render them. The review reads
+    both through the decoder, so the new side is the spec decoded as it stands
+    (``plain_module``): the same commands as this tool's compaction of it, without its search
+    for the smallest text, which no reader of the review sees."""
     for (ci, pi), p in drifted.items():
         cell: CellSpec = spec.cells[ci]
         point = cell.points[pi]
@@ -514,10 +531,16 @@ def _review(
                 point.blocks[router] = p.cookbook[router]
         cell.meta["image"] = p.image
     try:
-        again = module_text(compact_module(spec), module.header)
+        again = Decoder(plain_module(spec), NEW_LABEL)
     except SyncError:
         return None  # the rendering cannot be written into this module; the findings stand
-    review = review_texts(
-        text, again, old_label=f"{shown} (published)", new_label="the recipes at their pins"
-    )
-    return review_report(review).markdown(budget)
+    # Only the drifted cells differ: the others are the published cells decoded and written
+    # back (the encoder's round trip, proven by its tests and `sync reencode`), unless the
+    # drift moved the module's Mooncake-master placement, which every cell's derived tiers
+    # follow.
+    same_placement = again.master_placement == decoder.master_placement
+    changed = {ci for ci, _ in drifted} if same_placement else None
+    return review_sides(ModuleSide(decoder, f"{shown} (published)"), ModuleSide(again), changed)
+
+
+NEW_LABEL = "the recipes at their pins"
