@@ -36,7 +36,7 @@ from syncer.cookbook.decode import Decoder, provenance_urls
 from syncer.cookbook.jsmodule import parse_module
 from syncer.cookbook.module_data import MooncakeTier
 from syncer.cookbook.shell import check_publishable_each
-from syncer.encoder import compact, encode
+from syncer.encoder import compact, encode, proof
 from syncer.encoder import edit_lists as listed
 from syncer.encoder.cells import CellSpec, laid_out, module_layout
 from syncer.encoder.emit import emit_module
@@ -501,7 +501,7 @@ class _Editor:
             for oci, spec in self.plan
             if oci is not None and spec is None
         }
-        encode.compare_reference(cases, decoder, self.decoder, self.path, kept)
+        proof.compare_reference(cases, decoder, self.decoder, self.path, kept)
         for ni, (_, spec) in enumerate(self.plan):
             if spec is None:
                 continue

@@ -12,7 +12,7 @@ from conftest import ROOT
 from syncer.cookbook.decode import Decoder, apply_diff
 from syncer.cookbook.jsmodule import load_module, parse_module
 from syncer.cookbook.shell import format_block
-from syncer.encoder import compact, encode
+from syncer.encoder import compact, encode, proof
 from syncer.encoder.cells import cells_from_module
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
@@ -148,7 +148,7 @@ def test_roundtrip_refuses_and_names_the_difference() -> None:
     flag = next(iter(patch["args"]))
     patch["args"][flag] = ["12345"]
     with pytest.raises(SyncError) as err:
-        encode.verify_roundtrip(value, spec, path="m.jsx")
+        proof.verify_roundtrip(value, spec, path="m.jsx")
     message = str(err.value)
     assert spec.cells[0].id in message and "point 1" in message and "router sglang" in message
     assert flag in message and "12345" in message
