@@ -209,12 +209,7 @@ def _models_only(
         # PRs and their configs are found here, once, for all of them.
         if options["handoff"] is not None:
             _hand_off(config, options)
-        click.echo(
-            json.dumps([m.path for m in config.models], separators=(",", ":"))
-            if as_json
-            else " ".join(m.path for m in config.models)
-        )
-        return 0
+        return _print_matrix([m.path for m in config.models], as_json=as_json)
     if options["handoff"] is not None:
         from syncer.publish import handoff
 
@@ -243,7 +238,13 @@ def _models_only(
     finally:
         if clone is not None:
             ix.close()
-    # JSON for the workflow's matrix (fromJSON); model paths are [A-Za-z0-9._-]/[...] only.
+    return _print_matrix(models, as_json=as_json)
+
+
+def _print_matrix(models: list[str], *, as_json: bool) -> int:
+    """The gate's answer: no report for people but the value of the workflow's job matrix
+    (``fromJSON``), compact JSON or the paths separated by spaces; model paths are
+    [A-Za-z0-9._-]/[...] only."""
     click.echo(json.dumps(models, separators=(",", ":")) if as_json else " ".join(models))
     return 0
 
