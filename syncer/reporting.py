@@ -44,20 +44,24 @@ class Report:
     """A result made ready to be shown.
 
     ``renderings(budget)`` yields the markdown from its fullest form to its barest, for a
-    budget in characters (``None``: no limit, one rendering); ``terminal(console)`` prints
-    the text form; ``cut_note`` closes a markdown cut to fit; ``default_budget`` is the
-    budget of a ``markdown()`` asked for none (GitHub's comment limit, or ``None``);
-    ``plain``, when given, is the text form as plain text, written as it is with no console
-    (a text pasted into a shell: no colour, wrapping or tab expansion, and no rich to import)."""
+    budget in characters (``None``: no limit, one rendering); ``cut_note`` closes a markdown
+    cut to fit; ``default_budget`` is the budget of a ``markdown()`` asked for none (GitHub's
+    comment limit, or ``None``). The text form is one of two: ``terminal(console)`` draws it
+    on a console, or ``plain()`` is it as a string written exactly as it is (a text pasted
+    into a shell, a job's log: no colour, wrapping or tab expansion, and no rich to import)."""
 
     exit_code: int
     document: Callable[[], dict[str, Any]]
     renderings: Callable[[int | None], Iterable[str]]
-    terminal: Callable[[Any], None]
     cut_note: str
+    terminal: Callable[[Any], None] | None = None
+    plain: Callable[[], str] | None = None
     default_budget: int | None = GITHUB_TEXT_LIMIT
     json_indent: int = 2
-    plain: Callable[[], str] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.terminal is None) == (self.plain is None):
+            raise ValueError("a report's text form is either terminal or plain")
 
     def json(self) -> dict[str, Any]:
         return self.document()
@@ -68,7 +72,11 @@ class Report:
         return fitted(self.renderings, budget or self.default_budget, self.cut_note)
 
     def text(self, console: Any) -> None:
-        self.terminal(console)
+        if self.plain is not None:
+            console.file.write(mask(self.plain()))
+        else:
+            assert self.terminal is not None  # one of the two, checked when made
+            self.terminal(console)
 
 
 def fitted(renderings: Callable[[int | None], Iterable[str]], limit: int | None, note: str) -> str:
@@ -93,14 +101,6 @@ def print_lines(console: Any, text: str, *, marks: bool = True) -> None:
         console.print(Text(mask(line), style=style), highlight=False)
 
 
-def print_text(console: Any, text: str) -> None:
-    """``text`` exactly as it is, masked: lines a caller already made safe for a terminal
-    (``untrusted.term_text``) that rich would change (a tab expanded, a blank last line
-    dropped), as a job's log keeps them."""
-    console.file.write(mask(text))
-    console.file.flush()
-
-
 def text_of(report: Report, fmt: str, budget: int | None = None) -> str:
     """The JSON or markdown form of ``report`` as one text (markdown within ``budget``)."""
     if fmt == Format.JSON:
@@ -115,7 +115,7 @@ def write(report: Report, fmt: str) -> int:
     if fmt in (Format.JSON, Format.MARKDOWN):
         sys.stdout.write(text_of(report, fmt))
     elif report.plain is not None:
-        sys.stdout.write(report.plain())
+        sys.stdout.write(mask(report.plain()))
     else:
         report.text(report_console(soft_wrap=True))
     return report.exit_code

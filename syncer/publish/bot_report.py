@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from syncer.reporting import Report, print_text
+from syncer.reporting import Report
 from syncer.untrusted import term_line, term_text
 from syncer.wording import count
 
@@ -51,7 +51,7 @@ def bot_report(run: BotRun) -> Report:
         exit_code=0,
         document=run.json,
         renderings=lambda _budget: iter([text]),
-        terminal=lambda console: print_text(console, text),
+        plain=lambda: text,
         cut_note=_CUT_NOTE,
         default_budget=None,
     )

@@ -48,16 +48,11 @@ def render_report(run: RenderRun) -> Report:
         exit_code=0,
         document=run.json,
         renderings=lambda _budget: iter([_text(run, "render_points.md.j2")]),
-        terminal=functools.partial(_terminal, run),
         cut_note=_CUT_NOTE,
         default_budget=None,
         json_indent=1,
         plain=functools.partial(_text, run, "render_points.txt.j2"),
     )
-
-
-def _terminal(run: RenderRun, console: Any) -> None:
-    console.file.write(_text(run, "render_points.txt.j2"))
 
 
 def _text(run: RenderRun, template: str) -> str:
