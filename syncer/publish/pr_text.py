@@ -7,6 +7,7 @@ All of it comes from templates (``cookbook_pr_title.txt.j2``, ``cookbook_commit.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypedDict
 
@@ -170,15 +171,15 @@ def exclusions(keys: list[str], renders: Renders) -> list[Exclusion]:
 def _changed(old: str | None, new: str, where: str) -> set[str]:
     """The configs whose cells differ between the default branch's module (``old``; None: no
     module yet, so every config of ``new``) and the PR's."""
-    before = _cells_by_id(parse_module(old, where).value) if old is not None else {}
-    return set(_written(before, _cells_by_id(parse_module(new, where).value)))
+    before = _cells(old, where) if old is not None else {}
+    return set(_written(before, _cells(new, where)))
 
 
 def _deployments(text: str, where: str) -> dict[str, dict[str, list[int]]]:
     """Each config's deployments as the module ``text`` shows them: cell label -> the
     concurrencies of its points, in cell order."""
     out: dict[str, dict[str, list[int]]] = {}
-    for cell in _cells_by_id(parse_module(text, where).value).values():
+    for cell in _cells(text, where).values():
         concs = out.setdefault(_config(cell), {}).setdefault(str(cell.get("label") or "–"), [])
         for point in cell.get("points") or []:
             concs.extend(c for c in point.get("concs") or [] if isinstance(c, int))
@@ -200,8 +201,8 @@ def edit_notes(
     every update."""
     if old is None:
         return []
-    before = _cells_by_id(parse_module(old, where).value)
-    after = _cells_by_id(parse_module(new, where).value)
+    before = _cells(old, where)
+    after = _cells(new, where)
     changed = _written(before, after)
     notes = []
     rendered = [k for k in changed if k not in gone]
@@ -242,8 +243,8 @@ def kept_cells(old: str | None, new: str, where: str) -> dict[str, list[tuple[st
     its own (config key -> (cell id, label))."""
     if old is None:
         return {}
-    before = _cells_by_id(parse_module(old, where).value)
-    after = _cells_by_id(parse_module(new, where).value)
+    before = _cells(old, where)
+    after = _cells(new, where)
     written = set(_written(before, after))
     out: dict[str, list[tuple[str, str]]] = {}
     for cell_id, cell in after.items():
@@ -265,7 +266,11 @@ def _written(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
     )
 
 
-def _cells_by_id(value: Any) -> dict[str, dict[str, Any]]:
+@functools.lru_cache(maxsize=4)
+def _cells(text: str, where: str) -> dict[str, dict[str, Any]]:
+    """The cells of the module ``text`` by id, read once for the body's tables and notes, which
+    all ask of the same two texts (never changed by a reader)."""
+    value = parse_module(text, where).value
     cells = value.get("cells") if isinstance(value, dict) else None
     listed = cells if isinstance(cells, list) else []
     return {str(c.get("id")): c for c in listed if isinstance(c, dict)}
