@@ -327,15 +327,7 @@ def test_a_config_removed_from_main_leaves_with_its_reason(replay):
     git("commit", "--quiet", "-m", "published module", cwd=clone)
     git("push", "--quiet", "origin", "HEAD:main", cwd=clone)
 
-    infx = replay.infx
-    with_seed = yaml.safe_load(add_key(infx.read(MASTER), SEED_KEY))
-    without = yaml.safe_load(infx.read(MASTER))
-    del without[KEY], with_seed[KEY]
-    infx.write(MASTER, yaml.safe_dump(without, sort_keys=False))
-    infx.merge_to_main(infx.commit(f"drop {KEY}"))
-    infx.write(MASTER, yaml.safe_dump(with_seed, sort_keys=False))
-    pull = replay.open_pr(SEED_PR, "gb300-dsv41", infx.commit("a new arm"))
-    replay.send("pull_request", replay.pr_payload(pull, "opened"))
+    _drop_key_from_main_and_open_a_pr(replay)
 
     [book] = replay.book_pulls()
     new = replay.module()
@@ -349,3 +341,17 @@ def test_a_config_removed_from_main_leaves_with_its_reason(replay):
         assert (
             f"{cell} left the module: its config was removed from InferenceX main's master config"
         ) in body
+
+
+def _drop_key_from_main_and_open_a_pr(replay) -> None:
+    """The config KEY dropped from InferenceX main, then a PR opened that adds the seed's key
+    (and not KEY) to the master config."""
+    infx = replay.infx
+    with_seed = yaml.safe_load(add_key(infx.read(MASTER), SEED_KEY))
+    without = yaml.safe_load(infx.read(MASTER))
+    del without[KEY], with_seed[KEY]
+    infx.write(MASTER, yaml.safe_dump(without, sort_keys=False))
+    infx.merge_to_main(infx.commit(f"drop {KEY}"))
+    infx.write(MASTER, yaml.safe_dump(with_seed, sort_keys=False))
+    pull = replay.open_pr(SEED_PR, "gb300-dsv41", infx.commit("a new arm"))
+    replay.send("pull_request", replay.pr_payload(pull, "opened"))

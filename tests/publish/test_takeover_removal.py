@@ -13,10 +13,17 @@ through `sync bot` and real git repositories.
 from __future__ import annotations
 
 import yaml
-from botworld import KEY, MODULE, SEED_KEY, SEED_PR, git, plain
+from botworld import KEY, MODULE, git, plain
 from conftest import ROOT
-from infxrepo import MASTER, add_key
-from test_bot_edits import _cases, _config_of, _config_text, _publish, _use
+from infxrepo import MASTER
+from test_bot_edits import (
+    _cases,
+    _config_of,
+    _config_text,
+    _drop_key_from_main_and_open_a_pr,
+    _publish,
+    _use,
+)
 
 from syncer.cookbook.jsmodule import parse_module
 
@@ -117,18 +124,6 @@ def _published_on_main(replay, commit: str) -> dict:
     git("commit", "--quiet", "-m", "published module", cwd=clone)
     git("push", "--quiet", "origin", "HEAD:main", cwd=clone)
     return parse_module(published).value
-
-
-def _drop_key_from_main_and_open_a_pr(replay) -> None:
-    infx = replay.infx
-    with_seed = yaml.safe_load(add_key(infx.read(MASTER), SEED_KEY))
-    without = yaml.safe_load(infx.read(MASTER))
-    del without[KEY], with_seed[KEY]
-    infx.write(MASTER, yaml.safe_dump(without, sort_keys=False))
-    infx.merge_to_main(infx.commit(f"drop {KEY}"))
-    infx.write(MASTER, yaml.safe_dump(with_seed, sort_keys=False))
-    pull = replay.open_pr(SEED_PR, "gb300-dsv41", infx.commit("a new arm"))
-    replay.send("pull_request", replay.pr_payload(pull, "opened"))
 
 
 def test_a_config_main_lacks_keeps_its_cells_when_its_commit_cannot_be_read(replay):
