@@ -50,9 +50,11 @@ class PRKeys:
 def remote_of(settings: Settings) -> str:
     """Where the bot's InferenceX clone fetches from: ``--inferencex-remote``, else the clone's
     own ``origin`` (a local mirror serves offline), else GitHub's repository."""
+    if settings.inferencex_remote:
+        return settings.inferencex_remote  # the clone's origin not asked for (a git process)
     clone = settings.inferencex_clone
     origin = commits.origin_url(clone) if clone is not None and commits.is_clone(clone) else None
-    return settings.inferencex_remote or origin or links.repo_url(settings.inferencex_repo) + ".git"
+    return origin or links.repo_url(settings.inferencex_repo) + ".git"
 
 
 def pr_head(settings: Settings, number: int) -> str | None:
