@@ -9,12 +9,11 @@ know) or ``term_text`` (terminal output). Templates get them as the ``code``, ``
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from urllib.parse import unquote, urlsplit
 
-from syncer import links
+from syncer import jsonenc, links
 from syncer.secrets import mask
 
 MAX_VALUE_CHARS = 300
@@ -243,4 +242,4 @@ def json_text(value: object, *, indent: int | None = None) -> str:
     """``value`` as JSON for a terminal or a file: UTF-8 kept readable, the characters a
     terminal acts on or hides written as ``\\u`` escapes (:func:`json_escaped`), tokens
     masked."""
-    return mask(json_escaped(json.dumps(value, indent=indent, ensure_ascii=False)))
+    return mask(json_escaped(jsonenc.indented(value, indent)))
