@@ -55,6 +55,19 @@ def hidden_characters(text: str) -> list[str]:
     return [_escape_char(char) for char in sorted(set(_HIDDEN.findall(text)))]
 
 
+# A backslash escape in a JavaScript or JSON text that writes no character :data:`_HIDDEN`
+# holds: a quote, a backslash, a slash, a line feed, a tab. Any other (``\u200b``, ``\x1b``,
+# ``\r``, ``\0``, a line continuation) may.
+_ESCAPE_OF_HIDDEN = re.compile(r"""\\[^"'\\/nt]""")
+
+
+def may_hide(source: str) -> bool:
+    """Whether a string parsed from the JavaScript or JSON text ``source`` may hold a character
+    :func:`visible` escapes: one in the text itself, or an escape that could write one. When
+    not, no string made of its strings and plain text holds one (a module's commands)."""
+    return _HIDDEN.search(source) is not None or _ESCAPE_OF_HIDDEN.search(source) is not None
+
+
 def json_escaped(text: str) -> str:
     """JSON text with the characters :func:`visible` escapes and ``json.dumps`` leaves raw (C1
     controls such as the 8-bit CSI, DEL, line separators, bidi marks, zero-width characters)

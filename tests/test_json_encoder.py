@@ -137,6 +137,7 @@ def test_decode_writes_the_same_bytes_with_and_without_orjson(index: int) -> Non
 FOREIGN = {
     # what the escapes and the warning are for, a lone surrogate, numbers json writes alone
     "hidden": json.dumps(["--reasoning-parser", "au\u200bto\x1b[31mred\u202eb\u2028c\x85"]),
+    "hidden-raw": json.dumps(["--reasoning-parser", "a\u200bb\x1bc\u202e"], ensure_ascii=False),
     "surrogate": '["--reasoning-parser", "au\\ud800to"]',
     "small-float": '["--reasoning-parser", 0.00001]',
     "big-int": '["--reasoning-parser", 123456789012345678901234567890]',
@@ -156,5 +157,25 @@ def test_decode_of_a_foreign_module_writes_the_same_bytes_both_ways(
     shown = [arg for case in doc["cases"] for b in case["blocks"] for arg in b.get("args", [])]
     if kind != "big-int":  # read as the page's double: 123456789012345680000000000000
         assert json.loads("[" + FOREIGN[kind].split(",", 1)[1]) in [a[1:] for a in shown]
-    if kind in ("hidden", "surrogate"):
+    if kind in ("hidden", "hidden-raw", "surrogate"):
         assert b"holds control or invisible characters" in err
+
+
+@pytest.mark.parametrize(
+    ("source", "hides"),
+    [
+        ('{"a": "plain \\"quoted\\" \\n\\t \\/ \\\' — ×"}', False),
+        ('{"a": "\u200b"}', True),  # the character itself
+        ('{"a": "\x1b[31m"}', True),
+        ('{"a": "\\u200b"}', True),  # an escape that writes one
+        ('{"a": "\\x1b"}', True),
+        ('{"a": "\\r"}', True),
+        ('{"a": "\\0"}', True),
+        ('{"a": "line \\\ncontinued"}', True),
+        ('{"a": "\\u{202e}"}', True),
+    ],
+)
+def test_a_source_may_hide_what_its_strings_can_hold(source: str, hides: bool) -> None:
+    from syncer.untrusted import may_hide
+
+    assert may_hide(source) is hides

@@ -40,6 +40,7 @@ from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
 from syncer.model import Block, PointStatus, Selection, block_data
+from syncer.untrusted import may_hide
 from syncer.wording import closest, js
 
 if TYPE_CHECKING:  # annotations only: the TypedDicts cost a millisecond to create
@@ -75,7 +76,9 @@ def load_decoder(path: str | Path) -> Decoder:
 def decoder_for_text(text: str, path: str) -> Decoder:
     """The decoder of module source ``text``; its errors name ``path`` and the entry's line."""
     module = parse_module(text, path)
-    return Decoder(module.value, path, locate=lambda keys: locate(text, keys))
+    decoder = Decoder(module.value, path, locate=lambda keys: locate(text, keys))
+    decoder.may_hide = may_hide(text)
+    return decoder
 
 
 def provenance_urls(repo: str, info: dict[str, object]) -> dict[str, str]:
@@ -105,6 +108,9 @@ class Decoder:
         locate: Locate | None = None,
     ) -> None:
         self.path = path
+        # Whether a string the module shows may hold a control or invisible character
+        # (untrusted.may_hide of its text; a decoder of data alone cannot tell).
+        self.may_hide = True
         self.check = ModuleValidator(path, locate)
         # Read as the page's objects hold the module (key order, doubles), the caller's data
         # left as it was parsed (re-encoding writes it back in its own order).
