@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from types import ModuleType
 
 ORJSON: ModuleType | None
@@ -52,7 +52,8 @@ def _compiled(value: object, option: int) -> bytes | None:
 
 def _maybe_small_float(data: bytes) -> bool:
     """Whether orjson's ``data`` may hold a float below 1e-4, which json writes otherwise (or
-    a string holding such text: then written by json, the same text)."""
+    a string holding such text: then written by json, the same text). Asked of each text
+    as it is made: one check of many texts joined touched as much new memory again."""
     return b".0000" in data or _SMALL_FLOAT.search(data) is not None
 
 
@@ -61,20 +62,6 @@ def compact(value: object) -> str:
     piece by piece: the text of a list is ``[`` + its items' texts joined by ``,`` + ``]``."""
     data = _compiled(value, 0)
     return _COMPACT(value) if data is None else data.decode("utf-8")
-
-
-def compact_each(values: Sequence[object]) -> list[str]:
-    """``[compact(value) for value in values]``, orjson's texts checked for small floats
-    all at once (the check was half of encoding a module's cases one by one)."""
-    if ORJSON is None:
-        return [_COMPACT(value) for value in values]
-    try:
-        datas = [ORJSON.dumps(value, option=_PASSTHROUGH) for value in values]
-    except TypeError:
-        return [compact(value) for value in values]
-    if _maybe_small_float(b"".join(datas)):
-        return [compact(value) for value in values]
-    return [data.decode("utf-8") for data in datas]
 
 
 def indented(value: object, indent: int | None) -> str:

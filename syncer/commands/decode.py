@@ -361,12 +361,16 @@ def _print_all(
     hidden: dict[str, list[str]] = {}  # cell id -> the characters its cases hold
     if fmt == "json":
         if jsonenc.ORJSON is not None:  # compiled: a case is one call, no pieces needed
-            lines = jsonenc.compact_each([c.as_json() for c in cases])
             # Scanning the 4.9 MB of the largest module's cases took a twentieth of the
             # decode; the 312 KB of its text tell the same when it holds no such character.
-            for i, (line, c) in enumerate(zip(lines, cases, strict=True)):
-                if decoder.may_hide and _maybe_hidden(line):
-                    lines[i] = _escaped(line, c.as_json(), hidden.setdefault(c.cell_id, []))
+            scan = decoder.may_hide
+            lines = []
+            for c in cases:
+                value = c.as_json()
+                line = jsonenc.compact(value)
+                if scan and _maybe_hidden(line):
+                    line = _escaped(line, value, hidden.setdefault(c.cell_id, []))
+                lines.append(line)
         else:
             pieces = _Pieces()
             lines = [pieces.case(c, hidden.setdefault(c.cell_id, [])) for c in cases]
