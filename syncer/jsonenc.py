@@ -4,10 +4,12 @@ encoder, about a sixth of the CPU of ``json``'s C encoder on the cases of a modu
 of ``sync decode --all --format json`` was encoding) when it is installed, else by ``json``.
 
 The two agree byte for byte on JSON's own values (dict with string keys, list, tuple, str,
-int, float, bool, None) but for three things, each sent to ``json``: a lone surrogate in a
-string and an int beyond 64 bits (orjson refuses both), and a float below 1e-4 (``json``
-writes ``1e-05``, orjson ``0.00001`` or ``1e-7``: orjson's text of such a float always holds
-``e-`` before a digit or ``.0000``, so a text holding neither wrote none). Any other value
+int, float, bool, None) but for four things, each sent to ``json``: a lone surrogate in a
+string and an int beyond 64 bits (orjson refuses both), a float below 1e-4 (``json`` writes
+``1e-05``, orjson ``0.00001`` or ``1e-7``: orjson's text of such a float always holds ``e-``
+before a digit or ``.0000``, so a text holding neither wrote none), and NaN or an infinity
+(``json`` writes ``NaN``, orjson ``null``: a text with a ``null`` is written by ``json``; a
+module's cases hold none, many reports do). Any other value
 orjson refuses goes to ``json`` too, which then raises what it raises. (orjson also writes an
 ``Enum``, a UUID or a numpy array, which ``json`` refuses: no report holds one.)
 """
@@ -46,6 +48,8 @@ def _compiled(value: object, option: int) -> bytes | None:
         # orjson writes dataclasses and datetimes, which json refuses: refused here too.
         data: bytes = ORJSON.dumps(value, option=option | _PASSTHROUGH)
     except TypeError:  # orjson.JSONEncodeError is one
+        return None
+    if b"null" in data:  # maybe NaN or an infinity, which orjson writes as null, json as NaN
         return None
     return None if _maybe_small_float(data) else data
 

@@ -69,6 +69,7 @@ VALUES: list[object] = [
     [2**63 - 1, -(2**63), 2**64 - 1, 2**64, -(2**63) - 1, 10**30],
     _doubles(),
     [1e-05, 1.5e-07, -9.456011395225814e-07, 0.0001, 0.00012],
+    [float("nan"), float("inf"), -float("inf"), None, 1.5],  # orjson: null for the first three
     ["1e-5 as text", "0.00001", "--enable-hierarchical-cache"],
     (1, "tuple"),
     {1: "an int key", None: "null key"},
