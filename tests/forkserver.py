@@ -266,6 +266,16 @@ class _Servers:
             time.sleep(0.005)
         return proc, path, stop_w
 
+    def stop(self) -> None:
+        """Each server ended (its pipe closed) and waited for, with the commands it forked,
+        so that the test run's own time counts theirs; then this one ends."""
+        for proc, _path, pipe in self.started.values():
+            if pipe >= 0:
+                os.close(pipe)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(proc.pid, 0)
+        os._exit(0)
+
     def pipes(self) -> list[int]:
         return [pipe for _proc, _path, pipe in self.started.values() if pipe >= 0]
 
@@ -302,6 +312,8 @@ def _serve(path: str, parent: int | None = None) -> None:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    if servers is not None:  # ended by the test process: the servers it started end with it
+        signal.signal(signal.SIGTERM, lambda *_: servers.stop())
     running: dict[int, socket.socket] = {}  # forked process -> its client
     while True:
         ready, _, _ = select.select([listener, wake_r, *watched, *running.values()], [], [])
@@ -432,6 +444,7 @@ def _become_command(request: dict, fds: list[int], base_path: list[str]) -> None
     os.setpgid(0, 0)  # so that a timeout's kill reaches what it started too
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as the server was started
     streams = {0: sys.stdin, 1: sys.stdout, 2: sys.stderr}
     received = dict(zip(request["fds"], fds, strict=True))
     for target in (0, 1, 2):
@@ -649,8 +662,12 @@ def _stop(proc: object, path: str) -> None:
     import subprocess
 
     assert isinstance(proc, subprocess.Popen)
-    proc.kill()
-    proc.wait()
+    proc.terminate()  # it ends the servers it started, and waits for them
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
     with contextlib.suppress(OSError):
         os.unlink(path)
 
