@@ -293,8 +293,12 @@ def _serve(path: str, parent: int | None = None) -> None:
     import select
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    # Named at ``path`` only once it listens: whoever waits for the name to appear (the test
+    # process, a server that started this one) sends a client that would otherwise find it
+    # bound but refusing, and run the real command.
+    listener.bind(path + ".new")
     listener.listen(64)  # a client that comes while the imports below run waits in the queue
+    os.rename(path + ".new", path)
     if parent is None:
         _preload()
     # else only what the warm-up imports: a server for another start-up serves a few tests'
