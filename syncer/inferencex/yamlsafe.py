@@ -285,13 +285,15 @@ def _loader_for(path: str, duplicates: list[str] | None = None) -> type:
     return type("_PathLoader", (_StrictLoader,), {"source_path": path, "duplicates": duplicates})
 
 
-# Documents parsed in this process, by what decides the result (path, text, whether duplicates
-# are warned of) -> the value's marshal bytes and the warnings it gave, newest last: one command
-# or bot event renders the same recipes and shared blocks again and again, and unmarshalling is
-# several times cheaper than building the value again. Marshal (version 3 and later) keeps the
-# objects aliases share shared, and every hit builds fresh objects a caller may mutate. A value
-# marshal cannot hold (a date) is parsed each time; a refusal is never kept.
-_PARSED: OrderedDict[tuple[str, str, bool], tuple[bytes, tuple[str, ...]]] = OrderedDict()
+# Documents parsed in this process, by what decides the value (the text, and whether duplicates
+# are warned of) -> the value's marshal bytes, and the warnings it gave with the path they name,
+# newest last: one command or bot event renders the same recipes and shared blocks again and
+# again (often from copies of a tree at other paths), and unmarshalling is several times cheaper
+# than building the value again. Marshal (version 3 and later) keeps the objects aliases share
+# shared, and every hit builds fresh objects a caller may mutate. A value marshal cannot hold (a
+# date) is parsed each time; a refusal is never kept; warnings naming another path are not
+# reused.
+_PARSED: OrderedDict[tuple[str, bool], tuple[bytes, str, tuple[str, ...]]] = OrderedDict()
 _PARSED_MAX = 128
 _PARSED_MAX_CHARS = 1024 * 1024  # larger texts are few (master configs, kept by master.py)
 
@@ -300,12 +302,12 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
     """Parse YAML text strictly; errors name ``path`` and the line. With ``duplicates`` (a
     list), a duplicate key keeps its last value and a warning is appended instead. Each call
     returns values of its own (the same text is parsed once per process)."""
-    key = (path, text, duplicates is not None)
+    key = (text, duplicates is not None)
     kept = _PARSED.get(key)
-    if kept is not None:
+    if kept is not None and (not kept[2] or kept[1] == path):
         _PARSED.move_to_end(key)
         if duplicates is not None:
-            duplicates.extend(kept[1])
+            duplicates.extend(kept[2])
         return marshal.loads(kept[0])
     warned: list[str] | None = [] if duplicates is not None else None
     try:
@@ -315,9 +317,10 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
             duplicates.extend(warned)
     if len(text) <= _PARSED_MAX_CHARS:
         try:
-            _PARSED[key] = (marshal.dumps(cast(Any, data), 4), tuple(warned or ()))
+            _PARSED[key] = (marshal.dumps(cast(Any, data), 4), path, tuple(warned or ()))
         except ValueError:  # a type marshal does not write (datetime)
             return data
+        _PARSED.move_to_end(key)
         if len(_PARSED) > _PARSED_MAX:
             _PARSED.popitem(last=False)
     return data

@@ -80,3 +80,20 @@ def test_dates_are_built_each_time() -> None:
     first = yamlsafe.loads(text, "d.yaml")
     assert first == {"day": datetime.date(2026, 1, 2)}
     assert yamlsafe.loads(text, "d.yaml") == first
+
+
+def test_a_copy_at_another_path_is_not_parsed_again_unless_it_warns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a.yaml").write_text(ALIASED)
+    (tmp_path / "b.yaml").write_text(ALIASED)
+    expected = yamlsafe.load(tmp_path / "a.yaml")
+    with monkeypatch.context() as patched:
+        patched.setattr(yaml, "load", _no_parse)
+        assert yamlsafe.load(tmp_path / "b.yaml") == expected
+    # a warning names the file it is about: a copy elsewhere is read for its own
+    text = "a: 1\na: 2\n"
+    for name in ("a.yaml", "b.yaml"):
+        warned: list[str] = []
+        yamlsafe.loads(text, name, duplicates=warned)
+        assert len(warned) == 1 and warned[0].startswith(f"{name}:2: ")
