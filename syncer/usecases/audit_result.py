@@ -195,6 +195,10 @@ class AuditResult:
         }
 
     def json(self) -> dict[str, Any]:
+        return {**self.json_head(), "cells": [c.as_json() for c in self.cells]}
+
+    def json_head(self) -> dict[str, Any]:
+        """The JSON document up to its cells, which come last."""
         return {
             "schema": SCHEMA,
             "cookbook": self.cookbook,
@@ -204,7 +208,6 @@ class AuditResult:
             "notChecked": [n.as_json() for n in self.not_checked],
             "notes": self.notes,
             "modules": [m.as_json() for m in self.modules],
-            "cells": [c.as_json() for c in self.cells],
         }
 
     def by_model(self) -> list[tuple[ModuleRow, list[CellRow]]]:
