@@ -275,7 +275,7 @@ def load_master(inferencex_dir: Path | str) -> Master:
     if key not in _LOADED:
         if len(_LOADED) >= _LOADED_MAX:
             del _LOADED[next(iter(_LOADED))]
-        _LOADED[key] = read_master(root, layout, files)
+        _LOADED[key] = read_master(root, layout, files, [d for _, d in digests])
     if settled is not None:
         if len(_BY_STAT) >= _LOADED_MAX:
             del _BY_STAT[next(iter(_BY_STAT))]
@@ -299,15 +299,18 @@ def _settled_signature(root: Path, files: list[Path]) -> tuple[object, ...] | No
     return tuple(out)
 
 
-def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
-    """Parse the master ``files`` (no cache: :func:`load_master` is the entry point)."""
+def read_master(
+    root: Path, layout: Path, files: list[Path], digests: list[bytes] | None = None
+) -> Master:
+    """Parse the master ``files`` (:func:`load_master` is the entry point, which caches the
+    result); with ``digests`` (each file's SHA-256), a file parsed before is not parsed again."""
     data: dict[str, tuple[dict[str, object], str]] = {}
     # A key written twice in one file: the last wins, as InferenceX reads its master configs
     # (yaml.safe_load, utils/matrix_logic/validation.py line 991 @843c6254); twice across
     # files is refused below, as InferenceX refuses it (lines 1002-1008).
     duplicates: list[str] = []
-    for f in files:
-        doc = yamlsafe.load(f, duplicates=duplicates)
+    for n, f in enumerate(files):
+        doc = _parsed(f, digests[n] if digests is not None else None, duplicates)
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -328,6 +331,24 @@ def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
         for warning in duplicates:
             logging.getLogger("syncer").warning("warning: %s", warning)
     return Master(root=root, layout_root=layout, files=files, data=data, warnings=duplicates)
+
+
+# Parsed master files by content: the trees of several commits (the pins `sync audit` reads)
+# often hold the same master file, and parsing it is most of reading a tree's masters. Only a
+# file read without a duplicate-key warning is kept (the warning names the file it was in).
+_DOCS: dict[bytes, object] = {}
+
+
+def _parsed(f: Path, digest: bytes | None, duplicates: list[str]) -> object:
+    if digest is not None and digest in _DOCS:
+        return _DOCS[digest]
+    warned = len(duplicates)
+    doc = yamlsafe.load(f, duplicates=duplicates)
+    if digest is not None and len(duplicates) == warned:
+        if len(_DOCS) >= _LOADED_MAX:
+            del _DOCS[next(iter(_DOCS))]
+        _DOCS[digest] = doc
+    return doc
 
 
 # The labels of an entry that reports, comments and commit messages name beside its key.

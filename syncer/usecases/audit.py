@@ -2,7 +2,7 @@
 
 For every data module of a cookbook checkout (every model, not only those of ``sync.yaml``)
 and every cell of it: its status and provenance; whether the recipe at the cell's own pinned
-commit renders exactly the published commands (``compare.verify.compare_published``, the
+commit renders exactly the published commands (``compare.published.compare_published``, the
 comparison ``sync verify`` makes, shown as the reviewer diff of ``compare.review``); whether
 the module is what the generator writes for its cells (``cells_from_module`` and
 ``encode_module``, the round trip of ``sync reencode``); whether a merged config left the
@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer import checkout, links, progress
+from syncer import checkout, gcpause, links, progress
+from syncer.compare.published import compare_published
 from syncer.compare.verdicts import RecipeVerdict, Verdict
-from syncer.compare.verify import compare_published
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.encoder.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
@@ -191,7 +191,11 @@ def audit(
     renders, masters = Renders(srt_repo=srt_repo), _Masters()
     for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
         shown = checkout.relative(path, snippets_root(root) if cookbook.is_dir() else root)
-        module_row, rows = _audit_module(path, shown, trees, renders, masters, lint, reviews)
+        # Paused per module: what a module's audit builds (its decoder, spec, renderings) is
+        # alive until it returns, so a collection meanwhile frees nothing; the next one, in
+        # the next module, collects whatever it left.
+        with gcpause.paused():
+            module_row, rows = _audit_module(path, shown, trees, renders, masters, lint, reviews)
         if api is not None:
             for row in rows:
                 api_checks(row, api, day)
