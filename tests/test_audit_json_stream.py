@@ -114,3 +114,27 @@ def test_the_audits_json_is_the_whole_documents_text(
     labels = [c["label"] for c in json.loads(out)["cells"]]
     assert "Agg TP4 \u202e\x1b[31m\u200b ***" in labels
     assert TOKEN not in out and "\\u202e\\u001b[31m\\u200b" in out
+
+
+def test_spooled_cells_are_written_as_the_held_ones(tmp_path: Path) -> None:
+    """`--format json` spools each module's cells when its audit ends (nothing of a cell is
+    held to the end): the counts, exit code and every cell's entry are those of the cells
+    held, byte for byte, a token in a cell's label masked and hidden characters escaped."""
+    folder = tmp_path / "agentx"
+    shutil.copytree(MODULE.parent.parent, folder)
+    module = folder / MODULE.relative_to(MODULE.parent.parent)
+    text = module.read_text(encoding="utf-8")
+    edited = text.replace('"label": "Agg TP4"', f'"label": "Agg TP4 {HIDDEN} {TOKEN}"', 1)
+    flag = '"--max-running-requests": ["8"]'  # a hand edit of a published flag: a finding
+    assert flag in edited
+    module.write_text(edited.replace(flag, flag.replace("8", "9"), 1), encoding="utf-8")
+    held = audit(folder, FolderTree(INFX), reviews=False)
+    assert held.counts()["cellsWithFindings"] > 0
+    spooled = audit(folder, FolderTree(INFX), reviews=False, spool=True)
+    assert spooled.cells == [] and spooled.spooled is not None
+    assert held.cells and held.exit_code == spooled.exit_code == 1
+    assert spooled.counts() == held.counts()
+    texts = ["".join(json_pieces(audit_report(r).document(), 2)) for r in (held, spooled)]
+    assert texts[0] == texts[1]
+    assert TOKEN not in texts[1] and "\\u202e\\u001b[31m\\u200b ***" in texts[1]
+    assert audit_report(spooled).json() == audit_report(held).json()

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import marshal
+import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from syncer import checkout, identifiers
 from syncer.errors import SyncError
@@ -28,6 +33,7 @@ from syncer.inferencex.rows import (
     parse_row,
     refuse_unknown_keys,
 )
+from syncer.locations import user_cache_dir
 from syncer.wording import PATH_CHARS, closest, js
 
 ENTRY_KEYS = {
@@ -340,15 +346,66 @@ _DOCS: dict[bytes, object] = {}
 
 
 def _parsed(f: Path, digest: bytes | None, duplicates: list[str]) -> object:
-    if digest is not None and digest in _DOCS:
-        return _DOCS[digest]
-    warned = len(duplicates)
-    doc = yamlsafe.load(f, duplicates=duplicates)
-    if digest is not None and len(duplicates) == warned:
+    if digest is None:
+        return yamlsafe.load(f, duplicates=duplicates)
+    if digest not in _DOCS:
+        kept = _kept_file(digest)
+        doc = _read_kept(kept) if kept is not None else None
+        if doc is None:
+            warned = len(duplicates)
+            doc = yamlsafe.load(f, duplicates=duplicates)
+            if len(duplicates) > warned:
+                return doc
+            if kept is not None:
+                _keep(kept, doc)
         if len(_DOCS) >= _LOADED_MAX:
             del _DOCS[next(iter(_DOCS))]
         _DOCS[digest] = doc
-    return doc
+    return _DOCS[digest]
+
+
+# The same kept on disk, as Python keeps .pyc files and `templating` its compiled templates:
+# a process reading a checkout read before loads each master in a tenth of its parse. An
+# entry names the file's content and the loader that parsed it (its source, PyYAML's and
+# Python's versions); one that cannot be read is parsed again; none is written under
+# PYTHONDONTWRITEBYTECODE or where the disk refuses it.
+
+
+@functools.cache
+def _loader_version() -> str:
+    made_by = Path(yamlsafe.__file__).read_bytes() + f"|{yaml.__version__}|{sys.version}".encode()
+    return hashlib.sha256(made_by).hexdigest()[:16]
+
+
+def _kept_file(digest: bytes) -> Path | None:
+    try:
+        return user_cache_dir() / "masters" / f"{digest.hex()}-{_loader_version()}.marshal"
+    except RuntimeError:  # no home directory
+        return None
+
+
+def _read_kept(path: Path) -> dict[object, object] | None:
+    try:
+        doc = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _keep(path: Path, doc: object) -> None:
+    if sys.dont_write_bytecode or not isinstance(doc, dict):
+        return
+    try:
+        data = marshal.dumps(doc)
+    except ValueError:  # a value marshal does not write (a YAML timestamp): parsed each time
+        return
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        partial.write_bytes(data)
+        os.replace(partial, path)  # a reader sees the whole entry or none
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 # The labels of an entry that reports, comments and commit messages name beside its key.

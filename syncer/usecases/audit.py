@@ -54,6 +54,7 @@ from syncer.usecases.audit_result import (
     ModuleRow,
     NotChecked,
     PointRow,
+    SpooledCells,
 )
 from syncer.usecases.audit_trees import TreeSource
 
@@ -170,6 +171,7 @@ def audit(
     today: _dt.date | None = None,
     srt_repo: Path | None = None,
     reviews: bool = True,
+    spool: bool = False,
 ) -> AuditResult:
     """Audit every module under ``cookbook`` against the InferenceX ``trees``.
 
@@ -177,11 +179,19 @@ def audit(
     is given; ``api``: the GitHub questions, when there is a token; ``srt_repo``: a clone of
     srt-slurm, where a branch a runner cloned is read as it was at the run; ``reviews``: keep
     what each drifted module's reviewer diff is made from (``ModuleRow.review``), for a
-    report that shows it (markdown); without, nothing of a module outlives its audit."""
+    report that shows it (markdown); without, nothing of a module outlives its audit.
+    ``spool``: each module's cells are written away when its audit ends
+    (``AuditResult.spooled``), for a report that lists them only as JSON."""
     day = today or _dt.datetime.now(_dt.UTC).date()
     root = cookbook if cookbook.is_dir() else cookbook.parent
     paths = module_paths(cookbook)
-    result = AuditResult(cookbook=str(cookbook), inferencex=trees.label, modules=[], cells=[])
+    result = AuditResult(
+        cookbook=str(cookbook),
+        inferencex=trees.label,
+        modules=[],
+        cells=[],
+        spooled=SpooledCells() if spool else None,
+    )
     if trees.note:
         result.notes.append(trees.note)
     if api is None:
@@ -200,7 +210,7 @@ def audit(
             for row in rows:
                 api_checks(row, api, day)
         result.modules.append(module_row)
-        result.cells.extend(rows)
+        result.add_cells(rows)
     return result
 
 

@@ -33,7 +33,7 @@ def audit_report(result: AuditResult, read: Sequence[Read] = ()) -> Report:
         document=lambda: {
             **result.json_head(),
             # each cell's entry written as it is made, not held with the others'
-            "cells": JsonItems(lambda: (c.as_json() for c in result.cells)),
+            "cells": JsonItems(result.cell_entries),
             "read": [r.as_json() for r in read],
         },
         renderings=lambda budget: _renderings(result, read, budget or fitting.GITHUB_TEXT_LIMIT),

@@ -1,18 +1,20 @@
 """Trees of several commits holding the same master file (the pins `sync audit` reads) parse it
 once (issue 39: parsing the master was the largest part of an audit's rendering); each tree's
 master still names its own files, and a file read with a duplicate-key warning, which names
-the file, is parsed for each tree."""
+the file, is parsed for each tree. A master parsed by an earlier process is read back from the
+user's cache (as compiled templates are), never for another content."""
 
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import ROOT
 
-from syncer.inferencex import yamlsafe
+from syncer.inferencex import master, yamlsafe
 from syncer.inferencex.master import load_master
 
 MASTER = "inferencex-e2e/configs/nvidia-master.yaml"
@@ -73,3 +75,41 @@ def test_a_file_read_with_a_warning_is_parsed_for_each_tree(
     assert loaded == [str(one / MASTER), str(two / MASTER)]
     assert [len(w) for w in warnings] == [1, 1]
     assert str(one / MASTER) in warnings[0][0] and str(two / MASTER) in warnings[1][0]
+
+
+def _fresh_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a new process starts with: no master parsed in memory."""
+    for cache in ("_LOADED", "_BY_STAT", "_DOCS"):
+        monkeypatch.setattr(master, cache, {})
+
+
+def test_a_master_parsed_before_is_read_back_from_the_users_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    loaded = _counting_loads(monkeypatch)
+    (tree,) = _trees(tmp_path, 1)
+    _fresh_process(monkeypatch)
+    parsed = load_master(tree).data
+    (kept,) = (tmp_path / "cache" / "infx-cookbook-sync" / "masters").iterdir()
+    _fresh_process(monkeypatch)
+    assert load_master(tree).data == parsed and loaded == [str(tree / MASTER)]
+    kept.write_bytes(kept.read_bytes()[:100])  # a truncated entry: parsed again
+    _fresh_process(monkeypatch)
+    assert load_master(tree).data == parsed and len(loaded) == 2
+    with (tree / MASTER).open("a") as f:
+        f.write("# changed\n")  # another content: parsed, never the kept entry
+    _fresh_process(monkeypatch)
+    assert load_master(tree).data == parsed and len(loaded) == 3
+
+
+def test_nothing_is_kept_under_pythondontwritebytecode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    (tree,) = _trees(tmp_path, 1)
+    _fresh_process(monkeypatch)
+    assert AGENTX in load_master(tree).data
+    assert not (tmp_path / "cache").exists()
