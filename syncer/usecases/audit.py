@@ -119,29 +119,39 @@ def _provenance(decoder: Decoder, ci: int, pi: int) -> tuple[dict[str, str], dic
     return {k: ids[k] for k in PROV_KEYS if k in ids}, urls
 
 
-def _cell_row(decoder: Decoder, ci: int, module: str, model: str) -> CellRow:
+def _cell_row(decoder: Decoder, ci: int, module: str, model: str, same: dict[str, str]) -> CellRow:
+    """The row of cell ``ci``; its texts taken from ``same`` (the module's texts seen so far)
+    where an earlier row holds an equal one: a module's points repeat their status, commit
+    and links, and the rows are held to the end of the audit."""
+
+    def one(text: str) -> str:
+        return same.setdefault(text, text)
+
     cell = decoder.cells[ci]
     points = []
     statuses: list[str] = []
     for pi, point in enumerate(cell["points"]):
         ids, _ = _provenance(decoder, ci, pi)
-        status = ids.get("status", "")
+        status = one(ids.get("status", ""))
         if status not in statuses:
             statuses.append(status)
-        points.append(PointRow(pi, list(point.get("concs") or []), status, ids.get("sha")))
+        sha = ids.get("sha")
+        points.append(
+            PointRow(pi, list(point.get("concs") or []), status, one(sha) if sha else sha)
+        )
     ids, urls = _provenance(decoder, ci, 0)
     return CellRow(
         module=module,
         model=model,
         index=ci,
         id=str(cell.get("id")),
-        config_key=str(cell.get("configKey")),
-        hw=str(cell.get("hw")),
-        label=str(cell.get("label", "")),
-        image=str(cell.get("image", "")),
-        status=", ".join(statuses),
-        provenance=ids,
-        links=urls,
+        config_key=one(str(cell.get("configKey"))),
+        hw=one(str(cell.get("hw"))),
+        label=one(str(cell.get("label", ""))),
+        image=one(str(cell.get("image", ""))),
+        status=one(", ".join(statuses)),
+        provenance={k: one(v) for k, v in ids.items()},
+        links={k: one(v) for k, v in urls.items()},
         points=points,
     )
 
@@ -233,7 +243,8 @@ def _audit_module(
         return row, []
     model = str(decoder.data.get("model", ""))
     row = ModuleRow(shown, model, cells=len(decoder.cells))
-    cells = [_cell_row(decoder, ci, shown, model) for ci in range(len(decoder.cells))]
+    same: dict[str, str] = {}
+    cells = [_cell_row(decoder, ci, shown, model, same) for ci in range(len(decoder.cells))]
     spec = _roundtrip(module, decoder, text, row)
     drifted: dict[tuple[int, int], RenderedPoint] = {}
     for key, sha, members in _groups(cells):

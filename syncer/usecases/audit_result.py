@@ -19,6 +19,8 @@ from syncer.compare.verdicts import RECIPE_WORST_FIRST, RecipeVerdict
 
 SCHEMA = 1
 
+# (The rows of every cell are held to the end of a markdown or text report: slots.)
+
 
 class Check(StrEnum):
     """What a finding (or a check not made) is about; JSON and the templates spell these."""
@@ -36,7 +38,7 @@ class Check(StrEnum):
     LINT = "lint"  # flags the cell's SGLang version does not declare
 
 
-@dataclass
+@dataclass(slots=True)
 class AuditFinding:
     check: Check
     message: str
@@ -54,7 +56,7 @@ class AuditFinding:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class NotChecked:
     check: Check
     reason: str
@@ -63,7 +65,7 @@ class NotChecked:
         return {"check": self.check, "reason": self.reason}
 
 
-@dataclass
+@dataclass(slots=True)
 class PointRow:
     index: int
     concs: list[int]
@@ -81,7 +83,7 @@ class PointRow:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class CellRow:
     module: str
     model: str
