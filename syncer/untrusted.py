@@ -9,12 +9,11 @@ know) or ``term_text`` (terminal output). Templates get them as the ``code``, ``
 
 from __future__ import annotations
 
-import json
 import re
 import string
 from urllib.parse import unquote, urlsplit
 
-from syncer import links
+from syncer import jsonenc, links
 from syncer.secrets import mask
 
 MAX_VALUE_CHARS = 300
@@ -54,6 +53,19 @@ def hidden_characters(text: str) -> list[str]:
     """The control and invisible characters in ``text``, each once, as the escapes
     :func:`visible` writes for them (``\\x1b``, ``\\u200b``), in code-point order."""
     return [_escape_char(char) for char in sorted(set(_HIDDEN.findall(text)))]
+
+
+# A backslash escape in a JavaScript or JSON text that writes no character :data:`_HIDDEN`
+# holds: a quote, a backslash, a slash, a line feed, a tab. Any other (``\u200b``, ``\x1b``,
+# ``\r``, ``\0``, a line continuation) may.
+_ESCAPE_OF_HIDDEN = re.compile(r"""\\[^"'\\/nt]""")
+
+
+def may_hide(source: str) -> bool:
+    """Whether a string parsed from the JavaScript or JSON text ``source`` may hold a character
+    :func:`visible` escapes: one in the text itself, or an escape that could write one. When
+    not, no string made of its strings and plain text holds one (a module's commands)."""
+    return _HIDDEN.search(source) is not None or _ESCAPE_OF_HIDDEN.search(source) is not None
 
 
 def json_escaped(text: str) -> str:
@@ -243,4 +255,4 @@ def json_text(value: object, *, indent: int | None = None) -> str:
     """``value`` as JSON for a terminal or a file: UTF-8 kept readable, the characters a
     terminal acts on or hides written as ``\\u`` escapes (:func:`json_escaped`), tokens
     masked."""
-    return mask(json_escaped(json.dumps(value, indent=indent, ensure_ascii=False)))
+    return mask(json_escaped(jsonenc.indented(value, indent)))

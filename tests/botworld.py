@@ -305,6 +305,10 @@ def sync_bot(
         **forkserver.machine_env(),  # the machine's, not the bot's: as CI would have it
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(world.tmp),
+        # The run's user cache (conftest), as a runner's ~/.cache outlives its jobs: the
+        # templates compiled there once per run, not again by each command (a tenth of a
+        # command's CPU under PYTHONDONTWRITEBYTECODE); the bot's own clones go to --cache-dir.
+        **{k: os.environ[k] for k in ("XDG_CACHE_HOME",) if k in os.environ},
         "TMPDIR": str(world.tmp / "tmp"),  # its own: what the bot leaves there is seen
         "GITHUB_EVENT_NAME": event,
         "SYNC_INFX_LOGIN": INFX_BOT,

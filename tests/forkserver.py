@@ -11,11 +11,14 @@ working directory, umask, time zone and import path of the request, ``__main__``
 ``sys.argv`` as ``-m`` sets them; then it runs the package's ``__main__`` and exits through the
 interpreter's own shutdown (exit code, flushes, ``atexit``).
 
-Resource limits lower than the server's are the fork's own to set, and it sets them. What the
-server cannot make equal it does not attempt: when the request's user, groups, a resource
-limit above the server's, or the environment the interpreter reads at its start-up
-(``PYTHON*`` other than ``PYTHONPATH``, the locale) differ from the server's, or there is no
-server, the client becomes the real thing (``exec python -m syncer ARGS``).
+Resource limits lower than the server's are the fork's own to set, and it sets them. The
+environment the interpreter reads at its start-up (``PYTHON*`` other than ``PYTHONPATH``, the
+locale) a fork cannot make again: a request with another start-up is sent to a server of its
+own, which the server starts with the client's start-up variables as the client was started
+with them (one per start-up, up to eight). What the server cannot make equal it does not
+attempt: when the request's user, groups, a resource limit above the server's or the
+interpreter differ from the server's, or there is no server, the client becomes the real thing
+(``exec python -m syncer ARGS``).
 ``tests/test_forkserver.py`` holds the two to the same output, exit code and side effects.
 
 The client imports only the interpreter's built-in modules (``_signal``, ``_socket``,
@@ -40,6 +43,7 @@ if __name__ != "__main__" or sys.argv[1:2] == ["--serve"]:
     import resource
     import signal
     import socket
+    import subprocess
 
 ENV = "SYNC_TEST_FORKSERVER"  # the server's socket, for the processes a test starts
 HERE = os.path.abspath(__file__)
@@ -66,10 +70,29 @@ def real_command() -> list[str]:
 def interpreter_env() -> dict[str, str]:
     """The variables of this environment that the interpreter reads as it starts (``PYTHON*``
     but ``PYTHONPATH``, which the server applies, and the locale)."""
+    return {k: v for k, v in os.environ.items() if _read_at_start_up(k)}
+
+
+def _read_at_start_up(name: str) -> bool:
+    if name.startswith("PYTHON"):
+        return name != "PYTHONPATH"
+    return name.startswith("LC_") or name == "LANG"
+
+
+def _started_with() -> dict[str, str]:
+    """The start-up variables this process was started with, before the interpreter changed
+    them (a C locale is coerced to C.UTF-8 by setting ``LC_CTYPE``): what a server for this
+    start-up is started with, to start as this process did."""
+    try:
+        with open("/proc/self/environ", "rb") as initial:
+            items = initial.read().split(b"\0")
+    except OSError:
+        return interpreter_env()
+    pairs = (item.partition(b"=") for item in items)
     return {
-        k: v
-        for k, v in os.environ.items()
-        if (k.startswith("PYTHON") and k != "PYTHONPATH") or k.startswith("LC_") or k == "LANG"
+        os.fsdecode(name): os.fsdecode(value)
+        for name, sep, value in pairs
+        if sep and _read_at_start_up(os.fsdecode(name))
     }
 
 
@@ -103,12 +126,16 @@ def _client(argv: list[str]) -> None:
     message = len(payload).to_bytes(8, "big") + payload
     # SCM_RIGHTS carries the descriptors as an array of C ints.
     rights = b"".join(fd.to_bytes(4, sys.byteorder) for fd in fds)
-    sent = conn.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
-    if sent < len(message):  # (sendall of nothing still sends, and the server may be gone)
-        conn.sendall(message[sent:])
-    lines = _lines(conn)
+    lines = _request(conn, message, rights)
     first = next(lines)
-    if first == b"exec\n":
+    if first.startswith(b"server "):  # another start-up: the server started as this one was
+        conn.close()
+        conn = _connect(os.fsdecode(first[7:-1]))
+        if conn is None:
+            _become_real(argv)
+        lines = _request(conn, message, rights)
+        first = next(lines)
+    if first == b"exec\n" or first.startswith(b"server "):
         conn.close()
         _become_real(argv)
     if not first.startswith(b"pid "):
@@ -124,6 +151,13 @@ def _client(argv: list[str]) -> None:
         _signal.signal(-code, _signal.SIG_DFL)
         os.kill(os.getpid(), -code)
     os._exit(code)
+
+
+def _request(conn: _socket.socket, message: bytes, rights: bytes) -> Iterator[bytes]:
+    sent = conn.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
+    if sent < len(message):  # (sendall of nothing still sends, and the server may be gone)
+        conn.sendall(message[sent:])
+    return _lines(conn)
 
 
 def _lines(conn: _socket.socket) -> Iterator[bytes]:
@@ -183,6 +217,7 @@ def _identity() -> dict[str, object]:
         "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), sorted(os.getgroups())],
         "limits": limits,
         "startup": interpreter_env(),
+        "origin": _started_with(),
         "executable": sys.executable,
     }
 
@@ -190,15 +225,88 @@ def _identity() -> dict[str, object]:
 # ---- the server ---------------------------------------------------------------------------
 
 
-def _serve(path: str) -> None:
+_SERVERS = 8  # the most servers for other start-ups one server starts
+
+
+class _Servers:
+    """The servers this one started for other interpreter start-ups (a locale, a ``PYTHON*``
+    variable: what a fork cannot make again), one per start-up, each started as the client's
+    process was and serving its forks. Each holds the read end of a pipe whose write end only
+    this server has, so that it ends when this one does (killed at the end of a test run)."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.started: dict[tuple, tuple[subprocess.Popen, str, int]] = {}  # process, socket, pipe
+
+    def path_for(self, origin: dict[str, str]) -> str | None:
+        key = tuple(sorted(origin.items()))
+        if key not in self.started:
+            if len(self.started) >= _SERVERS:
+                return None
+            self.started[key] = self._start(origin, len(self.started))
+        _proc, path, _pipe = self.started[key]
+        return path if path and os.path.exists(path) else None
+
+    def _start(self, origin: dict[str, str], number: int) -> tuple[subprocess.Popen, str, int]:
+        import time
+
+        path = os.path.join(self.folder, f"forkserver-{number}.sock")
+        env = {k: v for k, v in os.environ.items() if not _read_at_start_up(k)}
+        stop_r, stop_w = os.pipe()
+        proc = subprocess.Popen(
+            [sys.executable, HERE, "--serve", path, str(stop_r)], env={**env, **origin},
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=[stop_r],
+        )  # fmt: skip
+        os.close(stop_r)
+        deadline = time.monotonic() + 10  # it listens first, then imports: a client waits
+        while not os.path.exists(path) and time.monotonic() < deadline:
+            if proc.poll() is not None:
+                break
+            time.sleep(0.005)
+        return proc, path, stop_w
+
+    def stop(self) -> None:
+        """Each server ended (its pipe closed) and waited for, with the commands it forked,
+        so that the test run's own time counts theirs; then this one ends."""
+        for proc, _path, pipe in self.started.values():
+            if pipe >= 0:
+                os.close(pipe)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(proc.pid, 0)
+        os._exit(0)
+
+    def pipes(self) -> list[int]:
+        return [pipe for _proc, _path, pipe in self.started.values() if pipe >= 0]
+
+    def ended(self, pid: int) -> None:
+        for key, (proc, _path, pipe) in list(self.started.items()):
+            if proc.pid == pid and pipe >= 0:
+                proc.returncode = -1  # reaped here, not by Popen
+                os.close(pipe)
+                self.started[key] = (proc, "", -1)  # not started again: its clients run real
+
+
+def _serve(path: str, parent: int | None = None) -> None:
+    """Serve forks of this interpreter at ``path``; ``parent``: the pipe whose end means the
+    server that started this one for its start-up has ended (see :class:`_Servers`)."""
     import select
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    # Named at ``path`` only once it listens: whoever waits for the name to appear (the test
+    # process, a server that started this one) sends a client that would otherwise find it
+    # bound but refusing, and run the real command.
+    listener.bind(path + ".new")
     listener.listen(64)  # a client that comes while the imports below run waits in the queue
-    _preload()
+    os.rename(path + ".new", path)
+    if parent is None:
+        _preload()
+    # else only what the warm-up imports: a server for another start-up serves a few tests'
+    # commands, and a command imports the rest itself, as the real one does
     _warm()
     own = _identity()
+    servers = _Servers(os.path.dirname(path)) if parent is None else None
+    watched = [] if parent is None else [parent]
     base_path = _base_path()
     import gc
 
@@ -208,12 +316,16 @@ def _serve(path: str) -> None:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
+    if servers is not None:  # ended by the test process: the servers it started end with it
+        signal.signal(signal.SIGTERM, lambda *_: servers.stop())
     running: dict[int, socket.socket] = {}  # forked process -> its client
     while True:
-        ready, _, _ = select.select([listener, wake_r, *running.values()], [], [])
+        ready, _, _ = select.select([listener, wake_r, *watched, *running.values()], [], [])
+        if watched and watched[0] in ready:
+            os._exit(0)  # the server that started this one has ended
         if wake_r in ready:
             os.read(wake_r, 512)
-        _reap(running)
+        _reap(running, servers)
         for conn in [c for c in ready if c in running.values()]:
             # its client went away (killed on a timeout): so does the command
             pid = next(p for p, c in running.items() if c is conn)
@@ -222,7 +334,8 @@ def _serve(path: str) -> None:
             conn, _ = listener.accept()
             request, fds = _read_request(conn)
             if request is None or not _can_become(request["identity"], own):
-                _answer(conn, b"exec\n")
+                other = _other_server(request, own, servers)
+                _answer(conn, b"exec\n" if other is None else f"server {other}\n".encode())
                 conn.close()
                 for fd in fds:
                     os.close(fd)
@@ -231,7 +344,7 @@ def _serve(path: str) -> None:
             if pid == 0:
                 for other in [listener, *running.values()]:
                     other.close()
-                for fd in (wake_r, wake_w):
+                for fd in (wake_r, wake_w, *watched, *(servers.pipes() if servers else [])):
                     os.close(fd)
                 conn.close()
                 _lower_limits(request["identity"]["limits"], own["limits"])
@@ -240,6 +353,17 @@ def _serve(path: str) -> None:
                 os.close(fd)
             _answer(conn, f"pid {pid}\n".encode())
             running[pid] = conn
+
+
+def _other_server(request: dict | None, own: dict, servers: _Servers | None) -> str | None:
+    """The socket of the server for the request's interpreter start-up, when that is all that
+    differs from this server's (``None``: the client runs the real command)."""
+    if request is None or servers is None:
+        return None
+    identity = request["identity"]
+    if not _can_become({**identity, "startup": own["startup"], "origin": own["origin"]}, own):
+        return None
+    return servers.path_for(identity["origin"])
 
 
 def _can_become(identity: dict, own: dict) -> bool:
@@ -269,8 +393,8 @@ def _lower_limits(limits: dict, own: dict) -> None:
             resource.setrlimit(getattr(resource, name), (soft, hard))
 
 
-def _reap(running: dict[int, socket.socket]) -> None:
-    while running:
+def _reap(running: dict[int, socket.socket], servers: _Servers | None) -> None:
+    while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
@@ -278,6 +402,8 @@ def _reap(running: dict[int, socket.socket]) -> None:
         if pid == 0:
             return
         conn = running.pop(pid, None)
+        if conn is None and servers is not None:
+            servers.ended(pid)
         if conn is not None:
             _answer(conn, f"exit {os.waitstatus_to_exitcode(status)}\n".encode())
             conn.close()
@@ -322,6 +448,7 @@ def _become_command(request: dict, fds: list[int], base_path: list[str]) -> None
     os.setpgid(0, 0)  # so that a timeout's kill reaches what it started too
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as the server was started
     streams = {0: sys.stdin, 1: sys.stdout, 2: sys.stderr}
     received = dict(zip(request["fds"], fds, strict=True))
     for target in (0, 1, 2):
@@ -441,16 +568,28 @@ def _base_path() -> list[str]:
     return rest
 
 
+# An import statement's line: ``from <module> import`` (absolute), or ``import a.b as c, d``.
+_IMPORT_LINE = (
+    rb"^[ \t]*(?:from[ \t]+(\w[\w.]*)[ \t]+import\b"
+    rb"|import[ \t]+(\w[\w.]*(?:[ \t]+as[ \t]+\w+)?"
+    rb"(?:[ \t]*,[ \t]*\w[\w.]*(?:[ \t]+as[ \t]+\w+)?)*))"
+)
+
+
 def _preload() -> None:
     """The tool's modules, and every module they import anywhere (most import inside the
-    functions that need them, for the start-up of a real process)."""
-    import ast
+    functions that need them, for the start-up of a real process). The imports are found
+    line by line, not by parsing every module (a third of the preload's CPU time, in each
+    test process): a docstring line that reads like an import names at most a module that
+    is not there, skipped as one only some platforms have is."""
     import importlib
+    import re
     from pathlib import Path
 
     import syncer
 
     package = Path(syncer.__file__).parent
+    statement = re.compile(_IMPORT_LINE, re.MULTILINE)
     names: set[str] = set()
     for source in sorted(package.rglob("*.py")):
         module = ".".join(source.relative_to(package.parent).with_suffix("").parts)
@@ -459,11 +598,11 @@ def _preload() -> None:
             continue
         names.add(module)
         # A relative import names one of the tool's modules, all of them imported anyway.
-        for node in ast.walk(ast.parse(source.read_bytes())):
-            if isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-                names.add(node.module)
+        for found in statement.finditer(source.read_bytes()):
+            if found[1]:
+                names.add(found[1].decode())
+            else:
+                names.update(part.split()[0].decode() for part in found[2].split(b","))
     for name in sorted(names - _NOT_PRELOADED):
         with contextlib.suppress(Exception):  # a module only some platforms have
             importlib.import_module(name)
@@ -539,14 +678,18 @@ def _stop(proc: object, path: str) -> None:
     import subprocess
 
     assert isinstance(proc, subprocess.Popen)
-    proc.kill()
-    proc.wait()
+    proc.terminate()  # it ends the servers it started, and waits for them
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
     with contextlib.suppress(OSError):
         os.unlink(path)
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
-        _serve(sys.argv[2])
+        _serve(sys.argv[2], int(sys.argv[3]) if sys.argv[3:] else None)
     else:
         _client(sys.argv[1:])

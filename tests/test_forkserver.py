@@ -4,12 +4,14 @@ tell: the same output, exit code and side effects, for every way a test runs the
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import shlex
 import signal
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -190,10 +192,49 @@ def _alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-def test_a_different_interpreter_start_up_runs_the_real_command() -> None:
-    env = {**os.environ, "PYTHONHASHSEED": "7", "SYNC_TEST_FORKSERVER_SAY": "1"}
-    proc = subprocess.run(
-        [*forkserver.command(), "--help"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert proc.returncode == 0
-    assert proc.stderr == ""  # not forked: executed
+C_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0"}
+
+
+@pytest.mark.parametrize(
+    "startup", [C_LOCALE, {"PYTHONIOENCODING": "ascii"}], ids=["C locale", "ascii"]
+)
+def test_a_different_interpreter_start_up_is_forked_from_a_server_started_so(
+    startup: dict[str, str],
+) -> None:
+    # A fork cannot make another start-up again (the streams' encoding, the arguments read
+    # in the locale's): a server started with the client's start-up variables serves it.
+    # "clé" under the C locale is read as undecodable bytes, named escaped: as the real one.
+    # (The environment is test_stdout_encoding's, whose commands the same server serves.)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "PYTHONIO"))}
+    base.pop("LANG", None)
+    env = {**base, **startup}
+    args = ["render", "clé—inconnue"]
+    forked = run("forked", args, env={**env, "SYNC_TEST_FORKSERVER_SAY": "1"})
+    real = run("real", args, env=env)
+    assert forked.stderr.startswith("forkserver: forked\n")
+    assert outcome(forked)[:2] == outcome(real)[:2]
+    assert forked.stderr.removeprefix("forkserver: forked\n") == real.stderr
+    assert real.returncode == 2
+    if startup is C_LOCALE:
+        assert "cl\\udcc3\\udca9" in real.stderr
+
+
+def test_a_server_for_another_start_up_is_started_as_the_client_was() -> None:
+    # Without any locale the interpreter coerces the C locale to C.UTF-8 (LC_CTYPE set, UTF-8
+    # mode on); a server started with LC_CTYPE=C.UTF-8 would start differently (UTF-8 mode
+    # off). What it is started with is what the client was started with, before coercion.
+    base = {k: v for k, v in os.environ.items() if not forkserver._read_at_start_up(k)}
+    probe = subprocess.run(
+        [sys.executable, "-c", "import forkserver; print(forkserver._identity())"],
+        cwd=Path(forkserver.__file__).parent, env=base, capture_output=True, text=True,
+        check=True,
+    )  # fmt: skip
+    identity = ast.literal_eval(probe.stdout)
+    assert identity["startup"] == {"LC_CTYPE": "C.UTF-8"}
+    assert identity["origin"] == {}
+
+
+def test_a_start_up_and_a_limit_the_fork_cannot_set_runs_the_real_command() -> None:
+    own = forkserver._identity()
+    request = {"identity": {**own, "startup": {"PYTHONHASHSEED": "7"}, "executable": "/x"}}
+    assert forkserver._other_server(request, own, forkserver._Servers("/nonexistent")) is None

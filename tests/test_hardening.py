@@ -328,10 +328,31 @@ def piped_project(pipes: Path) -> Path:
 
 # `true` leaves before reading anything, often before the first write; `head -c1` reads one
 # byte of an output that fits in the pipe's buffer, so every write succeeded before it left;
-# the last one leaves after the command has written everything (two seconds: the ten
-# commands run at once).
-SLOW_READER = "(sleep 2; head -c1)"
+# the last one leaves after the command has written everything (LATE_READER: the ten commands
+# run at once).
+SLOW_READER = "late"
 READERS = ["true", "head -c1", SLOW_READER]
+# Reads one byte once the pipe holds the command's whole output (its size, read to the end,
+# is the argument) or is full (a write end of its own polled: no room), then leaves: the moment
+# the command has written all it can, without guessing how long that takes (it was `sleep 2`
+# for all ten; 30 s at most here, the byte read then whatever the pipe holds).
+LATE_READER = """
+import fcntl, os, select, sys, termios, time
+size, room = int(sys.argv[1]), select.poll()
+room.register(os.open("/proc/self/fd/0", os.O_WRONLY), select.POLLOUT)
+deadline = time.monotonic() + 30
+while time.monotonic() < deadline:
+    held = int.from_bytes(fcntl.ioctl(0, termios.FIONREAD, bytes(4)), sys.byteorder)
+    if held >= size or not room.poll(0):
+        break
+    time.sleep(0.01)
+os.read(0, 1)
+"""
+
+
+def late_reader(size: int) -> str:
+    """The shell words of LATE_READER for an output of ``size`` bytes."""
+    return shlex.join([sys.executable, "-S", "-c", LATE_READER, str(size)])
 
 
 def read_to_the_end(project: Path, name: str) -> dict:
@@ -351,6 +372,7 @@ def read_to_the_end(project: Path, name: str) -> dict:
             outcome = {
                 "returncode": read.returncode,
                 "printed": bool(read.stdout),
+                "size": len(read.stdout),
                 "stderr": read.stderr[-2000:].decode(errors="replace"),
                 "through a pipe": piped(project, args, "cat >/dev/null"),
             }
@@ -359,13 +381,17 @@ def read_to_the_end(project: Path, name: str) -> dict:
 
 
 def slow_reader_codes(project: Path) -> dict[str, int]:
-    """The exit code of every command of PIPED read by the slow reader: all of them at once,
-    once per run (each waits a second on its reader, and nothing else), read back by the
-    tests of every test process."""
+    """The exit code of every command of PIPED read by the late reader: all of them at once,
+    once per run (each waits on its reader, and nothing else), read back by the tests of
+    every test process."""
+    sizes = {name: read_to_the_end(project, name)["size"] for name in PIPED}
     with pipes_lock(project.parent, "slow-reader"):
         known = project.parent / "slow-reader.json"
         if not known.is_file():
-            running = {name: start_piped(project, a, SLOW_READER) for name, a in PIPED.items()}
+            running = {
+                name: start_piped(project, args, late_reader(sizes[name]))
+                for name, args in PIPED.items()
+            }
             for proc in running.values():
                 proc.communicate(timeout=60)
             known.write_text(json.dumps({name: p.returncode for name, p in running.items()}))

@@ -9,7 +9,6 @@ nothing it does not need (no rich, PyGithub or jinja2 unless ``--all`` is printe
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from typing import Any, cast
 
 import click
 
-from syncer import gcpause
+from syncer import gcpause, jsonenc
 from syncer.commands import options
 from syncer.cookbook.case import Case
 from syncer.cookbook.decode import Decoder, load_decoder
@@ -27,9 +26,6 @@ from syncer.point_options import only_one, select_points
 from syncer.untrusted import hidden_characters, json_escaped, term_text
 from syncer.wording import js
 
-# Without the cycle check (a dict of the id of every container met, a quarter to a half of
-# the time): what is printed was parsed from a module's text, which cannot hold a cycle.
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
 # What an encoded case holds when a string of it may hold a control or invisible character:
 # a character outside ASCII or DEL, or an escape json writes for a C0 control (ESC is
 # `\u001b`). The characters by str methods and the escapes by a pattern that starts with a
@@ -47,10 +43,14 @@ def _dump(value: Any, hidden: list[str] | None = None) -> str:
     same escape as ``untrusted.json_text`` but without its token masking: the oracle-shaped
     output is data compared with the cookbook's own decoder, and masking every case's JSON
     would triple the decode benchmark's time). ``hidden`` gets the characters escaped."""
-    text = _ENCODE(value)
+    text = jsonenc.compact(value)
     # Nearly every case is plain ASCII without escapes.
-    if not _maybe_hidden(text):
-        return text
+    return _escaped(text, value, hidden) if _maybe_hidden(text) else text
+
+
+def _escaped(text: str, value: Any, hidden: list[str] | None) -> str:
+    """``text``, the JSON of ``value``, with the characters a terminal acts on or hides
+    escaped; ``hidden`` gets them."""
     if hidden is not None:
         hidden.extend(hidden_characters("\n".join(_strings(value))))
     return json_escaped(text)
@@ -360,8 +360,20 @@ def _print_all(
         raise SyncError(f"no case matches {filters}", path=decoder.path)
     hidden: dict[str, list[str]] = {}  # cell id -> the characters its cases hold
     if fmt == "json":
-        pieces = _Pieces()
-        lines = [pieces.case(c, hidden.setdefault(c.cell_id, [])) for c in cases]
+        if jsonenc.ORJSON is not None:  # compiled: a case is one call, no pieces needed
+            # Scanning the 4.9 MB of the largest module's cases took a twentieth of the
+            # decode; the 312 KB of its text tell the same when it holds no such character.
+            scan = decoder.may_hide
+            lines = []
+            for c in cases:
+                value = c.as_json()
+                line = jsonenc.compact(value)
+                if scan and _maybe_hidden(line):
+                    line = _escaped(line, value, hidden.setdefault(c.cell_id, []))
+                lines.append(line)
+        else:
+            pieces = _Pieces()
+            lines = [pieces.case(c, hidden.setdefault(c.cell_id, [])) for c in cases]
         # Every line is made before the first is written (nothing half-printed on an error),
         # then written one by one: the stream gathers them in its buffer, where joining them
         # first copied the 4.9 MB of the largest module's cases twice more (5% of the decode).

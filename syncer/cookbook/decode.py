@@ -40,6 +40,7 @@ from syncer.cookbook.shell import format_block
 from syncer.cookbook.validate import Locate, ModuleValidator
 from syncer.errors import SyncError
 from syncer.model import Block, PointStatus, Selection, block_data
+from syncer.untrusted import may_hide
 from syncer.wording import closest, js
 
 if TYPE_CHECKING:  # annotations only: the TypedDicts cost a millisecond to create
@@ -75,7 +76,9 @@ def load_decoder(path: str | Path) -> Decoder:
 def decoder_for_text(text: str, path: str) -> Decoder:
     """The decoder of module source ``text``; its errors name ``path`` and the entry's line."""
     module = parse_module(text, path)
-    return Decoder(module.value, path, locate=lambda keys: locate(text, keys))
+    decoder = Decoder(module.value, path, locate=lambda keys: locate(text, keys))
+    decoder.may_hide = may_hide(text)
+    return decoder
 
 
 def provenance_urls(repo: str, info: dict[str, object]) -> dict[str, str]:
@@ -105,6 +108,9 @@ class Decoder:
         locate: Locate | None = None,
     ) -> None:
         self.path = path
+        # Whether a string the module shows may hold a control or invisible character
+        # (untrusted.may_hide of its text; a decoder of data alone cannot tell).
+        self.may_hide = True
         self.check = ModuleValidator(path, locate)
         # Read as the page's objects hold the module (key order, doubles), the caller's data
         # left as it was parsed (re-encoding writes it back in its own order).
@@ -175,14 +181,19 @@ class Decoder:
         """:meth:`blocks_for`'s blocks, shared with the decoder's memos and the module's data:
         do not mutate them (nor the list). A block two selections show alike (the cell's etcd
         at every point, a worker at the tiers that do not change it) is mostly one object."""
+        return self._shown(sel)[0]
+
+    def _shown(self, sel: Selection) -> tuple[list[Block], bool]:
+        """:meth:`shown_blocks`, and whether they are at the point's measured tier."""
         ci, router, kv = sel.cell, sel.router, sel.kv
         cell = self._cell(ci)
         pi = self._point_index(ci, sel.point)
         measured = self._measured(ci, pi, router)
         source = cell["points"][pi].get("kv")
-        target = self.target_tier(ci, pi, kv)
+        # target_tier's answer, from what is at hand (every case asks)
+        target = kv if kv is not None and kv in self._available(ci) else source
         if source == target:
-            return measured
+            return measured, True
         shown = kv_transform(
             measured,
             source,
@@ -194,7 +205,8 @@ class Decoder:
             check=self.check,
             memo=self._kv_memo,
         )
-        return [self._one_of(block, f"cells[{ci}].kv") for block in shown]
+        where = f"cells[{ci}].kv"
+        return [self._one_of(block, where) for block in shown], False
 
     def _one_of(self, block: Block, where: str | None = None) -> Block:
         """The one object of the blocks equal to ``block`` (``block`` when it is the first)."""
@@ -281,11 +293,14 @@ class Decoder:
         """``verified`` / ``verified-pr`` / ``in-progress`` for the measured selection, else
         ``derived``."""
         ci, pi, router, kv = sel.cell, sel.point, sel.router, sel.kv
-        cell = self._cell(ci)
+        self._cell(ci)
         self._router(ci, router)
-        if router != cell["submitted"] or self.target_tier(ci, pi, kv) != self.measured_tier(
-            ci, pi
-        ):
+        measured = self.target_tier(ci, pi, kv) == self.measured_tier(ci, pi)
+        return self._status(ci, pi, router, measured)
+
+    def _status(self, ci: int, pi: int, router: str, measured: bool) -> str:
+        """:meth:`status_for` of a checked selection, ``measured``: at the point's tier."""
+        if not measured or router != self.cells[ci]["submitted"]:
             return PointStatus.DERIVED
         status = self._provenance(ci, pi).get("status")
         if not isinstance(status, str):
@@ -363,15 +378,16 @@ class Decoder:
         """One selection as the oracle lists it (``kv`` None: the measured tier, shown as
         ``none`` when the point has none), each block's text by ``shell.format_block``.
         ``fresh=False``: the case's blocks are :meth:`shown_blocks`' (do not mutate them)."""
-        shown = self.shown_blocks(sel)
+        shown, measured = self._shown(sel)  # the cell, point and router checked
+        ci, router = sel.cell, sel.router
         return Case(
             selection=sel,
-            cell_id=str(self._cell(sel.cell).get("id", sel.cell)),
+            cell_id=str(self.cells[ci].get("id", ci)),
             kv=sel.kv or "none",
-            status=self.status_for(sel),
+            status=self._status(ci, sel.point, router, measured),
             blocks=clone(shown) if fresh else shown,
             text=[self._text(b) for b in shown],
-            router_files=partial(self.router_files, sel.cell, sel.router),
+            router_files=partial(self.router_files, ci, router),
         )
 
     def _text(self, block: Block) -> str:

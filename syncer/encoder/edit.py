@@ -39,7 +39,7 @@ from syncer.cookbook.shell import check_publishable_each
 from syncer.encoder import compact, encode, proof
 from syncer.encoder import edit_lists as listed
 from syncer.encoder.cells import CellSpec, laid_out, module_layout
-from syncer.encoder.emit import emit_module
+from syncer.encoder.emit import emit_module, emitted_as
 from syncer.errors import SyncError
 from syncer.model import Block, Selection, block_data
 from syncer.wording import count
@@ -125,13 +125,16 @@ def edit_module(old_text: str, inputs: EditInputs, *, path: str = "<module>") ->
     """The published module ``old_text`` with ``inputs``' configs written again (see the
     module's docstring), proven; a ``SyncError`` names the first thing that does not hold."""
     module = parse_module(old_text, path)
-    if emit_module(module.header, module.name, module.value) != old_text:
+    if not emitted_as(module, old_text):
         raise SyncError(f"data module {LAYOUT_REFUSED}", path=path)
     with gcpause.paused():
         # new cells stand in the order of the generator version that wrote the module
-        layout = module_layout(Decoder(module.value, path))
+        # one decoder of the published module: the layout reads its point-0 blocks, which the
+        # editor and the proof read again from its memos
+        published = Decoder(module.value, path)
+        layout = module_layout(published)
         fresh = {key: laid_out(cells, layout) for key, cells in inputs.fresh.items()}
-        editor = _Editor(module.value, dataclasses.replace(inputs, fresh=fresh), path)
+        editor = _Editor(module.value, dataclasses.replace(inputs, fresh=fresh), path, published)
         value = editor.edited()
         header = _header(list(module.header), module.value.get("source") or {}, value["source"])
         text = emit_module(header, module.name, value)
@@ -142,11 +145,13 @@ def edit_module(old_text: str, inputs: EditInputs, *, path: str = "<module>") ->
 
 
 class _Editor:
-    def __init__(self, old: dict[str, Any], inputs: EditInputs, path: str) -> None:
+    def __init__(
+        self, old: dict[str, Any], inputs: EditInputs, path: str, decoder: Decoder
+    ) -> None:
         self.old = old
         self.inputs = inputs
         self.path = path
-        self.decoder = Decoder(old, path)
+        self.decoder = decoder  # of ``old``, which the editor never changes
         self.old_cells: list[dict[str, Any]] = list(old.get("cells") or [])
         self.legacy = not any("prov" in c for c in self.old_cells)
         self.repo = str((old.get("source") or {}).get("repo") or "").rstrip("/")

@@ -8,12 +8,13 @@ newline. Parsing a reference module and emitting it again reproduces the file ex
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from collections.abc import Sequence
 
-from syncer.cookbook.jsmodule import is_identifier
+from syncer.cookbook.jsmodule import JsModule, is_identifier
 from syncer.errors import SyncError
 from syncer.wording import js
 
@@ -103,3 +104,24 @@ def _write(value: object, depth: int, out: list[str]) -> None:
         out.append("\n" + " " * depth + "]")
         return
     out.append(_scalar(value))
+
+
+# Digests of the module texts found in the generator's layout in this process: the same
+# published module is edited again for each config a run changes (and by every bot run's trial
+# and publish), and emitting a module whole to compare is a tenth of an edit.
+_LAID_OUT: set[bytes] = set()
+_LAID_OUT_MAX = 256
+
+
+def emitted_as(module: JsModule, text: str) -> bool:
+    """Whether ``text`` (parsed as ``module``) is byte for byte what :func:`emit_module`
+    writes for it: a module an edit may rewrite in place."""
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    if digest in _LAID_OUT:
+        return True
+    if emit_module(module.header, module.name, module.value) != text:
+        return False
+    if len(_LAID_OUT) >= _LAID_OUT_MAX:
+        _LAID_OUT.clear()
+    _LAID_OUT.add(digest)
+    return True

@@ -18,10 +18,12 @@ project's decoder before ``write_module`` may write it.
 from __future__ import annotations
 
 import copy
+import hashlib
 import heapq
 import json
 import marshal
 import re
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -366,8 +368,37 @@ def head_and_env_lines(spec: ModuleSpec, header: list[str]) -> list[str]:
     return lines[: next(i for i, line in enumerate(lines) if line.startswith(' "files": '))]
 
 
+# Specs compacted in this process (by value) -> the value's marshal bytes, newest last.
+_COMPACTED: OrderedDict[bytes, bytes] = OrderedDict()
+_COMPACTED_MAX = 16
+
+
 def compact_module(spec: ModuleSpec) -> dict[str, object]:
-    """The module value (newest format) for ``spec``; not yet verified."""
+    """The module value (newest format) for ``spec``; not yet verified. A fresh value, the
+    caller's to change.
+
+    The same spec is compacted once per process: the compaction is a function of the spec
+    alone, and the same module's spec is compacted again where a process reads it twice (the
+    audit's round trip of a module that generate or the bot also encoded, each audit of a
+    cookbook the bot's runs share); the search costs twenty times the spec's ``repr``, which
+    keys it by value (see ``generate._encode_once``). A spec refused is not kept."""
+    key = hashlib.sha256(repr(spec).encode("utf-8")).digest()
+    done = _COMPACTED.get(key)
+    if done is not None:
+        _COMPACTED.move_to_end(key)
+        again: dict[str, object] = marshal.loads(done)
+        return again
+    value = _compact_module(spec)
+    try:
+        _COMPACTED[key] = marshal.dumps(value, 2)
+    except ValueError:  # not JSON data (a str subclass from a caller's spec): not kept
+        return value
+    if len(_COMPACTED) > _COMPACTED_MAX:
+        _COMPACTED.popitem(last=False)
+    return value
+
+
+def _compact_module(spec: ModuleSpec) -> dict[str, object]:
     _check_spec(spec)
     pool = Pool()
     cells_out: list[dict[str, object]] = []

@@ -50,9 +50,11 @@ class PRKeys:
 def remote_of(settings: Settings) -> str:
     """Where the bot's InferenceX clone fetches from: ``--inferencex-remote``, else the clone's
     own ``origin`` (a local mirror serves offline), else GitHub's repository."""
+    if settings.inferencex_remote:
+        return settings.inferencex_remote  # the clone's origin not asked for (a git process)
     clone = settings.inferencex_clone
     origin = commits.origin_url(clone) if clone is not None and commits.is_clone(clone) else None
-    return settings.inferencex_remote or origin or links.repo_url(settings.inferencex_repo) + ".git"
+    return origin or links.repo_url(settings.inferencex_repo) + ".git"
 
 
 def pr_head(settings: Settings, number: int) -> str | None:
@@ -127,7 +129,12 @@ class InferenceXClone:
         if sha is not None and self._has(sha):
             return sha  # fetched with the others (:meth:`prefetch`), or by an earlier event
         ref = f"refs/pull/{number}/head"
-        fetched = self._fetch([ref, *([sha] if sha else [])])
+        # ``main`` with it when not fetched yet: every PR's discovery reads main next (its
+        # base), and one fetch of both costs half the processes of two.
+        first = self._main is None
+        fetched = self._fetch([*(["main"] if first else []), ref, *([sha] if sha else [])])
+        if first and fetched["main"] is not None:
+            self._main = fetched["main"]
         head = fetched[sha] if sha else fetched[ref]
         if head is None:
             raise SyncError(

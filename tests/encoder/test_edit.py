@@ -9,7 +9,8 @@ from __future__ import annotations
 import copy
 import difflib
 import json
-from collections.abc import Collection
+import marshal
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,7 @@ def _cross_ref_target(value: dict[str, Any]) -> str:
 def _pinned_again(value: dict[str, Any], key: str, *, change: bool) -> list[CellSpec]:
     """``key``'s cells as the module has them, pinned to another run; with ``change`` every
     worker of them launched with one more flag."""
-    spec = cells_from_module(value, Decoder(value, "m"), "m")
+    spec = _memo(value, "spec", lambda: cells_from_module(value, Decoder(value, "m"), "m"))
     mine = [copy.deepcopy(c) for c in spec.cells if c.config_key == key]
     for cell in mine:
         for point in cell.points:
@@ -127,13 +128,19 @@ def _changed_lines(old: str, new: str) -> int:
 
 
 def _cases(value: dict[str, Any], keys: set[str]) -> dict[tuple[str, int, str, str], Any]:
+    return {
+        where: case
+        for where, case in _memo(value, "cases", lambda: _every_case(value)).items()
+        if not (
+            where[0].partition("#")[0] in keys or any(where[0].startswith(k + "#") for k in keys)
+        )
+    }
+
+
+def _every_case(value: dict[str, Any]) -> dict[tuple[str, int, str, str], Any]:
     decoder = Decoder(value, "m")
     out = {}
-    for case in decoder.cases():
-        if case.cell_id.partition("#")[0] in keys or any(
-            case.cell_id.startswith(k + "#") for k in keys
-        ):
-            continue
+    for case in decoder.cases(fresh=False):  # compared, never changed
         info = decoder.point_info(case.cell, case.point)
         out[case.cell_id, case.point, case.router, case.kv] = (
             case.blocks,
@@ -141,6 +148,20 @@ def _cases(value: dict[str, Any], keys: set[str]) -> dict[tuple[str, int, str, s
             {k: v for k, v in info.items() if k != "patch"},
         )
     return out
+
+
+# What the helpers above make of a module value, by its content: the tests decode each
+# published module (and its spec) in several tests and params; none changes what it is given.
+_MEMO: dict[tuple[bytes, str], Any] = {}
+
+
+def _memo(value: dict[str, Any], what: str, make: Callable[[], Any]) -> Any:
+    key = (marshal.dumps(value), what)
+    if key not in _MEMO:
+        if len(_MEMO) > 8:
+            _MEMO.clear()
+        _MEMO[key] = make()
+    return _MEMO[key]
 
 
 @pytest.mark.parametrize("change", [False, True], ids=["same-commands", "new-commands"])

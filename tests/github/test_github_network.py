@@ -94,19 +94,20 @@ def test_an_artifact_download_that_never_answers_is_tried_twice(tmp_path):
 
 
 def test_an_answer_trickling_under_the_read_timeout_is_given_up_at_its_deadline():
-    # One byte every 0.1 s never trips a 0.5 s read timeout; the whole answer's 2 s does.
+    # One byte every 0.1 s never trips a 0.5 s read timeout; the whole answer's 1 s does
+    # (the deadline is twice the read timeout here, not Limits.of's four times: the wait is
+    # what the test spends, and twice tells the two apart as well).
     with serving(TOKEN, "cookbook-sync-bot", INFX) as srv:
         model = srv.model
         model.add_pull(INFX, head="f", number=12)
-        gh = GitHubClient(
-            TOKEN, base_url=srv.base_url, pause=0, backoff=0.01, limits=Limits.of(0.5)
-        )
+        limits = Limits(connect=0.5, read=0.5, deadline=1.0)
+        gh = GitHubClient(TOKEN, base_url=srv.base_url, pause=0, backoff=0.01, limits=limits)
         model.trickle_next("GET", r"/pulls/12$", every=0.1)
         with pytest.raises(SyncError) as info:
             gh.pulls.get(INFX, 12)
         assert str(info.value) == (
             f"GitHub API did not answer GET /repos/{INFX}/pulls/12 in time (connect 0.5s, "
-            "read 0.5s, whole answer 2s; sent at most 2 times)"
+            "read 0.5s, whole answer 1s; sent at most 2 times)"
         )
         assert sum(1 for r in model.log if r.path.endswith("/pulls/12")) == 1
         assert 0 < model.flooded < 100  # a byte at a time, given up after a few dozen

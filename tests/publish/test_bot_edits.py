@@ -39,7 +39,7 @@ from botworld import (
     sync_bot,
 )
 from conftest import ROOT, TESTS
-from infxrepo import MASTER, add_key
+from infxrepo import MASTER, add_key, load_yaml
 
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import parse_module
@@ -347,8 +347,8 @@ def _drop_key_from_main_and_open_a_pr(replay) -> None:
     """The config KEY dropped from InferenceX main, then a PR opened that adds the seed's key
     (and not KEY) to the master config."""
     infx = replay.infx
-    with_seed = yaml.safe_load(add_key(infx.read(MASTER), SEED_KEY))
-    without = yaml.safe_load(infx.read(MASTER))
+    with_seed = load_yaml(add_key(infx.read(MASTER), SEED_KEY))
+    without = load_yaml(infx.read(MASTER))
     del without[KEY], with_seed[KEY]
     infx.write(MASTER, yaml.safe_dump(without, sort_keys=False))
     infx.merge_to_main(infx.commit(f"drop {KEY}"))

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from botworkflow import parsed_workflow
 from conftest import ROOT
 
 WORKFLOW = ROOT / ".github/workflows/cookbook-sync.yml"
 
 
 def load() -> dict:
-    doc = yaml.safe_load(WORKFLOW.read_text())
+    doc = parsed_workflow()
     doc["on"] = doc.pop(True)  # YAML 1.1 reads the key `on` as True
     return doc
 

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import QUIET_GIT, ROOT
+from conftest import QUIET_GIT, REFERENCE, ROOT
 
 from syncer.cli import main as cli_main
 from syncer.syncconfig import load_sync_config
@@ -195,18 +195,29 @@ def gb200_reason(reference: Path) -> str:
     return cell["setup"][0]["reason"]
 
 
+@pytest.fixture(scope="module")
+def adopted_real(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The real cookbook's checkout and the configuration adopted from it, made once for the
+    models' checks below (none of which writes: ``--check``)."""
+    if not REFERENCE.is_dir():
+        pytest.skip(f"reference data not present at {REFERENCE}")
+    tmp = tmp_path_factory.mktemp("adopted")
+    checkout, _ = real_cookbook(REFERENCE, tmp)
+    out = tmp / "adopted.sync.yaml"
+    assert adopt(checkout, out) == 0
+    return checkout, out
+
+
 @pytest.mark.parametrize("model", sorted(REAL))
 def test_generate_check_with_the_adopted_configuration_changes_nothing(
-    reference: Path, tmp_path: Path, model: str, capsys
+    reference: Path, adopted_real: tuple[Path, Path], model: str, capsys
 ) -> None:
     """The acceptance of issue 35: with the adopted configuration, `sync generate --update
     --check` (the edit, not the rebuild) on the checkout it came from exits 0 for every model.
     Nothing is rendered: no config's inputs changed, and the KV donors lend what the module
     already borrowed (the InferenceX snapshot given lacks most of these keys and commits, so
     any render would stop the command)."""
-    checkout, _ = real_cookbook(reference, tmp_path)
-    out = tmp_path / "adopted.sync.yaml"
-    assert adopt(checkout, out) == 0
+    checkout, out = adopted_real
     capsys.readouterr()
     snapshot = reference / "inferencex-snapshots" / "843c6254"
     assert generate_check(out, checkout, snapshot, model) == 0

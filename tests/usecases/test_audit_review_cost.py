@@ -40,7 +40,7 @@ def _cases(decoder: Decoder) -> list[tuple[object, ...]]:
             c.router_files(),
             decoder.point_info(c.cell, c.point),
         )
-        for c in decoder.cases()
+        for c in decoder.cases(fresh=False)  # compared, never changed: not copied
     ]
 
 
