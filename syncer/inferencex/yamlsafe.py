@@ -377,14 +377,18 @@ for _loader in (_StrictLoader, _NodesLoader):
 # composed the pure-Python way. (A line in a block scalar can look like a comment, but a block
 # scalar needs a `|` or `>` on a line that is not one.)
 _DIVERGENT = re.compile(r"[!?|>%&*@`\\\t\r\ufeff\x85\u2028\u2029]|:\s*[,}\]]|[\[{,]\s*[,}\]:]")
+# A backslash is an escape in a double-quoted scalar only, where the two parsers' escapes can
+# differ; in a document without a `"` it is a plain character to both (a Windows path, a regex).
+_DIVERGENT_BARE = re.compile(r"[!?|>%&*@`\t\r\ufeff\x85\u2028\u2029]|:\s*[,}\]]|[\[{,]\s*[,}\]:]")
 
 
 def _libyaml_composes_alike(text: str) -> bool:
     # Lines as YAML breaks them: a text with a break other than "\n" is not looked into.
     if "\r" in text or "\x85" in text or "\u2028" in text or "\u2029" in text:
         return False
+    divergent = _DIVERGENT if '"' in text else _DIVERGENT_BARE
     return not any(
-        _DIVERGENT.search(line) for line in text.split("\n") if not line.lstrip().startswith("#")
+        divergent.search(line) for line in text.split("\n") if not line.lstrip().startswith("#")
     )
 
 
