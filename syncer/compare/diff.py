@@ -343,6 +343,9 @@ class _Comparer:
                 )
 
     def _same(self, va: list[list[str]], vb: list[list[str]]) -> bool:
+        if va == vb:  # most values: the same text normalises the same (no NaN spelling does)
+            return True
+
         def norm(vals: list[list[str]]) -> list[list[Any]]:
             return [[_norm_value(v, self.placement) for v in vs] for vs in vals]
 

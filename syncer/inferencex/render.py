@@ -278,10 +278,15 @@ def _render_jobs(
     """Every job of the key rendered, each recipe file read and expanded once."""
     docs: dict[Path, object] = {}
     recipes: dict[tuple[Path, str | None], Variants] = {}
+    # a row's recipe is looked up (files stat-ed, links resolved) for its first job only
+    paths: dict[int, tuple[Path, str]] = {}
     points: list[RenderedPoint] = []
     jobs = entry.jobs()
     for job in progress.track(jobs, f"rendering {entry.key}", len(jobs), unit="points"):
-        path = entry.recipe_path(job.row)
+        if job.row.index not in paths:
+            found = entry.recipe_path(job.row)
+            paths[job.row.index] = found, checkout.relative(found, root)
+        path, named = paths[job.row.index]
         if path not in docs:
             docs[path] = compose_shared(shared, yamlsafe.load(path, duplicates=warnings))
         recipe_key = (path, job.row.selector)
@@ -290,7 +295,15 @@ def _render_jobs(
         variants = recipes[recipe_key]
         points.append(
             _render_job(
-                entry, job, path, variants, policy, root, release.line, srt, cluster_gpus, release
+                entry,
+                job,
+                (path, named),
+                variants,
+                policy,
+                release.line,
+                srt,
+                cluster_gpus,
+                release,
             )
         )
     return points
@@ -362,16 +375,16 @@ def _variants(doc: object, selector: str | None, path: Path) -> Variants:
 def _render_job(
     entry: ConfigEntry,
     job: Job,
-    path: Path,
+    recipe_file: tuple[Path, str],
     variants: Variants,
     policy: Policy,
-    root: Path,
     version: str,
     srt: SrtSlurmFiles,
     cluster_gpus: int | None = None,
     release: Release | None = None,
 ) -> RenderedPoint:
     row = job.row
+    path, named = recipe_file  # the recipe, and as reports name it (relative to the checkout)
     where = (
         f"{entry.key}: point {job.index} (row {row.index}, conc {','.join(map(str, job.concs))})"
     )
@@ -404,7 +417,7 @@ def _render_job(
         cookbook=cookbook,
         submitted=submitted,
         image=entry.image,
-        recipe=checkout.relative(path, root),
+        recipe=named,
         gpus=allocated_gpus(recipe.total_nodes, recipe.gpus_per_node, cluster_gpus),
         golden_al=al,
         kv=measured_tier(recipe),

@@ -12,11 +12,12 @@ above a sane limit.
 from __future__ import annotations
 
 import hashlib
+import marshal
 import re
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import yaml
 
@@ -284,9 +285,48 @@ def _loader_for(path: str, duplicates: list[str] | None = None) -> type:
     return type("_PathLoader", (_StrictLoader,), {"source_path": path, "duplicates": duplicates})
 
 
+# Documents parsed in this process, by what decides the value (the text, and whether duplicates
+# are warned of) -> the value's marshal bytes, and the warnings it gave with the path they name,
+# newest last: one command or bot event renders the same recipes and shared blocks again and
+# again (often from copies of a tree at other paths), and unmarshalling is several times cheaper
+# than building the value again. Marshal (version 3 and later) keeps the objects aliases share
+# shared, and every hit builds fresh objects a caller may mutate. A value marshal cannot hold (a
+# date) is parsed each time; a refusal is never kept; warnings naming another path are not
+# reused.
+_PARSED: OrderedDict[tuple[str, bool], tuple[bytes, str, tuple[str, ...]]] = OrderedDict()
+_PARSED_MAX = 128
+_PARSED_MAX_CHARS = 1024 * 1024  # larger texts are few (master configs, kept by master.py)
+
+
 def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = None) -> object:
     """Parse YAML text strictly; errors name ``path`` and the line. With ``duplicates`` (a
-    list), a duplicate key keeps its last value and a warning is appended instead."""
+    list), a duplicate key keeps its last value and a warning is appended instead. Each call
+    returns values of its own (the same text is parsed once per process)."""
+    key = (text, duplicates is not None)
+    kept = _PARSED.get(key)
+    if kept is not None and (not kept[2] or kept[1] == path):
+        _PARSED.move_to_end(key)
+        if duplicates is not None:
+            duplicates.extend(kept[2])
+        return marshal.loads(kept[0])
+    warned: list[str] | None = [] if duplicates is not None else None
+    try:
+        data = _parse(text, path, warned)
+    finally:  # also when it is refused: a duplicate key is often why
+        if duplicates is not None and warned:
+            duplicates.extend(warned)
+    if len(text) <= _PARSED_MAX_CHARS:
+        try:
+            _PARSED[key] = (marshal.dumps(cast(Any, data), 4), path, tuple(warned or ()))
+        except ValueError:  # a type marshal does not write (datetime)
+            return data
+        _PARSED.move_to_end(key)
+        if len(_PARSED) > _PARSED_MAX:
+            _PARSED.popitem(last=False)
+    return data
+
+
+def _parse(text: str, path: str, duplicates: list[str] | None) -> object:
     try:
         with gcpause.paused():
             data = yaml.load(text, Loader=_loader_for(path, duplicates))
@@ -337,14 +377,18 @@ for _loader in (_StrictLoader, _NodesLoader):
 # composed the pure-Python way. (A line in a block scalar can look like a comment, but a block
 # scalar needs a `|` or `>` on a line that is not one.)
 _DIVERGENT = re.compile(r"[!?|>%&*@`\\\t\r\ufeff\x85\u2028\u2029]|:\s*[,}\]]|[\[{,]\s*[,}\]:]")
+# A backslash is an escape in a double-quoted scalar only, where the two parsers' escapes can
+# differ; in a document without a `"` it is a plain character to both (a Windows path, a regex).
+_DIVERGENT_BARE = re.compile(r"[!?|>%&*@`\t\r\ufeff\x85\u2028\u2029]|:\s*[,}\]]|[\[{,]\s*[,}\]:]")
 
 
 def _libyaml_composes_alike(text: str) -> bool:
     # Lines as YAML breaks them: a text with a break other than "\n" is not looked into.
     if "\r" in text or "\x85" in text or "\u2028" in text or "\u2029" in text:
         return False
+    divergent = _DIVERGENT if '"' in text else _DIVERGENT_BARE
     return not any(
-        _DIVERGENT.search(line) for line in text.split("\n") if not line.lstrip().startswith("#")
+        divergent.search(line) for line in text.split("\n") if not line.lstrip().startswith("#")
     )
 
 
