@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from syncer.cookbook.shell import copy_all
 from syncer.model import Block, Selection
@@ -19,7 +20,10 @@ class Case:
     kv: str
     status: str
     blocks: list[Block]
-    text: list[str] = field(default_factory=list)
+    # Each block's command text, built when :attr:`text` is first read: the proofs and
+    # comparisons read a case's blocks alone, and building every case's text was about a
+    # tenth of a module edit.
+    texts: Callable[[], list[str]] = field(default=list, repr=False, compare=False)
     # The router's config files (file id -> content), read only when the "Copy all" text is
     # built: most users of a case want its blocks alone, and must not fail on a file entry.
     router_files: Callable[[], dict[str, str]] = field(default=dict, repr=False, compare=False)
@@ -35,6 +39,11 @@ class Case:
     @property
     def router(self) -> str:
         return self.selection.router
+
+    @cached_property
+    def text(self) -> list[str]:
+        """Each block's command text (``shell.format_block``), as the oracle lists it."""
+        return self.texts()
 
     @property
     def copy_all(self) -> str:

@@ -376,7 +376,8 @@ class Decoder:
 
     def case(self, sel: Selection, *, fresh: bool = True) -> Case:
         """One selection as the oracle lists it (``kv`` None: the measured tier, shown as
-        ``none`` when the point has none), each block's text by ``shell.format_block``.
+        ``none`` when the point has none), each block's text by ``shell.format_block`` (built
+        when the case's ``text`` is first read, from the blocks as decoded).
         ``fresh=False``: the case's blocks are :meth:`shown_blocks`' (do not mutate them)."""
         shown, measured = self._shown(sel)  # the cell, point and router checked
         ci, router = sel.cell, sel.router
@@ -386,9 +387,13 @@ class Decoder:
             kv=sel.kv or "none",
             status=self._status(ci, sel.point, router, measured),
             blocks=clone(shown) if fresh else shown,
-            text=[self._text(b) for b in shown],
+            texts=partial(self._texts_of, shown),
             router_files=partial(self.router_files, ci, router),
         )
+
+    def _texts_of(self, shown: list[Block]) -> list[str]:
+        """The texts of blocks :meth:`shown_blocks` returned (a case's ``text``, when read)."""
+        return [self._text(b) for b in shown]
 
     def _text(self, block: Block) -> str:
         """``format_block(block)`` of a block :meth:`shown_blocks` returned, once per distinct
