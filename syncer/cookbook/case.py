@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from syncer.cookbook.shell import copy_all
 from syncer.model import Block, Selection
 
 
-@dataclass
+@dataclass(slots=True)  # one per case: no instance dict to build
 class Case:
     """The blocks, status and block texts of one (cell, point, router, KV tier) selection.
     ``kv`` is the tier as the oracle names it (``none`` for a point without one)."""
@@ -27,6 +26,7 @@ class Case:
     # The router's config files (file id -> content), read only when the "Copy all" text is
     # built: most users of a case want its blocks alone, and must not fail on a file entry.
     router_files: Callable[[], dict[str, str]] = field(default=dict, repr=False, compare=False)
+    _text: list[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def cell(self) -> int:
@@ -40,10 +40,13 @@ class Case:
     def router(self) -> str:
         return self.selection.router
 
-    @cached_property
+    @property
     def text(self) -> list[str]:
         """Each block's command text (``shell.format_block``), as the oracle lists it."""
-        return self.texts()
+        # (not functools.cached_property: its lock cost more than the texts of a case)
+        if self._text is None:
+            self._text = self.texts()
+        return self._text
 
     @property
     def copy_all(self) -> str:
@@ -51,11 +54,12 @@ class Case:
         return copy_all(self.blocks, self.router_files())
 
     def as_json(self) -> dict[str, object]:
+        sel = self.selection  # (its fields read directly: `sync decode --all` asks every case)
         return {
-            "cell": self.cell,
+            "cell": sel.cell,
             "cellId": self.cell_id,
-            "point": self.point,
-            "router": self.router,
+            "point": sel.point,
+            "router": sel.router,
             "kv": self.kv,
             "status": self.status,
             "blocks": self.blocks,

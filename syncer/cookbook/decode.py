@@ -392,18 +392,18 @@ class Decoder:
         )
 
     def _texts_of(self, shown: list[Block]) -> list[str]:
-        """The texts of blocks :meth:`shown_blocks` returned (a case's ``text``, when read)."""
-        return [self._text(b) for b in shown]
-
-    def _text(self, block: Block) -> str:
-        """``format_block(block)`` of a block :meth:`shown_blocks` returned, once per distinct
-        block: two cases of a module mostly show the same blocks (its etcd, its frontend, a
-        worker at every KV tier it does not change), about two in three of them on a real
-        module, and equal blocks shown are one object."""
-        seen = self._texts.get(id(block))
-        if seen is None:
-            seen = self._texts[id(block)] = (block, format_block(block))
-        return seen[1]
+        """``format_block`` of each block :meth:`shown_blocks` returned (a case's ``text``,
+        when read), once per distinct block: two cases of a module mostly show the same
+        blocks (its etcd, its frontend, a worker at every KV tier it does not change), about
+        two in three of them on a real module, and equal blocks shown are one object."""
+        texts = self._texts
+        out = []
+        for block in shown:
+            seen = texts.get(id(block))
+            if seen is None:
+                seen = texts[id(block)] = (block, format_block(block))
+            out.append(seen[1])
+        return out
 
     def selections(self, ci: int) -> Iterator[Selection]:
         """Every selection of cell ``ci`` in the oracle's order: point, router sorted by name,
