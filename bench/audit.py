@@ -12,9 +12,11 @@ audits', and the memory each added cell holds to the end (the growth of the peak
 COOKBOOK defaults to the reference copies of the published modules and the trees to the pairs'
 InferenceX files (``reference/pairs/inferencex/<commit>/``).
 
-Targets (issue 39): each report <= 1.0x node's CPU; CPU per cell and peak RSS at ``--scale`` x
-within 10% of the 1x audit's (flat). Medians of ``--runs`` (default 5) rounds after an uncounted
-one.
+Targets (issue 39): each report <= 1.0x node's CPU (the user cache of compiled templates and
+parsed master files filled, as on a maintainer's machine or a runner restoring the workflow's
+cache; the JSON audit with that cache empty is printed beside it, for information); CPU per
+cell and peak RSS at ``--scale`` x within 10% of the 1x audit's (flat). Medians of ``--runs``
+(default 5) rounds after an uncounted one.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from bench import REFERENCE, timing
 from bench.decode import HARNESS, _decoder
 
 TARGET = 1.0
+# runs its arguments with XDG_CACHE_HOME a new empty folder, removed after
+_EMPTY_CACHE = 'd=$(mktemp -d) && XDG_CACHE_HOME="$d" "$@"; c=$?; rm -rf "$d"; exit $c'
 FLAT = 1.1
 
 
@@ -81,6 +85,9 @@ def main(argv: list[str]) -> int:
             "markdown": audit(cookbook, "markdown"),
             "scaled json": audit(scaled, "json"),
             "scaled markdown": audit(scaled, "markdown"),
+            # a first run on a machine: the user cache (compiled templates, parsed masters)
+            # empty, made again in a fresh folder each round
+            "cold json": ["bash", "-c", _EMPTY_CACHE, "bash", *audit(cookbook, "json")],
         }
         if decoder is not None:
             loop = " ".join(f"'{p}'" for p in paths)
@@ -118,6 +125,10 @@ def main(argv: list[str]) -> int:
             ok = ok and ratio <= TARGET
             line += f": {ratio:.2f}x node (target <= {TARGET}x)"
         print(line + f", peak RSS {max(rss[form]):.0f} MB")
+    cold = f"  audit json, empty user cache {med['cold json']:.3f} s"
+    if "node" in med:
+        cold += f": {med['cold json'] / med['node']:.2f}x node"
+    print(cold + " (a first run on a machine, for information: not held to the target)")
     for form in ("json", "markdown"):
         at = f"scaled {form}"
         per_cell, per_cell_scaled = med[form] / cells, med[at] / (cells * args.scale)

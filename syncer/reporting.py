@@ -17,7 +17,7 @@ import each other, even for annotations.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -37,6 +37,15 @@ class Format(StrEnum):
     TEXT = "text"
     MARKDOWN = "markdown"
     JSON = "json"
+
+
+@dataclass(frozen=True)
+class JsonItems:
+    """A list of a report's JSON document given as the making of its items, one at a time: the
+    JSON form writes each item's text as it is made, so a long list (an audit's cells) is
+    never held whole, as values or as one text (``json_pieces``)."""
+
+    items: Callable[[], Iterable[Any]]
 
 
 @dataclass(frozen=True)
@@ -64,7 +73,11 @@ class Report:
             raise ValueError("a report's text form is either terminal or plain")
 
     def json(self) -> dict[str, Any]:
-        return self.document()
+        """The JSON document, every list made whole."""
+        return {
+            key: list(value.items()) if isinstance(value, JsonItems) else value
+            for key, value in self.document().items()
+        }
 
     def markdown(self, budget: int | None = None) -> str:
         """The markdown, at most ``budget`` characters (default ``default_budget``), with
@@ -104,15 +117,49 @@ def print_lines(console: Any, text: str, *, marks: bool = True) -> None:
 def text_of(report: Report, fmt: str, budget: int | None = None) -> str:
     """The JSON or markdown form of ``report`` as one text (markdown within ``budget``)."""
     if fmt == Format.JSON:
-        return json_text(report.json(), indent=report.json_indent) + "\n"
+        return "".join(json_pieces(report.document(), report.json_indent))
     if fmt == Format.MARKDOWN:
         return report.markdown(budget)
     raise ValueError(f"{fmt} is no document form")
 
 
+def json_pieces(document: dict[str, Any], indent: int | None) -> Iterator[str]:
+    """The JSON text of ``document`` (``json_text``, then a newline) in pieces, each made from
+    what came before it was written: a ``JsonItems`` list item by item, each item's text laid
+    out at its depth as the whole document's would be; the pieces joined are that text."""
+    lists = {key for key, value in document.items() if isinstance(value, JsonItems)}
+    if not lists:
+        yield json_text(document, indent=indent) + "\n"
+        return
+    if indent is None:
+        raise ValueError("a document with JsonItems is written indented")
+    pad = " " * indent
+    yield "{"
+    for n, (key, value) in enumerate(document.items()):
+        yield f"{',' if n else ''}\n{pad}{json_text(key)}: "
+        if key not in lists:
+            yield _nested(json_text(value, indent=indent), pad)
+            continue
+        opened = False
+        for item in value.items():
+            yield f"{',' if opened else '['}\n{pad * 2}"
+            yield _nested(json_text(item, indent=indent), pad * 2)
+            opened = True
+        yield f"\n{pad}]" if opened else "[]"
+    yield "\n}\n"
+
+
+def _nested(text: str, pad: str) -> str:
+    """A value's JSON text placed ``pad`` deeper (no JSON string holds a raw newline)."""
+    return text.replace("\n", "\n" + pad)
+
+
 def write(report: Report, fmt: str) -> int:
     """``report`` on stdout in the form ``fmt`` names; its exit code."""
-    if fmt in (Format.JSON, Format.MARKDOWN):
+    if fmt == Format.JSON:
+        for piece in json_pieces(report.document(), report.json_indent):
+            sys.stdout.write(piece)
+    elif fmt == Format.MARKDOWN:
         sys.stdout.write(text_of(report, fmt))
     elif report.plain is not None:
         sys.stdout.write(mask(report.plain()))

@@ -139,6 +139,7 @@ def audit_command(
             today=day,
             srt_repo=srt_repo,
             reviews=fmt == "markdown" or dashboard,  # the reports that show reviewer diffs
+            spool=fmt == "json" and not dashboard,  # the report that lists cells as it writes
         )
     finally:
         close = getattr(trees, "close", None)

@@ -18,18 +18,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol
 
-from syncer.compare.diff import (
-    UNLOGGED_KINDS,
-    Comparison,
-    ExclusionLookup,
-    ExclusionRef,
-    compare_blocks,
-)
+from syncer.compare.diff import UNLOGGED_KINDS, ExclusionLookup, ExclusionRef, compare_blocks
+from syncer.compare.published import compare_published
 from syncer.compare.results import CookbookCheck, LogCheck, PointResult
 from syncer.cookbook.decode import Decoder
 from syncer.inferencex.policy import Policy
 from syncer.inferencex.render import RenderedPoint
-from syncer.model import SERVICE_KINDS, Block, Selection
+from syncer.model import SERVICE_KINDS, Block
 from syncer.runs.launch import ExpectedEnv, build_launch
 from syncer.runs.logs import SweepLog
 from syncer.runs.mapping import Assignment
@@ -163,23 +158,6 @@ def cookbook_check(
         return check
     check.comparisons.extend(compare_published(decoder, check.cell, check.point, p))
     return check
-
-
-def compare_published(decoder: Decoder, ci: int, pi: int, p: RenderedPoint) -> list[Comparison]:
-    """Cookbook point ``(ci, pi)`` against the recipe's cookbook form of ``p``, one comparison
-    per router either side has (``sync verify`` and ``sync audit``)."""
-    cell_routers = decoder.routers(ci)
-    out = []
-    for router in [*p.cookbook, *(r for r in cell_routers if r not in p.cookbook)]:
-        # The decoder's own blocks, not a copy: compare_blocks only reads them.
-        cb_blocks = (
-            decoder.shown_blocks(Selection(ci, pi, router)) if router in cell_routers else []
-        )
-        recipe_blocks = p.cookbook.get(router, [])
-        out.append(
-            compare_blocks(cb_blocks, recipe_blocks, left="cookbook", right="recipe", router=router)
-        )
-    return out
 
 
 def compare_point(

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import marshal
+import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import yaml
 
 from syncer import checkout, identifiers
 from syncer.errors import SyncError
@@ -28,6 +33,7 @@ from syncer.inferencex.rows import (
     parse_row,
     refuse_unknown_keys,
 )
+from syncer.locations import user_cache_dir
 from syncer.wording import PATH_CHARS, closest, js
 
 ENTRY_KEYS = {
@@ -275,7 +281,7 @@ def load_master(inferencex_dir: Path | str) -> Master:
     if key not in _LOADED:
         if len(_LOADED) >= _LOADED_MAX:
             del _LOADED[next(iter(_LOADED))]
-        _LOADED[key] = read_master(root, layout, files)
+        _LOADED[key] = read_master(root, layout, files, [d for _, d in digests])
     if settled is not None:
         if len(_BY_STAT) >= _LOADED_MAX:
             del _BY_STAT[next(iter(_BY_STAT))]
@@ -299,15 +305,18 @@ def _settled_signature(root: Path, files: list[Path]) -> tuple[object, ...] | No
     return tuple(out)
 
 
-def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
-    """Parse the master ``files`` (no cache: :func:`load_master` is the entry point)."""
+def read_master(
+    root: Path, layout: Path, files: list[Path], digests: list[bytes] | None = None
+) -> Master:
+    """Parse the master ``files`` (:func:`load_master` is the entry point, which caches the
+    result); with ``digests`` (each file's SHA-256), a file parsed before is not parsed again."""
     data: dict[str, tuple[dict[str, object], str]] = {}
     # A key written twice in one file: the last wins, as InferenceX reads its master configs
     # (yaml.safe_load, utils/matrix_logic/validation.py line 991 @843c6254); twice across
     # files is refused below, as InferenceX refuses it (lines 1002-1008).
     duplicates: list[str] = []
-    for f in files:
-        doc = yamlsafe.load(f, duplicates=duplicates)
+    for n, f in enumerate(files):
+        doc = _parsed(f, digests[n] if digests is not None else None, duplicates)
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -328,6 +337,75 @@ def read_master(root: Path, layout: Path, files: list[Path]) -> Master:
         for warning in duplicates:
             logging.getLogger("syncer").warning("warning: %s", warning)
     return Master(root=root, layout_root=layout, files=files, data=data, warnings=duplicates)
+
+
+# Parsed master files by content: the trees of several commits (the pins `sync audit` reads)
+# often hold the same master file, and parsing it is most of reading a tree's masters. Only a
+# file read without a duplicate-key warning is kept (the warning names the file it was in).
+_DOCS: dict[bytes, object] = {}
+
+
+def _parsed(f: Path, digest: bytes | None, duplicates: list[str]) -> object:
+    if digest is None:
+        return yamlsafe.load(f, duplicates=duplicates)
+    if digest not in _DOCS:
+        kept = _kept_file(digest)
+        doc = _read_kept(kept) if kept is not None else None
+        if doc is None:
+            warned = len(duplicates)
+            doc = yamlsafe.load(f, duplicates=duplicates)
+            if len(duplicates) > warned:
+                return doc
+            if kept is not None:
+                _keep(kept, doc)
+        if len(_DOCS) >= _LOADED_MAX:
+            del _DOCS[next(iter(_DOCS))]
+        _DOCS[digest] = doc
+    return _DOCS[digest]
+
+
+# The same kept on disk, as Python keeps .pyc files and `templating` its compiled templates:
+# a process reading a checkout read before loads each master in a tenth of its parse. An
+# entry names the file's content and the loader that parsed it (its source, PyYAML's and
+# Python's versions); one that cannot be read is parsed again; none is written under
+# PYTHONDONTWRITEBYTECODE or where the disk refuses it.
+
+
+@functools.cache
+def _loader_version() -> str:
+    made_by = Path(yamlsafe.__file__).read_bytes() + f"|{yaml.__version__}|{sys.version}".encode()
+    return hashlib.sha256(made_by).hexdigest()[:16]
+
+
+def _kept_file(digest: bytes) -> Path | None:
+    try:
+        return user_cache_dir() / "masters" / f"{digest.hex()}-{_loader_version()}.marshal"
+    except RuntimeError:  # no home directory
+        return None
+
+
+def _read_kept(path: Path) -> dict[object, object] | None:
+    try:
+        doc = marshal.loads(path.read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _keep(path: Path, doc: object) -> None:
+    if sys.dont_write_bytecode or not isinstance(doc, dict):
+        return
+    try:
+        data = marshal.dumps(doc)
+    except ValueError:  # a value marshal does not write (a YAML timestamp): parsed each time
+        return
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        partial.write_bytes(data)
+        os.replace(partial, path)  # a reader sees the whole entry or none
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 # The labels of an entry that reports, comments and commit messages name beside its key.

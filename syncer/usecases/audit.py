@@ -2,7 +2,7 @@
 
 For every data module of a cookbook checkout (every model, not only those of ``sync.yaml``)
 and every cell of it: its status and provenance; whether the recipe at the cell's own pinned
-commit renders exactly the published commands (``compare.verify.compare_published``, the
+commit renders exactly the published commands (``compare.published.compare_published``, the
 comparison ``sync verify`` makes, shown as the reviewer diff of ``compare.review``); whether
 the module is what the generator writes for its cells (``cells_from_module`` and
 ``encode_module``, the round trip of ``sync reencode``); whether a merged config left the
@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from syncer import checkout, links, progress
+from syncer import checkout, gcpause, links, progress
+from syncer.compare.published import compare_published
 from syncer.compare.verdicts import RecipeVerdict, Verdict
-from syncer.compare.verify import compare_published
 from syncer.cookbook.decode import Decoder
 from syncer.cookbook.jsmodule import JsModule, locate, parse_module, read_text
 from syncer.encoder.cells import PROV_KEYS, CellSpec, ModuleSpec, cells_from_module
@@ -54,6 +54,7 @@ from syncer.usecases.audit_result import (
     ModuleRow,
     NotChecked,
     PointRow,
+    SpooledCells,
 )
 from syncer.usecases.audit_trees import TreeSource
 
@@ -118,29 +119,39 @@ def _provenance(decoder: Decoder, ci: int, pi: int) -> tuple[dict[str, str], dic
     return {k: ids[k] for k in PROV_KEYS if k in ids}, urls
 
 
-def _cell_row(decoder: Decoder, ci: int, module: str, model: str) -> CellRow:
+def _cell_row(decoder: Decoder, ci: int, module: str, model: str, same: dict[str, str]) -> CellRow:
+    """The row of cell ``ci``; its texts taken from ``same`` (the module's texts seen so far)
+    where an earlier row holds an equal one: a module's points repeat their status, commit
+    and links, and the rows are held to the end of the audit."""
+
+    def one(text: str) -> str:
+        return same.setdefault(text, text)
+
     cell = decoder.cells[ci]
     points = []
     statuses: list[str] = []
     for pi, point in enumerate(cell["points"]):
         ids, _ = _provenance(decoder, ci, pi)
-        status = ids.get("status", "")
+        status = one(ids.get("status", ""))
         if status not in statuses:
             statuses.append(status)
-        points.append(PointRow(pi, list(point.get("concs") or []), status, ids.get("sha")))
+        sha = ids.get("sha")
+        points.append(
+            PointRow(pi, list(point.get("concs") or []), status, one(sha) if sha else sha)
+        )
     ids, urls = _provenance(decoder, ci, 0)
     return CellRow(
         module=module,
         model=model,
         index=ci,
         id=str(cell.get("id")),
-        config_key=str(cell.get("configKey")),
-        hw=str(cell.get("hw")),
-        label=str(cell.get("label", "")),
-        image=str(cell.get("image", "")),
-        status=", ".join(statuses),
-        provenance=ids,
-        links=urls,
+        config_key=one(str(cell.get("configKey"))),
+        hw=one(str(cell.get("hw"))),
+        label=one(str(cell.get("label", ""))),
+        image=one(str(cell.get("image", ""))),
+        status=one(", ".join(statuses)),
+        provenance={k: one(v) for k, v in ids.items()},
+        links={k: one(v) for k, v in urls.items()},
         points=points,
     )
 
@@ -170,6 +181,7 @@ def audit(
     today: _dt.date | None = None,
     srt_repo: Path | None = None,
     reviews: bool = True,
+    spool: bool = False,
 ) -> AuditResult:
     """Audit every module under ``cookbook`` against the InferenceX ``trees``.
 
@@ -177,11 +189,19 @@ def audit(
     is given; ``api``: the GitHub questions, when there is a token; ``srt_repo``: a clone of
     srt-slurm, where a branch a runner cloned is read as it was at the run; ``reviews``: keep
     what each drifted module's reviewer diff is made from (``ModuleRow.review``), for a
-    report that shows it (markdown); without, nothing of a module outlives its audit."""
+    report that shows it (markdown); without, nothing of a module outlives its audit.
+    ``spool``: each module's cells are written away when its audit ends
+    (``AuditResult.spooled``), for a report that lists them only as JSON."""
     day = today or _dt.datetime.now(_dt.UTC).date()
     root = cookbook if cookbook.is_dir() else cookbook.parent
     paths = module_paths(cookbook)
-    result = AuditResult(cookbook=str(cookbook), inferencex=trees.label, modules=[], cells=[])
+    result = AuditResult(
+        cookbook=str(cookbook),
+        inferencex=trees.label,
+        modules=[],
+        cells=[],
+        spooled=SpooledCells() if spool else None,
+    )
     if trees.note:
         result.notes.append(trees.note)
     if api is None:
@@ -191,12 +211,16 @@ def audit(
     renders, masters = Renders(srt_repo=srt_repo), _Masters()
     for path in progress.track(paths, "auditing data modules", len(paths), unit="modules"):
         shown = checkout.relative(path, snippets_root(root) if cookbook.is_dir() else root)
-        module_row, rows = _audit_module(path, shown, trees, renders, masters, lint, reviews)
+        # Paused per module: what a module's audit builds (its decoder, spec, renderings) is
+        # alive until it returns, so a collection meanwhile frees nothing; the next one, in
+        # the next module, collects whatever it left.
+        with gcpause.paused():
+            module_row, rows = _audit_module(path, shown, trees, renders, masters, lint, reviews)
         if api is not None:
             for row in rows:
                 api_checks(row, api, day)
         result.modules.append(module_row)
-        result.cells.extend(rows)
+        result.add_cells(rows)
     return result
 
 
@@ -219,7 +243,8 @@ def _audit_module(
         return row, []
     model = str(decoder.data.get("model", ""))
     row = ModuleRow(shown, model, cells=len(decoder.cells))
-    cells = [_cell_row(decoder, ci, shown, model) for ci in range(len(decoder.cells))]
+    same: dict[str, str] = {}
+    cells = [_cell_row(decoder, ci, shown, model, same) for ci in range(len(decoder.cells))]
     spec = _roundtrip(module, decoder, text, row)
     drifted: dict[tuple[int, int], RenderedPoint] = {}
     for key, sha, members in _groups(cells):

@@ -11,7 +11,7 @@ from typing import Any
 
 from syncer import fitting
 from syncer.inputs import Read
-from syncer.reporting import Report, print_lines
+from syncer.reporting import JsonItems, Report, print_lines
 from syncer.templating import render
 from syncer.usecases.audit_result import AuditResult
 
@@ -30,7 +30,12 @@ def audit_report(result: AuditResult, read: Sequence[Read] = ()) -> Report:
     text = functools.partial(render, "audit_report.txt.j2", result=result, read=read)
     return Report(
         exit_code=result.exit_code,
-        document=lambda: {**result.json(), "read": [r.as_json() for r in read]},
+        document=lambda: {
+            **result.json_head(),
+            # each cell's entry written as it is made, not held with the others'
+            "cells": JsonItems(result.cell_entries),
+            "read": [r.as_json() for r in read],
+        },
         renderings=lambda budget: _renderings(result, read, budget or fitting.GITHUB_TEXT_LIMIT),
         terminal=lambda console: print_lines(console, text()),
         cut_note=_CUT_NOTE,

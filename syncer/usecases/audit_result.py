@@ -8,6 +8,8 @@ keys, never rename or drop one without raising the schema number.
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -16,6 +18,8 @@ from typing import Any
 from syncer.compare.verdicts import RECIPE_WORST_FIRST, RecipeVerdict
 
 SCHEMA = 1
+
+# (The rows of every cell are held to the end of a markdown or text report: slots.)
 
 
 class Check(StrEnum):
@@ -34,7 +38,7 @@ class Check(StrEnum):
     LINT = "lint"  # flags the cell's SGLang version does not declare
 
 
-@dataclass
+@dataclass(slots=True)
 class AuditFinding:
     check: Check
     message: str
@@ -52,7 +56,7 @@ class AuditFinding:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class NotChecked:
     check: Check
     reason: str
@@ -61,7 +65,7 @@ class NotChecked:
         return {"check": self.check, "reason": self.reason}
 
 
-@dataclass
+@dataclass(slots=True)
 class PointRow:
     index: int
     concs: list[int]
@@ -79,7 +83,7 @@ class PointRow:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class CellRow:
     module: str
     model: str
@@ -166,9 +170,26 @@ class AuditResult:
     cells: list[CellRow]
     not_checked: list[NotChecked] = field(default_factory=list)  # for every cell
     notes: list[str] = field(default_factory=list)
+    # the cells added once spooled (a report listing them only as its JSON), not in ``cells``
+    spooled: SpooledCells | None = None
+
+    def add_cells(self, rows: list[CellRow]) -> None:
+        if self.spooled is None:
+            self.cells.extend(rows)
+        else:
+            for row in rows:
+                self.spooled.add(row)
+
+    def cell_entries(self) -> Iterator[dict[str, Any]]:
+        """The JSON entry of every cell, held or spooled, one at a time."""
+        for c in self.cells:
+            yield c.as_json()
+        if self.spooled is not None:
+            yield from self.spooled.entries()
 
     def findings(self) -> Iterator[tuple[str, str | None, AuditFinding]]:
-        """Every finding with its module path and cell id (None: the module's own)."""
+        """Every finding with its module path and cell id (None: the module's own), of the
+        cells held (a spooled cell's are in its entry and ``counts``)."""
         for m in self.modules:
             for f in m.findings:
                 yield m.path, None, f
@@ -178,23 +199,31 @@ class AuditResult:
 
     @property
     def exit_code(self) -> int:
-        return 1 if any(True for _ in self.findings()) else 0
+        return 1 if self.counts()["findings"] else 0
 
     def counts(self) -> dict[str, Any]:
-        by_check: dict[str, int] = {}
-        for _, _, f in self.findings():
-            by_check[f.check] = by_check.get(f.check, 0) + 1
+        tally = _Tally()
+        for m in self.modules:
+            tally.by_check.update(f.check for f in m.findings)
+        for c in self.cells:
+            tally.add(c)
+        if self.spooled is not None:
+            tally.merge(self.spooled.tally)
         return {
             "modules": len(self.modules),
-            "cells": len(self.cells),
-            "cellsWithFindings": sum(1 for c in self.cells if c.findings),
-            "cellsNotChecked": sum(1 for c in self.cells if c.unchecked),
-            "findings": sum(by_check.values()),
-            "byCheck": dict(sorted(by_check.items())),
-            "recipe": {v: sum(1 for c in self.cells if c.recipe == v) for v in RecipeVerdict},
+            "cells": tally.cells,
+            "cellsWithFindings": tally.with_findings,
+            "cellsNotChecked": tally.unchecked,
+            "findings": tally.by_check.total(),
+            "byCheck": dict(sorted(tally.by_check.items())),
+            "recipe": {v: tally.recipe[v] for v in RecipeVerdict},
         }
 
     def json(self) -> dict[str, Any]:
+        return {**self.json_head(), "cells": list(self.cell_entries())}
+
+    def json_head(self) -> dict[str, Any]:
+        """The JSON document up to its cells, which come last."""
         return {
             "schema": SCHEMA,
             "cookbook": self.cookbook,
@@ -204,8 +233,58 @@ class AuditResult:
             "notChecked": [n.as_json() for n in self.not_checked],
             "notes": self.notes,
             "modules": [m.as_json() for m in self.modules],
-            "cells": [c.as_json() for c in self.cells],
         }
 
     def by_model(self) -> list[tuple[ModuleRow, list[CellRow]]]:
         return [(m, [c for c in self.cells if c.module == m.path]) for m in self.modules]
+
+
+@dataclass
+class _Tally:
+    """What the counts say of cells: how many, with findings, never checked, the findings by
+    check and the recipe verdicts."""
+
+    cells: int = 0
+    with_findings: int = 0
+    unchecked: int = 0
+    by_check: Counter[str] = field(default_factory=Counter)
+    recipe: Counter[str] = field(default_factory=Counter)
+
+    def add(self, cell: CellRow) -> None:
+        self.cells += 1
+        self.with_findings += bool(cell.findings)
+        self.unchecked += cell.unchecked
+        self.by_check.update(f.check for f in cell.findings)
+        self.recipe[cell.recipe] += 1
+
+    def merge(self, other: _Tally) -> None:
+        self.cells += other.cells
+        self.with_findings += other.with_findings
+        self.unchecked += other.unchecked
+        self.by_check.update(other.by_check)
+        self.recipe.update(other.recipe)
+
+
+class SpooledCells:
+    """Cells written away as their module's audit ends, for the report that lists them only in
+    its JSON, at its end (after the counts): each cell's JSON entry is a line of an unnamed
+    temporary file, read back one at a time, so the memory an audit holds does not grow with
+    the cookbook. Only the counts stay in memory."""
+
+    def __init__(self) -> None:
+        import tempfile  # only the JSON form of an audit spools
+
+        # (open as long as the result is: closed, and gone, when it is collected)
+        self._file = tempfile.TemporaryFile("w+", encoding="utf-8")  # noqa: SIM115
+        self.tally = _Tally()
+
+    def add(self, row: CellRow) -> None:
+        # ASCII JSON on one line: any value (a lone surrogate too) reads back as it was
+        self._file.write(json.dumps(row.as_json()) + "\n")
+        self.tally.add(row)
+
+    def entries(self) -> Iterator[dict[str, Any]]:
+        self._file.seek(0)
+        for line in self._file:
+            entry: dict[str, Any] = json.loads(line)
+            yield entry
