@@ -9,7 +9,7 @@ from syncer.cookbook.shell import copy_all
 from syncer.model import Block, Selection
 
 
-@dataclass
+@dataclass(slots=True)  # one per case: no instance dict to build
 class Case:
     """The blocks, status and block texts of one (cell, point, router, KV tier) selection.
     ``kv`` is the tier as the oracle names it (``none`` for a point without one)."""
@@ -19,10 +19,14 @@ class Case:
     kv: str
     status: str
     blocks: list[Block]
-    text: list[str] = field(default_factory=list)
+    # Each block's command text, built when :attr:`text` is first read: the proofs and
+    # comparisons read a case's blocks alone, and building every case's text was about a
+    # tenth of a module edit.
+    texts: Callable[[], list[str]] = field(default=list, repr=False, compare=False)
     # The router's config files (file id -> content), read only when the "Copy all" text is
     # built: most users of a case want its blocks alone, and must not fail on a file entry.
     router_files: Callable[[], dict[str, str]] = field(default=dict, repr=False, compare=False)
+    _text: list[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def cell(self) -> int:
@@ -37,16 +41,25 @@ class Case:
         return self.selection.router
 
     @property
+    def text(self) -> list[str]:
+        """Each block's command text (``shell.format_block``), as the oracle lists it."""
+        # (not functools.cached_property: its lock cost more than the texts of a case)
+        if self._text is None:
+            self._text = self.texts()
+        return self._text
+
+    @property
     def copy_all(self) -> str:
         """The selection's "Copy all" text, exactly as the page copies it (files included)."""
         return copy_all(self.blocks, self.router_files())
 
     def as_json(self) -> dict[str, object]:
+        sel = self.selection  # (its fields read directly: `sync decode --all` asks every case)
         return {
-            "cell": self.cell,
+            "cell": sel.cell,
             "cellId": self.cell_id,
-            "point": self.point,
-            "router": self.router,
+            "point": sel.point,
+            "router": sel.router,
             "kv": self.kv,
             "status": self.status,
             "blocks": self.blocks,

@@ -376,7 +376,8 @@ class Decoder:
 
     def case(self, sel: Selection, *, fresh: bool = True) -> Case:
         """One selection as the oracle lists it (``kv`` None: the measured tier, shown as
-        ``none`` when the point has none), each block's text by ``shell.format_block``.
+        ``none`` when the point has none), each block's text by ``shell.format_block`` (built
+        when the case's ``text`` is first read, from the blocks as decoded).
         ``fresh=False``: the case's blocks are :meth:`shown_blocks`' (do not mutate them)."""
         shown, measured = self._shown(sel)  # the cell, point and router checked
         ci, router = sel.cell, sel.router
@@ -386,19 +387,23 @@ class Decoder:
             kv=sel.kv or "none",
             status=self._status(ci, sel.point, router, measured),
             blocks=clone(shown) if fresh else shown,
-            text=[self._text(b) for b in shown],
+            texts=partial(self._texts_of, shown),
             router_files=partial(self.router_files, ci, router),
         )
 
-    def _text(self, block: Block) -> str:
-        """``format_block(block)`` of a block :meth:`shown_blocks` returned, once per distinct
-        block: two cases of a module mostly show the same blocks (its etcd, its frontend, a
-        worker at every KV tier it does not change), about two in three of them on a real
-        module, and equal blocks shown are one object."""
-        seen = self._texts.get(id(block))
-        if seen is None:
-            seen = self._texts[id(block)] = (block, format_block(block))
-        return seen[1]
+    def _texts_of(self, shown: list[Block]) -> list[str]:
+        """``format_block`` of each block :meth:`shown_blocks` returned (a case's ``text``,
+        when read), once per distinct block: two cases of a module mostly show the same
+        blocks (its etcd, its frontend, a worker at every KV tier it does not change), about
+        two in three of them on a real module, and equal blocks shown are one object."""
+        texts = self._texts
+        out = []
+        for block in shown:
+            seen = texts.get(id(block))
+            if seen is None:
+                seen = texts[id(block)] = (block, format_block(block))
+            out.append(seen[1])
+        return out
 
     def selections(self, ci: int) -> Iterator[Selection]:
         """Every selection of cell ``ci`` in the oracle's order: point, router sorted by name,

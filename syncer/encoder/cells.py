@@ -99,8 +99,8 @@ def module_layout(decoder: Decoder) -> str:
     """The block order of the generator version that wrote a module, read from its own cells
     (``cookbook_layout.layout_of``); the newest when no cell tells the orders apart, as for a
     module that does not exist yet."""
-    deployments = (
-        decoder.blocks_for(Selection(ci, 0, router, None))
+    deployments = (  # only the kinds are read: the decoder's own blocks, not copies
+        decoder.shown_blocks(Selection(ci, 0, router, None))
         for ci, cell in enumerate(decoder.data.get("cells") or [])
         for router in cell.get("routers") or {}
     )

@@ -34,6 +34,7 @@ from typing import Any
 from syncer import gcpause
 from syncer.cookbook.decode import Decoder, provenance_urls
 from syncer.cookbook.jsmodule import parse_module
+from syncer.cookbook.jsvalues import clone
 from syncer.cookbook.module_data import MooncakeTier
 from syncer.cookbook.shell import check_publishable_each
 from syncer.encoder import compact, encode, proof
@@ -336,7 +337,9 @@ class _Editor:
         return {node for node in deps if is_clean(node, frozenset())}
 
     def _old_blocks(self, ci: int, pi: int, router: str) -> list[Block]:
-        return self.decoder.blocks_for(Selection(ci, pi, router, None))
+        """The published blocks, shared with the decoder's memos: they are compared and
+        pooled as diff sources, never changed; one put into the module is copied there."""
+        return self.decoder.shown_blocks(Selection(ci, pi, router, None))
 
     def _new_cell(
         self, oci: int | None, spec: CellSpec, pool: encode.Pool
@@ -408,7 +411,7 @@ class _Editor:
                     if target is not None:
                         entry["ref"] = [target, ref[1], ref[2]]
                         continue
-                    block = block_data(self._old_blocks(oci, 0, router)[bi])
+                    block = block_data(clone(self._old_blocks(oci, 0, router)[bi]))
                     entry_list["blocks"][bi] = block
                     fresh.append(block)
                     name = str(cells[ni]["id"])

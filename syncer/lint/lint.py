@@ -234,7 +234,7 @@ def lint_decoder(decoder: Decoder, source: SGLangSource, module: str | None = No
         by_flag: dict[tuple[str, str], Finding] = {}
         for sel in decoder.selections(ci):
             cases += 1
-            for block in decoder.blocks_for(sel):
+            for block in decoder.shown_blocks(sel):  # read only: the decoder's, not copies
                 _check_block(block, sel, checker, by_flag, (name, ci, cell_id, pin.label))
         findings.extend(by_flag.values())
     return ModuleLint(name, cells, findings, cases, notes)
