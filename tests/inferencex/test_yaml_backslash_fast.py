@@ -7,33 +7,17 @@ import random
 
 import pytest
 import yaml
+import yamlnodes
 
-from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
-
-
-def _start_marks(node: yaml.Node | None) -> list[tuple[str, str, object, int, int]]:
-    out: list[tuple[str, str, object, int, int]] = []
-    stack = [node] if node is not None else []
-    while stack:
-        n = stack.pop()
-        value = n.value if isinstance(n, yaml.ScalarNode) else None
-        out.append((type(n).__name__, n.tag, value, n.start_mark.line, n.start_mark.column))
-        if isinstance(n, yaml.SequenceNode):
-            stack.extend(reversed(n.value))
-        elif isinstance(n, yaml.MappingNode):
-            for k, v in reversed(n.value):
-                stack.extend((v, k))
-    return out
-
 
 WINDOWS = "models:\n  - name: C:\\models\\qwen\n    match: ^qwen\\d+\\.\\d+$\n    note: 'a \\ b'\n"
 
 
 def test_a_backslash_outside_double_quotes_is_composed_by_libyaml() -> None:
     assert yamlsafe._libyaml_composes_alike(WINDOWS)
-    expected = _start_marks(yaml.SafeLoader(WINDOWS).get_single_node())
-    assert _start_marks(yamlsafe.Nodes(WINDOWS, "sync.yaml").root()) == expected
+    expected = yamlnodes.start_marks(yaml.SafeLoader(WINDOWS).get_single_node())
+    assert yamlnodes.start_marks(yamlsafe.Nodes(WINDOWS, "sync.yaml").root()) == expected
     # an escape in a double-quoted scalar is still read the pure-Python way
     assert not yamlsafe._libyaml_composes_alike('a: "C:\\\\x"\n')
 
@@ -50,14 +34,7 @@ def test_unquoted_documents_with_backslashes_are_the_pure_python_composers() -> 
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 16)))
         assert '"' not in text
         fast += "\\" in text and yamlsafe._libyaml_composes_alike(text)
-        try:
-            expected: object = _start_marks(yaml.SafeLoader(text).get_single_node())
-        except yaml.YAMLError:
-            expected = "refused"
-        try:
-            got: object = _start_marks(yamlsafe.Nodes(text, "doc.yaml").root())
-        except SyncError:
-            got = "refused"
+        expected, got = yamlnodes.both(text)
         if got != expected:
             differ.append(text)
     assert differ == []

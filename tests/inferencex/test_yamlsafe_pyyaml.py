@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+import yamlnodes
 
 from syncer.errors import SyncError
 from syncer.inferencex import yamlsafe
@@ -148,29 +149,6 @@ def test_every_yaml_file_here_is_built_as_pyyaml_builds_it() -> None:
     assert differ == []
 
 
-def _start_marks(root: yaml.Node | None) -> list[tuple[str, str, int, int, str | None]]:
-    """Every node's kind, tag, start line and column and (scalars) value, in document order;
-    a node met again through an alias is listed and not walked twice."""
-    out: list[tuple[str, str, int, int, str | None]] = []
-    stack, seen = [root] if root is not None else [], set()
-    while stack:
-        node = stack.pop()
-        value = node.value if isinstance(node, yaml.ScalarNode) else None
-        out.append((type(node).__name__, node.tag, *_line_column(node), value))
-        if id(node) in seen or isinstance(node, yaml.ScalarNode):
-            continue
-        seen.add(id(node))
-        children = node.value if isinstance(node, yaml.SequenceNode) else []
-        if isinstance(node, yaml.MappingNode):
-            children = [child for pair in node.value for child in pair]
-        stack.extend(reversed(children))
-    return out
-
-
-def _line_column(node: yaml.Node) -> tuple[int, int]:
-    return node.start_mark.line, node.start_mark.column
-
-
 def test_sync_yaml_nodes_from_libyaml_carry_the_pure_python_composers_marks() -> None:
     # sync.yaml's reader (yamlsafe.Nodes) composes with libyaml for speed; every message it
     # gives names a node's start line and column, which must be the ones the pure-Python
@@ -178,17 +156,17 @@ def test_sync_yaml_nodes_from_libyaml_carry_the_pure_python_composers_marks() ->
     # The bundled sync.yaml is composed by libyaml (else nothing below would test it).
     assert yamlsafe._libyaml_composes_alike((ROOT / "sync.yaml").read_text(encoding="utf-8"))
     for name, text in {**DOCUMENTS, "unicode": "k: ünï — x\nl: ['é', \"ü\"]\n"}.items():
-        expected = _start_marks(yaml.SafeLoader(text).get_single_node())
-        assert _start_marks(yamlsafe.Nodes(text, name).root()) == expected, name
+        expected = yamlnodes.start_marks(yaml.SafeLoader(text).get_single_node())
+        assert yamlnodes.start_marks(yamlsafe.Nodes(text, name).root()) == expected, name
     differ = []
     # The project's own files (the pure-Python composer takes 10 s over the reference data).
     for path in _yaml_files(reference=False):
         text = path.read_text(encoding="utf-8")
         try:
-            expected = _start_marks(yaml.SafeLoader(text).get_single_node())
+            expected = yamlnodes.start_marks(yaml.SafeLoader(text).get_single_node())
         except yaml.YAMLError:
             continue
-        if _start_marks(yamlsafe.Nodes(text, str(path)).root()) != expected:
+        if yamlnodes.start_marks(yamlsafe.Nodes(text, str(path)).root()) != expected:
             differ.append(path)
     assert differ == []
     # A document libyaml refuses, and one only the pure-Python parser refuses (libyaml takes
@@ -217,14 +195,7 @@ def test_sync_yaml_nodes_are_the_pure_python_composers_on_random_documents() -> 
     differ = []
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 16)))
-        try:
-            expected: object = _start_marks(yaml.SafeLoader(text).get_single_node())
-        except yaml.YAMLError:
-            expected = "refused"
-        try:
-            got: object = _start_marks(yamlsafe.Nodes(text, "doc.yaml").root())
-        except SyncError:
-            got = "refused"
+        expected, got = yamlnodes.both(text)
         if got != expected:
             differ.append(text)
     assert differ == []
