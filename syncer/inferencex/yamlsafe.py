@@ -376,10 +376,12 @@ for _loader in (_StrictLoader, _NodesLoader):
 # value in a flow collection starts at another column. A document holding any of these is
 # composed the pure-Python way. (A line in a block scalar can look like a comment, but a block
 # scalar needs a `|` or `>` on a line that is not one.)
-_DIVERGENT = re.compile(r"[!?|>%&*@`\\\t\r\ufeff\x85\u2028\u2029]|:\s*[,}\]]|[\[{,]\s*[,}\]:]")
+_DIVERGENT_MARKS = r"!?|>%&*@`\t\r\ufeff\x85\u2028\u2029"
+_DIVERGENT_PAIRS = r":\s*[,}\]]|[\[{,]\s*[,}\]:]"
+_DIVERGENT_BARE = re.compile(f"[{_DIVERGENT_MARKS}]|{_DIVERGENT_PAIRS}")
 # A backslash is an escape in a double-quoted scalar only, where the two parsers' escapes can
 # differ; in a document without a `"` it is a plain character to both (a Windows path, a regex).
-_DIVERGENT_BARE = re.compile(r"[!?|>%&*@`\t\r\ufeff\x85\u2028\u2029]|:\s*[,}\]]|[\[{,]\s*[,}\]:]")
+_DIVERGENT = re.compile(rf"[{_DIVERGENT_MARKS}\\]|{_DIVERGENT_PAIRS}")
 
 
 def _libyaml_composes_alike(text: str) -> bool:
