@@ -384,10 +384,16 @@ def _kept_file(digest: bytes) -> Path | None:
         return None
 
 
+# A kept entry is the parse of a file of at most yamlsafe.MAX_FILE_BYTES; its marshal bytes
+# are a few times the YAML text at most. Read bounded, as every file the tool reads: a FIFO or
+# a device put in the cache is refused, not waited on.
+_KEPT_MAX_BYTES = 8 * yamlsafe.MAX_FILE_BYTES
+
+
 def _read_kept(path: Path) -> dict[object, object] | None:
     try:
-        doc = marshal.loads(path.read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
+        doc = marshal.loads(read_capped(path, _KEPT_MAX_BYTES, "kept master parse"))
+    except (SyncError, EOFError, ValueError, TypeError):  # absent, not a file, too big, damaged
         return None
     return doc if isinstance(doc, dict) else None
 

@@ -113,3 +113,25 @@ def test_nothing_is_kept_under_pythondontwritebytecode(
     _fresh_process(monkeypatch)
     assert AGENTX in load_master(tree).data
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_fifo_in_place_of_a_kept_parse_is_parsed_again_not_waited_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import threading
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    (tree,) = _trees(tmp_path, 1)
+    _fresh_process(monkeypatch)
+    parsed = load_master(tree).data
+    (kept,) = (tmp_path / "cache" / "infx-cookbook-sync" / "masters").iterdir()
+    kept.unlink()
+    os.mkfifo(kept)  # no writer: an unbounded read would wait for one forever
+    _fresh_process(monkeypatch)
+    got: list[object] = []
+    reader = threading.Thread(target=lambda: got.append(load_master(tree).data), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert got == [parsed]
