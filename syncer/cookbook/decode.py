@@ -168,9 +168,11 @@ class Decoder:
 
     def target_tier(self, ci: int, pi: int, kv: str | None) -> str | None:
         """The tier actually shown: ``kv`` when the cell offers it, else the measured tier."""
-        if kv is not None and kv in self._available(ci):
-            return kv
-        return self.measured_tier(ci, pi)
+        return self._shown_tier(ci, kv, self.measured_tier(ci, pi))
+
+    def _shown_tier(self, ci: int, kv: str | None, measured: str | None) -> str | None:
+        """:meth:`target_tier` given the point's ``measured`` tier (every case knows it)."""
+        return kv if kv is not None and kv in self._available(ci) else measured
 
     def blocks_for(self, sel: Selection) -> list[Block]:
         """The page's ``blocksFor``: fresh blocks for (cell, point, router, KV tier)."""
@@ -190,8 +192,7 @@ class Decoder:
         pi = self._point_index(ci, sel.point)
         measured = self._measured(ci, pi, router)
         source = cell["points"][pi].get("kv")
-        # target_tier's answer, from what is at hand (every case asks)
-        target = kv if kv is not None and kv in self._available(ci) else source
+        target = self._shown_tier(ci, kv, source)
         if source == target:
             return measured, True
         shown = kv_transform(
