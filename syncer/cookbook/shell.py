@@ -16,6 +16,7 @@ from syncer import shellwords
 from syncer.cookbook.jsvalues import UNDEFINED, js_join_item, js_string
 from syncer.errors import SyncError
 from syncer.model import Block, block_data
+from syncer.recent import Recent
 from syncer.wording import js
 
 _BARE = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
@@ -331,14 +332,14 @@ def check_publishable_each(shown: Iterable[tuple[str, list[Block]]]) -> None:
                 content = marshal.dumps(block_data(block), 2)
             except ValueError:  # not JSON data (a str subclass): checked, not remembered
                 content = None
-            if content is None or content not in _PUBLISHABLE:
+            if content is None or not _PUBLISHABLE.recall(content):
                 try:
                     _check_blocks([block], where, False, "publish")
                 except SyncError:
                     check_publishable(blocks, where)
                     raise
                 if content is not None:
-                    _remember_publishable(content)
+                    _PUBLISHABLE.keep(content, True)
             passed[id(block)] = block
 
 
@@ -347,14 +348,7 @@ def check_publishable_each(shown: Iterable[tuple[str, list[Block]]]) -> None:
 # but the block, and a process proves the same blocks again and again: each module it edits or
 # encodes again is decoded whole by the proof (an edit of one config shows every kept cell's
 # blocks once more), the same modules in the audit, generate and the bot.
-_PUBLISHABLE: set[bytes] = set()
-_PUBLISHABLE_MAX = 50_000  # about 15 MB of blocks; past it the set starts again
-
-
-def _remember_publishable(content: bytes) -> None:
-    if len(_PUBLISHABLE) >= _PUBLISHABLE_MAX:
-        _PUBLISHABLE.clear()
-    _PUBLISHABLE.add(content)
+_PUBLISHABLE: Recent[bytes, bool] = Recent(50_000)  # about 15 MB of blocks
 
 
 def _check_blocks(blocks: list[Block], where: str, literal: bool, verb: str) -> None:

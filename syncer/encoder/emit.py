@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from syncer.cookbook.jsmodule import JsModule, is_identifier
 from syncer.errors import SyncError
+from syncer.recent import Recent
 from syncer.wording import js
 
 _encode_string = json.JSONEncoder(ensure_ascii=False).encode
@@ -109,19 +110,16 @@ def _write(value: object, depth: int, out: list[str]) -> None:
 # Digests of the module texts found in the generator's layout in this process: the same
 # published module is edited again for each config a run changes (and by every bot run's trial
 # and publish), and emitting a module whole to compare is a tenth of an edit.
-_LAID_OUT: set[bytes] = set()
-_LAID_OUT_MAX = 256
+_LAID_OUT: Recent[bytes, bool] = Recent(256)
 
 
 def emitted_as(module: JsModule, text: str) -> bool:
     """Whether ``text`` (parsed as ``module``) is byte for byte what :func:`emit_module`
     writes for it: a module an edit may rewrite in place."""
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-    if digest in _LAID_OUT:
+    if _LAID_OUT.recall(digest):
         return True
     if emit_module(module.header, module.name, module.value) != text:
         return False
-    if len(_LAID_OUT) >= _LAID_OUT_MAX:
-        _LAID_OUT.clear()
-    _LAID_OUT.add(digest)
+    _LAID_OUT.keep(digest, True)
     return True

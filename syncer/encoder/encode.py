@@ -17,13 +17,12 @@ project's decoder before ``write_module`` may write it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
-import hashlib
 import heapq
 import json
 import marshal
 import re
-from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +40,7 @@ from syncer.encoder.proof import verify_roundtrip
 from syncer.errors import SyncError
 from syncer.fsio import write_atomic
 from syncer.model import Block, block_data
+from syncer.recent import Recent, by_value
 from syncer.templating import render
 from syncer.wording import js
 
@@ -368,9 +368,8 @@ def head_and_env_lines(spec: ModuleSpec, header: list[str]) -> list[str]:
     return lines[: next(i for i, line in enumerate(lines) if line.startswith(' "files": '))]
 
 
-# Specs compacted in this process (by value) -> the value's marshal bytes, newest last.
-_COMPACTED: OrderedDict[bytes, bytes] = OrderedDict()
-_COMPACTED_MAX = 16
+# Specs compacted in this process (by value) -> the value's marshal bytes.
+_COMPACTED: Recent[bytes, bytes] = Recent(16)
 
 
 def compact_module(spec: ModuleSpec) -> dict[str, object]:
@@ -382,19 +381,15 @@ def compact_module(spec: ModuleSpec) -> dict[str, object]:
     audit's round trip of a module that generate or the bot also encoded, each audit of a
     cookbook the bot's runs share); the search costs twenty times the spec's ``repr``, which
     keys it by value (see ``generate._encode_once``). A spec refused is not kept."""
-    key = hashlib.sha256(repr(spec).encode("utf-8")).digest()
-    done = _COMPACTED.get(key)
+    key = by_value(spec)
+    done = _COMPACTED.recall(key)
     if done is not None:
-        _COMPACTED.move_to_end(key)
         again: dict[str, object] = marshal.loads(done)
         return again
     value = _compact_module(spec)
-    try:
-        _COMPACTED[key] = marshal.dumps(value, 2)
-    except ValueError:  # not JSON data (a str subclass from a caller's spec): not kept
-        return value
-    if len(_COMPACTED) > _COMPACTED_MAX:
-        _COMPACTED.popitem(last=False)
+    # not JSON data (a str subclass from a caller's spec): not kept
+    with contextlib.suppress(ValueError):
+        _COMPACTED.keep(key, marshal.dumps(value, 2))
     return value
 
 

@@ -11,6 +11,7 @@ above a sane limit.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import marshal
 import re
@@ -24,6 +25,7 @@ import yaml
 from syncer import gcpause
 from syncer.errors import SyncError
 from syncer.fsio import read_capped
+from syncer.recent import Recent
 from syncer.wording import js
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -293,8 +295,7 @@ def _loader_for(path: str, duplicates: list[str] | None = None) -> type:
 # shared, and every hit builds fresh objects a caller may mutate. A value marshal cannot hold (a
 # date) is parsed each time; a refusal is never kept; warnings naming another path are not
 # reused.
-_PARSED: OrderedDict[tuple[str, bool], tuple[bytes, str, tuple[str, ...]]] = OrderedDict()
-_PARSED_MAX = 128
+_PARSED: Recent[tuple[str, bool], tuple[bytes, str, tuple[str, ...]]] = Recent(128)
 _PARSED_MAX_CHARS = 1024 * 1024  # larger texts are few (master configs, kept by master.py)
 
 
@@ -303,9 +304,8 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
     list), a duplicate key keeps its last value and a warning is appended instead. Each call
     returns values of its own (the same text is parsed once per process)."""
     key = (text, duplicates is not None)
-    kept = _PARSED.get(key)
+    kept = _PARSED.recall(key)
     if kept is not None and (not kept[2] or kept[1] == path):
-        _PARSED.move_to_end(key)
         if duplicates is not None:
             duplicates.extend(kept[2])
         return marshal.loads(kept[0])
@@ -316,13 +316,8 @@ def loads(text: str, path: str = "<yaml>", *, duplicates: list[str] | None = Non
         if duplicates is not None and warned:
             duplicates.extend(warned)
     if len(text) <= _PARSED_MAX_CHARS:
-        try:
-            _PARSED[key] = (marshal.dumps(cast(Any, data), 4), path, tuple(warned or ()))
-        except ValueError:  # a type marshal does not write (datetime)
-            return data
-        _PARSED.move_to_end(key)
-        if len(_PARSED) > _PARSED_MAX:
-            _PARSED.popitem(last=False)
+        with contextlib.suppress(ValueError):  # a type marshal does not write (datetime)
+            _PARSED.keep(key, (marshal.dumps(cast(Any, data), 4), path, tuple(warned or ())))
     return data
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
-from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +38,7 @@ from syncer.inferencex.cookbook_layout import NEWEST_LAYOUT
 from syncer.inferencex.render import RenderedConfig
 from syncer.inferencex.renders import Renderer, Renders
 from syncer.inferencex.scripts import ScriptLaunchedError
+from syncer.recent import Recent, by_value
 from syncer.syncconfig import ConfigSpec, ModelSpec, Pin, SyncConfig, recorded_pin
 
 
@@ -481,8 +480,7 @@ def _encoded(
 
 
 # Modules encoded and proven in this process, by their spec and header (see _encode_once).
-_ENCODED: OrderedDict[bytes, tuple[dict[str, object], str, int]] = OrderedDict()
-_ENCODED_MAX = 8
+_ENCODED: Recent[bytes, tuple[dict[str, object], str, int]] = Recent(8)
 
 
 def _encode_once(
@@ -502,16 +500,11 @@ def _encode_once(
         return encode.encode_module(
             spec, path=str(path), header=header, reference=reference, keep=keep
         )
-    # By value: the spec is dataclasses over JSON values, whose repr is their whole content
-    # (a pickle would also record which equal strings happen to be one object).
-    key = hashlib.sha256(repr((spec, header)).encode("utf-8")).digest()
-    done = _ENCODED.get(key)
+    key = by_value((spec, header))
+    done = _ENCODED.recall(key)
     if done is None:
-        done = _ENCODED[key] = encode.encode_module(spec, path=str(path), header=header)
-        if len(_ENCODED) > _ENCODED_MAX:
-            _ENCODED.popitem(last=False)
-    else:
-        _ENCODED.move_to_end(key)
+        done = encode.encode_module(spec, path=str(path), header=header)
+        _ENCODED.keep(key, done)
     return done
 
 

@@ -231,11 +231,10 @@ def test_generate_writes_nothing_when_the_roundtrip_differs(workspace, monkeypat
 
     monkeypatch.setattr(encode, "compact_module", lossy)
     # A spec this process encoded before is not encoded again (usecases.generate keeps it).
-    from collections import OrderedDict
-
+    from syncer.recent import Recent
     from syncer.usecases import generate as generate_usecase
 
-    monkeypatch.setattr(generate_usecase, "_ENCODED", OrderedDict())
+    monkeypatch.setattr(generate_usecase, "_ENCODED", Recent(8))
     out, pages = workspace["out"], workspace["pages"]
     module = out / f"{MODEL}.jsx"
     module.write_text(module.read_text(encoding="utf-8") + "// stale\n", encoding="utf-8")
@@ -540,12 +539,11 @@ def test_a_spec_is_encoded_once_per_process_and_its_text_is_the_same(config, mon
     generation of the same spec reuses the first encoding, text for text; another spec (here
     another date) is encoded anew, and a kept old date is applied to a copy of the shared
     value, never to it."""
-    from collections import OrderedDict
-
     from syncer.encoder import encode
+    from syncer.recent import Recent
     from syncer.usecases import generate as generate_usecase
 
-    monkeypatch.setattr(generate_usecase, "_ENCODED", OrderedDict())
+    monkeypatch.setattr(generate_usecase, "_ENCODED", Recent(8))
     real, calls = encode.compact_module, []
 
     def counting(spec):
